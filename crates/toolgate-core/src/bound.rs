@@ -1,0 +1,215 @@
+//! Output bounding: the one place tool output is truncated (invariant 6).
+//!
+//! Tools return everything. [`bound`] measures the text the model would receive
+//! (the structured output when there is no text); over the limit, the full text is
+//! spilled through an [`OutputStore`] and the model gets a head and a tail around
+//! one line naming the spill file. If the spill fails, the call fails.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::content::{Content, ToolOutput};
+
+/// Default line limit.
+pub const DEFAULT_MAX_LINES: usize = 2000;
+/// Default byte limit (50 KiB).
+pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+/// The largest media block passed through (5 MiB of decoded bytes).
+pub const MAX_MEDIA_BYTES: usize = 5 * 1024 * 1024;
+
+/// The limits, configurable as `[tool_output] max_lines, max_bytes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputBounds {
+    /// Most lines the model receives.
+    pub max_lines: usize,
+    /// Most bytes the model receives.
+    pub max_bytes: usize,
+}
+
+impl Default for OutputBounds {
+    fn default() -> Self {
+        OutputBounds {
+            max_lines: DEFAULT_MAX_LINES,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// Errors from spilling.
+#[derive(Debug, thiserror::Error)]
+#[error("could not save full tool output to {path}: {source}")]
+pub struct SpillError {
+    /// Where the spill was attempted.
+    pub path: PathBuf,
+    /// The OS error.
+    pub source: std::io::Error,
+}
+
+/// Where full outputs are kept. Implemented by `toolgate-store` (files under the
+/// data directory's `tool-output/`, swept after 7 days).
+pub trait OutputStore: Send + Sync {
+    /// Saves `text` in full and returns the file's path.
+    fn spill(&self, call_id: &str, text: &str) -> Result<PathBuf, SpillError>;
+}
+
+/// Errors from bounding.
+#[derive(Debug, thiserror::Error)]
+pub enum BoundError {
+    /// The full text could not be saved, so it cannot be truncated safely.
+    #[error(transparent)]
+    Spill(#[from] SpillError),
+    /// A media block is over [`MAX_MEDIA_BYTES`].
+    #[error("{mime_type} content is {bytes} bytes; the limit is {MAX_MEDIA_BYTES}")]
+    MediaTooLarge {
+        /// Its type.
+        mime_type: String,
+        /// Its decoded size.
+        bytes: usize,
+    },
+}
+
+/// A bounded output, ready for the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bounded {
+    /// The content the model receives.
+    pub content: Vec<Content>,
+    /// The structured output, or `None` when it was truncated away.
+    pub structured: Option<serde_json::Value>,
+    /// Bytes of the full text measured.
+    pub bytes_full: u64,
+    /// Bytes of text the model receives.
+    pub bytes_returned: u64,
+    /// The spill file, when the output was truncated.
+    pub spill_path: Option<PathBuf>,
+}
+
+/// Bounds `output` to `bounds`, spilling the full text to `store` when over.
+///
+/// ```
+/// use toolgate_core::{bound, Content, OutputBounds, ToolOutput};
+/// # struct NoSpill;
+/// # impl toolgate_core::OutputStore for NoSpill {
+/// #     fn spill(&self, _: &str, _: &str) -> Result<std::path::PathBuf, toolgate_core::SpillError> { unreachable!() }
+/// # }
+/// let out = ToolOutput { structured: serde_json::json!({}), content: vec![Content::text("hi")] };
+/// let b = bound(out, OutputBounds::default(), &NoSpill, "call-1").unwrap();
+/// assert_eq!(b.content, vec![Content::text("hi")]);
+/// assert!(b.spill_path.is_none());
+/// ```
+pub fn bound(
+    output: ToolOutput,
+    bounds: OutputBounds,
+    store: &dyn OutputStore,
+    call_id: &str,
+) -> Result<Bounded, BoundError> {
+    for c in &output.content {
+        if let Content::Image { data, mime_type } = c {
+            let bytes = data.len() / 4 * 3;
+            if bytes > MAX_MEDIA_BYTES {
+                return Err(BoundError::MediaTooLarge {
+                    mime_type: mime_type.clone(),
+                    bytes,
+                });
+            }
+        }
+    }
+    let texts: Vec<&str> = output.content.iter().filter_map(Content::as_text).collect();
+    let from_structured = texts.is_empty();
+    let full: String = if from_structured {
+        serde_json::to_string_pretty(&output.structured).unwrap_or_default()
+    } else {
+        texts.join("\n")
+    };
+    let bytes_full = full.len() as u64;
+    if fits(&full, bounds) {
+        let bytes_returned = if from_structured { 0 } else { bytes_full };
+        return Ok(Bounded {
+            content: output.content,
+            structured: Some(output.structured),
+            bytes_full,
+            bytes_returned,
+            spill_path: None,
+        });
+    }
+    let path = store.spill(call_id, &full)?;
+    let text = head_and_tail(&full, bounds, &path);
+    let bytes_returned = text.len() as u64;
+    let mut content = vec![Content::text(text)];
+    content.extend(
+        output
+            .content
+            .into_iter()
+            .filter(|c| matches!(c, Content::Image { .. })),
+    );
+    Ok(Bounded {
+        content,
+        structured: None,
+        bytes_full,
+        bytes_returned,
+        spill_path: Some(path),
+    })
+}
+
+fn fits(text: &str, bounds: OutputBounds) -> bool {
+    text.len() <= bounds.max_bytes && line_count(text) <= bounds.max_lines
+}
+
+fn line_count(text: &str) -> usize {
+    if text.is_empty() {
+        0
+    } else {
+        text.lines().count()
+    }
+}
+
+/// Head and tail of `full`, each within half of the budget, around the marker.
+fn head_and_tail(full: &str, bounds: OutputBounds, path: &std::path::Path) -> String {
+    let marker = format!(
+        "... output truncated; full content saved to {} ...",
+        path.display()
+    );
+    let half_lines = (bounds.max_lines.saturating_sub(1) / 2).max(1);
+    let budget = bounds.max_bytes.saturating_sub(marker.len() + 2) / 2;
+    let lines: Vec<&str> = full.lines().collect();
+
+    let mut head = Vec::new();
+    let mut used = 0;
+    for line in lines.iter().take(half_lines) {
+        if used + line.len() + 1 > budget {
+            if head.is_empty() {
+                head.push(cut_at_char(line, budget));
+            }
+            break;
+        }
+        used += line.len() + 1;
+        head.push(*line);
+    }
+    let mut tail = Vec::new();
+    let mut used = 0;
+    for line in lines.iter().skip(head.len()).rev().take(half_lines) {
+        if used + line.len() + 1 > budget {
+            break;
+        }
+        used += line.len() + 1;
+        tail.push(*line);
+    }
+    tail.reverse();
+    let mut out = head.join("\n");
+    out.push('\n');
+    out.push_str(&marker);
+    if !tail.is_empty() {
+        out.push('\n');
+        out.push_str(&tail.join("\n"));
+    }
+    out
+}
+
+fn cut_at_char(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}

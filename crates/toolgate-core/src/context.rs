@@ -1,0 +1,69 @@
+//! The context a tool receives: identity, the location, cancellation, progress.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::location::Location;
+
+/// Who is calling: identity only.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallIdentity {
+    /// The session (an MCP connection, a CLI invocation).
+    pub session_id: String,
+    /// The agent within the session, if the client says.
+    pub agent_id: Option<String>,
+    /// The model message that made the call, if known.
+    pub message_id: Option<String>,
+    /// The call's id (the model's tool-call id, or one made up).
+    pub call_id: String,
+}
+
+/// A progress report while a tool runs (for example output so far from bash).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// A short human-readable message (the newest output line, say).
+    pub message: String,
+    /// Work done so far, in the tool's unit (bytes of output for bash).
+    pub progress: f64,
+    /// Total work, when known.
+    pub total: Option<f64>,
+}
+
+/// What a tool gets besides its input.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// Who is calling.
+    pub identity: CallIdentity,
+    /// The workspace the call acts in.
+    pub location: Arc<Location>,
+    /// Cancelled when the call is cancelled or its future dropped; tools stop promptly.
+    pub cancel: CancellationToken,
+    progress: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+impl ToolContext {
+    /// A context without a progress listener.
+    pub fn new(identity: CallIdentity, location: Arc<Location>, cancel: CancellationToken) -> Self {
+        ToolContext {
+            identity,
+            location,
+            cancel,
+            progress: None,
+        }
+    }
+
+    /// Attaches a progress listener.
+    pub fn with_progress(mut self, tx: mpsc::UnboundedSender<Progress>) -> Self {
+        self.progress = Some(tx);
+        self
+    }
+
+    /// Reports progress; a no-op when nobody listens.
+    pub fn report(&self, progress: Progress) {
+        if let Some(tx) = &self.progress {
+            let _ = tx.send(progress);
+        }
+    }
+}

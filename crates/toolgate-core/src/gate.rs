@@ -1,0 +1,130 @@
+//! The gate port: the trait the policy crate implements to decide every call.
+//!
+//! Core never decides permissions itself. The settle pipeline asks the gate to
+//! [`evaluate`](Gate::evaluate) the requests a call implies (a pure function of
+//! tool, input, location, policy and approvals), records the result, and only when
+//! something is `ask` calls [`resolve`](Gate::resolve), which reaches a person.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::location::Location;
+use crate::risk::{Decision, Risk};
+
+/// One thing a call would touch: `{action, resource, risk, save_pattern}`.
+///
+/// ```
+/// use toolgate_core::{PermissionRequest, Risk};
+/// let r = PermissionRequest::new("read", "/ws/src/main.rs", Risk::Read);
+/// assert_eq!(r.action, "read");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PermissionRequest {
+    /// The permission asked for: usually the tool name (`read`, `edit`, `bash`), or
+    /// `external_directory` for a path outside the location.
+    pub action: String,
+    /// What is touched: a canonical path, a command, a host.
+    pub resource: String,
+    /// The risk class, as the tool sees it (the gate may raise it).
+    pub risk: Risk,
+    /// The pattern an `always`/`session` approval would save; `None` means an
+    /// approval for this request is never saved.
+    pub save_pattern: Option<String>,
+    /// Extra facts for people and the gate (for example `create` vs `overwrite`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl PermissionRequest {
+    /// A request whose save pattern is the resource itself.
+    pub fn new(action: impl Into<String>, resource: impl Into<String>, risk: Risk) -> Self {
+        let resource = resource.into();
+        PermissionRequest {
+            action: action.into(),
+            save_pattern: Some(resource.clone()),
+            resource,
+            risk,
+            note: None,
+        }
+    }
+
+    /// Sets the save pattern.
+    pub fn with_save_pattern(mut self, pattern: Option<String>) -> Self {
+        self.save_pattern = pattern;
+        self
+    }
+
+    /// Sets the note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// A request together with the gate's decision about it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Judged {
+    /// The request as the gate saw it (risk possibly raised, bash split into parts).
+    pub request: PermissionRequest,
+    /// The decision before anyone was asked.
+    pub decision: Decision,
+}
+
+/// Who is calling and what: the facts a gate may use, and nothing the model says
+/// beyond the decoded input.
+#[derive(Clone, Copy, Debug)]
+pub struct GateCall<'a> {
+    /// The tool name as advertised.
+    pub tool: &'a str,
+    /// The decoded, schema-valid input.
+    pub input: &'a Value,
+    /// The workspace the call acts in.
+    pub location: &'a Location,
+    /// The session the call belongs to.
+    pub session_id: &'a str,
+    /// The call's id.
+    pub call_id: &'a str,
+}
+
+/// Errors from a gate.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// The gate could not evaluate (for example its approvals store failed).
+    #[error("gate failed: {0}")]
+    Failed(String),
+    /// The request could not be analysed at all.
+    #[error("invalid request: {0}")]
+    Invalid(String),
+}
+
+/// The port the settle pipeline uses to decide. Implemented by `toolgate-policy`.
+#[async_trait]
+pub trait Gate: Send + Sync {
+    /// Decide every request without asking anyone. The gate may split or add
+    /// requests (a bash command becomes one request per sub-command); each judged
+    /// request is recorded as `permission.requested`.
+    fn evaluate(
+        &self,
+        call: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError>;
+
+    /// Reach a person for the `ask` requests. Returns the final decision of every
+    /// judged request, in order. Requests that were already `allow` or `deny` keep
+    /// their decision. Must honour `cancel` (a cancelled call is a deny).
+    async fn resolve(
+        &self,
+        call: &GateCall<'_>,
+        judged: &[Judged],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Decision>, GateError>;
+
+    /// Whether the policy denies every use of this tool, so that it is left out of
+    /// the catalogue the model sees. This is visibility only, never authorisation.
+    fn denies_wholesale(&self, _tool: &str) -> bool {
+        false
+    }
+}

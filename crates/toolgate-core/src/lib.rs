@@ -1,0 +1,51 @@
+//! # toolgate-core
+//!
+//! The foundation of toolgate: the tool contract, the two-layer registry, the
+//! settle pipeline every call goes through, output bounding, path resolution, the
+//! audit event types, and the ports (traits) the other crates implement:
+//! [`Gate`] (policy), [`EventSink`] and [`OutputStore`] (store).
+//!
+//! This crate never decides permissions itself and knows no concrete tool.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolgate_core::{Location, Registry, ToolSet};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let location = Arc::new(Location::new(dir.path()).unwrap());
+//! let tools = ToolSet::new(Registry::new(), Registry::new());
+//! // Register tools, build an `Engine` with a gate, a sink and an output store,
+//! // then `engine.settle(&engine.materialize(), call, location, cancel).await`.
+//! assert!(tools.materialize(|_| true).is_empty());
+//! assert!(location.resolve("a/../b").unwrap().inside);
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod bound;
+pub mod content;
+pub mod context;
+pub mod event;
+pub mod gate;
+pub mod location;
+pub mod pipeline;
+pub mod registry;
+pub mod risk;
+pub mod tool;
+
+pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, bound};
+pub use content::{Content, ToolOutput};
+pub use context::{CallIdentity, Progress, ToolContext};
+pub use event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError, now_ms};
+pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
+pub use location::{Location, PathError, ResolvedPath};
+pub use pipeline::{CallError, CallRequest, CallResult, Engine};
+pub use registry::{
+    Catalogue, CatalogueEntry, LookupError, Registration, Registry, RegistryError, ToolSet,
+    valid_tool_name,
+};
+pub use risk::{Decision, DecisionSource, Effect, Risk, RuleRef};
+pub use tool::{
+    PrepareError, PreparedCall, RunError, SchemaError, Tool, ToolError, ToolHandler, ToolSpec,
+    ToolTraits, decode_input, handler,
+};

@@ -1,0 +1,291 @@
+//! Workspaces and the path resolver of invariant 5.
+//!
+//! A path is resolved before it is judged: relative to a base inside the location,
+//! `.`/`..`/`//` folded, every symlink followed (for a path that does not exist
+//! yet, through its nearest existing ancestor), then classified as inside one of
+//! the location's roots or external.
+//!
+//! `std::fs::canonicalize` cannot be used directly: it fails for paths that do not
+//! exist yet, and folding `..` lexically before following symlinks gives the wrong
+//! answer for `link/..`. So the walk below resolves one component at a time.
+//!
+//! ```
+//! use toolgate_core::Location;
+//! let dir = tempfile::tempdir().unwrap();
+//! let loc = Location::new(dir.path()).unwrap();
+//! let p = loc.resolve("src/../new.txt").unwrap();
+//! assert!(p.inside);
+//! assert!(p.path.ends_with("new.txt"));
+//! let outside = loc.resolve("../../etc/passwd").unwrap();
+//! assert!(!outside.inside);
+//! ```
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// The longest path, in bytes, the resolver accepts (Linux `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+/// How many symlinks one resolution may follow (Linux `MAXSYMLINKS`).
+pub const MAX_SYMLINKS: usize = 40;
+
+/// Errors from path resolution; each names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// The path is empty.
+    #[error("path is empty")]
+    Empty,
+    /// The path contains a NUL byte.
+    #[error("path contains a NUL byte: {0:?}")]
+    Nul(String),
+    /// The path is longer than [`MAX_PATH_BYTES`].
+    #[error("path is {len} bytes long; the limit is {MAX_PATH_BYTES}")]
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// Too many symlinks (a loop).
+    #[error("too many levels of symbolic links resolving {0}")]
+    SymlinkLoop(PathBuf),
+    /// A component could not be inspected.
+    #[error("cannot resolve {path}: {source}")]
+    Unreadable {
+        /// The path that failed.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// A location root is not a usable directory.
+    #[error("location root {path} is not a directory")]
+    BadRoot {
+        /// The root given.
+        path: PathBuf,
+    },
+}
+
+/// A workspace: one root directory plus optional extra roots, all canonical.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    root: PathBuf,
+    extra_roots: Vec<PathBuf>,
+}
+
+/// A resolved path and where it lies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// Absolute, symlinks resolved, no `.` or `..`.
+    pub path: PathBuf,
+    /// Whether something exists at `path` right now.
+    pub exists: bool,
+    /// Whether `path` is a directory right now.
+    pub is_dir: bool,
+    /// Whether `path` lies inside one of the location's roots.
+    pub inside: bool,
+    /// For an external path, the directory to ask `external_directory` for: the
+    /// path itself when it is a directory, else its parent.
+    pub external_dir: Option<PathBuf>,
+}
+
+impl Location {
+    /// A location rooted at `root`, which must be an existing directory.
+    pub fn new(root: impl AsRef<Path>) -> Result<Self, PathError> {
+        Ok(Location {
+            root: canonical_dir(root.as_ref())?,
+            extra_roots: Vec::new(),
+        })
+    }
+
+    /// Adds an extra root (an existing directory).
+    pub fn with_extra_root(mut self, root: impl AsRef<Path>) -> Result<Self, PathError> {
+        self.extra_roots.push(canonical_dir(root.as_ref())?);
+        Ok(self)
+    }
+
+    /// The main root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// All roots, main first.
+    pub fn roots(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.root.as_path()).chain(self.extra_roots.iter().map(PathBuf::as_path))
+    }
+
+    /// Whether an already-canonical path lies inside one of the roots.
+    pub fn contains(&self, canonical: &Path) -> bool {
+        self.roots().any(|r| canonical.starts_with(r))
+    }
+
+    /// Resolves `path` relative to the main root.
+    pub fn resolve(&self, path: &str) -> Result<ResolvedPath, PathError> {
+        self.resolve_from(path, &self.root)
+    }
+
+    /// Resolves `path` relative to `base` (an absolute directory, for example the
+    /// working directory of a shell command). `~` and `~/…` mean the home directory.
+    pub fn resolve_from(&self, path: &str, base: &Path) -> Result<ResolvedPath, PathError> {
+        check_path_text(path)?;
+        let expanded = expand_home(path);
+        let joined = if expanded.is_absolute() {
+            expanded
+        } else {
+            base.join(expanded)
+        };
+        let resolved = resolve_path(&joined)?;
+        Ok(self.classify(resolved))
+    }
+
+    fn classify(&self, path: PathBuf) -> ResolvedPath {
+        let meta = std::fs::metadata(&path).ok();
+        let exists = meta.is_some();
+        let is_dir = meta.as_ref().is_some_and(|m| m.is_dir());
+        let inside = self.contains(&path);
+        let external_dir = if inside {
+            None
+        } else if is_dir {
+            Some(path.clone())
+        } else {
+            Some(
+                path.parent()
+                    .map_or_else(|| path.clone(), Path::to_path_buf),
+            )
+        };
+        ResolvedPath {
+            path,
+            exists,
+            is_dir,
+            inside,
+            external_dir,
+        }
+    }
+}
+
+fn check_path_text(path: &str) -> Result<(), PathError> {
+    if path.is_empty() {
+        return Err(PathError::Empty);
+    }
+    if path.contains('\0') {
+        return Err(PathError::Nul(path.replace('\0', "\\0")));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(PathError::TooLong { len: path.len() });
+    }
+    Ok(())
+}
+
+fn expand_home(path: &str) -> PathBuf {
+    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    if path == "~" {
+        if let Some(h) = home() {
+            return h;
+        }
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        if let Some(h) = home() {
+            return h.join(rest);
+        }
+    }
+    PathBuf::from(path)
+}
+
+fn canonical_dir(root: &Path) -> Result<PathBuf, PathError> {
+    let text = root.to_string_lossy();
+    check_path_text(&text)?;
+    let abs = if root.is_absolute() {
+        root.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|source| PathError::Unreadable {
+                path: root.to_path_buf(),
+                source,
+            })?
+            .join(root)
+    };
+    let resolved = resolve_path(&abs)?;
+    if !resolved.is_dir() {
+        return Err(PathError::BadRoot {
+            path: root.to_path_buf(),
+        });
+    }
+    Ok(resolved)
+}
+
+/// Resolves an absolute path: every existing symlink followed, `.`/`..` folded,
+/// components after the nearest existing ancestor appended lexically.
+///
+/// ```
+/// let p = toolgate_core::location::resolve_path(std::path::Path::new("/tmp/../tmp//./x")).unwrap();
+/// assert!(p.ends_with("x"));
+/// ```
+pub fn resolve_path(abs: &Path) -> Result<PathBuf, PathError> {
+    let mut pending: Vec<OsString> = Vec::new();
+    push_components_rev(abs, &mut pending);
+    let mut current = PathBuf::from("/");
+    let mut links = 0usize;
+    // Once a component is missing, nothing below it can be a symlink.
+    let mut missing = false;
+    while let Some(part) = pending.pop() {
+        if part == "." {
+            continue;
+        }
+        if part == ".." {
+            current.pop();
+            continue;
+        }
+        if part == "/" {
+            current = PathBuf::from("/");
+            continue;
+        }
+        let candidate = current.join(&part);
+        if missing {
+            current = candidate;
+            continue;
+        }
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(PathError::SymlinkLoop(abs.to_path_buf()));
+                }
+                let target =
+                    std::fs::read_link(&candidate).map_err(|source| PathError::Unreadable {
+                        path: candidate.clone(),
+                        source,
+                    })?;
+                // The target's components replace this one; an absolute target
+                // restarts from `/`.
+                push_components_rev(&target, &mut pending);
+            }
+            Ok(_) => current = candidate,
+            Err(e) if is_missing(&e) => {
+                missing = true;
+                current = candidate;
+            }
+            Err(source) => {
+                return Err(PathError::Unreadable {
+                    path: candidate,
+                    source,
+                });
+            }
+        }
+    }
+    Ok(current)
+}
+
+fn is_missing(e: &io::Error) -> bool {
+    // ENOTDIR: a component below a regular file; it cannot exist either.
+    e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(20)
+}
+
+/// Pushes `path`'s components onto `stack` so that popping yields them in order.
+fn push_components_rev(path: &Path, stack: &mut Vec<OsString>) {
+    let parts: Vec<OsString> = path
+        .components()
+        .map(|c| match c {
+            Component::RootDir | Component::Prefix(_) => OsString::from("/"),
+            Component::CurDir => OsString::from("."),
+            Component::ParentDir => OsString::from(".."),
+            Component::Normal(s) => s.to_os_string(),
+        })
+        .collect();
+    stack.extend(parts.into_iter().rev());
+}

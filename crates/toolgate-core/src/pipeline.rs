@@ -1,0 +1,558 @@
+//! The settle pipeline: every call, in the order of DESIGN.md.
+//!
+//! ```text
+//! settle name against the catalogue -> Unknown tool / Stale tool call
+//! decode input                        -> invalid: error, the tool never runs
+//! intent(input, location)             -> requests
+//! gate.evaluate                       -> permission.requested (durable)
+//! gate.resolve (asks)                 -> permission.resolved (durable)
+//! execute                             -> tool.started (durable) ... cancellable, panic-safe
+//! encode + check output schema        -> invalid: failure
+//! bound                               -> spill when over the limit
+//!                                     -> tool.completed / tool.failed
+//! ```
+//!
+//! Every event is awaited until durable before the step it describes goes on, so
+//! nothing runs unless each of its requests has a durable `permission.resolved`
+//! with decision `allow` (invariant 1).
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use futures::future::join_all;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::bound::{BoundError, OutputBounds, OutputStore, bound};
+use crate::content::Content;
+use crate::context::{CallIdentity, Progress, ToolContext};
+use crate::event::{Event, EventKind, EventPayload, EventSink, SinkError};
+use crate::gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
+use crate::location::Location;
+use crate::registry::{Catalogue, LookupError, ToolSet};
+use crate::risk::{Decision, DecisionSource, Effect, Risk};
+use crate::tool::{PrepareError, RunError, ToolError};
+
+/// How long a cancelled tool gets to wind down (bash needs 3 s between SIGTERM
+/// and SIGKILL) before its future is dropped.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+const PREVIEW_CHARS: usize = 200;
+
+/// A tool call as the model made it.
+#[derive(Clone, Debug)]
+pub struct CallRequest {
+    /// The tool name.
+    pub name: String,
+    /// The raw JSON input.
+    pub input: Value,
+    /// Who is calling.
+    pub identity: CallIdentity,
+}
+
+/// A successful call's result, bounded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallResult {
+    /// What the model receives.
+    pub content: Vec<Content>,
+    /// The structured output, unless it was truncated away.
+    pub structured: Option<Value>,
+    /// Where the full output was spilled, if it was.
+    pub spill_path: Option<PathBuf>,
+    /// The decisions that let it run.
+    pub decisions: Vec<Judged>,
+}
+
+/// Why a call did not succeed. Every variant's message is meant for the model.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// Unknown or stale tool.
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
+    /// The input does not match the schema.
+    #[error("invalid input for {tool} at `{field}`: {message}")]
+    InvalidInput {
+        /// The tool.
+        tool: String,
+        /// The offending field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The intent could not be computed (for example a bad path).
+    #[error("{0}")]
+    Intent(ToolError),
+    /// The gate denied the call.
+    #[error("permission denied: {0}")]
+    Denied(String),
+    /// A person rejected the call. Without a message the caller's loop should stop.
+    #[error("{}", rejected_text(.message))]
+    Rejected {
+        /// The person's message to the model, if any.
+        message: Option<String>,
+    },
+    /// The gate failed.
+    #[error(transparent)]
+    Gate(#[from] GateError),
+    /// The audit log failed, so nothing may go on.
+    #[error(transparent)]
+    Audit(#[from] SinkError),
+    /// The tool failed.
+    #[error("{0}")]
+    Tool(ToolError),
+    /// The tool's output did not match its schema.
+    #[error("tool output does not match its schema: {0}")]
+    InvalidOutput(String),
+    /// The tool panicked.
+    #[error("tool panicked: {0}")]
+    Panicked(String),
+    /// The call was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The output could not be bounded.
+    #[error(transparent)]
+    Bound(#[from] BoundError),
+}
+
+fn rejected_text(message: &Option<String>) -> String {
+    match message {
+        Some(m) => format!("the user rejected this call: {m}"),
+        None => "the user rejected this call; stop and wait for instructions".to_string(),
+    }
+}
+
+impl CallError {
+    /// The short reason recorded in `tool.failed` (`cancelled`, `denied`, …).
+    pub fn reason_code(&self) -> &'static str {
+        match self {
+            CallError::Lookup(LookupError::Unknown(_)) => "unknown_tool",
+            CallError::Lookup(LookupError::Stale(_)) => "stale_tool",
+            CallError::InvalidInput { .. } => "invalid_input",
+            CallError::Intent(_) => "intent",
+            CallError::Denied(_) => "denied",
+            CallError::Rejected { .. } => "rejected",
+            CallError::Gate(_) => "gate",
+            CallError::Audit(_) => "audit",
+            CallError::Tool(_) => "error",
+            CallError::InvalidOutput(_) => "invalid_output",
+            CallError::Panicked(_) => "panicked",
+            CallError::Cancelled => "cancelled",
+            CallError::Bound(_) => "bound",
+        }
+    }
+}
+
+/// The engine every call goes through.
+#[derive(Clone)]
+pub struct Engine {
+    tools: ToolSet,
+    gate: Arc<dyn Gate>,
+    sink: Arc<dyn EventSink>,
+    outputs: Arc<dyn OutputStore>,
+    bounds: OutputBounds,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("tools", &self.tools)
+            .field("bounds", &self.bounds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine over `tools`, deciding with `gate`, logging to `sink` and
+    /// spilling to `outputs`. There is no default gate: a caller must choose one.
+    pub fn new(
+        tools: ToolSet,
+        gate: Arc<dyn Gate>,
+        sink: Arc<dyn EventSink>,
+        outputs: Arc<dyn OutputStore>,
+    ) -> Self {
+        Engine {
+            tools,
+            gate,
+            sink,
+            outputs,
+            bounds: OutputBounds::default(),
+        }
+    }
+
+    /// Sets the output bounds.
+    pub fn with_bounds(mut self, bounds: OutputBounds) -> Self {
+        self.bounds = bounds;
+        self
+    }
+
+    /// The tool set.
+    pub fn tools(&self) -> &ToolSet {
+        &self.tools
+    }
+
+    /// The gate.
+    pub fn gate(&self) -> &Arc<dyn Gate> {
+        &self.gate
+    }
+
+    /// The event sink.
+    pub fn sink(&self) -> &Arc<dyn EventSink> {
+        &self.sink
+    }
+
+    /// The catalogue the model sees, leaving out tools the gate denies wholesale.
+    pub fn materialize(&self) -> Catalogue {
+        let gate = Arc::clone(&self.gate);
+        self.tools
+            .materialize(move |name| !gate.denies_wholesale(name))
+    }
+
+    /// Settles one call. Cancelling `cancel` or dropping the future stops the tool
+    /// and records `tool.failed` with reason `cancelled`.
+    pub async fn settle(
+        &self,
+        catalogue: &Catalogue,
+        call: CallRequest,
+        location: Arc<Location>,
+        cancel: CancellationToken,
+    ) -> Result<CallResult, CallError> {
+        self.settle_with_progress(catalogue, call, location, cancel, None)
+            .await
+    }
+
+    /// Like [`settle`](Self::settle), forwarding the tool's progress reports.
+    pub async fn settle_with_progress(
+        &self,
+        catalogue: &Catalogue,
+        call: CallRequest,
+        location: Arc<Location>,
+        cancel: CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+    ) -> Result<CallResult, CallError> {
+        let started = Instant::now();
+        let mut guard = DropGuard {
+            sink: Arc::clone(&self.sink),
+            identity: call.identity.clone(),
+            tool: call.name.clone(),
+            cancel: cancel.clone(),
+            armed: true,
+        };
+        let result = self
+            .run_steps(catalogue, &call, location, &cancel, progress)
+            .await;
+        guard.armed = false;
+        if let Err(err) = &result {
+            let mut payload = self.payload(&call);
+            payload.reason = Some(err.reason_code().to_string());
+            payload.preview = Some(preview(&err.to_string()));
+            payload.duration_ms = Some(millis(started.elapsed()));
+            let event = Event::now(
+                EventKind::ToolFailed,
+                &call.identity.session_id,
+                &call.identity.call_id,
+                payload,
+            );
+            // An audit failure is already the error; don't mask it.
+            if let Err(e) = self.sink.submit(event).await {
+                if !matches!(err, CallError::Audit(_)) {
+                    return Err(CallError::Audit(e));
+                }
+            }
+        }
+        result
+    }
+
+    fn payload(&self, call: &CallRequest) -> EventPayload {
+        EventPayload {
+            tool: Some(call.name.clone()),
+            tool_call_id: Some(call.identity.call_id.clone()),
+            ..EventPayload::default()
+        }
+    }
+
+    async fn run_steps(
+        &self,
+        catalogue: &Catalogue,
+        call: &CallRequest,
+        location: Arc<Location>,
+        cancel: &CancellationToken,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+    ) -> Result<CallResult, CallError> {
+        // 1. The handler advertised, captured for the rest of the call.
+        let tool = self.tools.settle(catalogue, &call.name)?;
+        // 2–3. Decode and intent; nothing runs on failure.
+        let prepared = tool
+            .handler
+            .prepare(&call.input, &location)
+            .map_err(|e| match e {
+                PrepareError::InvalidInput { field, message } => CallError::InvalidInput {
+                    tool: call.name.clone(),
+                    field,
+                    message,
+                },
+                PrepareError::Intent(e) => CallError::Intent(e),
+            })?;
+        let mut requests = prepared.requests.clone();
+        if requests.is_empty() {
+            // A tool that declares nothing is still judged, as itself.
+            let risk = if tool.handler.spec().traits.read_only {
+                Risk::Read
+            } else {
+                Risk::Execute
+            };
+            requests.push(PermissionRequest::new(&call.name, &call.name, risk));
+        }
+        let gate_call = GateCall {
+            tool: &call.name,
+            input: &call.input,
+            location: &location,
+            session_id: &call.identity.session_id,
+            call_id: &call.identity.call_id,
+        };
+        // 4. Judge, and make every judgement durable.
+        let judged = self.gate.evaluate(&gate_call, requests)?;
+        if judged.is_empty() {
+            return Err(CallError::Gate(GateError::Invalid(
+                "the gate returned no decisions".into(),
+            )));
+        }
+        self.record_all(call, &judged, EventKind::PermissionRequested, None)
+            .await?;
+        // 5. Ask when needed, and make every final decision durable.
+        let overall = Effect::strictest(judged.iter().map(|j| j.decision.effect));
+        let finals: Vec<Decision> = if overall == Effect::Ask {
+            let finals = self.gate.resolve(&gate_call, &judged, cancel).await?;
+            if finals.len() != judged.len() {
+                return Err(CallError::Gate(GateError::Invalid(format!(
+                    "the gate resolved {} of {} requests",
+                    finals.len(),
+                    judged.len()
+                ))));
+            }
+            finals
+        } else {
+            judged.iter().map(|j| j.decision.clone()).collect()
+        };
+        self.record_all(call, &judged, EventKind::PermissionResolved, Some(&finals))
+            .await?;
+        if let Some(err) = refusal(&judged, &finals) {
+            return Err(err);
+        }
+        if cancel.is_cancelled() {
+            return Err(CallError::Cancelled);
+        }
+        // 6. Run.
+        let mut payload = self.payload(call);
+        payload.args = Some(call.input.clone());
+        self.sink
+            .submit(Event::now(
+                EventKind::ToolStarted,
+                &call.identity.session_id,
+                &call.identity.call_id,
+                payload,
+            ))
+            .await?;
+        let started = Instant::now();
+        let tool_cancel = cancel.child_token();
+        let mut ctx = ToolContext::new(call.identity.clone(), location, tool_cancel.clone());
+        if let Some(tx) = progress {
+            ctx = ctx.with_progress(tx);
+        }
+        let output = run_cancellable(prepared.run(ctx), cancel, &tool_cancel).await?;
+        // 7–8. Encoded and checked by the handler; now bound.
+        let bounded = bound(
+            output,
+            self.bounds,
+            self.outputs.as_ref(),
+            &call.identity.call_id,
+        )?;
+        let mut payload = self.payload(call);
+        payload.duration_ms = Some(millis(started.elapsed()));
+        payload.bytes_full = Some(bounded.bytes_full);
+        payload.bytes_returned = Some(bounded.bytes_returned);
+        payload.spill_path = bounded.spill_path.as_ref().map(|p| p.display().to_string());
+        payload.exit_code = bounded
+            .structured
+            .as_ref()
+            .and_then(|s| s.get("exit_code"))
+            .and_then(Value::as_i64);
+        payload.preview = bounded
+            .content
+            .iter()
+            .find_map(Content::as_text)
+            .map(preview);
+        self.sink
+            .submit(Event::now(
+                EventKind::ToolCompleted,
+                &call.identity.session_id,
+                &call.identity.call_id,
+                payload,
+            ))
+            .await?;
+        Ok(CallResult {
+            content: bounded.content,
+            structured: bounded.structured,
+            spill_path: bounded.spill_path,
+            decisions: judged
+                .into_iter()
+                .zip(finals)
+                .map(|(j, d)| Judged {
+                    request: j.request,
+                    decision: d,
+                })
+                .collect(),
+        })
+    }
+
+    /// Submits one permission event per request and waits until all are durable.
+    async fn record_all(
+        &self,
+        call: &CallRequest,
+        judged: &[Judged],
+        kind: EventKind,
+        finals: Option<&[Decision]>,
+    ) -> Result<(), SinkError> {
+        let acks = judged.iter().enumerate().map(|(i, j)| {
+            let decision = finals.map_or(&j.decision, |f| &f[i]);
+            let mut payload = self.payload(call);
+            payload.args = Some(call.input.clone());
+            payload.action = Some(j.request.action.clone());
+            payload.resource = Some(j.request.resource.clone());
+            payload.risk_at_decision = Some(decision.risk);
+            payload.sourced_from = Some(decision.source);
+            payload.suggested_decision = Some(j.decision.effect);
+            payload.reason = Some(decision.reason.clone());
+            payload.rule = decision.rule.as_ref().map(|r| r.location());
+            payload.actor = Some(actor(decision.source).to_string());
+            if finals.is_some() {
+                payload.decision = Some(decision.effect);
+            }
+            self.sink.submit(Event::now(
+                kind,
+                &call.identity.session_id,
+                &call.identity.call_id,
+                payload,
+            ))
+        });
+        for r in join_all(acks.collect::<Vec<_>>()).await {
+            r?;
+        }
+        Ok(())
+    }
+}
+
+fn actor(source: DecisionSource) -> &'static str {
+    match source {
+        DecisionSource::User => "user",
+        DecisionSource::Hook => "hook",
+        DecisionSource::Timeout => "timeout",
+        _ => "policy",
+    }
+}
+
+/// The error for a call that may not run, or `None` when every request is allowed.
+fn refusal(judged: &[Judged], finals: &[Decision]) -> Option<CallError> {
+    if finals.iter().all(|d| d.effect == Effect::Allow) {
+        return None;
+    }
+    if let Some(d) = finals
+        .iter()
+        .find(|d| d.effect == Effect::Deny && d.source == DecisionSource::User)
+    {
+        return Some(CallError::Rejected {
+            message: d.feedback.clone(),
+        });
+    }
+    let reasons: Vec<String> = judged
+        .iter()
+        .zip(finals)
+        .filter(|(_, d)| d.effect != Effect::Allow)
+        .map(|(j, d)| {
+            format!(
+                "{} {} ({}): {}",
+                j.request.action, j.request.resource, d.risk, d.reason
+            )
+        })
+        .collect();
+    Some(CallError::Denied(reasons.join("; ")))
+}
+
+async fn run_cancellable(
+    run: futures::future::BoxFuture<'static, Result<crate::content::ToolOutput, RunError>>,
+    cancel: &CancellationToken,
+    tool_cancel: &CancellationToken,
+) -> Result<crate::content::ToolOutput, CallError> {
+    let mut fut = AssertUnwindSafe(run).catch_unwind();
+    let outcome = tokio::select! {
+        r = &mut fut => r,
+        () = cancel.cancelled() => {
+            tool_cancel.cancel();
+            // Give the tool a moment to clean up (kill its processes), then drop it.
+            let _ = tokio::time::timeout(CANCEL_GRACE, &mut fut).await;
+            return Err(CallError::Cancelled);
+        }
+    };
+    match outcome {
+        Err(panic) => Err(CallError::Panicked(panic_message(panic.as_ref()))),
+        Ok(Err(RunError::Tool(ToolError::Cancelled))) => Err(CallError::Cancelled),
+        Ok(Err(RunError::Tool(e))) => Err(CallError::Tool(e)),
+        Ok(Err(RunError::InvalidOutput(m))) => Err(CallError::InvalidOutput(m)),
+        Ok(Ok(out)) => Ok(out),
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+fn preview(text: &str) -> String {
+    text.chars().take(PREVIEW_CHARS).collect()
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Records `tool.failed` (reason `cancelled`) when a settle future is dropped
+/// before it finished, and cancels the tool's token.
+struct DropGuard {
+    sink: Arc<dyn EventSink>,
+    identity: CallIdentity,
+    tool: String,
+    cancel: CancellationToken,
+    armed: bool,
+}
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        self.cancel.cancel();
+        let payload = EventPayload {
+            tool: Some(self.tool.clone()),
+            tool_call_id: Some(self.identity.call_id.clone()),
+            reason: Some("cancelled".to_string()),
+            preview: Some("the call was dropped before it finished".to_string()),
+            ..EventPayload::default()
+        };
+        // Queued now; the store commits it without anyone awaiting.
+        drop(self.sink.submit(Event::now(
+            EventKind::ToolFailed,
+            &self.identity.session_id,
+            &self.identity.call_id,
+            payload,
+        )));
+    }
+}

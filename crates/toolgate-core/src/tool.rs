@@ -1,0 +1,328 @@
+//! The tool contract: a typed [`Tool`] and its type-erased [`ToolHandler`].
+//!
+//! A tool declares its input and output as Rust types; their JSON Schemas are
+//! generated with `schemars`. Input is decoded before anything else, so an invalid
+//! input never reaches [`Tool::intent`] or [`Tool::execute`], and the error names
+//! the offending field. Output is encoded and checked against the output schema; an
+//! output that does not match is a failure, never a success.
+//!
+//! ```
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//! use toolgate_core::{Location, PermissionRequest, Risk, Tool, ToolContext, ToolError};
+//!
+//! struct Echo;
+//! #[derive(Deserialize, JsonSchema)]
+//! struct EchoIn { text: String }
+//! #[derive(Serialize, JsonSchema)]
+//! struct EchoOut { text: String }
+//!
+//! impl Tool for Echo {
+//!     type Input = EchoIn;
+//!     type Output = EchoOut;
+//!     fn description(&self) -> String { "Repeats its input.".into() }
+//!     fn intent(&self, _: &EchoIn, _: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
+//!         Ok(vec![PermissionRequest::new("echo", "*", Risk::Read)])
+//!     }
+//!     async fn execute(&self, input: EchoIn, _: ToolContext) -> Result<EchoOut, ToolError> {
+//!         Ok(EchoOut { text: input.text })
+//!     }
+//! }
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::content::{Content, ToolOutput};
+use crate::context::ToolContext;
+use crate::gate::PermissionRequest;
+use crate::location::{Location, PathError};
+
+/// Facts about a tool that clients and schedulers use. The defaults lean to the
+/// safe side: not read-only, not safe to run concurrently, possibly destructive,
+/// open-world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolTraits {
+    /// Never changes anything.
+    pub read_only: bool,
+    /// May run at the same time as other calls.
+    pub concurrency_safe: bool,
+    /// May destroy data.
+    pub destructive: bool,
+    /// Reaches outside the workspace (the network).
+    pub open_world: bool,
+}
+
+impl Default for ToolTraits {
+    fn default() -> Self {
+        ToolTraits {
+            read_only: false,
+            concurrency_safe: false,
+            destructive: true,
+            open_world: true,
+        }
+    }
+}
+
+impl ToolTraits {
+    /// A read-only, concurrency-safe, closed-world tool.
+    pub fn read_only() -> Self {
+        ToolTraits {
+            read_only: true,
+            concurrency_safe: true,
+            destructive: false,
+            open_world: false,
+        }
+    }
+}
+
+/// A failure inside a tool.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The input is well-formed but cannot be acted on (names what is wrong).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// A path could not be resolved.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The tool ran and failed; the message is for the model.
+    #[error("{0}")]
+    Failed(String),
+    /// An I/O operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The call was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ToolError {
+    /// An I/O error with context.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        ToolError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// A tool with typed input and output.
+pub trait Tool: Send + Sync + 'static {
+    /// The decoded input.
+    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    /// The full domain output (never truncated by the tool).
+    type Output: Serialize + JsonSchema + Send + 'static;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> String;
+
+    /// Facts for clients and schedulers.
+    fn traits(&self) -> ToolTraits {
+        ToolTraits::default()
+    }
+
+    /// The permission requests this input implies, with paths resolved. Computed
+    /// before the tool runs; must not change anything.
+    fn intent(
+        &self,
+        input: &Self::Input,
+        location: &Location,
+    ) -> Result<Vec<PermissionRequest>, ToolError>;
+
+    /// Runs the tool. Must stop promptly when `ctx.cancel` fires.
+    fn execute(
+        &self,
+        input: Self::Input,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// The content the model sees; by default the output as pretty JSON text.
+    fn project(&self, output: &Self::Output) -> Vec<Content> {
+        vec![Content::text(
+            serde_json::to_string_pretty(output).unwrap_or_default(),
+        )]
+    }
+}
+
+/// A tool's advertised definition.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    /// What the tool does.
+    pub description: String,
+    /// JSON Schema of the input (an object schema).
+    pub input_schema: Value,
+    /// JSON Schema of the structured output.
+    pub output_schema: Value,
+    /// Facts for clients.
+    pub traits: ToolTraits,
+}
+
+/// Why a call could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// The input does not match the schema.
+    #[error("invalid input at `{field}`: {message}")]
+    InvalidInput {
+        /// The path of the offending field (`.` for the whole input).
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The intent could not be computed (a bad path, say).
+    #[error(transparent)]
+    Intent(ToolError),
+}
+
+/// Why a run failed after it started.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The tool reported a failure.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+    /// The output did not match the output schema.
+    #[error("tool output does not match its schema: {0}")]
+    InvalidOutput(String),
+}
+
+type RunFn =
+    Box<dyn FnOnce(ToolContext) -> BoxFuture<'static, Result<ToolOutput, RunError>> + Send>;
+
+/// A decoded call, ready to be judged and then run.
+pub struct PreparedCall {
+    /// The requests the input implies.
+    pub requests: Vec<PermissionRequest>,
+    run: RunFn,
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall")
+            .field("requests", &self.requests)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PreparedCall {
+    /// Runs the tool, encodes and checks its output, and projects it.
+    pub fn run(self, ctx: ToolContext) -> BoxFuture<'static, Result<ToolOutput, RunError>> {
+        (self.run)(ctx)
+    }
+}
+
+/// A tool with its types erased, as the registry holds it.
+pub trait ToolHandler: Send + Sync {
+    /// The advertised definition.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Decodes the input and computes the intent. Nothing runs.
+    fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError>;
+}
+
+/// Errors building a handler.
+#[derive(Debug, thiserror::Error)]
+#[error("tool schema is invalid: {0}")]
+pub struct SchemaError(String);
+
+/// Wraps a typed tool as a [`ToolHandler`].
+pub fn handler<T: Tool>(tool: T) -> Result<Arc<dyn ToolHandler>, SchemaError> {
+    let input_schema = schema_value::<T::Input>();
+    let output_schema = schema_value::<T::Output>();
+    let validator =
+        jsonschema::validator_for(&output_schema).map_err(|e| SchemaError(e.to_string()))?;
+    Ok(Arc::new(TypedHandler {
+        spec: ToolSpec {
+            description: tool.description(),
+            traits: tool.traits(),
+            input_schema,
+            output_schema,
+        },
+        tool: Arc::new(tool),
+        validator: Arc::new(validator),
+    }))
+}
+
+fn schema_value<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+struct TypedHandler<T: Tool> {
+    tool: Arc<T>,
+    spec: ToolSpec,
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl<T: Tool> ToolHandler for TypedHandler<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError> {
+        let decoded: T::Input = decode_input(input)?;
+        let requests = self
+            .tool
+            .intent(&decoded, location)
+            .map_err(PrepareError::Intent)?;
+        let tool = Arc::clone(&self.tool);
+        let validator = Arc::clone(&self.validator);
+        let run: RunFn = Box::new(move |ctx| {
+            async move {
+                let output = tool.execute(decoded, ctx).await?;
+                let structured = serde_json::to_value(&output)
+                    .map_err(|e| RunError::InvalidOutput(e.to_string()))?;
+                if let Some(err) = validator.iter_errors(&structured).next() {
+                    return Err(RunError::InvalidOutput(format!(
+                        "{err} at `{}`",
+                        err.instance_path()
+                    )));
+                }
+                let content = tool.project(&output);
+                Ok(ToolOutput {
+                    structured,
+                    content,
+                })
+            }
+            .boxed()
+        });
+        Ok(PreparedCall { requests, run })
+    }
+}
+
+/// Decodes a JSON value into `T`, naming the offending field on error.
+pub fn decode_input<T: DeserializeOwned>(input: &Value) -> Result<T, PrepareError> {
+    if !input.is_object() {
+        return Err(PrepareError::InvalidInput {
+            field: ".".into(),
+            message: format!("expected a JSON object, got {}", json_kind(input)),
+        });
+    }
+    serde_path_to_error::deserialize(input).map_err(|e| {
+        let field = e.path().to_string();
+        PrepareError::InvalidInput {
+            field,
+            message: e.into_inner().to_string(),
+        }
+    })
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,1 @@
+//! SQLite event log, approvals and spilled output (being built).
