@@ -36,6 +36,9 @@ pub struct PermissionRequest {
     /// Extra facts for people and the gate (for example `create` vs `overwrite`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For shell commands: the resolved directory the command starts in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 impl PermissionRequest {
@@ -48,12 +51,19 @@ impl PermissionRequest {
             resource,
             risk,
             note: None,
+            cwd: None,
         }
     }
 
     /// Sets the save pattern.
     pub fn with_save_pattern(mut self, pattern: Option<String>) -> Self {
         self.save_pattern = pattern;
+        self
+    }
+
+    /// Sets the working directory of a shell command.
+    pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
+        self.cwd = Some(cwd.into());
         self
     }
 
