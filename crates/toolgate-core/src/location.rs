@@ -24,8 +24,10 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-/// The longest path, in bytes, the resolver accepts (Linux `PATH_MAX`).
-pub const MAX_PATH_BYTES: usize = 4096;
+/// The longest path text, in bytes, the resolver accepts. Larger than Linux's
+/// `PATH_MAX` (4096) on purpose: the text may fold to a much shorter path
+/// (`a/../a/../…`), and each component is checked by the OS as it is resolved.
+pub const MAX_PATH_BYTES: usize = 16 * 1024;
 /// How many symlinks one resolution may follow (Linux `MAXSYMLINKS`).
 pub const MAX_SYMLINKS: usize = 40;
 

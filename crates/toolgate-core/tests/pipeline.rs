@@ -1,0 +1,457 @@
+//! The settle pipeline end to end: order of events, refusals, cancellation,
+//! panics, invalid input and output, spills.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::*;
+
+struct Fixture {
+    engine: Engine,
+    sink: Arc<MemorySink>,
+    location: Arc<Location>,
+    _dir: tempfile::TempDir,
+    process: Registry,
+}
+
+fn fixture(gate: Arc<dyn Gate>) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let sink = Arc::new(MemorySink::default());
+    let process = Registry::new();
+    let engine = Engine::new(
+        ToolSet::new(process.clone(), Registry::new()),
+        gate,
+        sink.clone(),
+        Arc::new(DirSpill(dir.path().join("data"))),
+    );
+    Fixture {
+        engine,
+        sink,
+        location: Arc::new(Location::new(&ws).unwrap()),
+        _dir: dir,
+        process,
+    }
+}
+
+#[tokio::test]
+async fn allowed_call_records_every_step_in_order() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let (echo, runs) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    let out = f
+        .engine
+        .settle(
+            &cat,
+            call("echo", json!({"text": "hi"}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.content, vec![Content::text("v1:hi")]);
+    assert_eq!(out.structured, Some(json!({"text": "v1:hi"})));
+    assert_eq!(*runs.lock().unwrap(), 1);
+    assert_eq!(
+        f.sink.kinds(),
+        vec![
+            EventKind::PermissionRequested,
+            EventKind::PermissionResolved,
+            EventKind::ToolStarted,
+            EventKind::ToolCompleted
+        ]
+    );
+    let resolved = &f.sink.events.lock().unwrap()[1];
+    assert_eq!(resolved.payload.decision, Some(Effect::Allow));
+    assert_eq!(resolved.payload.action.as_deref(), Some("echo"));
+    assert_eq!(resolved.payload.resource.as_deref(), Some("hi"));
+    assert_eq!(resolved.call_id, "c1");
+}
+
+#[tokio::test]
+async fn denied_call_never_executes() {
+    let f = fixture(ScriptedGate::new(Effect::Deny, Effect::Allow));
+    let (echo, runs) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    let err = f
+        .engine
+        .settle(
+            &cat,
+            call("echo", json!({"text": "x"}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Denied(_)), "{err}");
+    assert_eq!(*runs.lock().unwrap(), 0);
+    assert!(!f.sink.kinds().contains(&EventKind::ToolStarted));
+    assert_eq!(f.sink.last().kind, EventKind::ToolFailed);
+    assert_eq!(f.sink.last().payload.reason.as_deref(), Some("denied"));
+}
+
+#[tokio::test]
+async fn ask_answered_allow_runs_and_reject_with_message_reaches_the_model() {
+    let f = fixture(ScriptedGate::new(Effect::Ask, Effect::Allow));
+    let (echo, runs) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    f.engine
+        .settle(
+            &cat,
+            call("echo", json!({"text": "x"}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(*runs.lock().unwrap(), 1);
+    let events = f.sink.events.lock().unwrap().clone();
+    assert_eq!(events[0].payload.suggested_decision, Some(Effect::Ask));
+    assert_eq!(events[1].payload.decision, Some(Effect::Allow));
+    assert_eq!(events[1].payload.sourced_from, Some(DecisionSource::User));
+
+    let gate = Arc::new(ScriptedGate {
+        effect: Effect::Ask,
+        answer: Effect::Deny,
+        feedback: Some("use the staging branch".into()),
+        asked: Default::default(),
+    });
+    let f = fixture(gate);
+    let (echo, runs) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    let err = f
+        .engine
+        .settle(
+            &cat,
+            call("echo", json!({"text": "x"}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(*runs.lock().unwrap(), 0);
+    match &err {
+        CallError::Rejected { message } => {
+            assert_eq!(message.as_deref(), Some("use the staging branch"))
+        }
+        other => panic!("expected rejection, got {other}"),
+    }
+    assert!(err.to_string().contains("use the staging branch"));
+}
+
+#[tokio::test]
+async fn reject_without_message_says_stop() {
+    let f = fixture(ScriptedGate::new(Effect::Ask, Effect::Deny));
+    let (echo, _) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    let err = f
+        .engine
+        .settle(
+            &cat,
+            call("echo", json!({"text": "x"}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Rejected { message: None }));
+    assert!(err.to_string().contains("stop"));
+}
+
+#[tokio::test]
+async fn invalid_input_never_reaches_the_tool_and_names_the_field() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let (echo, runs) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    let cases = [
+        (json!({"text": 5}), "text"),
+        (json!({}), "."),
+        (json!({"text": "a", "repeat": -1}), "repeat"),
+        (json!({"text": "a", "bogus": 1}), "bogus"),
+        (json!("just a string"), "."),
+    ];
+    for (input, field) in cases {
+        let err = f
+            .engine
+            .settle(
+                &cat,
+                call("echo", input.clone(), "c"),
+                f.location.clone(),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        match &err {
+            CallError::InvalidInput { field: got, .. } => assert_eq!(got, field, "{input}: {err}"),
+            other => panic!("{input}: expected invalid input, got {other}"),
+        }
+    }
+    let missing = f
+        .engine
+        .settle(
+            &cat,
+            call("echo", json!({}), "c"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        missing.to_string().contains("missing field `text`"),
+        "{missing}"
+    );
+    assert_eq!(*runs.lock().unwrap(), 0);
+    // Nothing was asked or started, but the failure is in the log.
+    assert!(f.sink.kinds().iter().all(|k| *k == EventKind::ToolFailed));
+}
+
+#[tokio::test]
+async fn invalid_output_is_a_failure_not_a_success() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let _g = f.process.register("liar", Liar).unwrap();
+    let cat = f.engine.materialize();
+    let err = f
+        .engine
+        .settle(
+            &cat,
+            call("liar", json!({}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::InvalidOutput(_)), "{err}");
+    assert!(err.to_string().contains("count"), "{err}");
+    assert_eq!(f.sink.last().kind, EventKind::ToolFailed);
+    assert_eq!(
+        f.sink.last().payload.reason.as_deref(),
+        Some("invalid_output")
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_a_failed_call() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let _g = f.process.register("panic", Panicker).unwrap();
+    let cat = f.engine.materialize();
+    let err = f
+        .engine
+        .settle(
+            &cat,
+            call("panic", json!({}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, CallError::Panicked(m) if m.contains("boom in tool")),
+        "{err}"
+    );
+    assert_eq!(f.sink.last().payload.reason.as_deref(), Some("panicked"));
+    // The engine keeps working.
+    let (echo, _) = Echo::new("v1");
+    let _g2 = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    assert!(
+        f.engine
+            .settle(
+                &cat,
+                call("echo", json!({"text": "ok"}), "c2"),
+                f.location.clone(),
+                CancellationToken::new()
+            )
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn cancel_signal_stops_the_tool_and_records_cancelled() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let _g = f
+        .process
+        .register("sleep", Sleeper { stubborn: false })
+        .unwrap();
+    let cat = f.engine.materialize();
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        c2.cancel();
+    });
+    let err = f
+        .engine
+        .settle(
+            &cat,
+            call("sleep", json!({}), "c1"),
+            f.location.clone(),
+            cancel,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Cancelled));
+    assert_eq!(f.sink.last().kind, EventKind::ToolFailed);
+    assert_eq!(f.sink.last().payload.reason.as_deref(), Some("cancelled"));
+}
+
+#[tokio::test]
+async fn dropping_the_future_records_cancelled() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let _g = f
+        .process
+        .register("sleep", Sleeper { stubborn: true })
+        .unwrap();
+    let cat = f.engine.materialize();
+    let res = tokio::time::timeout(
+        Duration::from_millis(100),
+        f.engine.settle(
+            &cat,
+            call("sleep", json!({}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        ),
+    )
+    .await;
+    assert!(
+        res.is_err(),
+        "the call should still be running when dropped"
+    );
+    let last = f.sink.last();
+    assert_eq!(last.kind, EventKind::ToolFailed);
+    assert_eq!(last.payload.reason.as_deref(), Some("cancelled"));
+    assert_eq!(last.call_id, "c1");
+}
+
+#[tokio::test]
+async fn audit_failure_stops_the_call_before_it_runs() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let (echo, runs) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    *f.sink.fail.lock().unwrap() = true;
+    let err = f
+        .engine
+        .settle(
+            &cat,
+            call("echo", json!({"text": "x"}), "c1"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Audit(_)), "{err}");
+    assert_eq!(*runs.lock().unwrap(), 0);
+}
+
+#[tokio::test]
+async fn large_output_is_spilled_and_bounded() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let (echo, _) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = f.engine.materialize();
+    let out = f
+        .engine
+        .settle(
+            &cat,
+            call("echo", json!({"text": "line\n", "repeat": 10_000}), "big"),
+            f.location.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let spill = out.spill_path.clone().unwrap();
+    let full = std::fs::read_to_string(&spill).unwrap();
+    assert_eq!(full.lines().count(), 10_000);
+    let text = out.content[0].as_text().unwrap();
+    assert!(text.lines().count() <= 2000);
+    assert!(text.contains(&format!(
+        "... output truncated; full content saved to {} ...",
+        spill.display()
+    )));
+    assert!(out.structured.is_none());
+    let done = f.sink.last();
+    assert_eq!(done.kind, EventKind::ToolCompleted);
+    assert_eq!(
+        done.payload.spill_path.as_deref(),
+        Some(spill.to_str().unwrap())
+    );
+}
+
+#[tokio::test]
+async fn spill_into_an_unwritable_data_dir_fails_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    // A regular file where the data directory should be: not even root can
+    // create `tool-output` below it.
+    let blocker = dir.path().join("data");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    for data in [blocker.clone(), std::path::PathBuf::from("/proc/self")] {
+        let sink = Arc::new(MemorySink::default());
+        let process = Registry::new();
+        let engine = Engine::new(
+            ToolSet::new(process.clone(), Registry::new()),
+            ScriptedGate::new(Effect::Allow, Effect::Allow),
+            sink.clone(),
+            Arc::new(DirSpill(data)),
+        );
+        let (echo, _) = Echo::new("v1");
+        let _g = process.register("echo", echo).unwrap();
+        let cat = engine.materialize();
+        let err = engine
+            .settle(
+                &cat,
+                call("echo", json!({"text": "line\n", "repeat": 5000}), "c1"),
+                Arc::new(Location::new(dir.path()).unwrap()),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, CallError::Bound(BoundError::Spill(_))),
+            "{err}"
+        );
+        assert_eq!(sink.last().kind, EventKind::ToolFailed);
+        assert_eq!(sink.last().payload.reason.as_deref(), Some("bound"));
+    }
+}
+
+#[tokio::test]
+async fn concurrent_calls_all_complete() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let (echo, runs) = Echo::new("v1");
+    let _g = f.process.register("echo", echo).unwrap();
+    let cat = Arc::new(f.engine.materialize());
+    let mut tasks = Vec::new();
+    for i in 0..64 {
+        let engine = f.engine.clone();
+        let cat = cat.clone();
+        let loc = f.location.clone();
+        tasks.push(tokio::spawn(async move {
+            engine
+                .settle(
+                    &cat,
+                    call("echo", json!({"text": i.to_string()}), &format!("c{i}")),
+                    loc,
+                    CancellationToken::new(),
+                )
+                .await
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    assert_eq!(*runs.lock().unwrap(), 64);
+    assert_eq!(f.sink.kinds().len(), 64 * 4);
+}
