@@ -6,3 +6,5 @@
 #![deny(missing_docs)]
 
 pub mod approvals;
+pub mod classify;
+pub mod shell;

@@ -1,0 +1,1 @@
+//! Risk classification (being built).
