@@ -1,1 +1,50 @@
-//! SQLite event log, approvals and spilled output (being built).
+//! # toolgate-store
+//!
+//! Durable state for toolgate, in the data directory:
+//!
+//! - [`EventLog`]: the audit log, a SQLite file in WAL mode where every event
+//!   row stores `hash = sha256(prev_hash || canonical JSON of the event)`, so
+//!   [`verify`] finds any edited, deleted, reordered or inserted event. It
+//!   implements [`toolgate_core::EventSink`]: `submit` queues to one writer
+//!   thread that group-commits everything waiting, and the returned ack resolves
+//!   only after the commit. See [`Durability`] for what "durable" means.
+//! - [`SpillStore`]: full tool outputs under `tool-output/`, implementing
+//!   [`toolgate_core::OutputStore`], with a retention [`sweep`](SpillStore::sweep).
+//! - [`SqliteApprovals`]: saved `always` approvals, implementing
+//!   [`toolgate_policy::approvals::ApprovalStore`].
+//!
+//! ```
+//! use toolgate_core::{Event, EventKind, EventPayload, EventSink};
+//! use toolgate_store::{Durability, EventFilter, EventLog, verify};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("events.db");
+//! let log = EventLog::open(&path, Durability::Normal)?;
+//! let event = Event::now(EventKind::SessionStarted, "s1", "", EventPayload::default());
+//! let seq = log.submit(event).await?; // committed when this resolves
+//! assert_eq!(seq, 1);
+//! let events = log.query(&EventFilter { session: Some("s1".into()), ..Default::default() })?;
+//! assert_eq!(events[0].event.kind, EventKind::SessionStarted);
+//! log.close()?;
+//! assert_eq!(verify(&path)?.to_string(), "ok: 1 events");
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+mod approvals;
+pub mod canonical;
+mod error;
+mod log;
+mod spill;
+mod sqlite;
+
+pub use approvals::SqliteApprovals;
+pub use error::StoreError;
+pub use log::{
+    Durability, EventFilter, EventLog, EventReader, Problem, StoredEvent, VerifyReport, verify,
+};
+pub use spill::{DEFAULT_RETENTION, SWEEP_INTERVAL, SpillStore, SweepHandle};

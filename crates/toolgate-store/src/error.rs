@@ -1,0 +1,68 @@
+//! The error type of the store.
+
+use std::path::PathBuf;
+
+/// Errors from opening, writing or reading a store file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file exists but is not a toolgate file of the expected kind.
+    #[error("{path} is not a toolgate {expected}: {detail}")]
+    NotOurs {
+        /// The file.
+        path: PathBuf,
+        /// What it should have been (`event log`, `state database`).
+        expected: &'static str,
+        /// What was found instead.
+        detail: String,
+    },
+    /// The file was written by a newer toolgate with a schema this one does not know.
+    #[error("{path} has schema version {found}; this toolgate understands up to {supported}")]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// The log file does not exist (reading never creates it).
+    #[error("no event log at {0}")]
+    Missing(PathBuf),
+    /// A stored row cannot be decoded.
+    #[error("event {seq} in the log is corrupt: {detail}")]
+    CorruptEvent {
+        /// The row's sequence number.
+        seq: i64,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// SQLite failed.
+    #[error("{context}: {source}")]
+    Sqlite {
+        /// What was being done.
+        context: String,
+        /// The SQLite error.
+        source: rusqlite::Error,
+    },
+    /// A filesystem operation failed.
+    #[error("{context} {path}: {source}")]
+    Io {
+        /// What was being done.
+        context: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The background writer has stopped.
+    #[error("the event log writer has stopped")]
+    WriterStopped,
+}
+
+impl StoreError {
+    /// Wraps a SQLite error with what was being done.
+    pub(crate) fn sqlite(context: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> StoreError {
+        let context = context.into();
+        move |source| StoreError::Sqlite { context, source }
+    }
+}

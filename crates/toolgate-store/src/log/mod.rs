@@ -1,0 +1,178 @@
+//! The hash-chained event log: a SQLite file in WAL mode with one writer thread
+//! per [`EventLog`] that commits whatever is waiting in one transaction.
+
+mod reader;
+mod schema;
+mod verify;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+use toolgate_core::{Event, EventAck, EventSink, SinkError};
+
+pub use reader::{EventFilter, EventReader, StoredEvent};
+pub use verify::{Problem, VerifyReport, verify};
+
+use crate::canonical::canonical_json;
+use crate::error::StoreError;
+use crate::sqlite::{self, Access};
+use schema::LOG_FILE;
+use writer::{Message, Pending};
+
+/// What "durable" means for an acknowledged event.
+///
+/// Both modes use WAL; an event is acknowledged only after the transaction that
+/// holds it has committed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous = NORMAL`: a committed event survives the process being
+    /// killed (the WAL is in the OS page cache), but the last commits before a
+    /// power loss or OS crash may be lost (never corrupting the log). The default.
+    #[default]
+    Normal,
+    /// `synchronous = FULL`: every commit is synced to the disk before it is
+    /// acknowledged, so an event also survives power loss and OS crashes.
+    /// Slower: one fsync per group commit.
+    Full,
+}
+
+impl Durability {
+    fn pragma(self) -> &'static str {
+        match self {
+            Durability::Normal => "PRAGMA synchronous = NORMAL",
+            Durability::Full => "PRAGMA synchronous = FULL",
+        }
+    }
+}
+
+/// An open event log that appends through one writer thread.
+///
+/// Several `EventLog`s, in one process or many, may append to the same file:
+/// each batch runs in `BEGIN IMMEDIATE` and continues the chain from the head it
+/// reads inside that transaction. Dropping (or [`close`](Self::close)) commits
+/// every event already submitted before returning.
+#[derive(Debug)]
+pub struct EventLog {
+    path: PathBuf,
+    queue: Option<mpsc::Sender<Message>>,
+    writer: Option<JoinHandle<()>>,
+    reader: EventReader,
+}
+
+impl EventLog {
+    /// Opens (creating if needed) the log at `path`. A file that is not a toolgate
+    /// log is an error and is left untouched.
+    pub fn open(path: impl AsRef<Path>, durability: Durability) -> Result<EventLog, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let write_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
+        write_conn
+            .execute_batch(durability.pragma())
+            .map_err(StoreError::sqlite("setting durability"))?;
+        // The reader gets its own connection so queries never wait for the writer.
+        let read_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
+        let (tx, rx) = mpsc::channel();
+        let writer = std::thread::Builder::new()
+            .name("toolgate-event-log".into())
+            .spawn(move || writer::run(write_conn, rx))
+            .map_err(|source| StoreError::Io {
+                context: "starting the writer thread for",
+                path: path.clone(),
+                source,
+            })?;
+        Ok(EventLog {
+            path,
+            queue: Some(tx),
+            writer: Some(writer),
+            reader: EventReader::from_connection(read_conn),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The events matching `filter`, oldest first.
+    pub fn query(&self, filter: &EventFilter) -> Result<Vec<StoredEvent>, StoreError> {
+        self.reader.query(filter)
+    }
+
+    /// The largest seq in the log (0 when empty).
+    pub fn last_seq(&self) -> Result<u64, StoreError> {
+        self.reader.last_seq()
+    }
+
+    /// Walks the whole chain (see [`verify`]).
+    pub fn verify(&self) -> Result<VerifyReport, StoreError> {
+        self.reader.verify()
+    }
+
+    /// Blocks until every event submitted before this call is committed (or
+    /// failed). Do not call it from an async task; await the acks instead.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        let queue = self.queue.as_ref().ok_or(StoreError::WriterStopped)?;
+        let (tx, rx) = mpsc::channel();
+        queue
+            .send(Message::Flush(tx))
+            .map_err(|_| StoreError::WriterStopped)?;
+        rx.recv().map_err(|_| StoreError::WriterStopped)
+    }
+
+    /// Commits everything submitted and stops the writer.
+    pub fn close(mut self) -> Result<(), StoreError> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<(), StoreError> {
+        // Closing the queue lets the writer drain it and exit.
+        drop(self.queue.take());
+        match self.writer.take() {
+            Some(handle) => handle.join().map_err(|_| StoreError::WriterStopped),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for EventLog {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            tracing::error!(path = %self.path.display(), error = %e, "event log writer failed on close");
+        }
+    }
+}
+
+impl EventSink for EventLog {
+    fn submit(&self, event: Event) -> EventAck {
+        // Serialise on the caller's thread so the writer only hashes and inserts.
+        let payload = match serde_json::to_value(&event.payload) {
+            Ok(v) => canonical_json(&v),
+            Err(e) => {
+                let err =
+                    SinkError::Storage(format!("the event payload cannot be serialised: {e}"));
+                return Box::pin(async move { Err(err) });
+            }
+        };
+        let (ack, done) = oneshot::channel();
+        let pending = Pending {
+            ts_ms: event.ts_ms,
+            kind: event.kind.as_str(),
+            session_id: event.session_id,
+            call_id: event.call_id,
+            payload,
+            ack,
+        };
+        let sent = self
+            .queue
+            .as_ref()
+            .is_some_and(|q| q.send(Message::Append(pending)).is_ok());
+        Box::pin(async move {
+            if !sent {
+                return Err(SinkError::Closed);
+            }
+            done.await.map_err(|_| SinkError::Closed)?
+        })
+    }
+}

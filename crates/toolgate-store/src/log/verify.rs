@@ -1,0 +1,298 @@
+//! `toolgate log verify`: walk the hash chain and name the first broken event.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::reader::{EventReader, RawEvent};
+use super::schema::EVENT_COLUMNS;
+use crate::canonical::{GENESIS_HASH, HashInput, canonical_json, is_hash};
+use crate::error::StoreError;
+
+/// How far a renumbered row is searched for its original seq when classifying
+/// a break as rows deleted or inserted before it.
+const MAX_RENUMBER: i64 = 1024;
+
+/// What is wrong at the first broken event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Problem {
+    /// The event's content (or its stored hash) was changed after it was written.
+    Edited,
+    /// One or more events are missing: a gap in seq, rows deleted and the rest
+    /// renumbered, or events removed from the end.
+    Missing,
+    /// Events are not in the order they were written.
+    OutOfOrder,
+    /// An event that was never written by the log was inserted.
+    Inserted,
+    /// The stored hashes are malformed or do not link, and nothing else explains it.
+    BadHash,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Problem::Edited => "edited",
+            Problem::Missing => "missing",
+            Problem::OutOfOrder => "out of order",
+            Problem::Inserted => "inserted",
+            Problem::BadHash => "bad hash",
+        })
+    }
+}
+
+/// The outcome of [`verify`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum VerifyReport {
+    /// Every event links to the previous one and matches its hash.
+    Ok {
+        /// How many events the log holds.
+        events: u64,
+    },
+    /// The chain is broken.
+    Broken {
+        /// The first broken seq.
+        seq: u64,
+        /// What kind of damage.
+        problem: Problem,
+        /// Details for a person.
+        detail: String,
+    },
+}
+
+impl VerifyReport {
+    /// Whether the chain is intact.
+    pub fn is_ok(&self) -> bool {
+        matches!(self, VerifyReport::Ok { .. })
+    }
+}
+
+impl fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VerifyReport::Ok { events } => write!(f, "ok: {events} events"),
+            VerifyReport::Broken {
+                seq,
+                problem,
+                detail,
+            } => write!(f, "broken at seq {seq} ({problem}): {detail}"),
+        }
+    }
+}
+
+/// Verifies the log at `path` (read-only; the file is never changed).
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("events.db");
+/// # toolgate_store::EventLog::open(&path, toolgate_store::Durability::Normal).unwrap().close().unwrap();
+/// let report = toolgate_store::verify(&path).unwrap();
+/// assert_eq!(report.to_string(), "ok: 0 events");
+/// ```
+pub fn verify(path: impl AsRef<Path>) -> Result<VerifyReport, StoreError> {
+    EventReader::open(path)?.verify()
+}
+
+fn broken(seq: i64, problem: Problem, detail: impl Into<String>) -> VerifyReport {
+    VerifyReport::Broken {
+        seq: u64::try_from(seq).unwrap_or(0),
+        problem,
+        detail: detail.into(),
+    }
+}
+
+impl EventReader {
+    /// Walks the chain in one read snapshot (writers may keep appending).
+    pub fn verify(&self) -> Result<VerifyReport, StoreError> {
+        self.with_connection(|conn| {
+            let tx = conn
+                .transaction()
+                .map_err(StoreError::sqlite("starting a read snapshot"))?;
+            let head: Option<(i64, String)> = tx
+                .query_row("SELECT seq, hash FROM log_head WHERE id = 1", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    other => Err(other),
+                })
+                .map_err(StoreError::sqlite("reading the log head"))?;
+            let mut stmt = tx
+                .prepare(&format!("SELECT {EVENT_COLUMNS} FROM events ORDER BY seq"))
+                .map_err(StoreError::sqlite("reading the event log"))?;
+            let rows = stmt
+                .query_map([], RawEvent::from_row)
+                .map_err(StoreError::sqlite("reading the event log"))?;
+            walk(rows, head)
+        })
+    }
+}
+
+fn walk(
+    rows: impl Iterator<Item = rusqlite::Result<RawEvent>>,
+    head: Option<(i64, String)>,
+) -> Result<VerifyReport, StoreError> {
+    let mut rows = rows.peekable();
+    let mut expected_seq: i64 = 1;
+    let mut expected_prev = GENESIS_HASH.to_string();
+    while let Some(row) = rows.next() {
+        let row = row.map_err(StoreError::sqlite("reading the event log"))?;
+        let seq = row.seq;
+        if seq > expected_seq {
+            let detail = if seq == expected_seq + 1 {
+                format!("event {expected_seq} is missing")
+            } else {
+                format!("events {expected_seq} to {} are missing", seq - 1)
+            };
+            return Ok(broken(expected_seq, Problem::Missing, detail));
+        }
+        if seq < expected_seq {
+            return Ok(broken(
+                seq,
+                Problem::Inserted,
+                format!("event with seq {seq} cannot be part of the log"),
+            ));
+        }
+        let c = match row.columns() {
+            Ok(c) => c,
+            Err(detail) => return Ok(broken(seq, Problem::Edited, detail)),
+        };
+        if !is_hash(c.hash) || !is_hash(c.prev_hash) {
+            return Ok(broken(
+                seq,
+                Problem::BadHash,
+                "the stored hash or previous hash is not 64 lowercase hex digits",
+            ));
+        }
+        let payload = match serde_json::from_str::<Value>(c.payload) {
+            Ok(v) => canonical_json(&v),
+            Err(e) => {
+                return Ok(broken(
+                    seq,
+                    Problem::Edited,
+                    format!("the payload is not JSON: {e}"),
+                ));
+            }
+        };
+        let input = |seq| HashInput {
+            seq,
+            ts_ms: c.ts_ms,
+            kind: c.kind,
+            session_id: c.session_id,
+            call_id: c.call_id,
+            payload_canonical: &payload,
+        };
+        let recomputed = input(seq).hash(c.prev_hash);
+        if c.prev_hash == expected_prev {
+            if recomputed == c.hash {
+                expected_prev = recomputed;
+                expected_seq += 1;
+                continue;
+            }
+            return Ok(broken(
+                seq,
+                Problem::Edited,
+                "the event's content does not match its hash",
+            ));
+        }
+        // The link is broken: find the likeliest explanation.
+        let next = match rows.peek() {
+            Some(Ok(next)) => next
+                .columns()
+                .ok()
+                .map(|n| (n.prev_hash.to_string(), n.hash.to_string())),
+            _ => None,
+        };
+        if let Some((next_prev, next_hash)) = &next {
+            if *next_prev == expected_prev && c.prev_hash == next_hash {
+                return Ok(broken(
+                    seq,
+                    Problem::OutOfOrder,
+                    format!("events {seq} and {} were swapped", seq + 1),
+                ));
+            }
+            if *next_prev == expected_prev {
+                return Ok(broken(
+                    seq,
+                    Problem::Inserted,
+                    format!(
+                        "event {seq} was not written by the log; event {} follows {}",
+                        seq + 1,
+                        seq - 1
+                    ),
+                ));
+            }
+        }
+        for d in 1..=MAX_RENUMBER {
+            if input(seq + d).hash(c.prev_hash) == c.hash {
+                return Ok(broken(
+                    seq,
+                    Problem::Missing,
+                    format!(
+                        "{d} event(s) before this one were deleted and the rest renumbered (it was written as {})",
+                        seq + d
+                    ),
+                ));
+            }
+            if seq - d >= 1 && input(seq - d).hash(c.prev_hash) == c.hash {
+                return Ok(broken(
+                    seq - d,
+                    Problem::Inserted,
+                    format!(
+                        "{d} event(s) were inserted before event {} (written as {})",
+                        seq,
+                        seq - d
+                    ),
+                ));
+            }
+        }
+        if recomputed == c.hash && seq > 1 {
+            return Ok(broken(
+                seq - 1,
+                Problem::Edited,
+                format!(
+                    "event {} was rewritten with a recomputed hash; event {seq} still links to the original",
+                    seq - 1
+                ),
+            ));
+        }
+        return Ok(broken(
+            seq,
+            Problem::BadHash,
+            "the event does not link to the previous event",
+        ));
+    }
+    let last = expected_seq - 1;
+    match head {
+        None => Ok(broken(
+            last + 1,
+            Problem::Missing,
+            "the log's head record is missing",
+        )),
+        Some((head_seq, _)) if head_seq > last => Ok(broken(
+            last + 1,
+            Problem::Missing,
+            format!(
+                "the log ends at {last} but {head_seq} events were written: events were removed from the end"
+            ),
+        )),
+        Some((head_seq, _)) if head_seq < last => Ok(broken(
+            head_seq + 1,
+            Problem::Inserted,
+            format!("events after {head_seq} were added outside the log"),
+        )),
+        Some((_, head_hash)) if head_hash != expected_prev => Ok(broken(
+            last,
+            Problem::Edited,
+            "the last event does not match the hash recorded in the log head",
+        )),
+        Some(_) => Ok(VerifyReport::Ok {
+            events: u64::try_from(last).unwrap_or(0),
+        }),
+    }
+}
