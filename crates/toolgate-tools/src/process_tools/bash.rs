@@ -1,0 +1,522 @@
+//! `bash`: runs a command line with `bash -c` in its own session and process
+//! group, with no terminal and stdin closed.
+//!
+//! stdout and stderr are merged into one output in the order their chunks
+//! arrive (each stream keeps its own order; lines written at the same moment
+//! on both may interleave differently than on a terminal). The first
+//! [`MEMORY_LIMIT_BYTES`] stay in memory; past that the whole output streams
+//! to a spill file under `<data_dir>/bash-output/`, so memory stays bounded
+//! whatever the command prints.
+//!
+//! On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after
+//! [`KILL_GRACE`]. The group is owned by the call: when the command exits,
+//! processes it left running in the group (background jobs) are terminated the
+//! same way, so a call never leaves anything behind.
+
+use std::future::Future;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, sleep_until};
+use toolgate_core::{
+    Content, Location, PermissionRequest, Progress, Risk, Tool, ToolContext, ToolError,
+};
+
+use super::ProcessToolsConfig;
+use super::output_capture::{Capture, MEMORY_LIMIT_BYTES};
+use super::process_group::{GroupGuard, KILL_GRACE, Termination, group_alive, terminate};
+use super::secret_env::command_env;
+
+/// Timeout when the call gives none: 2 minutes.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The longest timeout a call may ask for: 10 minutes.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Linux refuses a single argument this long or longer (`MAX_ARG_STRLEN`).
+const MAX_COMMAND_BYTES: usize = 128 * 1024;
+/// After the command exits, how long its output may take to reach end-of-file
+/// before whatever still holds it open is terminated.
+const DRAIN_GRACE: Duration = Duration::from_millis(200);
+const READ_CHUNK: usize = 64 * 1024;
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+const PROGRESS_LINE_CHARS: usize = 200;
+
+/// Input of `bash`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command line, run with `bash -c`.
+    pub command: String,
+    /// The directory to run in, relative to the location root; default the root.
+    #[serde(default)]
+    pub workdir: Option<String>,
+    /// Timeout in milliseconds: default 120000 (2 minutes), at most 600000.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// What the command does, in a few words, for the person approving it.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// Output of `bash`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BashOutput {
+    /// The directory the command ran in.
+    pub workdir: String,
+    /// The exit code, when the command exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the command, when one did.
+    pub signal: Option<i32>,
+    /// That signal's name (`SIGKILL`, …).
+    pub signal_name: Option<String>,
+    /// The command ran past its timeout and was terminated.
+    pub timed_out: bool,
+    /// Wall time from start to the end of the output, in milliseconds.
+    pub duration_ms: u64,
+    /// stdout and stderr in arrival order; when the output spilled, its first
+    /// 1 MiB (the rest is in `spill_path`). Invalid UTF-8 is replaced.
+    pub output: String,
+    /// Total bytes of output.
+    pub output_bytes: u64,
+    /// When the output spilled: its last 64 KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<String>,
+    /// The file holding the whole output, when it outgrew memory.
+    pub spill_path: Option<String>,
+    /// Processes the command left running in its group were terminated.
+    pub background_terminated: bool,
+}
+
+/// The `bash` tool.
+#[derive(Debug, Clone)]
+pub struct BashTool {
+    spill_dir: PathBuf,
+    secret_patterns: Vec<String>,
+}
+
+impl BashTool {
+    /// A bash tool spilling under `config.data_dir` and withholding variables
+    /// that match `config.secret_env_patterns`.
+    pub fn new(config: &ProcessToolsConfig) -> Self {
+        BashTool {
+            spill_dir: config.data_dir.join("bash-output"),
+            secret_patterns: config.secret_env_patterns.clone(),
+        }
+    }
+}
+
+/// Checks the input and returns the timeout.
+fn check_input(input: &BashInput) -> Result<Duration, ToolError> {
+    if input.command.trim().is_empty() {
+        return Err(ToolError::InvalidInput("command is empty".into()));
+    }
+    if input.command.contains('\0') {
+        return Err(ToolError::InvalidInput(
+            "command contains a NUL byte".into(),
+        ));
+    }
+    if input.command.len() >= MAX_COMMAND_BYTES {
+        return Err(ToolError::InvalidInput(format!(
+            "command is {} bytes; the limit is {} bytes (write a script file and run it instead)",
+            input.command.len(),
+            MAX_COMMAND_BYTES - 1
+        )));
+    }
+    match input.timeout_ms {
+        None => Ok(Duration::from_millis(DEFAULT_TIMEOUT_MS)),
+        Some(ms) if (1..=MAX_TIMEOUT_MS).contains(&ms) => Ok(Duration::from_millis(ms)),
+        Some(ms) => Err(ToolError::InvalidInput(format!(
+            "timeout_ms must be between 1 and {MAX_TIMEOUT_MS} (10 minutes); got {ms}"
+        ))),
+    }
+}
+
+fn workdir_of(location: &Location, workdir: Option<&str>) -> Result<PathBuf, ToolError> {
+    match workdir {
+        None => Ok(location.root().to_path_buf()),
+        Some(w) => Ok(location.resolve(w)?.path),
+    }
+}
+
+fn spill_prefix(call_id: &str) -> String {
+    let safe: String = call_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(40)
+        .collect();
+    if safe.is_empty() {
+        "bash-".to_string()
+    } else {
+        format!("bash-{safe}-")
+    }
+}
+
+/// Reads a pipe in chunks into `tx` until end-of-file.
+fn spawn_reader<R>(reader: Option<R>, tx: mpsc::Sender<Vec<u8>>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let Some(mut reader) = reader else { return };
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; READ_CHUNK];
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).await.is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "reading command output failed");
+                    break;
+                }
+            }
+        }
+    });
+}
+
+/// Reports the newest output line at most every [`PROGRESS_EVERY`].
+#[derive(Default)]
+struct ProgressThrottle {
+    last: Option<Instant>,
+}
+
+impl ProgressThrottle {
+    fn report(&mut self, ctx: &ToolContext, chunk: &[u8], total: u64) {
+        if self.last.is_some_and(|t| t.elapsed() < PROGRESS_EVERY) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        ctx.report(Progress {
+            message: last_line(chunk),
+            progress: total as f64,
+            total: None,
+        });
+    }
+}
+
+fn last_line(chunk: &[u8]) -> String {
+    let text = String::from_utf8_lossy(chunk);
+    let line = text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    line.chars().take(PROGRESS_LINE_CHARS).collect()
+}
+
+/// Awaits the future when there is one; never completes otherwise.
+async fn maybe<F: Future + Unpin>(f: Option<&mut F>) -> F::Output {
+    match f {
+        Some(f) => f.await,
+        None => std::future::pending().await,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stop {
+    Running,
+    TimedOut,
+    Cancelled,
+}
+
+type TerminateFuture = Pin<Box<dyn Future<Output = Termination> + Send>>;
+
+fn start_terminate(pgid: i32) -> Option<TerminateFuture> {
+    Some(Box::pin(terminate(pgid, KILL_GRACE)))
+}
+
+impl BashTool {
+    fn spawn(&self, command: &str, workdir: &Path) -> Result<tokio::process::Child, ToolError> {
+        let (env, removed) = command_env(&self.secret_patterns);
+        if !removed.is_empty() {
+            tracing::debug!(
+                ?removed,
+                "secret-looking variables withheld from the command"
+            );
+        }
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(workdir)
+            .env_clear()
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: setsid is async-signal-safe and touches no memory of ours; a
+        // new session makes the command a group leader with no controlling
+        // terminal, so `killpg` reaches everything it starts and nothing can
+        // open our terminal.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid()
+                    .map(|_| ())
+                    .map_err(std::io::Error::from)
+            });
+        }
+        cmd.spawn().map_err(|e| ToolError::io("starting bash", e))
+    }
+
+    async fn run(&self, input: BashInput, ctx: &ToolContext) -> Result<BashOutput, ToolError> {
+        let timeout = check_input(&input)?;
+        let workdir = workdir_of(&ctx.location, input.workdir.as_deref())?;
+        if !workdir.exists() {
+            return Err(ToolError::InvalidInput(format!(
+                "workdir {} does not exist",
+                workdir.display()
+            )));
+        }
+        if !workdir.is_dir() {
+            return Err(ToolError::InvalidInput(format!(
+                "workdir {} is not a directory",
+                workdir.display()
+            )));
+        }
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let mut child = self.spawn(&input.command, &workdir)?;
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .ok_or_else(|| ToolError::Failed("bash exited before its pid was known".into()))?;
+        let mut guard = GroupGuard::new(pgid);
+
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(4);
+        spawn_reader(child.stdout.take(), tx.clone());
+        spawn_reader(child.stderr.take(), tx);
+
+        let mut capture = Capture::new(
+            MEMORY_LIMIT_BYTES,
+            &self.spill_dir,
+            &spill_prefix(&ctx.identity.call_id),
+        );
+        let mut progress = ProgressThrottle::default();
+        let mut status: Option<ExitStatus> = None;
+        let mut stop = Stop::Running;
+        let mut pipes_open = true;
+        let mut termination: Option<TerminateFuture> = None;
+        let mut terminated: Option<Termination> = None;
+        let mut background_terminated = false;
+        // Set when the command has exited (or been terminated): the output
+        // must reach end-of-file by then.
+        let mut drain_deadline: Option<Instant> = None;
+
+        loop {
+            if status.is_some() && termination.is_none() && !pipes_open {
+                break;
+            }
+            tokio::select! {
+                chunk = rx.recv(), if pipes_open => match chunk {
+                    Some(bytes) => {
+                        capture.push(&bytes).await?;
+                        progress.report(ctx, &bytes, capture.total());
+                    }
+                    None => pipes_open = false,
+                },
+                st = child.wait(), if status.is_none() => {
+                    status = Some(st.map_err(|e| ToolError::io("waiting for bash", e))?);
+                    drain_deadline.get_or_insert(Instant::now() + DRAIN_GRACE);
+                }
+                () = sleep_until(deadline), if stop == Stop::Running && status.is_none() => {
+                    stop = Stop::TimedOut;
+                    termination = termination.or_else(|| start_terminate(pgid));
+                }
+                () = ctx.cancel.cancelled(), if stop == Stop::Running => {
+                    stop = Stop::Cancelled;
+                    termination = termination.or_else(|| start_terminate(pgid));
+                }
+                () = sleep_until(drain_deadline.unwrap_or(deadline)),
+                    if drain_deadline.is_some() && pipes_open && termination.is_none() => {
+                    if terminated.is_some() {
+                        // Terminated, yet something outside the group still
+                        // holds the output open: stop reading.
+                        tracing::warn!(pgid, "command output still open after the group was terminated");
+                        break;
+                    }
+                    // Exited, but a background process still holds the output.
+                    background_terminated = true;
+                    termination = start_terminate(pgid);
+                }
+                t = maybe(termination.as_mut()) => {
+                    terminated = Some(t);
+                    termination = None;
+                    drain_deadline = Some(Instant::now() + DRAIN_GRACE);
+                }
+            }
+        }
+
+        if terminated.is_none() && group_alive(pgid) {
+            // Exited with the output closed, but background jobs live on.
+            background_terminated = true;
+            terminated = Some(terminate(pgid, KILL_GRACE).await);
+        }
+        if terminated.is_none_or(|t| t.gone) {
+            guard.disarm();
+        }
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let captured = capture.finish().await?;
+        if stop == Stop::Cancelled {
+            return Err(ToolError::Cancelled);
+        }
+        let status =
+            status.ok_or_else(|| ToolError::Failed("bash did not report an exit status".into()))?;
+        let signal = status.signal();
+        Ok(BashOutput {
+            workdir: workdir.display().to_string(),
+            exit_code: status.code(),
+            signal,
+            signal_name: signal.map(signal_name),
+            timed_out: stop == Stop::TimedOut,
+            duration_ms,
+            output: String::from_utf8_lossy(&captured.head).into_owned(),
+            output_bytes: captured.total,
+            output_tail: captured
+                .tail
+                .map(|t| String::from_utf8_lossy(&t).into_owned()),
+            spill_path: captured.spill_path.map(|p| p.display().to_string()),
+            background_terminated,
+        })
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    nix::sys::signal::Signal::try_from(signal)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {signal}"))
+}
+
+impl Tool for BashTool {
+    type Input = BashInput;
+    type Output = BashOutput;
+
+    fn description(&self) -> String {
+        "Runs a command with `bash -c` in the workspace (or `workdir`), with no terminal and \
+         stdin closed. Returns exit code, signal, duration and the combined stdout/stderr. \
+         Default timeout 2 minutes, at most 10 (`timeout_ms`); on timeout the whole process \
+         group is terminated. Output over 1 MiB is saved to a file whose path is returned. \
+         Secret-looking environment variables are not passed on."
+            .into()
+    }
+
+    fn intent(
+        &self,
+        input: &BashInput,
+        location: &Location,
+    ) -> Result<Vec<PermissionRequest>, ToolError> {
+        check_input(input)?;
+        let workdir = workdir_of(location, input.workdir.as_deref())?;
+        Ok(vec![
+            PermissionRequest::new("bash", input.command.clone(), Risk::Execute)
+                .with_cwd(workdir.display().to_string()),
+        ])
+    }
+
+    async fn execute(&self, input: BashInput, ctx: ToolContext) -> Result<BashOutput, ToolError> {
+        self.run(input, &ctx).await
+    }
+
+    fn project(&self, output: &BashOutput) -> Vec<Content> {
+        let mut text = output.output.clone();
+        if let Some(path) = &output.spill_path {
+            let shown = output.output.len() as u64
+                + output.output_tail.as_ref().map_or(0, |t| t.len() as u64);
+            text.push_str(&format!(
+                "\n[… {} more bytes of output; the full output is in {path} …]\n",
+                output.output_bytes.saturating_sub(shown)
+            ));
+            if let Some(tail) = &output.output_tail {
+                text.push_str(tail);
+            }
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if output.timed_out {
+            text.push_str(&format!(
+                "(timed out after {} ms; the process group was terminated)\n",
+                output.duration_ms
+            ));
+        }
+        match (output.exit_code, &output.signal_name) {
+            (Some(code), _) => text.push_str(&format!("(exit code {code})")),
+            (None, Some(name)) => text.push_str(&format!("(killed by {name})")),
+            (None, None) => text.push_str("(no exit status)"),
+        }
+        if output.background_terminated {
+            text.push_str("\n(background processes left running by the command were terminated)");
+        }
+        vec![Content::text(text)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(command: &str, timeout_ms: Option<u64>) -> BashInput {
+        BashInput {
+            command: command.into(),
+            workdir: None,
+            timeout_ms,
+            description: None,
+        }
+    }
+
+    #[test]
+    fn timeout_bounds() {
+        assert_eq!(
+            check_input(&input("ls", None)).unwrap(),
+            Duration::from_millis(DEFAULT_TIMEOUT_MS)
+        );
+        assert!(check_input(&input("ls", Some(MAX_TIMEOUT_MS))).is_ok());
+        for bad in [0, MAX_TIMEOUT_MS + 1] {
+            let err = check_input(&input("ls", Some(bad)))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("timeout_ms must be between 1 and 600000"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_commands() {
+        assert!(
+            check_input(&input("  ", None))
+                .unwrap_err()
+                .to_string()
+                .contains("empty")
+        );
+        assert!(
+            check_input(&input("a\0b", None))
+                .unwrap_err()
+                .to_string()
+                .contains("NUL")
+        );
+        let long = "x".repeat(MAX_COMMAND_BYTES);
+        assert!(
+            check_input(&input(&long, None))
+                .unwrap_err()
+                .to_string()
+                .contains("limit")
+        );
+    }
+
+    #[test]
+    fn last_line_skips_blank_tail() {
+        assert_eq!(last_line(b"one\ntwo\n\n"), "two");
+        assert_eq!(spill_prefix("call/../1"), "bash-call1-");
+        assert_eq!(spill_prefix(""), "bash-");
+    }
+}

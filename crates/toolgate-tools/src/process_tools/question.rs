@@ -1,0 +1,232 @@
+//! `question`: asks the user through a [`QuestionChannel`] and returns the
+//! answers. The tool never talks to a terminal itself: the embedding program
+//! supplies the channel (the CLI asks on the terminal, the MCP server through
+//! elicitation).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{
+    CallIdentity, Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError,
+};
+
+use super::ProcessToolsConfig;
+
+const MAX_QUESTIONS: usize = 20;
+const MAX_OPTIONS: usize = 20;
+const MAX_TEXT_CHARS: usize = 2000;
+
+/// One question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    /// The question text.
+    pub question: String,
+    /// Choices to offer; the user may still answer in their own words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<String>>,
+}
+
+/// The answer to one question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Answer {
+    /// The question asked.
+    pub question: String,
+    /// What the user answered.
+    pub answer: String,
+}
+
+/// Why a channel could not get answers.
+#[derive(Debug, thiserror::Error)]
+pub enum QuestionError {
+    /// The user declined to answer.
+    #[error("the user declined to answer{}", .0.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Declined(Option<String>),
+    /// The channel failed (closed terminal, lost connection, …).
+    #[error("could not ask the user: {0}")]
+    Failed(String),
+    /// The call was cancelled while waiting.
+    #[error("cancelled while waiting for an answer")]
+    Cancelled,
+}
+
+/// How questions reach a person. Implementations return one answer per
+/// question, in order, and give up promptly when `cancel` fires.
+#[async_trait]
+pub trait QuestionChannel: Send + Sync {
+    /// Asks `questions` on behalf of `caller`.
+    async fn ask(
+        &self,
+        caller: &CallIdentity,
+        questions: &[Question],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>, QuestionError>;
+}
+
+/// Input of `question`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionInput {
+    /// The questions, asked in order.
+    pub questions: Vec<Question>,
+}
+
+/// Output of `question`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct QuestionOutput {
+    /// One answer per question, in order.
+    pub answers: Vec<Answer>,
+}
+
+/// The `question` tool.
+#[derive(Clone)]
+pub struct QuestionTool {
+    channel: Option<Arc<dyn QuestionChannel>>,
+}
+
+impl std::fmt::Debug for QuestionTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuestionTool")
+            .field("channel", &self.channel.is_some())
+            .finish()
+    }
+}
+
+impl QuestionTool {
+    /// A question tool using `config.question`.
+    pub fn new(config: &ProcessToolsConfig) -> Self {
+        QuestionTool {
+            channel: config.question.clone(),
+        }
+    }
+}
+
+fn check_text(what: &str, text: &str) -> Result<(), ToolError> {
+    if text.trim().is_empty() {
+        return Err(ToolError::InvalidInput(format!("{what} is empty")));
+    }
+    let chars = text.chars().count();
+    if chars > MAX_TEXT_CHARS {
+        return Err(ToolError::InvalidInput(format!(
+            "{what} is {chars} characters; the limit is {MAX_TEXT_CHARS}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_questions(questions: &[Question]) -> Result<(), ToolError> {
+    if questions.is_empty() {
+        return Err(ToolError::InvalidInput(
+            "questions is empty: ask at least one".into(),
+        ));
+    }
+    if questions.len() > MAX_QUESTIONS {
+        return Err(ToolError::InvalidInput(format!(
+            "{} questions; at most {MAX_QUESTIONS} per call",
+            questions.len()
+        )));
+    }
+    for (i, q) in questions.iter().enumerate() {
+        check_text(&format!("questions[{i}].question"), &q.question)?;
+        let Some(options) = &q.options else { continue };
+        if options.len() > MAX_OPTIONS {
+            return Err(ToolError::InvalidInput(format!(
+                "questions[{i}].options has {} entries; at most {MAX_OPTIONS}",
+                options.len()
+            )));
+        }
+        for (j, o) in options.iter().enumerate() {
+            check_text(&format!("questions[{i}].options[{j}]"), o)?;
+            if options[..j].contains(o) {
+                return Err(ToolError::InvalidInput(format!(
+                    "questions[{i}].options[{j}] repeats {o:?}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Tool for QuestionTool {
+    type Input = QuestionInput;
+    type Output = QuestionOutput;
+
+    fn description(&self) -> String {
+        "Asks the user one or more questions (each optionally with choices) and returns their \
+         answers. Use it when you need a decision or information only the user has."
+            .into()
+    }
+
+    fn intent(
+        &self,
+        input: &QuestionInput,
+        _location: &Location,
+    ) -> Result<Vec<PermissionRequest>, ToolError> {
+        check_questions(&input.questions)?;
+        let summary = input
+            .questions
+            .iter()
+            .map(|q| q.question.trim())
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(vec![
+            PermissionRequest::new("question", summary, Risk::Read)
+                .with_save_pattern(Some("*".into())),
+        ])
+    }
+
+    async fn execute(
+        &self,
+        input: QuestionInput,
+        ctx: ToolContext,
+    ) -> Result<QuestionOutput, ToolError> {
+        check_questions(&input.questions)?;
+        let channel = self.channel.as_ref().ok_or_else(|| {
+            ToolError::Failed(
+                "question is not available: no question channel is configured (the program \
+                 embedding toolgate must provide one, e.g. the terminal for `toolgate call`)"
+                    .into(),
+            )
+        })?;
+        let answers = tokio::select! {
+            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            r = channel.ask(&ctx.identity, &input.questions, &ctx.cancel) => r,
+        };
+        let answers = match answers {
+            Ok(a) => a,
+            Err(QuestionError::Cancelled) => return Err(ToolError::Cancelled),
+            Err(e) => return Err(ToolError::Failed(e.to_string())),
+        };
+        if answers.len() != input.questions.len() {
+            return Err(ToolError::Failed(format!(
+                "the question channel returned {} answers for {} questions",
+                answers.len(),
+                input.questions.len()
+            )));
+        }
+        Ok(QuestionOutput {
+            answers: input
+                .questions
+                .into_iter()
+                .zip(answers)
+                .map(|(q, answer)| Answer {
+                    question: q.question,
+                    answer,
+                })
+                .collect(),
+        })
+    }
+
+    fn project(&self, output: &QuestionOutput) -> Vec<Content> {
+        let text = output
+            .answers
+            .iter()
+            .map(|a| format!("Q: {}\nA: {}", a.question, a.answer))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        vec![Content::text(text)]
+    }
+}
