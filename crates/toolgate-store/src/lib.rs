@@ -45,6 +45,7 @@ mod sqlite;
 pub use approvals::SqliteApprovals;
 pub use error::StoreError;
 pub use log::{
-    Durability, EventFilter, EventLog, EventReader, Problem, StoredEvent, VerifyReport, verify,
+    Durability, EventFilter, EventLog, EventReader, LogStats, Problem, StoredEvent, VerifyReport,
+    verify,
 };
 pub use spill::{DEFAULT_RETENTION, SWEEP_INTERVAL, SpillStore, SweepHandle};

@@ -7,6 +7,8 @@ mod verify;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
@@ -20,7 +22,7 @@ use crate::canonical::canonical_json;
 use crate::error::StoreError;
 use crate::sqlite::{self, Access};
 use schema::LOG_FILE;
-use writer::{Message, Pending};
+use writer::{Counters, Message, Pending};
 
 /// What "durable" means for an acknowledged event.
 ///
@@ -60,6 +62,16 @@ pub struct EventLog {
     queue: Option<mpsc::Sender<Message>>,
     writer: Option<JoinHandle<()>>,
     reader: EventReader,
+    counters: Arc<Counters>,
+}
+
+/// What one [`EventLog`]'s writer has done since it was opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogStats {
+    /// Events committed.
+    pub events: u64,
+    /// Transactions committed (fewer than `events` when commits were grouped).
+    pub commits: u64,
 }
 
 impl EventLog {
@@ -74,9 +86,11 @@ impl EventLog {
         // The reader gets its own connection so queries never wait for the writer.
         let read_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
         let (tx, rx) = mpsc::channel();
+        let counters = Arc::new(Counters::default());
+        let writer_counters = Arc::clone(&counters);
         let writer = std::thread::Builder::new()
             .name("toolgate-event-log".into())
-            .spawn(move || writer::run(write_conn, rx))
+            .spawn(move || writer::run(write_conn, rx, writer_counters))
             .map_err(|source| StoreError::Io {
                 context: "starting the writer thread for",
                 path: path.clone(),
@@ -87,12 +101,21 @@ impl EventLog {
             queue: Some(tx),
             writer: Some(writer),
             reader: EventReader::from_connection(read_conn),
+            counters,
         })
     }
 
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Events and transactions committed by this instance so far.
+    pub fn stats(&self) -> LogStats {
+        LogStats {
+            events: self.counters.events.load(Ordering::Relaxed),
+            commits: self.counters.commits.load(Ordering::Relaxed),
+        }
     }
 
     /// The events matching `filter`, oldest first.

@@ -188,11 +188,31 @@ fn walk(
             payload_canonical: &payload,
         };
         let recomputed = input(seq).hash(c.prev_hash);
+        if c.prev_hash == expected_prev && recomputed == c.hash {
+            expected_prev = recomputed;
+            expected_seq += 1;
+            continue;
+        }
+        // Broken: the next row helps tell what happened.
+        let next = match rows.peek() {
+            Some(Ok(next)) => next
+                .columns()
+                .ok()
+                .map(|n| (n.prev_hash.to_string(), n.hash.to_string())),
+            _ => None,
+        };
+        let next_skips_this = next.as_ref().is_some_and(|(p, _)| *p == expected_prev);
         if c.prev_hash == expected_prev {
-            if recomputed == c.hash {
-                expected_prev = recomputed;
-                expected_seq += 1;
-                continue;
+            if next_skips_this {
+                return Ok(broken(
+                    seq,
+                    Problem::Inserted,
+                    format!(
+                        "event {seq} was not written by the log; event {} follows {}",
+                        seq + 1,
+                        seq - 1
+                    ),
+                ));
             }
             return Ok(broken(
                 seq,
@@ -201,13 +221,6 @@ fn walk(
             ));
         }
         // The link is broken: find the likeliest explanation.
-        let next = match rows.peek() {
-            Some(Ok(next)) => next
-                .columns()
-                .ok()
-                .map(|n| (n.prev_hash.to_string(), n.hash.to_string())),
-            _ => None,
-        };
         if let Some((next_prev, next_hash)) = &next {
             if *next_prev == expected_prev && c.prev_hash == next_hash {
                 return Ok(broken(

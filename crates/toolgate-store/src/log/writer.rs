@@ -4,6 +4,8 @@
 //! `BEGIN IMMEDIATE` transaction, which reads the chain's head inside the
 //! transaction, so several processes can append to the same file.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 
 use rusqlite::{Connection, TransactionBehavior, params};
@@ -33,8 +35,15 @@ pub(crate) enum Message {
     Flush(std::sync::mpsc::Sender<()>),
 }
 
+/// Counters shared with the [`EventLog`](super::EventLog) for diagnostics.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub events: AtomicU64,
+    pub commits: AtomicU64,
+}
+
 /// Runs until every sender is gone and the queue is drained.
-pub(crate) fn run(mut conn: Connection, queue: Receiver<Message>) {
+pub(crate) fn run(mut conn: Connection, queue: Receiver<Message>, counters: Arc<Counters>) {
     let mut batch: Vec<Pending> = Vec::new();
     let mut flushes = Vec::new();
     while let Ok(first) = queue.recv() {
@@ -46,7 +55,7 @@ pub(crate) fn run(mut conn: Connection, queue: Receiver<Message>) {
             }
         }
         if !batch.is_empty() {
-            commit(&mut conn, &mut batch);
+            commit(&mut conn, &mut batch, &counters);
         }
         for f in flushes.drain(..) {
             let _ = f.send(());
@@ -63,9 +72,13 @@ fn take(m: Message, batch: &mut Vec<Pending>, flushes: &mut Vec<std::sync::mpsc:
 }
 
 /// Commits `batch` in one transaction and answers every ack.
-fn commit(conn: &mut Connection, batch: &mut Vec<Pending>) {
+fn commit(conn: &mut Connection, batch: &mut Vec<Pending>, counters: &Counters) {
     match append(conn, batch) {
         Ok(first_seq) => {
+            counters.commits.fetch_add(1, Ordering::Relaxed);
+            counters
+                .events
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
             for (i, p) in batch.drain(..).enumerate() {
                 // A dropped receiver (a call dropped mid-flight) is fine: the event is stored.
                 let _ = p.ack.send(Ok(first_seq + i as u64));
