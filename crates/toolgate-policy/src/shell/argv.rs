@@ -1,0 +1,371 @@
+//! One simple command's words: wrappers unwrapped, shells and interpreters
+//! recognised, the rest classified by the command table.
+
+use toolgate_core::Risk;
+
+use super::words::Word;
+use crate::classify::table::{
+    DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, loads_code, wrapper_for,
+};
+use crate::classify::{self, command_name};
+
+/// What one simple command does, once unwrapped.
+#[derive(Clone, Debug)]
+pub(crate) struct Part {
+    pub(crate) risk: Risk,
+    pub(crate) reason: String,
+    /// Why it cannot be analysed, if it cannot.
+    pub(crate) opaque: Option<String>,
+    /// Whether the innermost command's operands are paths.
+    pub(crate) paths: bool,
+    /// The innermost command's name.
+    pub(crate) name: String,
+    /// The innermost command's arguments.
+    pub(crate) args: Vec<Word>,
+    /// Shell code it runs (`bash -c '…'`, `trap '…'`), analysed recursively.
+    pub(crate) code: Vec<String>,
+    /// Whether the command only delegates to `code` (no request of its own).
+    pub(crate) delegates: bool,
+    /// A directory the wrapper switches to (`env -C DIR`, `sudo -D DIR`).
+    pub(crate) chdir: Option<Word>,
+    /// Extra facts for people (`sudo`).
+    pub(crate) note: Option<String>,
+    /// Some argument is only known at run time: never save an approval.
+    pub(crate) unknown_args: bool,
+}
+
+impl Part {
+    fn new() -> Self {
+        Part {
+            risk: Risk::Read,
+            reason: String::new(),
+            opaque: None,
+            paths: false,
+            name: String::new(),
+            args: Vec::new(),
+            code: Vec::new(),
+            delegates: false,
+            chdir: None,
+            note: None,
+            unknown_args: false,
+        }
+    }
+
+    pub(crate) fn raise(&mut self, risk: Risk, reason: impl Into<String>) {
+        if risk > self.risk || self.reason.is_empty() {
+            self.risk = risk.max(self.risk);
+            self.reason = reason.into();
+        }
+    }
+
+    fn make_opaque(&mut self, why: impl Into<String>) {
+        if self.opaque.is_none() {
+            self.opaque = Some(format!("opaque: {}", why.into()));
+        }
+        self.raise(Risk::Execute, "it cannot be analysed");
+    }
+
+    fn merge(&mut self, other: Part) {
+        self.raise(other.risk, other.reason);
+        if self.opaque.is_none() {
+            self.opaque = other.opaque;
+        }
+        self.code.extend(other.code);
+        self.args.extend(other.args);
+        self.unknown_args |= other.unknown_args;
+    }
+}
+
+/// Analyses the words of one simple command (assignments already removed).
+pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
+    let mut part = Part::new();
+    if depth > super::MAX_DEPTH {
+        part.make_opaque("commands nested too deeply");
+        return part;
+    }
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        if !word.known {
+            part.make_opaque(format!(
+                "the command name `{}` is only known at run time",
+                word.text
+            ));
+            return part;
+        }
+        let name = command_name(&word.text);
+        let Some(wrapper) = wrapper_for(name) else {
+            break;
+        };
+        if (name == "command" || name == "type")
+            && words
+                .get(i + 1)
+                .is_some_and(|w| matches!(w.text.as_str(), "-v" | "-V"))
+        {
+            part.raise(Risk::Read, "`command -v` looks a name up");
+            part.name = name.to_string();
+            return part;
+        }
+        if wrapper.floor > Risk::Read {
+            part.raise(wrapper.floor, format!("`{name}` runs the command with other privileges"));
+        }
+        if matches!(name, "sudo" | "doas") {
+            part.note = Some(format!("runs as another user ({name})"));
+        }
+        let via_xargs = matches!(name, "xargs" | "gxargs");
+        i += 1;
+        let mut operands_left = wrapper.leading_operands;
+        while let Some(w) = words.get(i) {
+            let a = w.text.as_str();
+            if !w.known {
+                part.make_opaque(format!("`{name}` is given `{a}`, only known at run time"));
+                return part;
+            }
+            if a == "--" {
+                i += 1;
+                break;
+            }
+            if a.starts_with('-') && a.len() > 1 {
+                if name == "env" && (a.starts_with("-S") || a.starts_with("--split-string")) {
+                    part.make_opaque("`env -S` splits a string into a command");
+                    return part;
+                }
+                if matches!(name, "sudo" | "doas") && matches!(a, "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit") {
+                    part.raise(Risk::Execute, format!("`{name} {a}` starts a shell or editor as another user"));
+                }
+                if wrapper.value_opts.contains(&a) {
+                    if matches!((name, a), ("env", "-C" | "--chdir") | ("sudo", "-D" | "--chdir")) {
+                        part.chdir = words.get(i + 1).cloned();
+                    }
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            if wrapper.takes_assignments && classify::is_assignment(a) {
+                let var = a.split('=').next().unwrap_or(a);
+                if loads_code(var) {
+                    part.raise(Risk::Execute, format!("setting {var} makes the program load or run other code"));
+                }
+                i += 1;
+                continue;
+            }
+            if operands_left > 0 {
+                operands_left -= 1;
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if i >= words.len() {
+            part.name = name.to_string();
+            let reason = if name == "env" {
+                "`env` with no command prints the environment, secrets included".to_string()
+            } else {
+                format!("`{name}` with no command")
+            };
+            part.raise(wrapper.bare, reason);
+            return part;
+        }
+        if via_xargs {
+            let inner = command_name(&words[i].text);
+            if DELETERS.contains(&inner) {
+                part.raise(Risk::Destructive, format!("`xargs {inner}` deletes every file it is fed"));
+            }
+        }
+    }
+    let rest = &words[i..];
+    let Some(first) = rest.first() else {
+        return part;
+    };
+    let name = command_name(&first.text).to_string();
+    part.name = name.clone();
+    part.args = rest[1..].to_vec();
+    part.unknown_args = part.args.iter().any(|w| !w.known);
+    let texts: Vec<String> = rest.iter().map(|w| w.text.clone()).collect();
+    let args = &texts[1..];
+
+    match name.as_str() {
+        "eval" => {
+            part.make_opaque("`eval` runs text built at run time");
+            return part;
+        }
+        "source" | "." => {
+            part.make_opaque(format!("`{name}` runs the commands of a file the analyser does not read"));
+            return part;
+        }
+        "trap" => {
+            match rest.get(1) {
+                Some(code) if code.known && !code.text.starts_with('-') => {
+                    part.code.push(code.text.clone());
+                    part.raise(Risk::Read, "`trap` runs its code later; the code is analysed");
+                }
+                Some(code) if !code.known => part.make_opaque("`trap` is given code only known at run time"),
+                _ => part.raise(Risk::Read, "`trap` lists or resets traps"),
+            }
+            return part;
+        }
+        _ => {}
+    }
+    if SHELLS.contains(&name.as_str()) {
+        shell_invocation(&name, &rest[1..], &mut part);
+        return part;
+    }
+    if let Some(why) = inline_code(&name, args) {
+        part.make_opaque(why);
+        return part;
+    }
+    if STDIN_RUNNERS.contains(&name.as_str()) && reads_code_from_stdin(args) {
+        part.make_opaque(format!("`{name}` reads its program from stdin (piped or heredoc data)"));
+        return part;
+    }
+    let verdict = classify::classify(&texts);
+    part.raise(verdict.risk, verdict.reason);
+    part.paths = verdict.paths;
+    for embedded in verdict.embedded {
+        let words: Vec<Word> = embedded
+            .into_iter()
+            .map(|text| Word {
+                text,
+                known: true,
+                ansi_c: false,
+                unquoted: false,
+            })
+            .collect();
+        let inner = analyse(&words, depth + 1);
+        part.merge(inner);
+    }
+    part
+}
+
+/// `bash -c CODE`, `bash script.sh`, or `bash` reading stdin.
+fn shell_invocation(name: &str, args: &[Word], part: &mut Part) {
+    let mut i = 0;
+    let mut has_c = false;
+    while let Some(w) = args.get(i) {
+        let a = w.text.as_str();
+        if !w.known {
+            part.make_opaque(format!("`{name}` is given `{a}`, only known at run time"));
+            return;
+        }
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+            i += 2;
+            continue;
+        }
+        if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
+            if !a.starts_with("--") && a[1..].contains('c') {
+                has_c = true;
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let operand = args.get(i);
+    if has_c {
+        match operand {
+            Some(code) if code.known => {
+                part.code.push(code.text.clone());
+                part.delegates = true;
+                part.name = name.to_string();
+            }
+            Some(code) => part.make_opaque(format!(
+                "`{name} -c` is given code only known at run time (`{}`)",
+                code.text
+            )),
+            None => part.make_opaque(format!("`{name} -c` without code")),
+        }
+        return;
+    }
+    match operand {
+        Some(script) => {
+            part.raise(Risk::Execute, format!("`{name}` runs the script {}", script.text));
+            part.paths = true;
+            part.args = args[i..].to_vec();
+        }
+        None => part.make_opaque(format!(
+            "`{name}` reads its commands from stdin (piped or heredoc data)"
+        )),
+    }
+}
+
+/// `Some(reason)` when an interpreter is given code inline (`python -c`, `node -e`).
+fn inline_code(name: &str, args: &[String]) -> Option<String> {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let (_, flags) = INLINE_CODE
+        .iter()
+        .find(|(names, _)| names.contains(&name) || names.contains(&base))?;
+    for a in args {
+        if a == "--" {
+            break;
+        }
+        for flag in flags.iter() {
+            let hit = if flag.starts_with('-') && flag.len() == 2 && !a.starts_with("--") && a.starts_with('-') {
+                // A short flag, alone or ending a cluster (`perl -ne`, `python -Bc`).
+                let letter = flag.as_bytes()[1] as char;
+                a[1..].chars().take_while(|c| c.is_ascii_alphabetic()).any(|c| c == letter)
+            } else {
+                a == flag || a.starts_with(&format!("{flag}="))
+            };
+            if hit {
+                return Some(format!("`{name} {a}` runs inline code"));
+            }
+        }
+        if !a.starts_with('-') && !flags.iter().any(|f| !f.starts_with('-')) {
+            // The script operand: options after it belong to the script.
+            break;
+        }
+    }
+    None
+}
+
+/// An interpreter with no script and no informational option reads stdin.
+fn reads_code_from_stdin(args: &[String]) -> bool {
+    let informational = ["-V", "--version", "-h", "--help", "-v", "-m", "-c"];
+    if args.iter().any(|a| informational.contains(&a.as_str())) {
+        return false;
+    }
+    args.iter().all(|a| a.starts_with('-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<Word> {
+        s.split_whitespace()
+            .map(|t| Word {
+                text: t.to_string(),
+                known: !t.starts_with('$'),
+                ansi_c: false,
+                unquoted: true,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn wrappers() {
+        assert_eq!(analyse(&words("timeout 5 rm -rf x"), 0).risk, Risk::Destructive);
+        assert_eq!(analyse(&words("sudo ls"), 0).risk, Risk::Execute);
+        assert_eq!(analyse(&words("env"), 0).risk, Risk::Credential);
+        assert_eq!(analyse(&words("env -i A=1 ls"), 0).risk, Risk::Read);
+        assert_eq!(analyse(&words("env LD_PRELOAD=x ls"), 0).risk, Risk::Execute);
+        assert_eq!(analyse(&words("xargs rm"), 0).risk, Risk::Destructive);
+        assert_eq!(analyse(&words("nice -n 5 nohup ls"), 0).risk, Risk::Read);
+        assert!(analyse(&words("$X ls"), 0).opaque.is_some());
+        assert!(analyse(&words("python3 -c print(1)"), 0).opaque.is_some());
+        assert!(analyse(&words("perl -ne print"), 0).opaque.is_some());
+        assert!(analyse(&words("python3 script.py -c x"), 0).opaque.is_none());
+        assert!(analyse(&words("bash"), 0).opaque.is_some());
+        assert!(analyse(&words("bash -c $X"), 0).opaque.is_some());
+        let p = analyse(&words("bash -lc ls"), 0);
+        assert!(p.delegates);
+        assert_eq!(p.code, vec!["ls"]);
+        assert_eq!(analyse(&words("command -v rm"), 0).risk, Risk::Read);
+        assert_eq!(analyse(&words("find . -exec rm -rf {} ;"), 0).risk, Risk::Destructive);
+    }
+}

@@ -1,0 +1,332 @@
+//! Paths named by a command: arguments and redirect targets, resolved like tool
+//! paths, turned into `read`/`edit`/`external_directory` requests.
+
+use std::path::{Component, Path, PathBuf};
+
+use toolgate_core::{PermissionRequest, ResolvedPath, Risk};
+
+use super::walk::{Analyzer, Scope};
+use super::words::Word;
+use crate::classify::{glob_match, is_assignment, path_risk};
+
+/// Most entries a glob in an argument is expanded to.
+const MAX_GLOB_MATCHES: usize = 512;
+
+/// Device files that are neither secrets nor places outside the workspace.
+fn is_neutral_device(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null"
+            | "/dev/zero"
+            | "/dev/random"
+            | "/dev/urandom"
+            | "/dev/stdin"
+            | "/dev/stdout"
+            | "/dev/stderr"
+            | "/dev/tty"
+    ) || path.starts_with("/dev/fd/")
+}
+
+fn looks_like_path(s: &str) -> bool {
+    s.starts_with('/') || s.starts_with('~') || s.starts_with("./") || s.starts_with("../") || s.contains('/') || s.starts_with(".env")
+}
+
+fn has_glob(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Folds `.` and `..` without looking at the filesystem.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+impl Analyzer<'_, '_> {
+    fn expand_tilde(&self, path: &str) -> String {
+        if path == "~" {
+            return self.ctx.home.to_string_lossy().into_owned();
+        }
+        if let Some(rest) = path.strip_prefix("~/") {
+            return self.ctx.home.join(rest).to_string_lossy().into_owned();
+        }
+        path.to_string()
+    }
+
+    /// Resolves a directory operand (`cd DIR`, `env -C DIR`); `None` when it is
+    /// only known at run time or cannot be resolved.
+    pub(crate) fn resolve_dir(&self, word: &Word, scope: &Scope) -> Option<PathBuf> {
+        if !word.known {
+            return None;
+        }
+        let text = self.expand_tilde(&word.text);
+        let base = scope.cwd.as_ref()?;
+        self.ctx
+            .location
+            .resolve_from(&text, base)
+            .ok()
+            .map(|r| r.path)
+    }
+
+    /// One argument of a command whose operands are paths.
+    pub(crate) fn path_argument(&mut self, arg: &Word, positional: bool, risk: Risk, writes: bool, scope: &Scope) {
+        if !arg.known {
+            return;
+        }
+        let text = arg.text.as_str();
+        let mut candidates: Vec<(String, bool)> = Vec::new();
+        if !positional && text.starts_with('-') && text.len() > 1 {
+            // `--output=FILE`, `-o=FILE`.
+            if let Some((_, value)) = text.split_once('=') {
+                candidates.push((value.trim_start_matches('@').to_string(), false));
+            }
+        } else if let Some(rest) = text.strip_prefix("file://") {
+            candidates.push((rest.to_string(), true));
+        } else if text.contains("://") {
+            return;
+        } else if let Some(rest) = text.strip_prefix('@') {
+            candidates.push((rest.to_string(), false));
+        } else if let Some((_, rest)) = text.split_once("=@") {
+            candidates.push((rest.to_string(), false));
+        } else if is_assignment(text) {
+            // `dd if=FILE of=FILE`.
+            if let Some((_, value)) = text.split_once('=') {
+                candidates.push((value.to_string(), false));
+            }
+        } else {
+            candidates.push((text.to_string(), true));
+        }
+        for (candidate, operand) in candidates {
+            if candidate.is_empty() || (!operand && !looks_like_path(&candidate)) {
+                continue;
+            }
+            self.path_requests(&candidate, risk, writes, scope);
+        }
+    }
+
+    /// Requests for one path a command touches: a secret, a place outside the
+    /// location, a symlink leading out.
+    fn path_requests(&mut self, raw: &str, risk: Risk, writes: bool, scope: &Scope) {
+        if is_neutral_device(raw) {
+            return;
+        }
+        let path = self.expand_tilde(raw);
+        let Some(cwd) = scope.cwd.clone() else {
+            // Relative to a directory only known at run time: judged by name only.
+            if let Some(cred) = path_risk(Path::new(&path), &self.ctx.home) {
+                self.secret_request(&path, cred, writes, scope);
+            }
+            return;
+        };
+        let joined = cwd.join(&path);
+        if has_glob(&path) {
+            self.glob_requests(&joined, risk, writes, scope);
+            return;
+        }
+        let strong = looks_like_path(&path);
+        if !strong && std::fs::symlink_metadata(&joined).is_err() {
+            // A plain word naming nothing here: a pattern, a message, a branch.
+            if let Some(cred) = path_risk(&joined, &self.ctx.home) {
+                self.secret_request(&joined.to_string_lossy(), cred, writes, scope);
+            }
+            return;
+        }
+        match self.ctx.location.resolve_from(&path, &cwd) {
+            Ok(resolved) => self.resolved_requests(&joined, &resolved, risk, writes, scope),
+            Err(e) => self.unresolvable(raw, &e.to_string(), scope),
+        }
+    }
+
+    fn unresolvable(&mut self, raw: &str, error: &str, scope: &Scope) {
+        self.push(
+            PermissionRequest::new("bash", raw, Risk::Execute),
+            true,
+            format!("opaque: cannot resolve path `{raw}`: {error}"),
+            scope,
+        );
+    }
+
+    fn secret_request(&mut self, path: &str, risk: Risk, writes: bool, scope: &Scope) {
+        let action = if writes { "edit" } else { "read" };
+        self.push(
+            PermissionRequest::new(action, path, risk),
+            false,
+            format!("{path} holds secrets"),
+            scope,
+        );
+    }
+
+    fn resolved_requests(
+        &mut self,
+        lexical_path: &Path,
+        resolved: &ResolvedPath,
+        risk: Risk,
+        writes: bool,
+        scope: &Scope,
+    ) {
+        let lexical_path = lexical(lexical_path);
+        let resolved_text = resolved.path.to_string_lossy().into_owned();
+        if path_risk(&lexical_path, &self.ctx.home).is_some()
+            || path_risk(&resolved.path, &self.ctx.home).is_some()
+        {
+            self.secret_request(&resolved_text, Risk::Credential, writes, scope);
+        }
+        if resolved.inside {
+            return;
+        }
+        let dir = resolved
+            .external_dir
+            .clone()
+            .unwrap_or_else(|| resolved.path.clone());
+        let dir_text = dir.to_string_lossy().into_owned();
+        if self.ctx.location.contains(&lexical_path) {
+            self.push(
+                PermissionRequest::new("external_directory", dir_text, Risk::Destructive),
+                false,
+                format!(
+                    "{} is a symlink that leads outside the location, to {resolved_text}",
+                    lexical_path.display()
+                ),
+                scope,
+            );
+        } else {
+            self.push(
+                PermissionRequest::new("external_directory", dir_text, risk.raised()),
+                false,
+                format!("{resolved_text} is outside the location"),
+                scope,
+            );
+        }
+    }
+
+    /// A glob argument: judged by the pattern's name, then by every entry it
+    /// matches now.
+    fn glob_requests(&mut self, joined: &Path, risk: Risk, writes: bool, scope: &Scope) {
+        if path_risk(joined, &self.ctx.home).is_some() {
+            self.secret_request(&joined.to_string_lossy(), Risk::Credential, writes, scope);
+        }
+        let (Some(parent), Some(pattern)) = (joined.parent(), joined.file_name()) else {
+            return;
+        };
+        let pattern = pattern.to_string_lossy().into_owned();
+        let parent_text = parent.to_string_lossy().into_owned();
+        if has_glob(&parent_text) {
+            // Only the glob-free front can be judged for leaving the location.
+            let front: PathBuf = parent
+                .components()
+                .take_while(|c| !has_glob(&c.as_os_str().to_string_lossy()))
+                .collect();
+            if let Ok(resolved) = self.ctx.location.resolve_from(&front.to_string_lossy(), Path::new("/")) {
+                self.resolved_requests(&front, &resolved, risk, writes, scope);
+            }
+            return;
+        }
+        let Ok(parent_resolved) = self.ctx.location.resolve_from(&parent_text, Path::new("/")) else {
+            return;
+        };
+        self.resolved_requests(parent, &parent_resolved, risk, writes, scope);
+        let Ok(entries) = std::fs::read_dir(&parent_resolved.path) else {
+            return;
+        };
+        let mut matched = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !glob_match(&pattern, &name) {
+                continue;
+            }
+            matched += 1;
+            if matched > MAX_GLOB_MATCHES {
+                break;
+            }
+            let lexical_entry = parent.join(&name);
+            if let Ok(resolved) = self
+                .ctx
+                .location
+                .resolve_from(&lexical_entry.to_string_lossy(), Path::new("/"))
+            {
+                self.resolved_requests(&lexical_entry, &resolved, risk, writes, scope);
+            }
+        }
+    }
+
+    /// A redirect: `>`/`>>`/`&>`/`>|` targets are edits, `<` sources are reads.
+    pub(crate) fn redirect_target(&mut self, op: &str, target: &Word, scope: &Scope) {
+        let op = op.trim_start_matches(|c: char| c.is_ascii_digit());
+        let dup = matches!(op, ">&" | "<&" | ">&-" | "<&-");
+        if dup && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit())) {
+            return;
+        }
+        let writes = op.contains('>');
+        let truncates = matches!(op, ">" | ">|" | "&>" | ">&");
+        if !target.known {
+            let action = if writes { "edit" } else { "read" };
+            let risk = if writes { Risk::Write } else { Risk::Read.raised() };
+            self.push(
+                PermissionRequest::new(action, target.text.clone(), risk).with_save_pattern(None),
+                false,
+                format!("redirect target `{}` is only known at run time", target.text),
+                scope,
+            );
+            return;
+        }
+        if is_neutral_device(&target.text) {
+            return;
+        }
+        if !writes {
+            self.path_requests(&target.text, Risk::Read, false, scope);
+            return;
+        }
+        let path = self.expand_tilde(&target.text);
+        let Some(cwd) = scope.cwd.clone() else {
+            self.push(
+                PermissionRequest::new("edit", target.text.clone(), Risk::Write).with_save_pattern(None),
+                false,
+                format!("redirect to `{}` in a directory only known at run time", target.text),
+                scope,
+            );
+            return;
+        };
+        let resolved = match self.ctx.location.resolve_from(&path, &cwd) {
+            Ok(r) => r,
+            Err(e) => return self.unresolvable(&target.text, &e.to_string(), scope),
+        };
+        let lexical_path = lexical(&cwd.join(&path));
+        let resolved_text = resolved.path.to_string_lossy().into_owned();
+        let secret = path_risk(&lexical_path, &self.ctx.home).is_some()
+            || path_risk(&resolved.path, &self.ctx.home).is_some();
+        let (risk, reason) = if secret {
+            (Risk::Credential, format!("the redirect writes {resolved_text}, which holds secrets"))
+        } else if truncates && resolved.exists && !resolved.inside {
+            (
+                Risk::Destructive,
+                format!("`{op}` overwrites {resolved_text}, an existing file outside the location"),
+            )
+        } else if self.ctx.location.contains(&lexical_path) && !resolved.inside {
+            (
+                Risk::Destructive,
+                format!("the redirect writes through a symlink that leads outside, to {resolved_text}"),
+            )
+        } else {
+            (Risk::Write, format!("the redirect writes {resolved_text}"))
+        };
+        let note = if resolved.exists { "overwrite" } else { "create" };
+        let note = if op.contains(">>") { "append" } else { note };
+        self.push(
+            PermissionRequest::new("edit", resolved_text.clone(), risk).with_note(note),
+            false,
+            reason,
+            scope,
+        );
+        if !resolved.inside && !secret {
+            self.resolved_requests(&lexical_path, &resolved, Risk::Write, true, scope);
+        }
+    }
+}

@@ -1,0 +1,503 @@
+//! Walking the syntax tree: every simple command, wherever it hides.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+
+use toolgate_core::{PermissionRequest, Risk};
+use tree_sitter::{Node, Parser, Tree};
+
+use super::argv::{self, Part};
+use super::words::{self, Known, Word, brace_expand, text};
+use super::{MAX_COMMAND_BYTES, MAX_DEPTH, ShellContext, ShellRequest};
+use crate::classify::arity_prefix;
+use crate::classify::table::loads_code;
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses `source` with a per-thread parser; `None` when the parser gives up.
+fn parse(source: &str) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            // A grammar built for another tree-sitter ABI: nothing parses, so
+            // every command is opaque (asked), never allowed.
+            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(source, None)
+    })
+}
+
+/// What the shell knows at a point of the script.
+#[derive(Clone, Debug)]
+pub(crate) struct Scope {
+    /// The working directory; `None` once it depends on run time (`cd "$X"`).
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+pub(crate) struct Analyzer<'c, 'l> {
+    pub(crate) ctx: &'c ShellContext<'l>,
+    pub(crate) out: Vec<ShellRequest>,
+    /// Set once a variable that loads code (`PATH`, `LD_PRELOAD`) is assigned:
+    /// every later command is at least `execute`.
+    tainted: Option<String>,
+    /// A floor from an enclosing wrapper (`sudo bash -c '…'`).
+    floor: Option<(Risk, String)>,
+    depth: usize,
+}
+
+pub(crate) fn analyze_top(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
+    let mut a = Analyzer {
+        ctx,
+        out: Vec::new(),
+        tainted: None,
+        floor: None,
+        depth: 0,
+    };
+    let mut scope = Scope {
+        cwd: Some(ctx.cwd.clone()),
+    };
+    if command.trim().is_empty() {
+        a.opaque_whole(command, "the command is empty", &scope);
+    } else if command.contains('\0') {
+        a.opaque_whole(command, "the command contains a NUL byte", &scope);
+    } else if command.len() > MAX_COMMAND_BYTES {
+        a.opaque_whole(
+            command,
+            &format!(
+                "the command is {} bytes long; the analyser reads at most {MAX_COMMAND_BYTES}",
+                command.len()
+            ),
+            &scope,
+        );
+    } else {
+        a.code(command, &mut scope);
+        if a.out.is_empty() {
+            // Only comments or blank lines: runs nothing.
+            a.push(
+                PermissionRequest::new("bash", command.trim(), Risk::Read),
+                false,
+                "runs nothing (comments only)".into(),
+                &scope,
+            );
+        }
+    }
+    dedupe(a.out)
+}
+
+impl Analyzer<'_, '_> {
+    /// Parses and walks a piece of shell code (the top level or `bash -c` text).
+    fn code(&mut self, source: &str, scope: &mut Scope) {
+        if self.depth > MAX_DEPTH {
+            self.opaque_whole(source, "shell code nested too deeply", scope);
+            return;
+        }
+        let Some(tree) = parse(source) else {
+            self.opaque_whole(source, "the parser could not read the command", scope);
+            return;
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            self.opaque_whole(source, &parse_error_detail(root, source), scope);
+        }
+        self.walk(root, source, scope);
+    }
+
+    fn opaque_whole(&mut self, source: &str, why: &str, scope: &Scope) {
+        let resource: String = source.chars().take(4096).collect();
+        self.push(
+            PermissionRequest::new("bash", resource, Risk::Execute),
+            true,
+            format!("opaque: {why}"),
+            scope,
+        );
+    }
+
+    fn walk(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
+        match node.kind() {
+            "command" => self.command(node, src, scope),
+            "declaration_command" => self.declaration(node, src, scope),
+            "variable_assignment" => self.bare_assignment(node, src, scope),
+            "redirected_statement" => {
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if is_redirect(child.kind()) {
+                        self.redirect(child, src, scope);
+                    } else {
+                        self.walk(child, src, scope);
+                    }
+                }
+            }
+            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                self.redirect(node, src, scope)
+            }
+            // Each stage of a pipeline, subshells, substitutions and function
+            // bodies run in a copy of the shell: `cd` there does not last.
+            "pipeline" | "subshell" | "command_substitution" | "process_substitution"
+            | "function_definition" => {
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    self.walk(child, src, &mut scope.clone());
+                }
+            }
+            _ => {
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    self.walk(child, src, scope);
+                }
+            }
+        }
+    }
+
+    /// Walks every command hidden inside the words of a command: `$(…)`,
+    /// backticks, `<(…)`, unquoted heredoc bodies.
+    fn nested(&mut self, node: Node<'_>, src: &str, scope: &Scope) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "command_substitution" | "process_substitution" => {
+                    self.walk(child, src, &mut scope.clone())
+                }
+                _ => self.nested(child, src, scope),
+            }
+        }
+    }
+
+    fn known<'a>(&'a self, scope: &'a Scope) -> Known<'a> {
+        Known {
+            home: &self.ctx.home,
+            cwd: scope.cwd.as_deref(),
+        }
+    }
+
+    fn command(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
+        self.nested(node, src, scope);
+        let mut prefix_words: Vec<String> = Vec::new();
+        let mut env_floor: Option<String> = None;
+        let mut words: Vec<Word> = Vec::new();
+        let mut name_ansi_c = false;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "variable_assignment" => {
+                    let var = child
+                        .child_by_field_name("name")
+                        .map_or("", |n| text(n, src));
+                    if loads_code(var) {
+                        env_floor = Some(format!(
+                            "setting {var} makes the program load or run other code"
+                        ));
+                    }
+                    prefix_words.push(text(child, src).to_string());
+                }
+                kind if is_redirect(kind) => self.redirect(child, src, scope),
+                "command_name" => {
+                    let w = words::expand(child, src, &self.known(scope));
+                    name_ansi_c = w.ansi_c;
+                    words.push(w);
+                }
+                "subscript" | "comment" => {}
+                _ => {
+                    let w = words::expand(child, src, &self.known(scope));
+                    if w.known && w.unquoted && w.text.contains('{') {
+                        for text in brace_expand(&w.text) {
+                            words.push(Word { text, ..w.clone() });
+                        }
+                    } else {
+                        words.push(w);
+                    }
+                }
+            }
+        }
+        let resource = text(node, src).to_string();
+        if words.is_empty() {
+            // Only assignments: `FOO=1`, `PATH=/tmp/x:$PATH`.
+            let (risk, reason) = match &env_floor {
+                Some(why) => {
+                    self.tainted = Some(why.clone());
+                    (Risk::Execute, why.clone())
+                }
+                None => (Risk::Read, "sets a shell variable".to_string()),
+            };
+            let save = (risk == Risk::Read).then(|| resource.clone());
+            self.push(
+                PermissionRequest::new("bash", resource, risk).with_save_pattern(save),
+                false,
+                reason,
+                scope,
+            );
+            return;
+        }
+        let mut part = argv::analyse(&words, self.depth);
+        if name_ansi_c {
+            part.opaque = Some("opaque: the command name is obfuscated with ANSI-C quoting".into());
+            part.raise(Risk::Execute, "obfuscated command name");
+        }
+        if let Some(why) = env_floor.clone().or_else(|| self.tainted.clone()) {
+            part.raise(Risk::Execute, why);
+        }
+        if let Some((risk, why)) = self.floor.clone() {
+            part.raise(risk, why);
+        }
+        self.finish_part(part, resource, prefix_words, &words, scope);
+    }
+
+    fn finish_part(
+        &mut self,
+        mut part: Part,
+        resource: String,
+        prefix_words: Vec<String>,
+        words: &[Word],
+        scope: &mut Scope,
+    ) {
+        // The directory the command itself runs in (`env -C DIR cmd`).
+        let mut run_scope = scope.clone();
+        if let Some(dir) = part.chdir.clone() {
+            run_scope.cwd = self.resolve_dir(&dir, scope);
+        }
+        if part.paths && run_scope.cwd.is_none() && part.args.iter().any(|w| !is_absolute(&w.text)) {
+            if part.risk == Risk::Read {
+                part.raise(Risk::Write, "the directory it runs in is only known at run time");
+            }
+            part.unknown_args = true;
+        }
+        if part.unknown_args && part.paths && part.risk == Risk::Read {
+            part.raise(Risk::Write, "an argument is only known at run time");
+        }
+        // Shell code given to `bash -c`/`trap` runs with this part's floor.
+        if !part.code.is_empty() && part.opaque.is_none() {
+            let saved_floor = self.floor.clone();
+            if part.risk > Risk::Read {
+                self.floor = Some((part.risk, part.reason.clone()));
+            }
+            self.depth += 1;
+            for code in std::mem::take(&mut part.code) {
+                let mut inner = run_scope.clone();
+                self.code(&code, &mut inner);
+            }
+            self.depth -= 1;
+            self.floor = saved_floor;
+        }
+        if part.paths {
+            let writes = part.risk >= Risk::Write;
+            let args = part.args.clone();
+            let mut after_dashes = false;
+            for arg in &args {
+                if arg.text == "--" && !after_dashes {
+                    after_dashes = true;
+                    continue;
+                }
+                self.path_argument(arg, after_dashes, part.risk, writes, &run_scope);
+            }
+        }
+        if !part.delegates || part.opaque.is_some() {
+            let opaque = part.opaque.is_some();
+            let save = if opaque || part.unknown_args || part.risk == Risk::Destructive {
+                None
+            } else {
+                let mut argv = prefix_words;
+                argv.extend(words.iter().map(|w| w.text.clone()));
+                Some(arity_prefix(&argv))
+            };
+            let mut request =
+                PermissionRequest::new("bash", resource, part.risk).with_save_pattern(save);
+            if let Some(note) = &part.note {
+                request = request.with_note(note.clone());
+            }
+            let reason = part.opaque.clone().unwrap_or_else(|| part.reason.clone());
+            self.push(request, opaque, reason, &run_scope);
+        }
+        self.track_cd(&part, scope);
+    }
+
+    /// `cd DIR`, `pushd DIR`, `popd`: later relative paths resolve against DIR.
+    fn track_cd(&mut self, part: &Part, scope: &mut Scope) {
+        match part.name.as_str() {
+            "cd" | "pushd" => {
+                let operands: Vec<&Word> = part
+                    .args
+                    .iter()
+                    .filter(|w| !(w.known && w.text.starts_with('-') && w.text.len() > 1))
+                    .collect();
+                scope.cwd = match operands.first() {
+                    None => Some(self.ctx.home.clone()),
+                    Some(w) if w.known && w.text == "-" => None,
+                    Some(w) => self.resolve_dir(w, scope),
+                };
+            }
+            "popd" => scope.cwd = None,
+            _ => {}
+        }
+    }
+
+    fn declaration(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
+        self.nested(node, src, scope);
+        let mut argv: Vec<String> = Vec::new();
+        let mut floor: Option<String> = None;
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                "variable_assignment" => {
+                    let var = child
+                        .child_by_field_name("name")
+                        .map_or("", |n| text(n, src));
+                    if loads_code(var) {
+                        floor = Some(format!("setting {var} makes later programs load or run other code"));
+                    }
+                    argv.push(text(child, src).to_string());
+                }
+                "comment" => {}
+                _ => argv.push(words::expand(child, src, &self.known(scope)).text),
+            }
+        }
+        let verdict = crate::classify::classify(&argv);
+        let (mut risk, mut reason) = (verdict.risk, verdict.reason);
+        if let Some(why) = floor {
+            self.tainted = Some(why.clone());
+            if risk < Risk::Execute {
+                risk = Risk::Execute;
+                reason = why;
+            }
+        }
+        let resource = text(node, src).to_string();
+        let save = (risk < Risk::Destructive).then(|| arity_prefix(&argv));
+        self.push(
+            PermissionRequest::new("bash", resource, risk).with_save_pattern(save),
+            false,
+            reason,
+            scope,
+        );
+    }
+
+    fn bare_assignment(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
+        self.nested(node, src, scope);
+        let var = node.child_by_field_name("name").map_or("", |n| text(n, src));
+        let resource = text(node, src).to_string();
+        if loads_code(var) {
+            let why = format!("setting {var} makes later programs load or run other code");
+            self.tainted = Some(why.clone());
+            self.push(
+                PermissionRequest::new("bash", resource, Risk::Execute).with_save_pattern(None),
+                false,
+                why,
+                scope,
+            );
+        } else {
+            self.push(
+                PermissionRequest::new("bash", resource, Risk::Read),
+                false,
+                "sets a shell variable".into(),
+                scope,
+            );
+        }
+    }
+
+    fn redirect(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
+        self.nested(node, src, scope);
+        match node.kind() {
+            "file_redirect" => {
+                let mut op = String::new();
+                let mut cursor = node.walk();
+                for child in node.children(&mut cursor) {
+                    if !child.is_named() {
+                        op.push_str(text(child, src));
+                    }
+                }
+                let Some(dest) = node.child_by_field_name("destination") else {
+                    return;
+                };
+                let word = words::expand(dest, src, &self.known(scope));
+                self.redirect_target(&op, &word, scope);
+            }
+            "heredoc_redirect" => {
+                // `cat <<EOF > out`: the nested redirect is a real one.
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if child.kind() == "file_redirect" {
+                        self.redirect(child, src, scope);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn push(
+        &mut self,
+        request: PermissionRequest,
+        opaque: bool,
+        reason: String,
+        scope: &Scope,
+    ) {
+        let mut request = request;
+        if opaque || request.risk == Risk::Destructive {
+            request.save_pattern = None;
+        }
+        if request.action == "bash" {
+            if let Some(cwd) = &scope.cwd {
+                request = request.with_cwd(cwd.to_string_lossy());
+            }
+        }
+        self.out.push(ShellRequest {
+            request,
+            opaque,
+            reason,
+        });
+    }
+}
+
+fn is_redirect(kind: &str) -> bool {
+    matches!(kind, "file_redirect" | "heredoc_redirect" | "herestring_redirect")
+}
+
+fn is_absolute(text: &str) -> bool {
+    text.starts_with('/') || text.starts_with('~') || text.starts_with('-')
+}
+
+/// Where the first parse error is, for the reason text.
+fn parse_error_detail(root: Node<'_>, src: &str) -> String {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            let at = node.start_position();
+            let snippet: String = text(node, src).chars().take(40).collect();
+            return format!(
+                "the command does not parse (line {}, column {}: `{}`)",
+                at.row + 1,
+                at.column + 1,
+                snippet
+            );
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    "the command does not parse".to_string()
+}
+
+/// Merges identical requests (same action, resource and opaqueness), keeping
+/// the highest risk and the strictest save pattern.
+fn dedupe(requests: Vec<ShellRequest>) -> Vec<ShellRequest> {
+    let mut out: Vec<ShellRequest> = Vec::with_capacity(requests.len());
+    for r in requests {
+        if let Some(existing) = out.iter_mut().find(|e| {
+            e.opaque == r.opaque
+                && e.request.action == r.request.action
+                && e.request.resource == r.request.resource
+        }) {
+            if r.request.risk > existing.request.risk {
+                existing.request.risk = r.request.risk;
+                existing.reason = r.reason;
+            }
+            if r.request.save_pattern.is_none() {
+                existing.request.save_pattern = None;
+            }
+            continue;
+        }
+        out.push(r);
+    }
+    out
+}
