@@ -1,15 +1,126 @@
-//! Being built.
+//! The file tools: `read`, `write`, `edit`, `apply_patch`, `list`, `glob`, `grep`.
+//!
+//! Every tool resolves its paths through the [`Location`](toolgate_core::Location)
+//! twice: once in `intent` (what the gate judges) and again in `execute` (what is
+//! acted on), so a path string is never trusted between the two. The tools return
+//! their full domain output; bounding is the pipeline's job.
+//!
+//! `read` records each file's content hash in a per-session [`ReadLedger`];
+//! `edit` and `write` refuse to change a file whose content differs from what the
+//! session last read (or wrote).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolgate_core::{CallIdentity, Location, Tool, ToolContext};
+//! use toolgate_tools::file_tools::{FileState, ReadInput, ReadTool, FileToolsConfig};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+//! let location = Arc::new(Location::new(dir.path()).unwrap());
+//! let tool = ReadTool::new(FileState::new(FileToolsConfig::default()));
+//! let ctx = ToolContext::new(CallIdentity::default(), location, CancellationToken::new());
+//! let input = ReadInput { path: "a.txt".into(), offset: None, limit: None };
+//! let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//! let out = rt.block_on(tool.execute(input, ctx)).unwrap();
+//! assert_eq!(out.text.unwrap().total_lines, 2);
+//! ```
+
+mod apply_patch;
+mod edit;
+mod fsio;
+mod glob;
+mod grep;
+mod ledger;
+mod list;
+mod paths;
+mod read;
+mod text;
+mod walk;
+mod write;
+
+use std::sync::Arc;
 
 use toolgate_core::{Registration, Registry, RegistryError};
 
-/// Settings of these tools.
-#[derive(Clone, Debug, Default)]
-pub struct FileToolsConfig {}
+pub use apply_patch::{
+    ApplyPatchInput, ApplyPatchOutput, ApplyPatchTool, MatchLevel, PatchStatus, PatchedFile,
+};
+pub use edit::{EditInput, EditOutput, EditTool};
+pub use glob::{GlobInput, GlobOutput, GlobTool};
+pub use grep::{GrepInput, GrepLine, GrepOutput, GrepTool, IncludeGlobs};
+pub use ledger::ReadLedger;
+pub use list::{ListInput, ListOutput, ListTool};
+pub use read::{DirectoryListing, ImageRead, ReadInput, ReadKind, ReadOutput, ReadTool, TextRead};
+pub use write::{WriteInput, WriteOutput, WriteTool};
 
-/// Registers these tools.
+/// Default number of lines `read` returns.
+pub const DEFAULT_READ_LINES: usize = 2000;
+/// Longest line (in characters) `read` and `grep` return before cutting it.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Default number of files (`list`, `glob`) or matches (`grep`) returned.
+pub const DEFAULT_RESULT_LIMIT: usize = 100;
+/// Longest side, in pixels, of an image returned by `read`.
+pub const MAX_IMAGE_SIDE: u32 = 2000;
+
+/// Settings of the file tools.
+#[derive(Clone, Debug)]
+pub struct FileToolsConfig {
+    /// Whether `list`, `glob` and `grep` include hidden credential files
+    /// (`.env`, `.env.local`, … but never `.env.example`, which is always
+    /// included). The binary sets this from policy: true only when the policy
+    /// allows reading them.
+    pub allow_credential_files: bool,
+    /// Files (`list`, `glob`) or matching lines (`grep`) returned before the
+    /// "more results" note.
+    pub result_limit: usize,
+    /// Walker threads for `list`, `glob` and `grep`; 0 means one per core.
+    pub threads: usize,
+}
+
+impl Default for FileToolsConfig {
+    fn default() -> Self {
+        FileToolsConfig {
+            allow_credential_files: false,
+            result_limit: DEFAULT_RESULT_LIMIT,
+            threads: 0,
+        }
+    }
+}
+
+/// What the file tools share: their settings and the read ledger.
+#[derive(Debug)]
+pub struct FileState {
+    /// The settings.
+    pub config: FileToolsConfig,
+    /// Content hashes of files read, per session.
+    pub ledger: ReadLedger,
+}
+
+impl FileState {
+    /// Shared state with an empty ledger.
+    pub fn new(config: FileToolsConfig) -> Arc<Self> {
+        Arc::new(FileState {
+            config,
+            ledger: ReadLedger::default(),
+        })
+    }
+}
+
+/// Registers `read`, `write`, `edit`, `apply_patch`, `list`, `glob` and `grep`,
+/// sharing one ledger.
 pub fn register(
-    _registry: &Registry,
-    _config: &FileToolsConfig,
+    registry: &Registry,
+    config: &FileToolsConfig,
 ) -> Result<Vec<Registration>, RegistryError> {
-    Ok(Vec::new())
+    let state = FileState::new(config.clone());
+    Ok(vec![
+        registry.register("read", ReadTool::new(Arc::clone(&state)))?,
+        registry.register("write", WriteTool::new(Arc::clone(&state)))?,
+        registry.register("edit", EditTool::new(Arc::clone(&state)))?,
+        registry.register("apply_patch", ApplyPatchTool::new(Arc::clone(&state)))?,
+        registry.register("list", ListTool::new(Arc::clone(&state)))?,
+        registry.register("glob", GlobTool::new(Arc::clone(&state)))?,
+        registry.register("grep", GrepTool::new(state))?,
+    ])
 }

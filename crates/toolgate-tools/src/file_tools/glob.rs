@@ -1,0 +1,158 @@
+//! `glob`: files matching a pattern, newest first.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolgate_core::{
+    Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
+};
+
+use super::list::{more_note, relative_name};
+use super::walk::{self, PathGlobs};
+use super::{FileState, paths};
+
+/// Input of `glob`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobInput {
+    /// The glob, e.g. `**/*.rs` or `src/*.{ts,tsx}`; without `/` it matches file
+    /// names at any depth.
+    pub pattern: String,
+    /// The directory to search; default the workspace root.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// Output of `glob`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct GlobOutput {
+    /// The canonical directory searched.
+    pub path: String,
+    /// Matching files relative to `path`, newest first.
+    pub files: Vec<String>,
+    /// Matching files in all.
+    pub total: usize,
+    /// Matching files not returned.
+    pub more: usize,
+    /// Entries that could not be read.
+    pub unreadable: usize,
+    /// The "more results" note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The `glob` tool.
+#[derive(Debug)]
+pub struct GlobTool {
+    state: Arc<FileState>,
+}
+
+impl GlobTool {
+    /// A `glob` tool over shared state.
+    pub fn new(state: Arc<FileState>) -> Self {
+        GlobTool { state }
+    }
+}
+
+fn compile(pattern: &str) -> Result<PathGlobs, ToolError> {
+    if pattern.starts_with('/') {
+        return Err(ToolError::InvalidInput(format!(
+            "glob pattern {pattern:?} is absolute; give it relative to `path`"
+        )));
+    }
+    PathGlobs::new(&[pattern])
+}
+
+impl Tool for GlobTool {
+    type Input = GlobInput;
+    type Output = GlobOutput;
+
+    fn description(&self) -> String {
+        "Finds files by glob pattern (`**/*.rs`, `src/**/*.{ts,tsx}`), honouring .gitignore, \
+         newest first, at most 100."
+            .into()
+    }
+
+    fn traits(&self) -> ToolTraits {
+        ToolTraits::read_only()
+    }
+
+    fn intent(
+        &self,
+        input: &GlobInput,
+        location: &Location,
+    ) -> Result<Vec<PermissionRequest>, ToolError> {
+        compile(&input.pattern)?;
+        let resolved = paths::resolve(location, input.path.as_deref())?;
+        Ok(vec![paths::read_request("glob", &resolved)])
+    }
+
+    async fn execute(&self, input: GlobInput, ctx: ToolContext) -> Result<GlobOutput, ToolError> {
+        let globs = compile(&input.pattern)?;
+        let resolved = paths::resolve(&ctx.location, input.path.as_deref())?;
+        let state = Arc::clone(&self.state);
+        let cancel = ctx.cancel.clone();
+        tokio::task::spawn_blocking(move || {
+            let root = resolved.path;
+            let display = root.display().to_string();
+            if !resolved.exists {
+                return Err(ToolError::Failed(format!("directory not found: {display}")));
+            }
+            if !resolved.is_dir {
+                return Err(ToolError::Failed(format!(
+                    "{display} is a file, not a directory"
+                )));
+            }
+            let builder = walk::walker(&root, &state.config, None);
+            let (mut found, unreadable) = walk::collect_parallel(
+                &builder,
+                &cancel,
+                || (),
+                |_, e| {
+                    if !walk::is_file(e) {
+                        return None;
+                    }
+                    let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
+                    if !globs.is_match(rel) {
+                        return None;
+                    }
+                    let mtime = e
+                        .metadata()
+                        .ok()
+                        .and_then(|m| m.modified().ok())
+                        .unwrap_or(SystemTime::UNIX_EPOCH);
+                    Some((mtime, relative_name(&root, e.path())))
+                },
+            )?;
+            // Newest first; equal times by name, so the order is stable.
+            found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            let total = found.len();
+            found.truncate(state.config.result_limit);
+            let more = total - found.len();
+            Ok(GlobOutput {
+                path: display,
+                files: found.into_iter().map(|(_, f)| f).collect(),
+                total,
+                more,
+                unreadable,
+                note: more_note(more, "files", "use a more specific pattern or path"),
+            })
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("glob task failed: {e}")))?
+    }
+
+    fn project(&self, output: &GlobOutput) -> Vec<Content> {
+        let mut text = if output.files.is_empty() {
+            "No files found".to_string()
+        } else {
+            output.files.join("\n")
+        };
+        if let Some(note) = &output.note {
+            text.push_str(&format!("\n\n({note})"));
+        }
+        vec![Content::text(text)]
+    }
+}

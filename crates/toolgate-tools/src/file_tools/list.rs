@@ -1,0 +1,175 @@
+//! `list`: the files under a directory, honouring `.gitignore`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolgate_core::{
+    Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
+};
+
+use super::walk::{self, PathGlobs};
+use super::{FileState, paths};
+
+/// Input of `list`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListInput {
+    /// The directory to list; default the workspace root.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Globs of files or directories to leave out (`target`, `*.log`, `docs/**`).
+    #[serde(default)]
+    pub ignore: Option<Vec<String>>,
+}
+
+/// Output of `list`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ListOutput {
+    /// The canonical directory listed.
+    pub path: String,
+    /// Files, relative to `path`, sorted.
+    pub files: Vec<String>,
+    /// Files found in all.
+    pub total: usize,
+    /// Files found but not returned.
+    pub more: usize,
+    /// Entries that could not be read.
+    pub unreadable: usize,
+    /// The "more results" note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The `list` tool.
+#[derive(Debug)]
+pub struct ListTool {
+    state: Arc<FileState>,
+}
+
+impl ListTool {
+    /// A `list` tool over shared state.
+    pub fn new(state: Arc<FileState>) -> Self {
+        ListTool { state }
+    }
+}
+
+impl Tool for ListTool {
+    type Input = ListInput;
+    type Output = ListOutput;
+
+    fn description(&self) -> String {
+        "Lists the files under a directory (default the workspace root) as a tree, \
+         honouring .gitignore; `ignore` takes globs to leave out. At most 100 files."
+            .into()
+    }
+
+    fn traits(&self) -> ToolTraits {
+        ToolTraits::read_only()
+    }
+
+    fn intent(
+        &self,
+        input: &ListInput,
+        location: &Location,
+    ) -> Result<Vec<PermissionRequest>, ToolError> {
+        PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
+        let resolved = paths::resolve(location, input.path.as_deref())?;
+        Ok(vec![paths::read_request("list", &resolved)])
+    }
+
+    async fn execute(&self, input: ListInput, ctx: ToolContext) -> Result<ListOutput, ToolError> {
+        let ignore = PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
+        let resolved = paths::resolve(&ctx.location, input.path.as_deref())?;
+        let state = Arc::clone(&self.state);
+        let cancel = ctx.cancel.clone();
+        tokio::task::spawn_blocking(move || {
+            let root = resolved.path;
+            let display = root.display().to_string();
+            if !resolved.exists {
+                return Err(ToolError::Failed(format!("directory not found: {display}")));
+            }
+            if !resolved.is_dir {
+                return Err(ToolError::Failed(format!(
+                    "{display} is a file, not a directory"
+                )));
+            }
+            let builder = walk::walker(&root, &state.config, Some(ignore));
+            let (mut files, unreadable) = walk::collect_parallel(
+                &builder,
+                &cancel,
+                || (),
+                |_, e| walk::is_file(e).then(|| relative_name(&root, e.path())),
+            )?;
+            files.sort();
+            let total = files.len();
+            let limit = state.config.result_limit;
+            files.truncate(limit);
+            let more = total - files.len();
+            Ok(ListOutput {
+                path: display,
+                note: more_note(more, "files", "give a narrower path or more `ignore` globs"),
+                files,
+                total,
+                more,
+                unreadable,
+            })
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("list task failed: {e}")))?
+    }
+
+    fn project(&self, output: &ListOutput) -> Vec<Content> {
+        let mut text = format!("{}/\n{}", output.path, render_tree(&output.files));
+        if let Some(note) = &output.note {
+            text.push_str(&format!("\n({note})"));
+        }
+        vec![Content::text(text)]
+    }
+}
+
+/// `path` relative to `root`, `/` separated.
+pub fn relative_name(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The "N more" note shared by `list`, `glob` and `grep`.
+pub fn more_note(more: usize, what: &str, how: &str) -> Option<String> {
+    (more > 0).then(|| format!("{more} more {what} not shown; {how}"))
+}
+
+/// Sorted relative paths as an indented tree.
+fn render_tree(files: &[String]) -> String {
+    let mut out = String::new();
+    let mut open: Vec<&str> = Vec::new();
+    for file in files {
+        let parts: Vec<&str> = file.split('/').collect();
+        let (dirs, name) = parts.split_at(parts.len() - 1);
+        let common = open.iter().zip(dirs).take_while(|(a, b)| a == b).count();
+        open.truncate(common);
+        for d in &dirs[common..] {
+            out.push_str(&format!("{}{d}/\n", "  ".repeat(open.len() + 1)));
+            open.push(d);
+        }
+        out.push_str(&format!("{}{}\n", "  ".repeat(open.len() + 1), name[0]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_rendering() {
+        let files = ["a/b/c.rs", "a/b/d.rs", "a/e.rs", "f.rs"].map(String::from);
+        assert_eq!(
+            render_tree(&files),
+            "  a/\n    b/\n      c.rs\n      d.rs\n    e.rs\n  f.rs\n"
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! The parallel directory walk behind `list`, `glob` and `grep`: ripgrep's
+//! `ignore` crate, honouring `.gitignore`/`.ignore`, skipping `.git` and (unless
+//! allowed) hidden credential files, on every core.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+use tokio_util::sync::CancellationToken;
+use toolgate_core::ToolError;
+
+use super::FileToolsConfig;
+
+/// `.env` variants that hold examples, not secrets.
+const ENV_EXAMPLES: &[&str] = &[".env.example", ".env.sample", ".env.template"];
+
+/// Whether a file name is a hidden credential file (`.env`, `.env.local`, …).
+pub fn is_credential_file(name: &OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with(".env") && !ENV_EXAMPLES.contains(&name.as_ref())
+}
+
+/// A walker over `root` with the file tools' rules; entries whose path relative
+/// to `root` matches `skip` are left out (a directory with everything below it).
+pub fn walker(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(2, usize::from)
+    } else {
+        config.threads
+    };
+    builder
+        .hidden(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .parents(true)
+        .follow_links(false)
+        .threads(threads);
+    let allow_credentials = config.allow_credential_files;
+    let root = root.to_path_buf();
+    // One filter only: `WalkBuilder::filter_entry` replaces any earlier one.
+    builder.filter_entry(move |e| {
+        let name = e.file_name();
+        if name == ".git" {
+            return false;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        if !allow_credentials && !is_dir && is_credential_file(name) {
+            return false;
+        }
+        match &skip {
+            Some(globs) => {
+                let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
+                rel.as_os_str().is_empty() || !globs.is_match(rel)
+            }
+            None => true,
+        }
+    });
+    builder
+}
+
+/// Builds a glob matcher; patterns without `/` match a file name anywhere, like
+/// ripgrep's `--glob`.
+#[derive(Clone, Debug)]
+pub struct PathGlobs {
+    by_name: GlobSet,
+    by_path: GlobSet,
+}
+
+impl PathGlobs {
+    /// Compiles `patterns`; an invalid one is an error naming it.
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<PathGlobs, ToolError> {
+        let mut by_name = GlobSetBuilder::new();
+        let mut by_path = GlobSetBuilder::new();
+        for raw in patterns {
+            let raw = raw.as_ref();
+            let pattern = raw.trim().trim_start_matches("./").trim_end_matches('/');
+            if pattern.is_empty() {
+                return Err(ToolError::InvalidInput(format!(
+                    "empty glob pattern {raw:?}"
+                )));
+            }
+            let glob = compile(pattern)?;
+            if pattern.contains('/') {
+                by_path.add(glob);
+            } else {
+                by_name.add(glob);
+            }
+        }
+        let build = |b: GlobSetBuilder| {
+            b.build()
+                .map_err(|e| ToolError::InvalidInput(format!("invalid glob: {e}")))
+        };
+        Ok(PathGlobs {
+            by_name: build(by_name)?,
+            by_path: build(by_path)?,
+        })
+    }
+
+    /// Whether `relative` (from the search root) matches any pattern.
+    pub fn is_match(&self, relative: &Path) -> bool {
+        relative
+            .file_name()
+            .is_some_and(|n| self.by_name.is_match(n))
+            || self.by_path.is_match(relative)
+    }
+}
+
+/// Compiles one glob with `*` not crossing `/`.
+pub fn compile(pattern: &str) -> Result<Glob, ToolError> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| ToolError::InvalidInput(format!("invalid glob {pattern:?}: {e}")))
+}
+
+/// Walks `builder` on all its threads. Each thread gets its own state from
+/// `init`; `visit` turns an entry into zero or one result. Stops when `cancel`
+/// fires. Unreadable entries are skipped and counted.
+pub fn collect_parallel<S, T, I, F>(
+    builder: &WalkBuilder,
+    cancel: &CancellationToken,
+    init: I,
+    visit: F,
+) -> Result<(Vec<T>, usize), ToolError>
+where
+    S: Send,
+    T: Send,
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, &DirEntry) -> Option<T> + Sync,
+{
+    let shared = Mutex::new((Vec::new(), 0usize));
+    let mut visitors = Builder {
+        shared: &shared,
+        init: &init,
+        visit: &visit,
+        cancel,
+    };
+    builder.build_parallel().visit(&mut visitors);
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    Ok(shared.into_inner().unwrap_or_else(PoisonError::into_inner))
+}
+
+type Shared<T> = Mutex<(Vec<T>, usize)>;
+
+struct Builder<'s, T, I, F> {
+    shared: &'s Shared<T>,
+    init: &'s I,
+    visit: &'s F,
+    cancel: &'s CancellationToken,
+}
+
+impl<'s, S, T, I, F> ParallelVisitorBuilder<'s> for Builder<'s, T, I, F>
+where
+    S: Send + 's,
+    T: Send + 's,
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, &DirEntry) -> Option<T> + Sync,
+{
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Visitor {
+            shared: self.shared,
+            visit: self.visit,
+            cancel: self.cancel,
+            state: (self.init)(),
+            found: Vec::new(),
+            errors: 0,
+        })
+    }
+}
+
+struct Visitor<'s, S, T, F> {
+    shared: &'s Shared<T>,
+    visit: &'s F,
+    cancel: &'s CancellationToken,
+    state: S,
+    found: Vec<T>,
+    errors: usize,
+}
+
+impl<S, T, F> ParallelVisitor for Visitor<'_, S, T, F>
+where
+    S: Send,
+    T: Send,
+    F: Fn(&mut S, &DirEntry) -> Option<T> + Sync,
+{
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        if self.cancel.is_cancelled() {
+            return WalkState::Quit;
+        }
+        match entry {
+            Ok(e) => {
+                if let Some(t) = (self.visit)(&mut self.state, &e) {
+                    self.found.push(t);
+                }
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "skipping unreadable entry");
+                self.errors += 1;
+            }
+        }
+        WalkState::Continue
+    }
+}
+
+impl<S, T, F> Drop for Visitor<'_, S, T, F> {
+    fn drop(&mut self) {
+        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        shared.0.append(&mut self.found);
+        shared.1 += self.errors;
+    }
+}
+
+/// Whether an entry is a regular file (symlinks are not followed).
+pub fn is_file(e: &DirEntry) -> bool {
+    e.file_type().is_some_and(|t| t.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_names() {
+        assert!(is_credential_file(OsStr::new(".env")));
+        assert!(is_credential_file(OsStr::new(".env.local")));
+        assert!(is_credential_file(OsStr::new(".envrc")));
+        assert!(!is_credential_file(OsStr::new(".env.example")));
+        assert!(!is_credential_file(OsStr::new(".env.sample")));
+        assert!(!is_credential_file(OsStr::new("env")));
+    }
+
+    #[test]
+    fn globs_by_name_and_by_path() {
+        let g = PathGlobs::new(&["*.rs", "src/*.toml"]).unwrap();
+        assert!(g.is_match(Path::new("a/b/c.rs")));
+        assert!(g.is_match(Path::new("src/x.toml")));
+        assert!(!g.is_match(Path::new("src/a/x.toml")));
+        assert!(PathGlobs::new(&["a[b"]).is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! `write`: create or overwrite a file, keeping an existing BOM and line endings.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolgate_core::{Location, PermissionRequest, Tool, ToolContext, ToolError};
+
+use super::ledger::{Freshness, hash_bytes};
+use super::text::{BOM, LineEnding};
+use super::{FileState, fsio, paths};
+
+/// Input of `write`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteInput {
+    /// The file, relative to the workspace root or absolute.
+    pub path: String,
+    /// The whole new content.
+    pub content: String,
+}
+
+/// Output of `write`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct WriteOutput {
+    /// The canonical path written.
+    pub path: String,
+    /// True when the file did not exist before.
+    pub created: bool,
+    /// Bytes written.
+    pub bytes: usize,
+    /// Whether the file starts with a UTF-8 BOM (kept from the old file).
+    pub bom: bool,
+    /// `lf` or `crlf`: the line endings written.
+    pub line_ending: String,
+    /// Directories created for the file.
+    pub created_dirs: Vec<String>,
+}
+
+/// The `write` tool.
+#[derive(Debug)]
+pub struct WriteTool {
+    state: Arc<FileState>,
+}
+
+impl WriteTool {
+    /// A `write` tool over shared state.
+    pub fn new(state: Arc<FileState>) -> Self {
+        WriteTool { state }
+    }
+}
+
+impl Tool for WriteTool {
+    type Input = WriteInput;
+    type Output = WriteOutput;
+
+    fn description(&self) -> String {
+        "Creates or overwrites a file with the given content, creating missing parent \
+         directories. An existing file keeps its BOM and line-ending style. Refused if the \
+         file changed since this session last read it."
+            .into()
+    }
+
+    fn intent(
+        &self,
+        input: &WriteInput,
+        location: &Location,
+    ) -> Result<Vec<PermissionRequest>, ToolError> {
+        let resolved = paths::resolve(location, Some(&input.path))?;
+        let note = if resolved.exists {
+            "overwrite"
+        } else {
+            "create"
+        };
+        Ok(vec![paths::edit_request(&resolved, note)])
+    }
+
+    async fn execute(&self, input: WriteInput, ctx: ToolContext) -> Result<WriteOutput, ToolError> {
+        let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
+        let state = Arc::clone(&self.state);
+        let session = ctx.identity.session_id.clone();
+        tokio::task::spawn_blocking(move || {
+            write_file(&state, &session, &resolved.path, &input.content)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("write task failed: {e}")))?
+    }
+}
+
+fn write_file(
+    state: &FileState,
+    session: &str,
+    path: &Path,
+    content: &str,
+) -> Result<WriteOutput, ToolError> {
+    let display = path.display().to_string();
+    let existing = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            return Err(ToolError::Failed(format!(
+                "{display} is a directory, not a file"
+            )));
+        }
+        Ok(m) if !m.is_file() => {
+            return Err(ToolError::Failed(format!(
+                "{display} is {}; only regular files can be written",
+                paths::special_kind(&m)
+            )));
+        }
+        Ok(_) => Some(
+            std::fs::read(path).map_err(|e| ToolError::io(format!("cannot read {display}"), e))?,
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(ToolError::io(format!("cannot inspect {display}"), e)),
+    };
+    if let Some(old) = &existing {
+        if state.ledger.check(session, path, &hash_bytes(old)) == Freshness::Stale {
+            return Err(ToolError::Failed(format!(
+                "{display} changed since it was last read; read it again before overwriting it"
+            )));
+        }
+    }
+    let (bytes, bom, ending) = shape_content(existing.as_deref(), content);
+    let created_dirs = fsio::write_atomic(path, &bytes)
+        .map_err(|e| ToolError::io(format!("cannot write {display}"), e))?;
+    state.ledger.record(session, path, hash_bytes(&bytes));
+    Ok(WriteOutput {
+        path: display,
+        created: existing.is_none(),
+        bytes: bytes.len(),
+        bom,
+        line_ending: ending.name().to_string(),
+        created_dirs: created_dirs
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect(),
+    })
+}
+
+/// The bytes to write: `content` with the old file's BOM and line-ending style.
+/// A new file is written exactly as given.
+pub fn shape_content(existing: Option<&[u8]>, content: &str) -> (Vec<u8>, bool, LineEnding) {
+    let Some(old) = existing else {
+        let ending = LineEnding::detect(content);
+        return (
+            content.as_bytes().to_vec(),
+            content.starts_with(BOM),
+            ending,
+        );
+    };
+    let old_text = String::from_utf8_lossy(old);
+    let old_bom = old_text.starts_with(BOM);
+    let old_body = old_text.strip_prefix(BOM).unwrap_or(&old_text);
+    let new_body = content.strip_prefix(BOM).unwrap_or(content);
+    let ending = if old_body.contains('\n') {
+        LineEnding::detect(old_body)
+    } else {
+        LineEnding::detect(new_body)
+    };
+    let bom = old_bom || content.starts_with(BOM);
+    let mut out = String::with_capacity(content.len() + 16);
+    if bom {
+        out.push_str(BOM);
+    }
+    out.push_str(&ending.apply(new_body));
+    (out.into_bytes(), bom, ending)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_bom_and_crlf_of_existing_file() {
+        let old = "\u{feff}a\r\nb\r\n".as_bytes();
+        let (bytes, bom, ending) = shape_content(Some(old), "x\ny\n");
+        assert_eq!(bytes, "\u{feff}x\r\ny\r\n".as_bytes());
+        assert!(bom);
+        assert_eq!(ending, LineEnding::Crlf);
+    }
+
+    #[test]
+    fn new_file_is_written_as_given() {
+        let (bytes, bom, _) = shape_content(None, "a\r\nb\n");
+        assert_eq!(bytes, b"a\r\nb\n");
+        assert!(!bom);
+    }
+
+    #[test]
+    fn lf_file_gets_lf() {
+        let (bytes, _, ending) = shape_content(Some(b"a\nb\n"), "x\r\ny\r\n");
+        assert_eq!(bytes, b"x\ny\n");
+        assert_eq!(ending, LineEnding::Lf);
+    }
+}
