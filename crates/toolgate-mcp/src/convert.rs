@@ -1,0 +1,222 @@
+//! Conversions between toolgate-core values and MCP wire types: the advertised
+//! tool list and call results.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde_json::{Map, Value};
+use toolgate_core::{CallError, CallResult, Catalogue, CatalogueEntry, Content, LookupError};
+
+/// The MCP `tools/list` entries for a catalogue: name, description, input and
+/// output schemas, and annotations derived from each tool's traits.
+pub fn mcp_tools(catalogue: &Catalogue) -> Vec<Tool> {
+    catalogue.entries().iter().map(mcp_tool).collect()
+}
+
+/// One advertised tool.
+pub fn mcp_tool(entry: &CatalogueEntry) -> Tool {
+    let spec = &entry.spec;
+    let traits = spec.traits;
+    let annotations = ToolAnnotations::new()
+        .read_only(traits.read_only)
+        // The hint only means something for a tool that changes things.
+        .destructive(!traits.read_only && traits.destructive)
+        .open_world(traits.open_world);
+    let mut tool = Tool::new(
+        entry.name.clone(),
+        spec.description.clone(),
+        Arc::new(object_schema(&spec.input_schema)),
+    )
+    .with_annotations(annotations);
+    // MCP requires an object output schema; a tool whose output is not an
+    // object is listed without one (and its result without structuredContent).
+    if let Some(schema) = spec
+        .output_schema
+        .as_object()
+        .filter(|s| is_object_schema(s))
+    {
+        tool = tool.with_raw_output_schema(Arc::new(schema.clone()));
+    }
+    tool
+}
+
+/// An input schema as a JSON object; a non-object schema (never produced by
+/// core's `schemars` schemas) degrades to an accept-any object.
+fn object_schema(schema: &Value) -> JsonObject {
+    match schema {
+        Value::Object(map) => map.clone(),
+        _ => {
+            let mut map = Map::new();
+            map.insert("type".into(), Value::String("object".into()));
+            map
+        }
+    }
+}
+
+fn is_object_schema(schema: &JsonObject) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// Whether `name`'s output schema was advertised (so structured content goes out).
+fn advertises_structured(catalogue: &Catalogue, name: &str) -> bool {
+    catalogue
+        .get(name)
+        .and_then(|e| e.spec.output_schema.as_object())
+        .is_some_and(is_object_schema)
+}
+
+/// The MCP content block for one core content block.
+pub fn content_block(content: &Content) -> ContentBlock {
+    match content {
+        Content::Text { text } => ContentBlock::text(text.clone()),
+        Content::Image { data, mime_type } => ContentBlock::image(data.clone(), mime_type.clone()),
+    }
+}
+
+/// The MCP answer to a settled call.
+///
+/// A successful call is a result with its content and, when the tool advertised
+/// an object output schema, `structuredContent`. Every failure the model can act
+/// on — invalid input, deny, reject, a tool error, cancellation, even a gate or
+/// audit failure — is a result with `isError: true` and the error text. Only a
+/// tool that was never advertised is a JSON-RPC error (`-32602`, as the MCP
+/// specification shows for unknown tools).
+pub fn call_response(
+    catalogue: &Catalogue,
+    name: &str,
+    outcome: Result<CallResult, CallError>,
+) -> Result<CallToolResult, McpError> {
+    match outcome {
+        Ok(result) => {
+            let content = result.content.iter().map(content_block).collect();
+            let mut out = CallToolResult::success(content);
+            if advertises_structured(catalogue, name) {
+                out.structured_content = result.structured.filter(Value::is_object);
+            }
+            Ok(out)
+        }
+        Err(CallError::Lookup(LookupError::Unknown(tool))) => Err(McpError::invalid_params(
+            format!("Unknown tool: {tool}"),
+            None,
+        )),
+        Err(err) => Ok(CallToolResult::error(vec![ContentBlock::text(
+            err.to_string(),
+        )])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolgate_core::{ToolSpec, ToolTraits};
+
+    fn spec(traits: ToolTraits, output: Value) -> ToolSpec {
+        ToolSpec {
+            description: "d".into(),
+            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            output_schema: output,
+            traits,
+        }
+    }
+
+    fn wire(tool: &Tool) -> Value {
+        serde_json::to_value(tool).unwrap()
+    }
+
+    #[test]
+    fn read_only_tool_is_annotated_read_only_and_not_destructive() {
+        let entry = CatalogueEntry {
+            name: "read".into(),
+            id: 1,
+            spec: spec(ToolTraits::read_only(), json!({"type": "object"})),
+        };
+        let v = wire(&mcp_tool(&entry));
+        assert_eq!(v["name"], "read");
+        assert_eq!(v["annotations"]["readOnlyHint"], true);
+        assert_eq!(v["annotations"]["destructiveHint"], false);
+        assert_eq!(v["annotations"]["openWorldHint"], false);
+        assert_eq!(v["inputSchema"]["properties"]["path"]["type"], "string");
+        assert_eq!(v["outputSchema"]["type"], "object");
+    }
+
+    #[test]
+    fn destructive_and_open_world_traits_become_hints() {
+        let traits = ToolTraits {
+            read_only: false,
+            concurrency_safe: false,
+            destructive: true,
+            open_world: true,
+        };
+        let entry = CatalogueEntry {
+            name: "bash".into(),
+            id: 1,
+            spec: spec(traits, json!({"type": "string"})),
+        };
+        let v = wire(&mcp_tool(&entry));
+        assert_eq!(v["annotations"]["readOnlyHint"], false);
+        assert_eq!(v["annotations"]["destructiveHint"], true);
+        assert_eq!(v["annotations"]["openWorldHint"], true);
+        assert!(
+            v.get("outputSchema").is_none(),
+            "non-object output schema is not advertised"
+        );
+    }
+
+    #[test]
+    fn errors_are_results_except_unknown_tools() {
+        let catalogue = Catalogue::default();
+        let denied = call_response(
+            &catalogue,
+            "bash",
+            Err(CallError::Denied("bash rm -rf / (destructive): no".into())),
+        )
+        .unwrap();
+        assert_eq!(denied.is_error, Some(true));
+        let text = serde_json::to_value(&denied).unwrap()["content"][0]["text"].clone();
+        assert_eq!(text, "permission denied: bash rm -rf / (destructive): no");
+
+        let rejected = call_response(
+            &catalogue,
+            "bash",
+            Err(CallError::Rejected {
+                message: Some("use git stash".into()),
+            }),
+        )
+        .unwrap();
+        assert!(format!("{:?}", rejected.content).contains("use git stash"));
+
+        let unknown = call_response(
+            &catalogue,
+            "nope",
+            Err(CallError::Lookup(LookupError::Unknown("nope".into()))),
+        )
+        .unwrap_err();
+        assert_eq!(unknown.code.0, -32602);
+        assert_eq!(unknown.message, "Unknown tool: nope");
+
+        let stale = call_response(
+            &catalogue,
+            "x",
+            Err(CallError::Lookup(LookupError::Stale("x".into()))),
+        )
+        .unwrap();
+        assert_eq!(stale.is_error, Some(true));
+    }
+
+    #[test]
+    fn structured_content_only_for_advertised_object_schemas() {
+        let result = CallResult {
+            content: vec![Content::text("hi")],
+            structured: Some(json!({"text": "hi"})),
+            spill_path: None,
+            decisions: vec![],
+        };
+        let tools = toolgate_core::ToolSet::default();
+        let empty = tools.materialize(|_| true);
+        let out = call_response(&empty, "echo", Ok(result)).unwrap();
+        assert_eq!(out.structured_content, None, "not advertised, not sent");
+        assert_eq!(out.is_error, Some(false));
+    }
+}

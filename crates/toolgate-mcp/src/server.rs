@@ -1,0 +1,329 @@
+//! The MCP server: one [`ToolgateServer`] per process, one
+//! [`ToolgateConnection`] (an rmcp `ServerHandler`) per client connection.
+//!
+//! Each connection is a session in the audit log (`session.started` with the
+//! client's name and version), keeps the catalogue it advertised, and settles
+//! every `tools/call` against it through the core pipeline.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
+use toolgate_core::{
+    CallIdentity, CallRequest, Catalogue, Engine, Event, EventKind, EventPayload, Location,
+    Progress,
+};
+
+use crate::approval::ElicitationChannel;
+use crate::convert::{call_response, mcp_tools};
+
+/// How long progress notifications still queued when a call ends may take to go out.
+const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
+
+/// The server: the engine every call goes through, the location calls act in,
+/// and the state its connections share. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ToolgateServer {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    engine: Engine,
+    location: Arc<Location>,
+    elicitation: ElicitationChannel,
+    calls: TaskTracker,
+    info: Implementation,
+}
+
+impl ToolgateServer {
+    /// A server over `engine`, acting in `location`.
+    pub fn new(engine: Engine, location: Arc<Location>) -> Self {
+        ToolgateServer {
+            shared: Arc::new(Shared {
+                engine,
+                location,
+                elicitation: ElicitationChannel::new(),
+                calls: TaskTracker::new(),
+                info: Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+            }),
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.shared.engine
+    }
+
+    /// The approval channel through the connected clients' elicitation: give it
+    /// to the gate so that an `ask` of an MCP session reaches that client.
+    pub fn elicitation(&self) -> ElicitationChannel {
+        self.shared.elicitation.clone()
+    }
+
+    /// A handler for one new connection, with a fresh session id.
+    pub fn connection(&self) -> ToolgateConnection {
+        ToolgateConnection {
+            shared: Arc::clone(&self.shared),
+            conn: Arc::new(Connection {
+                session_id: uuid::Uuid::new_v4().to_string(),
+                elicitation: self.shared.elicitation.clone(),
+                started: AtomicBool::new(false),
+                catalogue: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Waits until every call in flight has finished (cancelled calls record
+    /// `tool.failed` before they finish), at most `limit`. Returns whether all did.
+    pub async fn drain(&self, limit: Duration) -> bool {
+        self.shared.calls.close();
+        let done = tokio::time::timeout(limit, self.shared.calls.wait())
+            .await
+            .is_ok();
+        self.shared.calls.reopen();
+        done
+    }
+}
+
+/// One client connection: an MCP session.
+#[derive(Clone, Debug)]
+pub struct ToolgateConnection {
+    shared: Arc<Shared>,
+    conn: Arc<Connection>,
+}
+
+#[derive(Debug)]
+struct Connection {
+    session_id: String,
+    elicitation: ElicitationChannel,
+    started: AtomicBool,
+    /// What this connection's client was shown by `tools/list`.
+    catalogue: Mutex<Option<Catalogue>>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.elicitation.unregister(&self.session_id);
+    }
+}
+
+impl ToolgateConnection {
+    /// The session id this connection records its events under.
+    pub fn session_id(&self) -> &str {
+        &self.conn.session_id
+    }
+
+    /// Records `session.started` once, durably, with the client's identity.
+    async fn start_session(
+        &self,
+        client: Option<&Implementation>,
+        protocol: Option<&ProtocolVersion>,
+        transport_meta: Value,
+    ) -> Result<(), McpError> {
+        if self.conn.started.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut extra = json!({
+            "client_name": client.map(|c| c.name.clone()),
+            "client_version": client.map(|c| c.version.clone()),
+            "protocol_version": protocol.map(ToString::to_string),
+            "server": "mcp",
+            "root": self.shared.location.root().display().to_string(),
+        });
+        if let (Some(obj), Value::Object(more)) = (extra.as_object_mut(), transport_meta) {
+            obj.extend(more);
+        }
+        let payload = EventPayload {
+            actor: client.map(|c| c.name.clone()),
+            extra: Some(extra),
+            ..EventPayload::default()
+        };
+        let event = Event::now(
+            EventKind::SessionStarted,
+            &self.conn.session_id,
+            "",
+            payload,
+        );
+        self.shared
+            .engine
+            .sink()
+            .submit(event)
+            .await
+            .map(|_| ())
+            .map_err(|e| {
+                // Let a later request try again rather than run unrecorded.
+                self.conn.started.store(false, Ordering::SeqCst);
+                McpError::internal_error(e.to_string(), None)
+            })
+    }
+
+    /// Starts the session from a request's own `_meta` (protocol 2026-07-28 has
+    /// no `initialize`; earlier connections started at `initialize`).
+    async fn ensure_session(&self, context: &RequestContext<RoleServer>) -> Result<(), McpError> {
+        if self.conn.started.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let client = context
+            .meta
+            .client_info()
+            .or_else(|| context.peer.peer_info().map(|p| p.client_info.clone()));
+        let protocol = context.protocol_version();
+        self.start_session(client.as_ref(), protocol.as_ref(), Value::Null)
+            .await
+    }
+
+    fn catalogue(&self) -> Catalogue {
+        let advertised = self
+            .conn
+            .catalogue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        // A client may call without listing first (or, on stateless HTTP, list
+        // on another request): settle against what it would have been shown.
+        advertised.unwrap_or_else(|| self.shared.engine.materialize())
+    }
+
+    async fn settle(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.ensure_session(&context).await?;
+        let catalogue = self.catalogue();
+        let name = request.name.to_string();
+        let call = CallRequest {
+            name: name.clone(),
+            input: Value::Object(request.arguments.unwrap_or_default()),
+            identity: CallIdentity {
+                session_id: self.conn.session_id.clone(),
+                agent_id: None,
+                message_id: None,
+                call_id: format!("mcp-{}", uuid::Uuid::new_v4()),
+            },
+        };
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| forward_progress(context.peer.clone(), token));
+        let (tx, forwarder) = match progress {
+            Some((tx, task)) => (Some(tx), Some(task)),
+            None => (None, None),
+        };
+        let outcome = self
+            .shared
+            .engine
+            .settle_with_progress(
+                &catalogue,
+                call,
+                Arc::clone(&self.shared.location),
+                context.ct.clone(),
+                tx,
+            )
+            .await;
+        if let Some(task) = forwarder {
+            // The sender is gone with the call; let queued reports go out first.
+            let _ = tokio::time::timeout(PROGRESS_FLUSH, task).await;
+        }
+        call_response(&catalogue, &name, outcome).map(CallToolResponse::Complete)
+    }
+}
+
+/// Sends a tool's progress reports as `notifications/progress` for `token`.
+fn forward_progress(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+) -> (mpsc::UnboundedSender<Progress>, tokio::task::JoinHandle<()>) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+    let task = tokio::spawn(async move {
+        while let Some(report) = rx.recv().await {
+            let mut param = ProgressNotificationParam::new(token.clone(), report.progress)
+                .with_message(report.message);
+            if let Some(total) = report.total {
+                param = param.with_total(total);
+            }
+            if let Err(e) = peer.notify_progress(param).await {
+                tracing::debug!(error = %e, "progress notification not delivered");
+                break;
+            }
+        }
+    });
+    (tx, task)
+}
+
+impl ServerHandler for ToolgateConnection {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.shared.info.clone())
+            .with_instructions(
+                "toolgate: every tool call is checked by the workspace's policy; \
+                 a refused call returns an error explaining why.",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        self.shared
+            .elicitation
+            .register(&self.conn.session_id, &context.peer);
+        self.start_session(
+            Some(&request.client_info),
+            Some(&result.protocol_version),
+            json!({"elicitation": self.shared.elicitation.can_ask(&self.conn.session_id)}),
+        )
+        .await?;
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.ensure_session(&context).await?;
+        let catalogue = self.shared.engine.materialize();
+        let tools = mcp_tools(&catalogue);
+        *self
+            .conn
+            .catalogue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(catalogue);
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // Tracked so that shutdown waits for cancelled calls to record their end.
+        let this = self.clone();
+        let task = self
+            .shared
+            .calls
+            .track_future(async move { this.settle(request, context).await });
+        task.await
+    }
+}
