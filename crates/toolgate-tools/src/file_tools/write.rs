@@ -110,7 +110,15 @@ fn write_file(
         Ok(_) => Some(
             std::fs::read(path).map_err(|e| ToolError::io(format!("cannot read {display}"), e))?,
         ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        // A missing file, or a parent that is not a directory (the write reports it).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            None
+        }
         Err(e) => return Err(ToolError::io(format!("cannot inspect {display}"), e)),
     };
     if let Some(old) = &existing {
