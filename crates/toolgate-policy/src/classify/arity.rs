@@ -108,7 +108,10 @@ pub fn arity_prefix(argv: &[String]) -> String {
         i += 1;
     }
     // Wrappers with their options and leading operands.
-    while let Some(w) = argv.get(i).and_then(|a| wrapper_for(super::command_name(a))) {
+    while let Some(w) = argv
+        .get(i)
+        .and_then(|a| wrapper_for(super::command_name(a)))
+    {
         out.push(&argv[i]);
         i += 1;
         let mut operands_left = w.leading_operands;
@@ -199,7 +202,10 @@ mod tests {
         assert_eq!(p("npm test"), "npm test *");
         assert_eq!(p("npm run"), "npm run *");
         assert_eq!(p("FOO=1 cargo test"), "FOO=1 cargo test *");
-        assert_eq!(p("sudo -u root apt-get install x"), "sudo -u root apt-get install *");
+        assert_eq!(
+            p("sudo -u root apt-get install x"),
+            "sudo -u root apt-get install *"
+        );
         assert_eq!(p("env A=1 make build"), "env A=1 make build *");
         assert_eq!(p("/usr/bin/git log -5"), "/usr/bin/git log *");
         assert_eq!(p(""), "");

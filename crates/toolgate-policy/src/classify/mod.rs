@@ -23,8 +23,8 @@ pub(crate) mod table;
 
 pub use arity::arity_prefix;
 pub(crate) use arity::is_assignment;
-pub use paths::path_risk;
 pub(crate) use paths::glob_match;
+pub use paths::path_risk;
 
 use toolgate_core::Risk;
 
@@ -101,7 +101,11 @@ fn classify_with_subcommand(row: &Cmd, name: &str, args: &[String]) -> Verdict {
     let sub_at = subcommand_index(args, row.global_value_opts);
     let before = &args[..sub_at.unwrap_or(args.len())];
     let mut verdict = match sub_at {
-        None => Verdict::new(row.risk, format!("`{name}` without a subcommand is {}", row.risk), row.paths),
+        None => Verdict::new(
+            row.risk,
+            format!("`{name}` without a subcommand is {}", row.risk),
+            row.paths,
+        ),
         Some(i) => {
             let sub_name = args[i].as_str();
             let rest = &args[i + 1..];
@@ -205,13 +209,17 @@ pub(crate) fn flag_matches(at: FlagMatch, arg: &str) -> bool {
             name == flag || long_abbreviation(name, flag)
         }
         FlagMatch::Prefix(prefix) => {
-            arg.starts_with(prefix) || long_abbreviation(arg.split('=').next().unwrap_or(arg), prefix)
+            arg.starts_with(prefix)
+                || long_abbreviation(arg.split('=').next().unwrap_or(arg), prefix)
         }
         FlagMatch::Short(letter) => {
             arg.starts_with('-')
                 && !arg.starts_with("--")
                 && arg.len() >= 2
-                && arg[1..].chars().take_while(|c| c.is_ascii_alphabetic()).any(|c| c == letter)
+                && arg[1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .any(|c| c == letter)
         }
     }
 }

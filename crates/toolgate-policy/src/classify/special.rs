@@ -20,6 +20,7 @@ pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
         Check::GitStash => git_stash(args, v),
         Check::GitBranch => git_branch(args, v),
         Check::GitConfig => git_config(args, v),
+        Check::GitRemote => git_remote(args, v),
         Check::TarMode => tar_mode(args, v),
         Check::UniqOutput => {
             if operands(args).len() >= 2 {
@@ -28,19 +29,33 @@ pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
         }
         Check::SetBare => {
             if args.is_empty() {
-                v.raise(Risk::Credential, "`set` with no arguments prints every variable, secrets included");
+                v.raise(
+                    Risk::Credential,
+                    "`set` with no arguments prints every variable, secrets included",
+                );
             }
         }
         Check::ExportPrint => {
-            if args.iter().all(|a| matches!(a.as_str(), "-p" | "-x" | "-px" | "-xp")) {
-                v.raise(Risk::Credential, format!("`{name}` without names prints the environment, secrets included"));
+            if args
+                .iter()
+                .all(|a| matches!(a.as_str(), "-p" | "-x" | "-px" | "-xp"))
+            {
+                v.raise(
+                    Risk::Credential,
+                    format!("`{name}` without names prints the environment, secrets included"),
+                );
             }
         }
         Check::SetsSystem => {
-            let sets_date = name == "date" && options(args).any(|o| flag_matches(Short('s'), o) || flag_matches(Exact("--set"), o));
+            let sets_date = name == "date"
+                && options(args)
+                    .any(|o| flag_matches(Short('s'), o) || flag_matches(Exact("--set"), o));
             let sets_host = name == "hostname" && !operands(args).is_empty();
             if sets_date || sets_host {
-                v.raise(Risk::Write, format!("`{name}` with these arguments changes the system"));
+                v.raise(
+                    Risk::Write,
+                    format!("`{name}` with these arguments changes the system"),
+                );
             }
         }
         Check::Crontab => {
@@ -69,7 +84,10 @@ fn find_actions(args: &[String], v: &mut Verdict) {
         match args[i].as_str() {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 let (cmd, end) = command_after(args, i + 1);
-                v.raise(Risk::Execute, format!("find {} runs a command on every match", args[i]));
+                v.raise(
+                    Risk::Execute,
+                    format!("find {} runs a command on every match", args[i]),
+                );
                 if !cmd.is_empty() {
                     v.embedded.push(cmd);
                 }
@@ -91,7 +109,10 @@ fn fd_exec(args: &[String], v: &mut Verdict) {
         let a = args[i].as_str();
         if matches!(a, "-x" | "--exec" | "-X" | "--exec-batch") {
             let (cmd, end) = command_after(args, i + 1);
-            v.raise(Risk::Execute, format!("fd {a} runs a command on every match"));
+            v.raise(
+                Risk::Execute,
+                format!("fd {a} runs a command on every match"),
+            );
             if !cmd.is_empty() {
                 v.embedded.push(cmd);
             }
@@ -138,7 +159,9 @@ fn sed_script(args: &[String], v: &mut Verdict) {
     for script in sed_scripts(args) {
         for cmd in script.split([';', '\n']) {
             match sed_command_effect(cmd.trim()) {
-                Some(Risk::Execute) => v.raise(Risk::Execute, "the sed script runs shell commands (e)"),
+                Some(Risk::Execute) => {
+                    v.raise(Risk::Execute, "the sed script runs shell commands (e)")
+                }
                 Some(Risk::Write) => v.raise(Risk::Write, "the sed script writes a file (w)"),
                 _ => {}
             }
@@ -170,7 +193,10 @@ fn sed_command_effect(cmd: &str) -> Option<Risk> {
                 }
                 i += 1;
             }
-            let flags: String = rest.get(i..).map(|r| r.iter().collect()).unwrap_or_default();
+            let flags: String = rest
+                .get(i..)
+                .map(|r| r.iter().collect())
+                .unwrap_or_default();
             if flags.contains('e') {
                 Some(Risk::Execute)
             } else if flags.contains('w') || flags.contains('W') {
@@ -188,7 +214,10 @@ fn strip_sed_address(cmd: &str) -> &str {
     let bytes = cmd.as_bytes();
     let mut i = 0;
     loop {
-        while i < bytes.len() && (bytes[i].is_ascii_digit() || matches!(bytes[i], b'$' | b',' | b'~' | b'!' | b' ' | b'+')) {
+        while i < bytes.len()
+            && (bytes[i].is_ascii_digit()
+                || matches!(bytes[i], b'$' | b',' | b'~' | b'!' | b' ' | b'+'))
+        {
             i += 1;
         }
         if i < bytes.len() && bytes[i] == b'/' {
@@ -227,7 +256,10 @@ fn awk_program(args: &[String], v: &mut Verdict) {
     let Some(program) = program else { return };
     let without_or = program.replace("||", "");
     if program.contains("system") || without_or.contains('|') || program.contains("@load") {
-        v.raise(Risk::Execute, "the awk program runs commands (system, pipes)");
+        v.raise(
+            Risk::Execute,
+            "the awk program runs commands (system, pipes)",
+        );
     } else if program.contains("print") && program.contains('>') && awk_print_redirect(program) {
         v.raise(Risk::Write, "the awk program writes a file (print > file)");
     } else if program.contains("getline") {
@@ -246,7 +278,10 @@ fn awk_print_redirect(program: &str) -> bool {
 fn sql(name: &str, args: &[String], v: &mut Verdict) {
     let text = args.join(" ").to_ascii_uppercase();
     if sql_destroys(&text) {
-        v.raise(Risk::Destructive, format!("{name} runs SQL that drops or truncates data"));
+        v.raise(
+            Risk::Destructive,
+            format!("{name} runs SQL that drops or truncates data"),
+        );
     }
 }
 
@@ -271,13 +306,25 @@ fn git_push_refspec(args: &[String], v: &mut Verdict) {
 
 fn git_checkout(args: &[String], v: &mut Verdict) {
     if args.iter().any(|a| a == "--") {
-        v.raise(Risk::Destructive, "git checkout -- PATHS discards uncommitted changes");
+        v.raise(
+            Risk::Destructive,
+            "git checkout -- PATHS discards uncommitted changes",
+        );
     }
     if options(args).any(|o| flag_matches(Short('f'), o) || flag_matches(Exact("--force"), o)) {
-        v.raise(Risk::Destructive, "git checkout --force discards uncommitted changes");
+        v.raise(
+            Risk::Destructive,
+            "git checkout --force discards uncommitted changes",
+        );
     }
-    if operands(args).iter().any(|o| *o == "." || o.ends_with("/.") || o.starts_with(":/") || o.contains('*')) {
-        v.raise(Risk::Destructive, "git checkout . discards uncommitted changes");
+    if operands(args)
+        .iter()
+        .any(|o| *o == "." || o.ends_with("/.") || o.starts_with(":/") || o.contains('*'))
+    {
+        v.raise(
+            Risk::Destructive,
+            "git checkout . discards uncommitted changes",
+        );
     }
 }
 
@@ -295,7 +342,10 @@ fn git_restore(args: &[String], v: &mut Verdict) {
 
 fn git_stash(args: &[String], v: &mut Verdict) {
     match operands(args).first().copied() {
-        Some("drop" | "clear") => v.raise(Risk::Destructive, "git stash drop/clear destroys stashed work"),
+        Some("drop" | "clear") => v.raise(
+            Risk::Destructive,
+            "git stash drop/clear destroys stashed work",
+        ),
         Some("list" | "show") => {
             v.risk = Risk::Read;
             v.reason = "git stash list/show reads".into();
@@ -312,33 +362,97 @@ fn git_branch(args: &[String], v: &mut Verdict) {
         v.raise(Risk::Destructive, "git branch -D deletes unmerged branches");
         return;
     }
-    let writes = ["-d", "--delete", "-m", "-M", "-c", "-C", "-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-f", "--force", "--track", "-t"];
-    let lists = ["-l", "--list", "-a", "--all", "-r", "--remotes", "--contains", "--merged", "--no-merged", "--points-at", "--show-current", "-v", "-vv"];
-    if opts.iter().any(|o| writes.contains(o) || o.starts_with("--set-upstream-to=")) {
+    let writes = [
+        "-d",
+        "--delete",
+        "-m",
+        "-M",
+        "-c",
+        "-C",
+        "-u",
+        "--set-upstream-to",
+        "--unset-upstream",
+        "--edit-description",
+        "-f",
+        "--force",
+        "--track",
+        "-t",
+    ];
+    let lists = [
+        "-l",
+        "--list",
+        "-a",
+        "--all",
+        "-r",
+        "--remotes",
+        "--contains",
+        "--merged",
+        "--no-merged",
+        "--points-at",
+        "--show-current",
+        "-v",
+        "-vv",
+    ];
+    if opts
+        .iter()
+        .any(|o| writes.contains(o) || o.starts_with("--set-upstream-to="))
+    {
         v.raise(Risk::Write, "git branch changes branches");
     } else if !operands(args).is_empty() && !opts.iter().any(|o| lists.contains(o)) {
         v.raise(Risk::Write, "git branch NAME creates a branch");
     }
 }
 
+fn git_remote(args: &[String], v: &mut Verdict) {
+    match operands(args).first().copied() {
+        None | Some("get-url") => {}
+        Some("show" | "update" | "prune") => {
+            v.raise(Risk::Network, "git remote show/update/prune contacts the remote")
+        }
+        Some(_) => v.raise(Risk::Write, "git remote changes the configured remotes"),
+    }
+}
+
 fn git_config(args: &[String], v: &mut Verdict) {
     let opts: Vec<&str> = options(args).collect();
     let ops = operands(args);
-    let reads = opts.iter().any(|o| o.starts_with("--get") || matches!(*o, "-l" | "--list"))
+    let reads = opts
+        .iter()
+        .any(|o| o.starts_with("--get") || matches!(*o, "-l" | "--list"))
         || matches!(ops.first().copied(), Some("get" | "list"));
-    let edits = opts.iter().any(|o| matches!(*o, "-e" | "--edit" | "--add" | "--replace-all"))
+    let edits = opts
+        .iter()
+        .any(|o| matches!(*o, "-e" | "--edit" | "--add" | "--replace-all"))
         || matches!(ops.first().copied(), Some("set" | "edit"));
-    let unsets = opts.iter().any(|o| o.starts_with("--unset") || o.starts_with("--remove-section") || o.starts_with("--rename-section"))
-        || matches!(ops.first().copied(), Some("unset" | "remove-section" | "rename-section"));
+    let unsets = opts.iter().any(|o| {
+        o.starts_with("--unset")
+            || o.starts_with("--remove-section")
+            || o.starts_with("--rename-section")
+    }) || matches!(
+        ops.first().copied(),
+        Some("unset" | "remove-section" | "rename-section")
+    );
     if edits || (!reads && ops.len() >= 2) {
-        v.raise(Risk::Execute, "git config sets configuration that can run programs (core.pager, alias.*, hooks)");
+        v.raise(
+            Risk::Execute,
+            "git config sets configuration that can run programs (core.pager, alias.*, hooks)",
+        );
     } else if unsets {
         v.raise(Risk::Write, "git config --unset changes configuration");
     }
 }
 
 fn tar_mode(args: &[String], v: &mut Verdict) {
-    let writes_long = ["--create", "--extract", "--get", "--append", "--update", "--delete", "--concatenate", "--catenate"];
+    let writes_long = [
+        "--create",
+        "--extract",
+        "--get",
+        "--append",
+        "--update",
+        "--delete",
+        "--concatenate",
+        "--catenate",
+    ];
     let mut modes = String::new();
     for (i, a) in args.iter().enumerate() {
         if a == "--" {
@@ -356,7 +470,10 @@ fn tar_mode(args: &[String], v: &mut Verdict) {
             modes.push_str(a);
         }
     }
-    if modes.chars().any(|c| matches!(c, 'c' | 'x' | 'r' | 'u' | 'A')) {
+    if modes
+        .chars()
+        .any(|c| matches!(c, 'c' | 'x' | 'r' | 'u' | 'A'))
+    {
         v.raise(Risk::Write, "tar creates or extracts files");
     }
 }

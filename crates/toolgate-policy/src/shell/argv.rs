@@ -106,7 +106,10 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
             return part;
         }
         if wrapper.floor > Risk::Read {
-            part.raise(wrapper.floor, format!("`{name}` runs the command with other privileges"));
+            part.raise(
+                wrapper.floor,
+                format!("`{name}` runs the command with other privileges"),
+            );
         }
         if matches!(name, "sudo" | "doas") {
             part.note = Some(format!("runs as another user ({name})"));
@@ -129,11 +132,19 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
                     part.make_opaque("`env -S` splits a string into a command");
                     return part;
                 }
-                if matches!(name, "sudo" | "doas") && matches!(a, "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit") {
-                    part.raise(Risk::Execute, format!("`{name} {a}` starts a shell or editor as another user"));
+                if matches!(name, "sudo" | "doas")
+                    && matches!(a, "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit")
+                {
+                    part.raise(
+                        Risk::Execute,
+                        format!("`{name} {a}` starts a shell or editor as another user"),
+                    );
                 }
                 if wrapper.value_opts.contains(&a) {
-                    if matches!((name, a), ("env", "-C" | "--chdir") | ("sudo", "-D" | "--chdir")) {
+                    if matches!(
+                        (name, a),
+                        ("env", "-C" | "--chdir") | ("sudo", "-D" | "--chdir")
+                    ) {
                         part.chdir = words.get(i + 1).cloned();
                     }
                     i += 2;
@@ -145,7 +156,10 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
             if wrapper.takes_assignments && classify::is_assignment(a) {
                 let var = a.split('=').next().unwrap_or(a);
                 if loads_code(var) {
-                    part.raise(Risk::Execute, format!("setting {var} makes the program load or run other code"));
+                    part.raise(
+                        Risk::Execute,
+                        format!("setting {var} makes the program load or run other code"),
+                    );
                 }
                 i += 1;
                 continue;
@@ -170,7 +184,10 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
         if via_xargs {
             let inner = command_name(&words[i].text);
             if DELETERS.contains(&inner) {
-                part.raise(Risk::Destructive, format!("`xargs {inner}` deletes every file it is fed"));
+                part.raise(
+                    Risk::Destructive,
+                    format!("`xargs {inner}` deletes every file it is fed"),
+                );
             }
         }
     }
@@ -191,16 +208,25 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
             return part;
         }
         "source" | "." => {
-            part.make_opaque(format!("`{name}` runs the commands of a file the analyser does not read"));
+            part.make_opaque(format!(
+                "`{name}` runs the commands of a file the analyser does not read"
+            ));
+            // The file itself is still judged (`source .env` reads secrets).
+            part.paths = true;
             return part;
         }
         "trap" => {
             match rest.get(1) {
                 Some(code) if code.known && !code.text.starts_with('-') => {
                     part.code.push(code.text.clone());
-                    part.raise(Risk::Read, "`trap` runs its code later; the code is analysed");
+                    part.raise(
+                        Risk::Read,
+                        "`trap` runs its code later; the code is analysed",
+                    );
                 }
-                Some(code) if !code.known => part.make_opaque("`trap` is given code only known at run time"),
+                Some(code) if !code.known => {
+                    part.make_opaque("`trap` is given code only known at run time")
+                }
                 _ => part.raise(Risk::Read, "`trap` lists or resets traps"),
             }
             return part;
@@ -216,7 +242,9 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
         return part;
     }
     if STDIN_RUNNERS.contains(&name.as_str()) && reads_code_from_stdin(args) {
-        part.make_opaque(format!("`{name}` reads its program from stdin (piped or heredoc data)"));
+        part.make_opaque(format!(
+            "`{name}` reads its program from stdin (piped or heredoc data)"
+        ));
         return part;
     }
     let verdict = classify::classify(&texts);
@@ -283,7 +311,10 @@ fn shell_invocation(name: &str, args: &[Word], part: &mut Part) {
     }
     match operand {
         Some(script) => {
-            part.raise(Risk::Execute, format!("`{name}` runs the script {}", script.text));
+            part.raise(
+                Risk::Execute,
+                format!("`{name}` runs the script {}", script.text),
+            );
             part.paths = true;
             part.args = args[i..].to_vec();
         }
@@ -304,10 +335,17 @@ fn inline_code(name: &str, args: &[String]) -> Option<String> {
             break;
         }
         for flag in flags.iter() {
-            let hit = if flag.starts_with('-') && flag.len() == 2 && !a.starts_with("--") && a.starts_with('-') {
+            let hit = if flag.starts_with('-')
+                && flag.len() == 2
+                && !a.starts_with("--")
+                && a.starts_with('-')
+            {
                 // A short flag, alone or ending a cluster (`perl -ne`, `python -Bc`).
                 let letter = flag.as_bytes()[1] as char;
-                a[1..].chars().take_while(|c| c.is_ascii_alphabetic()).any(|c| c == letter)
+                a[1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .any(|c| c == letter)
             } else {
                 a == flag || a.starts_with(&format!("{flag}="))
             };
@@ -349,23 +387,36 @@ mod tests {
 
     #[test]
     fn wrappers() {
-        assert_eq!(analyse(&words("timeout 5 rm -rf x"), 0).risk, Risk::Destructive);
+        assert_eq!(
+            analyse(&words("timeout 5 rm -rf x"), 0).risk,
+            Risk::Destructive
+        );
         assert_eq!(analyse(&words("sudo ls"), 0).risk, Risk::Execute);
         assert_eq!(analyse(&words("env"), 0).risk, Risk::Credential);
         assert_eq!(analyse(&words("env -i A=1 ls"), 0).risk, Risk::Read);
-        assert_eq!(analyse(&words("env LD_PRELOAD=x ls"), 0).risk, Risk::Execute);
+        assert_eq!(
+            analyse(&words("env LD_PRELOAD=x ls"), 0).risk,
+            Risk::Execute
+        );
         assert_eq!(analyse(&words("xargs rm"), 0).risk, Risk::Destructive);
         assert_eq!(analyse(&words("nice -n 5 nohup ls"), 0).risk, Risk::Read);
         assert!(analyse(&words("$X ls"), 0).opaque.is_some());
         assert!(analyse(&words("python3 -c print(1)"), 0).opaque.is_some());
         assert!(analyse(&words("perl -ne print"), 0).opaque.is_some());
-        assert!(analyse(&words("python3 script.py -c x"), 0).opaque.is_none());
+        assert!(
+            analyse(&words("python3 script.py -c x"), 0)
+                .opaque
+                .is_none()
+        );
         assert!(analyse(&words("bash"), 0).opaque.is_some());
         assert!(analyse(&words("bash -c $X"), 0).opaque.is_some());
         let p = analyse(&words("bash -lc ls"), 0);
         assert!(p.delegates);
         assert_eq!(p.code, vec!["ls"]);
         assert_eq!(analyse(&words("command -v rm"), 0).risk, Risk::Read);
-        assert_eq!(analyse(&words("find . -exec rm -rf {} ;"), 0).risk, Risk::Destructive);
+        assert_eq!(
+            analyse(&words("find . -exec rm -rf {} ;"), 0).risk,
+            Risk::Destructive
+        );
     }
 }

@@ -28,7 +28,12 @@ fn is_neutral_device(path: &str) -> bool {
 }
 
 fn looks_like_path(s: &str) -> bool {
-    s.starts_with('/') || s.starts_with('~') || s.starts_with("./") || s.starts_with("../") || s.contains('/') || s.starts_with(".env")
+    s.starts_with('/')
+        || s.starts_with('~')
+        || s.starts_with("./")
+        || s.starts_with("../")
+        || s.contains('/')
+        || s.starts_with(".env")
 }
 
 fn has_glob(s: &str) -> bool {
@@ -77,7 +82,14 @@ impl Analyzer<'_, '_> {
     }
 
     /// One argument of a command whose operands are paths.
-    pub(crate) fn path_argument(&mut self, arg: &Word, positional: bool, risk: Risk, writes: bool, scope: &Scope) {
+    pub(crate) fn path_argument(
+        &mut self,
+        arg: &Word,
+        positional: bool,
+        risk: Risk,
+        writes: bool,
+        scope: &Scope,
+    ) {
         if !arg.known {
             return;
         }
@@ -224,12 +236,17 @@ impl Analyzer<'_, '_> {
                 .components()
                 .take_while(|c| !has_glob(&c.as_os_str().to_string_lossy()))
                 .collect();
-            if let Ok(resolved) = self.ctx.location.resolve_from(&front.to_string_lossy(), Path::new("/")) {
+            if let Ok(resolved) = self
+                .ctx
+                .location
+                .resolve_from(&front.to_string_lossy(), Path::new("/"))
+            {
                 self.resolved_requests(&front, &resolved, risk, writes, scope);
             }
             return;
         }
-        let Ok(parent_resolved) = self.ctx.location.resolve_from(&parent_text, Path::new("/")) else {
+        let Ok(parent_resolved) = self.ctx.location.resolve_from(&parent_text, Path::new("/"))
+        else {
             return;
         };
         self.resolved_requests(parent, &parent_resolved, risk, writes, scope);
@@ -268,11 +285,18 @@ impl Analyzer<'_, '_> {
         let truncates = matches!(op, ">" | ">|" | "&>" | ">&");
         if !target.known {
             let action = if writes { "edit" } else { "read" };
-            let risk = if writes { Risk::Write } else { Risk::Read.raised() };
+            let risk = if writes {
+                Risk::Write
+            } else {
+                Risk::Read.raised()
+            };
             self.push(
                 PermissionRequest::new(action, target.text.clone(), risk).with_save_pattern(None),
                 false,
-                format!("redirect target `{}` is only known at run time", target.text),
+                format!(
+                    "redirect target `{}` is only known at run time",
+                    target.text
+                ),
                 scope,
             );
             return;
@@ -287,9 +311,13 @@ impl Analyzer<'_, '_> {
         let path = self.expand_tilde(&target.text);
         let Some(cwd) = scope.cwd.clone() else {
             self.push(
-                PermissionRequest::new("edit", target.text.clone(), Risk::Write).with_save_pattern(None),
+                PermissionRequest::new("edit", target.text.clone(), Risk::Write)
+                    .with_save_pattern(None),
                 false,
-                format!("redirect to `{}` in a directory only known at run time", target.text),
+                format!(
+                    "redirect to `{}` in a directory only known at run time",
+                    target.text
+                ),
                 scope,
             );
             return;
@@ -303,7 +331,10 @@ impl Analyzer<'_, '_> {
         let secret = path_risk(&lexical_path, &self.ctx.home).is_some()
             || path_risk(&resolved.path, &self.ctx.home).is_some();
         let (risk, reason) = if secret {
-            (Risk::Credential, format!("the redirect writes {resolved_text}, which holds secrets"))
+            (
+                Risk::Credential,
+                format!("the redirect writes {resolved_text}, which holds secrets"),
+            )
         } else if truncates && resolved.exists && !resolved.inside {
             (
                 Risk::Destructive,
@@ -312,12 +343,18 @@ impl Analyzer<'_, '_> {
         } else if self.ctx.location.contains(&lexical_path) && !resolved.inside {
             (
                 Risk::Destructive,
-                format!("the redirect writes through a symlink that leads outside, to {resolved_text}"),
+                format!(
+                    "the redirect writes through a symlink that leads outside, to {resolved_text}"
+                ),
             )
         } else {
             (Risk::Write, format!("the redirect writes {resolved_text}"))
         };
-        let note = if resolved.exists { "overwrite" } else { "create" };
+        let note = if resolved.exists {
+            "overwrite"
+        } else {
+            "create"
+        };
         let note = if op.contains(">>") { "append" } else { note };
         self.push(
             PermissionRequest::new("edit", resolved_text.clone(), risk).with_note(note),

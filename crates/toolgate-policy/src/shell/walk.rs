@@ -24,7 +24,9 @@ fn parse(source: &str) -> Option<Tree> {
             let mut parser = Parser::new();
             // A grammar built for another tree-sitter ABI: nothing parses, so
             // every command is opaque (asked), never allowed.
-            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
             *slot = Some(parser);
         }
         slot.as_mut()?.parse(source, None)
@@ -95,6 +97,9 @@ impl Analyzer<'_, '_> {
             self.opaque_whole(source, "shell code nested too deeply", scope);
             return;
         }
+        // tree-sitter-bash splits a word at `\`+newline; bash joins it first.
+        let joined = words::join_continuations(source);
+        let source: &str = &joined;
         let Some(tree) = parse(source) else {
             self.opaque_whole(source, "the parser could not read the command", scope);
             return;
@@ -136,7 +141,10 @@ impl Analyzer<'_, '_> {
             }
             // Each stage of a pipeline, subshells, substitutions and function
             // bodies run in a copy of the shell: `cd` there does not last.
-            "pipeline" | "subshell" | "command_substitution" | "process_substitution"
+            "pipeline"
+            | "subshell"
+            | "command_substitution"
+            | "process_substitution"
             | "function_definition" => {
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
@@ -258,9 +266,13 @@ impl Analyzer<'_, '_> {
         if let Some(dir) = part.chdir.clone() {
             run_scope.cwd = self.resolve_dir(&dir, scope);
         }
-        if part.paths && run_scope.cwd.is_none() && part.args.iter().any(|w| !is_absolute(&w.text)) {
+        if part.paths && run_scope.cwd.is_none() && part.args.iter().any(|w| !is_absolute(&w.text))
+        {
             if part.risk == Risk::Read {
-                part.raise(Risk::Write, "the directory it runs in is only known at run time");
+                part.raise(
+                    Risk::Write,
+                    "the directory it runs in is only known at run time",
+                );
             }
             part.unknown_args = true;
         }
@@ -345,7 +357,9 @@ impl Analyzer<'_, '_> {
                         .child_by_field_name("name")
                         .map_or("", |n| text(n, src));
                     if loads_code(var) {
-                        floor = Some(format!("setting {var} makes later programs load or run other code"));
+                        floor = Some(format!(
+                            "setting {var} makes later programs load or run other code"
+                        ));
                     }
                     argv.push(text(child, src).to_string());
                 }
@@ -374,7 +388,9 @@ impl Analyzer<'_, '_> {
 
     fn bare_assignment(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
         self.nested(node, src, scope);
-        let var = node.child_by_field_name("name").map_or("", |n| text(n, src));
+        let var = node
+            .child_by_field_name("name")
+            .map_or("", |n| text(n, src));
         let resource = text(node, src).to_string();
         if loads_code(var) {
             let why = format!("setting {var} makes later programs load or run other code");
@@ -413,11 +429,23 @@ impl Analyzer<'_, '_> {
                 self.redirect_target(&op, &word, scope);
             }
             "heredoc_redirect" => {
-                // `cat <<EOF > out`: the nested redirect is a real one.
+                let mut quoted = false;
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
-                    if child.kind() == "file_redirect" {
-                        self.redirect(child, src, scope);
+                    match child.kind() {
+                        // `cat <<EOF > out`: the nested redirect is a real one.
+                        "file_redirect" => self.redirect(child, src, scope),
+                        "heredoc_start" => quoted = text(child, src).contains(['\'', '"', '\\']),
+                        // The grammar leaves backticks in an unquoted body as text;
+                        // the shell runs them.
+                        "heredoc_body" if !quoted => {
+                            for code in words::backtick_spans(text(child, src)) {
+                                self.depth += 1;
+                                self.code(&code, &mut scope.clone());
+                                self.depth -= 1;
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -450,7 +478,10 @@ impl Analyzer<'_, '_> {
 }
 
 fn is_redirect(kind: &str) -> bool {
-    matches!(kind, "file_redirect" | "heredoc_redirect" | "herestring_redirect")
+    matches!(
+        kind,
+        "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+    )
 }
 
 fn is_absolute(text: &str) -> bool {

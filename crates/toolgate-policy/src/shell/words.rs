@@ -271,6 +271,92 @@ pub(crate) fn decode_ansi_c(raw: &str) -> Option<String> {
     Some(out)
 }
 
+/// Removes `\`+newline outside single quotes and comments, as bash does
+/// before splitting words.
+pub(crate) fn join_continuations(src: &str) -> std::borrow::Cow<'_, str> {
+    if !src.contains("\\\n") {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    #[derive(PartialEq)]
+    enum State {
+        Normal,
+        Single,
+        AnsiC,
+        Double,
+        Comment,
+    }
+    let mut out = String::with_capacity(src.len());
+    let mut state = State::Normal;
+    let mut chars = src.chars().peekable();
+    let mut prev: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match state {
+            State::Normal | State::Double if c == '\\' => {
+                match chars.next() {
+                    Some('\n') => {}
+                    Some(n) => {
+                        out.push(c);
+                        out.push(n);
+                    }
+                    None => out.push(c),
+                }
+                prev = Some('x');
+                continue;
+            }
+            State::Normal => match c {
+                '\'' => state = if prev == Some('$') { State::AnsiC } else { State::Single },
+                '"' => state = State::Double,
+                '#' if prev.is_none_or(|p| p.is_whitespace() || ";&|()".contains(p)) => {
+                    state = State::Comment
+                }
+                _ => {}
+            },
+            State::Single if c == '\'' => state = State::Normal,
+            State::AnsiC if c == '\\' => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+                continue;
+            }
+            State::AnsiC if c == '\'' => state = State::Normal,
+            State::Double if c == '"' => state = State::Normal,
+            State::Comment if c == '\n' => state = State::Normal,
+            _ => {}
+        }
+        out.push(c);
+        prev = Some(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The commands inside unescaped backticks of an unquoted heredoc body.
+pub(crate) fn backtick_spans(body: &str) -> Vec<String> {
+    let mut spans = Vec::new();
+    let mut current: Option<String> = None;
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let next = chars.next();
+                if let (Some(cur), Some(n)) = (current.as_mut(), next) {
+                    cur.push(n);
+                }
+            }
+            '`' => match current.take() {
+                Some(code) => spans.push(code),
+                None => current = Some(String::new()),
+            },
+            _ => {
+                if let Some(cur) = current.as_mut() {
+                    cur.push(c);
+                }
+            }
+        }
+    }
+    spans
+}
+
 /// Brace expansion of an unquoted word: `-{r,f}` → `-r`, `-f`;
 /// `a{1,2}{x,y}` → four words. Words without a `{…,…}` group come back as is.
 pub(crate) fn brace_expand(word: &str) -> Vec<String> {
@@ -361,6 +447,15 @@ mod tests {
         assert_eq!(brace_expand("{}"), vec!["{}"]);
         assert_eq!(brace_expand("x"), vec!["x"]);
         assert_eq!(brace_expand("{a,{b,c}}"), vec!["a", "b", "c"]);
+    }
+
+    #[test]
+    fn continuations() {
+        assert_eq!(join_continuations("r\\\nm -rf x"), "rm -rf x");
+        assert_eq!(join_continuations("echo 'a\\\nb'"), "echo 'a\\\nb'");
+        assert_eq!(join_continuations("echo \"a\\\nb\""), "echo \"ab\"");
+        assert_eq!(join_continuations("# c \\\nrm x"), "# c \\\nrm x");
+        assert_eq!(backtick_spans("a `id` b \\`x\\` `ls`"), vec!["id", "ls"]);
     }
 
     #[test]

@@ -1,0 +1,194 @@
+//! The shell corpus: commands and path cases kept as data in `tests/corpus/`,
+//! each with its expected risk and decision under the default policy, checked
+//! against a real filesystem fixture (git repo, `.env` files, a fake home,
+//! symlinks in and out).
+//!
+//! Prints how many dangerous commands were allowed (must be zero) and how many
+//! benign read-only commands are asked (friction).
+
+#[path = "corpus/fixture.rs"]
+mod fixture;
+
+use fixture::{Fixture, default_decision, max_risk};
+use serde_json::Value;
+use toolgate_core::{Effect, Risk};
+
+struct Case {
+    line: usize,
+    tag: String,
+    command: String,
+    risk: Risk,
+    decision: Effect,
+    opaque: Option<bool>,
+}
+
+fn parse_risk(s: &str) -> Risk {
+    serde_json::from_value(Value::String(s.to_string()))
+        .unwrap_or_else(|e| panic!("bad risk {s:?}: {e}"))
+}
+
+fn parse_effect(s: &str) -> Effect {
+    serde_json::from_value(Value::String(s.to_string()))
+        .unwrap_or_else(|e| panic!("bad decision {s:?}: {e}"))
+}
+
+fn load(file: &str, key: &str) -> Vec<Case> {
+    let path = format!("{}/tests/corpus/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let v: Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{file}:{}: {e}", i + 1));
+            let field = |k: &str| {
+                v[k].as_str()
+                    .unwrap_or_else(|| panic!("{file}:{}: missing {k}", i + 1))
+                    .to_string()
+            };
+            Case {
+                line: i + 1,
+                tag: field("tag"),
+                command: field(key),
+                risk: parse_risk(&field("risk")),
+                decision: parse_effect(&field("decision")),
+                opaque: v["opaque"].as_bool(),
+            }
+        })
+        .collect()
+}
+
+/// Runs `cases`, returning (failures, dangerous allowed, friction).
+fn run(
+    fx: &Fixture,
+    file: &str,
+    cases: &[Case],
+    command_of: impl Fn(&Case) -> String,
+) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let mut failures = Vec::new();
+    let mut dangerous_allowed = Vec::new();
+    let mut friction = Vec::new();
+    let dump = std::env::var_os("CORPUS_DUMP").is_some();
+    for case in cases {
+        let command = command_of(case);
+        let requests = fx.analyze(&command);
+        let risk = max_risk(&requests);
+        let decision = default_decision(&requests);
+        let opaque = requests.iter().any(|r| r.opaque);
+        if dump {
+            println!("{file}:{} [{}] {command:?}", case.line, case.tag);
+            for r in &requests {
+                println!(
+                    "    {} {:?} {} save={:?} opaque={} — {}",
+                    r.request.action,
+                    r.request.resource,
+                    r.request.risk,
+                    r.request.save_pattern,
+                    r.opaque,
+                    r.reason
+                );
+            }
+        }
+        let mut wrong = Vec::new();
+        if risk != case.risk {
+            wrong.push(format!("risk {risk} (expected {})", case.risk));
+        }
+        if decision != case.decision {
+            wrong.push(format!("decision {decision} (expected {})", case.decision));
+        }
+        if let Some(want) = case.opaque {
+            if want != opaque {
+                wrong.push(format!("opaque {opaque} (expected {want})"));
+            }
+        }
+        if !wrong.is_empty() {
+            failures.push(format!(
+                "{file}:{} {command:?}: {}",
+                case.line,
+                wrong.join(", ")
+            ));
+        }
+        if case.decision != Effect::Allow && decision == Effect::Allow {
+            dangerous_allowed.push(format!("{file}:{} {command:?}", case.line));
+        }
+        if (case.tag == "benign" || case.tag == "friction") && decision != Effect::Allow {
+            friction.push(format!("{file}:{} {command:?} -> {decision}", case.line));
+        }
+    }
+    (failures, dangerous_allowed, friction)
+}
+
+#[test]
+fn shell_corpus() {
+    let fx = Fixture::new();
+    let cases = load("shell.jsonl", "command");
+    assert!(
+        cases.len() >= 300,
+        "the corpus holds {} commands",
+        cases.len()
+    );
+    let (failures, dangerous, friction) = run(&fx, "shell.jsonl", &cases, |c| c.command.clone());
+    let benign = cases
+        .iter()
+        .filter(|c| c.tag == "benign" || c.tag == "friction")
+        .count();
+    println!(
+        "shell corpus: {} commands, {} dangerous allowed, {} of {} benign read-only commands asked (friction)",
+        cases.len(),
+        dangerous.len(),
+        friction.len(),
+        benign
+    );
+    for f in &friction {
+        println!("  friction: {f}");
+    }
+    for f in &failures {
+        println!("  wrong: {f}");
+    }
+    assert!(
+        dangerous.is_empty(),
+        "dangerous commands allowed:\n{}",
+        dangerous.join("\n")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases wrong:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn path_corpus() {
+    let fx = Fixture::new();
+    let cases = load("paths.jsonl", "path");
+    assert!(
+        cases.len() >= 60,
+        "the path corpus holds {} cases",
+        cases.len()
+    );
+    // Each path is read with `cat` (tag `read`) or written with `touch` (tag
+    // `write`), quoted so the shell passes it unchanged.
+    let (failures, dangerous, _) = run(&fx, "paths.jsonl", &cases, |c| {
+        let tool = if c.tag == "write" { "touch" } else { "cat" };
+        format!("{tool} -- '{}'", c.command)
+    });
+    println!(
+        "path corpus: {} cases, {} dangerous allowed",
+        cases.len(),
+        dangerous.len()
+    );
+    assert!(
+        dangerous.is_empty(),
+        "dangerous paths allowed:\n{}",
+        dangerous.join("\n")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases wrong:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
