@@ -1,1 +1,91 @@
-fn main() {}
+//! The `toolgate` command: wiring, config loading and terminal approvals over the
+//! library crates.
+
+mod cmd_call;
+mod cmd_log;
+mod data_dir;
+mod runtime;
+mod terminal;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+use toolgate_store::Durability;
+
+use crate::data_dir::DataDir;
+
+/// toolgate: the tool layer of an AI coding agent — tools, one permission gate,
+/// an audit log.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about, long_about = None)]
+struct Cli {
+    /// Where the audit log, approvals and spilled outputs live
+    /// (default: $XDG_DATA_HOME/toolgate).
+    #[arg(long, global = true, env = "TOOLGATE_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// How durable each audit event is before the step goes on: `normal`
+    /// survives a killed process; `full` also survives power loss.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLGATE_DURABILITY",
+        default_value = "normal"
+    )]
+    durability: DurabilityArg,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DurabilityArg {
+    Normal,
+    Full,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool call through the whole pipeline; asks on the terminal.
+    Call(cmd_call::CallArgs),
+    /// Print the audit log, or verify its hash chain (`log verify`).
+    Log(cmd_log::LogArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("toolgate: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    let durability = match cli.durability {
+        DurabilityArg::Normal => Durability::Normal,
+        DurabilityArg::Full => Durability::Full,
+    };
+    let data = DataDir::locate(cli.data_dir.as_deref())?;
+    match cli.command {
+        Command::Call(args) => tokio_runtime()?.block_on(cmd_call::run(args, data, durability)),
+        Command::Log(args) => cmd_log::run(args, &data),
+    }
+}
+
+fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}

@@ -1,0 +1,149 @@
+//! `toolgate call TOOL JSON`: one call through the whole pipeline, asking on the
+//! terminal.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{CallError, CallIdentity, CallRequest, Content};
+use toolgate_policy::config::Mode;
+use toolgate_store::Durability;
+
+use crate::data_dir::DataDir;
+use crate::runtime::{RuntimeOptions, build};
+use crate::terminal::{TerminalChannel, TerminalQuestions};
+
+/// `toolgate call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool's name (read, write, edit, apply_patch, bash, glob, grep, list,
+    /// webfetch, websearch, todowrite, question, skill).
+    pub tool: String,
+    /// The tool's input as a JSON object, or `-` to read it from stdin.
+    pub input: String,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Extra config files, applied after the project's (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+    /// default, accept-edits or plan.
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Print the whole result (content, structured output, decisions) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The session id to record (default: a new one).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+}
+
+/// Parses `--mode`.
+pub fn parse_mode(mode: Option<&str>) -> Result<Option<Mode>> {
+    mode.map(|m| {
+        serde_json::from_value::<Mode>(Value::String(m.to_string()))
+            .map_err(|_| anyhow::anyhow!("unknown mode {m:?}: use default, accept-edits or plan"))
+    })
+    .transpose()
+}
+
+/// Reads the JSON input argument.
+pub fn parse_input(text: &str) -> Result<Value> {
+    let text = if text == "-" {
+        std::io::read_to_string(std::io::stdin()).context("cannot read the input from stdin")?
+    } else {
+        text.to_string()
+    };
+    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("the input is not valid JSON: {e}"))
+}
+
+/// A fresh id: time plus process id plus a counter, unique enough for logs.
+pub fn new_id(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{prefix}-{:x}-{:x}-{}",
+        toolgate_core::now_ms(),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Runs `toolgate call`; returns the exit status (0 ok, 1 the call failed).
+pub async fn run(args: CallArgs, data: DataDir, durability: Durability) -> Result<i32> {
+    let mode = parse_mode(args.mode.as_deref())?;
+    let input = parse_input(&args.input)?;
+    let runtime = build(RuntimeOptions {
+        root: args.root.clone(),
+        config: args.config.clone(),
+        mode,
+        data,
+        durability,
+        channel: Arc::new(TerminalChannel),
+        questions: Some(Arc::new(TerminalQuestions)),
+    })?;
+    let catalogue = runtime.engine.materialize();
+    let session_id = args.session.clone().unwrap_or_else(|| new_id("cli"));
+    let call = CallRequest {
+        name: args.tool.clone(),
+        input,
+        identity: CallIdentity {
+            session_id,
+            call_id: new_id("call"),
+            ..CallIdentity::default()
+        },
+    };
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let result = runtime
+        .engine
+        .settle(&catalogue, call, runtime.location.clone(), cancel)
+        .await;
+    let status = match result {
+        Ok(out) => {
+            if args.json {
+                let v = json!({
+                    "content": out.content,
+                    "structured": out.structured,
+                    "spill_path": out.spill_path,
+                    "decisions": out.decisions,
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                for c in &out.content {
+                    match c {
+                        Content::Text { text } => println!("{text}"),
+                        Content::Image { mime_type, data } => {
+                            println!("[{mime_type} image, {} base64 bytes]", data.len());
+                        }
+                    }
+                }
+            }
+            0
+        }
+        Err(err) => {
+            report_error(&err, args.json);
+            1
+        }
+    };
+    runtime.log.flush().context("cannot flush the audit log")?;
+    Ok(status)
+}
+
+fn report_error(err: &CallError, json: bool) {
+    if json {
+        println!(
+            "{}",
+            json!({"error": err.to_string(), "reason": err.reason_code()})
+        );
+    }
+    eprintln!("toolgate: call failed ({}): {err}", err.reason_code());
+}

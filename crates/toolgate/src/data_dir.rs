@@ -1,0 +1,67 @@
+//! Where toolgate keeps its data: `--data-dir`, else `TOOLGATE_DATA_DIR`, else
+//! `$XDG_DATA_HOME/toolgate`, else `~/.local/share/toolgate`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+/// The data directory and the files in it.
+#[derive(Clone, Debug)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+impl DataDir {
+    /// Picks the directory (`explicit` comes from `--data-dir`/`TOOLGATE_DATA_DIR`
+    /// through clap) and creates it with mode 0700.
+    pub fn locate(explicit: Option<&Path>) -> Result<DataDir> {
+        let root = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => default_root()?,
+        };
+        if root.as_os_str().is_empty() {
+            bail!("the data directory path is empty");
+        }
+        create_private_dir(&root)
+            .with_context(|| format!("cannot create data directory {}", root.display()))?;
+        Ok(DataDir { root })
+    }
+
+    /// The directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The audit log.
+    pub fn audit_db(&self) -> PathBuf {
+        self.root.join("audit.db")
+    }
+
+    /// Saved approvals and other state.
+    pub fn state_db(&self) -> PathBuf {
+        self.root.join("state.db")
+    }
+}
+
+fn default_root() -> Result<PathBuf> {
+    if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(xdg).join("toolgate"));
+    }
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(".local/share/toolgate")),
+        None => {
+            bail!("no data directory: set --data-dir, TOOLGATE_DATA_DIR, XDG_DATA_HOME or HOME")
+        }
+    }
+}
+
+fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if path.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+}

@@ -1,0 +1,145 @@
+//! Wiring: one engine from a root, the config layers, the data directory and an
+//! approval channel. `call`, `mcp` and `serve` all build it here.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use toolgate_core::{Engine, Location, OutputBounds, Registration, Registry, ToolSet};
+use toolgate_policy::approvals::ApprovalChannel;
+use toolgate_policy::config::Mode;
+use toolgate_policy::gate::PolicyGate;
+use toolgate_policy::policy::{Policy, PolicySources};
+use toolgate_store::{DEFAULT_RETENTION, Durability, EventLog, SpillStore, SqliteApprovals};
+use toolgate_tools::BuiltinConfig;
+use toolgate_tools::process_tools::QuestionChannel;
+
+use crate::data_dir::DataDir;
+
+/// What an engine is built from.
+pub struct RuntimeOptions {
+    /// The location root (default: the current directory).
+    pub root: Option<PathBuf>,
+    /// Session config files (`--config`).
+    pub config: Vec<PathBuf>,
+    /// The mode from the command line.
+    pub mode: Option<Mode>,
+    /// The data directory.
+    pub data: DataDir,
+    /// Durability of the audit log.
+    pub durability: Durability,
+    /// Who answers asks.
+    pub channel: Arc<dyn ApprovalChannel>,
+    /// Who answers the `question` tool.
+    pub questions: Option<Arc<dyn QuestionChannel>>,
+}
+
+/// A ready engine and what it holds.
+pub struct Runtime {
+    /// The engine every call goes through.
+    pub engine: Engine,
+    /// The workspace.
+    pub location: Arc<Location>,
+    /// The gate (for reloads and explain).
+    pub gate: Arc<PolicyGate>,
+    /// The audit log.
+    pub log: Arc<EventLog>,
+    /// The spilled-output store (for the hourly sweep of servers).
+    pub spill: Arc<SpillStore>,
+    /// Keeps the built-in tools registered while the runtime lives.
+    _registrations: Vec<Registration>,
+}
+
+/// The location root: `--root` or the current directory.
+pub fn location(root: Option<&PathBuf>) -> Result<Location> {
+    let root = match root {
+        Some(r) => r.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    Location::new(&root).with_context(|| format!("bad --root {}", root.display()))
+}
+
+/// The policy sources for a root, with the CLI's files and mode.
+pub fn policy_sources(
+    location: &Location,
+    config: &[PathBuf],
+    mode: Option<Mode>,
+) -> PolicySources {
+    let mut sources = PolicySources::standard(location.root());
+    sources.session_files = config.to_vec();
+    sources.mode = mode;
+    sources
+}
+
+/// Builds the engine.
+pub fn build(options: RuntimeOptions) -> Result<Runtime> {
+    let location = Arc::new(location(options.root.as_ref())?);
+    let sources = policy_sources(&location, &options.config, options.mode);
+    let policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let output = policy.tool_output();
+    let bounds = OutputBounds {
+        max_lines: output
+            .max_lines
+            .unwrap_or(toolgate_core::bound::DEFAULT_MAX_LINES),
+        max_bytes: output
+            .max_bytes
+            .unwrap_or(toolgate_core::bound::DEFAULT_MAX_BYTES),
+    };
+    let allow_credential_files = reading_credentials_allowed(&policy, &location);
+    let approvals = SqliteApprovals::open(options.data.state_db())
+        .with_context(|| format!("cannot open {}", options.data.state_db().display()))?;
+    let gate = Arc::new(PolicyGate::new(
+        policy,
+        Arc::new(approvals),
+        options.channel,
+    ));
+    let log = Arc::new(
+        EventLog::open(options.data.audit_db(), options.durability).with_context(|| {
+            format!(
+                "cannot open the audit log {}",
+                options.data.audit_db().display()
+            )
+        })?,
+    );
+    let spill = Arc::new(SpillStore::new(options.data.root()));
+    match spill.sweep(DEFAULT_RETENTION) {
+        Ok(n) if n > 0 => tracing::info!(removed = n, "swept old spilled outputs"),
+        Ok(_) => {}
+        Err(e) => tracing::warn!("could not sweep spilled outputs: {e}"),
+    }
+    let mut config = BuiltinConfig::default();
+    config.files.allow_credential_files = allow_credential_files;
+    config.process.data_dir = options.data.root().to_path_buf();
+    config.process.question = options.questions;
+    let tools = Registry::new();
+    let registrations = toolgate_tools::register_builtins(&tools, &config)
+        .context("cannot register the built-in tools")?;
+    let engine = Engine::new(
+        ToolSet::new(Registry::new(), tools),
+        gate.clone(),
+        log.clone(),
+        spill.clone(),
+    )
+    .with_bounds(bounds);
+    Ok(Runtime {
+        engine,
+        location,
+        gate,
+        log,
+        spill,
+        _registrations: registrations,
+    })
+}
+
+/// Whether the policy lets `read` see `.env` files without asking, so that
+/// list/glob/grep may walk into them.
+fn reading_credentials_allowed(policy: &Policy, location: &Location) -> bool {
+    let probe = location.root().join(".env");
+    policy
+        .deciding_rule(
+            "read",
+            &probe.to_string_lossy(),
+            toolgate_core::Risk::Credential,
+        )
+        .is_some_and(|(rule, _)| rule.effect.effect() == toolgate_core::Effect::Allow)
+}

@@ -1,0 +1,195 @@
+//! Asking a person on the terminal (`/dev/tty`), for `toolgate call`.
+//!
+//! Reads from the controlling terminal rather than stdin, so a command whose
+//! stdin is a pipe still asks the person at the keyboard, and a process with no
+//! terminal (CI, a daemon) reports the channel as unavailable instead of hanging.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+
+use async_trait::async_trait;
+use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
+
+/// The terminal approval channel.
+#[derive(Debug, Default)]
+pub struct TerminalChannel;
+
+fn open_tty() -> Result<(File, File), ChannelError> {
+    let read = File::open("/dev/tty")
+        .map_err(|e| ChannelError::Unavailable(format!("no terminal to ask on: {e}")))?;
+    let write = OpenOptions::new()
+        .write(true)
+        .open("/dev/tty")
+        .map_err(|e| ChannelError::Unavailable(format!("no terminal to ask on: {e}")))?;
+    Ok((read, write))
+}
+
+/// Renders the prompt as the person sees it.
+pub fn render_prompt(prompt: &AskPrompt) -> String {
+    let mut text = format!("\ntoolgate: {} wants to run:\n", prompt.tool);
+    for item in &prompt.items {
+        text.push_str(&format!(
+            "  [{}] {} {}\n      why: {}\n",
+            item.risk, item.action, item.resource, item.reason
+        ));
+    }
+    let mut choices = vec!["[o]nce"];
+    if prompt.offer_session {
+        choices.push("[s]ession");
+    }
+    if prompt.offer_always {
+        choices.push("[a]lways");
+    }
+    choices.push("[r]eject [message]");
+    text.push_str(&format!("Allow? {}: ", choices.join(" / ")));
+    text
+}
+
+/// Parses one answer line; `None` when it is not a valid choice for `prompt`.
+pub fn parse_answer(line: &str, prompt: &AskPrompt) -> Option<Answer> {
+    let line = line.trim();
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let message = Some(rest.trim().to_string()).filter(|m| !m.is_empty());
+    match word.to_ascii_lowercase().as_str() {
+        "o" | "once" | "y" | "yes" => Some(Answer::Once),
+        "s" | "session" if prompt.offer_session => Some(Answer::Session),
+        "a" | "always" if prompt.offer_always => Some(Answer::Always),
+        "r" | "reject" | "n" | "no" => Some(Answer::Reject { message }),
+        _ => None,
+    }
+}
+
+#[async_trait]
+impl ApprovalChannel for TerminalChannel {
+    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
+        let (read, mut write) = open_tty()?;
+        let prompt = prompt.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut lines = BufReader::new(read);
+            loop {
+                write
+                    .write_all(render_prompt(&prompt).as_bytes())
+                    .map_err(|e| ChannelError::Failed(e.to_string()))?;
+                let mut line = String::new();
+                let n = lines
+                    .read_line(&mut line)
+                    .map_err(|e| ChannelError::Failed(e.to_string()))?;
+                if n == 0 {
+                    return Err(ChannelError::Unavailable("the terminal closed".into()));
+                }
+                if let Some(answer) = parse_answer(&line, &prompt) {
+                    return Ok(answer);
+                }
+                let _ = writeln!(write, "Not a valid choice: {:?}", line.trim());
+            }
+        })
+        .await
+        .map_err(|e| ChannelError::Failed(e.to_string()))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::Risk;
+    use toolgate_policy::approvals::AskItem;
+
+    fn prompt(always: bool) -> AskPrompt {
+        AskPrompt {
+            session_id: "s".into(),
+            call_id: "c".into(),
+            tool: "bash".into(),
+            items: vec![AskItem {
+                action: "bash".into(),
+                resource: "rm -rf build".into(),
+                risk: Risk::Destructive,
+                reason: "destructive".into(),
+            }],
+            offer_session: always,
+            offer_always: always,
+            timeout_ms: 1000,
+        }
+    }
+
+    #[test]
+    fn answers_parse_and_always_is_refused_when_not_offered() {
+        let p = prompt(true);
+        assert_eq!(parse_answer("o\n", &p), Some(Answer::Once));
+        assert_eq!(parse_answer("always", &p), Some(Answer::Always));
+        assert_eq!(parse_answer(" s ", &p), Some(Answer::Session));
+        assert_eq!(
+            parse_answer("r use cargo clean instead", &p),
+            Some(Answer::Reject {
+                message: Some("use cargo clean instead".into())
+            })
+        );
+        assert_eq!(
+            parse_answer("r", &p),
+            Some(Answer::Reject { message: None })
+        );
+        assert_eq!(parse_answer("maybe", &p), None);
+        assert_eq!(parse_answer("", &p), None);
+        let destructive = prompt(false);
+        assert_eq!(parse_answer("a", &destructive), None);
+        assert_eq!(parse_answer("s", &destructive), None);
+        assert!(!render_prompt(&destructive).contains("[a]lways"));
+        assert!(render_prompt(&p).contains("rm -rf build"));
+    }
+}
+
+/// Asks the `question` tool's questions on the terminal.
+#[derive(Debug, Default)]
+pub struct TerminalQuestions;
+
+/// Picks an option by its 1-based number, else takes the text as written.
+pub fn interpret_choice(line: &str, options: Option<&[String]>) -> String {
+    let line = line.trim();
+    if let (Some(options), Ok(n)) = (options, line.parse::<usize>()) {
+        if let Some(choice) = n.checked_sub(1).and_then(|i| options.get(i)) {
+            return choice.clone();
+        }
+    }
+    line.to_string()
+}
+
+#[async_trait]
+impl toolgate_tools::process_tools::QuestionChannel for TerminalQuestions {
+    async fn ask(
+        &self,
+        _caller: &toolgate_core::CallIdentity,
+        questions: &[toolgate_tools::process_tools::Question],
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Vec<String>, toolgate_tools::process_tools::QuestionError> {
+        use toolgate_tools::process_tools::QuestionError;
+        let (read, mut write) = open_tty().map_err(|e| QuestionError::Failed(e.to_string()))?;
+        let questions = questions.to_vec();
+        let work = tokio::task::spawn_blocking(move || {
+            let mut lines = BufReader::new(read);
+            let mut answers = Vec::new();
+            for q in &questions {
+                let mut text = format!("\ntoolgate question: {}\n", q.question);
+                for (i, o) in q.options.iter().flatten().enumerate() {
+                    text.push_str(&format!("  {}. {o}\n", i + 1));
+                }
+                text.push_str("> ");
+                write
+                    .write_all(text.as_bytes())
+                    .map_err(|e| QuestionError::Failed(e.to_string()))?;
+                let mut line = String::new();
+                if lines
+                    .read_line(&mut line)
+                    .map_err(|e| QuestionError::Failed(e.to_string()))?
+                    == 0
+                {
+                    return Err(QuestionError::Failed("the terminal closed".into()));
+                }
+                answers.push(interpret_choice(&line, q.options.as_deref()));
+            }
+            Ok(answers)
+        });
+        tokio::select! {
+            r = work => r.map_err(|e| QuestionError::Failed(e.to_string()))?,
+            () = cancel.cancelled() => Err(QuestionError::Cancelled),
+        }
+    }
+}
