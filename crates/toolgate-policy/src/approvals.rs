@@ -45,3 +45,73 @@ pub trait ApprovalStore: Send + Sync {
     /// Removes one approval.
     fn revoke(&self, id: i64) -> Result<SavedApproval, ApprovalStoreError>;
 }
+
+/// One request shown to a person in an ask.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskItem {
+    /// The action (`bash`, `edit`, `external_directory`…).
+    pub action: String,
+    /// What is touched.
+    pub resource: String,
+    /// The risk class.
+    pub risk: toolgate_core::Risk,
+    /// Why it is asked, in words a person reads.
+    pub reason: String,
+}
+
+/// What a person is asked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskPrompt {
+    /// The session the call belongs to.
+    pub session_id: String,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool called.
+    pub tool: String,
+    /// The requests that need an answer.
+    pub items: Vec<AskItem>,
+    /// Whether `session` may be offered (nothing forced, destructive or opaque).
+    pub offer_session: bool,
+    /// Whether `always` may be offered (as `offer_session`, and every request has a
+    /// save pattern).
+    pub offer_always: bool,
+    /// How long the ask waits before it is denied.
+    pub timeout_ms: u64,
+}
+
+/// A person's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "answer")]
+pub enum Answer {
+    /// Allow this call only.
+    Once,
+    /// Allow these requests for the rest of the session.
+    Session,
+    /// Allow these requests for this project from now on (saved).
+    Always,
+    /// Refuse. With a message, the model sees it as feedback; without one, the
+    /// other pending asks of the session are refused too.
+    Reject {
+        /// Feedback for the model.
+        message: Option<String>,
+    },
+}
+
+/// Errors from an approval channel.
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    /// Nobody can be asked (no terminal, the client does not support elicitation).
+    #[error("no one can be asked: {0}")]
+    Unavailable(String),
+    /// The channel failed.
+    #[error("approval channel failed: {0}")]
+    Failed(String),
+}
+
+/// How the gate reaches a person (terminal, MCP elicitation, web page). Dropping
+/// the future of `ask` withdraws the question.
+#[async_trait::async_trait]
+pub trait ApprovalChannel: Send + Sync {
+    /// Asks and waits for an answer.
+    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError>;
+}

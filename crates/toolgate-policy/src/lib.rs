@@ -1,10 +1,48 @@
-//! # toolgate-policy (being built)
+//! # toolgate-policy
 //!
 //! Rules, config layers, risk classification, shell analysis, the decision tree,
-//! approvals and explain.
+//! approvals and explain: everything that decides whether a tool call of toolgate
+//! runs.
+//!
+//! * [`config`] parses the TOML layers, [`rules`] compiles them once,
+//!   [`policy`] is the decision tree over them;
+//! * [`expand`] raises a call's base requests (shell analysis, credential paths,
+//!   paths outside the location, URLs with credentials);
+//! * [`gate::PolicyGate`] is the `toolgate_core::Gate` of the settle pipeline,
+//!   with saved approvals behind the [`approvals::ApprovalStore`] port and people
+//!   behind the [`approvals::ApprovalChannel`] port;
+//! * [`check`] answers `toolgate check` and `toolgate policy explain`.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_core::{Effect, Location};
+//! use toolgate_policy::check::check;
+//! use toolgate_policy::intent::builtin_intent;
+//! use toolgate_policy::policy::{NoApprovals, Policy};
+//! use toolgate_policy::rules::Layer;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let location = Location::new(dir.path()).unwrap();
+//! let config = "[permission.edit]\n\"src/**\" = \"allow\"\n";
+//! let policy = Policy::from_texts(location.root(), "/home/u".as_ref(),
+//!     &[("project.toml", Layer::Project, config)], None).unwrap();
+//! let input = json!({"path": "src/main.rs", "content": "fn main() {}"});
+//! let requests = builtin_intent("write", &input, &location).unwrap();
+//! let answer = check(&policy, requests, &location, &NoApprovals);
+//! assert_eq!(answer.decision, Effect::Allow);
+//! assert_eq!(answer.requests[0].rule.as_deref(), Some("project.toml:2"));
+//! ```
 
 #![deny(missing_docs)]
 
 pub mod approvals;
+pub mod check;
 pub mod classify;
+pub mod config;
+pub mod expand;
+pub mod gate;
+pub mod intent;
+pub mod pattern;
+pub mod policy;
+pub mod rules;
 pub mod shell;

@@ -1,0 +1,319 @@
+//! `toolgate check` and `toolgate policy explain` as library functions.
+//!
+//! [`check`] judges a call's base requests without running anything and returns a
+//! [`CheckOutcome`], which serializes exactly to the `check --json` object of
+//! DESIGN.md. [`run_batch`] drives JSONL in, JSONL out. [`explain`] renders the
+//! same judgement in words a person reads.
+
+use std::io::{BufRead, Write};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolgate_core::{DecisionSource, Effect, Judged, Location, PermissionRequest, Risk};
+
+use crate::expand::{Expanded, expand};
+use crate::policy::{ApprovalLookup, Policy, Verdict};
+
+/// One judged request of a `check` answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRequest {
+    /// The action.
+    pub action: String,
+    /// The resource.
+    pub resource: String,
+    /// The risk (after raising).
+    pub risk: Risk,
+    /// Its decision.
+    pub decision: Effect,
+    /// `file:line` of the deciding rule, or null.
+    pub rule: Option<String>,
+}
+
+/// The answer for one call: exactly DESIGN.md's `check --json` object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckOutcome {
+    /// The strictest decision of the call.
+    pub decision: Effect,
+    /// The highest risk of the call.
+    pub risk: Risk,
+    /// Why, from the deciding request.
+    pub reason: String,
+    /// Where the deciding request's decision came from.
+    pub source: DecisionSource,
+    /// Every request.
+    pub requests: Vec<CheckRequest>,
+}
+
+/// One judged request with everything explain needs.
+#[derive(Clone, Debug)]
+pub struct Judgement {
+    /// The expanded request.
+    pub expanded: Expanded,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl Judgement {
+    /// As the gate port returns it.
+    pub fn judged(&self) -> Judged {
+        Judged {
+            request: self.expanded.request.clone(),
+            decision: self.verdict.decision.clone(),
+        }
+    }
+}
+
+/// Expands, raises and judges a call's base requests.
+pub fn judge_call(
+    policy: &Policy,
+    requests: Vec<PermissionRequest>,
+    location: &Location,
+    approvals: &dyn ApprovalLookup,
+) -> Vec<Judgement> {
+    expand(requests, location, policy.home())
+        .into_iter()
+        .map(|e| {
+            let verdict = policy.judge(
+                &e.request,
+                e.opaque,
+                e.reason.as_deref(),
+                location,
+                approvals,
+            );
+            Judgement {
+                expanded: e,
+                verdict,
+            }
+        })
+        .collect()
+}
+
+/// The outcome of a judged call.
+pub fn outcome(judged: &[Judgement]) -> CheckOutcome {
+    let decision = Effect::strictest(judged.iter().map(|j| j.verdict.decision.effect));
+    let risk = judged
+        .iter()
+        .map(|j| j.verdict.decision.risk)
+        .max()
+        .unwrap_or(Risk::Read);
+    // The deciding request: the strictest effect, then the highest risk.
+    let deciding = judged
+        .iter()
+        .filter(|j| j.verdict.decision.effect == decision)
+        .max_by_key(|j| j.verdict.decision.risk);
+    let (reason, source) = deciding.map_or_else(
+        || {
+            (
+                "the call touches nothing".to_string(),
+                DecisionSource::Default,
+            )
+        },
+        |j| (j.verdict.decision.reason.clone(), j.verdict.decision.source),
+    );
+    CheckOutcome {
+        decision,
+        risk,
+        reason,
+        source,
+        requests: judged
+            .iter()
+            .map(|j| CheckRequest {
+                action: j.expanded.request.action.clone(),
+                resource: j.expanded.request.resource.clone(),
+                risk: j.verdict.decision.risk,
+                decision: j.verdict.decision.effect,
+                rule: j.verdict.decision.rule.as_ref().map(|r| r.location()),
+            })
+            .collect(),
+    }
+}
+
+/// Judges a call and returns its `check` answer.
+pub fn check(
+    policy: &Policy,
+    requests: Vec<PermissionRequest>,
+    location: &Location,
+    approvals: &dyn ApprovalLookup,
+) -> CheckOutcome {
+    outcome(&judge_call(policy, requests, location, approvals))
+}
+
+/// One line of a batch: `{"tool":"bash","input":{...},"root":"/ws"}`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchLine {
+    /// The tool name.
+    pub tool: String,
+    /// Its input.
+    pub input: Value,
+    /// The location root, when not the batch's.
+    #[serde(default)]
+    pub root: Option<String>,
+}
+
+#[derive(Serialize)]
+struct NumberedOutcome<'a> {
+    line: usize,
+    #[serde(flatten)]
+    outcome: &'a CheckOutcome,
+}
+
+#[derive(Serialize)]
+struct NumberedError<'a> {
+    line: usize,
+    error: &'a str,
+}
+
+/// Counts of a batch run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchSummary {
+    /// Lines evaluated.
+    pub evaluated: usize,
+    /// Lines that gave an error object.
+    pub errors: usize,
+}
+
+/// Reads JSONL calls from `input` and writes one JSON object per non-blank line:
+/// the outcome plus `"line": N`, or `{"line":N,"error":"…"}`; the batch goes on
+/// after a bad line. `judge` answers one parsed line.
+pub fn run_batch<R: BufRead, W: Write>(
+    input: R,
+    mut output: W,
+    mut judge: impl FnMut(&BatchLine) -> Result<CheckOutcome, String>,
+) -> std::io::Result<BatchSummary> {
+    let mut summary = BatchSummary::default();
+    for (i, line) in input.lines().enumerate() {
+        let number = i + 1;
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let result = serde_json::from_str::<BatchLine>(&line)
+            .map_err(|e| format!("invalid batch line: {e}; expected {{\"tool\":\"bash\",\"input\":{{\"command\":\"ls\"}},\"root\":\"/ws\"}}"))
+            .and_then(|parsed| judge(&parsed));
+        let text = match &result {
+            Ok(outcome) => {
+                summary.evaluated += 1;
+                serde_json::to_string(&NumberedOutcome {
+                    line: number,
+                    outcome,
+                })
+            }
+            Err(error) => {
+                summary.errors += 1;
+                serde_json::to_string(&NumberedError {
+                    line: number,
+                    error,
+                })
+            }
+        }
+        .map_err(std::io::Error::other)?;
+        writeln!(output, "{text}")?;
+    }
+    output.flush()?;
+    Ok(summary)
+}
+
+/// Explains a judged call in words a person reads: each request, its risk and why
+/// — the rule with its file:line, or the default — and the rules it overrode.
+pub fn explain(policy: &Policy, tool: &str, input: &Value, judged: &[Judgement]) -> String {
+    let mut s = String::new();
+    let out = outcome(judged);
+    s.push_str(&format!(
+        "{tool} {input}\nin {} (mode {})\n\n",
+        policy.root().display(),
+        policy.mode()
+    ));
+    s.push_str(&format!(
+        "Decision: {} — the call's highest risk is {}.\n",
+        out.decision.as_str().to_uppercase(),
+        out.risk
+    ));
+    let n = judged.len();
+    s.push_str(&format!(
+        "The call makes {n} request{}; the strictest decision wins.\n",
+        if n == 1 { "" } else { "s" }
+    ));
+    for (i, j) in judged.iter().enumerate() {
+        let r = &j.expanded.request;
+        let d = &j.verdict.decision;
+        s.push_str(&format!(
+            "\n{}. {} {}\n   risk: {}",
+            i + 1,
+            r.action,
+            r.resource,
+            d.risk
+        ));
+        if let Some(why) = &j.expanded.reason {
+            s.push_str(&format!(" ({why})"));
+        }
+        if j.expanded.opaque {
+            s.push_str("\n   the command cannot be fully analysed: it is asked at least, and no approval for it is saved");
+        }
+        s.push_str(&format!(
+            "\n   decision: {} ({})\n",
+            d.effect,
+            source_words(d.source)
+        ));
+        match &d.rule {
+            Some(rule) => s.push_str(&format!(
+                "   because: rule {} \"{}\" at {}:{}\n",
+                rule.action, rule.resource, rule.file, rule.line
+            )),
+            None if d.source == DecisionSource::Default => s.push_str(&format!(
+                "   because: no rule matched, so the default for {} applies\n",
+                d.risk
+            )),
+            None => {}
+        }
+        s.push_str(&format!("   in full: {}\n", d.reason));
+        let others: Vec<String> = policy
+            .rules()
+            .iter()
+            .chain(policy.managed_rules())
+            .filter(|rule| rule.matches(&r.action, &r.resource))
+            .filter(|rule| {
+                d.rule
+                    .as_ref()
+                    .is_none_or(|x| !(x.file == rule.file && x.line == rule.line))
+            })
+            .map(|rule| format!("{} at {}:{}", rule.describe(), rule.file, rule.line))
+            .collect();
+        if !others.is_empty() {
+            s.push_str("   also matched, but did not decide:\n");
+            for o in others {
+                s.push_str(&format!("     - {o}\n"));
+            }
+        }
+        match &r.save_pattern {
+            Some(p) if j.verdict.reusable => {
+                s.push_str(&format!("   an approval would be remembered as `{p}`\n"))
+            }
+            _ if d.effect == Effect::Ask => s.push_str(
+                "   an approval is never remembered for this request: it is asked every time\n",
+            ),
+            _ => {}
+        }
+    }
+    if policy.files().is_empty() {
+        s.push_str("\nNo config files were loaded; only the defaults apply.\n");
+    } else {
+        s.push_str("\nConfig files, in merge order (later wins; managed is final):\n");
+        for f in policy.files() {
+            s.push_str(&format!("  - {f}\n"));
+        }
+    }
+    s
+}
+
+fn source_words(source: DecisionSource) -> &'static str {
+    match source {
+        DecisionSource::Default => "the default for this risk",
+        DecisionSource::Rule => "a configured rule",
+        DecisionSource::Saved => "an approval saved for this project",
+        DecisionSource::Session => "an approval given earlier in this session",
+        DecisionSource::User => "the user's answer",
+        DecisionSource::Timeout => "nobody answered in time",
+        DecisionSource::Hook => "a hook",
+    }
+}

@@ -1,0 +1,726 @@
+//! The TOML config format and its layers.
+//!
+//! One file is parsed by [`parse_config`] into a [`ConfigFile`]: its rules (the
+//! compact `[permission]` form and the explicit `[[rules]]` list, both in the order
+//! written and both keeping file:line), `mode`, `timeout` (seconds an ask waits),
+//! and `[tool_output]`. Every mistake is a [`ConfigError`] naming the file, the line
+//! and the fix.
+//!
+//! ```
+//! use std::path::Path;
+//! use toolgate_policy::config::parse_config;
+//! use toolgate_policy::pattern::PatternBase;
+//! use toolgate_policy::rules::Layer;
+//! let base = PatternBase { root: Path::new("/ws"), home: Path::new("/home/u") };
+//! let text = "[permission.bash]\n\"git status *\" = \"allow\"\n";
+//! let file = parse_config(text, "config.toml", Layer::Project, &base).unwrap();
+//! assert_eq!(file.rules[0].line, 2);
+//! let err = parse_config("[permission]\nread = \"maybe\"\n", "c.toml", Layer::Project, &base).unwrap_err();
+//! assert_eq!(err.line, 2);
+//! ```
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::pattern::{PatternBase, PatternKind};
+use crate::rules::{Layer, Rule, RuleEffect};
+
+/// Actions a rule may name (tool names and `external_directory`).
+pub const KNOWN_ACTIONS: &[&str] = &[
+    "read",
+    "list",
+    "glob",
+    "grep",
+    "edit",
+    "bash",
+    "webfetch",
+    "websearch",
+    "todowrite",
+    "question",
+    "skill",
+    "external_directory",
+];
+
+/// A config error, naming the file, the line and the fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {message}. Fix: {fix}")]
+pub struct ConfigError {
+    /// The file.
+    pub file: String,
+    /// The 1-based line (0 when the file as a whole is at fault).
+    pub line: u32,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+impl ConfigError {
+    fn new(file: &str, line: u32, message: impl Into<String>, fix: impl Into<String>) -> Self {
+        ConfigError {
+            file: file.to_string(),
+            line,
+            message: message.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+/// The permission mode: a preset over the defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// The defaults of the decision tree.
+    #[default]
+    Default,
+    /// Writes inside the location are allowed without asking.
+    AcceptEdits,
+    /// Read-only: every request that is not `read` is denied.
+    Plan,
+}
+
+impl Mode {
+    /// The name used in config and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AcceptEdits => "accept-edits",
+            Mode::Plan => "plan",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "default" => Ok(Mode::Default),
+            "accept-edits" | "acceptEdits" | "accept_edits" => Ok(Mode::AcceptEdits),
+            "plan" => Ok(Mode::Plan),
+            other => Err(format!(
+                "unknown mode {other:?}; use \"default\", \"accept-edits\" or \"plan\""
+            )),
+        }
+    }
+}
+
+/// `[tool_output]`: how much output the model sees before the rest is spilled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutputConfig {
+    /// Maximum lines.
+    pub max_lines: Option<usize>,
+    /// Maximum bytes.
+    pub max_bytes: Option<usize>,
+}
+
+/// One parsed config file.
+#[derive(Clone, Debug)]
+pub struct ConfigFile {
+    /// The file name as given.
+    pub file: String,
+    /// Its layer.
+    pub layer: Layer,
+    /// Its rules, in the order written.
+    pub rules: Vec<Rule>,
+    /// `mode`, if set.
+    pub mode: Option<Mode>,
+    /// `timeout` (how long an ask waits), if set.
+    pub ask_timeout: Option<Duration>,
+    /// `[tool_output]`, if set.
+    pub tool_output: Option<ToolOutputConfig>,
+    /// The examples each rule carries: `(rule index, text, must match)`.
+    pub examples: Vec<(usize, String, bool)>,
+}
+
+const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output";
+
+/// Parses one config file. Patterns are compiled against `base`, and every rule's
+/// `match` / `not_match` examples are checked.
+pub fn parse_config(
+    text: &str,
+    file: &str,
+    layer: Layer,
+    base: &PatternBase<'_>,
+) -> Result<ConfigFile, ConfigError> {
+    let lines = LineIndex::new(text);
+    let doc = DeTable::parse(text).map_err(|e| {
+        let line = e.span().map_or(0, |s| lines.line(s.start));
+        let message = e.message().trim();
+        let fix = if message.contains("duplicate") {
+            "give each key once per table; to set a whole action and some patterns, write `\"*\" = \"ask\"` inside its [permission.ACTION] table"
+        } else {
+            "correct the TOML syntax at that line (strings need quotes, tables need [brackets])"
+        };
+        ConfigError::new(file, line, format!("invalid TOML: {message}"), fix)
+    })?;
+    let mut out = ConfigFile {
+        file: file.to_string(),
+        layer,
+        rules: Vec::new(),
+        mode: None,
+        ask_timeout: None,
+        tool_output: None,
+        examples: Vec::new(),
+    };
+    let p = Parser {
+        file,
+        layer,
+        lines: &lines,
+        base,
+    };
+    // Rules from both forms, each with its byte offset, so they keep file order.
+    let mut ordered: Vec<OrderedRule> = Vec::new();
+    for (key, value) in sorted(doc.get_ref()) {
+        let line = lines.line(key.span().start);
+        match key.get_ref().as_ref() {
+            "mode" => {
+                let s = p.string(value, "mode", "mode = \"default\"")?;
+                out.mode = Some(s.parse::<Mode>().map_err(|fix| {
+                    ConfigError::new(file, line, format!("unknown mode {s:?}"), fix)
+                })?);
+            }
+            "timeout" => out.ask_timeout = Some(p.timeout(value)?),
+            "tool_output" => out.tool_output = Some(p.tool_output(value)?),
+            "permission" => p.permission(value, &mut ordered)?,
+            "rules" => p.rules(value, &mut ordered)?,
+            other => {
+                return Err(ConfigError::new(
+                    file,
+                    line,
+                    format!("unknown key {other:?}"),
+                    format!("remove it, or use one of: {TOP_KEYS}"),
+                ));
+            }
+        }
+    }
+    ordered.sort_by_key(|(offset, _, _)| *offset);
+    for (_, rule, examples) in ordered {
+        let idx = out.rules.len();
+        for (text, must) in examples {
+            check_example(&rule, &text, must, base)?;
+            out.examples.push((idx, text, must));
+        }
+        out.rules.push(rule);
+    }
+    Ok(out)
+}
+
+/// Checks one example against its rule, as `policy test` and loading do. Path
+/// examples are read like path patterns (relative to the root, `~` for home).
+pub fn check_example(
+    rule: &Rule,
+    text: &str,
+    must_match: bool,
+    base: &PatternBase<'_>,
+) -> Result<(), ConfigError> {
+    let example = match rule.resource.kind {
+        PatternKind::Path => crate::pattern::expand_path(text, base),
+        _ => text.to_string(),
+    };
+    let hit = rule.resource.is_match(&example);
+    if hit == must_match {
+        return Ok(());
+    }
+    let (message, fix) = if must_match {
+        (
+            format!(
+                "rule {} has example {:?} in `match`, but the pattern does not match it",
+                rule.describe(),
+                text
+            ),
+            "change the pattern so that it matches the example, or move the example to `not_match`",
+        )
+    } else {
+        (
+            format!(
+                "rule {} has example {:?} in `not_match`, but the pattern matches it",
+                rule.describe(),
+                text
+            ),
+            "narrow the pattern, or move the example to `match`",
+        )
+    };
+    Err(ConfigError::new(&rule.file, rule.line, message, fix))
+}
+
+/// A rule with its byte offset (for file order) and its examples.
+type OrderedRule = (usize, Rule, Vec<(String, bool)>);
+
+struct Parser<'a> {
+    file: &'a str,
+    layer: Layer,
+    lines: &'a LineIndex,
+    base: &'a PatternBase<'a>,
+}
+
+type SpannedKey<'i> = Spanned<std::borrow::Cow<'i, str>>;
+
+/// A table's entries in the order written (by their keys' offsets).
+fn sorted<'t, 'i>(table: &'t DeTable<'i>) -> Vec<(&'t SpannedKey<'i>, &'t Spanned<DeValue<'i>>)> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
+}
+
+impl Parser<'_> {
+    fn err(
+        &self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError::new(self.file, self.lines.line(span.start), message, fix)
+    }
+
+    fn string<'v>(
+        &self,
+        value: &'v Spanned<DeValue<'_>>,
+        what: &str,
+        example: &str,
+    ) -> Result<&'v str, ConfigError> {
+        value.get_ref().as_str().ok_or_else(|| {
+            self.err(
+                value.span(),
+                format!(
+                    "`{what}` must be a string, not {}",
+                    value.get_ref().type_str()
+                ),
+                format!("write it like {example}"),
+            )
+        })
+    }
+
+    fn timeout(&self, value: &Spanned<DeValue<'_>>) -> Result<Duration, ConfigError> {
+        let secs = match value.get_ref() {
+            DeValue::Integer(i) => i.as_str().replace('_', "").parse::<f64>().ok(),
+            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
+            _ => None,
+        };
+        match secs {
+            Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+            _ => Err(self.err(
+                value.span(),
+                "`timeout` must be a number of seconds between 0 and 86400",
+                "write it like timeout = 30",
+            )),
+        }
+    }
+
+    fn tool_output(&self, value: &Spanned<DeValue<'_>>) -> Result<ToolOutputConfig, ConfigError> {
+        let Some(table) = value.get_ref().as_table() else {
+            return Err(self.err(
+                value.span(),
+                "`tool_output` must be a table",
+                "write [tool_output] with max_lines = N and max_bytes = N",
+            ));
+        };
+        let mut out = ToolOutputConfig::default();
+        for (key, v) in sorted(table) {
+            let n = match v
+                .get_ref()
+                .as_integer()
+                .map(|i| i.as_str().replace('_', ""))
+            {
+                Some(s) => s.parse::<usize>().ok().filter(|n| *n > 0),
+                None => None,
+            };
+            let slot = match key.get_ref().as_ref() {
+                "max_lines" => &mut out.max_lines,
+                "max_bytes" => &mut out.max_bytes,
+                other => {
+                    return Err(self.err(
+                        key.span(),
+                        format!("unknown key {other:?} in [tool_output]"),
+                        "use max_lines or max_bytes",
+                    ));
+                }
+            };
+            *slot = Some(n.ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!("`{}` must be a positive integer", key.get_ref()),
+                    "write it like max_lines = 2000",
+                )
+            })?);
+        }
+        Ok(out)
+    }
+
+    fn action(&self, action: &str, span: Range<usize>) -> Result<(), ConfigError> {
+        if KNOWN_ACTIONS.contains(&action)
+            || action.contains(['*', '?'])
+            // Tools proxied from MCP servers are named `server__tool`.
+            || action.contains("__")
+        {
+            return Ok(());
+        }
+        let fix = match action {
+            "write" | "apply_patch" | "patch" => {
+                "write and apply_patch requests use the action `edit`; write `edit`".to_string()
+            }
+            _ => format!("use one of: {}", KNOWN_ACTIONS.join(", ")),
+        };
+        Err(self.err(span, format!("unknown action {action:?}"), fix))
+    }
+
+    fn effect(&self, value: &Spanned<DeValue<'_>>) -> Result<RuleEffect, ConfigError> {
+        let text = value.get_ref().as_str();
+        text.and_then(RuleEffect::parse).ok_or_else(|| {
+            let shown = text.map_or_else(
+                || value.get_ref().type_str().to_string(),
+                |t| format!("{t:?}"),
+            );
+            self.err(
+                value.span(),
+                format!("bad effect {shown}"),
+                "use \"allow\", \"ask\", \"ask!\" (always ask) or \"deny\"",
+            )
+        })
+    }
+
+    fn rule(
+        &self,
+        action: &str,
+        resource: &str,
+        effect: RuleEffect,
+        at: Range<usize>,
+    ) -> Result<Rule, ConfigError> {
+        let line = self.lines.line(at.start);
+        Rule::new(action, resource, effect, self.layer, self.file, line, self.base).map_err(|e| {
+            ConfigError::new(
+                self.file,
+                line,
+                format!("bad pattern {resource:?} for action {action:?}: {e}"),
+                "use `*` (any text; within one path component for paths), `**` (any depth) and `?` (one character)",
+            )
+        })
+    }
+
+    /// `[permission]`: `action = effect` or `[permission.action]` tables of
+    /// `pattern = effect`.
+    fn permission(
+        &self,
+        value: &Spanned<DeValue<'_>>,
+        out: &mut Vec<OrderedRule>,
+    ) -> Result<(), ConfigError> {
+        let Some(table) = value.get_ref().as_table() else {
+            return Err(self.err(
+                value.span(),
+                "`permission` must be a table",
+                "write [permission] followed by lines like read = \"allow\"",
+            ));
+        };
+        for (key, v) in sorted(table) {
+            let action = key.get_ref().as_ref();
+            self.action(action, key.span())?;
+            match v.get_ref() {
+                DeValue::Table(patterns) => {
+                    for (pattern, effect) in sorted(patterns) {
+                        let effect_value = self.effect(effect)?;
+                        let rule =
+                            self.rule(action, pattern.get_ref(), effect_value, pattern.span())?;
+                        out.push((pattern.span().start, rule, Vec::new()));
+                    }
+                }
+                _ => {
+                    let effect = self.effect(v)?;
+                    let rule = self.rule(action, "*", effect, key.span())?;
+                    out.push((key.span().start, rule, Vec::new()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `[[rules]]`: `{action, resource, effect, match?, not_match?}`.
+    fn rules(
+        &self,
+        value: &Spanned<DeValue<'_>>,
+        out: &mut Vec<OrderedRule>,
+    ) -> Result<(), ConfigError> {
+        let Some(items) = value.get_ref().as_array() else {
+            return Err(self.err(
+                value.span(),
+                "`rules` must be an array of tables",
+                "write each rule as a [[rules]] section",
+            ));
+        };
+        for item in items.iter() {
+            let Some(table) = item.get_ref().as_table() else {
+                return Err(self.err(
+                    item.span(),
+                    "each entry of `rules` must be a table",
+                    "write each rule as a [[rules]] section with action, resource and effect",
+                ));
+            };
+            let at = table
+                .iter()
+                .map(|(k, _)| k.span().start)
+                .min()
+                .unwrap_or(item.span().start);
+            let mut action = None;
+            let mut resource = None;
+            let mut effect = None;
+            let mut examples = Vec::new();
+            for (key, v) in sorted(table) {
+                match key.get_ref().as_ref() {
+                    "action" => {
+                        let a = self.string(v, "action", "action = \"bash\"")?;
+                        self.action(a, v.span())?;
+                        action = Some(a);
+                    }
+                    "resource" => {
+                        resource =
+                            Some(self.string(v, "resource", "resource = \"git status *\"")?)
+                    }
+                    "effect" => effect = Some(self.effect(v)?),
+                    k @ ("match" | "not_match") => {
+                        let must = k == "match";
+                        let Some(list) = v.get_ref().as_array() else {
+                            return Err(self.err(
+                                v.span(),
+                                format!("`{k}` must be a list of strings"),
+                                format!("write it like {k} = [\"cargo test\"]"),
+                            ));
+                        };
+                        for ex in list.iter() {
+                            let text = self.string(ex, k, "\"cargo test -p core\"")?;
+                            examples.push((text.to_string(), must));
+                        }
+                    }
+                    other => {
+                        return Err(self.err(
+                            key.span(),
+                            format!("unknown key {other:?} in [[rules]]"),
+                            "use action, resource, effect, match or not_match",
+                        ));
+                    }
+                }
+            }
+            let missing = |what: &str, example: &str| {
+                ConfigError::new(
+                    self.file,
+                    self.lines.line(at),
+                    format!("this [[rules]] entry has no `{what}`"),
+                    format!("add {example}"),
+                )
+            };
+            let action = action.ok_or_else(|| missing("action", "action = \"bash\""))?;
+            let effect = effect.ok_or_else(|| missing("effect", "effect = \"allow\""))?;
+            let resource = resource.unwrap_or("*");
+            let rule = self.rule(action, resource, effect, at..at)?;
+            out.push((at, rule, examples));
+        }
+        Ok(())
+    }
+}
+
+/// Byte offset → 1-based line.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    fn line(&self, offset: usize) -> u32 {
+        let idx = self.starts.partition_point(|&s| s <= offset);
+        u32::try_from(idx).unwrap_or(u32::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn base() -> PatternBase<'static> {
+        PatternBase {
+            root: Path::new("/ws"),
+            home: Path::new("/home/u"),
+        }
+    }
+
+    fn parse(text: &str) -> Result<ConfigFile, ConfigError> {
+        parse_config(text, "cfg.toml", Layer::Project, &base())
+    }
+
+    #[test]
+    fn design_example_parses_in_order_with_lines() {
+        let text = r#"# comment
+mode = "accept-edits"
+timeout = 12
+
+[permission]
+read = "allow"
+webfetch = "deny"
+
+[permission.bash]
+"*" = "ask"
+"git status *" = "allow"
+"git push *" = "ask!"
+
+[permission.edit]
+"src/**" = "allow"
+
+[[rules]]
+action = "bash"
+resource = "cargo test *"
+effect = "allow"
+match = ["cargo test", "cargo test -p core"]
+not_match = ["cargo testx"]
+
+[tool_output]
+max_lines = 2000
+max_bytes = 51_200
+"#;
+        let f = parse(text).unwrap();
+        let got: Vec<(String, String, RuleEffect, u32)> = f
+            .rules
+            .iter()
+            .map(|r| (r.action.clone(), r.resource.text.clone(), r.effect, r.line))
+            .collect();
+        let want = vec![
+            ("read", "*", RuleEffect::Allow, 6),
+            ("webfetch", "*", RuleEffect::Deny, 7),
+            ("bash", "*", RuleEffect::Ask, 10),
+            ("bash", "git status *", RuleEffect::Allow, 11),
+            ("bash", "git push *", RuleEffect::ForceAsk, 12),
+            ("edit", "src/**", RuleEffect::Allow, 15),
+            ("bash", "cargo test *", RuleEffect::Allow, 18),
+        ];
+        let want: Vec<_> = want
+            .into_iter()
+            .map(|(a, r, e, l)| (a.to_string(), r.to_string(), e, l))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(f.mode, Some(Mode::AcceptEdits));
+        assert_eq!(f.ask_timeout, Some(Duration::from_secs(12)));
+        assert_eq!(
+            f.tool_output,
+            Some(ToolOutputConfig {
+                max_lines: Some(2000),
+                max_bytes: Some(51200)
+            })
+        );
+        assert_eq!(f.examples.len(), 3);
+    }
+
+    #[test]
+    fn compact_order_is_the_order_written_not_alphabetical() {
+        let f = parse("[permission.bash]\n\"z *\" = \"allow\"\n\"a *\" = \"deny\"\n").unwrap();
+        assert_eq!(f.rules[0].resource.text, "z *");
+        assert_eq!(f.rules[1].resource.text, "a *");
+    }
+
+    fn err(text: &str) -> ConfigError {
+        parse(text).unwrap_err()
+    }
+
+    #[test]
+    fn bad_toml_names_the_line() {
+        let e = err("[permission]\nread = allow\n");
+        assert_eq!((e.file.as_str(), e.line), ("cfg.toml", 2));
+        assert!(e.message.contains("invalid TOML"), "{e}");
+        assert!(e.to_string().starts_with("cfg.toml:2: "), "{e}");
+    }
+
+    #[test]
+    fn unknown_action_names_line_and_fix() {
+        let e = err("\n[permission]\nbsah = \"allow\"\n");
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("unknown action \"bsah\""), "{e}");
+        assert!(e.fix.contains("bash"), "{e}");
+        let e = err("[permission]\nwrite = \"allow\"\n");
+        assert!(e.fix.contains("`edit`"), "{e}");
+        let e = err("[[rules]]\naction = \"nope\"\neffect = \"allow\"\n");
+        assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn bad_effect_names_line_and_fix() {
+        let e = err("[permission.bash]\n\"ls\" = \"allow\"\n\"rm *\" = \"nope\"\n");
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("bad effect \"nope\""), "{e}");
+        assert!(e.fix.contains("ask!"), "{e}");
+        let e = err("[permission]\nread = true\n");
+        assert!(e.message.contains("boolean"), "{e}");
+    }
+
+    #[test]
+    fn bad_pattern_names_line() {
+        let e = err("[permission.edit]\n\n\"src/***\" = \"allow\"\n");
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("bad pattern"), "{e}");
+        let e = err("[permission.bash]\n\"\" = \"allow\"\n");
+        assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn failing_examples_name_the_rule_line() {
+        let text = "[permission]\nread = \"allow\"\n\n[[rules]]\naction = \"bash\"\nresource = \"cargo test *\"\neffect = \"allow\"\nmatch = [\"cargo build\"]\n";
+        let e = err(text);
+        assert_eq!(e.line, 5);
+        assert!(e.message.contains("\"cargo build\""), "{e}");
+        let text = "[[rules]]\naction = \"bash\"\nresource = \"cargo test *\"\neffect = \"allow\"\nnot_match = [\"cargo test\"]\n";
+        let e = err(text);
+        assert!(e.message.contains("not_match"), "{e}");
+    }
+
+    #[test]
+    fn path_examples_are_relative_to_the_root() {
+        let text = "[[rules]]\naction = \"edit\"\nresource = \"src/**\"\neffect = \"allow\"\nmatch = [\"src/a.rs\", \"/ws/src/b/c.rs\"]\nnot_match = [\"tests/a.rs\"]\n";
+        parse(text).unwrap();
+    }
+
+    #[test]
+    fn duplicate_action_and_table_gets_a_specific_fix() {
+        let e = err("[permission]\nbash = \"deny\"\n[permission.bash]\n\"ls\" = \"allow\"\n");
+        assert!(e.message.contains("duplicate"), "{e}");
+        assert!(e.fix.contains("[permission.ACTION]"), "{e}");
+    }
+
+    #[test]
+    fn other_mistakes() {
+        assert!(err("mode = \"yolo\"\n").message.contains("unknown mode"));
+        assert!(err("colour = 1\n").message.contains("unknown key"));
+        assert!(err("timeout = -3\n").message.contains("timeout"));
+        assert!(
+            err("[tool_output]\nmax_lines = 0\n")
+                .message
+                .contains("positive")
+        );
+        assert!(
+            err("[tool_output]\nmax_rows = 5\n")
+                .message
+                .contains("max_rows")
+        );
+        assert!(
+            err("[[rules]]\naction = \"bash\"\n")
+                .message
+                .contains("effect")
+        );
+        assert!(
+            err("[[rules]]\naction = \"bash\"\neffect = \"allow\"\ncolour = 1\n")
+                .message
+                .contains("colour")
+        );
+        assert!(err("permission = 3\n").message.contains("table"));
+    }
+}

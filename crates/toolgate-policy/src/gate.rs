@@ -1,0 +1,535 @@
+//! [`PolicyGate`]: the policy as the settle pipeline's [`Gate`].
+//!
+//! `evaluate` expands and raises the call's requests and judges each with the
+//! current policy, saved approvals (through the [`ApprovalStore`] port) and this
+//! process's session approvals. `resolve` asks a person through the
+//! [`ApprovalChannel`] port, with a timeout, honouring cancellation, and applies
+//! the answer: `always` is saved per project and resolves the other pending asks of
+//! the session it now covers; a reject without a message also rejects them.
+//!
+//! The policy is swappable: [`PolicyGate::reload`] installs a new one only when it
+//! loads cleanly, so a running server keeps its last valid policy.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{
+    Decision, DecisionSource, Effect, Gate, GateCall, GateError, Judged, PermissionRequest, Risk,
+};
+
+use crate::approvals::{Answer, ApprovalChannel, ApprovalStore, AskItem, AskPrompt, SavedApproval};
+use crate::check::{Judgement, judge_call};
+use crate::config::ConfigError;
+use crate::policy::{ApprovalLookup, Policy, PolicySources, approval_covers};
+use crate::rules::RuleEffect;
+
+/// An approval given for the rest of a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SessionApproval {
+    action: String,
+    pattern: String,
+}
+
+/// What a waiting ask is told when another answer settles it.
+#[derive(Debug)]
+enum Cascade {
+    /// Another answer now covers every request.
+    Allowed(DecisionSource, String),
+    /// The session's user rejected another request without a message.
+    Rejected,
+}
+
+struct Pending {
+    session: String,
+    project: String,
+    /// The requests still waiting; `None` when one of them can never be covered
+    /// by an approval (forced, destructive, opaque).
+    coverable: Option<Vec<PermissionRequest>>,
+    tx: Option<oneshot::Sender<Cascade>>,
+}
+
+#[derive(Default)]
+struct State {
+    sessions: HashMap<String, Vec<SessionApproval>>,
+    pending: HashMap<u64, Pending>,
+    next_id: u64,
+}
+
+/// The gate: compiled policy, saved and session approvals, and the channel.
+pub struct PolicyGate {
+    policy: RwLock<Arc<Policy>>,
+    store: Arc<dyn ApprovalStore>,
+    channel: Arc<dyn ApprovalChannel>,
+    timeout: Option<Duration>,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for PolicyGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyGate")
+            .field("policy", &self.policy())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Session and saved approvals, as seen at one moment.
+struct Approvals<'a> {
+    session: &'a [SessionApproval],
+    saved: &'a [SavedApproval],
+}
+
+impl ApprovalLookup for Approvals<'_> {
+    fn covering(&self, action: &str, resource: &str) -> Option<(DecisionSource, String)> {
+        if let Some(a) = self
+            .session
+            .iter()
+            .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
+        {
+            return Some((DecisionSource::Session, a.pattern.clone()));
+        }
+        self.saved
+            .iter()
+            .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
+            .map(|a| (DecisionSource::Saved, a.pattern.clone()))
+    }
+}
+
+impl PolicyGate {
+    /// A gate over `policy`, saving approvals in `store` and asking through `channel`.
+    pub fn new(
+        policy: Policy,
+        store: Arc<dyn ApprovalStore>,
+        channel: Arc<dyn ApprovalChannel>,
+    ) -> Self {
+        PolicyGate {
+            policy: RwLock::new(Arc::new(policy)),
+            store,
+            channel,
+            timeout: None,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Overrides the ask timeout of the config.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> Arc<Policy> {
+        Arc::clone(&self.policy.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Installs a new policy.
+    pub fn replace_policy(&self, policy: Policy) {
+        *self.policy.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(policy);
+    }
+
+    /// Reloads from `sources`; on error the current policy stays in force.
+    pub fn reload(&self, sources: &PolicySources) -> Result<(), ConfigError> {
+        match Policy::load(sources) {
+            Ok(p) => {
+                self.replace_policy(p);
+                tracing::info!("policy reloaded");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "policy reload failed; keeping the last valid policy");
+                Err(e)
+            }
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn saved(&self, project: &str) -> Vec<SavedApproval> {
+        self.store.list_project(project).unwrap_or_else(|e| {
+            // Without saved approvals the gate only asks more: safe, so go on.
+            tracing::warn!(error = %e, "cannot read saved approvals; asking instead");
+            Vec::new()
+        })
+    }
+
+    fn session_approvals(&self, session: &str) -> Vec<SessionApproval> {
+        self.state()
+            .sessions
+            .get(session)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn add_session_approvals(&self, session: &str, items: &[PermissionRequest]) {
+        let mut state = self.state();
+        let list = state.sessions.entry(session.to_string()).or_default();
+        for r in items {
+            if let Some(pattern) = &r.save_pattern {
+                let a = SessionApproval {
+                    action: r.action.clone(),
+                    pattern: pattern.clone(),
+                };
+                if !list.contains(&a) {
+                    list.push(a);
+                }
+            }
+        }
+    }
+
+    /// Whether an approval may ever answer `request`.
+    fn coverable(policy: &Policy, request: &PermissionRequest) -> bool {
+        request.save_pattern.is_some()
+            && request.risk != Risk::Destructive
+            && !policy
+                .deciding_rule(&request.action, &request.resource, request.risk)
+                .is_some_and(|(r, _)| r.effect == RuleEffect::ForceAsk)
+    }
+
+    /// Tells the other pending asks of `session` what they now are.
+    fn cascade(&self, session: &str, project: &str, own: u64, rejected: bool) {
+        let (session_list, saved) = if rejected {
+            (Vec::new(), Vec::new())
+        } else {
+            (self.session_approvals(session), self.saved(project))
+        };
+        let lookup = Approvals {
+            session: &session_list,
+            saved: &saved,
+        };
+        let mut state = self.state();
+        for (id, p) in state.pending.iter_mut() {
+            if *id == own || p.session != session {
+                continue;
+            }
+            let message = if rejected {
+                Some(Cascade::Rejected)
+            } else {
+                p.coverable.as_ref().and_then(|items| {
+                    let sources: Option<Vec<(DecisionSource, String)>> = items
+                        .iter()
+                        .map(|r| {
+                            if p.project != project {
+                                // Saved approvals are per project.
+                                return None;
+                            }
+                            lookup.covering(&r.action, &r.resource)
+                        })
+                        .collect();
+                    let sources = sources?;
+                    let (source, pattern) = sources.into_iter().next()?;
+                    Some(Cascade::Allowed(source, pattern))
+                })
+            };
+            if let Some(m) = message {
+                if let Some(tx) = p.tx.take() {
+                    let _ = tx.send(m);
+                }
+            }
+        }
+    }
+}
+
+fn deny(d: &Decision, source: DecisionSource, reason: String) -> Decision {
+    Decision {
+        effect: Effect::Deny,
+        risk: d.risk,
+        reason,
+        source,
+        rule: d.rule.clone(),
+        feedback: None,
+    }
+}
+
+fn allow(d: &Decision, source: DecisionSource, reason: String) -> Decision {
+    Decision {
+        effect: Effect::Allow,
+        risk: d.risk,
+        reason,
+        source,
+        rule: d.rule.clone(),
+        feedback: None,
+    }
+}
+
+#[async_trait]
+impl Gate for PolicyGate {
+    fn evaluate(
+        &self,
+        call: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        let policy = self.policy();
+        let project = call.location.root().display().to_string();
+        let session = self.session_approvals(call.session_id);
+        let saved = self.saved(&project);
+        let lookup = Approvals {
+            session: &session,
+            saved: &saved,
+        };
+        Ok(judge_call(&policy, requests, call.location, &lookup)
+            .iter()
+            .map(Judgement::judged)
+            .collect())
+    }
+
+    async fn resolve(
+        &self,
+        call: &GateCall<'_>,
+        judged: &[Judged],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Decision>, GateError> {
+        let policy = self.policy();
+        let mut finals: Vec<Decision> = judged.iter().map(|j| j.decision.clone()).collect();
+        let asks: Vec<usize> = (0..judged.len())
+            .filter(|&i| finals[i].effect == Effect::Ask)
+            .collect();
+        if asks.is_empty() {
+            return Ok(finals);
+        }
+        if finals.iter().any(|d| d.effect == Effect::Deny) {
+            // Asking is pointless when the call is refused anyway.
+            for &i in &asks {
+                finals[i] = deny(
+                    &finals[i],
+                    finals[i].source,
+                    format!(
+                        "{}; not asked because another request of this call is denied",
+                        finals[i].reason
+                    ),
+                );
+            }
+            return Ok(finals);
+        }
+        let project = call.location.root().display().to_string();
+        // Approvals given since evaluate (another ask may have been answered).
+        let session_list = self.session_approvals(call.session_id);
+        let saved = self.saved(&project);
+        let lookup = Approvals {
+            session: &session_list,
+            saved: &saved,
+        };
+        let mut waiting = Vec::new();
+        for &i in &asks {
+            let r = &judged[i].request;
+            let coverable = Self::coverable(&policy, r);
+            match lookup
+                .covering(&r.action, &r.resource)
+                .filter(|_| coverable)
+            {
+                Some((source, pattern)) => {
+                    finals[i] = allow(
+                        &finals[i],
+                        source,
+                        format!(
+                            "{}; allowed by the approval of `{pattern}`",
+                            finals[i].reason
+                        ),
+                    );
+                }
+                None => waiting.push((i, coverable)),
+            }
+        }
+        if waiting.is_empty() {
+            return Ok(finals);
+        }
+        let all_coverable = waiting.iter().all(|&(_, c)| c);
+        let timeout = self.timeout.unwrap_or_else(|| policy.ask_timeout());
+        let prompt = AskPrompt {
+            session_id: call.session_id.to_string(),
+            call_id: call.call_id.to_string(),
+            tool: call.tool.to_string(),
+            items: waiting
+                .iter()
+                .map(|&(i, _)| AskItem {
+                    action: judged[i].request.action.clone(),
+                    resource: judged[i].request.resource.clone(),
+                    risk: judged[i].request.risk,
+                    reason: finals[i].reason.clone(),
+                })
+                .collect(),
+            offer_session: all_coverable,
+            offer_always: all_coverable,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        };
+        let items: Vec<PermissionRequest> = waiting
+            .iter()
+            .map(|&(i, _)| judged[i].request.clone())
+            .collect();
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let mut state = self.state();
+            state.next_id += 1;
+            let id = state.next_id;
+            state.pending.insert(
+                id,
+                Pending {
+                    session: call.session_id.to_string(),
+                    project: project.clone(),
+                    coverable: all_coverable.then(|| items.clone()),
+                    tx: Some(tx),
+                },
+            );
+            id
+        };
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Outcome::Cancelled,
+            Ok(cascade) = rx => Outcome::Cascade(cascade),
+            answer = self.channel.ask(&prompt) => Outcome::Answer(answer),
+            () = tokio::time::sleep(timeout) => Outcome::Timeout,
+        };
+        self.state().pending.remove(&id);
+        let set = |finals: &mut Vec<Decision>, f: &dyn Fn(&Decision) -> Decision| {
+            for &(i, _) in &waiting {
+                finals[i] = f(&finals[i]);
+            }
+        };
+        match outcome {
+            Outcome::Cancelled => set(&mut finals, &|d| {
+                deny(
+                    d,
+                    DecisionSource::User,
+                    format!("{}; the call was cancelled", d.reason),
+                )
+            }),
+            Outcome::Timeout => {
+                let secs = timeout.as_secs_f64();
+                set(&mut finals, &|d| {
+                    deny(
+                        d,
+                        DecisionSource::Timeout,
+                        format!("{}; nobody answered within {secs} s", d.reason),
+                    )
+                });
+            }
+            Outcome::Cascade(Cascade::Allowed(source, pattern)) => set(&mut finals, &|d| {
+                allow(
+                    d,
+                    source,
+                    format!(
+                        "{}; allowed by the approval of `{pattern}` given meanwhile",
+                        d.reason
+                    ),
+                )
+            }),
+            Outcome::Cascade(Cascade::Rejected) => set(&mut finals, &|d| {
+                deny(
+                    d,
+                    DecisionSource::User,
+                    format!(
+                        "{}; rejected along with another request of this session",
+                        d.reason
+                    ),
+                )
+            }),
+            Outcome::Answer(Err(e)) => {
+                tracing::warn!(error = %e, "approval channel failed; denying");
+                set(&mut finals, &|d| {
+                    deny(
+                        d,
+                        DecisionSource::Default,
+                        format!("{}; no one could be asked ({e})", d.reason),
+                    )
+                });
+            }
+            Outcome::Answer(Ok(answer)) => {
+                self.apply_answer(
+                    call,
+                    &project,
+                    id,
+                    answer,
+                    all_coverable,
+                    &items,
+                    &mut |f| set(&mut finals, f),
+                );
+            }
+        }
+        Ok(finals)
+    }
+
+    fn denies_wholesale(&self, tool: &str) -> bool {
+        let action = match tool {
+            "write" | "apply_patch" => "edit",
+            other => other,
+        };
+        self.policy().denies_wholesale(action)
+    }
+}
+
+/// Rewrites the decision of every request that waited for the answer.
+type Rewrite<'a> = &'a dyn Fn(&Decision) -> Decision;
+
+enum Outcome {
+    Cancelled,
+    Timeout,
+    Cascade(Cascade),
+    Answer(Result<Answer, crate::approvals::ChannelError>),
+}
+
+impl PolicyGate {
+    #[allow(clippy::too_many_arguments)]
+    fn apply_answer(
+        &self,
+        call: &GateCall<'_>,
+        project: &str,
+        id: u64,
+        answer: Answer,
+        coverable: bool,
+        items: &[PermissionRequest],
+        set: &mut dyn FnMut(Rewrite<'_>),
+    ) {
+        let user_allow = |how: &'static str| {
+            move |d: &Decision| allow(d, DecisionSource::User, format!("{}; {how}", d.reason))
+        };
+        match answer {
+            Answer::Once => set(&user_allow("allowed once by the user")),
+            Answer::Session if coverable => {
+                self.add_session_approvals(call.session_id, items);
+                set(&user_allow("allowed by the user for this session"));
+                self.cascade(call.session_id, project, id, false);
+            }
+            Answer::Always if coverable => {
+                let mut unsaved = Vec::new();
+                for r in items {
+                    let Some(pattern) = &r.save_pattern else {
+                        continue;
+                    };
+                    if let Err(e) = self.store.save(project, &r.action, pattern) {
+                        tracing::warn!(error = %e, "cannot save the approval; keeping it for this session");
+                        unsaved.push(r.clone());
+                    }
+                }
+                self.add_session_approvals(call.session_id, &unsaved);
+                set(&user_allow("allowed by the user, always, for this project"));
+                self.cascade(call.session_id, project, id, false);
+            }
+            // Offered only once: a destructive, forced or opaque request.
+            Answer::Session | Answer::Always => set(&user_allow(
+                "allowed once by the user (this request cannot be approved for longer)",
+            )),
+            Answer::Reject { message: Some(m) } => set(&|d| Decision {
+                feedback: Some(m.clone()),
+                ..deny(
+                    d,
+                    DecisionSource::User,
+                    format!("{}; rejected by the user: {m}", d.reason),
+                )
+            }),
+            Answer::Reject { message: None } => {
+                set(&|d| {
+                    deny(
+                        d,
+                        DecisionSource::User,
+                        format!("{}; rejected by the user", d.reason),
+                    )
+                });
+                self.cascade(call.session_id, project, id, true);
+            }
+        }
+    }
+}
