@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn timestamps_format_as_utc() {
         assert_eq!(format_ts(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(format_ts(1_796_054_400_123), "2026-11-30T00:00:00.123Z");
+        assert_eq!(format_ts(1_795_996_800_123), "2026-11-30T00:00:00.123Z");
         assert_eq!(format_ts(951_782_400_000), "2000-02-29T00:00:00.000Z");
     }
 }

@@ -1,0 +1,270 @@
+//! The `toolgate` binary as a user runs it: real processes, a real data
+//! directory, a real workspace.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Env {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    data: PathBuf,
+    home: PathBuf,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let ws = base.join("ws");
+    let home = base.join("home");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(ws.join("a.txt"), "hello\nworld\n").unwrap();
+    Env {
+        _dir: dir,
+        data: base.join("data"),
+        ws,
+        home,
+    }
+}
+
+fn toolgate(e: &Env, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(&e.ws)
+        .env("TOOLGATE_DATA_DIR", &e.data)
+        .env("HOME", &e.home)
+        .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn help_and_version() {
+    let e = env();
+    let o = toolgate(&e, &["--help"]);
+    assert!(o.status.success());
+    for cmd in ["call", "log"] {
+        assert!(stdout(&o).contains(cmd), "{}", stdout(&o));
+    }
+    let o = toolgate(&e, &["--version"]);
+    assert!(stdout(&o).starts_with("toolgate "));
+}
+
+#[test]
+fn call_read_runs_end_to_end_and_is_logged() {
+    let e = env();
+    let o = toolgate(&e, &["call", "read", r#"{"path":"a.txt"}"#]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("hello"));
+    let o = toolgate(&e, &["call", "--json", "read", r#"{"path":"a.txt"}"#]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["decisions"][0]["decision"]["effect"], "allow");
+    assert!(v["content"][0]["text"].as_str().unwrap().contains("world"));
+
+    let o = toolgate(&e, &["log", "--json"]);
+    assert!(o.status.success());
+    let kinds: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        &kinds[..4],
+        [
+            "permission.requested",
+            "permission.resolved",
+            "tool.started",
+            "tool.completed"
+        ]
+    );
+    let o = toolgate(&e, &["log", "verify"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o).trim(), "ok: 8 events");
+}
+
+#[test]
+fn an_ask_with_no_terminal_is_denied_and_nothing_runs() {
+    let e = env();
+    let target = e.ws.join("created.txt");
+    let o = toolgate(&e, &["call", "bash", r#"{"command":"touch created.txt"}"#]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("denied") || stderr(&o).contains("permission"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!target.exists(), "a denied command ran");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let e = env();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["call", "read", "{not json"], 2, "not valid JSON"),
+        (
+            &["call", "read", r#"{"paht":"a.txt"}"#],
+            1,
+            "unknown field `paht`",
+        ),
+        (&["call", "read", r#"{"path":5}"#], 1, "`path`"),
+        (&["call", "read", "[]"], 1, "expected a JSON object"),
+        (&["call", "nope", "{}"], 1, "Unknown tool: nope"),
+        (
+            &["call", "read", r#"{"path":"a.txt"}"#, "--mode", "yolo"],
+            2,
+            "unknown mode",
+        ),
+        (
+            &[
+                "call",
+                "read",
+                r#"{"path":"a.txt"}"#,
+                "--root",
+                "/definitely/missing",
+            ],
+            2,
+            "--root",
+        ),
+        (
+            &[
+                "call",
+                "read",
+                r#"{"path":"a.txt"}"#,
+                "--config",
+                "/definitely/missing.toml",
+            ],
+            2,
+            "missing.toml",
+        ),
+        (
+            &["call", "read", r#"{"path":"missing.txt"}"#],
+            1,
+            "missing.txt",
+        ),
+        (&["log", "--limit", "many"], 2, "invalid value"),
+        (&["frobnicate"], 2, "unrecognized subcommand"),
+    ];
+    for (args, code, needle) in cases {
+        let o = toolgate(&e, args);
+        assert_eq!(o.status.code(), Some(*code), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_data_dir_that_is_a_file_is_a_clear_error() {
+    let e = env();
+    std::fs::create_dir_all(e.data.parent().unwrap()).unwrap();
+    std::fs::write(&e.data, "i am a file").unwrap();
+    let o = toolgate(&e, &["call", "read", r#"{"path":"a.txt"}"#]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("data directory"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&e.data).unwrap(), "i am a file");
+}
+
+#[test]
+fn log_verify_reports_the_first_broken_seq() {
+    let e = env();
+    for _ in 0..3 {
+        assert!(
+            toolgate(&e, &["call", "read", r#"{"path":"a.txt"}"#])
+                .status
+                .success()
+        );
+    }
+    let db = e.data.join("audit.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE events SET payload = replace(payload, 'a.txt', 'b.txt') WHERE seq = 5",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let o = toolgate(&e, &["log", "verify"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("seq 5"), "{}", stdout(&o));
+    let o = toolgate(&e, &["log", "verify", "--json"]);
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["seq"], 5);
+}
+
+#[test]
+fn log_filters_by_session_and_limit() {
+    let e = env();
+    let read = r#"{"path":"a.txt"}"#;
+    assert!(
+        toolgate(&e, &["call", "read", read, "--session", "alpha"])
+            .status
+            .success()
+    );
+    assert!(
+        toolgate(&e, &["call", "read", read, "--session", "beta"])
+            .status
+            .success()
+    );
+    let o = toolgate(&e, &["log", "--session", "beta"]);
+    let text = stdout(&o);
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.lines().all(|l| l.contains("session=beta")));
+    let o = toolgate(&e, &["log", "--limit", "2", "--json"]);
+    let seqs: Vec<u64> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seqs, vec![7, 8]);
+}
+
+#[test]
+fn log_with_no_events_yet_says_so() {
+    let e = env();
+    let o = toolgate(&e, &["log"]);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("no events yet"));
+    let o = toolgate(&e, &["log", "verify"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no audit log"));
+}
+
+#[test]
+fn large_output_is_bounded_and_spilled_under_the_data_dir() {
+    let e = env();
+    let big: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(e.ws.join("big.txt"), big).unwrap();
+    let o = toolgate(&e, &["call", "read", r#"{"path":"big.txt","limit":5000}"#]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let marker = text
+        .lines()
+        .find(|l| l.starts_with("... output truncated; full content saved to "))
+        .expect("truncation marker");
+    let path = marker
+        .trim_start_matches("... output truncated; full content saved to ")
+        .trim_end_matches(" ...");
+    assert!(
+        Path::new(path).starts_with(e.data.join("tool-output")),
+        "{path}"
+    );
+    assert!(std::fs::read_to_string(path).unwrap().contains("line 4999"));
+    assert!(text.lines().count() <= 2001);
+}
