@@ -268,3 +268,56 @@ fn large_output_is_bounded_and_spilled_under_the_data_dir() {
     assert!(std::fs::read_to_string(path).unwrap().contains("line 4999"));
     assert!(text.lines().count() <= 2001);
 }
+
+/// Invariant 1 over the real log: every `tool.started` comes after a durable
+/// `permission.resolved` with decision allow for each request of its call, and
+/// no denied call has a `tool.started`.
+#[test]
+fn nothing_starts_without_durable_allow_for_every_request() {
+    let e = env();
+    std::fs::write(e.ws.join(".env"), "SECRET=1").unwrap();
+    let calls: &[(&str, &str)] = &[
+        ("read", r#"{"path":"a.txt"}"#),
+        ("read", r#"{"path":".env"}"#),
+        ("bash", r#"{"command":"echo ok && cat a.txt"}"#),
+        ("bash", r#"{"command":"cat .env"}"#),
+        ("bash", r#"{"command":"rm -rf /tmp/definitely-not-here"}"#),
+        ("list", r#"{"path":"."}"#),
+        ("grep", r#"{"pattern":"hello"}"#),
+        ("read", r#"{"path":"/etc/hostname"}"#),
+    ];
+    for (tool, input) in calls {
+        toolgate(&e, &["call", "--durability", "full", tool, input]);
+    }
+    let o = toolgate(&e, &["log", "--json"]);
+    let events: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut started = 0;
+    for ev in &events {
+        if ev["kind"] != "tool.started" {
+            continue;
+        }
+        started += 1;
+        let call = &ev["call_id"];
+        let requested: Vec<&Value> = events
+            .iter()
+            .filter(|x| x["call_id"] == *call && x["kind"] == "permission.requested")
+            .collect();
+        let resolved: Vec<&Value> = events
+            .iter()
+            .filter(|x| x["call_id"] == *call && x["kind"] == "permission.resolved")
+            .collect();
+        assert!(!resolved.is_empty());
+        assert_eq!(requested.len(), resolved.len());
+        for r in resolved {
+            assert_eq!(r["payload"]["decision"], "allow", "{r}");
+            assert!(r["seq"].as_u64() < ev["seq"].as_u64());
+        }
+    }
+    // read a.txt, bash echo, list, grep ran; .env, cat .env, rm -rf and /etc did not.
+    assert_eq!(started, 4, "{}", stdout(&o));
+    let o = toolgate(&e, &["log", "verify"]);
+    assert_eq!(o.status.code(), Some(0));
+}
