@@ -1,0 +1,431 @@
+//! `list`, `glob` and `grep`: success paths and bad inputs, through the real
+//! handler on a tempdir.
+
+mod file_support;
+
+use std::time::{Duration, SystemTime};
+
+use file_support::{Ws, canon, err, text};
+use serde_json::{Value, json};
+use toolgate_core::Risk;
+use toolgate_tools::file_tools::{FileToolsConfig, GlobTool, GrepTool, ListTool};
+
+fn set_mtime(ws: &Ws, rel: &str, secs_ago: u64) {
+    let f = std::fs::File::options()
+        .write(true)
+        .open(ws.path(rel))
+        .unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(secs_ago))
+        .unwrap();
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A small project: sources, an ignored build dir, secrets and an example.
+fn project() -> Ws {
+    let ws = Ws::new();
+    ws.put(".gitignore", "target/\n*.log\n");
+    ws.put("src/main.rs", "fn main() {\n    let Needle = 1;\n}\n");
+    ws.put("src/lib.rs", "pub fn needle() {}\n// TODO: more\n");
+    ws.put("src/util/mod.rs", "// needle in util\n");
+    ws.put("README.md", "A needle in the readme.\n");
+    ws.put("target/debug/out.rs", "needle in build output\n");
+    ws.put("build.log", "needle in a log\n");
+    ws.put(".env", "API_KEY=needle-secret\n");
+    ws.put(".env.local", "needle\n");
+    ws.put(".env.example", "API_KEY=needle-example\n");
+    ws.put("bin/tool.bin", b"needle\0binary");
+    ws
+}
+
+#[tokio::test]
+async fn list_honours_gitignore_and_skips_credentials() {
+    let ws = project();
+    let out = ws
+        .call(ListTool::new(ws.state.clone()), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        strings(&out.structured["files"]),
+        [
+            ".env.example",
+            ".gitignore",
+            "README.md",
+            "bin/tool.bin",
+            "src/lib.rs",
+            "src/main.rs",
+            "src/util/mod.rs"
+        ]
+    );
+    assert_eq!(out.structured["more"], 0);
+    let t = text(&out);
+    assert!(
+        t.contains("  src/\n    lib.rs\n    main.rs\n    util/\n      mod.rs"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
+async fn list_with_ignore_globs_and_a_subdirectory() {
+    let ws = project();
+    let out = ws
+        .call(
+            ListTool::new(ws.state.clone()),
+            json!({"ignore": ["util", "*.md", "bin/**"]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        strings(&out.structured["files"]),
+        [".env.example", ".gitignore", "src/lib.rs", "src/main.rs"]
+    );
+    let out = ws
+        .call(ListTool::new(ws.state.clone()), json!({"path": "src"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        strings(&out.structured["files"]),
+        ["lib.rs", "main.rs", "util/mod.rs"]
+    );
+}
+
+#[tokio::test]
+async fn credential_files_are_listed_when_the_policy_allows() {
+    let ws = Ws::with_config(FileToolsConfig {
+        allow_credential_files: true,
+        ..FileToolsConfig::default()
+    });
+    ws.put(".env", "A=1\n");
+    ws.put(".env.local", "A=1\n");
+    let out = ws
+        .call(ListTool::new(ws.state.clone()), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(strings(&out.structured["files"]), [".env", ".env.local"]);
+    let out = ws
+        .call(GrepTool::new(ws.state.clone()), json!({"pattern": "A=1"}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["files_with_matches"], 2);
+}
+
+#[tokio::test]
+async fn list_limit_says_how_many_more() {
+    let ws = Ws::new();
+    for i in 0..130 {
+        ws.put(&format!("f{i:03}.txt"), "");
+    }
+    let out = ws
+        .call(ListTool::new(ws.state.clone()), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["files"].as_array().unwrap().len(), 100);
+    assert_eq!(out.structured["total"], 130);
+    assert_eq!(out.structured["more"], 30);
+    assert!(
+        out.structured["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("30 more files")
+    );
+}
+
+#[tokio::test]
+async fn list_bad_inputs() {
+    let ws = project();
+    let l = || ListTool::new(ws.state.clone());
+    let e = err(ws.call(l(), json!({"path": "missing"})).await);
+    assert!(e.contains("directory not found"), "{e}");
+    let e = err(ws.call(l(), json!({"path": "README.md"})).await);
+    assert!(e.contains("is a file, not a directory"), "{e}");
+    let e = err(ws.call(l(), json!({"ignore": ["a[b"]})).await);
+    assert!(e.contains("invalid glob"), "{e}");
+    let e = err(ws.call(l(), json!({"ignore": "x"})).await);
+    assert!(e.contains("ignore"), "{e}");
+}
+
+#[tokio::test]
+async fn glob_sorts_newest_first() {
+    let ws = project();
+    set_mtime(&ws, "src/main.rs", 300);
+    set_mtime(&ws, "src/lib.rs", 10);
+    set_mtime(&ws, "src/util/mod.rs", 100);
+    let out = ws
+        .call(
+            GlobTool::new(ws.state.clone()),
+            json!({"pattern": "**/*.rs"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        strings(&out.structured["files"]),
+        ["src/lib.rs", "src/util/mod.rs", "src/main.rs"]
+    );
+    // Without a slash the pattern matches names at any depth; with one, paths.
+    let out = ws
+        .call(
+            GlobTool::new(ws.state.clone()),
+            json!({"pattern": "mod.rs"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(strings(&out.structured["files"]), ["src/util/mod.rs"]);
+    let out = ws
+        .call(
+            GlobTool::new(ws.state.clone()),
+            json!({"pattern": "src/*.rs"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.structured["total"], 2);
+    let out = ws
+        .call(
+            GlobTool::new(ws.state.clone()),
+            json!({"pattern": "*.rs", "path": "src/util"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(strings(&out.structured["files"]), ["mod.rs"]);
+    let out = ws
+        .call(GlobTool::new(ws.state.clone()), json!({"pattern": ".env*"}))
+        .await
+        .unwrap();
+    assert_eq!(strings(&out.structured["files"]), [".env.example"]);
+}
+
+#[tokio::test]
+async fn glob_limit_and_bad_inputs() {
+    let ws = Ws::new();
+    for i in 0..105 {
+        ws.put(&format!("d/f{i}.rs"), "");
+    }
+    let g = || GlobTool::new(ws.state.clone());
+    let out = ws.call(g(), json!({"pattern": "**/*.rs"})).await.unwrap();
+    assert_eq!(out.structured["more"], 5);
+    assert!(text(&out).contains("5 more files"));
+    let out = ws.call(g(), json!({"pattern": "*.nothing"})).await.unwrap();
+    assert_eq!(text(&out), "No files found");
+    let e = err(ws.call(g(), json!({"pattern": "{a,b"})).await);
+    assert!(
+        e.starts_with("prepare:") && e.contains("invalid glob"),
+        "{e}"
+    );
+    let e = err(ws.call(g(), json!({"pattern": "/etc/*"})).await);
+    assert!(e.contains("absolute"), "{e}");
+    let e = err(ws.call(g(), json!({"pattern": "*", "path": "nope"})).await);
+    assert!(e.contains("not found"), "{e}");
+}
+
+#[tokio::test]
+async fn grep_finds_matches_skipping_ignored_binary_and_secret_files() {
+    let ws = project();
+    let out = ws
+        .call(
+            GrepTool::new(ws.state.clone()),
+            json!({"pattern": "needle"}),
+        )
+        .await
+        .unwrap();
+    let s = &out.structured;
+    let mut files: Vec<String> = s["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [".env.example", "README.md", "src/lib.rs", "src/util/mod.rs"]
+    );
+    assert_eq!(s["total_matches"], 4);
+    assert_eq!(s["more"], 0);
+    let t = text(&out);
+    assert!(t.contains("src/lib.rs:1:pub fn needle() {}"), "{t}");
+}
+
+#[tokio::test]
+async fn grep_regex_case_include_and_context() {
+    let ws = project();
+    let g = || GrepTool::new(ws.state.clone());
+    let out = ws
+        .call(
+            g(),
+            json!({"pattern": "needle", "case_insensitive": true, "include": "*.rs"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.structured["total_matches"], 3);
+    let out = ws
+        .call(
+            g(),
+            json!({"pattern": "fn (main|needle)", "include": ["src/*.rs"]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.structured["total_matches"], 2);
+    let out = ws
+        .call(
+            g(),
+            json!({"pattern": "Needle", "context": 1, "path": "src/main.rs"}),
+        )
+        .await
+        .unwrap();
+    let f = &out.structured["files"][0];
+    assert_eq!(f["path"], "main.rs");
+    let lines: Vec<(u64, bool)> = f["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["line"].as_u64().unwrap(),
+                l["is_match"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(lines, [(1, false), (2, true), (3, false)]);
+    assert!(text(&out).contains("main.rs-1-fn main() {"));
+}
+
+#[tokio::test]
+async fn grep_cuts_long_lines_and_limits_matches() {
+    let ws = Ws::new();
+    ws.put(
+        "long.txt",
+        format!("{}needle{}\n", "a".repeat(3000), "b".repeat(3000)),
+    );
+    let many: String = (0..150).map(|i| format!("match {i}\n")).collect();
+    ws.put("many.txt", many);
+    set_mtime(&ws, "many.txt", 1000);
+    let g = || GrepTool::new(ws.state.clone());
+    let out = ws.call(g(), json!({"pattern": "needle"})).await.unwrap();
+    let line = out.structured["files"][0]["lines"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(line.len() < 2100);
+    assert!(line.contains("[line cut: 6006 characters, first 2000 shown]"));
+    let out = ws
+        .call(g(), json!({"pattern": "match|needle"}))
+        .await
+        .unwrap();
+    let s = &out.structured;
+    assert_eq!(s["total_matches"], 151);
+    assert_eq!(s["shown_matches"], 100);
+    assert_eq!(s["more"], 51);
+    // Newest file first: long.txt, then the first 99 matches of many.txt.
+    assert_eq!(s["files"][0]["path"], "long.txt");
+    assert_eq!(s["files"][1]["lines"].as_array().unwrap().len(), 99);
+    assert_eq!(s["files"][1]["matches"], 150);
+    assert!(
+        s["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("51 more matching lines")
+    );
+}
+
+#[tokio::test]
+async fn grep_bad_inputs() {
+    let ws = project();
+    let g = || GrepTool::new(ws.state.clone());
+    let e = err(ws.call(g(), json!({"pattern": "(unclosed"})).await);
+    assert!(
+        e.starts_with("prepare:") && e.contains("invalid regex"),
+        "{e}"
+    );
+    let e = err(ws.call(g(), json!({"pattern": ""})).await);
+    assert!(e.contains("pattern is empty"), "{e}");
+    let e = err(ws
+        .call(g(), json!({"pattern": "x", "path": "missing"}))
+        .await);
+    assert!(e.contains("path not found"), "{e}");
+    let e = err(ws.call(g(), json!({"pattern": "x", "context": -1})).await);
+    assert!(e.contains("context"), "{e}");
+    let e = err(ws.call(g(), json!({"pattern": "x", "regex": true})).await);
+    assert!(e.contains("unknown field"), "{e}");
+    let out = ws
+        .call(g(), json!({"pattern": "zzz-not-there"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "No matches found");
+}
+
+#[test]
+fn intents_are_read_requests_on_canonical_paths() {
+    let ws = project();
+    let root = canon(ws.root());
+    let src = canon(&ws.path("src"));
+    let cases: Vec<(Vec<toolgate_core::PermissionRequest>, &str, &String)> = vec![
+        (
+            ws.intent(ListTool::new(ws.state.clone()), json!({}))
+                .unwrap(),
+            "list",
+            &root,
+        ),
+        (
+            ws.intent(
+                GlobTool::new(ws.state.clone()),
+                json!({"pattern": "*", "path": "src/util/.."}),
+            )
+            .unwrap(),
+            "glob",
+            &src,
+        ),
+        (
+            ws.intent(
+                GrepTool::new(ws.state.clone()),
+                json!({"pattern": "x", "path": "src"}),
+            )
+            .unwrap(),
+            "grep",
+            &src,
+        ),
+    ];
+    for (reqs, action, resource) in cases {
+        assert_eq!(reqs.len(), 1);
+        assert_eq!(reqs[0].action, action);
+        assert_eq!(&reqs[0].resource, resource);
+        assert_eq!(reqs[0].risk, Risk::Read);
+    }
+}
+
+#[tokio::test]
+async fn symlinked_directory_outside_resolves_outside() {
+    let ws = Ws::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.txt"), "needle outside\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path("ext")).unwrap();
+    let reqs = ws
+        .intent(
+            GrepTool::new(ws.state.clone()),
+            json!({"pattern": "needle", "path": "ext"}),
+        )
+        .unwrap();
+    assert_eq!(reqs[0].resource, canon(outside.path()));
+    // Walking the root does not follow the link out of the workspace.
+    let out = ws
+        .call(
+            GrepTool::new(ws.state.clone()),
+            json!({"pattern": "needle"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.structured["total_matches"], 0);
+    // Searching the link searches the resolved directory.
+    let out = ws
+        .call(
+            GrepTool::new(ws.state.clone()),
+            json!({"pattern": "needle", "path": "ext"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.structured["total_matches"], 1);
+    assert_eq!(out.structured["path"], canon(outside.path()));
+}
