@@ -10,10 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -22,9 +24,14 @@ use tokio_util::sync::CancellationToken;
 use toolgate_core::pipeline::CANCEL_GRACE;
 
 use crate::auth::{bearer_matches, validate_token};
+use crate::disconnect::{ClientGone, WatchedBody};
 use crate::error::ServeError;
+use crate::frame::{INVALID_REQUEST, PARSE_ERROR, error_line, scan_id, syntax_error};
 use crate::origin::AllowedPeers;
 use crate::server::ToolgateServer;
+
+/// How much of an oversized body is read to find the request's id.
+const ID_PREFIX: usize = 64 * 1024;
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -82,6 +89,7 @@ impl HttpOptions {
 struct Guard {
     auth: HttpAuth,
     allowed: Arc<AllowedPeers>,
+    max_request_bytes: usize,
 }
 
 /// An HTTP server bound to its address, not yet serving.
@@ -163,7 +171,8 @@ pub fn router(
     hosts.extend(options.allowed.hosts.iter().cloned());
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_max_request_body_bytes(options.max_request_bytes)
+        // The guard enforces the limit with a JSON-RPC answer; this is a backstop.
+        .with_max_request_body_bytes(options.max_request_bytes.saturating_add(1))
         .with_cancellation_token(sessions_end);
     let factory_server = server.clone();
     let mcp = StreamableHttpService::new(
@@ -174,10 +183,24 @@ pub fn router(
     let guard = Guard {
         auth: options.auth.clone(),
         allowed: Arc::new(options.allowed.clone()),
+        max_request_bytes: options.max_request_bytes,
     };
     Router::new()
         .nest_service(MCP_PATH, mcp)
         .layer(middleware::from_fn_with_state(guard, check_request))
+}
+
+/// A JSON-RPC error as an HTTP response (for bodies refused before the SDK).
+fn rpc_error(
+    status: StatusCode,
+    id: Option<serde_json::Value>,
+    code: i64,
+    message: &str,
+) -> Response {
+    tracing::info!(%status, %message, "MCP request refused");
+    let mut line = error_line(id, code, message);
+    line.pop();
+    (status, [(header::CONTENT_TYPE, "application/json")], line).into_response()
 }
 
 fn refuse(status: StatusCode, message: String) -> Response {
@@ -241,5 +264,73 @@ async fn check_request(State(guard): State<Guard>, request: Request, next: Next)
             );
         }
     }
-    next.run(request).await
+    let request = if request.method() == Method::POST {
+        match checked_body(request, guard.max_request_bytes).await {
+            Ok(request) => request,
+            Err(response) => return response,
+        }
+    } else {
+        request
+    };
+    let gone = ClientGone::default();
+    let mut request = request;
+    request.extensions_mut().insert(gone.clone());
+    next.run(request)
+        .await
+        .map(|body| Body::new(WatchedBody::new(body, gone.0)))
+}
+
+/// Reads a POST body within the limit and checks that it is JSON, answering
+/// with a JSON-RPC error (`-32600` too large, `-32700` unparsable) otherwise.
+async fn checked_body(request: Request, max: usize) -> Result<Request, Response> {
+    let too_large = |id, total: &str| {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            id,
+            INVALID_REQUEST,
+            &format!(
+                "request too large: {total} bytes exceeds the limit of {max} bytes; nothing was run"
+            ),
+        )
+    };
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|len| *len > max);
+    let (parts, body) = request.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut data: Vec<u8> = Vec::new();
+    let mut total = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                INVALID_REQUEST,
+                &format!("reading the request body failed: {e}"),
+            )
+        })?;
+        total += chunk.len();
+        data.extend_from_slice(&chunk);
+        // Too large: keep only enough to find the request's id, then answer.
+        if total > max || (declared.is_some() && data.len() >= ID_PREFIX) {
+            data.truncate(ID_PREFIX);
+            let size = declared.map_or_else(|| format!("more than {max}"), |n| n.to_string());
+            return Err(too_large(scan_id(&data), &size));
+        }
+    }
+    if let Some(len) = declared {
+        return Err(too_large(scan_id(&data), &len.to_string()));
+    }
+    if let Some(message) = syntax_error(&data) {
+        return Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            PARSE_ERROR,
+            &format!("Parse error: {message}"),
+        ));
+    }
+    Ok(Request::from_parts(parts, Body::from(data)))
 }

@@ -20,6 +20,7 @@ pub mod stdio;
 pub use error::ServeError;
 pub use stdio::{StdioOptions, serve_stdio, serve_stdio_on};
 pub mod auth;
+pub mod disconnect;
 pub mod http;
 pub mod origin;
 

@@ -12,14 +12,16 @@ use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolgate_core::{
     CallIdentity, CallRequest, Catalogue, Engine, Event, EventKind, EventPayload, Location,
@@ -28,6 +30,22 @@ use toolgate_core::{
 
 use crate::approval::ElicitationChannel;
 use crate::convert::{call_response, mcp_tools};
+use crate::disconnect::ClientGone;
+
+/// MCP methods whose malformed requests reach `on_custom_request`.
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "server/discover",
+];
 
 /// How long progress notifications still queued when a call ends may take to go out.
 const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
@@ -51,11 +69,21 @@ struct Shared {
 impl ToolgateServer {
     /// A server over `engine`, acting in `location`.
     pub fn new(engine: Engine, location: Arc<Location>) -> Self {
+        Self::with_elicitation(engine, location, ElicitationChannel::new())
+    }
+
+    /// A server whose connections register with `elicitation`, a channel made
+    /// before the engine so that the gate inside it can ask through it.
+    pub fn with_elicitation(
+        engine: Engine,
+        location: Arc<Location>,
+        elicitation: ElicitationChannel,
+    ) -> Self {
         ToolgateServer {
             shared: Arc::new(Shared {
                 engine,
                 location,
-                elicitation: ElicitationChannel::new(),
+                elicitation,
                 calls: TaskTracker::new(),
                 info: Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
             }),
@@ -223,6 +251,8 @@ impl ToolgateConnection {
             Some((tx, task)) => (Some(tx), Some(task)),
             None => (None, None),
         };
+        let cancel = context.ct.child_token();
+        let watch = client_gone(&context).map(|gone| link(gone, cancel.clone()));
         let outcome = self
             .shared
             .engine
@@ -230,16 +260,41 @@ impl ToolgateConnection {
                 &catalogue,
                 call,
                 Arc::clone(&self.shared.location),
-                context.ct.clone(),
+                cancel,
                 tx,
             )
             .await;
+        if let Some(watch) = watch {
+            watch.abort();
+        }
         if let Some(task) = forwarder {
             // The sender is gone with the call; let queued reports go out first.
             let _ = tokio::time::timeout(PROGRESS_FLUSH, task).await;
         }
         call_response(&catalogue, &name, outcome).map(CallToolResponse::Complete)
     }
+}
+
+/// The disconnect signal of the HTTP request that carried this call, if any.
+fn client_gone(context: &RequestContext<RoleServer>) -> Option<CancellationToken> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<ClientGone>())
+        .map(|gone| gone.0.clone())
+}
+
+/// Cancels `call` when `gone` fires; the watcher ends with the call.
+fn link(gone: CancellationToken, call: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        tokio::select! {
+            () = gone.cancelled() => {
+                tracing::info!("HTTP client disconnected mid-call; cancelling the tool");
+                call.cancel();
+            }
+            () = call.cancelled() => {}
+        }
+    })
 }
 
 /// Sends a tool's progress reports as `notifications/progress` for `token`.
@@ -311,6 +366,28 @@ impl ServerHandler for ToolgateConnection {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(catalogue);
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    /// Requests the SDK could not decode as a known method end up here: a known
+    /// method with bad params is `-32602` naming the method, anything else `-32601`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let method = request.method;
+        if KNOWN_METHODS.contains(&method.as_str()) {
+            Err(McpError::invalid_params(
+                format!("invalid params for {method}: missing or not matching the MCP schema"),
+                None,
+            ))
+        } else {
+            Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+                None,
+            ))
+        }
     }
 
     async fn call_tool(
