@@ -7,6 +7,9 @@
 //! `execute`. Wrappers (`env`, `timeout`, `sudo`…) have their own table because
 //! the shell analyser unwraps them before classifying.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use toolgate_core::Risk::{self, *};
 
 /// How a flag is recognised in an argument list (before `--`).
@@ -1556,9 +1559,21 @@ pub(crate) static WRAPPERS: &[Wrapper] = &[
     wrapper(&["chrt"], &[], 1, Execute, Execute),
 ];
 
+/// Command name → row, built once from [`COMMANDS`] (the first row naming a
+/// command wins).
+static BY_NAME: LazyLock<HashMap<&'static str, &'static Cmd>> = LazyLock::new(|| {
+    let mut map = HashMap::new();
+    for row in COMMANDS {
+        for name in row.names {
+            map.entry(*name).or_insert(row);
+        }
+    }
+    map
+});
+
 /// The row for `name`, if known.
 pub(crate) fn lookup(name: &str) -> Option<&'static Cmd> {
-    if let Some(found) = COMMANDS.iter().find(|c| c.names.contains(&name)) {
+    if let Some(found) = BY_NAME.get(name) {
         return Some(found);
     }
     // `mkfs.ext4`, `mkfs.vfat`…: every variant formats a disk.
@@ -1568,7 +1583,7 @@ pub(crate) fn lookup(name: &str) -> Option<&'static Cmd> {
     // `python3.12`, `pip3.11`…
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     if base != name && !base.is_empty() {
-        return COMMANDS.iter().find(|c| c.names.contains(&base));
+        return BY_NAME.get(base).copied();
     }
     None
 }
