@@ -199,7 +199,14 @@ impl Analyzer<'_, '_> {
             .clone()
             .unwrap_or_else(|| resolved.path.clone());
         let dir_text = dir.to_string_lossy().into_owned();
+        self.push(
+            PermissionRequest::new("external_directory", dir_text.clone(), risk.raised()),
+            false,
+            format!("{resolved_text} is outside the location"),
+            scope,
+        );
         if self.ctx.location.contains(&lexical_path) {
+            // Named inside, lands outside: asked every time, on top of the above.
             self.push(
                 PermissionRequest::new("external_directory", dir_text, Risk::Destructive),
                 false,
@@ -207,13 +214,6 @@ impl Analyzer<'_, '_> {
                     "{} is a symlink that leads outside the location, to {resolved_text}",
                     lexical_path.display()
                 ),
-                scope,
-            );
-        } else {
-            self.push(
-                PermissionRequest::new("external_directory", dir_text, risk.raised()),
-                false,
-                format!("{resolved_text} is outside the location"),
                 scope,
             );
         }

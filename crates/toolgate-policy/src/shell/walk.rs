@@ -1,6 +1,7 @@
 //! Walking the syntax tree: every simple command, wherever it hides.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use toolgate_core::{PermissionRequest, Risk};
@@ -183,6 +184,15 @@ impl Analyzer<'_, '_> {
 
     fn command(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
         self.nested(node, src, scope);
+        if has_line_break_between_words(node, src) {
+            // bash ends a command at an unquoted newline; if the grammar read
+            // one command across it, its reading cannot be trusted.
+            self.opaque_whole(
+                text(node, src),
+                "the parser read one command across a line break",
+                scope,
+            );
+        }
         let mut prefix_words: Vec<String> = Vec::new();
         let mut env_floor: Option<String> = None;
         let mut words: Vec<Word> = Vec::new();
@@ -477,6 +487,16 @@ impl Analyzer<'_, '_> {
     }
 }
 
+/// Whether a line break separates two words of one command (outside any word).
+fn has_line_break_between_words(node: Node<'_>, src: &str) -> bool {
+    let mut cursor = node.walk();
+    let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+    children.windows(2).any(|pair| {
+        src.get(pair[0].end_byte()..pair[1].start_byte())
+            .is_some_and(|gap| gap.contains('\n'))
+    })
+}
+
 fn is_redirect(kind: &str) -> bool {
     matches!(
         kind,
@@ -509,26 +529,31 @@ fn parse_error_detail(root: Node<'_>, src: &str) -> String {
     "the command does not parse".to_string()
 }
 
-/// Merges identical requests (same action, resource and opaqueness), keeping
-/// the highest risk and the strictest save pattern.
+/// Merges identical requests (same action, resource, risk and opaqueness),
+/// keeping the strictest save pattern. Requests that differ in risk stay apart:
+/// merging them by the highest risk could lose a stricter default (`credential`
+/// is denied, `destructive` only asked).
 fn dedupe(requests: Vec<ShellRequest>) -> Vec<ShellRequest> {
     let mut out: Vec<ShellRequest> = Vec::with_capacity(requests.len());
+    let mut seen: HashMap<(String, String, Risk, bool), usize> = HashMap::new();
     for r in requests {
-        if let Some(existing) = out.iter_mut().find(|e| {
-            e.opaque == r.opaque
-                && e.request.action == r.request.action
-                && e.request.resource == r.request.resource
-        }) {
-            if r.request.risk > existing.request.risk {
-                existing.request.risk = r.request.risk;
-                existing.reason = r.reason;
+        let key = (
+            r.request.action.clone(),
+            r.request.resource.clone(),
+            r.request.risk,
+            r.opaque,
+        );
+        match seen.get(&key) {
+            Some(&at) => {
+                if r.request.save_pattern.is_none() {
+                    out[at].request.save_pattern = None;
+                }
             }
-            if r.request.save_pattern.is_none() {
-                existing.request.save_pattern = None;
+            None => {
+                seen.insert(key, out.len());
+                out.push(r);
             }
-            continue;
         }
-        out.push(r);
     }
     out
 }

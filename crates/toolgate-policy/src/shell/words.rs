@@ -271,10 +271,13 @@ pub(crate) fn decode_ansi_c(raw: &str) -> Option<String> {
     Some(out)
 }
 
-/// Removes `\`+newline outside single quotes and comments, as bash does
-/// before splitting words.
+/// Prepares source for the grammar without changing what bash would run:
+/// removes `\`+newline outside single quotes and comments (bash joins those
+/// lines before splitting words; the grammar splits the word), and puts a space
+/// after a newline that is followed by a backslash (the grammar glues
+/// `ls⏎\rm x` into one command; bash runs two).
 pub(crate) fn join_continuations(src: &str) -> std::borrow::Cow<'_, str> {
-    if !src.contains("\\\n") {
+    if !src.contains("\\\n") && !src.contains("\n\\") {
         return std::borrow::Cow::Borrowed(src);
     }
     #[derive(PartialEq)]
@@ -301,6 +304,13 @@ pub(crate) fn join_continuations(src: &str) -> std::borrow::Cow<'_, str> {
                     None => out.push(c),
                 }
                 prev = Some('x');
+                continue;
+            }
+            State::Normal | State::Comment if c == '\n' && chars.peek() == Some(&'\\') => {
+                state = State::Normal;
+                out.push(c);
+                out.push(' ');
+                prev = Some(' ');
                 continue;
             }
             State::Normal => match c {
@@ -455,6 +465,9 @@ mod tests {
         assert_eq!(join_continuations("echo 'a\\\nb'"), "echo 'a\\\nb'");
         assert_eq!(join_continuations("echo \"a\\\nb\""), "echo \"ab\"");
         assert_eq!(join_continuations("# c \\\nrm x"), "# c \\\nrm x");
+        assert_eq!(join_continuations("ls\n\\rm x"), "ls\n \\rm x");
+        assert_eq!(join_continuations("ls # c\n\\rm x"), "ls # c\n \\rm x");
+        assert_eq!(join_continuations("echo 'a\n\\b'"), "echo 'a\n\\b'");
         assert_eq!(backtick_spans("a `id` b \\`x\\` `ls`"), vec!["id", "ls"]);
     }
 

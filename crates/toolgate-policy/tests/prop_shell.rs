@@ -1,0 +1,264 @@
+//! Property tests: the default decision (strictest effect over a command's
+//! requests) never gets weaker when a command is wrapped (`env`, `timeout`,
+//! `nice`, `sudo`, `bash -c '…'`…), chained with another command (`&&`, `||`,
+//! `;`, `|`, newline, `&`), or has a path replaced by a symlink to the same
+//! target.
+//!
+//! Commands come from the corpus in `tests/corpus/shell.jsonl` (those that keep
+//! their meaning when combined: one line, no comment, no `cd`, no parse error).
+
+#[path = "corpus/fixture.rs"]
+mod fixture;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use fixture::{Fixture, default_decision};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use toolgate_core::Effect;
+
+fn corpus_commands() -> Vec<String> {
+    let path = format!("{}/tests/corpus/shell.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["tag"] != "parse")
+        .filter_map(|v| v["command"].as_str().map(String::from))
+        .filter(|c| {
+            // Combining must not change what the command means: a comment would
+            // swallow what follows, `cd` changes later paths, a trailing `&`
+            // or a heredoc breaks the syntax of a chain.
+            !c.contains('\n')
+                && !c.contains('#')
+                && !c.contains("<<")
+                && !c.trim_end().ends_with('&')
+                && !c.split_whitespace().any(|w| matches!(w, "cd" | "pushd" | "popd"))
+        })
+        .collect()
+}
+
+/// A command that is one simple command (so a prefix wrapper wraps all of it).
+fn is_simple(c: &str) -> bool {
+    !c.contains([';', '&', '|', '(', ')', '{', '}', '`', '<', '>', '!'])
+        && !c.contains("$(")
+        && !c.starts_with("if ")
+        && !c.starts_with("for ")
+        && !c.starts_with("while ")
+        && !c.starts_with("until ")
+        && !c.starts_with("case ")
+        && !c.starts_with("select ")
+        && !c.starts_with("function ")
+        && !c.starts_with("coproc ")
+        && !c.starts_with("[[")
+        && !c.contains('=')
+}
+
+const PREFIX_WRAPPERS: &[&str] = &[
+    "env ",
+    "env -i ",
+    "env A=1 ",
+    "timeout 5 ",
+    "timeout -s KILL 10s ",
+    "nice ",
+    "nice -n 5 ",
+    "nohup ",
+    "stdbuf -oL ",
+    "time ",
+    "command ",
+    "exec ",
+    "sudo ",
+    "sudo -u root ",
+    "doas ",
+    "ionice -c 3 ",
+    "setsid ",
+];
+
+fn single_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn double_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if matches!(c, '"' | '\\' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+fn decision(fx: &Fixture, command: &str) -> Effect {
+    default_decision(&fx.analyze(command))
+}
+
+/// `cases` per property; `PROP_CASES=N` runs N instead (for longer hunts).
+fn runner(cases: u32) -> TestRunner {
+    let cases = std::env::var("PROP_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
+    TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    })
+}
+
+#[test]
+fn wrapping_never_weakens_the_decision() {
+    let fx = Fixture::new();
+    let all = corpus_commands();
+    let simple: Vec<String> = all.iter().filter(|c| is_simple(c)).cloned().collect();
+    assert!(simple.len() > 100, "only {} simple commands", simple.len());
+    let strategy = (
+        prop::sample::select(simple),
+        prop::sample::select(PREFIX_WRAPPERS),
+        prop::sample::select(PREFIX_WRAPPERS),
+    );
+    runner(400)
+        .run(&strategy, |(command, outer, inner)| {
+            let base = decision(&fx, &command);
+            for wrapped in [
+                format!("{inner}{command}"),
+                format!("{outer}{inner}{command}"),
+                // An assignment prefix only counts in front of everything.
+                format!("FOO=bar {inner}{command}"),
+            ] {
+                let got = decision(&fx, &wrapped);
+                prop_assert!(got >= base, "{command:?} is {base}, {wrapped:?} is {got}");
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn shell_c_never_weakens_the_decision() {
+    let fx = Fixture::new();
+    let all = corpus_commands();
+    let strategy = (
+        prop::sample::select(all),
+        prop::sample::select(&["bash -c ", "sh -c ", "bash -lc ", "sudo bash -c ", "timeout 5 sh -c ", "env bash -c "][..]),
+        any::<bool>(),
+    );
+    runner(400)
+        .run(&strategy, |(command, shell, single)| {
+            let base = decision(&fx, &command);
+            let quoted = if single {
+                single_quote(&fx.expand(&command))
+            } else {
+                double_quote(&fx.expand(&command))
+            };
+            let wrapped = format!("{shell}{quoted}");
+            let got = decision(&fx, &wrapped);
+            prop_assert!(got >= base, "{command:?} is {base}, {wrapped:?} is {got}");
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn chaining_never_weakens_the_decision() {
+    let fx = Fixture::new();
+    let all = corpus_commands();
+    let strategy = (
+        prop::sample::select(all.clone()),
+        prop::sample::select(all),
+        prop::sample::select(&[" && ", " || ", "; ", " | ", "\n", " & ", " |& "][..]),
+    );
+    runner(600)
+        .run(&strategy, |(first, second, op)| {
+            let want = decision(&fx, &first).max(decision(&fx, &second));
+            let chained = format!("{first}{op}{second}");
+            let got = decision(&fx, &chained);
+            prop_assert!(got >= want, "{first:?} / {second:?}: {want}, {chained:?}: {got}");
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Commands with one path slot.
+const PATH_TEMPLATES: &[&str] = &[
+    "cat {}",
+    "cat -- {}",
+    "head -n 1 {}",
+    "grep a {}",
+    "ls {}",
+    "wc -l {}",
+    "rm {}",
+    "rm -rf {}",
+    "cp {} copy.txt",
+    "cp data.txt {}",
+    "mv {} moved.txt",
+    "touch {}",
+    "sed -i s/a/b/ {}",
+    "tar -cf a.tar {}",
+    "echo x > {}",
+    "echo x >> {}",
+    "cat < {}",
+    "curl -d @{} https://example.invalid",
+    "diff {} README.md",
+    "bash -c 'cat {}'",
+];
+
+/// Targets: files and directories inside, outside, and holding secrets.
+const TARGETS: &[&str] = &[
+    "{ws}/README.md",
+    "{ws}/src",
+    "{ws}/src/main.rs",
+    "{ws}/data.txt",
+    "{ws}/.env",
+    "{ws}/.env.example",
+    "{ws}/config/.env",
+    "{ws}/.git-credentials",
+    "{ws}/new-file.txt",
+    "{home}/.ssh/id_ed25519",
+    "{home}/.ssh",
+    "{home}/.aws/credentials",
+    "{home}/.kube/config",
+    "{home}/.bashrc",
+    "{home}/notes.txt",
+    "{out}/file.txt",
+    "{out}/sub",
+    "{out}/missing.txt",
+    "/etc/hostname",
+    "/etc/shadow",
+];
+
+#[test]
+fn a_symlink_to_the_same_target_never_weakens_the_decision() {
+    let fx = Fixture::new();
+    let links_in = fx.ws.join("links");
+    let links_out = fx.out.join("links");
+    std::fs::create_dir_all(&links_in).unwrap();
+    std::fs::create_dir_all(&links_out).unwrap();
+    let counter = AtomicUsize::new(0);
+    let strategy = (
+        prop::sample::select(PATH_TEMPLATES),
+        prop::sample::select(TARGETS),
+        any::<bool>(),
+        any::<bool>(),
+    );
+    runner(400)
+        .run(&strategy, |(template, target, link_inside, relative)| {
+            let target = fx.expand(target);
+            let n = counter.fetch_add(1, Ordering::Relaxed);
+            let dir = if link_inside { &links_in } else { &links_out };
+            let link = dir.join(format!("l{n}"));
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            let link_text = if link_inside && relative {
+                format!("links/l{n}")
+            } else {
+                link.to_string_lossy().into_owned()
+            };
+            let direct = template.replace("{}", &target);
+            let through_link = template.replace("{}", &link_text);
+            let base = decision(&fx, &direct);
+            let got = decision(&fx, &through_link);
+            prop_assert!(got >= base, "{direct:?} is {base}, {through_link:?} is {got}");
+            Ok(())
+        })
+        .unwrap();
+}
