@@ -1,0 +1,395 @@
+//! `toolgate check`, `toolgate policy explain|test` and `toolgate approvals
+//! list|revoke`: thin wrappers over `toolgate_policy::check` and the approvals
+//! store. Exit status: 0 when every call was evaluated, 2 on a usage or config
+//! error (returned as `Err`, which `main` maps to 2).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use serde_json::Value;
+use toolgate_core::{
+    DecisionSource, Location, PermissionRequest, PrepareError, Registration, Registry, ToolSet,
+};
+use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
+use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome, run_batch};
+use toolgate_policy::config::Mode;
+use toolgate_policy::intent::builtin_intent;
+use toolgate_policy::policy::{ApprovalLookup, Policy, PolicySources, approval_covers};
+use toolgate_store::SqliteApprovals;
+
+use crate::data_dir::DataDir;
+
+/// Where the policy comes from: `--root`, `--config`, `--mode`.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyArgs {
+    /// The location root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// A session config file, applied after the user and project layers
+    /// (repeatable). The managed layer still wins.
+    #[arg(long, value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+    /// The mode: default, accept-edits or plan.
+    #[arg(long, value_name = "M", value_parser = parse_mode)]
+    pub mode: Option<Mode>,
+}
+
+fn parse_mode(text: &str) -> Result<Mode, String> {
+    text.parse()
+}
+
+/// `toolgate check TOOL JSON [--json]` or `toolgate check --batch FILE|-`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// The tool to check (`bash`, `read`, `edit`, …).
+    #[arg(required_unless_present = "batch", conflicts_with = "batch")]
+    pub tool: Option<String>,
+    /// The tool's input as a JSON object, e.g. '{"command":"ls"}'.
+    #[arg(value_name = "JSON", required_unless_present = "batch")]
+    pub input: Option<String>,
+    /// Check JSONL calls from FILE (`-` for stdin), one answer line per call.
+    #[arg(long, value_name = "FILE|-")]
+    pub batch: Option<String>,
+    /// Print the answer as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// `toolgate policy explain TOOL JSON`.
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// The tool.
+    pub tool: String,
+    /// Its input as a JSON object.
+    #[arg(value_name = "JSON")]
+    pub input: String,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// `toolgate policy test`: load every layer and check every rule's examples.
+#[derive(Debug, Clone, Args)]
+pub struct PolicyTestArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// `toolgate approvals list`.
+#[derive(Debug, Clone, Args)]
+pub struct ApprovalsListArgs {
+    /// Only the approvals of this project root.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Print JSON lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `toolgate approvals revoke ID`.
+#[derive(Debug, Clone, Args)]
+pub struct ApprovalsRevokeArgs {
+    /// The id shown by `toolgate approvals list`.
+    pub id: i64,
+}
+
+/// The built-in tools, registered once, whose `prepare` gives a call's requests
+/// without running anything.
+struct Intents {
+    tools: ToolSet,
+    _guards: Vec<Registration>,
+}
+
+impl Intents {
+    fn new() -> Intents {
+        let registry = Registry::new();
+        match toolgate_tools::register_builtins(
+            &registry,
+            &toolgate_tools::BuiltinConfig::default(),
+        ) {
+            Ok(guards) => Intents {
+                tools: ToolSet::new(Registry::new(), registry),
+                _guards: guards,
+            },
+            Err(e) => {
+                tracing::warn!(
+                    "cannot register the built-in tools ({e}); using the policy's copy of their intents"
+                );
+                Intents {
+                    tools: ToolSet::default(),
+                    _guards: Vec::new(),
+                }
+            }
+        }
+    }
+
+    /// The base requests of a call; the tool's own intent when it is registered,
+    /// else the policy's copy of the built-in intents.
+    fn requests(
+        &self,
+        tool: &str,
+        input: &Value,
+        location: &Location,
+    ) -> Result<Vec<PermissionRequest>, String> {
+        match self.tools.active(tool) {
+            Some(t) => match t.handler.prepare(input, location) {
+                Ok(prepared) => Ok(prepared.requests),
+                Err(PrepareError::InvalidInput { field, message }) => {
+                    Err(format!("invalid input for {tool} at `{field}`: {message}"))
+                }
+                Err(e) => Err(format!("{tool}: {e}")),
+            },
+            None => builtin_intent(tool, input, location).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+fn location(root: Option<&Path>) -> Result<Location> {
+    let root = match root {
+        Some(r) => r.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    Location::new(&root).with_context(|| format!("bad --root {}", root.display()))
+}
+
+fn load_policy(location: &Location, args: &PolicyArgs) -> Result<Policy> {
+    let mut sources = PolicySources::standard(location.root());
+    sources.session_files = args.config.clone();
+    sources.mode = args.mode;
+    Policy::load(&sources).map_err(|e| anyhow!("{e}"))
+}
+
+fn parse_input(text: &str) -> Result<Value> {
+    let v: Value = serde_json::from_str(text)
+        .with_context(|| format!("the tool input is not valid JSON: {text}"))?;
+    if !v.is_object() {
+        bail!("the tool input must be a JSON object, like '{{\"command\":\"ls\"}}'");
+    }
+    Ok(v)
+}
+
+/// Saved approvals, read-only: consulted when the data directory already holds
+/// them, never created by a check.
+struct Saved(Vec<SavedApproval>);
+
+impl Saved {
+    fn load(data: Option<&DataDir>, project: &Path) -> Saved {
+        let Some(db) = data.map(DataDir::state_db).filter(|p| p.exists()) else {
+            return Saved(Vec::new());
+        };
+        let rows = SqliteApprovals::open(&db)
+            .map_err(|e| e.to_string())
+            .and_then(|s| {
+                s.list_project(&project.display().to_string())
+                    .map_err(|e| e.to_string())
+            });
+        match rows {
+            Ok(rows) => Saved(rows),
+            Err(e) => {
+                tracing::warn!("cannot read saved approvals from {}: {e}", db.display());
+                Saved(Vec::new())
+            }
+        }
+    }
+}
+
+impl ApprovalLookup for Saved {
+    fn covering(&self, action: &str, resource: &str) -> Option<(DecisionSource, String)> {
+        self.0
+            .iter()
+            .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
+            .map(|a| (DecisionSource::Saved, a.pattern.clone()))
+    }
+}
+
+/// `toolgate check`.
+pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
+    let intents = Intents::new();
+    if let Some(batch) = &args.batch {
+        return run_check_batch(batch, &args.policy, &intents, data);
+    }
+    let (Some(tool), Some(input)) = (&args.tool, &args.input) else {
+        bail!("usage: toolgate check TOOL JSON, or toolgate check --batch FILE|-");
+    };
+    let input = parse_input(input)?;
+    let location = location(args.policy.root.as_deref())?;
+    let policy = load_policy(&location, &args.policy)?;
+    let requests = intents
+        .requests(tool, &input, &location)
+        .map_err(|e| anyhow!(e))?;
+    let saved = Saved::load(data, location.root());
+    let answer = outcome(&judge_call(&policy, requests, &location, &saved));
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&answer)?)?;
+    } else {
+        write_human(&mut out, &answer)?;
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+fn write_human(out: &mut impl Write, answer: &CheckOutcome) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} ({}): {}",
+        answer.decision, answer.risk, answer.reason
+    )?;
+    for r in &answer.requests {
+        writeln!(
+            out,
+            "  {:<5} {:<11} {:<18} {}{}",
+            r.decision.as_str(),
+            r.risk.as_str(),
+            r.action,
+            r.resource,
+            r.rule
+                .as_ref()
+                .map(|l| format!("  [{l}]"))
+                .unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+fn run_check_batch(
+    path: &str,
+    args: &PolicyArgs,
+    intents: &Intents,
+    data: Option<&DataDir>,
+) -> Result<i32> {
+    let default_location = location(args.root.as_deref())?;
+    // A bad config for the batch's own root is a usage error, before any line.
+    let default_policy = load_policy(&default_location, args)?;
+    let mut policies: HashMap<PathBuf, (Location, Policy, Saved)> = HashMap::new();
+    let saved = Saved::load(data, default_location.root());
+    policies.insert(
+        default_location.root().to_path_buf(),
+        (default_location.clone(), default_policy, saved),
+    );
+    let reader: Box<dyn BufRead> = if path == "-" {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        Box::new(BufReader::new(
+            std::fs::File::open(path)
+                .with_context(|| format!("cannot open the batch file {path}"))?,
+        ))
+    };
+    let out = std::io::BufWriter::new(std::io::stdout().lock());
+    let default_root = default_location.root().to_path_buf();
+    run_batch(reader, out, |line| {
+        let key = match &line.root {
+            Some(r) => {
+                let loc = Location::new(r).map_err(|e| format!("bad root {r}: {e}"))?;
+                let key = loc.root().to_path_buf();
+                if !policies.contains_key(&key) {
+                    let policy = load_policy(&loc, args).map_err(|e| e.to_string())?;
+                    let saved = Saved::load(data, loc.root());
+                    policies.insert(key.clone(), (loc, policy, saved));
+                }
+                key
+            }
+            None => default_root.clone(),
+        };
+        let (loc, policy, saved) = policies.get(&key).ok_or("policy cache miss")?;
+        let requests = intents.requests(&line.tool, &line.input, loc)?;
+        Ok(outcome(&judge_call(policy, requests, loc, saved)))
+    })
+    .context("cannot run the batch")?;
+    Ok(0)
+}
+
+/// `toolgate policy explain TOOL JSON`.
+pub fn run_explain(args: ExplainArgs, data: Option<&DataDir>) -> Result<i32> {
+    let input = parse_input(&args.input)?;
+    let location = location(args.policy.root.as_deref())?;
+    let policy = load_policy(&location, &args.policy)?;
+    let requests = Intents::new()
+        .requests(&args.tool, &input, &location)
+        .map_err(|e| anyhow!(e))?;
+    let saved = Saved::load(data, location.root());
+    let judged = judge_call(&policy, requests, &location, &saved);
+    print!("{}", explain(&policy, &args.tool, &input, &judged));
+    Ok(0)
+}
+
+/// `toolgate policy test`: every layer loads (examples are checked while
+/// loading) and every example still holds.
+pub fn run_policy_test(args: PolicyTestArgs) -> Result<i32> {
+    let location = location(args.policy.root.as_deref())?;
+    let policy = load_policy(&location, &args.policy)?;
+    let failures = policy.test_examples();
+    for f in &failures {
+        eprintln!("{f}");
+    }
+    if !failures.is_empty() {
+        bail!("{} rule example(s) failed", failures.len());
+    }
+    let rules = policy.rules().len() + policy.managed_rules().len();
+    println!(
+        "ok: {} example(s) of {} rule(s) pass; files: {}",
+        policy.examples().len(),
+        rules,
+        if policy.files().is_empty() {
+            "none".to_string()
+        } else {
+            policy.files().join(", ")
+        }
+    );
+    Ok(0)
+}
+
+fn open_store(data: &DataDir) -> Result<SqliteApprovals> {
+    SqliteApprovals::open(data.state_db())
+        .with_context(|| format!("cannot open {}", data.state_db().display()))
+}
+
+/// `toolgate approvals list`.
+pub fn run_approvals_list(args: ApprovalsListArgs, data: &DataDir) -> Result<i32> {
+    let store = open_store(data)?;
+    let rows = match &args.root {
+        Some(r) => {
+            let loc = location(Some(r))?;
+            store.list_project(&loc.root().display().to_string())
+        }
+        None => store.list_all(),
+    }
+    .map_err(|e| anyhow!("{e}"))?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        for r in &rows {
+            writeln!(out, "{}", serde_json::to_string(r)?)?;
+        }
+    } else if rows.is_empty() {
+        writeln!(out, "no saved approvals")?;
+    } else {
+        writeln!(
+            out,
+            "{:>5}  {:<18} {:<30} project",
+            "id", "action", "pattern"
+        )?;
+        for r in &rows {
+            writeln!(
+                out,
+                "{:>5}  {:<18} {:<30} {}",
+                r.id, r.action, r.pattern, r.project
+            )?;
+        }
+    }
+    Ok(0)
+}
+
+/// `toolgate approvals revoke ID`.
+pub fn run_approvals_revoke(args: ApprovalsRevokeArgs, data: &DataDir) -> Result<i32> {
+    let store = open_store(data)?;
+    let gone = store.revoke(args.id).map_err(|e| anyhow!("{e}"))?;
+    println!(
+        "revoked {}: {} `{}` for {}",
+        gone.id, gone.action, gone.pattern, gone.project
+    );
+    Ok(0)
+}
