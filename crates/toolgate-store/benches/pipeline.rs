@@ -1,1 +1,246 @@
-fn main() {}
+//! The full settle pipeline (`toolgate_core::Engine::settle`) with this crate's
+//! stores: a trivial tool, a bench-local gate that allows everything, the
+//! `SpillStore` and the `EventLog` (Durability::Normal) in a tempdir.
+//!
+//! - `per_call/event_log` vs `per_call/discard_sink`: the cost of one allowed
+//!   call, and what the durable log adds (4 awaited events per call).
+//! - `concurrent/{8,64}`: calls/s with that many calls in flight on a
+//!   multi-thread runtime.
+//!
+//! After the criterion groups, a plain loop prints the per-call p50/p99 with
+//! the log, measured call by call.
+//!
+//! Run: `cargo bench -p toolgate-store --bench pipeline`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{
+    CallIdentity, CallRequest, Catalogue, Decision, DecisionSource, Effect, Engine, Event,
+    EventAck, EventSink, Gate, GateCall, GateError, Judged, Location, PermissionRequest, Registry,
+    Risk, Tool, ToolContext, ToolError, ToolSet,
+};
+use toolgate_store::{Durability, EventLog, SpillStore};
+
+struct Echo;
+
+#[derive(Deserialize, JsonSchema)]
+struct EchoIn {
+    text: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct EchoOut {
+    text: String,
+}
+
+impl Tool for Echo {
+    type Input = EchoIn;
+    type Output = EchoOut;
+    fn description(&self) -> String {
+        "Repeats its input.".into()
+    }
+    fn intent(&self, _: &EchoIn, _: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
+        Ok(vec![PermissionRequest::new("echo", "*", Risk::Read)])
+    }
+    async fn execute(&self, input: EchoIn, _: ToolContext) -> Result<EchoOut, ToolError> {
+        Ok(EchoOut { text: input.text })
+    }
+}
+
+/// Allows everything; for this benchmark only.
+struct AllowAll;
+
+#[async_trait]
+impl Gate for AllowAll {
+    fn evaluate(
+        &self,
+        _: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        Ok(requests
+            .into_iter()
+            .map(|request| Judged {
+                decision: Decision::new(Effect::Allow, request.risk, DecisionSource::Rule, "bench"),
+                request,
+            })
+            .collect())
+    }
+    async fn resolve(
+        &self,
+        _: &GateCall<'_>,
+        judged: &[Judged],
+        _: &CancellationToken,
+    ) -> Result<Vec<Decision>, GateError> {
+        Ok(judged.iter().map(|j| j.decision.clone()).collect())
+    }
+}
+
+/// Acknowledges every event at once and keeps nothing.
+struct Discard;
+
+impl EventSink for Discard {
+    fn submit(&self, _: Event) -> EventAck {
+        Box::pin(async { Ok(0) })
+    }
+}
+
+struct Setup {
+    engine: Engine,
+    catalogue: Catalogue,
+    location: Arc<Location>,
+    _registration: toolgate_core::Registration,
+    _dir: tempfile::TempDir,
+}
+
+fn setup(log: bool) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let sink: Arc<dyn EventSink> = if log {
+        Arc::new(EventLog::open(dir.path().join("events.db"), Durability::Normal).unwrap())
+    } else {
+        Arc::new(Discard)
+    };
+    let tools = ToolSet::new(Registry::new(), Registry::new());
+    let registration = tools.process().register("echo", Echo).unwrap();
+    let engine = Engine::new(
+        tools,
+        Arc::new(AllowAll),
+        sink,
+        Arc::new(SpillStore::new(dir.path())),
+    );
+    let catalogue = engine.materialize();
+    let location = Arc::new(Location::new(dir.path()).unwrap());
+    Setup {
+        engine,
+        catalogue,
+        location,
+        _registration: registration,
+        _dir: dir,
+    }
+}
+
+fn call(n: u64) -> CallRequest {
+    CallRequest {
+        name: "echo".into(),
+        input: json!({"text": "hello"}),
+        identity: CallIdentity {
+            session_id: "bench".into(),
+            call_id: format!("call-{n}"),
+            ..CallIdentity::default()
+        },
+    }
+}
+
+async fn one(s: &Setup, n: u64) {
+    s.engine
+        .settle(
+            &s.catalogue,
+            call(n),
+            Arc::clone(&s.location),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+}
+
+fn per_call(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("per_call");
+    for (name, log) in [("event_log", true), ("discard_sink", false)] {
+        let s = setup(log);
+        let mut n = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                n += 1;
+                rt.block_on(one(&s, n));
+            })
+        });
+    }
+    group.finish();
+}
+
+fn concurrent(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("concurrent");
+    group.throughput(Throughput::Elements(1));
+    for in_flight in [8u64, 64] {
+        let s = Arc::new(setup(true));
+        group.bench_function(format!("{in_flight}_in_flight"), |b| {
+            b.iter_custom(|iters| {
+                let s = Arc::clone(&s);
+                rt.block_on(async move {
+                    let start = Instant::now();
+                    let per_task = iters.div_ceil(in_flight);
+                    let tasks: Vec<_> = (0..in_flight)
+                        .map(|t| {
+                            let s = Arc::clone(&s);
+                            tokio::spawn(async move {
+                                for i in 0..per_task {
+                                    one(&s, t * 1_000_000_000 + i).await;
+                                }
+                            })
+                        })
+                        .collect();
+                    for t in tasks {
+                        t.await.unwrap();
+                    }
+                    // Normalise to exactly `iters` calls.
+                    start
+                        .elapsed()
+                        .mul_f64(iters as f64 / (per_task * in_flight) as f64)
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Call-by-call percentiles, which criterion's per-sample means do not show.
+fn percentiles(_: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for (name, log) in [("event_log", true), ("discard_sink", false)] {
+        let s = setup(log);
+        let mut times: Vec<Duration> = Vec::with_capacity(20_000);
+        for n in 0..22_000 {
+            let start = Instant::now();
+            rt.block_on(one(&s, n));
+            if n >= 2_000 {
+                times.push(start.elapsed());
+            }
+        }
+        times.sort();
+        let p = |q: f64| times[((times.len() as f64 - 1.0) * q) as usize];
+        println!(
+            "per-call {name}: p50 {:?}  p90 {:?}  p99 {:?}  ({} calls)",
+            p(0.5),
+            p(0.9),
+            p(0.99),
+            times.len()
+        );
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    targets = per_call, concurrent, percentiles
+}
+criterion_main!(benches);

@@ -375,3 +375,26 @@ fn a_log_in_a_missing_directory_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn the_wal_is_checkpointed_and_reused_instead_of_growing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    let events = 6000;
+    for n in 1..=events {
+        log.submit(event(n)).await.unwrap();
+    }
+    let wal = std::fs::metadata(dir.path().join("events.db-wal"))
+        .unwrap()
+        .len();
+    // Each commit writes at least two 4 KiB pages (the events leaf and the head),
+    // so a WAL that was never checkpointed would hold at least this much.
+    let unchecked = events * 2 * 4096;
+    assert!(
+        wal < unchecked / 2,
+        "WAL is {wal} bytes after {events} commits"
+    );
+    assert!(wal < 24 << 20, "WAL is {wal} bytes after {events} commits");
+    assert!(log.verify().unwrap().is_ok());
+}

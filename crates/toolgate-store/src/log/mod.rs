@@ -1,6 +1,7 @@
 //! The hash-chained event log: a SQLite file in WAL mode with one writer thread
 //! per [`EventLog`] that commits whatever is waiting in one transaction.
 
+mod checkpoint;
 mod reader;
 mod schema;
 mod verify;
@@ -61,6 +62,7 @@ pub struct EventLog {
     path: PathBuf,
     queue: Option<mpsc::Sender<Message>>,
     writer: Option<JoinHandle<()>>,
+    checkpointer: Option<JoinHandle<()>>,
     reader: EventReader,
     counters: Arc<Counters>,
 }
@@ -79,10 +81,21 @@ impl EventLog {
     /// log is an error and is left untouched.
     pub fn open(path: impl AsRef<Path>, durability: Durability) -> Result<EventLog, StoreError> {
         let path = path.as_ref().to_path_buf();
-        let write_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
+        let mut write_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
         write_conn
             .execute_batch(durability.pragma())
             .map_err(StoreError::sqlite("setting durability"))?;
+        let checkpoint_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
+        let background = checkpoint::install(&mut write_conn)
+            .map_err(StoreError::sqlite("installing the WAL hook"))?;
+        let checkpointer = std::thread::Builder::new()
+            .name("toolgate-event-log-checkpoint".into())
+            .spawn(move || background.run(checkpoint_conn))
+            .map_err(|source| StoreError::Io {
+                context: "starting the checkpoint thread for",
+                path: path.clone(),
+                source,
+            })?;
         // The reader gets its own connection so queries never wait for the writer.
         let read_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
         let (tx, rx) = mpsc::channel();
@@ -100,6 +113,7 @@ impl EventLog {
             path,
             queue: Some(tx),
             writer: Some(writer),
+            checkpointer: Some(checkpointer),
             reader: EventReader::from_connection(read_conn),
             counters,
         })
@@ -152,10 +166,15 @@ impl EventLog {
     fn shutdown(&mut self) -> Result<(), StoreError> {
         // Closing the queue lets the writer drain it and exit.
         drop(self.queue.take());
-        match self.writer.take() {
+        let written = match self.writer.take() {
             Some(handle) => handle.join().map_err(|_| StoreError::WriterStopped),
             None => Ok(()),
+        };
+        // The writer's connection held the checkpointer's only sender.
+        if let Some(handle) = self.checkpointer.take() {
+            let _ = handle.join();
         }
+        written
     }
 }
 
