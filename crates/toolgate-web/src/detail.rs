@@ -1,0 +1,191 @@
+//! What a pending call would do, in full: the command, or the diff of an edit or
+//! patch. The ask carries only actions and resources, so the call's input is
+//! read back from its `permission.requested` event, which the pipeline makes
+//! durable before anyone is asked.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::Value;
+use similar::TextDiff;
+use toolgate_core::EventKind;
+use toolgate_store::{EventFilter, EventReader};
+
+use crate::html::escape;
+
+/// Most lines of a diff or file content shown on the page.
+const MAX_LINES: usize = 2000;
+
+/// The decoded input of call `call_id`, when the audit log has it.
+pub fn call_args(audit_db: &Path, session_id: &str, call_id: &str) -> Option<Value> {
+    let reader = EventReader::open(audit_db).ok()?;
+    let filter = EventFilter {
+        session: Some(session_id.to_string()),
+        call_id: Some(call_id.to_string()),
+        kind: Some(EventKind::PermissionRequested),
+        limit: Some(1),
+        ..EventFilter::default()
+    };
+    match reader.query(&filter) {
+        Ok(events) => events.into_iter().next()?.event.payload.args,
+        Err(e) => {
+            tracing::warn!(error = %e, call_id, "cannot read the call's input from the audit log");
+            None
+        }
+    }
+}
+
+/// HTML showing what the call would do (empty when there is nothing to add).
+pub fn render(tool: &str, args: &Value) -> String {
+    let text = |key: &str| args.get(key).and_then(Value::as_str);
+    match tool {
+        "bash" => {
+            let mut out = String::new();
+            if let Some(command) = text("command") {
+                let _ = write!(
+                    out,
+                    "<section class=\"detail\"><h3>Command</h3><pre class=\"command\">{}</pre>",
+                    escape(command)
+                );
+                if let Some(dir) = text("workdir") {
+                    let _ = write!(out, "<p>in <code>{}</code></p>", escape(dir));
+                }
+                if let Some(why) = text("description") {
+                    let _ = write!(out, "<p class=\"said\">The model says: {}</p>", escape(why));
+                }
+                out.push_str("</section>");
+            }
+            out
+        }
+        "edit" => match (text("path"), text("old_string"), text("new_string")) {
+            (Some(path), Some(old), Some(new)) => {
+                let diff = TextDiff::from_lines(old, new)
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(path, path)
+                    .to_string();
+                let all = if args.get("replace_all").and_then(Value::as_bool) == Some(true) {
+                    " (every occurrence)"
+                } else {
+                    ""
+                };
+                section(&format!("Edit{all}"), &diff_html(&diff))
+            }
+            _ => json_section(args),
+        },
+        "write" => match (text("path"), text("content")) {
+            (Some(path), Some(content)) => {
+                let added: String = content.lines().map(|l| format!("+{l}\n")).collect();
+                let diff = format!("+++ {path} (whole new content)\n{added}");
+                section("Write", &diff_html(&diff))
+            }
+            _ => json_section(args),
+        },
+        "apply_patch" => match text("patch") {
+            Some(patch) => section("Patch", &diff_html(patch)),
+            None => json_section(args),
+        },
+        _ => json_section(args),
+    }
+}
+
+fn section(title: &str, body: &str) -> String {
+    format!(
+        "<section class=\"detail\"><h3>{}</h3>{body}</section>",
+        escape(title)
+    )
+}
+
+fn json_section(args: &Value) -> String {
+    if args.as_object().is_some_and(|o| o.is_empty()) {
+        return String::new();
+    }
+    let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
+    section("Input", &format!("<pre>{}</pre>", clipped(&pretty)))
+}
+
+/// A diff with one span per line, coloured by its first character.
+fn diff_html(diff: &str) -> String {
+    let mut out = String::from("<pre class=\"diff\">");
+    let total = diff.lines().count();
+    for line in diff.lines().take(MAX_LINES) {
+        let class = if line.starts_with("+++") || line.starts_with("---") || line.starts_with("***")
+        {
+            "head"
+        } else if line.starts_with("@@") {
+            "hunk"
+        } else if line.starts_with('+') {
+            "add"
+        } else if line.starts_with('-') {
+            "del"
+        } else {
+            "ctx"
+        };
+        let _ = writeln!(out, "<span class=\"{class}\">{}</span>", escape(line));
+    }
+    if total > MAX_LINES {
+        let _ = writeln!(
+            out,
+            "<span class=\"more\">… {} more lines (the full input is in the audit log)</span>",
+            total - MAX_LINES
+        );
+    }
+    out.push_str("</pre>");
+    out
+}
+
+fn clipped(text: &str) -> String {
+    let total = text.lines().count();
+    if total <= MAX_LINES {
+        return escape(text);
+    }
+    let head: Vec<&str> = text.lines().take(MAX_LINES).collect();
+    format!(
+        "{}\n… {} more lines",
+        escape(&head.join("\n")),
+        total - MAX_LINES
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn edit_shows_a_unified_diff() {
+        let html = render(
+            "edit",
+            &json!({"path": "src/a.rs", "old_string": "let x = 1;\n", "new_string": "let x = 2;\n"}),
+        );
+        assert!(
+            html.contains("<span class=\"del\">-let x = 1;</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<span class=\"add\">+let x = 2;</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<span class=\"head\">--- src/a.rs</span>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn bash_shows_the_escaped_command() {
+        let html = render("bash", &json!({"command": "echo '<b>' && rm -rf /tmp/x"}));
+        assert!(
+            html.contains("echo &#39;&lt;b&gt;&#39; &amp;&amp; rm -rf /tmp/x"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn long_content_is_clipped_with_a_note() {
+        let content = "x\n".repeat(MAX_LINES + 5);
+        let html = render("write", &json!({"path": "big.txt", "content": content}));
+        assert!(html.contains("more lines"), "{html}");
+        assert_eq!(html.matches("class=\"add\"").count(), MAX_LINES - 1);
+    }
+}

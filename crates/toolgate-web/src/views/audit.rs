@@ -1,0 +1,335 @@
+//! The audit log with filters, and `log verify`'s verdict.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use toolgate_core::{Effect, EventKind};
+use toolgate_store::{EventFilter, EventReader, StoredEvent, VerifyReport};
+
+use crate::html::{Tab, escape, page, utc_time};
+use crate::views::{App, reply_error, wants_json};
+
+/// Events shown when no limit is given.
+const DEFAULT_LIMIT: usize = 200;
+/// Largest limit accepted.
+const MAX_LIMIT: usize = 5000;
+
+/// The filters, as typed in the form (validated by [`Filters::parse`]).
+#[derive(Debug, Default, Deserialize)]
+pub struct AuditQuery {
+    #[serde(default)]
+    session: Option<String>,
+    #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
+    decision: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    limit: Option<String>,
+}
+
+/// Validated filters.
+#[derive(Debug, Default, Clone)]
+struct Filters {
+    session: Option<String>,
+    tool: Option<String>,
+    decision: Option<Effect>,
+    kind: Option<EventKind>,
+    limit: usize,
+}
+
+fn non_empty(v: &Option<String>) -> Option<String> {
+    v.as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+impl Filters {
+    fn parse(q: &AuditQuery) -> Result<Filters, String> {
+        let decision = match non_empty(&q.decision).as_deref() {
+            None => None,
+            Some("allow") => Some(Effect::Allow),
+            Some("ask") => Some(Effect::Ask),
+            Some("deny") => Some(Effect::Deny),
+            Some(other) => {
+                return Err(format!(
+                    "unknown decision {other:?}: expected allow, ask or deny"
+                ));
+            }
+        };
+        let kind = match non_empty(&q.kind) {
+            None => None,
+            Some(k) => Some(EventKind::parse(&k).ok_or_else(|| {
+                format!(
+                    "unknown event kind {k:?}: expected permission.requested, \
+                     permission.resolved, tool.started, tool.completed, tool.failed or \
+                     session.started"
+                )
+            })?),
+        };
+        let limit = match non_empty(&q.limit) {
+            None => DEFAULT_LIMIT,
+            Some(l) => match l.parse::<usize>() {
+                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+                _ => {
+                    return Err(format!(
+                        "limit must be a whole number from 1 to {MAX_LIMIT}, got {l:?}"
+                    ));
+                }
+            },
+        };
+        Ok(Filters {
+            session: non_empty(&q.session),
+            tool: non_empty(&q.tool),
+            decision,
+            kind,
+            limit,
+        })
+    }
+
+    fn keeps(&self, e: &StoredEvent) -> bool {
+        let p = &e.event.payload;
+        self.tool
+            .as_ref()
+            .is_none_or(|t| p.tool.as_ref() == Some(t))
+            && self.decision.is_none_or(|d| p.decision == Some(d))
+    }
+}
+
+/// What the page shows: the newest matching events and the verdict.
+struct Audit {
+    events: Vec<StoredEvent>,
+    verdict: Result<VerifyReport, String>,
+}
+
+fn read(db: &Path, f: &Filters) -> Result<Audit, String> {
+    let reader = EventReader::open(db).map_err(|e| e.to_string())?;
+    let in_memory = f.tool.is_some() || f.decision.is_some();
+    let filter = EventFilter {
+        session: f.session.clone(),
+        kind: f.kind,
+        // Tool and decision live in the payload, which the store cannot filter on:
+        // read every event of the session/kind and keep the newest matches.
+        limit: (!in_memory).then_some(f.limit),
+        tail: true,
+        ..EventFilter::default()
+    };
+    let mut events = reader.query(&filter).map_err(|e| e.to_string())?;
+    if in_memory {
+        events.retain(|e| f.keeps(e));
+        let skip = events.len().saturating_sub(f.limit);
+        events.drain(..skip);
+    }
+    let verdict = reader.verify().map_err(|e| e.to_string());
+    Ok(Audit { events, verdict })
+}
+
+/// `GET /approvals/audit?session=&tool=&decision=&kind=&limit=`: the newest
+/// matching events (oldest first) and the verdict of `log verify`. JSON with
+/// `Accept: application/json`: `{"events": […], "verify": {…} | null, "verify_error"?}`.
+pub async fn handler(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Query(query): Query<AuditQuery>,
+) -> Response {
+    let json = wants_json(&headers);
+    let filters = match Filters::parse(&query) {
+        Ok(f) => f,
+        Err(e) => return reply_error(StatusCode::BAD_REQUEST, &e, json),
+    };
+    let db = app.web.audit_db.clone();
+    let f = filters.clone();
+    let audit = tokio::task::spawn_blocking(move || {
+        if !db.exists() {
+            return Ok(None);
+        }
+        read(&db, &f).map(Some)
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|r| r);
+    let audit = match audit {
+        Ok(a) => a,
+        Err(e) => return reply_error(StatusCode::INTERNAL_SERVER_ERROR, &e, json),
+    };
+    if json {
+        return match audit {
+            None => axum::Json(
+                json!({ "events": [], "verify": null, "verify_error": "no audit log yet" }),
+            )
+            .into_response(),
+            Some(Audit { events, verdict }) => match verdict {
+                Ok(v) => {
+                    axum::Json(json!({ "events": events, "verify": v, "verdict": v.to_string() }))
+                        .into_response()
+                }
+                Err(e) => {
+                    axum::Json(json!({ "events": events, "verify": null, "verify_error": e }))
+                        .into_response()
+                }
+            },
+        };
+    }
+    let mut body = String::from("<h1>Audit log</h1>");
+    match &audit {
+        None => {
+            let _ = write!(
+                body,
+                "<p class=\"verdict\">No audit log yet at <code>{}</code>.</p>",
+                escape(&app.web.audit_db.display().to_string())
+            );
+        }
+        Some(a) => match &a.verdict {
+            Ok(v) => {
+                let class = if v.is_ok() { "ok" } else { "broken" };
+                let _ = write!(
+                    body,
+                    "<p class=\"verdict {class}\" id=\"verdict\"><b>log verify:</b> {}</p>",
+                    escape(&v.to_string())
+                );
+            }
+            Err(e) => {
+                let _ = write!(
+                    body,
+                    "<p class=\"verdict broken\" id=\"verdict\"><b>log verify failed:</b> {}</p>",
+                    escape(e)
+                );
+            }
+        },
+    }
+    body.push_str(&filter_form(&filters));
+    let events = audit.map(|a| a.events).unwrap_or_default();
+    if events.is_empty() {
+        body.push_str("<p class=\"empty\">No event matches.</p>");
+    } else {
+        body.push_str(&table(&events));
+    }
+    Html(page("Audit log", Tab::Audit, &body)).into_response()
+}
+
+fn filter_form(f: &Filters) -> String {
+    let value = |v: &Option<String>| escape(v.as_deref().unwrap_or(""));
+    let mut out = format!(
+        "<form class=\"filters\" method=\"get\" action=\"/approvals/audit\">\
+<label>Session <input name=\"session\" value=\"{}\"></label>\
+<label>Tool <input name=\"tool\" value=\"{}\"></label><label>Decision <select name=\"decision\">\
+<option value=\"\">any</option>",
+        value(&f.session),
+        value(&f.tool)
+    );
+    for d in [Effect::Allow, Effect::Ask, Effect::Deny] {
+        let selected = if f.decision == Some(d) {
+            " selected"
+        } else {
+            ""
+        };
+        let _ = write!(out, "<option{selected}>{d}</option>");
+    }
+    out.push_str(
+        "</select></label><label>Kind <select name=\"kind\"><option value=\"\">any</option>",
+    );
+    for k in [
+        EventKind::SessionStarted,
+        EventKind::PermissionRequested,
+        EventKind::PermissionResolved,
+        EventKind::ToolStarted,
+        EventKind::ToolCompleted,
+        EventKind::ToolFailed,
+    ] {
+        let selected = if f.kind == Some(k) { " selected" } else { "" };
+        let _ = write!(out, "<option{selected}>{k}</option>");
+    }
+    let _ = write!(
+        out,
+        "</select></label><label>Newest <input name=\"limit\" size=\"5\" value=\"{}\"></label>\
+<button>Filter</button> <a href=\"/approvals/audit\">clear</a></form>",
+        f.limit
+    );
+    out
+}
+
+fn table(events: &[StoredEvent]) -> String {
+    let mut out = String::from(
+        "<table class=\"audit\"><thead><tr><th>#</th><th>Time (UTC)</th><th>Event</th>\
+<th>Session</th><th>Call</th><th>Tool</th><th>Request</th><th>Decision</th><th>Source</th>\
+<th>Details</th></tr></thead><tbody>",
+    );
+    for e in events {
+        let p = &e.event.payload;
+        let request = match (&p.action, &p.resource) {
+            (Some(a), Some(r)) => format!("<b>{}</b> <code>{}</code>", escape(a), escape(r)),
+            _ => String::new(),
+        };
+        let decision = p.decision.map_or(String::new(), |d| {
+            format!("<span class=\"decision-{d}\">{d}</span>")
+        });
+        let source = p
+            .sourced_from
+            .map_or(String::new(), |s| s.as_str().to_string());
+        let details = [p.reason.as_deref(), p.preview.as_deref()]
+            .into_iter()
+            .flatten()
+            .map(escape)
+            .collect::<Vec<_>>()
+            .join(" · ");
+        let session_link = format!(
+            "<a href=\"/approvals/audit?session={}\">{}</a>",
+            escape(
+                &form_urlencoded::byte_serialize(e.event.session_id.as_bytes()).collect::<String>()
+            ),
+            escape(&e.event.session_id)
+        );
+        let _ = write!(
+            out,
+            "<tr class=\"kind-{kind_class}\"><td>{seq}</td><td>{time}</td><td>{kind}</td>\
+<td>{session_link}</td><td>{call}</td><td>{tool}</td><td>{request}</td><td>{decision}</td>\
+<td>{source}</td><td class=\"details\">{details}</td></tr>",
+            kind_class = e.event.kind.as_str().replace('.', "-"),
+            seq = e.seq,
+            time = utc_time(e.event.ts_ms),
+            kind = e.event.kind,
+            call = escape(&e.event.call_id),
+            tool = escape(p.tool.as_deref().unwrap_or("")),
+        );
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(decision: &str, kind: &str, limit: &str) -> AuditQuery {
+        AuditQuery {
+            decision: Some(decision.into()),
+            kind: Some(kind.into()),
+            limit: Some(limit.into()),
+            ..AuditQuery::default()
+        }
+    }
+
+    #[test]
+    fn bad_filters_name_what_is_wrong() {
+        let e = Filters::parse(&query("maybe", "", "")).unwrap_err();
+        assert!(e.contains("unknown decision \"maybe\""), "{e}");
+        let e = Filters::parse(&query("", "tool.exploded", "")).unwrap_err();
+        assert!(e.contains("unknown event kind \"tool.exploded\""), "{e}");
+        for bad in ["0", "-3", "ten", "5001"] {
+            let e = Filters::parse(&query("", "", bad)).unwrap_err();
+            assert!(e.contains("limit must be"), "{bad}: {e}");
+        }
+        let f = Filters::parse(&query(" deny ", "tool.failed", "7")).unwrap();
+        assert_eq!(f.decision, Some(Effect::Deny));
+        assert_eq!(f.kind, Some(EventKind::ToolFailed));
+        assert_eq!(f.limit, 7);
+    }
+}
