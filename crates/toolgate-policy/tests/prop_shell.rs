@@ -32,7 +32,9 @@ fn corpus_commands() -> Vec<String> {
                 && !c.contains('#')
                 && !c.contains("<<")
                 && !c.trim_end().ends_with('&')
-                && !c.split_whitespace().any(|w| matches!(w, "cd" | "pushd" | "popd"))
+                && !c
+                    .split_whitespace()
+                    .any(|w| matches!(w, "cd" | "pushd" | "popd"))
         })
         .collect()
 }
@@ -140,7 +142,16 @@ fn shell_c_never_weakens_the_decision() {
     let all = corpus_commands();
     let strategy = (
         prop::sample::select(all),
-        prop::sample::select(&["bash -c ", "sh -c ", "bash -lc ", "sudo bash -c ", "timeout 5 sh -c ", "env bash -c "][..]),
+        prop::sample::select(
+            &[
+                "bash -c ",
+                "sh -c ",
+                "bash -lc ",
+                "sudo bash -c ",
+                "timeout 5 sh -c ",
+                "env bash -c ",
+            ][..],
+        ),
         any::<bool>(),
     );
     runner(400)
@@ -173,7 +184,10 @@ fn chaining_never_weakens_the_decision() {
             let want = decision(&fx, &first).max(decision(&fx, &second));
             let chained = format!("{first}{op}{second}");
             let got = decision(&fx, &chained);
-            prop_assert!(got >= want, "{first:?} / {second:?}: {want}, {chained:?}: {got}");
+            prop_assert!(
+                got >= want,
+                "{first:?} / {second:?}: {want}, {chained:?}: {got}"
+            );
             Ok(())
         })
         .unwrap();
@@ -257,7 +271,10 @@ fn a_symlink_to_the_same_target_never_weakens_the_decision() {
             let through_link = template.replace("{}", &link_text);
             let base = decision(&fx, &direct);
             let got = decision(&fx, &through_link);
-            prop_assert!(got >= base, "{direct:?} is {base}, {through_link:?} is {got}");
+            prop_assert!(
+                got >= base,
+                "{direct:?} is {base}, {through_link:?} is {got}"
+            );
             Ok(())
         })
         .unwrap();

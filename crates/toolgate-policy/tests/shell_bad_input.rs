@@ -12,8 +12,11 @@ fn assert_opaque_ask(fx: &Fixture, command: &str, why: &str) {
     let parts = analyze(command, &fx.ctx(""));
     assert!(!parts.is_empty(), "{why}: no requests");
     assert!(
-        parts.iter().any(|p| p.opaque && p.reason.starts_with("opaque: ")),
-        "{why}: not opaque: {}", summary(&parts)
+        parts
+            .iter()
+            .any(|p| p.opaque && p.reason.starts_with("opaque: ")),
+        "{why}: not opaque: {}",
+        summary(&parts)
     );
     assert!(
         parts
@@ -22,10 +25,7 @@ fn assert_opaque_ask(fx: &Fixture, command: &str, why: &str) {
             .all(|p| p.request.save_pattern.is_none()),
         "{why}: an opaque request carries a save pattern"
     );
-    assert!(
-        default_decision(&parts) >= Effect::Ask,
-        "{why}: allowed"
-    );
+    assert!(default_decision(&parts) >= Effect::Ask, "{why}: allowed");
 }
 
 #[test]
@@ -70,10 +70,18 @@ fn invalid_syntax_is_opaque_and_still_classified() {
     }
     // The readable part is still judged: a destructive part stays destructive.
     let parts = analyze("rm -rf src (", &fx.ctx(""));
-    assert!(parts.iter().any(|p| p.request.risk == Risk::Destructive), "{}", summary(&parts));
+    assert!(
+        parts.iter().any(|p| p.request.risk == Risk::Destructive),
+        "{}",
+        summary(&parts)
+    );
     let parts = analyze("ls (", &fx.ctx(""));
     let opaque = parts.iter().find(|p| p.opaque).unwrap();
-    assert!(opaque.reason.contains("does not parse"), "{}", opaque.reason);
+    assert!(
+        opaque.reason.contains("does not parse"),
+        "{}",
+        opaque.reason
+    );
 }
 
 #[test]
@@ -105,9 +113,17 @@ fn longer_than_the_limit_is_opaque() {
 fn deep_nesting_is_opaque_not_a_stack_overflow() {
     let fx = Fixture::new();
     // `find -exec find -exec …`, deeper than the analyser follows.
-    let command = format!("{}rm -rf {{}}{}", "find . -exec ".repeat(40), " ;".repeat(40));
+    let command = format!(
+        "{}rm -rf {{}}{}",
+        "find . -exec ".repeat(40),
+        " ;".repeat(40)
+    );
     let parts = analyze(&command, &fx.ctx(""));
-    assert!(default_decision(&parts) >= Effect::Ask, "{}", summary(&parts));
+    assert!(
+        default_decision(&parts) >= Effect::Ask,
+        "{}",
+        summary(&parts)
+    );
     assert!(parts.iter().any(|p| p.opaque), "{}", summary(&parts));
     // `bash -c` inside `bash -c`: followed while it is shallow.
     let mut command = "rm -rf src".to_string();
@@ -115,11 +131,19 @@ fn deep_nesting_is_opaque_not_a_stack_overflow() {
         command = format!("bash -c {}", shell_quote(&command));
     }
     let parts = analyze(&command, &fx.ctx(""));
-    assert!(parts.iter().any(|p| p.request.risk == Risk::Destructive), "{}", summary(&parts));
+    assert!(
+        parts.iter().any(|p| p.request.risk == Risk::Destructive),
+        "{}",
+        summary(&parts)
+    );
     // Deeply nested subshells and substitutions parse and are walked.
     let nested = format!("{}rm -rf src{}", "( ".repeat(200), " )".repeat(200));
     let parts = analyze(&nested, &fx.ctx(""));
-    assert!(parts.iter().any(|p| p.request.risk == Risk::Destructive), "{}", summary(&parts));
+    assert!(
+        parts.iter().any(|p| p.request.risk == Risk::Destructive),
+        "{}",
+        summary(&parts)
+    );
     let subst = format!("echo {}rm -rf src{}", "$(".repeat(100), ")".repeat(100));
     let parts = analyze(&subst, &fx.ctx(""));
     assert!(parts.iter().any(|p| p.request.risk == Risk::Destructive));
@@ -152,7 +176,11 @@ fn garbage_never_panics_and_never_yields_nothing() {
         assert!(!parts.is_empty(), "{s:?}");
     }
     let parts = analyze("ls\r\nrm -rf src", &fx.ctx(""));
-    assert!(parts.iter().any(|p| p.request.risk == Risk::Destructive), "{}", summary(&parts));
+    assert!(
+        parts.iter().any(|p| p.request.risk == Risk::Destructive),
+        "{}",
+        summary(&parts)
+    );
 }
 
 /// A bad path inside a command is opaque with the resolver's error, not allowed.
@@ -176,7 +204,10 @@ fn summary(parts: &[toolgate_policy::shell::ShellRequest]) -> String {
         .iter()
         .map(|p| {
             let r: String = p.request.resource.chars().take(60).collect();
-            format!("{} {r:?} {} opaque={}", p.request.action, p.request.risk, p.opaque)
+            format!(
+                "{} {r:?} {} opaque={}",
+                p.request.action, p.request.risk, p.opaque
+            )
         })
         .collect::<Vec<_>>()
         .join("; ")

@@ -406,9 +406,10 @@ fn git_branch(args: &[String], v: &mut Verdict) {
 fn git_remote(args: &[String], v: &mut Verdict) {
     match operands(args).first().copied() {
         None | Some("get-url") => {}
-        Some("show" | "update" | "prune") => {
-            v.raise(Risk::Network, "git remote show/update/prune contacts the remote")
-        }
+        Some("show" | "update" | "prune") => v.raise(
+            Risk::Network,
+            "git remote show/update/prune contacts the remote",
+        ),
         Some(_) => v.raise(Risk::Write, "git remote changes the configured remotes"),
     }
 }

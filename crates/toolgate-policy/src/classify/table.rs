@@ -533,12 +533,7 @@ const GIT_SUBS: &[Sub] = &[
     sub_f(&["fetch", "pull", "ls-remote"], Network, GIT_FETCH_FLAGS),
     sub_f(&["clone"], Network, GIT_CLONE_FLAGS),
     sub(
-        &[
-            "submodule",
-            "send-email",
-            "request-pull",
-            "archive",
-        ],
+        &["submodule", "send-email", "request-pull", "archive"],
         Network,
     ),
     sub(
@@ -1462,7 +1457,14 @@ pub(crate) static WRAPPERS: &[Wrapper] = &[
         Read,
     ),
     wrapper(
-        &["nohup", "setsid", "unbuffer", "caffeinate", "chronic", "coproc"],
+        &[
+            "nohup",
+            "setsid",
+            "unbuffer",
+            "caffeinate",
+            "chronic",
+            "coproc",
+        ],
         &[],
         0,
         Read,

@@ -314,7 +314,13 @@ pub(crate) fn join_continuations(src: &str) -> std::borrow::Cow<'_, str> {
                 continue;
             }
             State::Normal => match c {
-                '\'' => state = if prev == Some('$') { State::AnsiC } else { State::Single },
+                '\'' => {
+                    state = if prev == Some('$') {
+                        State::AnsiC
+                    } else {
+                        State::Single
+                    }
+                }
                 '"' => state = State::Double,
                 '#' if prev.is_none_or(|p| p.is_whitespace() || ";&|()".contains(p)) => {
                     state = State::Comment
