@@ -31,23 +31,14 @@ pub struct CallArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Vec<PathBuf>,
     /// default, accept-edits or plan.
-    #[arg(long, value_name = "MODE")]
-    pub mode: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = crate::cmd_policy::parse_mode)]
+    pub mode: Option<Mode>,
     /// Print the whole result (content, structured output, decisions) as JSON.
     #[arg(long)]
     pub json: bool,
     /// The session id to record (default: a new one).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-}
-
-/// Parses `--mode`.
-pub fn parse_mode(mode: Option<&str>) -> Result<Option<Mode>> {
-    mode.map(|m| {
-        serde_json::from_value::<Mode>(Value::String(m.to_string()))
-            .map_err(|_| anyhow::anyhow!("unknown mode {m:?}: use default, accept-edits or plan"))
-    })
-    .transpose()
 }
 
 /// Reads the JSON input argument.
@@ -74,7 +65,7 @@ pub fn new_id(prefix: &str) -> String {
 
 /// Runs `toolgate call`; returns the exit status (0 ok, 1 the call failed).
 pub async fn run(args: CallArgs, data: DataDir, durability: Durability) -> Result<i32> {
-    let mode = parse_mode(args.mode.as_deref())?;
+    let mode = args.mode;
     let input = parse_input(&args.input)?;
     let runtime = build(RuntimeOptions {
         root: args.root.clone(),

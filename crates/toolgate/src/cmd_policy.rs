@@ -17,7 +17,7 @@ use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
 use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome, run_batch};
 use toolgate_policy::config::Mode;
 use toolgate_policy::intent::builtin_intent;
-use toolgate_policy::policy::{ApprovalLookup, Policy, PolicySources, approval_covers};
+use toolgate_policy::policy::{ApprovalLookup, Policy, approval_covers};
 use toolgate_store::SqliteApprovals;
 
 use crate::data_dir::DataDir;
@@ -37,7 +37,8 @@ pub struct PolicyArgs {
     pub mode: Option<Mode>,
 }
 
-fn parse_mode(text: &str) -> Result<Mode, String> {
+/// Parses `--mode`.
+pub fn parse_mode(text: &str) -> Result<Mode, String> {
     text.parse()
 }
 
@@ -149,17 +150,11 @@ impl Intents {
 }
 
 fn location(root: Option<&Path>) -> Result<Location> {
-    let root = match root {
-        Some(r) => r.to_path_buf(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    Location::new(&root).with_context(|| format!("bad --root {}", root.display()))
+    crate::runtime::location(root)
 }
 
 fn load_policy(location: &Location, args: &PolicyArgs) -> Result<Policy> {
-    let mut sources = PolicySources::standard(location.root());
-    sources.session_files = args.config.clone();
-    sources.mode = args.mode;
+    let sources = crate::runtime::policy_sources(location, &args.config, args.mode);
     Policy::load(&sources).map_err(|e| anyhow!("{e}"))
 }
 

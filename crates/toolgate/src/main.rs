@@ -3,6 +3,7 @@
 
 mod cmd_call;
 mod cmd_log;
+mod cmd_policy;
 mod data_dir;
 mod runtime;
 mod terminal;
@@ -48,8 +49,32 @@ enum DurabilityArg {
 enum Command {
     /// Run one tool call through the whole pipeline; asks on the terminal.
     Call(cmd_call::CallArgs),
+    /// Answer allow / ask / deny for a call without running it.
+    Check(cmd_policy::CheckArgs),
+    /// Explain a decision, or test the config's rule examples.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// List or revoke saved ("always") approvals.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
     /// Print the audit log, or verify its hash chain (`log verify`).
     Log(cmd_log::LogArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Each request of a call, its risk, and why it is allowed, asked or denied.
+    Explain(cmd_policy::ExplainArgs),
+    /// Load every config layer and check every rule's `match`/`not_match` examples.
+    Test(cmd_policy::PolicyTestArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum ApprovalsCommand {
+    /// Saved approvals, oldest first.
+    List(cmd_policy::ApprovalsListArgs),
+    /// Remove one saved approval.
+    Revoke(cmd_policy::ApprovalsRevokeArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +104,15 @@ fn run(cli: Cli) -> Result<i32> {
     let data = DataDir::locate(cli.data_dir.as_deref())?;
     match cli.command {
         Command::Call(args) => tokio_runtime()?.block_on(cmd_call::run(args, data, durability)),
+        Command::Check(args) => cmd_policy::run_check(args, Some(&data)),
+        Command::Policy(PolicyCommand::Explain(args)) => cmd_policy::run_explain(args, Some(&data)),
+        Command::Policy(PolicyCommand::Test(args)) => cmd_policy::run_policy_test(args),
+        Command::Approvals(ApprovalsCommand::List(args)) => {
+            cmd_policy::run_approvals_list(args, &data)
+        }
+        Command::Approvals(ApprovalsCommand::Revoke(args)) => {
+            cmd_policy::run_approvals_revoke(args, &data)
+        }
         Command::Log(args) => cmd_log::run(args, &data),
     }
 }

@@ -1,7 +1,7 @@
 //! Wiring: one engine from a root, the config layers, the data directory and an
 //! approval channel. `call`, `mcp` and `serve` all build it here.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -35,6 +35,7 @@ pub struct RuntimeOptions {
 }
 
 /// A ready engine and what it holds.
+#[allow(dead_code)] // `gate` and `spill` are for the servers (reload, hourly sweep)
 pub struct Runtime {
     /// The engine every call goes through.
     pub engine: Engine,
@@ -51,9 +52,9 @@ pub struct Runtime {
 }
 
 /// The location root: `--root` or the current directory.
-pub fn location(root: Option<&PathBuf>) -> Result<Location> {
+pub fn location(root: Option<&Path>) -> Result<Location> {
     let root = match root {
-        Some(r) => r.clone(),
+        Some(r) => r.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     Location::new(&root).with_context(|| format!("bad --root {}", root.display()))
@@ -73,7 +74,7 @@ pub fn policy_sources(
 
 /// Builds the engine.
 pub fn build(options: RuntimeOptions) -> Result<Runtime> {
-    let location = Arc::new(location(options.root.as_ref())?);
+    let location = Arc::new(location(options.root.as_deref())?);
     let sources = policy_sources(&location, &options.config, options.mode);
     let policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
     let output = policy.tool_output();

@@ -321,3 +321,121 @@ fn nothing_starts_without_durable_allow_for_every_request() {
     let o = toolgate(&e, &["log", "verify"]);
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn check_answers_in_the_design_json_shape() {
+    let e = env();
+    let o = toolgate(
+        &e,
+        &[
+            "check",
+            "bash",
+            r#"{"command":"git status && rm -rf build"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["decision"], "ask");
+    assert_eq!(v["risk"], "destructive");
+    for key in ["reason", "source"] {
+        assert!(v[key].is_string(), "{v}");
+    }
+    let reqs = v["requests"].as_array().unwrap();
+    assert!(reqs.len() >= 2);
+    for r in reqs {
+        for key in ["action", "resource", "risk", "decision"] {
+            assert!(r[key].is_string(), "{r}");
+        }
+        assert!(r["rule"].is_null() || r["rule"].is_string());
+    }
+    // Nothing ran.
+    assert!(toolgate(&e, &["log"]).stdout.is_empty());
+}
+
+#[test]
+fn check_batch_goes_on_after_a_bad_line() {
+    let e = env();
+    let batch = e.ws.join("batch.jsonl");
+    std::fs::write(
+        &batch,
+        "{\"tool\":\"bash\",\"input\":{\"command\":\"ls\"}}\nnot json\n{\"tool\":\"read\",\"input\":{\"path\":\".env\"}}\n",
+    )
+    .unwrap();
+    let o = toolgate(&e, &["check", "--batch", batch.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["decision"], "allow");
+    assert_eq!(lines[0]["line"], 1);
+    assert_eq!(lines[1]["line"], 2);
+    assert!(lines[1]["error"].is_string());
+    assert_eq!(lines[2]["decision"], "deny");
+    assert_eq!(lines[2]["risk"], "credential");
+}
+
+#[test]
+fn a_project_rule_decides_and_explain_names_its_file_and_line() {
+    let e = env();
+    std::fs::create_dir_all(e.ws.join(".toolgate")).unwrap();
+    std::fs::write(
+        e.ws.join(".toolgate/config.toml"),
+        "[permission.bash]\n\"cargo test *\" = \"allow\"\n\"git push *\" = \"deny\"\n",
+    )
+    .unwrap();
+    let o = toolgate(
+        &e,
+        &[
+            "check",
+            "bash",
+            r#"{"command":"cargo test -p core"}"#,
+            "--json",
+        ],
+    );
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert!(
+        v["requests"][0]["rule"]
+            .as_str()
+            .unwrap()
+            .ends_with("config.toml:2"),
+        "{v}"
+    );
+    let o = toolgate(
+        &e,
+        &[
+            "policy",
+            "explain",
+            "bash",
+            r#"{"command":"git push origin main"}"#,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("config.toml:3"), "{text}");
+    assert!(text.to_lowercase().contains("deny"), "{text}");
+    // A broken config is a clear error naming the file and line.
+    std::fs::write(
+        e.ws.join(".toolgate/config.toml"),
+        "[permission.bash]\n\"ls *\" = \"perhaps\"\n",
+    )
+    .unwrap();
+    let o = toolgate(&e, &["check", "bash", r#"{"command":"ls"}"#]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("config.toml:2"), "{}", stderr(&o));
+}
+
+#[test]
+fn approvals_list_and_revoke_bad_id() {
+    let e = env();
+    let o = toolgate(&e, &["approvals", "list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = toolgate(&e, &["approvals", "revoke", "999"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("999"), "{}", stderr(&o));
+    let o = toolgate(&e, &["approvals", "revoke", "abc"]);
+    assert_eq!(o.status.code(), Some(2));
+}
