@@ -35,10 +35,16 @@
         card = holder.firstElementChild;
         if (!card) return;
       }
-      if (previous) previous.after(card); else list.prepend(card);
+      // Move only what is out of place: moving a card would blur a half-typed message.
+      if (previous) {
+        if (previous.nextElementSibling !== card) previous.after(card);
+      } else if (list.firstElementChild !== card) {
+        list.prepend(card);
+      }
       previous = card;
     });
     refreshCount();
+    tick();
   }
 
   function connect() {
@@ -106,15 +112,17 @@
     });
   });
 
-  setInterval(function () {
+  function tick() {
     var now = Date.now();
     cards().forEach(function (card) {
       var left = Math.max(0, Math.round((Number(card.dataset.deadline) - now) / 1000));
       var timer = card.querySelector(".timer");
       if (timer) timer.textContent = left > 0 ? "denied in " + left + " s if unanswered" : "timing out…";
     });
-  }, 1000);
+  }
+  setInterval(tick, 1000);
 
   refreshCount();
+  tick();
   connect();
 })();

@@ -121,10 +121,11 @@ fn diff_html(diff: &str) -> String {
         } else {
             "ctx"
         };
-        let _ = writeln!(out, "<span class=\"{class}\">{}</span>", escape(line));
+        // One block span per line, no newline between them: the spans are the lines.
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", escape(line));
     }
     if total > MAX_LINES {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "<span class=\"more\">… {} more lines (the full input is in the audit log)</span>",
             total - MAX_LINES

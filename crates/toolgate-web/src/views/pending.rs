@@ -192,8 +192,7 @@ pub fn card(ask: &PendingAsk, args: Option<&serde_json::Value>) -> String {
     let _ = write!(
         out,
         "<article class=\"ask risk-{risk}\" id=\"ask-{id}\" data-id=\"{id}\" data-destructive=\"{d}\" \
-data-deadline=\"{deadline}\"><header><span class=\"risk-tag risk-{risk}\">{risk}</span> \
-<strong class=\"tool\">{tool}</strong> <span class=\"ids\">session {session} · call {call}</span> \
+data-deadline=\"{deadline}\"><header><strong class=\"tool\">{tool}</strong> <span class=\"ids\">session {session} · call {call}</span> \
 <span class=\"timer\"></span></header><ul class=\"items\">",
         id = ask.id,
         d = u8::from(destructive),

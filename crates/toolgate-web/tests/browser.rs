@@ -1,0 +1,242 @@
+//! The approval page in headless Chromium, driven by playwright-core
+//! (tests/browser/approve.mjs): an ask appears, "once" resolves it, reject with a
+//! message reaches the asker, a destructive request needs two clicks, a new ask
+//! shows up live, another origin is refused. Also saves a screenshot.
+//!
+//! Needs `scripts/setup-browser.sh`. Without the browser the test is skipped with
+//! a message, except when `CI=true`, where it fails. `TOOLGATE_SCREENSHOT=path`
+//! keeps the screenshot (docs/approval-page.png was made that way).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::task::JoinHandle;
+use toolgate_core::{Event, EventKind, EventPayload, EventSink, Risk};
+use toolgate_policy::approvals::{Answer, ApprovalChannel, AskItem, AskPrompt, ChannelError};
+use toolgate_store::{Durability, EventLog, SqliteApprovals};
+use toolgate_web::{WebApprovals, WebState, new_token, page_url, serve_standalone};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn browser_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
+}
+
+/// Why the browser test cannot run here, if it cannot.
+fn missing_browser() -> Option<String> {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !Path::new(&chromium).exists() {
+        return Some(format!("no Chromium at {chromium}"));
+    }
+    if !browser_dir().join("node_modules/playwright-core").is_dir() {
+        return Some("playwright-core is not installed".into());
+    }
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return Some("node is not on PATH".into());
+    }
+    None
+}
+
+fn prompt(call_id: &str, tool: &str, risk: Risk, resource: &str) -> AskPrompt {
+    AskPrompt {
+        session_id: "s-browser".into(),
+        call_id: call_id.into(),
+        tool: tool.into(),
+        items: vec![AskItem {
+            action: tool.into(),
+            resource: resource.into(),
+            risk,
+            reason: match risk {
+                Risk::Destructive => "deletes files recursively; asked every time".into(),
+                Risk::Network => "talks to the network".into(),
+                Risk::Write => "changes a file in the workspace".into(),
+                _ => "runs a program".into(),
+            },
+        }],
+        offer_session: risk != Risk::Destructive,
+        offer_always: risk != Risk::Destructive,
+        timeout_ms: 300_000,
+    }
+}
+
+async fn ask(
+    approvals: &WebApprovals,
+    prompt: AskPrompt,
+) -> (u64, JoinHandle<Result<Answer, ChannelError>>) {
+    let before = approvals.pending().len();
+    let channel = approvals.clone();
+    let task = tokio::spawn(async move { channel.ask(&prompt).await });
+    let started = std::time::Instant::now();
+    loop {
+        let pending = approvals.pending();
+        if pending.len() > before {
+            return (pending[pending.len() - 1].id, task);
+        }
+        assert!(started.elapsed() < WAIT, "the ask never reached the page");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+async fn answer_of(task: JoinHandle<Result<Answer, ChannelError>>) -> Answer {
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("never answered")
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_in_headless_chromium() {
+    if let Some(why) = missing_browser() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "browser test cannot run in CI: {why}; run scripts/setup-browser.sh"
+        );
+        eprintln!(
+            "SKIPPED a_person_answers_in_headless_chromium: {why} (run scripts/setup-browser.sh)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let audit_db = dir.path().join("events.db");
+    // The edit's input, as the pipeline records it before asking.
+    let log = EventLog::open(&audit_db, Durability::Normal).unwrap();
+    log.submit(Event::now(
+        EventKind::PermissionRequested,
+        "s-browser",
+        "c-edit",
+        EventPayload {
+            tool: Some("edit".into()),
+            args: Some(json!({
+                "path": "/ws/src/retry.rs",
+                "old_string": "    let attempts = 3;\n    sleep(Duration::from_secs(1));\n",
+                "new_string": "    let attempts = 5;\n    sleep(backoff(attempt));\n",
+            })),
+            ..EventPayload::default()
+        },
+    ))
+    .await
+    .unwrap();
+    log.close().unwrap();
+
+    let approvals = WebApprovals::new();
+    let token = new_token().unwrap();
+    let state = WebState {
+        approvals: approvals.clone(),
+        audit_db,
+        store: Arc::new(SqliteApprovals::open(dir.path().join("state.db")).unwrap()),
+        token: token.clone(),
+        allowed_hosts: Vec::new(),
+    };
+    let (addr, server) = serve_standalone("127.0.0.1:0".parse().unwrap(), state)
+        .await
+        .unwrap();
+
+    let (once, once_task) = ask(
+        &approvals,
+        prompt("c-build", "bash", Risk::Execute, "cargo build --release"),
+    )
+    .await;
+    let (reject, reject_task) = ask(
+        &approvals,
+        prompt("c-push", "bash", Risk::Network, "git push origin main"),
+    )
+    .await;
+    let (destructive, destructive_task) = ask(
+        &approvals,
+        prompt("c-rm", "bash", Risk::Destructive, "rm -rf target/ build/"),
+    )
+    .await;
+    let (edit, edit_task) = ask(
+        &approvals,
+        prompt("c-edit", "edit", Risk::Write, "/ws/src/retry.rs"),
+    )
+    .await;
+    let (foreign, foreign_task) = ask(
+        &approvals,
+        prompt(
+            "c-curl",
+            "bash",
+            Risk::Network,
+            "curl https://example.invalid",
+        ),
+    )
+    .await;
+
+    let screenshot = std::env::var("TOOLGATE_SCREENSHOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| dir.path().join("approval-page.png"));
+    let ids = json!({"once": once, "reject": reject, "destructive": destructive, "edit": edit, "foreign": foreign});
+    let mut node = tokio::process::Command::new("node")
+        .arg(browser_dir().join("approve.mjs"))
+        .arg(page_url(addr, &token))
+        .arg(ids.to_string())
+        .arg(&screenshot)
+        .current_dir(browser_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = node.stdin.take().unwrap();
+    let mut stdout = BufReader::new(node.stdout.take().unwrap()).lines();
+
+    let first = tokio::time::timeout(WAIT, stdout.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        first.as_deref(),
+        Some("loaded"),
+        "the page never showed the asks"
+    );
+    let (_live, live_task) = ask(
+        &approvals,
+        prompt("c-live", "bash", Risk::Execute, "echo live-ask-42"),
+    )
+    .await;
+    stdin.write_all(b"echo live-ask-42\n").await.unwrap();
+
+    assert_eq!(answer_of(once_task).await, Answer::Once);
+    assert_eq!(
+        answer_of(reject_task).await,
+        Answer::Reject {
+            message: Some("use a pull request instead".into())
+        }
+    );
+    assert_eq!(answer_of(destructive_task).await, Answer::Once);
+    assert_eq!(answer_of(live_task).await, Answer::Once);
+    let last = tokio::time::timeout(WAIT, stdout.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(last.as_deref(), Some("cross-origin refused"));
+    let status = tokio::time::timeout(WAIT, node.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "the browser script failed: {status}");
+
+    let still: Vec<u64> = approvals.pending().iter().map(|a| a.id).collect();
+    assert_eq!(
+        still,
+        vec![edit, foreign],
+        "the cross-origin answer must not count"
+    );
+    assert!(
+        std::fs::metadata(&screenshot).unwrap().len() > 10_000,
+        "screenshot too small"
+    );
+    edit_task.abort();
+    foreign_task.abort();
+    server.abort();
+}
