@@ -109,10 +109,8 @@ impl TokenSink for TextSink {
                     }
                 }
             }
-            Token::CharacterTokens(text) => {
-                if *self.skip_depth.borrow() == 0 {
-                    push_collapsed(&mut self.out.borrow_mut(), &text);
-                }
+            Token::CharacterTokens(text) if *self.skip_depth.borrow() == 0 => {
+                push_collapsed(&mut self.out.borrow_mut(), &text);
             }
             _ => {}
         }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
     CallIdentity, Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError,
+    ToolTraits,
 };
 
 use super::ProcessToolsConfig;
@@ -153,6 +154,16 @@ fn check_questions(questions: &[Question]) -> Result<(), ToolError> {
 impl Tool for QuestionTool {
     type Input = QuestionInput;
     type Output = QuestionOutput;
+
+    fn traits(&self) -> ToolTraits {
+        // Asks a person; one question at a time.
+        ToolTraits {
+            read_only: true,
+            concurrency_safe: false,
+            destructive: false,
+            open_world: false,
+        }
+    }
 
     fn description(&self) -> String {
         "Asks the user one or more questions (each optionally with choices) and returns their \

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError};
+use toolgate_core::{
+    Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
+};
 
 use super::ProcessToolsConfig;
 
@@ -284,6 +286,11 @@ fn unknown_skill(name: &str, skills: &[SkillEntry], dirs: &[(&'static str, PathB
 impl Tool for SkillTool {
     type Input = SkillInput;
     type Output = SkillOutput;
+
+    fn traits(&self) -> ToolTraits {
+        // Reads skill files only.
+        ToolTraits::read_only()
+    }
 
     fn description(&self) -> String {
         "Loads a skill by name: the instructions in its SKILL.md and the paths of up to 10 \

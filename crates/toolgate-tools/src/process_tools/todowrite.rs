@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError};
+use toolgate_core::{
+    Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
+};
 
 use super::ProcessToolsConfig;
 
@@ -167,6 +169,16 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), ToolErr
 impl Tool for TodoWriteTool {
     type Input = TodoWriteInput;
     type Output = TodoWriteOutput;
+
+    fn traits(&self) -> ToolTraits {
+        // Replaces session state only.
+        ToolTraits {
+            read_only: false,
+            concurrency_safe: false,
+            destructive: false,
+            open_world: false,
+        }
+    }
 
     fn description(&self) -> String {
         "Replaces this session's todo list with `todos` (each {content, status: \

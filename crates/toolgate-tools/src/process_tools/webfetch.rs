@@ -13,7 +13,9 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, LOCATION};
 use reqwest::{Client, Response, Url};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError};
+use toolgate_core::{
+    Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
+};
 
 use super::ProcessToolsConfig;
 use super::html_text::{to_markdown, to_text};
@@ -154,8 +156,14 @@ fn parse_url(text: &str) -> Result<Url, ToolError> {
             text.len()
         )));
     }
-    Url::parse(text.trim())
-        .map_err(|e| ToolError::InvalidInput(format!("invalid url {text:?}: {e}")))
+    let url = Url::parse(text.trim())
+        .map_err(|e| ToolError::InvalidInput(format!("invalid url {text:?}: {e}")))?;
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(ToolError::InvalidInput(
+            Refused::Scheme(url.scheme().to_string()).to_string(),
+        ));
+    }
+    Ok(url)
 }
 
 fn refused(r: Refused) -> ToolError {
@@ -355,6 +363,16 @@ impl WebFetchTool {
 impl Tool for WebFetchTool {
     type Input = WebFetchInput;
     type Output = WebFetchOutput;
+
+    fn traits(&self) -> ToolTraits {
+        // Reads from the network; changes nothing.
+        ToolTraits {
+            read_only: true,
+            concurrency_safe: true,
+            destructive: false,
+            open_world: true,
+        }
+    }
 
     fn description(&self) -> String {
         "Fetches an http(s) URL and returns its content as markdown (default), text or html. \

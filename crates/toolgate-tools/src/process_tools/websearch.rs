@@ -14,7 +14,9 @@ use reqwest::header::ACCEPT;
 use reqwest::{Client, StatusCode, Url};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError};
+use toolgate_core::{
+    Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
+};
 
 use super::ProcessToolsConfig;
 use super::html_text::to_text;
@@ -366,6 +368,16 @@ fn check_input(input: &WebSearchInput) -> Result<u32, ToolError> {
 impl Tool for WebSearchTool {
     type Input = WebSearchInput;
     type Output = WebSearchOutput;
+
+    fn traits(&self) -> ToolTraits {
+        // Reads from the network; changes nothing.
+        ToolTraits {
+            read_only: true,
+            concurrency_safe: true,
+            destructive: false,
+            open_world: true,
+        }
+    }
 
     fn description(&self) -> String {
         "Searches the web and returns titles, URLs and snippets (default 10 results, at most 20)."
