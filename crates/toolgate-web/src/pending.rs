@@ -256,3 +256,84 @@ impl ApprovalChannel for WebApprovals {
             .map_err(|_| ChannelError::Failed(format!("web ask {id} was dropped unanswered")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use toolgate_policy::approvals::AskItem;
+
+    fn prompt(risk: Risk) -> AskPrompt {
+        AskPrompt {
+            session_id: "s".into(),
+            call_id: "c".into(),
+            tool: "bash".into(),
+            items: vec![AskItem {
+                action: "bash".into(),
+                resource: "make".into(),
+                risk,
+                reason: "r".into(),
+            }],
+            offer_session: true,
+            offer_always: true,
+            timeout_ms: 1000,
+        }
+    }
+
+    async fn until_pending(web: &WebApprovals) -> u64 {
+        loop {
+            if let Some(a) = web.pending().first() {
+                return a.id;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn another_channel_winning_withdraws_the_ask() {
+        let web = WebApprovals::new();
+        let changes = web.subscribe();
+        let asked = prompt(Risk::Execute);
+        // What a composed channel does: race the page against something faster.
+        let other = async {
+            until_pending(&web).await;
+            "terminal answered"
+        };
+        let winner = tokio::select! {
+            _ = web.ask(&asked) => "web",
+            who = other => who,
+        };
+        assert_eq!(winner, "terminal answered");
+        assert!(web.pending().is_empty());
+        assert!(changes.has_changed().unwrap(), "the page was told");
+        // A click that arrives late finds nothing.
+        assert_eq!(
+            web.answer(1, Answer::Once, false),
+            Err(AnswerError::NotPending(1))
+        );
+    }
+
+    #[tokio::test]
+    async fn ids_are_unique_and_answers_go_to_their_own_ask() {
+        let web = WebApprovals::new();
+        let a = tokio::spawn({
+            let web = web.clone();
+            async move { web.ask(&prompt(Risk::Write)).await }
+        });
+        let first = until_pending(&web).await;
+        let b = tokio::spawn({
+            let web = web.clone();
+            async move { web.ask(&prompt(Risk::Network)).await }
+        });
+        while web.pending().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let second = web.pending()[1].id;
+        assert_ne!(first, second);
+        web.answer(second, Answer::Reject { message: None }, false)
+            .unwrap();
+        web.answer(first, Answer::Session, false).unwrap();
+        assert_eq!(a.await.unwrap().unwrap(), Answer::Session);
+        assert_eq!(b.await.unwrap().unwrap(), Answer::Reject { message: None });
+    }
+}

@@ -541,8 +541,12 @@ async fn offers_of_the_prompt_are_respected_and_bad_answers_are_named() {
             .contains("request id must be"),
         "{body}"
     );
-    let (status, _) = page.answer(id, "").await;
+    let (status, body) = page.answer(id, "").await;
     assert!(status.is_client_error(), "missing answer field: {status}");
+    assert!(
+        body["error"].as_str().unwrap().contains("bad answer form"),
+        "{body}"
+    );
     // A body far over the limit is refused before it is read.
     let (status, _) = page
         .answer(

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::Form;
+use axum::extract::rejection::FormRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -94,9 +95,16 @@ pub async fn answer_handler(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    Form(form): Form<AnswerForm>,
+    form: Result<Form<AnswerForm>, FormRejection>,
 ) -> Response {
     let json = wants_json(&headers);
+    let form = match form {
+        Ok(Form(form)) => form,
+        Err(e) => {
+            let message = format!("bad answer form: {}", e.body_text());
+            return reply_error(e.status(), &message, json);
+        }
+    };
     let result = parse_id(&id, "request")
         .map_err(AnswerError::BadInput)
         .and_then(|id| Ok((id, to_answer(&form)?)))
