@@ -159,7 +159,7 @@ async fn timeout_kills_the_whole_group_including_background_grandchild() {
     let out = run(&env, i).await.unwrap();
     assert!(out.timed_out);
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(10), // far below the 300 s sleeps
         "{:?}",
         started.elapsed()
     );
@@ -192,7 +192,7 @@ async fn sigterm_ignored_escalates_to_sigkill_after_grace() {
         took >= Duration::from_millis(3300),
         "killed too early: {took:?}"
     );
-    assert!(took < Duration::from_secs(8), "took {took:?}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
     assert!(!running(read_pid(&dir.join("bgpid"))));
     assert!(group_members(read_pid(&dir.join("pgid"))).is_empty());
 }
@@ -218,7 +218,7 @@ async fn cancellation_terminates_the_group() {
     cancel.cancel();
     let result = task.await.unwrap();
     assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
-    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(started.elapsed() < Duration::from_secs(10)); // not the 300 s sleep
     assert!(!running(bg));
     assert!(group_members(read_pid(&dir.join("pgid"))).is_empty());
 }
@@ -241,7 +241,7 @@ async fn dropping_the_call_kills_the_group() {
     let pgid = read_pid(&dir.join("pgid"));
     task.abort();
     let _ = task.await;
-    let until = Instant::now() + Duration::from_secs(3);
+    let until = Instant::now() + Duration::from_secs(10);
     while !group_members(pgid).is_empty() && Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -258,7 +258,7 @@ async fn background_jobs_are_terminated_when_the_command_exits() {
     let started = Instant::now();
     let out = run(&env, input(command)).await.unwrap();
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(10), // far below the 300 s sleeps
         "{:?}",
         started.elapsed()
     );

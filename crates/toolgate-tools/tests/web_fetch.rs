@@ -248,7 +248,7 @@ async fn timeout_and_cancellation() {
     let started = Instant::now();
     let err = fetch(&env, input).await.unwrap_err().to_string();
     assert!(err.contains("timed out after 300 ms"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(started.elapsed() < Duration::from_secs(4)); // before the 5 s stall ends
 
     let cancel = CancellationToken::new();
     let tool = WebFetchTool::new(&env.config);
@@ -314,7 +314,8 @@ async fn private_link_local_and_cgnat_are_refused_without_traffic() {
         ("http://[::ffff:10.0.0.1]/", "private"),
         ("http://224.0.0.1/", "multicast"),
     ] {
-        let started = Instant::now();
+        // The guard's own message: refused on the literal address, before
+        // any connection attempt (a connect failure would read differently).
         let err = fetch(&env, fetch_input(url, None))
             .await
             .unwrap_err()
@@ -323,8 +324,6 @@ async fn private_link_local_and_cgnat_are_refused_without_traffic() {
             err.contains("refusing to fetch") && err.contains(reason),
             "{url}: {err}"
         );
-        // Refused before any connection attempt (a connect would take far longer).
-        assert!(started.elapsed() < Duration::from_millis(500), "{url}");
     }
 }
 
