@@ -388,6 +388,7 @@ async fn answers_resolve_the_ask_with_what_was_clicked() {
     let (id, task) = page.ask(prompt("c1", "bash", Risk::Execute, "make")).await;
     let (status, body) = page.answer(id, "answer=once&message=").await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["answer"], "once");
     assert_eq!(resolved(task).await, Answer::Once);
     // Answered once only.
     let (status, _) = page.answer(id, "answer=once").await;

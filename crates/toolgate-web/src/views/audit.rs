@@ -26,6 +26,8 @@ pub struct AuditQuery {
     #[serde(default)]
     session: Option<String>,
     #[serde(default)]
+    call: Option<String>,
+    #[serde(default)]
     tool: Option<String>,
     #[serde(default)]
     decision: Option<String>,
@@ -39,6 +41,7 @@ pub struct AuditQuery {
 #[derive(Debug, Default, Clone)]
 struct Filters {
     session: Option<String>,
+    call: Option<String>,
     tool: Option<String>,
     decision: Option<Effect>,
     kind: Option<EventKind>,
@@ -88,6 +91,7 @@ impl Filters {
         };
         Ok(Filters {
             session: non_empty(&q.session),
+            call: non_empty(&q.call),
             tool: non_empty(&q.tool),
             decision,
             kind,
@@ -115,6 +119,7 @@ fn read(db: &Path, f: &Filters) -> Result<Audit, String> {
     let in_memory = f.tool.is_some() || f.decision.is_some();
     let filter = EventFilter {
         session: f.session.clone(),
+        call_id: f.call.clone(),
         kind: f.kind,
         // Tool and decision live in the payload, which the store cannot filter on:
         // read every event of the session/kind and keep the newest matches.
@@ -132,7 +137,7 @@ fn read(db: &Path, f: &Filters) -> Result<Audit, String> {
     Ok(Audit { events, verdict })
 }
 
-/// `GET /approvals/audit?session=&tool=&decision=&kind=&limit=`: the newest
+/// `GET /approvals/audit?session=&call=&tool=&decision=&kind=&limit=`: the newest
 /// matching events (oldest first) and the verdict of `log verify`. JSON with
 /// `Accept: application/json`: `{"events": […], "verify": {…} | null, "verify_error"?}`.
 pub async fn handler(
@@ -220,9 +225,11 @@ fn filter_form(f: &Filters) -> String {
     let mut out = format!(
         "<form class=\"filters\" method=\"get\" action=\"/approvals/audit\">\
 <label>Session <input name=\"session\" value=\"{}\"></label>\
+<label>Call <input name=\"call\" value=\"{}\"></label>\
 <label>Tool <input name=\"tool\" value=\"{}\"></label><label>Decision <select name=\"decision\">\
 <option value=\"\">any</option>",
         value(&f.session),
+        value(&f.call),
         value(&f.tool)
     );
     for d in [Effect::Allow, Effect::Ask, Effect::Deny] {
@@ -287,16 +294,27 @@ fn table(events: &[StoredEvent]) -> String {
             ),
             escape(&e.event.session_id)
         );
+        let call_link = if e.event.call_id.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "<a href=\"/approvals/audit?call={}\">{}</a>",
+                escape(
+                    &form_urlencoded::byte_serialize(e.event.call_id.as_bytes())
+                        .collect::<String>()
+                ),
+                escape(&e.event.call_id)
+            )
+        };
         let _ = write!(
             out,
             "<tr class=\"kind-{kind_class}\"><td>{seq}</td><td>{time}</td><td>{kind}</td>\
-<td>{session_link}</td><td>{call}</td><td>{tool}</td><td>{request}</td><td>{decision}</td>\
+<td>{session_link}</td><td>{call_link}</td><td>{tool}</td><td>{request}</td><td>{decision}</td>\
 <td>{source}</td><td class=\"details\">{details}</td></tr>",
             kind_class = e.event.kind.as_str().replace('.', "-"),
             seq = e.seq,
             time = utc_time(e.event.ts_ms),
             kind = e.event.kind,
-            call = escape(&e.event.call_id),
             tool = escape(p.tool.as_deref().unwrap_or("")),
         );
     }

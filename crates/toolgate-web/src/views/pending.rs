@@ -115,6 +115,12 @@ pub async fn answer_handler(
         });
     match result {
         Ok((id, answer)) if json => {
+            let answer = match answer {
+                Answer::Once => "once",
+                Answer::Session => "session",
+                Answer::Always => "always",
+                Answer::Reject { .. } => "reject",
+            };
             axum::Json(json!({ "ok": true, "id": id, "answer": answer })).into_response()
         }
         Ok(_) => axum::response::Redirect::to("/").into_response(),
@@ -247,7 +253,7 @@ I have read it and want it to run</label>",
     let _ = write!(
         out,
         "</div><div class=\"reject-row\"><input type=\"text\" name=\"message\" maxlength=\"{max}\" \
-placeholder=\"Message to the model (optional)\" aria-label=\"Message to the model\">\
+placeholder=\"Message to the model (optional; without one, this session's other pending requests are rejected too)\" aria-label=\"Message to the model\">\
 <button name=\"answer\" value=\"reject\" class=\"reject\">Reject</button></div>\
 <p class=\"error\" role=\"alert\"></p></form></article>",
         max = crate::pending::MAX_MESSAGE_CHARS,
