@@ -216,23 +216,50 @@ fn percentiles(_: &mut Criterion) {
     for (name, log) in [("event_log", true), ("discard_sink", false)] {
         let s = setup(log);
         let mut times: Vec<Duration> = Vec::with_capacity(20_000);
+        let mut cpu_start = Duration::ZERO;
+        let mut wall_start = Instant::now();
         for n in 0..22_000 {
+            if n == 2_000 {
+                cpu_start = process_cpu_time();
+                wall_start = Instant::now();
+            }
             let start = Instant::now();
             rt.block_on(one(&s, n));
             if n >= 2_000 {
                 times.push(start.elapsed());
             }
         }
+        let cpu = process_cpu_time().saturating_sub(cpu_start);
+        let wall = wall_start.elapsed();
         times.sort();
         let p = |q: f64| times[((times.len() as f64 - 1.0) * q) as usize];
         println!(
-            "per-call {name}: p50 {:?}  p90 {:?}  p99 {:?}  ({} calls)",
+            "per-call {name}: p50 {:?}  p90 {:?}  p99 {:?}  mean {:?}  CPU (all threads) {:?}/call  ({} calls)",
             p(0.5),
             p(0.9),
             p(0.99),
+            wall / times.len() as u32,
+            cpu / times.len() as u32,
             times.len()
         );
     }
+}
+
+/// User + system CPU time of this process (all threads), from /proc: unlike
+/// wall time it does not grow when other processes compete for the cores.
+fn process_cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are 14 and 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // Linux reports in USER_HZ, which is 100 on every mainstream configuration.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
 criterion_group! {

@@ -13,6 +13,25 @@
 //! - [`SqliteApprovals`]: saved `always` approvals, implementing
 //!   [`toolgate_policy::approvals::ApprovalStore`].
 //!
+//! ## What "durable" means
+//!
+//! An [`EventLog`] acknowledges an event only after the transaction holding it
+//! has committed. With [`Durability::Normal`] (the default: WAL with
+//! `synchronous = NORMAL`) an acknowledged event survives the process being
+//! killed at any point; a power loss or OS crash may lose the last commits but
+//! never corrupts the log. [`Durability::Full`] (`synchronous = FULL`) also
+//! syncs every commit to disk before acknowledging it, so acknowledged events
+//! survive power loss too, at the cost of one sync per group commit.
+//!
+//! ## The chain
+//!
+//! Each row stores `hash = hex(sha256(prev_hash || canonical JSON of {seq,
+//! ts_ms, kind, session_id, call_id, payload}))` (see [`canonical`]); the first
+//! event's `prev_hash` is 64 zeros, and a one-row head table records the last
+//! `(seq, hash)` so that events removed from the end are detected too. The hash
+//! is not keyed: it detects edits, gaps, reordering and insertions by anyone who
+//! does not also rewrite every later hash and the head.
+//!
 //! ```
 //! use toolgate_core::{Event, EventKind, EventPayload, EventSink};
 //! use toolgate_store::{Durability, EventFilter, EventLog, verify};

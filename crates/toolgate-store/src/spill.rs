@@ -112,7 +112,7 @@ impl SpillStore {
         let store = self.clone();
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
-            .name("toolgate-spill-sweep".into())
+            .name("tg-spill-sweep".into())
             .spawn(move || {
                 loop {
                     if let Err(e) = store.sweep(max_age) {

@@ -89,7 +89,7 @@ impl EventLog {
         let background = checkpoint::install(&mut write_conn)
             .map_err(StoreError::sqlite("installing the WAL hook"))?;
         let checkpointer = std::thread::Builder::new()
-            .name("toolgate-event-log-checkpoint".into())
+            .name("tg-log-checkpoint".into())
             .spawn(move || background.run(checkpoint_conn))
             .map_err(|source| StoreError::Io {
                 context: "starting the checkpoint thread for",
@@ -102,7 +102,7 @@ impl EventLog {
         let counters = Arc::new(Counters::default());
         let writer_counters = Arc::clone(&counters);
         let writer = std::thread::Builder::new()
-            .name("toolgate-event-log".into())
+            .name("tg-log-writer".into())
             .spawn(move || writer::run(write_conn, rx, writer_counters))
             .map_err(|source| StoreError::Io {
                 context: "starting the writer thread for",

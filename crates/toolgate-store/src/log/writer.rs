@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 use toolgate_core::SinkError;
 
@@ -96,43 +96,53 @@ fn commit(conn: &mut Connection, batch: &mut Vec<Pending>, counters: &Counters) 
 
 /// Appends the batch after the current head; returns the first assigned seq.
 fn append(conn: &mut Connection, batch: &[Pending]) -> Result<u64, rusqlite::Error> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (head_seq, mut prev) = tx
+    // Cached statements rather than `Transaction`, which re-parses BEGIN/COMMIT
+    // on every batch.
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    let result = append_in_transaction(conn, batch)
+        .and_then(|first| conn.prepare_cached("COMMIT")?.execute([]).map(|_| first));
+    if result.is_err() && !conn.is_autocommit() {
+        if let Err(e) = conn.execute_batch("ROLLBACK") {
+            tracing::error!(error = %e, "event log rollback failed");
+        }
+    }
+    result
+}
+
+fn append_in_transaction(conn: &Connection, batch: &[Pending]) -> Result<u64, rusqlite::Error> {
+    let (head_seq, mut prev) = conn
         .prepare_cached("SELECT seq, hash FROM log_head WHERE id = 1")?
         .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
     let mut seq = head_seq;
-    {
-        let mut insert = tx.prepare_cached(
-            "INSERT INTO events (seq, ts_ms, kind, session_id, call_id, payload, prev_hash, hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?;
-        for p in batch {
-            seq += 1;
-            let hash = HashInput {
-                seq,
-                ts_ms: p.ts_ms,
-                kind: p.kind,
-                session_id: &p.session_id,
-                call_id: &p.call_id,
-                payload_canonical: &p.payload,
-            }
-            .hash(&prev);
-            insert.execute(params![
-                seq,
-                p.ts_ms,
-                p.kind,
-                p.session_id,
-                p.call_id,
-                p.payload,
-                prev,
-                hash
-            ])?;
-            prev = hash;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO events (seq, ts_ms, kind, session_id, call_id, payload, prev_hash, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for p in batch {
+        seq += 1;
+        let hash = HashInput {
+            seq,
+            ts_ms: p.ts_ms,
+            kind: p.kind,
+            session_id: &p.session_id,
+            call_id: &p.call_id,
+            payload_canonical: &p.payload,
         }
+        .hash(&prev);
+        insert.execute(params![
+            seq,
+            p.ts_ms,
+            p.kind,
+            p.session_id,
+            p.call_id,
+            p.payload,
+            prev,
+            hash
+        ])?;
+        prev = hash;
     }
-    tx.prepare_cached("UPDATE log_head SET seq = ?1, hash = ?2 WHERE id = 1")?
+    conn.prepare_cached("UPDATE log_head SET seq = ?1, hash = ?2 WHERE id = 1")?
         .execute(params![seq, prev])?;
-    tx.commit()?;
     // seq starts at 1, so head_seq + 1 is positive.
     Ok(u64::try_from(head_seq + 1).unwrap_or(1))
 }
