@@ -1,77 +1,25 @@
-//! Approvals through MCP elicitation: an `ask` becomes a form shown by the
-//! client (action, resource, risk, reason) with the choices once / session /
-//! always / reject and an optional message for the model.
+//! Approvals through MCP elicitation: an ask becomes a form shown by the
+//! client — the tool, and for each request its action, resource, risk and
+//! reason — with the choices once / session / always / reject (only those the
+//! prompt offers) and an optional message for the model.
 //!
 //! An [`ElicitationChannel`] is shared by every connection of a server. Each
-//! connection whose client declared the form-elicitation capability registers
-//! its peer under its session id; an ask for that session goes to that client.
-//! An ask for a session without such a client is an error, so that the next
-//! approval channel (the web page, the terminal) is tried.
+//! connection whose client declared the form-elicitation capability at
+//! `initialize` registers its peer under its session id; an ask for that
+//! session goes to that client. An ask for a session without such a client
+//! fails with [`ChannelError::Unavailable`], so the next approval channel (the
+//! web page, the terminal) is tried. Protocol 2026-07-28 forbids server-to-client
+//! requests, so its connections never register here.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use async_trait::async_trait;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
-use toolgate_core::Risk;
-
-/// What a person is asked to approve.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ApprovalQuestion {
-    /// The tool being called.
-    pub tool: String,
-    /// The permission asked for (`bash`, `edit`, `external_directory`, …).
-    pub action: String,
-    /// What is touched: a command, a canonical path, a host.
-    pub resource: String,
-    /// The risk class.
-    pub risk: Risk,
-    /// Why the policy asks.
-    pub reason: String,
-    /// Where a shell command starts, when it is one.
-    pub cwd: Option<String>,
-    /// Extra facts (`create` vs `overwrite`, …).
-    pub note: Option<String>,
-    /// Whether "always" may be offered (never for destructive requests or ones
-    /// whose approval cannot be saved).
-    pub always_offered: bool,
-}
-
-/// A person's answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ApprovalAnswer {
-    /// Allow this call only.
-    Once,
-    /// Allow matching calls for the rest of the session.
-    Session,
-    /// Allow matching calls in this project from now on.
-    Always,
-    /// Refuse, optionally telling the model why.
-    Reject {
-        /// The person's message to the model.
-        message: Option<String>,
-    },
-}
-
-/// Why no answer came through elicitation.
-#[derive(Debug, thiserror::Error)]
-pub enum ElicitError {
-    /// No connected client of that session can show forms.
-    #[error("no MCP client with the elicitation capability is connected for session {0}")]
-    Unsupported(String),
-    /// The request to the client failed.
-    #[error("elicitation failed: {0}")]
-    Transport(String),
-    /// The call was cancelled while waiting.
-    #[error("cancelled while waiting for an answer")]
-    Cancelled,
-    /// The client's answer does not fit the form.
-    #[error("invalid elicitation answer: {0}")]
-    InvalidAnswer(String),
-}
+use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 
 /// The peers of connected clients that can answer approval forms, by session.
 #[derive(Clone, Default)]
@@ -120,57 +68,54 @@ impl ElicitationChannel {
     pub fn can_ask(&self, session_id: &str) -> bool {
         self.lock().contains_key(session_id)
     }
+}
 
-    /// Asks the client of `session_id` to approve `question`.
-    pub async fn ask(
-        &self,
-        session_id: &str,
-        question: &ApprovalQuestion,
-        cancel: &CancellationToken,
-    ) -> Result<ApprovalAnswer, ElicitError> {
+#[async_trait]
+impl ApprovalChannel for ElicitationChannel {
+    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
         let peer = self
             .lock()
-            .get(session_id)
+            .get(&prompt.session_id)
             .cloned()
-            .ok_or_else(|| ElicitError::Unsupported(session_id.to_string()))?;
-        let (message, schema) = approval_form(question);
+            .ok_or_else(|| {
+                ChannelError::Unavailable(format!(
+                    "no MCP client with the elicitation capability is connected for session {}",
+                    prompt.session_id
+                ))
+            })?;
+        let (message, requested_schema) = approval_form(prompt);
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
-            requested_schema: schema,
+            requested_schema,
         };
-        let result = tokio::select! {
-            r = peer.create_elicitation(params) => r,
-            () = cancel.cancelled() => return Err(ElicitError::Cancelled),
-        };
-        match result {
-            Ok(answer) => parse_answer(&answer, question.always_offered),
+        match peer.create_elicitation(params).await {
+            Ok(answer) => parse_answer(&answer, prompt),
             Err(ServiceError::TransportClosed) => {
-                self.unregister(session_id);
-                Err(ElicitError::Transport("the client disconnected".into()))
+                self.unregister(&prompt.session_id);
+                Err(ChannelError::Unavailable(
+                    "the MCP client disconnected".into(),
+                ))
             }
-            Err(e) => Err(ElicitError::Transport(e.to_string())),
+            Err(e) => Err(ChannelError::Failed(format!("elicitation failed: {e}"))),
         }
     }
 }
 
-/// The message and form schema for a question.
-pub fn approval_form(question: &ApprovalQuestion) -> (String, ElicitationSchema) {
-    let mut message = format!(
-        "toolgate asks: allow {} on {}?\nrisk: {}\nreason: {}\ntool: {}",
-        question.action, question.resource, question.risk, question.reason, question.tool
-    );
-    if let Some(cwd) = &question.cwd {
-        message.push_str(&format!("\nworking directory: {cwd}"));
+/// The message and form schema for a prompt.
+pub fn approval_form(prompt: &AskPrompt) -> (String, ElicitationSchema) {
+    let mut message = format!("toolgate: {} asks for permission", prompt.tool);
+    for item in &prompt.items {
+        message.push_str(&format!(
+            "\n- {} {}\n  risk: {}\n  reason: {}",
+            item.action, item.resource, item.risk, item.reason
+        ));
     }
-    if let Some(note) = &question.note {
-        message.push_str(&format!("\nnote: {note}"));
+    let mut choices = vec![json!({"const": "once", "title": "Allow once"})];
+    if prompt.offer_session {
+        choices.push(json!({"const": "session", "title": "Allow for this session"}));
     }
-    let mut choices = vec![
-        json!({"const": "once", "title": "Allow once"}),
-        json!({"const": "session", "title": "Allow for this session"}),
-    ];
-    if question.always_offered {
+    if prompt.offer_always {
         choices.push(json!({"const": "always", "title": "Always allow in this project"}));
     }
     choices.push(json!({"const": "reject", "title": "Reject"}));
@@ -203,19 +148,18 @@ pub fn approval_form(question: &ApprovalQuestion) -> (String, ElicitationSchema)
     (message, schema)
 }
 
-/// Interprets the client's answer. Declining or dismissing the form rejects.
-pub fn parse_answer(
-    answer: &ElicitResult,
-    always_offered: bool,
-) -> Result<ApprovalAnswer, ElicitError> {
+/// Interprets the client's answer. Declining or dismissing the form rejects;
+/// a choice the prompt did not offer is an error.
+pub fn parse_answer(answer: &ElicitResult, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
+    let invalid = |m: String| ChannelError::Failed(format!("invalid elicitation answer: {m}"));
     let content = match answer.action {
         ElicitationAction::Accept => answer.content.as_ref(),
         // Decline, cancel, or anything newer: not an approval.
-        _ => return Ok(ApprovalAnswer::Reject { message: None }),
+        _ => return Ok(Answer::Reject { message: None }),
     };
     let content = content
         .and_then(Value::as_object)
-        .ok_or_else(|| ElicitError::InvalidAnswer("accepted without content".into()))?;
+        .ok_or_else(|| invalid("accepted without content".into()))?;
     let message = content
         .get("message")
         .and_then(Value::as_str)
@@ -223,34 +167,46 @@ pub fn parse_answer(
         .filter(|m| !m.is_empty())
         .map(str::to_string);
     match content.get("decision").and_then(Value::as_str) {
-        Some("once") => Ok(ApprovalAnswer::Once),
-        Some("session") => Ok(ApprovalAnswer::Session),
-        Some("always") if always_offered => Ok(ApprovalAnswer::Always),
-        Some("always") => Err(ElicitError::InvalidAnswer(
-            "\"always\" was not offered for this request".into(),
-        )),
-        Some("reject") => Ok(ApprovalAnswer::Reject { message }),
-        Some(other) => Err(ElicitError::InvalidAnswer(format!(
+        Some("once") => Ok(Answer::Once),
+        Some("session") if prompt.offer_session => Ok(Answer::Session),
+        Some("always") if prompt.offer_always => Ok(Answer::Always),
+        Some("reject") => Ok(Answer::Reject { message }),
+        Some(c @ ("session" | "always")) => Err(invalid(format!("{c:?} was not offered"))),
+        Some(other) => Err(invalid(format!(
             "unknown decision {other:?}; expected once, session, always or reject"
         ))),
-        None => Err(ElicitError::InvalidAnswer("missing `decision`".into())),
+        None => Err(invalid("missing `decision`".into())),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolgate_core::Risk;
+    use toolgate_policy::approvals::AskItem;
 
-    fn question(always: bool) -> ApprovalQuestion {
-        ApprovalQuestion {
+    fn prompt(offer: bool) -> AskPrompt {
+        AskPrompt {
+            session_id: "s1".into(),
+            call_id: "c1".into(),
             tool: "bash".into(),
-            action: "bash".into(),
-            resource: "git push origin main".into(),
-            risk: Risk::Network,
-            reason: "network commands ask".into(),
-            cwd: Some("/ws".into()),
-            note: None,
-            always_offered: always,
+            items: vec![
+                AskItem {
+                    action: "bash".into(),
+                    resource: "git push origin main".into(),
+                    risk: Risk::Network,
+                    reason: "network commands ask".into(),
+                },
+                AskItem {
+                    action: "bash".into(),
+                    resource: "rm -rf build".into(),
+                    risk: Risk::Destructive,
+                    reason: "destructive commands ask every time".into(),
+                },
+            ],
+            offer_session: offer,
+            offer_always: offer,
+            timeout_ms: 1000,
         }
     }
 
@@ -260,78 +216,88 @@ mod tests {
         r
     }
 
-    #[test]
-    fn form_shows_action_resource_risk_reason_and_choices() {
-        let (message, schema) = approval_form(&question(true));
-        assert!(message.contains("bash on git push origin main"));
-        assert!(message.contains("risk: network"));
-        assert!(message.contains("reason: network commands ask"));
-        assert!(message.contains("working directory: /ws"));
+    fn choices(p: &AskPrompt) -> Vec<String> {
+        let (_, schema) = approval_form(p);
         let v = serde_json::to_value(&schema).unwrap();
-        let consts: Vec<&str> = v["properties"]["decision"]["oneOf"]
+        v["properties"]["decision"]["oneOf"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| c["const"].as_str().unwrap())
-            .collect();
-        assert_eq!(consts, ["once", "session", "always", "reject"]);
-        assert_eq!(v["required"], json!(["decision"]));
+            .map(|c| c["const"].as_str().unwrap().to_string())
+            .collect()
     }
 
     #[test]
-    fn no_always_when_not_offered() {
-        let (_, schema) = approval_form(&question(false));
-        let v = serde_json::to_value(&schema).unwrap();
-        let text = v["properties"]["decision"].to_string();
-        assert!(!text.contains("always"), "{text}");
-        let a = answer(
-            ElicitationAction::Accept,
-            Some(json!({"decision": "always"})),
+    fn form_shows_every_request_with_risk_and_reason() {
+        let (message, schema) = approval_form(&prompt(true));
+        assert!(message.contains("bash git push origin main"));
+        assert!(message.contains("risk: network"));
+        assert!(message.contains("reason: network commands ask"));
+        assert!(message.contains("rm -rf build") && message.contains("risk: destructive"));
+        assert_eq!(
+            choices(&prompt(true)),
+            ["once", "session", "always", "reject"]
         );
-        assert!(matches!(
-            parse_answer(&a, false),
-            Err(ElicitError::InvalidAnswer(_))
-        ));
+        let v = serde_json::to_value(&schema).unwrap();
+        assert_eq!(v["required"], json!(["decision"]));
+        assert_eq!(v["properties"]["message"]["type"], "string");
+    }
+
+    #[test]
+    fn only_offered_choices_are_shown_and_accepted() {
+        let p = prompt(false);
+        assert_eq!(choices(&p), ["once", "reject"]);
+        for c in ["always", "session"] {
+            let a = answer(ElicitationAction::Accept, Some(json!({"decision": c})));
+            let err = parse_answer(&a, &p).unwrap_err();
+            assert!(err.to_string().contains("was not offered"), "{err}");
+        }
     }
 
     #[test]
     fn answers_map_to_approvals() {
-        let once = answer(ElicitationAction::Accept, Some(json!({"decision": "once"})));
-        assert_eq!(parse_answer(&once, true).unwrap(), ApprovalAnswer::Once);
-        let always = answer(
-            ElicitationAction::Accept,
-            Some(json!({"decision": "always"})),
-        );
-        assert_eq!(parse_answer(&always, true).unwrap(), ApprovalAnswer::Always);
-        let reject = answer(
-            ElicitationAction::Accept,
-            Some(json!({"decision": "reject", "message": " use a branch "})),
+        let p = prompt(true);
+        let a = |c: Value| answer(ElicitationAction::Accept, Some(c));
+        assert_eq!(
+            parse_answer(&a(json!({"decision": "once"})), &p).unwrap(),
+            Answer::Once
         );
         assert_eq!(
-            parse_answer(&reject, true).unwrap(),
-            ApprovalAnswer::Reject {
+            parse_answer(&a(json!({"decision": "session"})), &p).unwrap(),
+            Answer::Session
+        );
+        assert_eq!(
+            parse_answer(&a(json!({"decision": "always"})), &p).unwrap(),
+            Answer::Always
+        );
+        assert_eq!(
+            parse_answer(
+                &a(json!({"decision": "reject", "message": " use a branch "})),
+                &p
+            )
+            .unwrap(),
+            Answer::Reject {
                 message: Some("use a branch".into())
             }
         );
-        let declined = answer(ElicitationAction::Decline, None);
         assert_eq!(
-            parse_answer(&declined, true).unwrap(),
-            ApprovalAnswer::Reject { message: None }
+            parse_answer(&answer(ElicitationAction::Decline, None), &p).unwrap(),
+            Answer::Reject { message: None }
         );
-        let bogus = answer(ElicitationAction::Accept, Some(json!({"decision": "yes"})));
-        assert!(parse_answer(&bogus, true).is_err());
-        let empty = answer(ElicitationAction::Accept, None);
-        assert!(parse_answer(&empty, true).is_err());
+        assert_eq!(
+            parse_answer(&answer(ElicitationAction::Cancel, None), &p).unwrap(),
+            Answer::Reject { message: None }
+        );
+        assert!(parse_answer(&a(json!({"decision": "yes"})), &p).is_err());
+        assert!(parse_answer(&a(json!({})), &p).is_err());
+        assert!(parse_answer(&answer(ElicitationAction::Accept, None), &p).is_err());
     }
 
     #[tokio::test]
-    async fn unknown_session_is_an_error_so_the_next_channel_is_tried() {
+    async fn unknown_session_is_unavailable_so_the_next_channel_is_tried() {
         let channel = ElicitationChannel::new();
-        let err = channel
-            .ask("s1", &question(true), &CancellationToken::new())
-            .await
-            .unwrap_err();
-        assert!(matches!(err, ElicitError::Unsupported(_)));
+        let err = channel.ask(&prompt(true)).await.unwrap_err();
+        assert!(matches!(err, ChannelError::Unavailable(_)), "{err}");
         assert!(!channel.can_ask("s1"));
     }
 }

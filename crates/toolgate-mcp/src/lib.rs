@@ -11,7 +11,7 @@ pub mod approval;
 pub mod convert;
 pub mod server;
 
-pub use approval::{ApprovalAnswer, ApprovalQuestion, ElicitError, ElicitationChannel};
+pub use approval::ElicitationChannel;
 pub use server::{ToolgateConnection, ToolgateServer};
 pub mod error;
 pub mod frame;

@@ -21,7 +21,7 @@ use toolgate_mcp::{HttpOptions, StdioOptions, bind_http, generate_token};
 
 const ROLE: &str = "TOOLGATE_MCP_TEST_ROLE";
 const ROOT: &str = "TOOLGATE_MCP_TEST_ROOT";
-const EVENTS: &str = "TOOLGATE_MCP_TEST_EVENTS";
+const DATA: &str = "TOOLGATE_MCP_TEST_DATA";
 const PY_TIMEOUT: Duration = Duration::from_secs(120);
 
 fn main() -> ExitCode {
@@ -87,19 +87,27 @@ fn main() -> ExitCode {
 
 /// The stdio server the Python client spawns.
 fn stdio_server() -> ExitCode {
-    let root = PathBuf::from(std::env::var(ROOT).expect("root"));
-    let events = PathBuf::from(std::env::var(EVENTS).expect("events"));
+    let paths = common::Paths {
+        root: PathBuf::from(std::env::var(ROOT).expect("root")),
+        data: PathBuf::from(std::env::var(DATA).expect("data dir")),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let server = common::test_server(&root, &events);
+    let test = runtime.block_on(async { common::test_server(&paths) });
     let options = StdioOptions {
         max_message_bytes: 8 * 1024 * 1024,
     };
-    match runtime.block_on(toolgate_mcp::serve_stdio(&server, options)) {
-        Ok(()) => ExitCode::SUCCESS,
+    match runtime.block_on(toolgate_mcp::serve_stdio(&test.server, options)) {
+        Ok(()) => {
+            if let Err(e) = test.log.flush() {
+                eprintln!("stdio server: flushing the audit log: {e}");
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("stdio server: {e}");
             ExitCode::FAILURE
@@ -129,6 +137,14 @@ impl Ctx {
     fn new(python: PathBuf) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("ws")).expect("workspace");
+        std::fs::create_dir(dir.path().join("data")).expect("data dir");
+        std::fs::write(
+            dir.path().join("ws/hello.txt"),
+            "hello from the workspace\n",
+        )
+        .expect("file");
+        std::fs::create_dir(dir.path().join("ws/secret")).expect("secret dir");
+        std::fs::write(dir.path().join("ws/secret/key.txt"), "k").expect("secret file");
         Ctx { python, dir }
     }
 
@@ -136,12 +152,15 @@ impl Ctx {
         self.dir.path().join("ws")
     }
 
-    fn events_path(&self) -> PathBuf {
-        self.dir.path().join("events.jsonl")
+    fn paths(&self) -> common::Paths {
+        common::Paths {
+            root: self.root(),
+            data: self.dir.path().join("data"),
+        }
     }
 
     fn events(&self) -> Vec<Value> {
-        common::read_events(&self.events_path())
+        common::read_events(&self.paths().audit_db())
     }
 
     fn command(&self, script_name: &str) -> Command {
@@ -149,7 +168,7 @@ impl Ctx {
         cmd.arg(script(script_name))
             .env(ROLE, "stdio-server")
             .env(ROOT, self.root())
-            .env(EVENTS, self.events_path())
+            .env(DATA, self.paths().data)
             .kill_on_drop(true);
         cmd
     }
@@ -177,18 +196,22 @@ impl Ctx {
 
     /// Starts an in-process HTTP server; returns its URL, token and stopper.
     async fn serve_http(&self) -> Result<(String, String, CancellationToken), String> {
-        let server = common::test_server(&self.root(), &self.events_path());
+        let test = common::test_server(&self.paths());
         let token = generate_token().map_err(|e| e.to_string())?;
         let shutdown = CancellationToken::new();
         let bound = bind_http(
-            &server,
+            &test.server,
             HttpOptions::loopback(0, token.clone()),
             shutdown.clone(),
         )
         .await
         .map_err(|e| e.to_string())?;
         let addr = bound.local_addr().map_err(|e| e.to_string())?;
-        tokio::spawn(bound.serve());
+        tokio::spawn(async move {
+            let served = bound.serve().await;
+            drop(test);
+            served
+        });
         Ok((format!("http://{addr}/mcp"), token, shutdown))
     }
 }

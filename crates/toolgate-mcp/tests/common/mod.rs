@@ -1,25 +1,30 @@
-//! A small engine for the MCP tests: test tools, a test gate that asks through
-//! MCP elicitation, a JSONL event log and a spill directory. The real policy
-//! gate and SQLite store are built by other crates; these stand in for them.
+//! The engine of the MCP tests, wired like `toolgate mcp`: the real policy gate
+//! (asking through MCP elicitation), the SQLite audit log and approvals, the
+//! spill store and every built-in tool, plus four small test tools whose
+//! timing and outcome the tests control: echo (read-only), slow (progress,
+//! cancellable), guarded (a write: asked) and forbidden (network: asked).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    Decision, DecisionSource, Effect, Engine, Event, EventAck, EventSink, Gate, GateCall,
-    GateError, Judged, Location, OutputStore, PermissionRequest, Progress, Registry, Risk,
-    SinkError, SpillError, Tool, ToolContext, ToolError, ToolSet, ToolTraits,
+    Engine, Location, PermissionRequest, Progress, Registration, Registry, Risk, Tool, ToolContext,
+    ToolError, ToolSet, ToolTraits,
 };
-use toolgate_mcp::{ApprovalAnswer, ApprovalQuestion, ElicitationChannel, ToolgateServer};
+use toolgate_mcp::{ElicitationChannel, ToolgateServer};
+use toolgate_policy::gate::PolicyGate;
+use toolgate_policy::policy::{Policy, PolicySources};
+use toolgate_store::{Durability, EventFilter, EventLog, EventReader, SpillStore, SqliteApprovals};
+use toolgate_tools::BuiltinConfig;
+
+/// A read of the workspace root: the default policy allows it.
+fn workspace_read(loc: &Location) -> PermissionRequest {
+    PermissionRequest::new("read", loc.root().display().to_string(), Risk::Read)
+}
 
 /// Repeats its input (read-only).
 pub struct Echo;
@@ -88,8 +93,8 @@ impl Tool for Slow {
             open_world: false,
         }
     }
-    fn intent(&self, _: &SlowIn, _: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
-        Ok(vec![PermissionRequest::new("slow", "steps", Risk::Execute)])
+    fn intent(&self, _: &SlowIn, loc: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
+        Ok(vec![workspace_read(loc)])
     }
     async fn execute(&self, i: SlowIn, ctx: ToolContext) -> Result<SlowOut, ToolError> {
         for step in 1..=i.steps {
@@ -180,165 +185,80 @@ impl Tool for Forbidden {
     }
 }
 
-/// Allows everything except `forbidden` (deny) and `guarded` (ask, through
-/// the MCP client's elicitation).
-pub struct TestGate {
-    pub channel: ElicitationChannel,
+/// The project policy of the test workspace.
+pub const POLICY: &str = r#"
+[permission]
+webfetch = "deny"
+
+[permission.read]
+"secret/**" = "deny"
+"#;
+
+/// Where a test server keeps its state: the workspace `root` and the data
+/// directory `data` (audit log, approvals, spilled output, policy file).
+pub struct Paths {
+    pub root: PathBuf,
+    pub data: PathBuf,
 }
 
-#[async_trait]
-impl Gate for TestGate {
-    fn evaluate(
-        &self,
-        _: &GateCall<'_>,
-        requests: Vec<PermissionRequest>,
-    ) -> Result<Vec<Judged>, GateError> {
-        Ok(requests
-            .into_iter()
-            .map(|request| {
-                let (effect, reason) = match request.action.as_str() {
-                    "forbidden" => (Effect::Deny, "the test policy forbids this"),
-                    "guarded" => (Effect::Ask, "the test policy asks for guarded"),
-                    _ => (Effect::Allow, "the test policy allows this"),
-                };
-                Judged {
-                    decision: Decision::new(effect, request.risk, DecisionSource::Rule, reason),
-                    request,
-                }
-            })
-            .collect())
-    }
-
-    async fn resolve(
-        &self,
-        call: &GateCall<'_>,
-        judged: &[Judged],
-        cancel: &CancellationToken,
-    ) -> Result<Vec<Decision>, GateError> {
-        let mut finals = Vec::new();
-        for j in judged {
-            if j.decision.effect != Effect::Ask {
-                finals.push(j.decision.clone());
-                continue;
-            }
-            let question = ApprovalQuestion {
-                tool: call.tool.to_string(),
-                action: j.request.action.clone(),
-                resource: j.request.resource.clone(),
-                risk: j.decision.risk,
-                reason: j.decision.reason.clone(),
-                cwd: j.request.cwd.clone(),
-                note: j.request.note.clone(),
-                always_offered: j.decision.risk != Risk::Destructive,
-            };
-            let risk = j.decision.risk;
-            let decision = match self.channel.ask(call.session_id, &question, cancel).await {
-                Ok(ApprovalAnswer::Reject { message }) => {
-                    let mut d = Decision::new(
-                        Effect::Deny,
-                        risk,
-                        DecisionSource::User,
-                        "rejected by the user",
-                    );
-                    d.feedback = message;
-                    d
-                }
-                Ok(answer) => Decision::new(
-                    Effect::Allow,
-                    risk,
-                    DecisionSource::User,
-                    format!("approved: {answer:?}"),
-                ),
-                Err(e) => Decision::new(
-                    Effect::Deny,
-                    risk,
-                    DecisionSource::Timeout,
-                    format!("nobody answered: {e}"),
-                ),
-            };
-            finals.push(decision);
-        }
-        Ok(finals)
+impl Paths {
+    pub fn audit_db(&self) -> PathBuf {
+        self.data.join("audit.db")
     }
 }
 
-/// Appends each event as one JSON line, flushed before the ack.
-pub struct JsonlSink {
-    file: Mutex<std::fs::File>,
-    seq: AtomicU64,
+/// Keeps what the server needs alive.
+pub struct TestServer {
+    pub server: ToolgateServer,
+    pub log: Arc<EventLog>,
+    _registrations: Vec<Registration>,
 }
 
-impl JsonlSink {
-    pub fn create(path: &Path) -> Self {
-        JsonlSink {
-            file: Mutex::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .expect("open event log"),
-            ),
-            seq: AtomicU64::new(1),
-        }
-    }
-}
-
-impl EventSink for JsonlSink {
-    fn submit(&self, event: Event) -> EventAck {
-        let line = serde_json::to_string(&event).map_err(|e| SinkError::Storage(e.to_string()));
-        let result = line.and_then(|mut line| {
-            line.push('\n');
-            let mut f = self.file.lock().unwrap();
-            f.write_all(line.as_bytes())
-                .and_then(|()| f.flush())
-                .map_err(|e| SinkError::Storage(e.to_string()))?;
-            Ok(self.seq.fetch_add(1, Ordering::SeqCst))
-        });
-        futures::future::ready(result).boxed()
-    }
-}
-
-/// Spills into a directory.
-pub struct DirStore(pub PathBuf);
-
-impl OutputStore for DirStore {
-    fn spill(&self, call_id: &str, text: &str) -> Result<PathBuf, SpillError> {
-        let path = self.0.join(format!("{call_id}.txt"));
-        std::fs::write(&path, text).map_err(|source| SpillError {
-            path: path.clone(),
-            source,
-        })?;
-        Ok(path)
-    }
-}
-
-/// The test server over `root`, logging to `events`.
-pub fn test_server(root: &Path, events: &Path) -> ToolgateServer {
-    let registry = Registry::new();
-    registry.register("echo", Echo).unwrap().leak();
-    registry.register("slow", Slow).unwrap().leak();
-    registry.register("guarded", Guarded).unwrap().leak();
-    registry.register("forbidden", Forbidden).unwrap().leak();
+/// The test server: real gate, store and tools, over `paths`.
+pub fn test_server(paths: &Paths) -> TestServer {
+    let config = paths.data.join("policy.toml");
+    std::fs::write(&config, POLICY).unwrap();
+    let mut sources = PolicySources::bare(&paths.root, &paths.data);
+    sources.session_files = vec![config];
+    let policy = Policy::load(&sources).expect("test policy loads");
     let channel = ElicitationChannel::new();
-    let spill = root.join(".spill");
-    std::fs::create_dir_all(&spill).unwrap();
+    let approvals = SqliteApprovals::open(paths.data.join("state.db")).unwrap();
+    let gate = PolicyGate::new(policy, Arc::new(approvals), Arc::new(channel.clone()))
+        .with_timeout(Duration::from_secs(30));
+    let log = Arc::new(EventLog::open(paths.audit_db(), Durability::Normal).unwrap());
+    let spill = Arc::new(SpillStore::new(&paths.data));
+    let tools = Registry::new();
+    let mut builtin = BuiltinConfig::default();
+    builtin.process.data_dir = paths.data.clone();
+    let mut registrations = toolgate_tools::register_builtins(&tools, &builtin).unwrap();
+    registrations.push(tools.register("echo", Echo).unwrap());
+    registrations.push(tools.register("slow", Slow).unwrap());
+    registrations.push(tools.register("guarded", Guarded).unwrap());
+    registrations.push(tools.register("forbidden", Forbidden).unwrap());
     let engine = Engine::new(
-        ToolSet::new(registry, Registry::new()),
-        Arc::new(TestGate {
-            channel: channel.clone(),
-        }),
-        Arc::new(JsonlSink::create(events)),
-        Arc::new(DirStore(spill)),
+        ToolSet::new(Registry::new(), tools),
+        Arc::new(gate),
+        log.clone(),
+        spill,
     );
-    let location = Arc::new(Location::new(root).unwrap());
-    ToolgateServer::with_elicitation(engine, location, channel)
+    let location = Arc::new(Location::new(&paths.root).unwrap());
+    TestServer {
+        server: ToolgateServer::with_elicitation(engine, location, channel),
+        log,
+        _registrations: registrations,
+    }
 }
 
-/// The events logged so far.
-pub fn read_events(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("event line is JSON"))
+/// The events logged so far, as JSON (`kind`, `session_id`, `payload`, …).
+pub fn read_events(audit_db: &Path) -> Vec<Value> {
+    if !audit_db.exists() {
+        return Vec::new();
+    }
+    let reader = EventReader::open(audit_db).expect("open the audit log");
+    reader
+        .query(&EventFilter::default())
+        .expect("query the audit log")
+        .into_iter()
+        .map(|e| serde_json::to_value(&e.event).expect("event is JSON"))
         .collect()
 }

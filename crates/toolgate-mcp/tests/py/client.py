@@ -18,7 +18,7 @@ import mcp.types as types
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-TEST_ENV = ("TOOLGATE_MCP_TEST_ROLE", "TOOLGATE_MCP_TEST_ROOT", "TOOLGATE_MCP_TEST_EVENTS")
+TEST_ENV = ("TOOLGATE_MCP_TEST_ROLE", "TOOLGATE_MCP_TEST_ROOT", "TOOLGATE_MCP_TEST_DATA", "HOME", "PATH")
 
 
 def fail(message):
@@ -51,7 +51,19 @@ async def catalogue(args):
     async with connect(args) as client:
         listed = await client.list_tools()
         tools = {t.name: t for t in listed.tools}
-        check(set(tools) == {"echo", "slow", "guarded", "forbidden"}, f"tools: {sorted(tools)}")
+        builtins = {"read", "write", "edit", "apply_patch", "bash", "list", "glob", "grep", "websearch"}
+        expected = {"echo", "slow", "guarded", "forbidden"} | builtins
+        check(expected <= set(tools), f"tools: {sorted(tools)}")
+        check("webfetch" not in tools, "a tool the policy denies wholesale is not listed")
+        for name in ("write", "edit", "apply_patch", "bash"):
+            hints = tools[name].annotations
+            check(hints.destructive_hint is True and hints.read_only_hint is False, f"{name}: {hints}")
+        for name in ("read", "list", "glob", "grep"):
+            check(tools[name].annotations.read_only_hint is True, f"{name}: {tools[name].annotations}")
+        check(tools["websearch"].annotations.open_world_hint is True, f"websearch: {tools['websearch'].annotations}")
+        check(tools["read"].annotations.open_world_hint is False, "read is closed-world")
+        check("path" in tools["read"].input_schema["properties"], f"read schema: {tools['read'].input_schema}")
+        check(tools["bash"].output_schema["type"] == "object", f"bash output schema: {tools['bash'].output_schema}")
         echo = tools["echo"]
         check(echo.description == "Repeats its input.", f"description: {echo.description!r}")
         check(echo.input_schema["type"] == "object", f"input schema: {echo.input_schema}")
@@ -76,10 +88,18 @@ async def calls(args):
         check(text_of(ok) == "hello gate", f"echo text: {text_of(ok)!r}")
         check(ok.structured_content == {"text": "hello gate", "length": 10}, f"structured: {ok.structured_content}")
 
-        denied = await client.call_tool("forbidden", {"url": "https://example.com"})
+        read = await client.call_tool("read", {"path": "hello.txt"})
+        check(not read.is_error and "hello from the workspace" in text_of(read), f"read: {read}")
+        check(isinstance(read.structured_content, dict), f"read structured: {read.structured_content}")
+
+        denied = await client.call_tool("forbidden", {"url": "https://evil.example/x"})
         check(denied.is_error is True, f"forbidden must be an error result: {denied}")
         check("permission denied" in text_of(denied), f"deny text: {text_of(denied)!r}")
-        check("the test policy forbids this" in text_of(denied), f"deny reason: {text_of(denied)!r}")
+        check("no one could be asked" in text_of(denied), f"deny reason: {text_of(denied)!r}")
+
+        secret = await client.call_tool("read", {"path": "secret/key.txt"})
+        check(secret.is_error is True, f"a read the policy denies must be an error result: {secret}")
+        check("permission denied" in text_of(secret) and "secret" in text_of(secret), f"rule deny: {text_of(secret)!r}")
 
         bad = await client.call_tool("echo", {"text": 5})
         check(bad.is_error is True, f"bad arguments must be an error result: {bad}")
@@ -128,7 +148,8 @@ async def elicit_once(args):
         check(not result.is_error, f"approved call failed: {text_of(result)!r}")
         check(len(seen) == 1, f"expected one elicitation, got {len(seen)}")
         form = seen[0]
-        check("guarded on" in form.message and "risk: write" in form.message, f"form message: {form.message!r}")
+        check("guarded" in form.message and "marker.txt" in form.message, f"form message: {form.message!r}")
+        check("risk: write" in form.message and "reason:" in form.message, f"form message: {form.message!r}")
         schema = form.requested_schema
         choices = [c["const"] for c in schema["properties"]["decision"]["oneOf"]]
         check(choices == ["once", "session", "always", "reject"], f"choices: {choices}")
@@ -147,7 +168,7 @@ async def no_elicitation(args):
     async with connect(args) as client:
         result = await client.call_tool("guarded", {"target": "marker.txt"})
         check(result.is_error is True, f"unanswerable ask must be denied: {result}")
-        check("no MCP client with the elicitation capability" in text_of(result), f"text: {text_of(result)!r}")
+        check("permission denied" in text_of(result), f"text: {text_of(result)!r}")
 
 
 async def cancel(args):
