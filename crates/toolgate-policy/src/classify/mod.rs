@@ -25,6 +25,7 @@ pub use arity::arity_prefix;
 pub(crate) use arity::is_assignment;
 pub(crate) use paths::glob_match;
 pub use paths::path_risk;
+pub(crate) use special::sql_destroys;
 
 use toolgate_core::Risk;
 
@@ -43,6 +44,9 @@ pub struct Verdict {
     /// Commands this one runs with its own arguments (`find -exec CMD ;`,
     /// `fd -x CMD`); the shell analyser classifies them too.
     pub embedded: Vec<Vec<String>>,
+    /// Whether it reads every file below its directory operands (or the
+    /// working directory), hidden ones included: `grep -r`, `rg --hidden`.
+    pub walks: bool,
 }
 
 impl Verdict {
@@ -52,6 +56,7 @@ impl Verdict {
             reason: reason.into(),
             paths,
             embedded: Vec::new(),
+            walks: false,
         }
     }
 
@@ -224,9 +229,10 @@ pub(crate) fn flag_matches(at: FlagMatch, arg: &str) -> bool {
     }
 }
 
-/// `--forc` for `--force`: an unambiguous-looking prefix of a long option.
+/// `--forc` (even `--f`) for `--force`: getopt_long and git accept any
+/// unambiguous prefix, so every prefix counts (stricter when ambiguous).
 fn long_abbreviation(name: &str, flag: &str) -> bool {
-    flag.starts_with("--") && name.starts_with("--") && name.len() >= 5 && flag.starts_with(name)
+    flag.starts_with("--") && name.starts_with("--") && name.len() >= 3 && flag.starts_with(name)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
         Check::GitConfig => git_config(args, v),
         Check::GitRemote => git_remote(args, v),
         Check::TarMode => tar_mode(args, v),
+        Check::RecursiveRead => recursive_read(name, args, v),
         Check::UniqOutput => {
             if operands(args).len() >= 2 {
                 v.raise(Risk::Write, "uniq IN OUT writes OUT");
@@ -76,6 +77,29 @@ fn command_after(args: &[String], start: usize) -> (Vec<String>, usize) {
         end += 1;
     }
     (args[start..end].to_vec(), end)
+}
+
+fn recursive_read(name: &str, args: &[String], v: &mut Verdict) {
+    let any = |m: &[crate::classify::table::FlagMatch]| {
+        options(args).any(|o| m.iter().any(|f| flag_matches(*f, o)))
+    };
+    v.walks = match name {
+        // ripgrep skips hidden and ignored files unless told otherwise.
+        "rg" | "ripgrep" => {
+            any(&[Exact("--hidden"), Exact("--no-ignore-dot")])
+                || options(args).any(|o| o.starts_with("-uu") || o == "-.")
+        }
+        "ag" => any(&[Exact("--hidden"), Exact("--unrestricted"), Short('u')]),
+        _ => {
+            any(&[
+                Short('r'),
+                Short('R'),
+                Exact("--recursive"),
+                Exact("--dereference-recursive"),
+                Exact("--directories"),
+            ]) || args.windows(2).any(|w| w[0] == "-d" && w[1] == "recurse")
+        }
+    };
 }
 
 fn find_actions(args: &[String], v: &mut Verdict) {

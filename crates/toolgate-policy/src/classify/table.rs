@@ -68,6 +68,9 @@ pub(crate) enum Check {
     ExportPrint,
     /// `date -s` / `hostname NAME` change the system.
     SetsSystem,
+    /// Recursive content readers (`grep -r`, `rg --hidden`, `ag -u`): they read
+    /// every file below a directory, secrets included.
+    RecursiveRead,
     /// `crontab -r` removes every job.
     Crontab,
 }
@@ -215,23 +218,19 @@ const RG_FLAGS: &[Flag] = &[
 ];
 
 const SED_FLAGS: &[Flag] = &[
-    flag(Prefix("-i"), Write, "sed -i edits files in place"),
+    flag(Short('i'), Write, "sed -i edits files in place"),
     flag(
         Exact("--in-place"),
         Write,
         "sed --in-place edits files in place",
     ),
-    flag(Prefix("-ni"), Write, "sed -i edits files in place"),
-    flag(Prefix("-Ei"), Write, "sed -i edits files in place"),
-    flag(Prefix("-ri"), Write, "sed -i edits files in place"),
-    flag(Prefix("-si"), Write, "sed -i edits files in place"),
     flag(
-        Prefix("-f"),
+        Short('f'),
         Execute,
         "sed -f runs a script the analyser cannot see",
     ),
     flag(
-        Prefix("--file"),
+        Exact("--file"),
         Execute,
         "sed --file runs a script the analyser cannot see",
     ),
@@ -239,22 +238,27 @@ const SED_FLAGS: &[Flag] = &[
 
 const AWK_FLAGS: &[Flag] = &[
     flag(
-        Prefix("-f"),
+        Short('f'),
         Execute,
         "awk -f runs a program the analyser cannot see",
     ),
     flag(
-        Prefix("--file"),
+        Exact("--file"),
         Execute,
         "awk --file runs a program the analyser cannot see",
     ),
     flag(
-        Prefix("-i"),
+        Short('i'),
         Execute,
         "awk -i loads an extension or edits in place",
     ),
-    flag(Prefix("-l"), Execute, "awk -l loads an extension"),
+    flag(Short('l'), Execute, "awk -l loads an extension"),
     flag(Exact("--load"), Execute, "awk --load loads an extension"),
+    flag(
+        Exact("--include"),
+        Execute,
+        "awk --include loads a program file",
+    ),
 ];
 
 const TAR_FLAGS: &[Flag] = &[
@@ -1021,12 +1025,16 @@ pub(crate) static COMMANDS: &[Cmd] = &[
         Check::ExportPrint,
     ),
     cmd(&["printenv"], Credential, false),
-    cmd(
-        &["grep", "egrep", "fgrep", "ag", "ack", "ugrep"],
-        Read,
-        true,
+    cmd(&["su", "runuser", "script"], Execute, true),
+    with_check(
+        cmd(&["grep", "egrep", "fgrep", "ugrep"], Read, true),
+        Check::RecursiveRead,
     ),
-    with_flags(cmd(&["rg", "ripgrep"], Read, true), RG_FLAGS),
+    with_check(cmd(&["ag", "ack"], Read, true), Check::RecursiveRead),
+    with_check(
+        with_flags(cmd(&["rg", "ripgrep"], Read, true), RG_FLAGS),
+        Check::RecursiveRead,
+    ),
     with_check(cmd(&["find", "gfind"], Read, true), Check::FindActions),
     with_check(cmd(&["fd", "fdfind"], Read, true), Check::FdExec),
     with_flags(
@@ -1330,7 +1338,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "code",
             "tmux",
             "screen",
-            "su",
             "at",
             "batch",
             "mount",
@@ -1371,11 +1378,7 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "hyperfine",
             "entr",
             "watchexec",
-            "parallel",
-            "script",
             "expect",
-            "busybox",
-            "toybox",
             "pre-commit",
             "husky",
             "just",
@@ -1558,6 +1561,32 @@ pub(crate) static WRAPPERS: &[Wrapper] = &[
         Execute,
     ),
     wrapper(&["taskset"], &[], 1, Read, Read),
+    // Multi-call binaries: the applet is the command.
+    wrapper(&["busybox", "toybox"], &[], 0, Read, Read),
+    wrapper(
+        &["parallel"],
+        &[
+            "-j",
+            "--jobs",
+            "-a",
+            "--arg-file",
+            "-d",
+            "--delimiter",
+            "-I",
+            "--colsep",
+            "-n",
+            "-N",
+            "--joblog",
+            "--results",
+            "-S",
+            "--sshlogin",
+            "--timeout",
+            "--delay",
+        ],
+        0,
+        Execute,
+        Execute,
+    ),
     wrapper(&["chrt"], &[], 1, Execute, Execute),
 ];
 
@@ -1615,6 +1644,11 @@ pub(crate) static INLINE_CODE: &[(&[&str], &[&str])] = &[
     (&["Rscript"], &["-e"]),
     (&["julia"], &["-e", "--eval"]),
     (&["osascript"], &["-e"]),
+    (
+        &["su", "runuser"],
+        &["-c", "--command", "--session-command"],
+    ),
+    (&["script"], &["-c", "--command"]),
     (
         &["pwsh", "powershell"],
         &["-c", "-Command", "-EncodedCommand", "-e"],

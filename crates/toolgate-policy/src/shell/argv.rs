@@ -32,6 +32,8 @@ pub(crate) struct Part {
     pub(crate) note: Option<String>,
     /// Some argument is only known at run time: never save an approval.
     pub(crate) unknown_args: bool,
+    /// It reads every file below its directories, hidden ones included.
+    pub(crate) walks: bool,
 }
 
 impl Part {
@@ -48,6 +50,7 @@ impl Part {
             chdir: None,
             note: None,
             unknown_args: false,
+            walks: false,
         }
     }
 
@@ -250,6 +253,7 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
     let verdict = classify::classify(&texts);
     part.raise(verdict.risk, verdict.reason);
     part.paths = verdict.paths;
+    part.walks = verdict.walks;
     for embedded in verdict.embedded {
         let words: Vec<Word> = embedded
             .into_iter()
@@ -353,7 +357,8 @@ fn inline_code(name: &str, args: &[String]) -> Option<String> {
                 return Some(format!("`{name} {a}` runs inline code"));
             }
         }
-        if !a.starts_with('-') && !flags.iter().any(|f| !f.starts_with('-')) {
+        let options_anywhere = matches!(name, "su" | "runuser" | "script");
+        if !a.starts_with('-') && !options_anywhere && !flags.iter().any(|f| !f.starts_with('-')) {
             // The script operand: options after it belong to the script.
             break;
         }

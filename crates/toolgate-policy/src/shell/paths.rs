@@ -9,6 +9,9 @@ use super::walk::{Analyzer, Scope};
 use super::words::Word;
 use crate::classify::{glob_match, is_assignment, path_risk};
 
+/// Most directory entries looked at for one recursive read.
+const WALK_BUDGET: usize = 4096;
+
 /// Most entries a glob in an argument is expanded to.
 const MAX_GLOB_MATCHES: usize = 512;
 
@@ -115,6 +118,14 @@ impl Analyzer<'_, '_> {
             }
         } else {
             candidates.push((text.to_string(), true));
+        }
+        // `git show HEAD:.env`, `scp host:~/.ssh/id_rsa .`: a path after a colon.
+        if let Some((_, after)) = text.split_once(':') {
+            if !after.is_empty() && !text.contains("://") {
+                if let Some(cred) = path_risk(Path::new(after), &self.ctx.home) {
+                    self.secret_request(text, cred, writes, scope);
+                }
+            }
         }
         for (candidate, operand) in candidates {
             if candidate.is_empty() || (!operand && !looks_like_path(&candidate)) {
@@ -304,6 +315,20 @@ impl Analyzer<'_, '_> {
         if is_neutral_device(&target.text) {
             return;
         }
+        if let Some(endpoint) = target
+            .text
+            .strip_prefix("/dev/tcp/")
+            .or_else(|| target.text.strip_prefix("/dev/udp/"))
+        {
+            self.push(
+                PermissionRequest::new("bash", target.text.clone(), Risk::Network)
+                    .with_save_pattern(None),
+                false,
+                format!("the redirect opens a network connection to {endpoint}"),
+                scope,
+            );
+            return;
+        }
         if !writes {
             self.path_requests(&target.text, Risk::Read, false, scope);
             return;
@@ -364,6 +389,74 @@ impl Analyzer<'_, '_> {
         );
         if !resolved.inside && !secret {
             self.resolved_requests(&lexical_path, &resolved, Risk::Write, true, scope);
+        }
+    }
+
+    /// Secrets a recursive reader (`grep -r`, `rg --hidden`) would read: the
+    /// credential files in the top two levels of each directory it walks.
+    pub(crate) fn walked_secrets(&mut self, args: &[Word], scope: &Scope) {
+        let Some(cwd) = scope.cwd.clone() else {
+            return;
+        };
+        let mut dirs = Vec::new();
+        let mut any_path = false;
+        let mut after_dashes = false;
+        for w in args {
+            if !w.known {
+                continue;
+            }
+            if w.text == "--" {
+                after_dashes = true;
+                continue;
+            }
+            if w.text.starts_with('-') && !after_dashes {
+                continue;
+            }
+            let path = self.expand_tilde(&w.text);
+            if let Ok(r) = self.ctx.location.resolve_from(&path, &cwd) {
+                if r.exists {
+                    any_path = true;
+                    if r.is_dir {
+                        dirs.push(r.path);
+                    }
+                }
+            }
+        }
+        if !any_path {
+            dirs.push(cwd);
+        }
+        let mut budget = WALK_BUDGET;
+        for dir in dirs {
+            self.scan_for_secrets(&dir, 2, &mut budget, scope);
+        }
+    }
+
+    fn scan_for_secrets(&mut self, dir: &Path, depth: usize, budget: &mut usize, scope: &Scope) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            let path = entry.path();
+            let name = entry.file_name();
+            if path_risk(&path, &self.ctx.home).is_some() {
+                let shown = path.to_string_lossy().into_owned();
+                self.push(
+                    PermissionRequest::new("read", shown.clone(), Risk::Credential),
+                    false,
+                    format!("the recursive read would read {shown}, which holds secrets"),
+                    scope,
+                );
+                continue;
+            }
+            let skip = matches!(name.to_str(), Some(".git" | "node_modules" | "target"));
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && depth > 1 && !skip {
+                self.scan_for_secrets(&path, depth - 1, budget, scope);
+            }
         }
     }
 }

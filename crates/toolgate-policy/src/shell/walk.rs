@@ -1,7 +1,7 @@
 //! Walking the syntax tree: every simple command, wherever it hides.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use toolgate_core::{PermissionRequest, Risk};
@@ -10,8 +10,8 @@ use tree_sitter::{Node, Parser, Tree};
 use super::argv::{self, Part};
 use super::words::{self, Known, Word, brace_expand, text};
 use super::{MAX_COMMAND_BYTES, MAX_DEPTH, ShellContext, ShellRequest};
-use crate::classify::arity_prefix;
 use crate::classify::table::loads_code;
+use crate::classify::{arity_prefix, sql_destroys};
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -50,6 +50,11 @@ pub(crate) struct Analyzer<'c, 'l> {
     /// A floor from an enclosing wrapper (`sudo bash -c '…'`).
     floor: Option<(Risk, String)>,
     depth: usize,
+    /// Shell functions defined so far: calling one runs its body, whatever
+    /// its name (`:() { … }; :`).
+    functions: HashSet<String>,
+    /// Text fed to the next command on stdin by heredocs and here-strings.
+    stdin_text: Option<String>,
 }
 
 pub(crate) fn analyze_top(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
@@ -59,6 +64,8 @@ pub(crate) fn analyze_top(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellReq
         tainted: None,
         floor: None,
         depth: 0,
+        functions: HashSet::new(),
+        stdin_text: None,
     };
     let mut scope = Scope {
         cwd: Some(ctx.cwd.clone()),
@@ -128,6 +135,7 @@ impl Analyzer<'_, '_> {
             "declaration_command" => self.declaration(node, src, scope),
             "variable_assignment" => self.bare_assignment(node, src, scope),
             "redirected_statement" => {
+                self.stdin_text = stdin_text(node, src);
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
                     if is_redirect(child.kind()) {
@@ -140,13 +148,18 @@ impl Analyzer<'_, '_> {
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                 self.redirect(node, src, scope)
             }
-            // Each stage of a pipeline, subshells, substitutions and function
-            // bodies run in a copy of the shell: `cd` there does not last.
-            "pipeline"
-            | "subshell"
-            | "command_substitution"
-            | "process_substitution"
-            | "function_definition" => {
+            "function_definition" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    self.functions.insert(text(name, src).to_string());
+                }
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    self.walk(child, src, &mut scope.clone());
+                }
+            }
+            // Each stage of a pipeline, subshells and substitutions run in a
+            // copy of the shell: `cd` there does not last.
+            "pipeline" | "subshell" | "command_substitution" | "process_substitution" => {
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
                     self.walk(child, src, &mut scope.clone());
@@ -197,6 +210,9 @@ impl Analyzer<'_, '_> {
         let mut env_floor: Option<String> = None;
         let mut words: Vec<Word> = Vec::new();
         let mut name_ansi_c = false;
+        let mut name_glob: Option<String> = None;
+        let mut stdin: Vec<String> = self.stdin_text.take().into_iter().collect();
+        stdin.extend(herestrings(node, src));
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             match child.kind() {
@@ -215,7 +231,17 @@ impl Analyzer<'_, '_> {
                 "command_name" => {
                     let w = words::expand(child, src, &self.known(scope));
                     name_ansi_c = w.ansi_c;
-                    words.push(w);
+                    if w.known && w.unquoted && is_glob(&w.text) {
+                        name_glob = Some(w.text.clone());
+                    }
+                    if w.known && w.unquoted && w.text.contains('{') {
+                        // `{rm,-rf,src}` runs `rm -rf src`.
+                        for text in brace_expand(&w.text) {
+                            words.push(Word { text, ..w.clone() });
+                        }
+                    } else {
+                        words.push(w);
+                    }
                 }
                 "subscript" | "comment" => {}
                 _ => {
@@ -253,6 +279,41 @@ impl Analyzer<'_, '_> {
         if name_ansi_c {
             part.opaque = Some("opaque: the command name is obfuscated with ANSI-C quoting".into());
             part.raise(Risk::Execute, "obfuscated command name");
+        }
+        if let Some(glob) = name_glob {
+            part.opaque = Some(format!(
+                "opaque: the command name `{glob}` is a glob the shell expands at run time"
+            ));
+            part.raise(Risk::Execute, "the command name is a glob");
+        }
+        if self.functions.contains(&part.name)
+            || words
+                .first()
+                .is_some_and(|w| self.functions.contains(&w.text))
+        {
+            part.raise(
+                Risk::Execute,
+                format!(
+                    "calls the shell function `{}` defined in this command",
+                    part.name
+                ),
+            );
+        }
+        if SQL_CLIENTS.contains(&part.name.as_str())
+            && stdin.iter().any(|t| sql_destroys(&t.to_ascii_uppercase()))
+        {
+            part.raise(
+                Risk::Destructive,
+                format!("{} is fed SQL that drops or truncates data", part.name),
+            );
+        }
+        if sets_code_loading_var(&part) {
+            let why = format!(
+                "`{}` sets a variable that makes later programs load other code",
+                part.name
+            );
+            self.tainted = Some(why.clone());
+            part.raise(Risk::Execute, why);
         }
         if let Some(why) = env_floor.clone().or_else(|| self.tainted.clone()) {
             part.raise(Risk::Execute, why);
@@ -314,6 +375,9 @@ impl Analyzer<'_, '_> {
                 }
                 self.path_argument(arg, after_dashes, part.risk, writes, &run_scope);
             }
+        }
+        if part.walks {
+            self.walked_secrets(&part.args, &run_scope);
         }
         if !part.delegates || part.opaque.is_some() {
             let opaque = part.opaque.is_some();
@@ -485,6 +549,52 @@ impl Analyzer<'_, '_> {
             reason,
         });
     }
+}
+
+/// SQL clients whose stdin is checked for `DROP`/`TRUNCATE`.
+const SQL_CLIENTS: &[&str] = &["psql", "mysql", "mariadb", "sqlite3", "duckdb"];
+
+/// Unquoted glob characters in a command name (`/???/r?`, `r[m]`).
+fn is_glob(name: &str) -> bool {
+    name.contains(['*', '?']) || (name.contains('[') && name.contains(']') && name != "[")
+}
+
+/// `printf -v PATH …`, `read PATH`, `mapfile PATH`: assignments in disguise.
+fn sets_code_loading_var(part: &Part) -> bool {
+    matches!(
+        part.name.as_str(),
+        "printf" | "read" | "mapfile" | "readarray" | "getopts"
+    ) && part.args.iter().any(|w| w.known && loads_code(&w.text))
+}
+
+/// The bodies of a statement's heredocs and here-strings (its stdin).
+fn stdin_text(node: Node<'_>, src: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        if child.kind() == "heredoc_redirect" {
+            let mut inner = child.walk();
+            for part in child.named_children(&mut inner) {
+                if part.kind() == "heredoc_body" {
+                    out.push_str(text(part, src));
+                    out.push('\n');
+                }
+            }
+        } else if child.kind() == "herestring_redirect" {
+            out.push_str(text(child, src));
+            out.push('\n');
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The here-strings attached to a command node itself.
+fn herestrings(node: Node<'_>, src: &str) -> Vec<String> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|c| c.kind() == "herestring_redirect")
+        .map(|c| text(c, src).to_string())
+        .collect()
 }
 
 /// Whether a line break separates two words of one command (outside any word).
