@@ -132,7 +132,8 @@ impl EventLog {
         }
     }
 
-    /// The events matching `filter`, oldest first.
+    /// The events matching `filter`, oldest first. Blocking (a SQLite read on
+    /// the caller's thread); async servers call it through `spawn_blocking`.
     pub fn query(&self, filter: &EventFilter) -> Result<Vec<StoredEvent>, StoreError> {
         self.reader.query(filter)
     }

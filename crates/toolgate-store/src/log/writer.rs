@@ -86,7 +86,16 @@ fn commit(conn: &mut Connection, batch: &mut Vec<Pending>, counters: &Counters) 
         }
         Err(e) => {
             tracing::error!(error = %e, events = batch.len(), "event log commit failed");
-            let message = format!("committing {} event(s) failed: {e}", batch.len());
+            let hint = match &e {
+                rusqlite::Error::QueryReturnedNoRows => " (the log head is missing)",
+                rusqlite::Error::SqliteFailure(f, _)
+                    if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+                {
+                    " (rows were added behind the log's back; run `toolgate log verify`)"
+                }
+                _ => "",
+            };
+            let message = format!("committing {} event(s) failed: {e}{hint}", batch.len());
             for p in batch.drain(..) {
                 let _ = p.ack.send(Err(SinkError::Storage(message.clone())));
             }
