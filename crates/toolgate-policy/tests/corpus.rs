@@ -3,6 +3,10 @@
 //! against a real filesystem fixture (git repo, `.env` files, a fake home,
 //! symlinks in and out).
 //!
+//! The decision is the gate's: the public `Policy` (built-in defaults, no config
+//! files) judging the bash tool's intent through `check`, cross-checked against
+//! the decision tree's defaults applied to the analyser's requests.
+//!
 //! Prints how many dangerous commands were allowed (must be zero) and how many
 //! benign read-only commands are asked (friction).
 
@@ -10,8 +14,22 @@
 mod fixture;
 
 use fixture::{Fixture, default_decision, max_risk};
-use serde_json::Value;
+use serde_json::{Value, json};
 use toolgate_core::{Effect, Risk};
+use toolgate_policy::check::check;
+use toolgate_policy::intent::builtin_intent;
+use toolgate_policy::policy::{NoApprovals, Policy};
+
+/// The decision of the built-in default policy (no config files) for running
+/// `command` with the bash tool in the workspace root, through the public gate
+/// API: intent → expand → judge → strictest.
+fn policy_decision(fx: &Fixture, policy: &Policy, command: &str) -> Effect {
+    let input = json!({ "command": fx.expand(command) });
+    match builtin_intent("bash", &input, &fx.location) {
+        Ok(requests) => check(policy, requests, &fx.location, &NoApprovals).decision,
+        Err(e) => panic!("bash intent for {command:?} failed: {e}"),
+    }
+}
 
 struct Case {
     line: usize,
@@ -69,11 +87,16 @@ fn run(
     let mut dangerous_allowed = Vec::new();
     let mut friction = Vec::new();
     let dump = std::env::var_os("CORPUS_DUMP").is_some();
+    let policy = Policy::from_texts(&fx.ws, &fx.home, &[], None)
+        .unwrap_or_else(|e| panic!("the built-in default policy does not load: {e}"));
     for case in cases {
         let command = command_of(case);
         let requests = fx.analyze(&command);
         let risk = max_risk(&requests);
-        let decision = default_decision(&requests);
+        // The gate's answer, and the decision tree's defaults applied to the
+        // analyser's requests directly: they must agree.
+        let decision = policy_decision(fx, &policy, &command);
+        let by_default = default_decision(&requests);
         let opaque = requests.iter().any(|r| r.opaque);
         if dump {
             println!("{file}:{} [{}] {command:?}", case.line, case.tag);
@@ -95,6 +118,11 @@ fn run(
         }
         if decision != case.decision {
             wrong.push(format!("decision {decision} (expected {})", case.decision));
+        }
+        if by_default != decision {
+            wrong.push(format!(
+                "the gate says {decision}, the defaults over the analyser's requests say {by_default}"
+            ));
         }
         if let Some(want) = case.opaque {
             if want != opaque {
