@@ -1766,5 +1766,49 @@ pub(crate) fn loads_code(var: &str) -> bool {
         || var.starts_with("GIT_CONFIG_VALUE_")
 }
 
+/// Searchers whose first operand is a pattern, not a path (unless `-e`/`-f`
+/// give the pattern).
+pub(crate) static PATTERN_FIRST: &[&str] = &[
+    "grep", "egrep", "fgrep", "zgrep", "ugrep", "rg", "ripgrep", "fd", "fdfind",
+];
+
+/// Commands whose operands are paths only up to the first expression word.
+pub(crate) static EXPRESSION_AFTER_PATHS: &[&str] = &["find", "gfind"];
+
+/// Options of any command whose value is a glob, not a path.
+pub(crate) static GLOB_OPTIONS: &[&str] = &[
+    "--exclude",
+    "--exclude-dir",
+    "--include",
+    "--include-dir",
+    "--ignore",
+    "--ignore-dir",
+];
+
+/// Options of the searchers in [`PATTERN_FIRST`] whose value is a pattern,
+/// type, count or depth, not a path. Only options that take a value in every
+/// one of them: skipping a word that is really a path would hide it.
+pub(crate) static SEARCH_OPTIONS: &[&str] = &[
+    "-e",
+    "--regexp",
+    "--iglob",
+    "--type-add",
+    "-t",
+    "--type",
+    "--type-not",
+    "-m",
+    "--max-count",
+    "-A",
+    "-B",
+    "-C",
+    "--context",
+    "--after-context",
+    "--before-context",
+    "--extension",
+    "-d",
+    "--max-depth",
+    "--depth",
+];
+
 /// Commands whose list of operands is fed to `rm`-like destruction under `xargs`.
 pub(crate) static DELETERS: &[&str] = &["rm", "shred", "unlink", "srm", "rmdir", "truncate"];

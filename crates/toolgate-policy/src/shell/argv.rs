@@ -34,6 +34,9 @@ pub(crate) struct Part {
     pub(crate) unknown_args: bool,
     /// It reads every file below its directories, hidden ones included.
     pub(crate) walks: bool,
+    /// Files named by wrapper options (`xargs -a FILE`, `time -o FILE`), with
+    /// whether they are written.
+    pub(crate) wrapper_files: Vec<(Word, bool)>,
 }
 
 impl Part {
@@ -51,6 +54,7 @@ impl Part {
             note: None,
             unknown_args: false,
             walks: false,
+            wrapper_files: Vec::new(),
         }
     }
 
@@ -149,6 +153,14 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
                         ("env", "-C" | "--chdir") | ("sudo", "-D" | "--chdir")
                     ) {
                         part.chdir = words.get(i + 1).cloned();
+                    }
+                    let file = match (name, a) {
+                        ("xargs" | "gxargs", "-a" | "--arg-file") => Some(false),
+                        ("time", "-o" | "--output") => Some(true),
+                        _ => None,
+                    };
+                    if let (Some(writes), Some(value)) = (file, words.get(i + 1)) {
+                        part.wrapper_files.push((value.clone(), writes));
                     }
                     i += 2;
                 } else {

@@ -401,18 +401,50 @@ impl Analyzer<'_, '_> {
         let mut dirs = Vec::new();
         let mut any_path = false;
         let mut after_dashes = false;
-        for w in args {
+        let mut excludes: Vec<String> = Vec::new();
+        // With `--include`/`-g GLOB`, only matching files are read.
+        let mut includes: Vec<String> = Vec::new();
+        let mut i = 0;
+        while let Some(w) = args.get(i) {
+            i += 1;
             if !w.known {
                 continue;
             }
-            if w.text == "--" {
+            let text = w.text.as_str();
+            if text == "--" {
                 after_dashes = true;
                 continue;
             }
-            if w.text.starts_with('-') && !after_dashes {
+            if text.starts_with('-') && !after_dashes {
+                // `--exclude=GLOB`, `--exclude GLOB`, `-g '!GLOB'`, `--glob=!GLOB`.
+                let (name, inline) = match text.split_once('=') {
+                    Some((n, v)) => (n, Some(v.to_string())),
+                    None => (text, None),
+                };
+                if matches!(
+                    name,
+                    "--exclude" | "--exclude-dir" | "--include" | "-g" | "--glob" | "--iglob"
+                ) {
+                    let value = inline.or_else(|| {
+                        i += 1;
+                        args.get(i - 1).filter(|v| v.known).map(|v| v.text.clone())
+                    });
+                    if let Some(value) = value {
+                        let value = value.trim_matches('/').to_string();
+                        if name.starts_with("--exclude") {
+                            excludes.push(value);
+                        } else if name == "--include" {
+                            includes.push(value);
+                        } else if let Some(negated) = value.strip_prefix('!') {
+                            excludes.push(negated.to_string());
+                        } else {
+                            includes.push(value);
+                        }
+                    }
+                }
                 continue;
             }
-            let path = self.expand_tilde(&w.text);
+            let path = self.expand_tilde(text);
             if let Ok(r) = self.ctx.location.resolve_from(&path, &cwd) {
                 if r.exists {
                     any_path = true;
@@ -427,11 +459,18 @@ impl Analyzer<'_, '_> {
         }
         let mut budget = WALK_BUDGET;
         for dir in dirs {
-            self.scan_for_secrets(&dir, 2, &mut budget, scope);
+            self.scan_for_secrets(&dir, 2, &mut budget, (&excludes, &includes), scope);
         }
     }
 
-    fn scan_for_secrets(&mut self, dir: &Path, depth: usize, budget: &mut usize, scope: &Scope) {
+    fn scan_for_secrets(
+        &mut self,
+        dir: &Path,
+        depth: usize,
+        budget: &mut usize,
+        (excludes, includes): (&[String], &[String]),
+        scope: &Scope,
+    ) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
@@ -442,7 +481,15 @@ impl Analyzer<'_, '_> {
             *budget -= 1;
             let path = entry.path();
             let name = entry.file_name();
-            if path_risk(&path, &self.ctx.home).is_some() {
+            let name_text = name.to_string_lossy();
+            if excludes.iter().any(|g| glob_match(g, &name_text)) {
+                // The reader is told to skip it.
+                continue;
+            }
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let included =
+                is_dir || includes.is_empty() || includes.iter().any(|g| glob_match(g, &name_text));
+            if included && path_risk(&path, &self.ctx.home).is_some() {
                 let shown = path.to_string_lossy().into_owned();
                 self.push(
                     PermissionRequest::new("read", shown.clone(), Risk::Credential),
@@ -453,9 +500,8 @@ impl Analyzer<'_, '_> {
                 continue;
             }
             let skip = matches!(name.to_str(), Some(".git" | "node_modules" | "target"));
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
             if is_dir && depth > 1 && !skip {
-                self.scan_for_secrets(&path, depth - 1, budget, scope);
+                self.scan_for_secrets(&path, depth - 1, budget, (excludes, includes), scope);
             }
         }
     }

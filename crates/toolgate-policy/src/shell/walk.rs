@@ -10,7 +10,9 @@ use tree_sitter::{Node, Parser, Tree};
 use super::argv::{self, Part};
 use super::words::{self, Known, Word, brace_expand, text};
 use super::{MAX_COMMAND_BYTES, MAX_DEPTH, ShellContext, ShellRequest};
-use crate::classify::table::loads_code;
+use crate::classify::table::{
+    EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, loads_code,
+};
 use crate::classify::{arity_prefix, sql_destroys};
 
 thread_local! {
@@ -366,15 +368,13 @@ impl Analyzer<'_, '_> {
         }
         if part.paths {
             let writes = part.risk >= Risk::Write;
-            let args = part.args.clone();
-            let mut after_dashes = false;
-            for arg in &args {
-                if arg.text == "--" && !after_dashes {
-                    after_dashes = true;
-                    continue;
-                }
-                self.path_argument(arg, after_dashes, part.risk, writes, &run_scope);
+            for (arg, after_dashes) in path_words(&part.name, &part.args) {
+                self.path_argument(&arg, after_dashes, part.risk, writes, &run_scope);
             }
+        }
+        for (file, writes) in std::mem::take(&mut part.wrapper_files) {
+            let risk = if writes { Risk::Write } else { Risk::Read };
+            self.path_argument(&file, true, risk, writes, &run_scope);
         }
         if part.walks {
             self.walked_secrets(&part.args, &run_scope);
@@ -549,6 +549,71 @@ impl Analyzer<'_, '_> {
             reason,
         });
     }
+}
+
+/// The words of a command that may name files, with whether they follow `--`:
+/// patterns (`grep PATTERN`, `--exclude=GLOB`, `find -name GLOB`) are not paths.
+fn path_words(name: &str, args: &[Word]) -> Vec<(Word, bool)> {
+    let pattern_first = PATTERN_FIRST.contains(&name)
+        && !args.iter().any(|w| {
+            let t = w.text.as_str();
+            matches!(t, "-e" | "--regexp" | "-f" | "--file")
+                || t.starts_with("--regexp=")
+                || t.starts_with("--file=")
+        });
+    let expression_after_paths = EXPRESSION_AFTER_PATHS.contains(&name);
+    let mut out = Vec::new();
+    let mut after_dashes = false;
+    let mut skipped_pattern = !pattern_first;
+    let mut in_expression = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if after_dashes {
+            if !skipped_pattern {
+                skipped_pattern = true;
+                continue;
+            }
+            out.push((w.clone(), true));
+            continue;
+        }
+        if t == "--" {
+            after_dashes = true;
+            continue;
+        }
+        if expression_after_paths && (in_expression || t.starts_with('-') || t == "(" || t == "!") {
+            // `find PATHS EXPRESSION`: the expression holds patterns; only the
+            // files it writes (`-fprint FILE`, `-fls FILE`) are paths.
+            in_expression = true;
+            if t.starts_with("-fprint") || t == "-fls" {
+                if let Some(file) = args.get(i) {
+                    out.push((file.clone(), true));
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            let option = t.split('=').next().unwrap_or(t);
+            if GLOB_OPTIONS.contains(&option)
+                || (PATTERN_FIRST.contains(&name) && SEARCH_OPTIONS.contains(&option))
+            {
+                if !t.contains('=') {
+                    i += 1;
+                }
+                continue;
+            }
+            out.push((w.clone(), false));
+            continue;
+        }
+        if !skipped_pattern {
+            skipped_pattern = true;
+            continue;
+        }
+        out.push((w.clone(), false));
+    }
+    out
 }
 
 /// SQL clients whose stdin is checked for `DROP`/`TRUNCATE`.
