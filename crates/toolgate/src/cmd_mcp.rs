@@ -1,0 +1,239 @@
+//! `toolgate mcp` (MCP over stdio) and `toolgate serve` (MCP over streamable
+//! HTTP): the engine of `toolgate call`, served to MCP clients. Asks go to the
+//! client through MCP elicitation and, at the same time, to the terminal when
+//! there is one; the first answer wins and the other question is withdrawn.
+//!
+//! Wiring (main.rs): `mod cmd_mcp;`, subcommands `Mcp(cmd_mcp::McpArgs)` and
+//! `Serve(cmd_mcp::ServeArgs)`, dispatched to [`run_mcp`] and [`run_serve`];
+//! Cargo.toml: `toolgate-mcp = { path = "../toolgate-mcp" }`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use async_trait::async_trait;
+use clap::Args;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use tokio_util::sync::CancellationToken;
+use toolgate_mcp::{
+    AllowedPeers, ElicitationChannel, HttpAuth, HttpOptions, MCP_PATH, StdioOptions,
+    ToolgateServer, bind_http, generate_token, serve_stdio, write_token_file,
+};
+use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
+use toolgate_policy::config::Mode;
+use toolgate_store::{DEFAULT_RETENTION, Durability, SWEEP_INTERVAL};
+
+use crate::data_dir::DataDir;
+use crate::runtime::{Runtime, RuntimeOptions, build};
+use crate::terminal::TerminalChannel;
+
+const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// `toolgate mcp`: MCP over stdio.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Extra config files, applied after the project's (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+    /// default, accept-edits or plan.
+    #[arg(long, value_name = "MODE", value_parser = crate::cmd_policy::parse_mode)]
+    pub mode: Option<Mode>,
+    /// The largest message accepted on stdin, in bytes; larger ones are
+    /// answered with an error and skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
+    pub max_message_bytes: usize,
+}
+
+/// `toolgate serve`: MCP over streamable HTTP at `/mcp`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Extra config files, applied after the project's (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+    /// default, accept-edits or plan.
+    #[arg(long, value_name = "MODE", value_parser = crate::cmd_policy::parse_mode)]
+    pub mode: Option<Mode>,
+    /// Where to listen. Loopback by default; port 0 picks a free port.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+    pub listen: SocketAddr,
+    /// The bearer token clients must send (default: a new random one, printed
+    /// once and written with mode 0600 to DATA_DIR/serve-token).
+    #[arg(
+        long,
+        env = "TOOLGATE_SERVE_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Accept requests without a token. Only allowed on a loopback address.
+    #[arg(long, conflicts_with = "token")]
+    pub no_auth: bool,
+    /// Also accept this Host (name or name:port) besides loopback (repeatable).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
+    /// Also accept this browser Origin, e.g. `https://app.example:8443` (repeatable).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// The largest request body accepted, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
+    pub max_request_bytes: usize,
+}
+
+/// Asks every channel at once; the first answer wins and the other questions
+/// are withdrawn (their futures dropped). Fails only when every channel fails.
+struct FirstAnswer(Vec<Arc<dyn ApprovalChannel>>);
+
+#[async_trait]
+impl ApprovalChannel for FirstAnswer {
+    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
+        let mut asks: FuturesUnordered<_> = self.0.iter().map(|c| c.ask(prompt)).collect();
+        let mut errors = Vec::new();
+        let mut all_unavailable = true;
+        while let Some(outcome) = asks.next().await {
+            match outcome {
+                // Returning drops the other questions: they are withdrawn.
+                Ok(answer) => return Ok(answer),
+                Err(ChannelError::Unavailable(why)) => errors.push(why),
+                Err(e) => {
+                    all_unavailable = false;
+                    errors.push(e.to_string());
+                }
+            }
+        }
+        let why = errors.join("; ");
+        Err(if all_unavailable {
+            ChannelError::Unavailable(why)
+        } else {
+            ChannelError::Failed(why)
+        })
+    }
+}
+
+/// The engine for an MCP server, asking through `elicitation` and the terminal.
+fn mcp_runtime(
+    root: Option<PathBuf>,
+    config: Vec<PathBuf>,
+    mode: Option<Mode>,
+    data: DataDir,
+    durability: Durability,
+    elicitation: &ElicitationChannel,
+) -> Result<Runtime> {
+    let channel = FirstAnswer(vec![
+        Arc::new(elicitation.clone()),
+        Arc::new(TerminalChannel),
+    ]);
+    build(RuntimeOptions {
+        root,
+        config,
+        mode,
+        data,
+        durability,
+        channel: Arc::new(channel),
+        questions: None,
+    })
+}
+
+/// Runs `toolgate mcp` until the client closes stdin; returns the exit status.
+pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Result<i32> {
+    let elicitation = ElicitationChannel::new();
+    let runtime = mcp_runtime(
+        args.root,
+        args.config,
+        args.mode,
+        data,
+        durability,
+        &elicitation,
+    )?;
+    let server = ToolgateServer::with_elicitation(
+        runtime.engine.clone(),
+        runtime.location.clone(),
+        elicitation,
+    );
+    let options = StdioOptions {
+        max_message_bytes: args.max_message_bytes,
+    };
+    let served = serve_stdio(&server, options).await;
+    runtime.log.flush().context("cannot flush the audit log")?;
+    served.context("MCP over stdio failed")?;
+    Ok(0)
+}
+
+/// Runs `toolgate serve` until Ctrl-C; returns the exit status.
+pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -> Result<i32> {
+    if args.no_auth && !args.listen.ip().is_loopback() {
+        bail!(
+            "--no-auth is only allowed on a loopback address, not {}",
+            args.listen
+        );
+    }
+    let data_root = data.root().to_path_buf();
+    let auth = if args.no_auth {
+        HttpAuth::Disabled
+    } else {
+        let token = match args.token {
+            Some(t) => t,
+            None => generate_token()?,
+        };
+        let path = write_token_file(&data_root, &token)?;
+        eprintln!(
+            "toolgate serve: bearer token {token} (saved in {})",
+            path.display()
+        );
+        HttpAuth::Bearer(token)
+    };
+    let elicitation = ElicitationChannel::new();
+    let runtime = mcp_runtime(
+        args.root,
+        args.config,
+        args.mode,
+        data,
+        durability,
+        &elicitation,
+    )?;
+    let _sweeper = runtime
+        .spill
+        .spawn_sweeper(SWEEP_INTERVAL, DEFAULT_RETENTION)
+        .context("cannot start the spilled-output sweeper")?;
+    let server = ToolgateServer::with_elicitation(
+        runtime.engine.clone(),
+        runtime.location.clone(),
+        elicitation,
+    );
+    let options = HttpOptions {
+        listen: args.listen,
+        auth,
+        allowed: AllowedPeers {
+            hosts: args.allow_hosts,
+            origins: args.allow_origins,
+        },
+        max_request_bytes: args.max_request_bytes,
+    };
+    let no_auth = matches!(options.auth, HttpAuth::Disabled);
+    let shutdown = CancellationToken::new();
+    let bound = bind_http(&server, options, shutdown.clone()).await?;
+    let addr = bound.local_addr()?;
+    if no_auth {
+        eprintln!(
+            "toolgate serve: WARNING: authentication is OFF (--no-auth); any local process can call tools"
+        );
+    }
+    eprintln!("toolgate serve: MCP endpoint http://{addr}{MCP_PATH}");
+    let on_ctrl_c = shutdown.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let served = bound.serve().await;
+    runtime.log.flush().context("cannot flush the audit log")?;
+    served.context("MCP over HTTP failed")?;
+    Ok(0)
+}
