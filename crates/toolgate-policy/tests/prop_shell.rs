@@ -279,3 +279,49 @@ fn a_symlink_to_the_same_target_never_weakens_the_decision() {
         })
         .unwrap();
 }
+
+#[test]
+fn random_input_never_panics_and_unparsable_input_is_never_allowed() {
+    let fx = Fixture::new();
+    let parser = std::cell::RefCell::new(tree_sitter::Parser::new());
+    parser
+        .borrow_mut()
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .unwrap();
+    let noise = || {
+        proptest::string::string_regex("[a-z .;&|<>()$`'\"\\\\{}\\[\\]*?!#=~/\n\t-]{0,48}").unwrap()
+    };
+    let strategy = (prop::sample::select(corpus_commands()), noise(), noise());
+    runner(300)
+        .run(
+            &strategy,
+            |(command, before, after): (String, String, String)| {
+                for input in [
+                    before.clone(),
+                    format!("{command}{after}"),
+                    format!("{before}{command}"),
+                ] {
+                    let parts = fx.analyze(&input);
+                    prop_assert!(!parts.is_empty(), "{input:?}: no requests");
+                    let expanded = fx.expand(&input);
+                    // Unparsable as written and with line continuations joined (the
+                    // analyser joins them first, as bash does).
+                    let fails = |text: &str| {
+                        parser
+                            .borrow_mut()
+                            .parse(text, None)
+                            .is_none_or(|t| t.root_node().has_error())
+                    };
+                    let unparsable = fails(&expanded) && fails(&expanded.replace("\\\n", ""));
+                    if unparsable {
+                        prop_assert!(
+                            default_decision(&parts) >= Effect::Ask,
+                            "{input:?} does not parse but is allowed"
+                        );
+                    }
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+}

@@ -1,0 +1,211 @@
+//! The shape of what `shell::analyze` returns: actions, resources, save
+//! patterns, notes and working directories that the gate codes against.
+
+#[path = "corpus/fixture.rs"]
+mod fixture;
+
+use fixture::Fixture;
+use toolgate_core::Risk;
+use toolgate_policy::shell::{ShellRequest, analyze};
+
+fn find<'a>(parts: &'a [ShellRequest], action: &str, resource: &str) -> &'a ShellRequest {
+    parts
+        .iter()
+        .find(|p| p.request.action == action && p.request.resource == resource)
+        .unwrap_or_else(|| {
+            let all: Vec<String> = parts
+                .iter()
+                .map(|p| format!("{} {:?}", p.request.action, p.request.resource))
+                .collect();
+            panic!("no {action} {resource:?} among {all:?}")
+        })
+}
+
+#[test]
+fn one_bash_request_per_simple_command_with_its_arity_pattern() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("git status && npm run build -- --watch | cargo test -p core; ls -la");
+    let bash: Vec<_> = parts
+        .iter()
+        .filter(|p| p.request.action == "bash")
+        .map(|p| {
+            (
+                p.request.resource.as_str(),
+                p.request.save_pattern.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bash,
+        vec![
+            ("git status", Some("git status *")),
+            ("npm run build -- --watch", Some("npm run build *")),
+            ("cargo test -p core", Some("cargo test *")),
+            ("ls -la", Some("ls *")),
+        ]
+    );
+    for p in &parts {
+        assert!(!p.opaque);
+        assert_eq!(
+            p.request.cwd.as_deref(),
+            Some(fx.ws.to_str().unwrap()),
+            "{p:?}"
+        );
+    }
+}
+
+#[test]
+fn destructive_and_opaque_parts_never_carry_a_save_pattern() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("git push --force; eval \"$X\"; ls");
+    let push = find(&parts, "bash", "git push --force");
+    assert_eq!(push.request.risk, Risk::Destructive);
+    assert_eq!(push.request.save_pattern, None);
+    let eval = find(&parts, "bash", "eval \"$X\"");
+    assert!(eval.opaque);
+    assert!(eval.reason.starts_with("opaque: "), "{}", eval.reason);
+    assert_eq!(eval.request.save_pattern, None);
+    assert_eq!(
+        find(&parts, "bash", "ls").request.save_pattern.as_deref(),
+        Some("ls *")
+    );
+    // An argument only known at run time: no pattern could cover what it becomes.
+    let parts = fx.analyze("rm $FILES");
+    assert_eq!(parts[0].request.save_pattern, None);
+}
+
+#[test]
+fn wrappers_are_kept_in_the_resource_and_the_pattern() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("FOO=1 timeout 5 git push origin main");
+    assert_eq!(parts.len(), 1);
+    let r = &parts[0].request;
+    assert_eq!(r.resource, "FOO=1 timeout 5 git push origin main");
+    assert_eq!(r.risk, Risk::Network);
+    assert_eq!(
+        r.save_pattern.as_deref(),
+        Some("FOO=1 timeout 5 git push *")
+    );
+    let sudo = fx.analyze("sudo apt-get install jq");
+    assert_eq!(sudo[0].request.risk, Risk::Network);
+    assert!(
+        sudo[0]
+            .request
+            .note
+            .as_deref()
+            .unwrap_or("")
+            .contains("sudo"),
+        "{:?}",
+        sudo[0].request.note
+    );
+    let sudo_ls = fx.analyze("sudo ls");
+    assert_eq!(sudo_ls[0].request.risk, Risk::Execute);
+}
+
+#[test]
+fn bash_c_literal_is_parsed_into_its_own_parts() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("bash -c 'git status && rm -rf src'");
+    let resources: Vec<&str> = parts.iter().map(|p| p.request.resource.as_str()).collect();
+    assert_eq!(resources, vec!["git status", "rm -rf src"]);
+    assert_eq!(parts[1].request.risk, Risk::Destructive);
+}
+
+#[test]
+fn redirects_become_edit_requests_on_resolved_paths() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("echo a > out.txt; echo b >> data.txt; ls 2>/dev/null");
+    let new = find(&parts, "edit", fx.ws.join("out.txt").to_str().unwrap());
+    assert_eq!(new.request.risk, Risk::Write);
+    assert_eq!(new.request.note.as_deref(), Some("create"));
+    let append = find(&parts, "edit", fx.ws.join("data.txt").to_str().unwrap());
+    assert_eq!(append.request.note.as_deref(), Some("append"));
+    assert!(
+        !parts
+            .iter()
+            .any(|p| p.request.resource.contains("/dev/null"))
+    );
+    // Over an existing file outside the location: destructive, plus the directory.
+    let parts = fx.analyze("echo x > {out}/file.txt");
+    let edit = find(&parts, "edit", fx.out.join("file.txt").to_str().unwrap());
+    assert_eq!(edit.request.risk, Risk::Destructive);
+    assert_eq!(edit.request.note.as_deref(), Some("overwrite"));
+    let dir = find(&parts, "external_directory", fx.out.to_str().unwrap());
+    assert_eq!(dir.request.risk, Risk::Execute);
+}
+
+#[test]
+fn secrets_are_read_or_edit_requests_with_credential_risk() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("cat .env");
+    let read = find(&parts, "read", fx.ws.join(".env").to_str().unwrap());
+    assert_eq!(read.request.risk, Risk::Credential);
+    let parts = fx.analyze("cp data.txt .env.local");
+    let edit = find(&parts, "edit", fx.ws.join(".env.local").to_str().unwrap());
+    assert_eq!(edit.request.risk, Risk::Credential);
+    // Through a symlink: the resolved target is what is judged.
+    let parts = fx.analyze("cat settings.cfg");
+    find(&parts, "read", fx.ws.join(".env").to_str().unwrap());
+    // Templates are not secrets.
+    let parts = fx.analyze("cat .env.example");
+    assert_eq!(parts.len(), 1);
+    assert_eq!(parts[0].request.risk, Risk::Read);
+}
+
+#[test]
+fn paths_outside_raise_one_level_and_name_the_directory() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("cat {out}/sub/deep.txt");
+    let dir = find(
+        &parts,
+        "external_directory",
+        fx.out.join("sub").to_str().unwrap(),
+    );
+    assert_eq!(dir.request.risk, Risk::Write);
+    let parts = fx.analyze("rm {out}/file.txt");
+    let dir = find(&parts, "external_directory", fx.out.to_str().unwrap());
+    assert_eq!(dir.request.risk, Risk::Execute);
+    // A symlink inside that leads out is asked every time.
+    let parts = fx.analyze("cat link_file_out");
+    assert!(
+        parts
+            .iter()
+            .any(|p| p.request.action == "external_directory"
+                && p.request.risk == Risk::Destructive
+                && p.request.save_pattern.is_none()),
+        "{parts:?}"
+    );
+}
+
+#[test]
+fn cd_changes_where_later_paths_resolve() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("cd src && cat main.rs > ../copy.rs");
+    let cat = find(&parts, "bash", "cat main.rs");
+    assert_eq!(
+        cat.request.cwd.as_deref(),
+        Some(fx.ws.join("src").to_str().unwrap())
+    );
+    find(&parts, "edit", fx.ws.join("copy.rs").to_str().unwrap());
+    // A subshell's `cd` does not last.
+    let parts = fx.analyze("(cd src) && echo x > out.txt");
+    find(&parts, "edit", fx.ws.join("out.txt").to_str().unwrap());
+    // `cd` to a directory only known at run time: later relative paths are not
+    // trusted, and their commands cannot be saved.
+    let parts = fx.analyze("cd \"$D\" && cat notes.txt");
+    let cat = find(&parts, "bash", "cat notes.txt");
+    assert!(cat.request.risk >= Risk::Write);
+    assert_eq!(cat.request.save_pattern, None);
+    assert_eq!(cat.request.cwd, None);
+}
+
+#[test]
+fn code_loading_variables_make_later_commands_execute() {
+    let fx = Fixture::new();
+    let parts = fx.analyze("export PATH=./bin:$PATH; ls");
+    assert_eq!(find(&parts, "bash", "ls").request.risk, Risk::Execute);
+    let parts = fx.analyze("LD_PRELOAD=./x.so cat README.md");
+    assert_eq!(parts[0].request.risk, Risk::Execute);
+    let parts = fx.analyze("FOO=1 cat README.md");
+    assert_eq!(parts[0].request.risk, Risk::Read);
+}
