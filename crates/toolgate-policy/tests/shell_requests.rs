@@ -6,7 +6,7 @@ mod fixture;
 
 use fixture::Fixture;
 use toolgate_core::Risk;
-use toolgate_policy::shell::{ShellRequest, analyze};
+use toolgate_policy::shell::ShellRequest;
 
 fn find<'a>(parts: &'a [ShellRequest], action: &str, resource: &str) -> &'a ShellRequest {
     parts
