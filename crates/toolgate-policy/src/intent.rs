@@ -84,6 +84,14 @@ struct QueryIn {
     query: String,
 }
 #[derive(Deserialize)]
+struct QuestionIn {
+    question: String,
+}
+#[derive(Deserialize)]
+struct QuestionsIn {
+    questions: Vec<QuestionIn>,
+}
+#[derive(Deserialize)]
 struct NameIn {
     name: String,
 }
@@ -178,11 +186,24 @@ pub fn builtin_intent(
         }
         "skill" => {
             let i: NameIn = decode(tool, input)?;
-            vec![PermissionRequest::new("skill", i.name, Risk::Read)]
+            vec![PermissionRequest::new("skill", i.name.trim(), Risk::Read)]
         }
-        "todowrite" | "question" => {
+        "todowrite" => {
             let _: serde_json::Map<String, Value> = decode(tool, input)?;
-            vec![PermissionRequest::new(tool, tool, Risk::Read)]
+            vec![PermissionRequest::new(
+                "todowrite",
+                "session todo list",
+                Risk::Read,
+            )]
+        }
+        "question" => {
+            let i: QuestionsIn = decode(tool, input)?;
+            let summary: Vec<&str> = i.questions.iter().map(|q| q.question.trim()).collect();
+            vec![PermissionRequest::new(
+                "question",
+                summary.join("\n"),
+                Risk::Read,
+            )]
         }
         other => return Err(IntentError::UnknownTool(other.to_string())),
     })

@@ -1,0 +1,241 @@
+//! `check`, the JSONL batch runner, `explain`, and the built-in intents against
+//! the tools' own.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use toolgate_core::{Effect, Location, Registry, ToolSet};
+use toolgate_policy::check::{BatchLine, CheckOutcome, check, explain, judge_call, run_batch};
+use toolgate_policy::intent::{BUILTIN_TOOLS, builtin_intent};
+use toolgate_policy::policy::{NoApprovals, Policy};
+use toolgate_policy::rules::Layer;
+
+fn workspace() -> (tempfile::TempDir, Location) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(dir.path().join(".env"), "TOKEN=x\n").unwrap();
+    let loc = Location::new(dir.path()).unwrap();
+    (dir, loc)
+}
+
+const CONFIG: &str = "[permission.bash]\n\"git status *\" = \"allow\"\n\"git push *\" = \"ask!\"\n\n[permission.edit]\n\"src/**\" = \"allow\"\n";
+
+fn policy(loc: &Location) -> Policy {
+    Policy::from_texts(
+        loc.root(),
+        Path::new("/home/u"),
+        &[("cfg.toml", Layer::Project, CONFIG)],
+        None,
+    )
+    .unwrap()
+}
+
+fn answer(p: &Policy, loc: &Location, tool: &str, input: Value) -> CheckOutcome {
+    check(
+        p,
+        builtin_intent(tool, &input, loc).unwrap(),
+        loc,
+        &NoApprovals,
+    )
+}
+
+#[test]
+fn batch_answers_every_line_and_goes_on_after_bad_ones() {
+    let (_d, loc) = workspace();
+    let p = policy(&loc);
+    let input = [
+        r#"{"tool":"bash","input":{"command":"git status"}}"#,
+        "",
+        "this is not json",
+        r#"{"tool":"read","input":{}}"#,
+        r#"{"tool":"edit","input":{"path":"src/a.rs","old_string":"a","new_string":"b"},"root":"/elsewhere"}"#,
+        r#"{"tool":"bash","input":{"command":"ls"},"extra":1}"#,
+        r#"{"tool":"write","input":{"path":"src/new.rs","content":""}}"#,
+    ]
+    .join("\n");
+    let mut out = Vec::new();
+    let summary = run_batch(input.as_bytes(), &mut out, |line: &BatchLine| {
+        if line.root.is_some() {
+            return Err(format!("bad root {}", line.root.as_deref().unwrap_or("")));
+        }
+        let reqs = builtin_intent(&line.tool, &line.input, &loc).map_err(|e| e.to_string())?;
+        Ok(check(&p, reqs, &loc, &NoApprovals))
+    })
+    .unwrap();
+    assert_eq!((summary.evaluated, summary.errors), (2, 4));
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let numbers: Vec<u64> = lines.iter().map(|l| l["line"].as_u64().unwrap()).collect();
+    assert_eq!(
+        numbers,
+        [1, 3, 4, 5, 6, 7],
+        "blank lines are skipped but counted"
+    );
+    assert_eq!(lines[0]["decision"], "allow");
+    assert_eq!(lines[0]["requests"][0]["rule"], "cfg.toml:2");
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("invalid batch line")
+    );
+    assert!(lines[2]["error"].as_str().unwrap().contains("path"));
+    assert!(lines[3]["error"].as_str().unwrap().contains("bad root"));
+    assert!(lines[4]["error"].as_str().unwrap().contains("extra"));
+    assert_eq!(lines[5]["decision"], "allow");
+    // An error line has exactly `line` and `error`.
+    assert_eq!(lines[1].as_object().unwrap().len(), 2);
+    // An answer line is the check object plus `line`.
+    let mut keys: Vec<&str> = lines[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["decision", "line", "reason", "requests", "risk", "source"]
+    );
+}
+
+#[test]
+fn check_answers_for_compound_commands_take_the_strictest() {
+    let (_d, loc) = workspace();
+    let p = policy(&loc);
+    let a = answer(
+        &p,
+        &loc,
+        "bash",
+        json!({"command": "git status && cat .env"}),
+    );
+    assert_eq!(a.decision, Effect::Deny);
+    assert_eq!(a.risk, toolgate_core::Risk::Credential);
+    assert!(
+        a.requests
+            .iter()
+            .any(|r| r.resource == "git status" && r.decision == Effect::Allow)
+    );
+    assert!(a.reason.contains(".env"), "{}", a.reason);
+    let a = answer(&p, &loc, "bash", json!({"command": "git push origin main"}));
+    assert_eq!(a.decision, Effect::Ask);
+    assert_eq!(a.source, toolgate_core::DecisionSource::Rule);
+}
+
+#[test]
+fn explain_says_why_in_words() {
+    let (_d, loc) = workspace();
+    let p = policy(&loc);
+    let input = json!({"command": "git push --force origin main && git status"});
+    let judged = judge_call(
+        &p,
+        builtin_intent("bash", &input, &loc).unwrap(),
+        &loc,
+        &NoApprovals,
+    );
+    let text = explain(&p, "bash", &input, &judged);
+    assert!(text.contains("Decision: ASK"), "{text}");
+    assert!(
+        text.contains("rule bash \"git push *\" at cfg.toml:3"),
+        "{text}"
+    );
+    assert!(text.contains("forces asking"), "{text}");
+    assert!(text.contains("destructive"), "{text}");
+    assert!(text.contains("asked every time"), "{text}");
+    assert!(
+        text.contains("rule bash \"git status *\" at cfg.toml:2"),
+        "{text}"
+    );
+    // A default is named as such.
+    let input = json!({"url": "https://docs.rs/x"});
+    let judged = judge_call(
+        &p,
+        builtin_intent("webfetch", &input, &loc).unwrap(),
+        &loc,
+        &NoApprovals,
+    );
+    let text = explain(&p, "webfetch", &input, &judged);
+    assert!(
+        text.contains("no rule matched, so the default for network applies"),
+        "{text}"
+    );
+    assert!(text.contains("remembered as `https://docs.rs/*`"), "{text}");
+}
+
+#[test]
+fn explain_lists_rules_that_matched_but_did_not_decide() {
+    let (_d, loc) = workspace();
+    let text = "[permission.bash]\n\"*\" = \"ask\"\n\"git *\" = \"allow\"\n";
+    let p = Policy::from_texts(
+        loc.root(),
+        Path::new("/h"),
+        &[("c.toml", Layer::Project, text)],
+        None,
+    )
+    .unwrap();
+    let input = json!({"command": "git log"});
+    let judged = judge_call(
+        &p,
+        builtin_intent("bash", &input, &loc).unwrap(),
+        &loc,
+        &NoApprovals,
+    );
+    let out = explain(&p, "bash", &input, &judged);
+    assert!(out.contains("also matched, but did not decide"), "{out}");
+    assert!(out.contains("bash \"*\" = \"ask\" at c.toml:2"), "{out}");
+}
+
+/// The policy's copy of the built-in intents agrees with the tools' own on what
+/// is judged: actions, resources and risks.
+#[test]
+fn builtin_intents_agree_with_the_tools() {
+    let (_d, loc) = workspace();
+    let registry = Registry::new();
+    let _guards =
+        toolgate_tools::register_builtins(&registry, &toolgate_tools::BuiltinConfig::default())
+            .unwrap();
+    let tools = ToolSet::new(Registry::new(), registry);
+    let patch = "*** Begin Patch\n*** Add File: src/n.rs\n+x\n*** Update File: src/a.rs\n*** Move to: src/b.rs\n@@\n-fn a() {}\n+fn b() {}\n*** Delete File: src/old.rs\n*** End Patch\n";
+    let inputs = [
+        ("read", json!({"path": "src/a.rs"})),
+        ("read", json!({"path": "/etc/hostname"})),
+        ("write", json!({"path": "src/a.rs", "content": "x"})),
+        ("write", json!({"path": "src/new.rs", "content": "x"})),
+        (
+            "edit",
+            json!({"path": "src/a.rs", "old_string": "a", "new_string": "b"}),
+        ),
+        ("apply_patch", json!({ "patch": patch })),
+        ("bash", json!({"command": "ls -la", "workdir": "src"})),
+        ("list", json!({})),
+        ("glob", json!({"pattern": "**/*.rs"})),
+        ("grep", json!({"pattern": "fn", "path": "src"})),
+        ("webfetch", json!({"url": "https://docs.rs/regex"})),
+        ("websearch", json!({"query": "rust regex"})),
+        ("todowrite", json!({"todos": []})),
+        ("question", json!({"questions": [{"question": "ok?"}]})),
+        ("skill", json!({"name": "review"})),
+    ];
+    let mut compared = 0;
+    for (tool, input) in inputs {
+        assert!(BUILTIN_TOOLS.contains(&tool));
+        let Some(t) = tools.active(tool) else {
+            continue;
+        };
+        let Ok(prepared) = t.handler.prepare(&input, &loc) else {
+            continue;
+        };
+        let ours = builtin_intent(tool, &input, &loc).unwrap();
+        let key =
+            |r: &toolgate_core::PermissionRequest| (r.action.clone(), r.resource.clone(), r.risk);
+        let theirs: Vec<_> = prepared.requests.iter().map(key).collect();
+        let mine: Vec<_> = ours.iter().map(key).collect();
+        assert_eq!(mine, theirs, "{tool} {input}");
+        compared += 1;
+    }
+    assert!(compared >= 10, "only {compared} tools could be compared");
+}
