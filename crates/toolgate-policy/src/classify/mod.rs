@@ -47,6 +47,9 @@ pub struct Verdict {
     /// Whether it reads every file below its directory operands (or the
     /// working directory), hidden ones included: `grep -r`, `rg --hidden`.
     pub walks: bool,
+    /// Shell code it runs (`git rebase -x CODE`, `git submodule foreach CODE`);
+    /// the shell analyser parses it.
+    pub code: Vec<String>,
 }
 
 impl Verdict {
@@ -57,6 +60,7 @@ impl Verdict {
             paths,
             embedded: Vec::new(),
             walks: false,
+            code: Vec::new(),
         }
     }
 

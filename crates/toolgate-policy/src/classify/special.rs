@@ -21,6 +21,7 @@ pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
         Check::GitBranch => git_branch(args, v),
         Check::GitConfig => git_config(args, v),
         Check::GitRemote => git_remote(args, v),
+        Check::GitRunsCode => git_runs_code(name, args, v),
         Check::TarMode => tar_mode(args, v),
         Check::RecursiveRead => recursive_read(name, args, v),
         Check::UniqOutput => {
@@ -424,6 +425,72 @@ fn git_branch(args: &[String], v: &mut Verdict) {
         v.raise(Risk::Write, "git branch changes branches");
     } else if !operands(args).is_empty() && !opts.iter().any(|o| lists.contains(o)) {
         v.raise(Risk::Write, "git branch NAME creates a branch");
+    }
+}
+
+fn git_runs_code(sub: &str, args: &[String], v: &mut Verdict) {
+    match sub {
+        "rebase" => {
+            let mut i = 0;
+            while i < args.len() {
+                let a = args[i].as_str();
+                if a == "-x" || a == "--exec" {
+                    if let Some(code) = args.get(i + 1) {
+                        v.code.push(code.clone());
+                    }
+                    i += 1;
+                } else if let Some(code) = a.strip_prefix("--exec=") {
+                    v.code.push(code.to_string());
+                } else if a.starts_with("-x") && a.len() > 2 {
+                    v.code.push(a[2..].to_string());
+                }
+                i += 1;
+            }
+            if !v.code.is_empty() {
+                v.raise(
+                    Risk::Execute,
+                    "git rebase --exec runs shell code after each commit",
+                );
+            }
+        }
+        "submodule" => {
+            let ops = operands(args);
+            match ops.first().copied() {
+                Some("foreach") => {
+                    // Everything after `foreach` is joined into one command line.
+                    let at = args.iter().position(|a| a == "foreach").unwrap_or(0);
+                    let code = args[at + 1..]
+                        .iter()
+                        .filter(|a| !matches!(a.as_str(), "--recursive" | "-q" | "--quiet"))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    v.raise(
+                        Risk::Execute,
+                        "git submodule foreach runs shell code in every submodule",
+                    );
+                    if !code.is_empty() {
+                        v.code.push(code);
+                    }
+                }
+                Some("status" | "summary") | None => {
+                    v.risk = Risk::Read;
+                    v.reason = "git submodule status reads".into();
+                }
+                _ => {}
+            }
+        }
+        _ => {
+            // `git bisect run CMD ARGS…`.
+            if let Some(at) = args.iter().position(|a| a == "run") {
+                if at + 1 < args.len() {
+                    v.embedded.push(args[at + 1..].to_vec());
+                }
+            } else if !matches!(operands(args).first().copied(), Some("run")) {
+                v.risk = Risk::Write;
+                v.reason = "git bisect moves HEAD".into();
+            }
+        }
     }
 }
 

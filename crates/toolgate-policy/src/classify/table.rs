@@ -56,6 +56,9 @@ pub(crate) enum Check {
     GitBranch,
     /// `git remote`: listing reads, `add/remove/set-url` write, `show/update` talk to it.
     GitRemote,
+    /// `git rebase -x CMD`, `git submodule foreach CMD` run shell code;
+    /// `git bisect run CMD ARGS` runs a command.
+    GitRunsCode,
     /// `git config`: reading keys reads, setting them can run code later.
     GitConfig,
     /// `tar` modes: `t` reads, `c/x/r/u/A` write.
@@ -491,6 +494,9 @@ const GIT_SUBS: &[Sub] = &[
     sub_f(&["grep"], Read, GIT_GREP_SHORT),
     sub_c(&["branch", "tag"], Read, Check::GitBranch),
     sub_c(&["remote"], Read, Check::GitRemote),
+    sub_c(&["rebase"], Write, Check::GitRunsCode),
+    sub_c(&["submodule"], Network, Check::GitRunsCode),
+    sub_c(&["bisect"], Execute, Check::GitRunsCode),
     sub_c(&["config"], Read, Check::GitConfig),
     sub_c(&["stash"], Write, Check::GitStash),
     sub_c(&["checkout"], Write, Check::GitCheckoutDiscard),
@@ -506,7 +512,6 @@ const GIT_SUBS: &[Sub] = &[
             "commit",
             "switch",
             "merge",
-            "rebase",
             "cherry-pick",
             "revert",
             "am",
@@ -536,13 +541,9 @@ const GIT_SUBS: &[Sub] = &[
     },
     sub_f(&["fetch", "pull", "ls-remote"], Network, GIT_FETCH_FLAGS),
     sub_f(&["clone"], Network, GIT_CLONE_FLAGS),
-    sub(
-        &["submodule", "send-email", "request-pull", "archive"],
-        Network,
-    ),
+    sub(&["send-email", "request-pull", "archive"], Network),
     sub(
         &[
-            "bisect",
             "difftool",
             "mergetool",
             "daemon",

@@ -266,6 +266,7 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
     part.raise(verdict.risk, verdict.reason);
     part.paths = verdict.paths;
     part.walks = verdict.walks;
+    part.code.extend(verdict.code);
     for embedded in verdict.embedded {
         let words: Vec<Word> = embedded
             .into_iter()
