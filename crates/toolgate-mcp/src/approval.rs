@@ -9,7 +9,8 @@
 //! session goes to that client. An ask for a session without such a client
 //! fails with [`ChannelError::Unavailable`], so the next approval channel (the
 //! web page, the terminal) is tried. Protocol 2026-07-28 forbids server-to-client
-//! requests, so its connections never register here.
+//! requests: its calls register by call id instead, and the form travels in an
+//! input-required result (see [`crate::mrtr`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,12 +20,18 @@ use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, Elicitat
 use rmcp::service::{ElicitationMode, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 
-/// The peers of connected clients that can answer approval forms, by session.
+use crate::mrtr::InputAsk;
+
+/// The peers of connected clients that can answer approval forms, by session,
+/// and the calls of 2026-07-28 clients that answer through input-required
+/// results, by call id.
 #[derive(Clone, Default)]
 pub struct ElicitationChannel {
     peers: Arc<Mutex<HashMap<String, Peer<RoleServer>>>>,
+    calls: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<InputAsk>>>>,
 }
 
 impl std::fmt::Debug for ElicitationChannel {
@@ -64,6 +71,30 @@ impl ElicitationChannel {
         self.lock().remove(session_id);
     }
 
+    /// Routes the asks of call `call_id` to the `tools/call` waiting for it.
+    pub(crate) fn register_call(&self, call_id: &str, tx: mpsc::UnboundedSender<InputAsk>) {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(call_id.to_string(), tx);
+    }
+
+    /// Forgets a finished call.
+    pub(crate) fn unregister_call(&self, call_id: &str) {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(call_id);
+    }
+
+    fn call_route(&self, call_id: &str) -> Option<mpsc::UnboundedSender<InputAsk>> {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(call_id)
+            .cloned()
+    }
+
     /// Whether a client that can answer is connected for `session_id`.
     pub fn can_ask(&self, session_id: &str) -> bool {
         self.lock().contains_key(session_id)
@@ -73,6 +104,22 @@ impl ElicitationChannel {
 #[async_trait]
 impl ApprovalChannel for ElicitationChannel {
     async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
+        if let Some(route) = self.call_route(&prompt.call_id) {
+            let (message, requested_schema) = approval_form(prompt);
+            let (reply, answer) = oneshot::channel();
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema,
+            };
+            route.send(InputAsk { params, reply }).map_err(|_| {
+                ChannelError::Unavailable("the MCP call is no longer waiting".into())
+            })?;
+            let answer = answer.await.map_err(|_| {
+                ChannelError::Unavailable("the MCP client did not come back with an answer".into())
+            })?;
+            return parse_answer(&answer, prompt);
+        }
         let peer = self
             .lock()
             .get(&prompt.session_id)

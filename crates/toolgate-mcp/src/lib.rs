@@ -15,6 +15,7 @@ pub use approval::ElicitationChannel;
 pub use server::{ToolgateConnection, ToolgateServer};
 pub mod error;
 pub mod frame;
+pub mod mrtr;
 pub mod stdio;
 
 pub use error::ServeError;

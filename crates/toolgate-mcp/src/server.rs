@@ -31,6 +31,7 @@ use toolgate_core::{
 use crate::approval::ElicitationChannel;
 use crate::convert::{call_response, mcp_tools};
 use crate::disconnect::ClientGone;
+use crate::mrtr::{PausedCalls, Running, Waiter};
 
 /// MCP methods whose malformed requests reach `on_custom_request`.
 const KNOWN_METHODS: &[&str] = &[
@@ -63,6 +64,7 @@ struct Shared {
     location: Arc<Location>,
     elicitation: ElicitationChannel,
     calls: TaskTracker,
+    paused: PausedCalls,
     info: Implementation,
 }
 
@@ -85,6 +87,7 @@ impl ToolgateServer {
                 location,
                 elicitation,
                 calls: TaskTracker::new(),
+                paused: PausedCalls::default(),
                 info: Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
             }),
         }
@@ -231,6 +234,18 @@ impl ToolgateConnection {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.ensure_session(&context).await?;
+        if let Some(state) = request.request_state.as_deref() {
+            let waiter = Waiter {
+                peer: &context.peer,
+                progress_token: context.meta.get_progress_token(),
+                request_cancel: &context.ct,
+            };
+            return self
+                .shared
+                .paused
+                .resume(state, &request.name, request.input_responses, waiter)
+                .await;
+        }
         let catalogue = self.catalogue();
         let name = request.name.to_string();
         let call = CallRequest {
@@ -243,6 +258,9 @@ impl ToolgateConnection {
                 call_id: format!("mcp-{}", uuid::Uuid::new_v4()),
             },
         };
+        if answers_by_input_required(&context) {
+            return self.settle_in_rounds(catalogue, call, context).await;
+        }
         let progress = context
             .meta
             .get_progress_token()
@@ -273,6 +291,72 @@ impl ToolgateConnection {
         }
         call_response(&catalogue, &name, outcome).map(CallToolResponse::Complete)
     }
+}
+
+impl ToolgateConnection {
+    /// Runs a 2026-07-28 call in its own task, so that an ask can pause it and
+    /// travel to the client as an input-required result.
+    async fn settle_in_rounds(
+        &self,
+        catalogue: Catalogue,
+        call: CallRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let (input_tx, inputs) = mpsc::unbounded_channel();
+        let (progress_tx, progress) = mpsc::unbounded_channel();
+        let call_id = call.identity.call_id.clone();
+        let tool = call.name.clone();
+        self.shared.elicitation.register_call(&call_id, input_tx);
+        let cancel = CancellationToken::new();
+        let shared = Arc::clone(&self.shared);
+        let task_cancel = cancel.clone();
+        let outcome = tokio::spawn(self.shared.calls.track_future(async move {
+            let name = call.name.clone();
+            let outcome = shared
+                .engine
+                .settle_with_progress(
+                    &catalogue,
+                    call,
+                    Arc::clone(&shared.location),
+                    task_cancel,
+                    Some(progress_tx),
+                )
+                .await;
+            shared.elicitation.unregister_call(&call_id);
+            call_response(&catalogue, &name, outcome).map(CallToolResponse::Complete)
+        }));
+        let running = Running {
+            tool,
+            outcome,
+            inputs,
+            progress,
+            cancel: cancel.clone(),
+        };
+        let watch = client_gone(&context).map(|gone| link(gone, cancel));
+        let waiter = Waiter {
+            peer: &context.peer,
+            progress_token: context.meta.get_progress_token(),
+            request_cancel: &context.ct,
+        };
+        let result = self.shared.paused.wait(running, waiter).await;
+        if let Some(watch) = watch {
+            watch.abort();
+        }
+        result
+    }
+}
+
+/// Whether this call is on protocol 2026-07-28 or later from a client that
+/// declared form elicitation: its asks go out as input-required results.
+fn answers_by_input_required(context: &RequestContext<RoleServer>) -> bool {
+    let modern = context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    let elicits = context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    modern && elicits
 }
 
 /// The disconnect signal of the HTTP request that carried this call, if any.
