@@ -328,6 +328,20 @@ mod tests {
     }
 
     #[test]
+    fn every_command_has_one_row() {
+        let mut seen = std::collections::HashMap::new();
+        let mut dups = Vec::new();
+        for (i, row) in table::COMMANDS.iter().enumerate() {
+            for name in row.names {
+                if let Some(first) = seen.insert(*name, i) {
+                    dups.push(format!("`{name}` in rows {first} and {i}"));
+                }
+            }
+        }
+        assert!(dups.is_empty(), "{}", dups.join("; "));
+    }
+
+    #[test]
     fn embedded_commands() {
         let argv: Vec<String> = "find . -exec rm -rf {} +"
             .split(' ')

@@ -26,7 +26,7 @@ pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
         Check::RecursiveRead => recursive_read(name, args, v),
         Check::UniqOutput => {
             if operands(args).len() >= 2 {
-                v.raise(Risk::Write, "uniq IN OUT writes OUT");
+                v.raise(Risk::Write, format!("{name} IN OUT writes OUT"));
             }
         }
         Check::SetBare => {
@@ -301,6 +301,16 @@ fn awk_print_redirect(program: &str) -> bool {
 }
 
 fn sql(name: &str, args: &[String], v: &mut Verdict) {
+    // `sqlite3 db '.shell CMD'`, `psql -c '\\! CMD'`: the client's shell escapes.
+    if args.iter().any(|a| {
+        let t = a.trim_start();
+        t.starts_with(".shell") || t.starts_with(".system") || t.starts_with("\\!")
+    }) {
+        v.raise(
+            Risk::Execute,
+            format!("{name} is told to run a shell command"),
+        );
+    }
     let text = args.join(" ").to_ascii_uppercase();
     if sql_destroys(&text) {
         v.raise(

@@ -63,7 +63,7 @@ pub(crate) enum Check {
     GitConfig,
     /// `tar` modes: `t` reads, `c/x/r/u/A` write.
     TarMode,
-    /// `uniq IN OUT` writes OUT.
+    /// `uniq IN OUT`, `xxd IN OUT` write OUT.
     UniqOutput,
     /// Bare `set` prints every variable; `set -e` does not.
     SetBare,
@@ -204,6 +204,35 @@ const SORT_FLAGS: &[Flag] = &[
         Exact("--compress-program"),
         Execute,
         "sort --compress-program runs a program",
+    ),
+];
+
+const TREE_FLAGS: &[Flag] = &[flag(Short('o'), Write, "tree -o writes a file")];
+
+const YQ_FLAGS: &[Flag] = &[
+    flag(Short('i'), Write, "yq -i edits files in place"),
+    flag(
+        Exact("--inplace"),
+        Write,
+        "yq --inplace edits files in place",
+    ),
+];
+
+const PAGER_FLAGS: &[Flag] = &[flag(Exact("--pager"), Execute, "--pager runs a program")];
+
+const MAN_FLAGS: &[Flag] = &[
+    flag(Short('P'), Execute, "man -P runs a pager program"),
+    flag(Exact("--pager"), Execute, "man --pager runs a program"),
+    flag(Short('H'), Execute, "man -H runs a browser"),
+    flag(Exact("--html"), Execute, "man --html runs a browser"),
+];
+
+const ZIP_FLAGS: &[Flag] = &[
+    flag(Prefix("-TT"), Execute, "zip -TT runs a test program"),
+    flag(
+        Exact("--unzip-command"),
+        Execute,
+        "zip --unzip-command runs a program",
     ),
 ];
 
@@ -848,7 +877,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "file",
             "stat",
             "du",
-            "tree",
             "realpath",
             "readlink",
             "nl",
@@ -857,7 +885,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "fold",
             "fmt",
             "column",
-            "xxd",
             "od",
             "hexdump",
             "strings",
@@ -872,7 +899,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "base64",
             "base32",
             "jq",
-            "yq",
             "diff",
             "cmp",
             "comm",
@@ -880,8 +906,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "paste",
             "join",
             "look",
-            "bat",
-            "batcat",
             "exa",
             "eza",
             "lsd",
@@ -900,7 +924,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "popd",
             "dirs",
             "source-highlight",
-            "wc",
             "tokei",
             "cloc",
             "shellcheck",
@@ -983,7 +1006,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "history",
             "logname",
             "tty",
-            "printf",
             "lscpu",
             "lsblk",
             "lsof",
@@ -1002,7 +1024,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "sw_vers",
             "mount-list",
             "times",
-            "true",
             "caller",
             "disown",
             "bg",
@@ -1011,7 +1032,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "compgen",
             "pinky",
             "tldr",
-            "man",
             "info",
             "apropos",
             "whatis",
@@ -1026,6 +1046,13 @@ pub(crate) static COMMANDS: &[Cmd] = &[
         Check::ExportPrint,
     ),
     cmd(&["printenv"], Credential, false),
+    // Readers with a flag that writes or runs something.
+    with_flags(cmd(&["tree"], Read, true), TREE_FLAGS),
+    with_flags(cmd(&["yq"], Read, true), YQ_FLAGS),
+    with_flags(cmd(&["bat", "batcat"], Read, true), PAGER_FLAGS),
+    with_flags(cmd(&["man"], Read, false), MAN_FLAGS),
+    with_check(cmd(&["xxd"], Read, true), Check::UniqOutput),
+    with_flags(cmd(&["zip"], Write, true), ZIP_FLAGS),
     cmd(&["su", "runuser", "script"], Execute, true),
     with_check(
         cmd(&["grep", "egrep", "fgrep", "ugrep"], Read, true),
@@ -1059,8 +1086,8 @@ pub(crate) static COMMANDS: &[Cmd] = &[
     cmd(
         &[
             "cp", "mv", "mkdir", "touch", "ln", "install", "rmdir", "unlink", "tee", "patch",
-            "unzip", "zip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
-            "7z", "split", "csplit", "mktemp", "mkfifo", "chgrp-f", "rename", "setfacl", "chattr",
+            "unzip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "7z",
+            "split", "csplit", "mktemp", "mkfifo", "chgrp-f", "rename", "setfacl", "chattr",
             "git-lfs", "dos2unix", "unix2dos", "pandoc", "convert", "ffmpeg",
         ],
         Write,
