@@ -39,8 +39,8 @@ use crate::risk::{Decision, DecisionSource, Effect, Risk};
 use crate::tool::{PrepareError, RunError, ToolError};
 
 /// How long a cancelled tool gets to wind down (bash needs 3 s between SIGTERM
-/// and SIGKILL) before its future is dropped.
-pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// and SIGKILL, then reaps the group) before its future is dropped.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(6);
 
 const PREVIEW_CHARS: usize = 200;
 

@@ -60,7 +60,7 @@ pub use websearch::{
 /// Settings of the process, web and session tools.
 #[derive(Clone)]
 pub struct ProcessToolsConfig {
-    /// Where bash spill files (`bash-output/`) and todo lists (`todos/`) are
+    /// Where bash spill files (`tool-output/`, shared with the pipeline's spills and swept with them) and todo lists (`todos/`) are
     /// kept. Default: `$XDG_DATA_HOME/toolgate`, else `~/.local/share/toolgate`,
     /// else `<temp dir>/toolgate`.
     pub data_dir: PathBuf,

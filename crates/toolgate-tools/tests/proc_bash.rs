@@ -343,7 +343,7 @@ async fn hundred_megabytes_spill_to_disk_in_full() {
     );
     let path = std::path::PathBuf::from(out.spill_path.unwrap());
     assert!(
-        path.starts_with(env.data.path().join("bash-output")),
+        path.starts_with(env.data.path().join("tool-output")),
         "{}",
         path.display()
     );

@@ -5,7 +5,7 @@
 //! arrive (each stream keeps its own order; lines written at the same moment
 //! on both may interleave differently than on a terminal). The first
 //! [`MEMORY_LIMIT_BYTES`] stay in memory; past that the whole output streams
-//! to a spill file under `<data_dir>/bash-output/`, so memory stays bounded
+//! to a spill file under `<data_dir>/tool-output/` (swept with the other spilled outputs), so memory stays bounded
 //! whatever the command prints.
 //!
 //! On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after
@@ -106,7 +106,7 @@ impl BashTool {
     /// that match `config.secret_env_patterns`.
     pub fn new(config: &ProcessToolsConfig) -> Self {
         BashTool {
-            spill_dir: config.data_dir.join("bash-output"),
+            spill_dir: config.data_dir.join("tool-output"),
             secret_patterns: config.secret_env_patterns.clone(),
         }
     }
