@@ -220,8 +220,10 @@ fn search(
     let (_, unreadable) = walk::collect_parallel(
         &builder,
         cancel,
-        || searcher(query.context),
-        |searcher, e| {
+        // A matcher per thread: a clone gets its own regex cache pool, so the
+        // threads do not contend for one.
+        || (searcher(query.context), query.matcher.clone()),
+        |(searcher, matcher), e| {
             if !walk::is_file(e) {
                 return None;
             }
@@ -232,7 +234,7 @@ fn search(
                 }
             }
             let mut sink = LineSink::new(limit);
-            if let Err(err) = searcher.search_path(&query.matcher, e.path(), &mut sink) {
+            if let Err(err) = searcher.search_path(&*matcher, e.path(), &mut sink) {
                 tracing::debug!(path = %e.path().display(), error = %err, "grep skipped a file");
                 return None;
             }
