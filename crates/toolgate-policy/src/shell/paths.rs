@@ -12,6 +12,9 @@ use crate::classify::{glob_match, is_assignment, path_risk};
 /// Most directory entries looked at for one recursive read.
 const WALK_BUDGET: usize = 4096;
 
+/// How many directory levels a recursive read is followed for secrets.
+const WALK_DEPTH: usize = 4;
+
 /// Most entries a glob in an argument is expanded to.
 const MAX_GLOB_MATCHES: usize = 512;
 
@@ -393,7 +396,9 @@ impl Analyzer<'_, '_> {
     }
 
     /// Secrets a recursive reader (`grep -r`, `rg --hidden`) would read: the
-    /// credential files in the top two levels of each directory it walks.
+    /// credential files in the top [`WALK_DEPTH`] levels of each directory it
+    /// walks (at most [`WALK_BUDGET`] entries; `.git`, `node_modules`, `target`
+    /// skipped).
     pub(crate) fn walked_secrets(&mut self, args: &[Word], scope: &Scope) {
         let Some(cwd) = scope.cwd.clone() else {
             return;
@@ -459,7 +464,7 @@ impl Analyzer<'_, '_> {
         }
         let mut budget = WALK_BUDGET;
         for dir in dirs {
-            self.scan_for_secrets(&dir, 2, &mut budget, (&excludes, &includes), scope);
+            self.scan_for_secrets(&dir, WALK_DEPTH, &mut budget, (&excludes, &includes), scope);
         }
     }
 

@@ -50,6 +50,7 @@ impl Fixture {
         write(&ws.join("data.txt"), "a\nb\n");
         write(&ws.join("build.sh"), "echo build\n");
         write(&ws.join("notes/todo.md"), "- x\n");
+        write(&ws.join("notes/deep/er/.env.staging"), "TOKEN=secret\n");
         write(&ws.join(".env"), "TOKEN=secret\n");
         write(&ws.join(".env.local"), "TOKEN=secret\n");
         write(&ws.join(".env.production"), "TOKEN=secret\n");
