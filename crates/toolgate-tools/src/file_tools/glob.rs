@@ -9,7 +9,7 @@ use toolgate_core::{
     Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
 };
 
-use super::list::{more_note, relative_name};
+use super::list::more_note;
 use super::walk::{self, PathGlobs};
 use super::{FileState, paths};
 
@@ -114,7 +114,7 @@ impl Tool for GlobTool {
                     if !walk::is_file(e) {
                         return None;
                     }
-                    let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
+                    let rel = walk::under(&root, e.path());
                     if !globs.is_match(rel) {
                         return None;
                     }
@@ -123,7 +123,7 @@ impl Tool for GlobTool {
                         .ok()
                         .and_then(|m| m.modified().ok())
                         .unwrap_or(SystemTime::UNIX_EPOCH);
-                    Some((mtime, relative_name(&root, e.path())))
+                    Some((mtime, rel.to_string_lossy().into_owned()))
                 },
             )?;
             // Newest first; equal times by name, so the order is stable.

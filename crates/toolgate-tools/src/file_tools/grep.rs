@@ -228,7 +228,7 @@ fn search(
                 return None;
             }
             if let Some(include) = &query.include {
-                let rel = e.path().strip_prefix(base).unwrap_or(e.path());
+                let rel = walk::under(base, e.path());
                 if !include.is_match(rel) {
                     return None;
                 }

@@ -131,10 +131,7 @@ impl Tool for ListTool {
 
 /// `path` relative to `root`, `/` separated.
 pub fn relative_name(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .into_owned()
+    walk::under(root, path).to_string_lossy().into_owned()
 }
 
 /// The "N more" note shared by `list`, `glob` and `grep`.

@@ -53,7 +53,7 @@ pub fn walker(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) ->
         }
         match &skip {
             Some(globs) => {
-                let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
+                let rel = under(&root, e.path());
                 rel.as_os_str().is_empty() || !globs.is_match(rel)
             }
             None => true,
@@ -102,10 +102,11 @@ impl PathGlobs {
 
     /// Whether `relative` (from the search root) matches any pattern.
     pub fn is_match(&self, relative: &Path) -> bool {
-        relative
-            .file_name()
-            .is_some_and(|n| self.by_name.is_match(n))
-            || self.by_path.is_match(relative)
+        (!self.by_name.is_empty()
+            && relative
+                .file_name()
+                .is_some_and(|n| self.by_name.is_match(n)))
+            || (!self.by_path.is_empty() && self.by_path.is_match(relative))
     }
 }
 
@@ -217,6 +218,22 @@ impl<S, T, F> Drop for Visitor<'_, S, T, F> {
     }
 }
 
+/// `path` relative to `root`, for a path the walk of `root` produced. Slices
+/// bytes instead of comparing components (`Path::strip_prefix`), which is a
+/// measurable cost per file on large trees.
+pub fn under<'p>(root: &Path, path: &'p Path) -> &'p Path {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let prefix = root.as_os_str().as_bytes();
+    let rest = match bytes.strip_prefix(prefix) {
+        Some(rest) if prefix.ends_with(b"/") => rest,
+        Some([]) => &[][..],
+        Some([b'/', rest @ ..]) => rest,
+        _ => return path,
+    };
+    Path::new(OsStr::from_bytes(rest))
+}
+
 /// Whether an entry is a regular file (symlinks are not followed).
 pub fn is_file(e: &DirEntry) -> bool {
     e.file_type().is_some_and(|t| t.is_file())
@@ -243,5 +260,23 @@ mod tests {
         assert!(g.is_match(Path::new("src/x.toml")));
         assert!(!g.is_match(Path::new("src/a/x.toml")));
         assert!(PathGlobs::new(&["a[b"]).is_err());
+    }
+
+    #[test]
+    fn under_slices_the_root_off() {
+        assert_eq!(
+            under(Path::new("/ws"), Path::new("/ws/a/b")),
+            Path::new("a/b")
+        );
+        assert_eq!(under(Path::new("/ws"), Path::new("/ws")), Path::new(""));
+        assert_eq!(
+            under(Path::new("/ws"), Path::new("/other/x")),
+            Path::new("/other/x")
+        );
+        assert_eq!(
+            under(Path::new("/ws"), Path::new("/wsx/a")),
+            Path::new("/wsx/a")
+        );
+        assert_eq!(under(Path::new("/"), Path::new("/a/b")), Path::new("a/b"));
     }
 }
