@@ -152,6 +152,7 @@ pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Re
         durability,
         &elicitation,
     )?;
+    let reloader = runtime.spawn_policy_reloader();
     let server = ToolgateServer::with_elicitation(
         runtime.engine.clone(),
         runtime.location.clone(),
@@ -161,6 +162,7 @@ pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Re
         max_message_bytes: args.max_message_bytes,
     };
     let served = serve_stdio(&server, options).await;
+    reloader.abort();
     runtime.log.flush().context("cannot flush the audit log")?;
     served.context("MCP over stdio failed")?;
     Ok(0)
@@ -202,6 +204,7 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         .spill
         .spawn_sweeper(SWEEP_INTERVAL, DEFAULT_RETENTION)
         .context("cannot start the spilled-output sweeper")?;
+    let reloader = runtime.spawn_policy_reloader();
     let server = ToolgateServer::with_elicitation(
         runtime.engine.clone(),
         runtime.location.clone(),
@@ -233,6 +236,7 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         }
     });
     let served = bound.serve().await;
+    reloader.abort();
     runtime.log.flush().context("cannot flush the audit log")?;
     served.context("MCP over HTTP failed")?;
     Ok(0)

@@ -3,6 +3,7 @@
 
 mod cmd_call;
 mod cmd_log;
+mod cmd_mcp;
 mod cmd_policy;
 mod data_dir;
 mod runtime;
@@ -49,6 +50,10 @@ enum DurabilityArg {
 enum Command {
     /// Run one tool call through the whole pipeline; asks on the terminal.
     Call(cmd_call::CallArgs),
+    /// Serve every tool over MCP on stdin/stdout.
+    Mcp(cmd_mcp::McpArgs),
+    /// Serve every tool over MCP streamable HTTP (loopback, bearer token).
+    Serve(cmd_mcp::ServeArgs),
     /// Answer allow / ask / deny for a call without running it.
     Check(cmd_policy::CheckArgs),
     /// Explain a decision, or test the config's rule examples.
@@ -104,6 +109,10 @@ fn run(cli: Cli) -> Result<i32> {
     let data = DataDir::locate(cli.data_dir.as_deref())?;
     match cli.command {
         Command::Call(args) => tokio_runtime()?.block_on(cmd_call::run(args, data, durability)),
+        Command::Mcp(args) => tokio_runtime()?.block_on(cmd_mcp::run_mcp(args, data, durability)),
+        Command::Serve(args) => {
+            tokio_runtime()?.block_on(cmd_mcp::run_serve(args, data, durability))
+        }
         Command::Check(args) => cmd_policy::run_check(args, Some(&data)),
         Command::Policy(PolicyCommand::Explain(args)) => cmd_policy::run_explain(args, Some(&data)),
         Command::Policy(PolicyCommand::Test(args)) => cmd_policy::run_policy_test(args),

@@ -35,7 +35,6 @@ pub struct RuntimeOptions {
 }
 
 /// A ready engine and what it holds.
-#[allow(dead_code)] // `gate` and `spill` are for the servers (reload, hourly sweep)
 pub struct Runtime {
     /// The engine every call goes through.
     pub engine: Engine,
@@ -47,6 +46,8 @@ pub struct Runtime {
     pub log: Arc<EventLog>,
     /// The spilled-output store (for the hourly sweep of servers).
     pub spill: Arc<SpillStore>,
+    /// Where the policy came from (for reloads).
+    pub sources: PolicySources,
     /// Keeps the built-in tools registered while the runtime lives.
     _registrations: Vec<Registration>,
 }
@@ -128,8 +129,51 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
         gate,
         log,
         spill,
+        sources,
         _registrations: registrations,
     })
+}
+
+/// How often a server looks for changed config files.
+const RELOAD_POLL: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Runtime {
+    /// Reloads the policy whenever one of its config files changes. A config
+    /// that fails to load is reported and the last valid policy stays in force.
+    /// Abort the returned handle to stop watching.
+    pub fn spawn_policy_reloader(&self) -> tokio::task::JoinHandle<()> {
+        let gate = Arc::clone(&self.gate);
+        let sources = self.sources.clone();
+        tokio::spawn(async move {
+            let mut seen = config_stamps(&sources);
+            loop {
+                tokio::time::sleep(RELOAD_POLL).await;
+                let now = config_stamps(&sources);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                match gate.reload(&sources) {
+                    Ok(()) => eprintln!("toolgate: policy reloaded"),
+                    Err(e) => {
+                        eprintln!("toolgate: config error, keeping the last valid policy: {e}")
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// The modification times (and presence) of every config file of `sources`.
+fn config_stamps(sources: &PolicySources) -> Vec<Option<std::time::SystemTime>> {
+    sources
+        .user
+        .iter()
+        .chain(sources.project.iter())
+        .chain(sources.session_files.iter())
+        .chain(sources.managed.iter())
+        .map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .collect()
 }
 
 /// Whether the policy lets `read` see `.env` files without asking, so that
