@@ -334,3 +334,88 @@ async fn checked_body(request: Request, max: usize) -> Result<Request, Response>
     }
     Ok(Request::from_parts(parts, Body::from(data)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_auth_only_on_loopback_and_tokens_must_be_strong() {
+        let mut options = HttpOptions::loopback(0, "t".repeat(32));
+        assert!(options.validate().is_ok());
+        options.auth = HttpAuth::Disabled;
+        assert!(
+            options.validate().is_ok(),
+            "--no-auth on loopback is allowed"
+        );
+        options.listen = SocketAddr::from(([0, 0, 0, 0], 8765));
+        let err = options.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("--no-auth is only allowed on a loopback address"),
+            "{err}"
+        );
+        options.listen = SocketAddr::from(([192, 168, 1, 2], 8765));
+        assert!(options.validate().is_err());
+        options.auth = HttpAuth::Bearer("short".into());
+        assert!(options.validate().is_err());
+    }
+
+    #[tokio::test]
+    async fn binding_a_busy_port_is_a_clear_error() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let engine = toolgate_core::Engine::new(
+            toolgate_core::ToolSet::default(),
+            std::sync::Arc::new(DenyAll),
+            std::sync::Arc::new(NoSink),
+            std::sync::Arc::new(NoSpill),
+        );
+        let dir = std::env::temp_dir();
+        let location = Arc::new(toolgate_core::Location::new(&dir).unwrap());
+        let server = ToolgateServer::new(engine, location);
+        let err = bind_http(
+            &server,
+            HttpOptions::loopback(port, "t".repeat(32)),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+            "{err}"
+        );
+    }
+
+    struct DenyAll;
+    #[async_trait::async_trait]
+    impl toolgate_core::Gate for DenyAll {
+        fn evaluate(
+            &self,
+            _: &toolgate_core::GateCall<'_>,
+            _: Vec<toolgate_core::PermissionRequest>,
+        ) -> Result<Vec<toolgate_core::Judged>, toolgate_core::GateError> {
+            Ok(vec![])
+        }
+        async fn resolve(
+            &self,
+            _: &toolgate_core::GateCall<'_>,
+            _: &[toolgate_core::Judged],
+            _: &CancellationToken,
+        ) -> Result<Vec<toolgate_core::Decision>, toolgate_core::GateError> {
+            Ok(vec![])
+        }
+    }
+    struct NoSink;
+    impl toolgate_core::EventSink for NoSink {
+        fn submit(&self, _: toolgate_core::Event) -> toolgate_core::EventAck {
+            Box::pin(async { Ok(0) })
+        }
+    }
+    struct NoSpill;
+    impl toolgate_core::OutputStore for NoSpill {
+        fn spill(&self, _: &str, _: &str) -> Result<std::path::PathBuf, toolgate_core::SpillError> {
+            Ok(std::path::PathBuf::new())
+        }
+    }
+}
