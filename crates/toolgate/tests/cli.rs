@@ -439,3 +439,105 @@ fn approvals_list_and_revoke_bad_id() {
     let o = toolgate(&e, &["approvals", "revoke", "abc"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A newline-delimited JSON-RPC session with `toolgate mcp`.
+struct Mcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(e: &Env) -> Mcp {
+        use std::process::Stdio;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["mcp"])
+            .current_dir(&e.ws)
+            .env("TOOLGATE_DATA_DIR", &e.data)
+            .env("HOME", &e.home)
+            .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut m = Mcp {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        m.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "cli-test", "version": "1"}}),
+        );
+        m.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        m
+    }
+
+    fn send(&mut self, v: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        use std::io::BufRead;
+        let id = self.next;
+        self.next += 1;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "server closed"
+            );
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn bash(&mut self, command: &str) -> Value {
+        self.request(
+            "tools/call",
+            serde_json::json!({"name": "bash", "arguments": {"command": command}}),
+        )["result"]
+            .clone()
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_running_server_reloads_its_policy_and_keeps_the_last_valid_one() {
+    let e = env();
+    let mut mcp = Mcp::start(&e);
+    assert_eq!(mcp.bash("echo hi")["isError"], false);
+    let cfg = e.ws.join(".toolgate/config.toml");
+    std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
+    std::fs::write(&cfg, "[permission.bash]\n\"echo *\" = \"deny\"\n").unwrap();
+    let wait = || std::thread::sleep(std::time::Duration::from_millis(3500));
+    wait();
+    let r = mcp.bash("echo hi");
+    assert_eq!(r["isError"], true, "{r}");
+    // A broken config: the deny stays in force.
+    std::fs::write(&cfg, "[permission.bash]\n\"echo *\" = \"sometimes\"\n").unwrap();
+    wait();
+    assert_eq!(mcp.bash("echo hi")["isError"], true);
+    // Fixed: allowed again.
+    std::fs::write(&cfg, "[permission.bash]\n\"echo *\" = \"allow\"\n").unwrap();
+    wait();
+    assert_eq!(mcp.bash("echo hi")["isError"], false);
+}
