@@ -15,6 +15,7 @@ const STATE_FILE: FileKind = FileKind {
     // "TGST"
     application_id: 0x5447_5354,
     version: 1,
+    page_size: 4096,
     schema: "
         CREATE TABLE approvals (
             id         INTEGER PRIMARY KEY AUTOINCREMENT,

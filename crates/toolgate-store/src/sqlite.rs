@@ -22,6 +22,8 @@ pub(crate) struct FileKind {
     pub version: i64,
     /// Creates the schema version `version` in an empty file.
     pub schema: &'static str,
+    /// The page size of a new file (only settable before the first table).
+    pub page_size: u32,
 }
 
 /// Whether a connection may create and initialise the file.
@@ -58,7 +60,12 @@ pub(crate) fn open(path: &Path, kind: FileKind, access: Access) -> Result<Connec
         State::Empty if access == Access::ReadOnly => {
             return Err(not_ours(path, kind, "the file is an empty database"));
         }
-        State::Empty => initialise(&conn, path, kind)?,
+        State::Empty => {
+            // Outside a transaction, before any table exists; ignored otherwise.
+            conn.execute_batch(&format!("PRAGMA page_size = {}", kind.page_size))
+                .map_err(StoreError::sqlite("setting the page size"))?;
+            initialise(&conn, path, kind)?
+        }
     }
     if access == Access::ReadWrite {
         let mode: String = conn

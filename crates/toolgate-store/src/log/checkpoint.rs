@@ -9,8 +9,8 @@
 //! committing, and SQLite only starts the WAL over once every frame is copied,
 //! so at [`INLINE_PAGES`] the writer runs one passive checkpoint itself, which
 //! copies only the frames written since the last background pass but still
-//! pays the syncs on the commit path: once per ~16 MiB of log instead of once
-//! per ~4 MiB. This also bounds the WAL file.
+//! pays the syncs on the commit path: once per ~8 MiB of WAL instead of at
+//! every automatic checkpoint. This also bounds the WAL file.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,13 +20,13 @@ use std::time::Duration;
 use rusqlite::Connection;
 use rusqlite::wal::CheckpointMode;
 
-/// Every this many new WAL pages the background checkpoint is requested
-/// (SQLite's own default threshold for its automatic checkpoint).
-const BACKGROUND_PAGES: i32 = 1000;
+/// Every this many new WAL pages (2 MiB at the log's 1 KiB pages) the
+/// background checkpoint is requested.
+const BACKGROUND_PAGES: i32 = 2048;
 
-/// WAL size (pages, 16 MiB) at which the writer finishes the checkpoint so
-/// that the WAL starts over.
-const INLINE_PAGES: i32 = 4096;
+/// WAL size (pages, 8 MiB at 1 KiB) at which the writer finishes the
+/// checkpoint so that the WAL starts over.
+const INLINE_PAGES: i32 = 8192;
 
 /// Installs the hook on the writer's connection; returns what the background
 /// thread needs.

@@ -9,6 +9,9 @@ pub(crate) const LOG_FILE: FileKind = FileKind {
     // "TGLG"
     application_id: 0x5447_4C47,
     version: 1,
+    // Small pages: each commit rewrites whole pages into the WAL (the events
+    // leaf, the session index leaf, the head), and an event row is ~1 KiB.
+    page_size: 1024,
     schema: "
         CREATE TABLE events (
             seq        INTEGER PRIMARY KEY,
