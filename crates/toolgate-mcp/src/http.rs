@@ -167,7 +167,9 @@ pub fn router(
     options: &HttpOptions,
     sessions_end: CancellationToken,
 ) -> Router {
-    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"]
+        .map(String::from)
+        .to_vec();
     hosts.extend(options.allowed.hosts.iter().cloned());
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
