@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bound::{BoundError, OutputBounds, OutputStore, bound};
 use crate::content::Content;
 use crate::context::{CallIdentity, Progress, ToolContext};
-use crate::event::{Event, EventKind, EventPayload, EventSink, SinkError};
+use crate::event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError};
 use crate::gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
 use crate::location::Location;
 use crate::registry::{Catalogue, LookupError, ToolSet};
@@ -321,11 +321,15 @@ impl Engine {
                 "the gate returned no decisions".into(),
             )));
         }
-        self.record_all(call, &judged, EventKind::PermissionRequested, None)
-            .await?;
+        // Each event must be durable before the step it describes goes on. With
+        // nobody to ask, the next step with an effect is the tool's start, so the
+        // judgements, the decisions and `tool.started` share one commit; before
+        // asking a person, the judgements are made durable first.
+        let mut pending = self.submit_all(call, &judged, EventKind::PermissionRequested, None);
         // 5. Ask when needed, and make every final decision durable.
         let overall = Effect::strictest(judged.iter().map(|j| j.decision.effect));
         let finals: Vec<Decision> = if overall == Effect::Ask {
+            await_all(std::mem::take(&mut pending)).await?;
             let finals = self.gate.resolve(&gate_call, &judged, cancel).await?;
             if finals.len() != judged.len() {
                 return Err(CallError::Gate(GateError::Invalid(format!(
@@ -338,25 +342,30 @@ impl Engine {
         } else {
             judged.iter().map(|j| j.decision.clone()).collect()
         };
-        self.record_all(call, &judged, EventKind::PermissionResolved, Some(&finals))
-            .await?;
+        pending.extend(self.submit_all(
+            call,
+            &judged,
+            EventKind::PermissionResolved,
+            Some(&finals),
+        ));
         if let Some(err) = refusal(&judged, &finals) {
+            await_all(pending).await?;
             return Err(err);
         }
         if cancel.is_cancelled() {
+            await_all(pending).await?;
             return Err(CallError::Cancelled);
         }
-        // 6. Run.
+        // 6. Run, once every event so far is durable.
         let mut payload = self.payload(call);
         payload.args = Some(call.input.clone());
-        self.sink
-            .submit(Event::now(
-                EventKind::ToolStarted,
-                &call.identity.session_id,
-                &call.identity.call_id,
-                payload,
-            ))
-            .await?;
+        pending.push(self.sink.submit(Event::now(
+            EventKind::ToolStarted,
+            &call.identity.session_id,
+            &call.identity.call_id,
+            payload,
+        )));
+        await_all(pending).await?;
         let started = Instant::now();
         let tool_cancel = cancel.child_token();
         let mut ctx = ToolContext::new(call.identity.clone(), location, tool_cancel.clone());
@@ -409,14 +418,14 @@ impl Engine {
         })
     }
 
-    /// Submits one permission event per request and waits until all are durable.
-    async fn record_all(
+    /// Submits one permission event per request; the acks resolve when durable.
+    fn submit_all(
         &self,
         call: &CallRequest,
         judged: &[Judged],
         kind: EventKind,
         finals: Option<&[Decision]>,
-    ) -> Result<(), SinkError> {
+    ) -> Vec<EventAck> {
         let acks = judged.iter().enumerate().map(|(i, j)| {
             let decision = finals.map_or(&j.decision, |f| &f[i]);
             let mut payload = self.payload(call);
@@ -439,11 +448,16 @@ impl Engine {
                 payload,
             ))
         });
-        for r in join_all(acks.collect::<Vec<_>>()).await {
-            r?;
-        }
-        Ok(())
+        acks.collect()
     }
+}
+
+/// Waits until every submitted event is durable.
+async fn await_all(acks: Vec<EventAck>) -> Result<(), SinkError> {
+    for r in join_all(acks).await {
+        r?;
+    }
+    Ok(())
 }
 
 fn actor(source: DecisionSource) -> &'static str {
