@@ -94,6 +94,14 @@ pub enum Shape {
         /// The rest after the prefix may not contain `/` (path `dir/*`).
         no_slash: bool,
     },
+    /// A path pattern `PREFIX**/*SUFFIX` (`**/*.rs`): any path under `prefix`
+    /// whose text ends with `suffix` (which holds no `/`).
+    Suffix {
+        /// The literal directory prefix, ending in `/`.
+        prefix: String,
+        /// The literal end of the file name (`.rs`).
+        suffix: String,
+    },
     /// Needs the regular expression; `literal_prefix` is the text before the
     /// first wildcard.
     Complex {
@@ -172,6 +180,11 @@ impl Pattern {
                     || resource
                         .strip_prefix(prefix.as_str())
                         .is_some_and(|rest| !*no_slash || !rest.contains('/'))
+            }
+            Shape::Suffix { prefix, suffix } => {
+                resource.len() >= prefix.len() + suffix.len()
+                    && resource.starts_with(prefix.as_str())
+                    && resource.ends_with(suffix.as_str())
             }
             Shape::Complex { .. } => self.regex.as_ref().is_some_and(|r| r.is_match(resource)),
         }
@@ -276,6 +289,14 @@ fn shape_of(expanded: &str, kind: PatternKind) -> Shape {
                     prefix: lit.to_string(),
                     no_slash: true,
                 };
+            }
+            if let Some(suffix) = rest.strip_prefix("**/*") {
+                if lit.ends_with('/') && !suffix.is_empty() && !suffix.contains(['*', '?', '/']) {
+                    return Shape::Suffix {
+                        prefix: lit.to_string(),
+                        suffix: suffix.to_string(),
+                    };
+                }
             }
         }
         PatternKind::Generic => {

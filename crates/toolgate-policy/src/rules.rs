@@ -270,6 +270,8 @@ struct ActionMatcher {
     exact: HashMap<String, usize>,
     prefixes: PrefixMap,
     prefixes_no_slash: PrefixMap,
+    /// `dir/**/*.ext` rules by the last `.`-part of their suffix (`""` when none).
+    suffixes: HashMap<String, Vec<(String, String, usize)>>,
     /// Bare wildcard rules, ascending.
     any: Vec<usize>,
     /// Complex command patterns bucketed by their first word.
@@ -305,6 +307,11 @@ impl ActionMatcher {
                         m.prefixes.insert(prefix, idx);
                     }
                 }
+                Shape::Suffix { prefix, suffix } => m
+                    .suffixes
+                    .entry(extension_key(suffix).to_string())
+                    .or_default()
+                    .push((prefix.clone(), suffix.clone(), idx)),
                 Shape::Complex { literal_prefix } => {
                     match first_word(literal_prefix, pattern.kind) {
                         Some(word) => worded.entry(word.to_string()).or_default().push(idx),
@@ -330,6 +337,19 @@ impl ActionMatcher {
         }
         self.prefixes.best(text, false, &mut best);
         self.prefixes_no_slash.best(text, true, &mut best);
+        if !self.suffixes.is_empty() {
+            let name = text.rsplit('/').next().unwrap_or(text);
+            for key in [extension_key(name), ""] {
+                for (prefix, suffix, idx) in self.suffixes.get(key).into_iter().flatten() {
+                    if text.len() >= prefix.len() + suffix.len()
+                        && text.starts_with(prefix.as_str())
+                        && text.ends_with(suffix.as_str())
+                    {
+                        bump(&mut best, *idx);
+                    }
+                }
+            }
+        }
         if !self.by_first_word.is_empty() {
             if let Some(word) = text.split([' ', '\t', '\n']).next() {
                 if let Some(b) = self.by_first_word.get(word) {
@@ -342,6 +362,11 @@ impl ActionMatcher {
         }
         best
     }
+}
+
+/// The last `.`-part of a name (`.gz` of `a.tar.gz`), or `""` when it has none.
+fn extension_key(name: &str) -> &str {
+    name.rfind('.').map_or("", |i| &name[i..])
 }
 
 /// The first complete word of a command pattern's literal prefix.
@@ -520,6 +545,8 @@ mod tests {
             rule("read", "~/.ssh/**", RuleEffect::Deny, 8),
             rule("edit", "src/*", RuleEffect::Allow, 9),
             rule("edit", "**/*.lock", RuleEffect::Deny, 10),
+            rule("edit", "src/**/*_test.rs", RuleEffect::Ask, 14),
+            rule("edit", "**/*.tar.gz", RuleEffect::Deny, 15),
             rule("*", "*", RuleEffect::Ask, 11),
             rule("web*", "https://evil.example/*", RuleEffect::Deny, 12),
             rule("bash", "git status", RuleEffect::Allow, 13),
@@ -537,6 +564,10 @@ mod tests {
             ("edit", "/ws/src/a.rs"),
             ("edit", "/ws/src/a/b.rs"),
             ("edit", "/ws/Cargo.lock"),
+            ("edit", "/ws/src/x/a_test.rs"),
+            ("edit", "/ws/a_test.rs"),
+            ("edit", "/ws/out/b.tar.gz"),
+            ("edit", "/ws/out/b.gz"),
             ("webfetch", "https://evil.example/x"),
             ("websearch", "rust"),
             ("question", "q"),
