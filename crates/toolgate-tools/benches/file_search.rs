@@ -3,7 +3,8 @@
 //! Setup: `scripts/bench-tree.sh` (builds bench-data/large, a `cargo vendor` tree
 //! of pinned popular crates, and bench-data/small, its first 1,000 files) and
 //! `cargo install ripgrep --locked` (rg on PATH, or set RG=/path/to/rg).
-//! Run: `cargo bench -p toolgate-tools --bench file_search`.
+//! Run: `cargo bench -p toolgate-tools --bench file_search`; with
+//! `INTERLEAVE=N`, grep runs alternately against rg N times instead (medians).
 //!
 //! Both sides do the same work: a parallel walk honouring .gitignore with
 //! hidden files included and `.git` skipped (`rg --hidden --no-require-git
@@ -16,7 +17,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use tokio_util::sync::CancellationToken;
@@ -157,10 +158,70 @@ fn tree_benches(c: &mut Criterion, tree: &str) {
     group.bench_function("glob_rs/rg", |b| {
         b.iter(|| run_rg(&dir, &["--files", "-g", "**/*.rs"]))
     });
+    // Like for like: our glob sorts by modification time, which needs a stat per
+    // file; rg does the same with --sortr modified (single-threaded then).
+    group.bench_function("glob_rs/rg_sorted_by_mtime", |b| {
+        b.iter(|| run_rg(&dir, &["--files", "-g", "**/*.rs", "--sortr", "modified"]))
+    });
     group.finish();
 }
 
+/// Ours and rg alternately, `rounds` times each, so load drift on a shared
+/// machine hits both sides alike; prints medians and their ratio.
+fn interleaved(tree: &str, rounds: usize) {
+    let dir = data_dir(tree);
+    if !dir.is_dir() {
+        return;
+    }
+    let ours = Ours::new(&dir);
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for (name, pattern, ci) in QUERIES {
+        let mut rg_args = vec!["-n"];
+        if *ci {
+            rg_args.push("-i");
+        }
+        rg_args.push(pattern);
+        // rg given the absolute root, as our tools walk it (longer path lookups).
+        let abs = dir.canonicalize().expect("canonical tree path");
+        let mut rg_abs_args = rg_args.clone();
+        rg_abs_args.push(abs.to_str().expect("UTF-8 path"));
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let t = Instant::now();
+            ours.grep(pattern, *ci);
+            a.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            run_rg(&dir, &rg_args);
+            b.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            run_rg(&dir, &rg_abs_args);
+            c.push(t.elapsed().as_secs_f64());
+        }
+        let (a, b, c) = (median(a), median(b), median(c));
+        eprintln!(
+            "interleaved {tree}/grep_{name}: toolgate {:.1} ms, rg {:.1} ms (ratio {:.2}), \
+             rg on the absolute path {:.1} ms (ratio {:.2})",
+            a * 1e3,
+            b * 1e3,
+            a / b,
+            c * 1e3,
+            a / c
+        );
+    }
+}
+
 fn search(c: &mut Criterion) {
+    if let Some(rounds) = std::env::var("INTERLEAVE")
+        .ok()
+        .and_then(|r| r.parse().ok())
+    {
+        interleaved("large", rounds);
+        interleaved("small", rounds);
+        return;
+    }
     tree_benches(c, "large");
     tree_benches(c, "small");
 }
