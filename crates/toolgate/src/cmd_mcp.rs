@@ -23,7 +23,8 @@ use toolgate_mcp::{
 };
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 use toolgate_policy::config::Mode;
-use toolgate_store::{DEFAULT_RETENTION, Durability, SWEEP_INTERVAL};
+use toolgate_store::{DEFAULT_RETENTION, Durability, SWEEP_INTERVAL, SqliteApprovals};
+use toolgate_web::{WebApprovals, WebState};
 
 use crate::data_dir::DataDir;
 use crate::runtime::{Runtime, RuntimeOptions, build};
@@ -47,6 +48,12 @@ pub struct McpArgs {
     /// answered with an error and skipped.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
     pub max_message_bytes: usize,
+    /// Where the approval page listens (loopback; port 0 picks a free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub web_listen: SocketAddr,
+    /// Don't serve the approval page.
+    #[arg(long)]
+    pub no_web: bool,
 }
 
 /// `toolgate serve`: MCP over streamable HTTP at `/mcp`.
@@ -85,6 +92,12 @@ pub struct ServeArgs {
     /// The largest request body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
     pub max_request_bytes: usize,
+    /// Where the approval page listens (loopback; port 0 picks a free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub web_listen: SocketAddr,
+    /// Don't serve the approval page.
+    #[arg(long)]
+    pub no_web: bool,
 }
 
 /// Asks every channel at once; the first answer wins and the other questions
@@ -117,7 +130,9 @@ impl ApprovalChannel for FirstAnswer {
     }
 }
 
-/// The engine for an MCP server, asking through `elicitation` and the terminal.
+/// The engine for an MCP server, asking through `elicitation`, the approval page
+/// (when there is one) and the terminal, in that order of listing; all are asked
+/// at once and the first answer wins.
 fn mcp_runtime(
     root: Option<PathBuf>,
     config: Vec<PathBuf>,
@@ -125,11 +140,14 @@ fn mcp_runtime(
     data: DataDir,
     durability: Durability,
     elicitation: &ElicitationChannel,
+    web: Option<&WebApprovals>,
 ) -> Result<Runtime> {
-    let channel = FirstAnswer(vec![
-        Arc::new(elicitation.clone()),
-        Arc::new(TerminalChannel),
-    ]);
+    let mut channels: Vec<Arc<dyn ApprovalChannel>> = vec![Arc::new(elicitation.clone())];
+    if let Some(web) = web {
+        channels.push(Arc::new(web.clone()));
+    }
+    channels.push(Arc::new(TerminalChannel));
+    let channel = FirstAnswer(channels);
     build(RuntimeOptions {
         root,
         config,
@@ -141,9 +159,40 @@ fn mcp_runtime(
     })
 }
 
+/// Serves the approval page on `listen` and prints its URL to stderr.
+async fn start_web(
+    listen: SocketAddr,
+    data: &DataDir,
+    approvals: WebApprovals,
+) -> Result<tokio::task::JoinHandle<Result<(), toolgate_web::WebError>>> {
+    let token = toolgate_web::new_token()?;
+    let store = SqliteApprovals::open(data.state_db())
+        .with_context(|| format!("cannot open {}", data.state_db().display()))?;
+    let state = WebState {
+        approvals,
+        audit_db: data.audit_db(),
+        store: Arc::new(store),
+        token: token.clone(),
+        allowed_hosts: Vec::new(),
+    };
+    let (addr, handle) = toolgate_web::serve_standalone(listen, state)
+        .await
+        .context("cannot start the approval page")?;
+    eprintln!(
+        "toolgate: approval page at {}",
+        toolgate_web::page_url(addr, &token)
+    );
+    Ok(handle)
+}
+
 /// Runs `toolgate mcp` until the client closes stdin; returns the exit status.
 pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Result<i32> {
     let elicitation = ElicitationChannel::new();
+    let web = (!args.no_web).then(WebApprovals::new);
+    let page = match &web {
+        Some(w) => Some(start_web(args.web_listen, &data, w.clone()).await?),
+        None => None,
+    };
     let runtime = mcp_runtime(
         args.root,
         args.config,
@@ -151,6 +200,7 @@ pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Re
         data,
         durability,
         &elicitation,
+        web.as_ref(),
     )?;
     let reloader = runtime.spawn_policy_reloader();
     let server = ToolgateServer::with_elicitation(
@@ -163,6 +213,9 @@ pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Re
     };
     let served = serve_stdio(&server, options).await;
     reloader.abort();
+    if let Some(page) = page {
+        page.abort();
+    }
     runtime.log.flush().context("cannot flush the audit log")?;
     served.context("MCP over stdio failed")?;
     Ok(0)
@@ -192,6 +245,11 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         HttpAuth::Bearer(token)
     };
     let elicitation = ElicitationChannel::new();
+    let web = (!args.no_web).then(WebApprovals::new);
+    let page = match &web {
+        Some(w) => Some(start_web(args.web_listen, &data, w.clone()).await?),
+        None => None,
+    };
     let runtime = mcp_runtime(
         args.root,
         args.config,
@@ -199,6 +257,7 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         data,
         durability,
         &elicitation,
+        web.as_ref(),
     )?;
     let _sweeper = runtime
         .spill
@@ -237,6 +296,9 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
     });
     let served = bound.serve().await;
     reloader.abort();
+    if let Some(page) = page {
+        page.abort();
+    }
     runtime.log.flush().context("cannot flush the audit log")?;
     served.context("MCP over HTTP failed")?;
     Ok(0)
