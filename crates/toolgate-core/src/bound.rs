@@ -75,7 +75,8 @@ pub enum BoundError {
 pub struct Bounded {
     /// The content the model receives.
     pub content: Vec<Content>,
-    /// The structured output, or `None` when it was truncated away.
+    /// The structured output; shrunk (long strings cut, long arrays shortened)
+    /// when the text was truncated.
     pub structured: Option<serde_json::Value>,
     /// Bytes of the full text measured.
     pub bytes_full: u64,
@@ -136,6 +137,7 @@ pub fn bound(
     let path = store.spill(call_id, &full)?;
     let text = head_and_tail(&full, bounds, &path);
     let bytes_returned = text.len() as u64;
+    let structured = shrink_structured(output.structured, bounds, &path);
     let mut content = vec![Content::text(text)];
     content.extend(
         output
@@ -145,11 +147,64 @@ pub fn bound(
     );
     Ok(Bounded {
         content,
-        structured: None,
+        structured: Some(structured),
         bytes_full,
         bytes_returned,
         spill_path: Some(path),
     })
+}
+
+/// The most array items kept in a shrunk structured output.
+const MAX_ITEMS: usize = 200;
+
+/// Shrinks a structured output that went with truncated text: long strings are
+/// cut (with the spill marker) and long arrays shortened until the whole fits in
+/// twice the byte budget. Types are kept, so it usually still matches the output
+/// schema; the pipeline checks, and drops it when it does not.
+fn shrink_structured(
+    value: serde_json::Value,
+    bounds: OutputBounds,
+    path: &std::path::Path,
+) -> serde_json::Value {
+    let marker = format!(
+        "\n... truncated; full content saved to {} ...",
+        path.display()
+    );
+    let target = bounds.max_bytes.saturating_mul(2);
+    let mut limit = (bounds.max_bytes / 4).max(64);
+    let mut current = value;
+    loop {
+        current = shrink_value(current, limit, &marker);
+        let size = serde_json::to_string(&current).map_or(0, |s| s.len());
+        if size <= target || limit <= 64 {
+            return current;
+        }
+        limit = (limit / 4).max(64);
+    }
+}
+
+fn shrink_value(value: serde_json::Value, limit: usize, marker: &str) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.len() > limit => {
+            let mut cut = cut_at_char(&s, limit).to_string();
+            cut.push_str(marker);
+            Value::String(cut)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .take(MAX_ITEMS)
+                .map(|v| shrink_value(v, limit, marker))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, shrink_value(v, limit, marker)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 fn fits(text: &str, bounds: OutputBounds) -> bool {

@@ -374,12 +374,22 @@ impl Engine {
         }
         let output = run_cancellable(prepared.run(ctx), cancel, &tool_cancel).await?;
         // 7–8. Encoded and checked by the handler; now bound.
-        let bounded = bound(
+        let mut bounded = bound(
             output,
             self.bounds,
             self.outputs.as_ref(),
             &call.identity.call_id,
         )?;
+        // A shrunk structured output is only passed on while it still matches
+        // the schema the tool advertised.
+        if bounded.spill_path.is_some() {
+            if let Some(s) = &bounded.structured {
+                if let Err(e) = tool.handler.check_output(s) {
+                    tracing::debug!(tool = %call.name, "shrunk structured output dropped: {e}");
+                    bounded.structured = None;
+                }
+            }
+        }
         let mut payload = self.payload(call);
         payload.duration_ms = Some(millis(started.elapsed()));
         payload.bytes_full = Some(bounded.bytes_full);

@@ -228,6 +228,11 @@ pub trait ToolHandler: Send + Sync {
 
     /// Decodes the input and computes the intent. Nothing runs.
     fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError>;
+
+    /// Checks a (possibly shrunk) structured output against the output schema.
+    fn check_output(&self, _structured: &Value) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Errors building a handler.
@@ -266,6 +271,13 @@ struct TypedHandler<T: Tool> {
 impl<T: Tool> ToolHandler for TypedHandler<T> {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn check_output(&self, structured: &Value) -> Result<(), String> {
+        match self.validator.iter_errors(structured).next() {
+            Some(err) => Err(format!("{err} at `{}`", err.instance_path())),
+            None => Ok(()),
+        }
     }
 
     fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError> {

@@ -52,7 +52,14 @@ fn over_the_line_limit_keeps_head_and_tail_and_spills_everything() {
             .count(),
         1
     );
-    assert!(b.structured.is_none());
+    let shrunk = b.structured.unwrap();
+    assert!(shrunk["text"].as_str().unwrap().len() < text.len());
+    assert!(
+        shrunk["text"]
+            .as_str()
+            .unwrap()
+            .contains("truncated; full content saved to")
+    );
     assert_eq!(b.bytes_full, text.len() as u64);
 }
 
@@ -144,4 +151,30 @@ fn a_failing_spill_fails_the_bound() {
     let err = bound(out(&text), OutputBounds::default(), &DirSpill(file), "c").unwrap_err();
     assert!(matches!(err, BoundError::Spill(_)));
     assert!(err.to_string().contains("could not save full tool output"));
+}
+
+#[test]
+fn a_shrunk_structured_output_keeps_its_shape_and_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let items: Vec<String> = (0..5000)
+        .map(|i| format!("{i}:{}", "z".repeat(300)))
+        .collect();
+    let o = ToolOutput {
+        structured: json!({"items": items, "count": 5000, "note": "x".repeat(200_000)}),
+        content: vec![Content::text(items.join("\n"))],
+    };
+    let b = bound(
+        o,
+        OutputBounds::default(),
+        &DirSpill(dir.path().into()),
+        "c",
+    )
+    .unwrap();
+    let s = b.structured.unwrap();
+    assert_eq!(s["count"], 5000);
+    assert!(s["items"].as_array().unwrap().len() <= 200);
+    assert!(s["note"].is_string());
+    assert!(
+        serde_json::to_string(&s).unwrap().len() <= 2 * toolgate_core::bound::DEFAULT_MAX_BYTES
+    );
 }
