@@ -170,6 +170,17 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// `ms` since the Unix epoch as RFC 3339 UTC with milliseconds; times before
+/// 1970 show as the epoch.
+///
+/// ```
+/// assert_eq!(toolgate_core::event::format_utc_ms(1_795_996_800_123), "2026-11-30T00:00:00.123Z");
+/// ```
+pub fn format_utc_ms(ms: i64) -> String {
+    let since = std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_millis(UNIX_EPOCH + since).to_string()
+}
+
 /// Errors from an event sink.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SinkError {

