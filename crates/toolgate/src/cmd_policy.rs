@@ -16,7 +16,7 @@ use toolgate_core::{
 use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
 use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome, run_batch};
 use toolgate_policy::config::Mode;
-use toolgate_policy::intent::builtin_intent;
+use toolgate_policy::intent::{BUILTIN_TOOLS, IntentError, builtin_intent};
 use toolgate_policy::policy::{ApprovalLookup, Policy, approval_covers};
 use toolgate_store::SqliteApprovals;
 
@@ -98,45 +98,54 @@ pub struct ApprovalsRevokeArgs {
     pub id: i64,
 }
 
-/// The built-in tools, registered once, whose `prepare` gives a call's requests
-/// without running anything.
+/// Where a call's requests come from: the policy's copy of the built-in intents,
+/// and for any other tool the registry (built on first use), whose `prepare`
+/// gives the requests without running anything.
 struct Intents {
-    tools: ToolSet,
-    _guards: Vec<Registration>,
+    registered: std::sync::OnceLock<(ToolSet, Vec<Registration>)>,
 }
 
 impl Intents {
     fn new() -> Intents {
-        let registry = Registry::new();
-        match toolgate_tools::register_builtins(
-            &registry,
-            &toolgate_tools::BuiltinConfig::default(),
-        ) {
-            Ok(guards) => Intents {
-                tools: ToolSet::new(Registry::new(), registry),
-                _guards: guards,
-            },
-            Err(e) => {
-                tracing::warn!(
-                    "cannot register the built-in tools ({e}); using the policy's copy of their intents"
-                );
-                Intents {
-                    tools: ToolSet::default(),
-                    _guards: Vec::new(),
-                }
-            }
+        Intents {
+            registered: std::sync::OnceLock::new(),
         }
     }
 
-    /// The base requests of a call; the tool's own intent when it is registered,
-    /// else the policy's copy of the built-in intents.
+    fn tools(&self) -> &ToolSet {
+        &self
+            .registered
+            .get_or_init(|| {
+                let registry = Registry::new();
+                match toolgate_tools::register_builtins(
+                    &registry,
+                    &toolgate_tools::BuiltinConfig::default(),
+                ) {
+                    Ok(guards) => (ToolSet::new(Registry::new(), registry), guards),
+                    Err(e) => {
+                        tracing::warn!("cannot register the built-in tools ({e})");
+                        (ToolSet::default(), Vec::new())
+                    }
+                }
+            })
+            .0
+    }
+
+    /// The base requests of a call: a built-in tool's intent, else the
+    /// registered tool's own.
     fn requests(
         &self,
         tool: &str,
         input: &Value,
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, String> {
-        match self.tools.active(tool) {
+        if BUILTIN_TOOLS.contains(&tool) {
+            // Registering the tools builds and compiles 13 JSON Schemas, most of a
+            // `check` process's time; the policy's copy of the built-in intents is
+            // tested to agree with the tools' own (tests/intent_oracle.rs).
+            return builtin_intent(tool, input, location).map_err(|e| e.to_string());
+        }
+        match self.tools().active(tool) {
             Some(t) => match t.handler.prepare(input, location) {
                 Ok(prepared) => Ok(prepared.requests),
                 Err(PrepareError::InvalidInput { field, message }) => {
@@ -144,7 +153,7 @@ impl Intents {
                 }
                 Err(e) => Err(format!("{tool}: {e}")),
             },
-            None => builtin_intent(tool, input, location).map_err(|e| e.to_string()),
+            None => Err(IntentError::UnknownTool(tool.to_string()).to_string()),
         }
     }
 }
