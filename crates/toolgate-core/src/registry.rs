@@ -236,8 +236,10 @@ impl ToolSet {
                     id: t.id,
                 })
             })
-            .collect();
-        Catalogue { entries }
+            .collect::<Vec<_>>();
+        Catalogue {
+            entries: entries.into(),
+        }
     }
 
     /// Settles `name` against `catalogue`: the handler advertised, if it is still
@@ -264,10 +266,11 @@ pub struct CatalogueEntry {
     pub spec: ToolSpec,
 }
 
-/// What the model was shown, with identities for stale detection.
+/// What the model was shown, with identities for stale detection. Cheap to
+/// clone (the entries are shared).
 #[derive(Clone, Debug, Default)]
 pub struct Catalogue {
-    entries: Vec<CatalogueEntry>,
+    entries: Arc<[CatalogueEntry]>,
 }
 
 impl Catalogue {
