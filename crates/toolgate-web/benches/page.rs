@@ -89,6 +89,8 @@ fn bench(c: &mut Criterion) {
         .expect("serve");
     let base = format!("http://{addr}");
     let cookie = format!("toolgate_web_{}={token}", addr.port());
+    // Needed when the workspace build enables reqwest's rustls without a provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
     let get = |path: &str| {
         let request = client

@@ -56,6 +56,8 @@ async fn start_with(allowed_hosts: Vec<String>) -> Page {
     let (addr, server) = serve_standalone("127.0.0.1:0".parse().unwrap(), state)
         .await
         .unwrap();
+    // Needed when the workspace build enables reqwest's rustls without a provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
