@@ -541,3 +541,41 @@ fn a_running_server_reloads_its_policy_and_keeps_the_last_valid_one() {
     wait();
     assert_eq!(mcp.bash("echo hi")["isError"], false);
 }
+
+#[test]
+fn log_follow_prints_new_events_as_they_arrive() {
+    use std::io::BufRead;
+    let e = env();
+    assert!(
+        toolgate(&e, &["call", "read", r#"{"path":"a.txt"}"#])
+            .status
+            .success()
+    );
+    let mut follower = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["log", "--follow", "--json"])
+        .current_dir(&e.ws)
+        .env("TOOLGATE_DATA_DIR", &e.data)
+        .env("HOME", &e.home)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(follower.stdout.take().unwrap()).lines();
+    let first: Vec<Value> = (0..4)
+        .map(|_| serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap())
+        .collect();
+    assert_eq!(first[3]["seq"], 4);
+    // A call made while following shows up.
+    assert!(
+        toolgate(
+            &e,
+            &["call", "read", r#"{"path":"a.txt"}"#, "--session", "later"]
+        )
+        .status
+        .success()
+    );
+    let next: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(next["seq"], 5);
+    assert_eq!(next["session_id"], "later");
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+}
