@@ -383,8 +383,18 @@ impl Policy {
                 forced,
                 reusable: reusable && !forced,
             };
+        // A bare wildcard never allows destructive or credential requests, nor a
+        // command run as another user: matching treats the latter as credential.
+        let match_risk = if runs_as_another_user(request) && risk < Risk::Credential {
+            Risk::Credential
+        } else {
+            risk
+        };
         // 1. Managed rules are final.
-        if let Some(rule) = self.managed.find(&request.action, &request.resource, risk) {
+        if let Some(rule) = self
+            .managed
+            .find(&request.action, &request.resource, match_risk)
+        {
             let (effect, forced) = self.rule_effect(rule, opaque);
             let reason = format!("{what}: {}", rule_reason(rule, effect, opaque, true));
             let mut v = verdict(effect, DecisionSource::Rule, reason, Some(rule), forced);
@@ -393,7 +403,9 @@ impl Policy {
             }
             return v;
         }
-        let rule = self.rules.find(&request.action, &request.resource, risk);
+        let rule = self
+            .rules
+            .find(&request.action, &request.resource, match_risk);
         // 2. Plan mode is read-only; a configured deny still reports itself.
         if self.mode == Mode::Plan && risk != Risk::Read {
             if let Some(rule) = rule.filter(|r| r.effect == RuleEffect::Deny) {
@@ -545,4 +557,12 @@ fn rule_reason(rule: &Rule, effect: Effect, opaque: bool, managed: bool) -> Stri
         rule.file,
         rule.line
     )
+}
+
+/// Whether the shell analyser marked `request` as run through sudo or doas.
+fn runs_as_another_user(request: &PermissionRequest) -> bool {
+    request
+        .note
+        .as_deref()
+        .is_some_and(|n| n.starts_with(crate::shell::ANOTHER_USER_NOTE))
 }

@@ -10,6 +10,7 @@ use toolgate_policy::config::Mode;
 use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{ApprovalLookup, NoApprovals, Policy, PolicySources, Verdict};
 use toolgate_policy::rules::{Layer, RuleEffect};
+use toolgate_policy::shell::{ShellContext, analyze};
 
 const HOME: &str = "/home/u";
 
@@ -580,4 +581,54 @@ fn denies_wholesale_only_for_a_final_bare_deny() {
     assert!(p.denies_wholesale("webfetch"));
     assert!(!p.denies_wholesale("bash"));
     assert!(!p.denies_wholesale("read"));
+}
+
+/// Found by hand with `toolgate check`: `[permission.bash] "*" = "allow"` let
+/// `sudo ls` run as root. Running as another user needs a rule that names it.
+#[test]
+fn bare_wildcard_never_allows_running_as_another_user() {
+    let f = fixture();
+    let loc = &f.loc;
+    let home = Path::new(HOME).to_path_buf();
+    let sudo_requests = |cmd: &str| {
+        let ctx = ShellContext {
+            location: loc,
+            cwd: loc.root().to_path_buf(),
+            home: home.clone(),
+        };
+        analyze(cmd, &ctx)
+    };
+    let strictest = |p: &Policy, cmd: &str| {
+        sudo_requests(cmd)
+            .iter()
+            .map(|r| {
+                p.judge(&r.request, r.opaque, None, loc, &NoApprovals)
+                    .decision
+                    .effect
+            })
+            .max()
+            .unwrap()
+    };
+    let p = policy(
+        &f,
+        &[(
+            "p.toml",
+            Layer::Project,
+            "[permission.bash]\n\"*\" = \"allow\"\n",
+        )],
+        None,
+    );
+    assert_eq!(strictest(&p, "ls"), Effect::Allow);
+    assert_eq!(strictest(&p, "sudo ls"), Effect::Ask);
+    assert_eq!(strictest(&p, "doas -u www cat index.html"), Effect::Ask);
+    let p = policy(
+        &f,
+        &[("p.toml", Layer::Project, "[permission]\nbash = \"allow\"\n")],
+        None,
+    );
+    assert_eq!(strictest(&p, "sudo ls"), Effect::Ask);
+    // A rule that names the command may allow it.
+    let text = "[permission.bash]\n\"*\" = \"allow\"\n\"sudo apt-get update *\" = \"allow\"\n";
+    let p = policy(&f, &[("p.toml", Layer::Project, text)], None);
+    assert_eq!(strictest(&p, "sudo apt-get update"), Effect::Allow);
 }

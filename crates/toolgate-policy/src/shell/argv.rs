@@ -119,7 +119,7 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
             );
         }
         if matches!(name, "sudo" | "doas") {
-            part.note = Some(format!("runs as another user ({name})"));
+            part.note = Some(format!("{} ({name})", super::ANOTHER_USER_NOTE));
         }
         let via_xargs = matches!(name, "xargs" | "gxargs");
         i += 1;

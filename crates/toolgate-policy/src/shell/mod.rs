@@ -73,6 +73,10 @@ pub const MAX_DEPTH: usize = 16;
 /// Longer commands are not analysed (opaque).
 pub const MAX_COMMAND_BYTES: usize = 4 * 1024 * 1024;
 
+/// The start of the note on a request that runs as another user (`sudo`,
+/// `doas`); a bare wildcard rule never allows such a request.
+pub const ANOTHER_USER_NOTE: &str = "runs as another user";
+
 /// Splits `command` into the requests it implies: one per simple command, one per
 /// redirect target, one per secret touched and one per directory outside the
 /// location. Never empty: an empty command is one opaque request.
