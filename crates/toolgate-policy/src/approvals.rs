@@ -115,3 +115,55 @@ pub trait ApprovalChannel: Send + Sync {
     /// Asks and waits for an answer.
     async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError>;
 }
+
+/// Asks every channel at once; the first answer wins and the other questions are
+/// withdrawn (their futures dropped). Fails only when every channel fails, as
+/// `Unavailable` when none of them could ask anyone.
+///
+/// ```
+/// # use std::sync::Arc;
+/// use toolgate_policy::approvals::{ApprovalChannel, FirstAnswer};
+/// let channels: Vec<Arc<dyn ApprovalChannel>> = Vec::new();
+/// let _any = FirstAnswer(channels);
+/// ```
+pub struct FirstAnswer(pub Vec<std::sync::Arc<dyn ApprovalChannel>>);
+
+impl std::fmt::Debug for FirstAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FirstAnswer")
+            .field("channels", &self.0.len())
+            .finish()
+    }
+}
+
+#[async_trait::async_trait]
+impl ApprovalChannel for FirstAnswer {
+    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
+        use futures::StreamExt;
+        let mut asks: futures::stream::FuturesUnordered<_> =
+            self.0.iter().map(|c| c.ask(prompt)).collect();
+        let mut errors = Vec::new();
+        let mut all_unavailable = true;
+        while let Some(outcome) = asks.next().await {
+            match outcome {
+                // Returning drops the other questions: they are withdrawn.
+                Ok(answer) => return Ok(answer),
+                Err(ChannelError::Unavailable(why)) => errors.push(why),
+                Err(e) => {
+                    all_unavailable = false;
+                    errors.push(e.to_string());
+                }
+            }
+        }
+        let why = if errors.is_empty() {
+            "no approval channel is configured".to_string()
+        } else {
+            errors.join("; ")
+        };
+        Err(if all_unavailable {
+            ChannelError::Unavailable(why)
+        } else {
+            ChannelError::Failed(why)
+        })
+    }
+}

@@ -12,16 +12,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use async_trait::async_trait;
 use clap::Args;
-use futures::StreamExt;
-use futures::stream::FuturesUnordered;
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::{
     AllowedPeers, ElicitationChannel, HttpAuth, HttpOptions, MCP_PATH, StdioOptions,
     ToolgateServer, bind_http, generate_token, serve_stdio, write_token_file,
 };
-use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
+use toolgate_policy::approvals::{ApprovalChannel, FirstAnswer};
 use toolgate_policy::config::Mode;
 use toolgate_store::{DEFAULT_RETENTION, Durability, SWEEP_INTERVAL, SqliteApprovals};
 use toolgate_web::{WebApprovals, WebState};
@@ -92,36 +89,6 @@ pub struct ServeArgs {
     /// The largest request body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
     pub max_request_bytes: usize,
-}
-
-/// Asks every channel at once; the first answer wins and the other questions
-/// are withdrawn (their futures dropped). Fails only when every channel fails.
-struct FirstAnswer(Vec<Arc<dyn ApprovalChannel>>);
-
-#[async_trait]
-impl ApprovalChannel for FirstAnswer {
-    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
-        let mut asks: FuturesUnordered<_> = self.0.iter().map(|c| c.ask(prompt)).collect();
-        let mut errors = Vec::new();
-        let mut all_unavailable = true;
-        while let Some(outcome) = asks.next().await {
-            match outcome {
-                // Returning drops the other questions: they are withdrawn.
-                Ok(answer) => return Ok(answer),
-                Err(ChannelError::Unavailable(why)) => errors.push(why),
-                Err(e) => {
-                    all_unavailable = false;
-                    errors.push(e.to_string());
-                }
-            }
-        }
-        let why = errors.join("; ");
-        Err(if all_unavailable {
-            ChannelError::Unavailable(why)
-        } else {
-            ChannelError::Failed(why)
-        })
-    }
 }
 
 /// The engine for an MCP server, asking through `elicitation`, the approval page

@@ -167,9 +167,9 @@ fn load_policy(location: &Location, args: &PolicyArgs) -> Result<Policy> {
     Policy::load(&sources).map_err(|e| anyhow!("{e}"))
 }
 
+/// The JSON input (as `call` reads it, `-` for stdin), which must be an object.
 fn parse_input(text: &str) -> Result<Value> {
-    let v: Value = serde_json::from_str(text)
-        .with_context(|| format!("the tool input is not valid JSON: {text}"))?;
+    let v = crate::cmd_call::parse_input(text)?;
     if !v.is_object() {
         bail!("the tool input must be a JSON object, like '{{\"command\":\"ls\"}}'");
     }
