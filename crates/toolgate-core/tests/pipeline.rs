@@ -19,6 +19,15 @@ struct Fixture {
     process: Registry,
 }
 
+impl Fixture {
+    /// Settles `call` against `cat` in the fixture's workspace.
+    async fn run(&self, cat: &Catalogue, call: CallRequest) -> Result<CallResult, CallError> {
+        self.engine
+            .settle(cat, call, self.location.clone(), CancellationToken::new())
+            .await
+    }
+}
+
 fn fixture(gate: Arc<dyn Gate>) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
@@ -47,13 +56,7 @@ async fn allowed_call_records_every_step_in_order() {
     let _g = f.process.register("echo", echo).unwrap();
     let cat = f.engine.materialize();
     let out = f
-        .engine
-        .settle(
-            &cat,
-            call("echo", json!({"text": "hi"}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
+        .run(&cat, call("echo", json!({"text": "hi"}), "c1"))
         .await
         .unwrap();
     assert_eq!(out.content, vec![Content::text("v1:hi")]);
@@ -82,13 +85,7 @@ async fn denied_call_never_executes() {
     let _g = f.process.register("echo", echo).unwrap();
     let cat = f.engine.materialize();
     let err = f
-        .engine
-        .settle(
-            &cat,
-            call("echo", json!({"text": "x"}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
+        .run(&cat, call("echo", json!({"text": "x"}), "c1"))
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Denied(_)), "{err}");
@@ -104,13 +101,7 @@ async fn ask_answered_allow_runs_and_reject_with_message_reaches_the_model() {
     let (echo, runs) = Echo::new("v1");
     let _g = f.process.register("echo", echo).unwrap();
     let cat = f.engine.materialize();
-    f.engine
-        .settle(
-            &cat,
-            call("echo", json!({"text": "x"}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
+    f.run(&cat, call("echo", json!({"text": "x"}), "c1"))
         .await
         .unwrap();
     assert_eq!(*runs.lock().unwrap(), 1);
@@ -130,13 +121,7 @@ async fn ask_answered_allow_runs_and_reject_with_message_reaches_the_model() {
     let _g = f.process.register("echo", echo).unwrap();
     let cat = f.engine.materialize();
     let err = f
-        .engine
-        .settle(
-            &cat,
-            call("echo", json!({"text": "x"}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
+        .run(&cat, call("echo", json!({"text": "x"}), "c1"))
         .await
         .unwrap_err();
     assert_eq!(*runs.lock().unwrap(), 0);
@@ -156,13 +141,7 @@ async fn reject_without_message_says_stop() {
     let _g = f.process.register("echo", echo).unwrap();
     let cat = f.engine.materialize();
     let err = f
-        .engine
-        .settle(
-            &cat,
-            call("echo", json!({"text": "x"}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
+        .run(&cat, call("echo", json!({"text": "x"}), "c1"))
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Rejected { message: None }));
@@ -184,13 +163,7 @@ async fn invalid_input_never_reaches_the_tool_and_names_the_field() {
     ];
     for (input, field) in cases {
         let err = f
-            .engine
-            .settle(
-                &cat,
-                call("echo", input.clone(), "c"),
-                f.location.clone(),
-                CancellationToken::new(),
-            )
+            .run(&cat, call("echo", input.clone(), "c"))
             .await
             .unwrap_err();
         match &err {
@@ -198,16 +171,7 @@ async fn invalid_input_never_reaches_the_tool_and_names_the_field() {
             other => panic!("{input}: expected invalid input, got {other}"),
         }
     }
-    let missing = f
-        .engine
-        .settle(
-            &cat,
-            call("echo", json!({}), "c"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let missing = f.run(&cat, call("echo", json!({}), "c")).await.unwrap_err();
     assert!(
         missing.to_string().contains("missing field `text`"),
         "{missing}"
@@ -223,13 +187,7 @@ async fn invalid_output_is_a_failure_not_a_success() {
     let _g = f.process.register("liar", Liar).unwrap();
     let cat = f.engine.materialize();
     let err = f
-        .engine
-        .settle(
-            &cat,
-            call("liar", json!({}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
+        .run(&cat, call("liar", json!({}), "c1"))
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::InvalidOutput(_)), "{err}");
@@ -247,13 +205,7 @@ async fn a_panicking_tool_is_a_failed_call() {
     let _g = f.process.register("panic", Panicker).unwrap();
     let cat = f.engine.materialize();
     let err = f
-        .engine
-        .settle(
-            &cat,
-            call("panic", json!({}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
+        .run(&cat, call("panic", json!({}), "c1"))
         .await
         .unwrap_err();
     assert!(
@@ -266,13 +218,7 @@ async fn a_panicking_tool_is_a_failed_call() {
     let _g2 = f.process.register("echo", echo).unwrap();
     let cat = f.engine.materialize();
     assert!(
-        f.engine
-            .settle(
-                &cat,
-                call("echo", json!({"text": "ok"}), "c2"),
-                f.location.clone(),
-                CancellationToken::new()
-            )
+        f.run(&cat, call("echo", json!({"text": "ok"}), "c2"))
             .await
             .is_ok()
     );
@@ -317,12 +263,7 @@ async fn dropping_the_future_records_cancelled() {
     let cat = f.engine.materialize();
     let res = tokio::time::timeout(
         Duration::from_millis(100),
-        f.engine.settle(
-            &cat,
-            call("sleep", json!({}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        ),
+        f.run(&cat, call("sleep", json!({}), "c1")),
     )
     .await;
     assert!(
@@ -343,13 +284,7 @@ async fn audit_failure_stops_the_call_before_it_runs() {
     let cat = f.engine.materialize();
     *f.sink.fail.lock().unwrap() = true;
     let err = f
-        .engine
-        .settle(
-            &cat,
-            call("echo", json!({"text": "x"}), "c1"),
-            f.location.clone(),
-            CancellationToken::new(),
-        )
+        .run(&cat, call("echo", json!({"text": "x"}), "c1"))
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Audit(_)), "{err}");
@@ -363,12 +298,9 @@ async fn large_output_is_spilled_and_bounded() {
     let _g = f.process.register("echo", echo).unwrap();
     let cat = f.engine.materialize();
     let out = f
-        .engine
-        .settle(
+        .run(
             &cat,
             call("echo", json!({"text": "line\n", "repeat": 10_000}), "big"),
-            f.location.clone(),
-            CancellationToken::new(),
         )
         .await
         .unwrap();
