@@ -10,13 +10,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use serde_json::Value;
-use toolgate_core::{
-    DecisionSource, Location, PermissionRequest, PrepareError, Registration, Registry, ToolSet,
-};
+use toolgate_core::{DecisionSource, Location, PermissionRequest};
 use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
 use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome, run_batch};
 use toolgate_policy::config::Mode;
-use toolgate_policy::intent::{BUILTIN_TOOLS, IntentError, builtin_intent};
+use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{ApprovalLookup, Policy, approval_covers};
 use toolgate_store::SqliteApprovals;
 
@@ -98,64 +96,16 @@ pub struct ApprovalsRevokeArgs {
     pub id: i64,
 }
 
-/// Where a call's requests come from: the policy's copy of the built-in intents,
-/// and for any other tool the registry (built on first use), whose `prepare`
-/// gives the requests without running anything.
-struct Intents {
-    registered: std::sync::OnceLock<(ToolSet, Vec<Registration>)>,
-}
-
-impl Intents {
-    fn new() -> Intents {
-        Intents {
-            registered: std::sync::OnceLock::new(),
-        }
-    }
-
-    fn tools(&self) -> &ToolSet {
-        &self
-            .registered
-            .get_or_init(|| {
-                let registry = Registry::new();
-                match toolgate_tools::register_builtins(
-                    &registry,
-                    &toolgate_tools::BuiltinConfig::default(),
-                ) {
-                    Ok(guards) => (ToolSet::new(Registry::new(), registry), guards),
-                    Err(e) => {
-                        tracing::warn!("cannot register the built-in tools ({e})");
-                        (ToolSet::default(), Vec::new())
-                    }
-                }
-            })
-            .0
-    }
-
-    /// The base requests of a call: a built-in tool's intent, else the
-    /// registered tool's own.
-    fn requests(
-        &self,
-        tool: &str,
-        input: &Value,
-        location: &Location,
-    ) -> Result<Vec<PermissionRequest>, String> {
-        if BUILTIN_TOOLS.contains(&tool) {
-            // Registering the tools builds and compiles 13 JSON Schemas, most of a
-            // `check` process's time; the policy's copy of the built-in intents is
-            // tested to agree with the tools' own (tests/intent_oracle.rs).
-            return builtin_intent(tool, input, location).map_err(|e| e.to_string());
-        }
-        match self.tools().active(tool) {
-            Some(t) => match t.handler.prepare(input, location) {
-                Ok(prepared) => Ok(prepared.requests),
-                Err(PrepareError::InvalidInput { field, message }) => {
-                    Err(format!("invalid input for {tool} at `{field}`: {message}"))
-                }
-                Err(e) => Err(format!("{tool}: {e}")),
-            },
-            None => Err(IntentError::UnknownTool(tool.to_string()).to_string()),
-        }
-    }
+/// The base requests of a call, without running anything. The CLI serves only
+/// the built-in tools, whose intents the policy crate computes from their
+/// inputs without compiling 13 JSON Schemas per process; `tests/intent_oracle.rs`
+/// checks that copy against the tools' own `intent`.
+fn requests(
+    tool: &str,
+    input: &Value,
+    location: &Location,
+) -> Result<Vec<PermissionRequest>, String> {
+    builtin_intent(tool, input, location).map_err(|e| e.to_string())
 }
 
 fn location(root: Option<&Path>) -> Result<Location> {
@@ -212,9 +162,8 @@ impl ApprovalLookup for Saved {
 
 /// `toolgate check`.
 pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
-    let intents = Intents::new();
     if let Some(batch) = &args.batch {
-        return run_check_batch(batch, &args.policy, &intents, data);
+        return run_check_batch(batch, &args.policy, data);
     }
     let (Some(tool), Some(input)) = (&args.tool, &args.input) else {
         bail!("usage: toolgate check TOOL JSON, or toolgate check --batch FILE|-");
@@ -222,9 +171,7 @@ pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
     let input = parse_input(input)?;
     let location = location(args.policy.root.as_deref())?;
     let policy = load_policy(&location, &args.policy)?;
-    let requests = intents
-        .requests(tool, &input, &location)
-        .map_err(|e| anyhow!(e))?;
+    let requests = requests(tool, &input, &location).map_err(|e| anyhow!(e))?;
     let saved = Saved::load(data, location.root());
     let answer = outcome(&judge_call(&policy, requests, &location, &saved));
     let mut out = std::io::stdout().lock();
@@ -260,12 +207,7 @@ fn write_human(out: &mut impl Write, answer: &CheckOutcome) -> std::io::Result<(
     Ok(())
 }
 
-fn run_check_batch(
-    path: &str,
-    args: &PolicyArgs,
-    intents: &Intents,
-    data: Option<&DataDir>,
-) -> Result<i32> {
+fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Result<i32> {
     let default_location = location(args.root.as_deref())?;
     // A bad config for the batch's own root is a usage error, before any line.
     let default_policy = load_policy(&default_location, args)?;
@@ -300,7 +242,7 @@ fn run_check_batch(
             None => default_root.clone(),
         };
         let (loc, policy, saved) = policies.get(&key).ok_or("policy cache miss")?;
-        let requests = intents.requests(&line.tool, &line.input, loc)?;
+        let requests = requests(&line.tool, &line.input, loc)?;
         Ok(outcome(&judge_call(policy, requests, loc, saved)))
     })
     .context("cannot run the batch")?;
@@ -312,9 +254,7 @@ pub fn run_explain(args: ExplainArgs, data: Option<&DataDir>) -> Result<i32> {
     let input = parse_input(&args.input)?;
     let location = location(args.policy.root.as_deref())?;
     let policy = load_policy(&location, &args.policy)?;
-    let requests = Intents::new()
-        .requests(&args.tool, &input, &location)
-        .map_err(|e| anyhow!(e))?;
+    let requests = requests(&args.tool, &input, &location).map_err(|e| anyhow!(e))?;
     let saved = Saved::load(data, location.root());
     let judged = judge_call(&policy, requests, &location, &saved);
     print!("{}", explain(&policy, &args.tool, &input, &judged));

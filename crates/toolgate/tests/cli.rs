@@ -160,6 +160,16 @@ fn bad_input_is_a_clear_error() {
         ),
         (&["log", "--limit", "many"], 2, "invalid value"),
         (&["frobnicate"], 2, "unrecognized subcommand"),
+        (&["check", "nope", "{}"], 2, "unknown tool \"nope\""),
+        (&["check", "bash", "[]"], 2, "must be a JSON object"),
+        (&["check", "bash", "{bad"], 2, "not valid JSON"),
+        (&["check", "bash", r#"{"cmd":"ls"}"#], 2, "bash"),
+        (
+            &["check", "--batch", "/definitely/missing.jsonl"],
+            2,
+            "missing.jsonl",
+        ),
+        (&["policy", "explain", "read", "{}"], 2, "path"),
     ];
     for (args, code, needle) in cases {
         let o = toolgate(&e, args);
