@@ -139,31 +139,117 @@ impl std::fmt::Debug for FirstAnswer {
 #[async_trait::async_trait]
 impl ApprovalChannel for FirstAnswer {
     async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
-        use futures::StreamExt;
-        let mut asks: futures::stream::FuturesUnordered<_> =
-            self.0.iter().map(|c| c.ask(prompt)).collect();
-        let mut errors = Vec::new();
-        let mut all_unavailable = true;
-        while let Some(outcome) = asks.next().await {
-            match outcome {
-                // Returning drops the other questions: they are withdrawn.
-                Ok(answer) => return Ok(answer),
-                Err(ChannelError::Unavailable(why)) => errors.push(why),
-                Err(e) => {
-                    all_unavailable = false;
-                    errors.push(e.to_string());
-                }
+        ask_in_order(&self.0, std::time::Duration::ZERO, prompt).await
+    }
+}
+
+/// Tries channels in order; the first answer wins and the others are
+/// withdrawn. The first channel asks alone; the next one is asked too as soon
+/// as an asking channel ends without an answer (it cannot ask anyone, or it
+/// failed), or when the last one started has asked for `escalate_after`
+/// without an answer. Channels already asking stay open, so every started
+/// channel races. With `escalate_after` zero every channel is asked at once,
+/// as [`FirstAnswer`] does. Fails only when every channel fails, as
+/// `Unavailable` when none of them could ask anyone.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use std::time::Duration;
+/// use toolgate_policy::approvals::{ApprovalChannel, InOrder};
+/// let channels: Vec<Arc<dyn ApprovalChannel>> = Vec::new();
+/// let _tried = InOrder::new(channels, Duration::from_secs(10));
+/// ```
+pub struct InOrder {
+    channels: Vec<std::sync::Arc<dyn ApprovalChannel>>,
+    escalate_after: std::time::Duration,
+}
+
+impl InOrder {
+    /// Tries `channels` in this order, asking the next one too after
+    /// `escalate_after` without an answer.
+    pub fn new(
+        channels: Vec<std::sync::Arc<dyn ApprovalChannel>>,
+        escalate_after: std::time::Duration,
+    ) -> Self {
+        InOrder {
+            channels,
+            escalate_after,
+        }
+    }
+}
+
+impl std::fmt::Debug for InOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InOrder")
+            .field("channels", &self.channels.len())
+            .field("escalate_after", &self.escalate_after)
+            .finish()
+    }
+}
+
+#[async_trait::async_trait]
+impl ApprovalChannel for InOrder {
+    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
+        ask_in_order(&self.channels, self.escalate_after, prompt).await
+    }
+}
+
+/// The shared loop of [`FirstAnswer`] and [`InOrder`].
+async fn ask_in_order(
+    channels: &[std::sync::Arc<dyn ApprovalChannel>],
+    escalate_after: std::time::Duration,
+    prompt: &AskPrompt,
+) -> Result<Answer, ChannelError> {
+    use futures::StreamExt;
+    let mut asking = futures::stream::FuturesUnordered::new();
+    let mut waiting = channels.iter();
+    let mut errors = Vec::new();
+    let mut all_unavailable = true;
+    let mut escalate_at = tokio::time::Instant::now();
+    loop {
+        // Start the next channel when nothing is asking or its turn has come.
+        let due = asking.is_empty()
+            || escalate_after.is_zero()
+            || tokio::time::Instant::now() >= escalate_at;
+        if due {
+            if let Some(channel) = waiting.next() {
+                asking.push(channel.ask(prompt));
+                escalate_at = tokio::time::Instant::now() + escalate_after;
+                continue;
             }
         }
-        let why = if errors.is_empty() {
-            "no approval channel is configured".to_string()
-        } else {
-            errors.join("; ")
-        };
-        Err(if all_unavailable {
-            ChannelError::Unavailable(why)
-        } else {
-            ChannelError::Failed(why)
-        })
+        if asking.is_empty() {
+            break;
+        }
+        let more_waiting = waiting.len() > 0;
+        tokio::select! {
+            outcome = asking.next() => match outcome {
+                // Returning drops the other questions: they are withdrawn.
+                Some(Ok(answer)) => return Ok(answer),
+                Some(Err(e)) => {
+                    if !matches!(e, ChannelError::Unavailable(_)) {
+                        all_unavailable = false;
+                    }
+                    errors.push(match e {
+                        ChannelError::Unavailable(why) => why,
+                        other => other.to_string(),
+                    });
+                    // This channel's turn is over: the next one starts now.
+                    escalate_at = tokio::time::Instant::now();
+                }
+                None => {}
+            },
+            () = tokio::time::sleep_until(escalate_at), if more_waiting => {}
+        }
     }
+    let why = if errors.is_empty() {
+        "no approval channel is configured".to_string()
+    } else {
+        errors.join("; ")
+    };
+    Err(if all_unavailable {
+        ChannelError::Unavailable(why)
+    } else {
+        ChannelError::Failed(why)
+    })
 }

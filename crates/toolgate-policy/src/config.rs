@@ -3,7 +3,7 @@
 //! One file is parsed by [`parse_config`] into a [`ConfigFile`]: its rules (the
 //! compact `[permission]` form and the explicit `[[rules]]` list, both in the order
 //! written and both keeping file:line), `mode`, `timeout` (seconds an ask waits),
-//! and `[tool_output]`. Every mistake is a [`ConfigError`] naming the file, the line
+//! `[tool_output]` and `[approvals]` (the approval channels of `mcp`/`serve`). Every mistake is a [`ConfigError`] naming the file, the line
 //! and the fix.
 //!
 //! ```
@@ -125,6 +125,64 @@ pub struct ToolOutputConfig {
     pub max_bytes: Option<usize>,
 }
 
+/// An approval channel: where a person can answer an ask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalChannelName {
+    /// The MCP client, through elicitation.
+    Mcp,
+    /// The approval web page.
+    Web,
+    /// The terminal (`/dev/tty`) of the server process.
+    Terminal,
+}
+
+impl ApprovalChannelName {
+    /// Every channel, in the default order.
+    pub const DEFAULT_ORDER: [ApprovalChannelName; 3] = [
+        ApprovalChannelName::Mcp,
+        ApprovalChannelName::Web,
+        ApprovalChannelName::Terminal,
+    ];
+
+    /// The name used in config and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalChannelName::Mcp => "mcp",
+            ApprovalChannelName::Web => "web",
+            ApprovalChannelName::Terminal => "terminal",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalChannelName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ApprovalChannelName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ApprovalChannelName::DEFAULT_ORDER
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown approval channel {s:?}; the channels are mcp, web and terminal")
+            })
+    }
+}
+
+/// `[approvals]`: the approval channels of `mcp` and `serve`, in the order they
+/// are tried, and how long one may ask alone before the next is asked too.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApprovalsConfig {
+    /// `channels`: a non-empty list without repeats.
+    pub channels: Option<Vec<ApprovalChannelName>>,
+    /// `escalate_after`: seconds (0 = every channel at once).
+    pub escalate_after: Option<Duration>,
+}
+
 /// One parsed config file.
 #[derive(Clone, Debug)]
 pub struct ConfigFile {
@@ -140,11 +198,13 @@ pub struct ConfigFile {
     pub ask_timeout: Option<Duration>,
     /// `[tool_output]`, if set.
     pub tool_output: Option<ToolOutputConfig>,
+    /// `[approvals]`, if set.
+    pub approvals: Option<ApprovalsConfig>,
     /// The examples each rule carries: `(rule index, text, must match)`.
     pub examples: Vec<(usize, String, bool)>,
 }
 
-const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output";
+const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals";
 
 /// Parses one config file. Patterns are compiled against `base`, and every rule's
 /// `match` / `not_match` examples are checked.
@@ -172,6 +232,7 @@ pub fn parse_config(
         mode: None,
         ask_timeout: None,
         tool_output: None,
+        approvals: None,
         examples: Vec::new(),
     };
     let p = Parser {
@@ -193,6 +254,7 @@ pub fn parse_config(
             }
             "timeout" => out.ask_timeout = Some(p.timeout(value)?),
             "tool_output" => out.tool_output = Some(p.tool_output(value)?),
+            "approvals" => out.approvals = Some(p.approvals(value)?),
             "permission" => p.permission(value, &mut ordered)?,
             "rules" => p.rules(value, &mut ordered)?,
             other => {
@@ -527,6 +589,93 @@ impl Parser<'_> {
     }
 }
 
+/// `[approvals]` parsing.
+impl Parser<'_> {
+    fn approvals(&self, value: &Spanned<DeValue<'_>>) -> Result<ApprovalsConfig, ConfigError> {
+        let Some(table) = value.get_ref().as_table() else {
+            return Err(self.err(
+                value.span(),
+                "`approvals` must be a table",
+                "write [approvals] with channels = [\"mcp\", \"web\", \"terminal\"]",
+            ));
+        };
+        let mut out = ApprovalsConfig::default();
+        for (key, v) in sorted(table) {
+            match key.get_ref().as_ref() {
+                "channels" => out.channels = Some(self.approval_channels(v)?),
+                "escalate_after" => out.escalate_after = Some(self.escalate_after(v)?),
+                other => {
+                    return Err(self.err(
+                        key.span(),
+                        format!("unknown key {other:?} in [approvals]"),
+                        "use channels or escalate_after",
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn approval_channels(
+        &self,
+        value: &Spanned<DeValue<'_>>,
+    ) -> Result<Vec<ApprovalChannelName>, ConfigError> {
+        let example = "write it like channels = [\"mcp\", \"web\", \"terminal\"]";
+        let Some(list) = value.get_ref().as_array() else {
+            return Err(self.err(
+                value.span(),
+                "`channels` in [approvals] must be a list of channel names",
+                example,
+            ));
+        };
+        let mut channels = Vec::new();
+        for item in list.iter() {
+            let name = self.string(item, "channels", "\"web\"")?;
+            let channel = name.parse::<ApprovalChannelName>().map_err(|message| {
+                self.err(
+                    item.span(),
+                    message,
+                    "use mcp (the MCP client), web (the approval page) or terminal",
+                )
+            })?;
+            if channels.contains(&channel) {
+                return Err(self.err(
+                    item.span(),
+                    format!("approval channel {name:?} is listed twice"),
+                    "list each channel once, in the order to try them",
+                ));
+            }
+            channels.push(channel);
+        }
+        if channels.is_empty() {
+            return Err(self.err(
+                value.span(),
+                "`channels` in [approvals] is empty, so no ask could ever be answered",
+                "list at least one of mcp, web, terminal; to refuse what would be asked, write deny rules instead",
+            ));
+        }
+        Ok(channels)
+    }
+
+    fn escalate_after(&self, value: &Spanned<DeValue<'_>>) -> Result<Duration, ConfigError> {
+        let secs = match value.get_ref() {
+            DeValue::Integer(i) => i.as_str().replace('_', "").parse::<f64>().ok(),
+            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
+            _ => None,
+        };
+        match secs {
+            Some(s) if s.is_finite() && (0.0..=86_400.0).contains(&s) => {
+                Ok(Duration::from_secs_f64(s))
+            }
+            _ => Err(self.err(
+                value.span(),
+                "`escalate_after` must be a number of seconds from 0 to 86400",
+                "write it like escalate_after = 10 (0 asks every channel at once)",
+            )),
+        }
+    }
+}
+
 /// Byte offset → 1-based line.
 struct LineIndex {
     starts: Vec<usize>,
@@ -722,5 +871,50 @@ max_bytes = 51_200
                 .contains("colour")
         );
         assert!(err("permission = 3\n").message.contains("table"));
+    }
+
+    #[test]
+    fn approvals_section_parses_in_the_order_written() {
+        let f =
+            parse("[approvals]\nchannels = [\"web\", \"mcp\"]\nescalate_after = 2.5\n").unwrap();
+        let a = f.approvals.unwrap();
+        assert_eq!(
+            a.channels,
+            Some(vec![ApprovalChannelName::Web, ApprovalChannelName::Mcp])
+        );
+        assert_eq!(a.escalate_after, Some(Duration::from_millis(2500)));
+        let f = parse("[approvals]\nescalate_after = 0\n").unwrap();
+        assert_eq!(f.approvals.unwrap().escalate_after, Some(Duration::ZERO));
+        assert_eq!(parse("mode = \"default\"\n").unwrap().approvals, None);
+    }
+
+    #[test]
+    fn bad_approvals_name_file_line_and_the_valid_channels() {
+        let e = err("\n[approvals]\nchannels = [\"mcp\",\n  \"slack\"]\n");
+        assert_eq!((e.file.as_str(), e.line), ("cfg.toml", 4));
+        assert!(
+            e.message.contains("unknown approval channel \"slack\""),
+            "{e}"
+        );
+        assert!(e.message.contains("mcp, web and terminal"), "{e}");
+        let e = err("[approvals]\nchannels = []\n");
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("empty"), "{e}");
+        let e = err("[approvals]\nchannels = [\"web\", \"web\"]\n");
+        assert!(e.message.contains("listed twice"), "{e}");
+        let e = err("[approvals]\nchannels = \"web\"\n");
+        assert!(e.message.contains("must be a list"), "{e}");
+        let e = err("[approvals]\nchannels = [1]\n");
+        assert!(e.message.contains("must be a string"), "{e}");
+        let e = err("[approvals]\nchanels = [\"web\"]\n");
+        assert!(
+            e.message.contains("unknown key \"chanels\" in [approvals]"),
+            "{e}"
+        );
+        for bad in ["-1", "\"10\"", "90000", "nan"] {
+            let e = err(&format!("[approvals]\nescalate_after = {bad}\n"));
+            assert!(e.message.contains("escalate_after"), "{bad}: {e}");
+        }
+        assert!(err("approvals = 1\n").message.contains("must be a table"));
     }
 }

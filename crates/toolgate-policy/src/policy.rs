@@ -20,7 +20,10 @@ use std::time::Duration;
 
 use toolgate_core::{Decision, DecisionSource, Effect, Location, PermissionRequest, Risk};
 
-use crate::config::{ConfigError, ConfigFile, Mode, ToolOutputConfig, check_example, parse_config};
+use crate::config::{
+    ApprovalChannelName, ApprovalsConfig, ConfigError, ConfigFile, Mode, ToolOutputConfig,
+    check_example, parse_config,
+};
 use crate::pattern::{Pattern, PatternBase, PatternKind};
 use crate::rules::{Layer, Rule, RuleEffect, RuleSet};
 
@@ -105,6 +108,8 @@ pub struct Policy {
     mode: Mode,
     ask_timeout: Duration,
     tool_output: ToolOutputConfig,
+    approvals: ApprovalsConfig,
+    managed_approvals: ApprovalsConfig,
     root: PathBuf,
     home: PathBuf,
     files: Vec<String>,
@@ -232,6 +237,8 @@ impl Policy {
         let mut managed_mode = None;
         let mut ask_timeout = None;
         let mut tool_output = ToolOutputConfig::default();
+        let mut approvals = ApprovalsConfig::default();
+        let mut managed_approvals = ApprovalsConfig::default();
         let mut names = Vec::new();
         for f in files {
             names.push(format!("{} ({})", f.file, f.layer.as_str()));
@@ -254,6 +261,15 @@ impl Policy {
                 tool_output.max_lines = t.max_lines.or(tool_output.max_lines);
                 tool_output.max_bytes = t.max_bytes.or(tool_output.max_bytes);
             }
+            if let Some(a) = f.approvals {
+                let into = if f.layer == Layer::Managed {
+                    &mut managed_approvals
+                } else {
+                    &mut approvals
+                };
+                into.channels = a.channels.or(into.channels.take());
+                into.escalate_after = a.escalate_after.or(into.escalate_after);
+            }
         }
         normal.extend(session_rules);
         let compile = |rules: Vec<Rule>| {
@@ -270,6 +286,8 @@ impl Policy {
             mode: managed_mode.or(sources.mode).or(mode).unwrap_or_default(),
             ask_timeout: ask_timeout.unwrap_or(DEFAULT_ASK_TIMEOUT),
             tool_output,
+            approvals,
+            managed_approvals,
             root: sources.root.clone(),
             home: sources.home.clone(),
             files: names,
@@ -290,6 +308,31 @@ impl Policy {
     /// `[tool_output]`, merged.
     pub fn tool_output(&self) -> ToolOutputConfig {
         self.tool_output
+    }
+
+    /// The approval channels of `mcp` and `serve`, in the order to try them:
+    /// the managed layer's `[approvals] channels` if set, else `cli` (the
+    /// command line), else the last layer that sets it, else mcp, web, terminal.
+    pub fn approval_channels(
+        &self,
+        cli: Option<&[ApprovalChannelName]>,
+    ) -> Vec<ApprovalChannelName> {
+        self.managed_approvals
+            .channels
+            .as_deref()
+            .or(cli)
+            .or(self.approvals.channels.as_deref())
+            .unwrap_or(&ApprovalChannelName::DEFAULT_ORDER)
+            .to_vec()
+    }
+
+    /// How long a channel asks alone before the next one is asked too
+    /// (`[approvals] escalate_after`, managed layer first; default 0: all at once).
+    pub fn escalate_after(&self) -> Duration {
+        self.managed_approvals
+            .escalate_after
+            .or(self.approvals.escalate_after)
+            .unwrap_or(Duration::ZERO)
     }
 
     /// The location root the policy was compiled for.
@@ -429,6 +472,21 @@ impl Policy {
         } else {
             // 4. The default for the risk.
             let (mut effect, mut why) = self.default_for(request, location);
+            if let Some((refused, why_refused)) = self.refused_wildcard(request) {
+                // A bare wildcard matched but may not decide: say so, rather
+                // than "no rule matched".
+                if effect == Effect::Allow {
+                    effect = Effect::Ask;
+                }
+                why = format!(
+                    "{} {} at {}:{} is a bare wildcard, which never allows {why_refused}, so {}",
+                    refused_wildcard_default(request),
+                    refused.describe(),
+                    refused.file,
+                    refused.line,
+                    default_words(effect)
+                );
+            }
             if opaque && effect == Effect::Allow {
                 effect = Effect::Ask;
                 why = "the command cannot be fully analysed, so it is asked".into();
@@ -446,6 +504,24 @@ impl Policy {
             self.apply_approvals(&mut v, request, approvals);
         }
         v
+    }
+
+    /// The bare-wildcard `allow` rule that matched `request` but may not decide
+    /// it (invariant 3: it is destructive, credential, or run as another user),
+    /// with what it never allows, in words. Explain and the judge's reason name
+    /// it so that a default is not described as "no rule matched".
+    pub fn refused_wildcard(&self, request: &PermissionRequest) -> Option<(&Rule, &'static str)> {
+        let why = wildcard_restriction(request)?;
+        // `Risk::Read` lifts the restriction: what would match without it.
+        let unrestricted = self
+            .managed
+            .find(&request.action, &request.resource, Risk::Read)
+            .or_else(|| {
+                self.rules
+                    .find(&request.action, &request.resource, Risk::Read)
+            })?;
+        (unrestricted.effect == RuleEffect::Allow && unrestricted.resource.is_bare_wildcard())
+            .then_some((unrestricted, why))
     }
 
     fn rule_effect(&self, rule: &Rule, opaque: bool) -> (Effect, bool) {
@@ -509,6 +585,39 @@ impl Policy {
                 "no rule matched; destructive requests are asked every time and no approval is reused".into(),
             ),
         }
+    }
+}
+
+/// What a bare-wildcard `allow` may not allow about `request`, in words
+/// (`a destructive request`…), or `None` when such a rule may allow it.
+pub fn wildcard_restriction(request: &PermissionRequest) -> Option<&'static str> {
+    if runs_as_another_user(request) {
+        return Some("a command run as another user");
+    }
+    match request.risk {
+        Risk::Destructive => Some("a destructive request"),
+        Risk::Credential => Some("touching credentials"),
+        _ => None,
+    }
+}
+
+/// How explain and reasons name the default that applies when a bare wildcard
+/// may not decide `request`.
+pub fn refused_wildcard_default(request: &PermissionRequest) -> &'static str {
+    if runs_as_another_user(request) {
+        "the default for commands run as another user applies:"
+    } else if request.risk == Risk::Credential {
+        "the default for credential requests applies:"
+    } else {
+        "the default for destructive requests applies:"
+    }
+}
+
+fn default_words(effect: Effect) -> &'static str {
+    match effect {
+        Effect::Allow => "it is allowed",
+        Effect::Ask => "it is asked (only a rule that names the command or path can allow it)",
+        Effect::Deny => "it is denied (only a rule that names the command or path can allow it)",
     }
 }
 
