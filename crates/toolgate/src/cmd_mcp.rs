@@ -1,11 +1,14 @@
 //! `toolgate mcp` (MCP over stdio) and `toolgate serve` (MCP over streamable
 //! HTTP): the engine of `toolgate call`, served to MCP clients. Asks go to the
-//! client through MCP elicitation and, at the same time, to the terminal when
-//! there is one; the first answer wins and the other question is withdrawn.
+//! approval channels — the client through MCP elicitation, the approval page,
+//! the terminal — in the configured order (see [`channels`]); the first answer
+//! wins and the other questions are withdrawn.
 //!
 //! Wiring (main.rs): `mod cmd_mcp;`, subcommands `Mcp(cmd_mcp::McpArgs)` and
 //! `Serve(cmd_mcp::ServeArgs)`, dispatched to [`run_mcp`] and [`run_serve`];
 //! Cargo.toml: `toolgate-mcp = { path = "../toolgate-mcp" }`.
+
+mod channels;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,7 +21,6 @@ use toolgate_mcp::{
     AllowedPeers, ElicitationChannel, HttpAuth, HttpOptions, MCP_PATH, StdioOptions,
     ToolgateServer, bind_http, generate_token, serve_stdio, write_token_file,
 };
-use toolgate_policy::approvals::{ApprovalChannel, FirstAnswer};
 use toolgate_policy::config::Mode;
 use toolgate_store::{DEFAULT_RETENTION, Durability, SWEEP_INTERVAL, SqliteApprovals};
 use toolgate_web::{WebApprovals, WebState};
@@ -26,6 +28,7 @@ use toolgate_web::{WebApprovals, WebState};
 use crate::data_dir::DataDir;
 use crate::runtime::{Runtime, RuntimeOptions, build};
 use crate::terminal::TerminalChannel;
+use channels::{ChannelList, ConfiguredChannels, parse_channel_list};
 
 const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
@@ -47,6 +50,12 @@ pub struct ServerArgs {
     /// Don't serve the approval page.
     #[arg(long)]
     pub no_web: bool,
+    /// The approval channels to try, in order: a comma-separated list of mcp
+    /// (the MCP client), web (the approval page) and terminal. Beats the
+    /// config's `[approvals] channels`, but not the managed layer's
+    /// (default: mcp,web,terminal).
+    #[arg(long, value_name = "LIST", value_parser = parse_channel_list)]
+    pub approval_channels: Option<ChannelList>,
 }
 
 /// `toolgate mcp`: MCP over stdio.
@@ -91,9 +100,9 @@ pub struct ServeArgs {
     pub max_request_bytes: usize,
 }
 
-/// The engine for an MCP server, asking through `elicitation`, the approval page
-/// (when there is one) and the terminal, in that order of listing; all are asked
-/// at once and the first answer wins.
+/// The engine for an MCP server, asking through `elicitation`, the approval
+/// page (when there is one) and the terminal, in the configured order.
+#[allow(clippy::too_many_arguments)]
 fn mcp_runtime(
     root: Option<PathBuf>,
     config: Vec<PathBuf>,
@@ -102,22 +111,32 @@ fn mcp_runtime(
     durability: Durability,
     elicitation: &ElicitationChannel,
     web: Option<&WebApprovals>,
+    order: Option<ChannelList>,
 ) -> Result<Runtime> {
-    let mut channels: Vec<Arc<dyn ApprovalChannel>> = vec![Arc::new(elicitation.clone())];
-    if let Some(web) = web {
-        channels.push(Arc::new(web.clone()));
-    }
-    channels.push(Arc::new(TerminalChannel));
-    let channel = FirstAnswer(channels);
-    build(RuntimeOptions {
+    let channel = Arc::new(ConfiguredChannels::new(
+        Arc::new(elicitation.clone()),
+        web.map(|w| Arc::new(w.clone()) as _),
+        Arc::new(TerminalChannel),
+        order.map(|o| o.0),
+    ));
+    let runtime = build(RuntimeOptions {
         root,
         config,
         mode,
         data,
         durability,
-        channel: Arc::new(channel),
+        channel: channel.clone(),
         questions: None,
-    })
+    })?;
+    channel.follow(&runtime.gate);
+    let policy = runtime.gate.policy();
+    let order: Vec<&str> = channel.order(&policy).iter().map(|c| c.as_str()).collect();
+    tracing::info!(
+        channels = %order.join(", "),
+        escalate_after_s = policy.escalate_after().as_secs_f64(),
+        "approval channels"
+    );
+    Ok(runtime)
 }
 
 /// Serves the approval page on `listen` and prints its URL to stderr.
@@ -170,6 +189,7 @@ impl Running {
             durability,
             &elicitation,
             web.as_ref(),
+            args.approval_channels,
         )?;
         let reloader = runtime.spawn_policy_reloader();
         let server = ToolgateServer::with_elicitation(

@@ -1,0 +1,143 @@
+//! Approval channel order under `toolgate mcp`, with real channels: the Python
+//! `mcp` SDK as the client (with and without the elicitation capability) and
+//! the approval page answered over HTTP. The terminal is left out of every
+//! order here, so the tests do not depend on whether a terminal is attached.
+//!
+//! Needs the SDK's venv (`bash scripts/setup-python-mcp.sh`); without it the
+//! tests are skipped with a message, except in CI (`CI=true`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    /// A workspace whose project config is `config`, a fresh data dir and home.
+    fn new(config: &str) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["ws/.toolgate", "data", "home"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        std::fs::write(dir.path().join("ws/.toolgate/config.toml"), config).unwrap();
+        Setup { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+}
+
+fn python() -> Option<PathBuf> {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolgate-mcp/.venv/bin/python");
+    if venv.exists() {
+        return Some(venv);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "the Python MCP SDK is missing at {} (run `bash scripts/setup-python-mcp.sh`)",
+        venv.display()
+    );
+    eprintln!("skipping: {} is missing", venv.display());
+    None
+}
+
+/// Runs one scenario of tests/py/channels.py; panics with its output on failure.
+fn scenario(setup: &Setup, mode: &str, name: &str) {
+    let Some(python) = python() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/channels.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args(["--toolgate", env!("CARGO_BIN_EXE_toolgate")])
+        .arg("--root")
+        .arg(setup.root())
+        .args(["--mode", mode, name])
+        .env("HOME", setup.dir.path().join("home"))
+        .env("TOOLGATE_DATA_DIR", setup.dir.path().join("data"))
+        .env(
+            "TOOLGATE_MANAGED_CONFIG",
+            setup.dir.path().join("no-managed.toml"),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{name} ({mode}) failed\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_client_without_elicitation_passes_the_ask_to_the_page_at_once() {
+    for mode in ["legacy", "2026-07-28"] {
+        let setup = Setup::new("[approvals]\nchannels = [\"mcp\", \"web\"]\nescalate_after = 30\n");
+        scenario(&setup, mode, "web-answers");
+    }
+}
+
+#[test]
+fn the_client_answers_first_and_the_page_is_never_asked() {
+    for mode in ["legacy", "2026-07-28"] {
+        let setup = Setup::new("[approvals]\nchannels = [\"mcp\", \"web\"]\nescalate_after = 30\n");
+        scenario(&setup, mode, "client-first");
+    }
+}
+
+#[test]
+fn after_escalate_after_the_page_is_asked_too_and_its_answer_wins() {
+    for mode in ["legacy", "2026-07-28"] {
+        let setup = Setup::new("[approvals]\nchannels = [\"mcp\", \"web\"]\nescalate_after = 1\n");
+        scenario(&setup, mode, "escalates-to-web");
+    }
+}
+
+#[test]
+fn a_channel_left_out_of_the_order_is_never_asked() {
+    let setup = Setup::new("[approvals]\nchannels = [\"mcp\"]\n");
+    scenario(&setup, "legacy", "only-mcp-denies");
+}
+
+#[test]
+fn a_bad_channel_name_stops_the_server_naming_file_line_and_the_channels() {
+    let setup = Setup::new("\n[approvals]\nchannels = [\"mcp\", \"email\"]\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["mcp", "--root"])
+        .arg(setup.root())
+        .env("HOME", setup.dir.path().join("home"))
+        .env("TOOLGATE_DATA_DIR", setup.dir.path().join("data"))
+        .env(
+            "TOOLGATE_MANAGED_CONFIG",
+            setup.dir.path().join("no-managed.toml"),
+        )
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains(".toolgate/config.toml:3:"), "{stderr}");
+    assert!(
+        stderr.contains("unknown approval channel \"email\""),
+        "{stderr}"
+    );
+    assert!(stderr.contains("mcp, web and terminal"), "{stderr}");
+}
+
+#[test]
+fn a_bad_approval_channels_flag_is_a_usage_error() {
+    for (flag, wanted) in [
+        ("mcp,pager", "unknown approval channel \"pager\""),
+        ("web,web", "listed twice"),
+        ("", "unknown approval channel \"\""),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["mcp", "--approval-channels", flag])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        assert!(stderr.contains(wanted), "{flag}: {stderr}");
+    }
+}

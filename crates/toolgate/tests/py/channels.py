@@ -1,0 +1,216 @@
+"""A real MCP client (the Python `mcp` SDK) driving `toolgate mcp` over stdio,
+with the approval page answered over HTTP like the page's own script does.
+
+Usage: channels.py --toolgate BIN --root DIR --mode legacy|2026-07-28 SCENARIO
+
+The workspace's .toolgate/config.toml (written by the Rust test) sets the
+approval channel order. The server's stderr goes to a file, where the page URL
+it prints is read. Each scenario exits non-zero with a message on the first
+mismatch.
+"""
+
+import argparse
+import asyncio
+import os
+import re
+import sys
+import tempfile
+import time
+
+import httpx2
+import mcp.types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+def text_of(result):
+    return "".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+class Server:
+    """`toolgate mcp` as the client's stdio server, its stderr kept in a file."""
+
+    def __init__(self, args):
+        self.args = args
+        self.errlog = tempfile.NamedTemporaryFile("w+", prefix="toolgate-stderr-", delete=False)
+
+    def client(self, **kwargs):
+        env = {k: os.environ[k] for k in ("PATH", "HOME", "TOOLGATE_DATA_DIR", "TOOLGATE_MANAGED_CONFIG")
+               if k in os.environ}
+        env["RUST_LOG"] = "warn"
+        params = StdioServerParameters(command=self.args.toolgate, args=["mcp", "--root", self.args.root], env=env)
+        info = types.Implementation(name="toolgate-channels-test", version="1.0")
+        transport = stdio_client(params, errlog=self.errlog)
+        return Client(transport, mode=self.args.mode, client_info=info, read_timeout_seconds=60, **kwargs)
+
+    def stderr(self):
+        with open(self.errlog.name) as f:
+            return f.read()
+
+    async def page(self):
+        """Signs in to the approval page at the URL the server printed."""
+        deadline = time.monotonic() + 20
+        while True:
+            m = re.search(r"approval page at (http://\S+)", self.stderr())
+            if m:
+                return await Page.sign_in(m.group(1))
+            check(time.monotonic() < deadline, f"no page URL on stderr: {self.stderr()!r}")
+            await asyncio.sleep(0.05)
+
+
+class Page:
+    def __init__(self, base, cookie):
+        self.base = base
+        self.http = httpx2.AsyncClient(timeout=10, headers={"Cookie": cookie})
+
+    @staticmethod
+    async def sign_in(url):
+        base = url.split("/?")[0]
+        async with httpx2.AsyncClient(timeout=10) as http:
+            r = await http.get(url)
+        check(r.status_code == 200, f"sign-in: {r.status_code}")
+        cookie = r.headers["set-cookie"].split(";")[0]
+        return Page(base, cookie)
+
+    async def pending(self):
+        r = await self.http.get(f"{self.base}/approvals/pending", headers={"Accept": "application/json"})
+        check(r.status_code == 200, f"pending: {r.status_code} {r.text}")
+        return r.json()
+
+    async def wait_for_ask(self, seconds=20):
+        deadline = time.monotonic() + seconds
+        while True:
+            asks = await self.pending()
+            if asks:
+                return asks[0]
+            check(time.monotonic() < deadline, "no ask appeared on the page")
+            await asyncio.sleep(0.05)
+
+    async def answer(self, ask_id, answer):
+        r = await self.http.post(
+            f"{self.base}/approvals/pending/{ask_id}/answer",
+            data={"answer": answer},
+            headers={"Origin": self.base, "Accept": "application/json"},
+        )
+        check(r.status_code == 200, f"answer: {r.status_code} {r.text}")
+
+
+async def answer_on_page(server, expect_resource):
+    page = await server.page()
+    ask = await page.wait_for_ask()
+    resources = [i["resource"] for i in ask["prompt"]["items"]]
+    check(any(expect_resource in r for r in resources), f"ask on the page: {ask}")
+    await page.answer(ask["id"], "once")
+    return page
+
+
+async def web_answers(args):
+    """No elicitation capability: the client cannot be asked, so the page is, at once."""
+    server = Server(args)
+    async with server.client() as client:
+        answering = asyncio.create_task(answer_on_page(server, "touch made.txt"))
+        started = time.monotonic()
+        result = await client.call_tool("bash", {"command": "touch made.txt"})
+        await answering
+        check(not result.is_error, f"the page said once, the call must run: {text_of(result)!r}")
+        check(os.path.exists(os.path.join(args.root, "made.txt")), "made.txt was not created")
+        check(time.monotonic() - started < 20, "the page must be asked at once, not after a timeout")
+
+
+async def client_first(args):
+    """The client answers first; with escalate_after = 30 the page is never asked."""
+    server = Server(args)
+    page_seen = []
+
+    async def callback(context, params):
+        page = await server.page()
+        page_seen.append(await page.pending())
+        return types.ElicitResult(action="accept", content={"decision": "once"})
+
+    async with server.client(elicitation_callback=callback) as client:
+        result = await client.call_tool("bash", {"command": "touch first.txt"})
+        check(not result.is_error, f"the client said once: {text_of(result)!r}")
+        check(page_seen == [[]], f"the page must not have been asked while the client was: {page_seen}")
+
+
+async def escalates_to_web(args):
+    """The client is asked and sits on the form; after escalate_after (1 s) the
+    page is asked too and answers; the client's form is withdrawn."""
+    server = Server(args)
+    answered = asyncio.Event()
+    asked_at = []
+
+    async def callback(context, params):
+        asked_at.append(time.monotonic())
+        page = await server.page()
+        check(await page.pending() == [], "the page must wait for its turn")
+        try:
+            await asyncio.wait_for(answered.wait(), 30)
+        except asyncio.TimeoutError:
+            fail("the page was never asked")
+        return types.ElicitResult(action="decline")
+
+    async def page_answers():
+        page = await server.page()
+        ask = await page.wait_for_ask(30)
+        check(asked_at, "the client must be asked before the page")
+        waited = time.monotonic() - asked_at[0]
+        check(waited >= 0.8, f"the page was asked {waited:.2f}s after the client; escalate_after is 1 s")
+        await page.answer(ask["id"], "once")
+        answered.set()
+
+    async with server.client(elicitation_callback=callback) as client:
+        task = asyncio.create_task(page_answers())
+        result = await client.call_tool("bash", {"command": "touch late.txt"})
+        await task
+        check(not result.is_error, f"the page said once: {text_of(result)!r}")
+        check(os.path.exists(os.path.join(args.root, "late.txt")), "late.txt was not created")
+
+
+async def only_mcp_denies(args):
+    """channels = ["mcp"] and a client without elicitation: nobody can be asked,
+    so the ask is denied at once, and the page never shows it."""
+    server = Server(args)
+    async with server.client() as client:
+        started = time.monotonic()
+        result = await client.call_tool("bash", {"command": "touch never.txt"})
+        check(result.is_error, f"must be denied: {result}")
+        text = text_of(result)
+        check("no one could be asked" in text and "elicitation capability" in text, f"deny text: {text!r}")
+        check(time.monotonic() - started < 20, "denied at once, not after the ask timeout")
+        check(not os.path.exists(os.path.join(args.root, "never.txt")), "never.txt must not exist")
+        page = await server.page()
+        check(await page.pending() == [], "the page is not a channel here")
+
+
+SCENARIOS = {
+    "web-answers": web_answers,
+    "client-first": client_first,
+    "escalates-to-web": escalates_to_web,
+    "only-mcp-denies": only_mcp_denies,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--toolgate", required=True)
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--mode", default="legacy")
+    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    args = parser.parse_args()
+    asyncio.run(SCENARIOS[args.scenario](args))
+    print(f"ok: {args.scenario}")
+
+
+if __name__ == "__main__":
+    main()
