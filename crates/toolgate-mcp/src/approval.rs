@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 
-use crate::mrtr::InputAsk;
+use crate::mrtr::{APPROVAL_KEY, InputAsk};
 
 /// The peers of connected clients that can answer approval forms, by session,
 /// and the calls of 2026-07-28 clients that answer through input-required
@@ -101,51 +101,65 @@ impl ElicitationChannel {
     }
 }
 
-#[async_trait]
-impl ApprovalChannel for ElicitationChannel {
-    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
-        if let Some(route) = self.call_route(&prompt.call_id) {
-            let (message, requested_schema) = approval_form(prompt);
-            let (reply, answer) = oneshot::channel();
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message,
-                requested_schema,
-            };
-            route.send(InputAsk { params, reply }).map_err(|_| {
-                ChannelError::Unavailable("the MCP call is no longer waiting".into())
-            })?;
-            let answer = answer.await.map_err(|_| {
-                ChannelError::Unavailable("the MCP client did not come back with an answer".into())
-            })?;
-            return parse_answer(&answer, prompt);
-        }
-        let peer = self
-            .lock()
-            .get(&prompt.session_id)
-            .cloned()
-            .ok_or_else(|| {
-                ChannelError::Unavailable(format!(
-                    "no MCP client with the elicitation capability is connected for session {}",
-                    prompt.session_id
-                ))
-            })?;
-        let (message, requested_schema) = approval_form(prompt);
+impl ElicitationChannel {
+    /// Shows a form to the client of `session_id` and waits for its answer: in
+    /// an input-required result when call `call_id` answers that way (protocol
+    /// 2026-07-28, under `key` in `inputRequests`), else as an elicitation
+    /// request. `Unavailable` when no client that can answer is connected.
+    pub async fn elicit_form(
+        &self,
+        session_id: &str,
+        call_id: &str,
+        key: &'static str,
+        message: String,
+        requested_schema: ElicitationSchema,
+    ) -> Result<ElicitResult, ChannelError> {
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
             requested_schema,
         };
+        if let Some(route) = self.call_route(call_id) {
+            let (reply, answer) = oneshot::channel();
+            route.send(InputAsk { key, params, reply }).map_err(|_| {
+                ChannelError::Unavailable("the MCP call is no longer waiting".into())
+            })?;
+            return answer.await.map_err(|_| {
+                ChannelError::Unavailable("the MCP client did not come back with an answer".into())
+            });
+        }
+        let peer = self.lock().get(session_id).cloned().ok_or_else(|| {
+            ChannelError::Unavailable(format!(
+                "no MCP client with the elicitation capability is connected for session {session_id}"
+            ))
+        })?;
         match peer.create_elicitation(params).await {
-            Ok(answer) => parse_answer(&answer, prompt),
+            Ok(answer) => Ok(answer),
             Err(ServiceError::TransportClosed) => {
-                self.unregister(&prompt.session_id);
+                self.unregister(session_id);
                 Err(ChannelError::Unavailable(
                     "the MCP client disconnected".into(),
                 ))
             }
             Err(e) => Err(ChannelError::Failed(format!("elicitation failed: {e}"))),
         }
+    }
+}
+
+#[async_trait]
+impl ApprovalChannel for ElicitationChannel {
+    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
+        let (message, schema) = approval_form(prompt);
+        let answer = self
+            .elicit_form(
+                &prompt.session_id,
+                &prompt.call_id,
+                APPROVAL_KEY,
+                message,
+                schema,
+            )
+            .await?;
+        parse_answer(&answer, prompt)
     }
 }
 

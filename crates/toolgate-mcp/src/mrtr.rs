@@ -31,9 +31,14 @@ pub const PAUSED_TTL: Duration = Duration::from_secs(600);
 /// The key of the approval form in `inputRequests`/`inputResponses`.
 pub const APPROVAL_KEY: &str = "toolgate_approval";
 
-/// A form the gate wants answered, and where the answer goes.
+/// The key of the `question` tool's form in `inputRequests`/`inputResponses`.
+pub const QUESTION_KEY: &str = "toolgate_question";
+
+/// A form the gate (or a tool) wants answered, and where the answer goes.
 #[derive(Debug)]
 pub(crate) struct InputAsk {
+    /// The form's key in `inputRequests` (and the answer's in `inputResponses`).
+    pub(crate) key: &'static str,
     pub(crate) params: ElicitRequestParams,
     pub(crate) reply: oneshot::Sender<ElicitResult>,
 }
@@ -51,6 +56,7 @@ pub(crate) struct Running {
 #[derive(Debug)]
 struct Paused {
     running: Running,
+    key: &'static str,
     reply: oneshot::Sender<ElicitResult>,
     since: Instant,
 }
@@ -91,12 +97,13 @@ impl PausedCalls {
             state.clone(),
             Paused {
                 running,
+                key: ask.key,
                 reply: ask.reply,
                 since: Instant::now(),
             },
         );
         let request = InputRequest::Elicitation(ElicitRequest::new(ask.params));
-        let requests = BTreeMap::from([(APPROVAL_KEY.to_string(), request)]);
+        let requests = BTreeMap::from([(ask.key.to_string(), request)]);
         Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
             Some(requests),
             Some(state),
@@ -125,13 +132,14 @@ impl PausedCalls {
                 None,
             ));
         }
+        let key = paused.key;
         let answer = responses
             .as_ref()
-            .and_then(|r| r.get(APPROVAL_KEY))
-            .ok_or_else(|| format!("inputResponses has no `{APPROVAL_KEY}`"))
+            .and_then(|r| r.get(key))
+            .ok_or_else(|| format!("inputResponses has no `{key}`"))
             .and_then(|v| {
                 serde_json::from_value::<ElicitResult>(v.clone())
-                    .map_err(|e| format!("`{APPROVAL_KEY}` is not an elicitation result: {e}"))
+                    .map_err(|e| format!("`{key}` is not an elicitation result: {e}"))
             });
         let answer = match answer {
             Ok(a) => a,

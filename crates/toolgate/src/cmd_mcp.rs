@@ -9,6 +9,7 @@
 //! Cargo.toml: `toolgate-mcp = { path = "../toolgate-mcp" }`.
 
 mod channels;
+mod questions;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -28,7 +29,9 @@ use toolgate_web::{WebApprovals, WebState};
 use crate::data_dir::DataDir;
 use crate::runtime::{Runtime, RuntimeOptions, build};
 use crate::terminal::TerminalChannel;
+use crate::terminal::TerminalQuestions;
 use channels::{ChannelList, ConfiguredChannels, parse_channel_list};
+use questions::ConfiguredQuestions;
 
 const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
@@ -101,7 +104,8 @@ pub struct ServeArgs {
 }
 
 /// The engine for an MCP server, asking through `elicitation`, the approval
-/// page (when there is one) and the terminal, in the configured order.
+/// page (when there is one) and the terminal, in the configured order; the
+/// `question` tool asks through the same order (see [`questions`]).
 #[allow(clippy::too_many_arguments)]
 fn mcp_runtime(
     root: Option<PathBuf>,
@@ -113,11 +117,17 @@ fn mcp_runtime(
     web: Option<&WebApprovals>,
     order: Option<ChannelList>,
 ) -> Result<Runtime> {
+    let order = order.map(|o| o.0);
     let channel = Arc::new(ConfiguredChannels::new(
         Arc::new(elicitation.clone()),
         web.map(|w| Arc::new(w.clone()) as _),
         Arc::new(TerminalChannel),
-        order.map(|o| o.0),
+        order.clone(),
+    ));
+    let questions = Arc::new(ConfiguredQuestions::new(
+        elicitation.clone(),
+        Arc::new(TerminalQuestions),
+        order,
     ));
     let runtime = build(RuntimeOptions {
         root,
@@ -126,9 +136,10 @@ fn mcp_runtime(
         data,
         durability,
         channel: channel.clone(),
-        questions: None,
+        questions: Some(questions.clone()),
     })?;
     channel.follow(&runtime.gate);
+    questions.follow(&runtime.gate);
     let policy = runtime.gate.policy();
     let order: Vec<&str> = channel.order(&policy).iter().map(|c| c.as_str()).collect();
     tracing::info!(

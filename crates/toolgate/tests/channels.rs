@@ -46,8 +46,21 @@ fn python() -> Option<PathBuf> {
 /// Runs one scenario of tests/py/channels.py; panics with its output on failure.
 fn scenario(setup: &Setup, mode: &str, name: &str) {
     let Some(python) = python() else { return };
+    run_scenario(Command::new(python), setup, mode, name);
+}
+
+/// As [`scenario`], with the client and server in a new session that has no
+/// controlling terminal (`setsid`), so `/dev/tty` cannot be opened.
+fn scenario_without_tty(setup: &Setup, mode: &str, name: &str) {
+    let Some(python) = python() else { return };
+    let mut cmd = Command::new("setsid");
+    cmd.arg(python);
+    run_scenario(cmd, setup, mode, name);
+}
+
+fn run_scenario(mut cmd: Command, setup: &Setup, mode: &str, name: &str) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/channels.py");
-    let out = Command::new(python)
+    let out = cmd
         .arg(script)
         .args(["--toolgate", env!("CARGO_BIN_EXE_toolgate")])
         .arg("--root")
@@ -140,4 +153,26 @@ fn a_bad_approval_channels_flag_is_a_usage_error() {
         assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
         assert!(stderr.contains(wanted), "{flag}: {stderr}");
     }
+}
+
+#[test]
+fn question_goes_to_the_client_as_a_form_and_its_answers_come_back() {
+    for mode in ["legacy", "2026-07-28"] {
+        for name in [
+            "question-by-elicitation",
+            "question-in-own-words",
+            "question-declined",
+            "question-bad-answer",
+        ] {
+            let setup = Setup::new("");
+            scenario(&setup, mode, name);
+        }
+    }
+}
+
+#[test]
+fn question_with_no_channel_that_can_ask_is_a_clear_tool_error() {
+    // No terminal: the client runs in a new session without a controlling tty.
+    let setup = Setup::new("");
+    scenario_without_tty(&setup, "legacy", "question-no-channel");
 }

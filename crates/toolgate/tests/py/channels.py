@@ -193,7 +193,101 @@ async def only_mcp_denies(args):
         check(await page.pending() == [], "the page is not a channel here")
 
 
+QUESTIONS = [
+    {"question": "Which database should the service use?", "options": ["sqlite", "postgres"]},
+    {"question": "What should the table be called?"},
+]
+
+
+async def question_by_elicitation(args):
+    """`question` goes to the client as a form; its answers come back in order."""
+    server = Server(args)
+    forms = []
+
+    async def callback(context, params):
+        forms.append(params)
+        return types.ElicitResult(
+            action="accept", content={"answer_1": "postgres", "answer_2": "  accounts "}
+        )
+
+    async with server.client(elicitation_callback=callback) as client:
+        result = await client.call_tool("question", {"questions": QUESTIONS})
+        check(not result.is_error, f"question failed: {text_of(result)!r}")
+        check(len(forms) == 1, f"one form for both questions, got {len(forms)}")
+        form = forms[0]
+        check("Which database" in form.message and "table be called" in form.message, f"message: {form.message!r}")
+        props = form.requested_schema["properties"]
+        choices = [c["const"] for c in props["answer_1"]["oneOf"]]
+        check(choices == ["sqlite", "postgres"], f"choices: {choices}")
+        check(props["answer_2"]["title"] == "What should the table be called?", f"answer_2: {props['answer_2']}")
+        answers = [a["answer"] for a in result.structured_content["answers"]]
+        check(answers == ["postgres", "accounts"], f"answers: {result.structured_content}")
+        check("A: postgres" in text_of(result), f"text: {text_of(result)!r}")
+
+
+async def question_in_own_words(args):
+    """The free-text field beats the choice."""
+    server = Server(args)
+
+    async def callback(context, params):
+        return types.ElicitResult(
+            action="accept",
+            content={"answer_1": "sqlite", "answer_1_other": "duckdb", "answer_2": "t"},
+        )
+
+    async with server.client(elicitation_callback=callback) as client:
+        result = await client.call_tool("question", {"questions": QUESTIONS})
+        answers = [a["answer"] for a in result.structured_content["answers"]]
+        check(answers == ["duckdb", "t"], f"answers: {result.structured_content}")
+
+
+async def question_declined(args):
+    """Declining the form is a tool error the model can read."""
+    server = Server(args)
+
+    async def callback(context, params):
+        return types.ElicitResult(action="decline")
+
+    async with server.client(elicitation_callback=callback) as client:
+        result = await client.call_tool("question", {"questions": QUESTIONS})
+        check(result.is_error, f"declined must be an error: {result}")
+        check("declined to answer" in text_of(result), f"text: {text_of(result)!r}")
+
+
+async def question_bad_answer(args):
+    """A choice that was not offered is an error naming it; nothing is made up."""
+    server = Server(args)
+
+    async def callback(context, params):
+        return types.ElicitResult(action="accept", content={"answer_1": "mysql", "answer_2": "t"})
+
+    async with server.client(elicitation_callback=callback) as client:
+        result = await client.call_tool("question", {"questions": QUESTIONS})
+        check(result.is_error, f"a bad answer must be an error: {result}")
+        text = text_of(result)
+        check("\"mysql\" is not one of the options of question 1" in text, f"text: {text!r}")
+
+
+async def question_no_channel(args):
+    """A client without elicitation, the page (no question view) and no terminal:
+    the tool fails saying no channel can ask, with each channel's reason."""
+    server = Server(args)
+    async with server.client() as client:
+        result = await client.call_tool("question", {"questions": QUESTIONS})
+        check(result.is_error, f"must fail: {result}")
+        text = text_of(result)
+        check("no channel can ask the user" in text, f"text: {text!r}")
+        check("mcp: no MCP client with the elicitation capability" in text, f"text: {text!r}")
+        check("web: the approval page has no question view" in text, f"text: {text!r}")
+        check("terminal:" in text, f"the terminal must be tried last: {text!r}")
+
+
 SCENARIOS = {
+    "question-by-elicitation": question_by_elicitation,
+    "question-in-own-words": question_in_own_words,
+    "question-declined": question_declined,
+    "question-bad-answer": question_bad_answer,
+    "question-no-channel": question_no_channel,
     "web-answers": web_answers,
     "client-first": client_first,
     "escalates-to-web": escalates_to_web,

@@ -1,0 +1,133 @@
+//! The `question` tool under `mcp` and `serve`: its questions go to the first
+//! configured approval channel that can ask them.
+//!
+//! The channels are tried one after the other in the approval order
+//! (`[approvals] channels` / `--approval-channels`): the MCP client through a
+//! form elicitation when it declared the capability (an input-required result
+//! on 2026-07-28 connections), then the terminal. The approval page has no
+//! question view, so it is passed over. A channel that cannot ask, or fails,
+//! passes to the next; a user who declines ends the question. When none can
+//! ask, the tool fails with "no channel can ask the user" and each reason.
+
+use std::sync::{Arc, OnceLock, Weak};
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::CallIdentity;
+use toolgate_mcp::{ElicitationChannel, FormQuestion, QuestionFormError};
+use toolgate_policy::config::ApprovalChannelName;
+use toolgate_policy::gate::PolicyGate;
+use toolgate_tools::process_tools::{Question, QuestionChannel, QuestionError};
+
+/// Asks the `question` tool's questions through the configured channels.
+pub struct ConfiguredQuestions {
+    elicitation: ElicitationChannel,
+    terminal: Arc<dyn QuestionChannel>,
+    cli: Option<Vec<ApprovalChannelName>>,
+    gate: OnceLock<Weak<PolicyGate>>,
+}
+
+impl ConfiguredQuestions {
+    /// Asks through `elicitation` and `terminal`, in the order of `cli` or the
+    /// gate's policy.
+    pub fn new(
+        elicitation: ElicitationChannel,
+        terminal: Arc<dyn QuestionChannel>,
+        cli: Option<Vec<ApprovalChannelName>>,
+    ) -> Self {
+        ConfiguredQuestions {
+            elicitation,
+            terminal,
+            cli,
+            gate: OnceLock::new(),
+        }
+    }
+
+    /// Reads the order from `gate`'s policy from now on.
+    pub fn follow(&self, gate: &Arc<PolicyGate>) {
+        let _ = self.gate.set(Arc::downgrade(gate));
+    }
+
+    fn order(&self) -> Vec<ApprovalChannelName> {
+        match self.gate.get().and_then(Weak::upgrade) {
+            Some(gate) => gate.policy().approval_channels(self.cli.as_deref()),
+            None => self
+                .cli
+                .clone()
+                .unwrap_or_else(|| ApprovalChannelName::DEFAULT_ORDER.to_vec()),
+        }
+    }
+}
+
+/// What one channel made of the questions.
+enum Tried {
+    Answered(Vec<String>),
+    /// Ends the question (declined, cancelled).
+    Stop(QuestionError),
+    /// This channel could not ask; why.
+    Next(String),
+}
+
+impl ConfiguredQuestions {
+    async fn try_channel(
+        &self,
+        name: ApprovalChannelName,
+        caller: &CallIdentity,
+        questions: &[Question],
+        cancel: &CancellationToken,
+    ) -> Tried {
+        match name {
+            ApprovalChannelName::Mcp => {
+                let form: Vec<FormQuestion> = questions
+                    .iter()
+                    .map(|q| FormQuestion {
+                        question: q.question.clone(),
+                        options: q.options.clone(),
+                    })
+                    .collect();
+                let asked = tokio::select! {
+                    r = self.elicitation.ask_questions(&caller.session_id, &caller.call_id, &form) => r,
+                    () = cancel.cancelled() => return Tried::Stop(QuestionError::Cancelled),
+                };
+                match asked {
+                    Ok(answers) => Tried::Answered(answers),
+                    Err(QuestionFormError::Declined) => Tried::Stop(QuestionError::Declined(None)),
+                    Err(e) => Tried::Next(e.to_string()),
+                }
+            }
+            ApprovalChannelName::Web => {
+                Tried::Next("the approval page has no question view".into())
+            }
+            ApprovalChannelName::Terminal => {
+                match self.terminal.ask(caller, questions, cancel).await {
+                    Ok(answers) => Tried::Answered(answers),
+                    Err(QuestionError::Failed(why)) => Tried::Next(why),
+                    Err(stop) => Tried::Stop(stop),
+                }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl QuestionChannel for ConfiguredQuestions {
+    async fn ask(
+        &self,
+        caller: &CallIdentity,
+        questions: &[Question],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>, QuestionError> {
+        let mut reasons = Vec::new();
+        for name in self.order() {
+            match self.try_channel(name, caller, questions, cancel).await {
+                Tried::Answered(answers) => return Ok(answers),
+                Tried::Stop(e) => return Err(e),
+                Tried::Next(why) => reasons.push(format!("{name}: {why}")),
+            }
+        }
+        Err(QuestionError::Failed(format!(
+            "no channel can ask the user ({})",
+            reasons.join("; ")
+        )))
+    }
+}
