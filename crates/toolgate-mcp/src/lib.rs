@@ -78,10 +78,12 @@ pub mod convert;
 pub mod server;
 
 pub use approval::ElicitationChannel;
+pub use question::{FormQuestion, QuestionFormError};
 pub use server::{ToolgateConnection, ToolgateServer};
 pub mod error;
 pub mod frame;
 pub mod mrtr;
+pub mod question;
 pub mod stdio;
 
 pub use error::ServeError;
