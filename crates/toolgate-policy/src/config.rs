@@ -183,6 +183,25 @@ pub struct ApprovalsConfig {
     pub escalate_after: Option<Duration>,
 }
 
+/// Where `serve` reads its bearer token (`[serve] token_file` or `token_env`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenSource {
+    /// A file holding the token (its first line); the path is absolute.
+    File(std::path::PathBuf),
+    /// An environment variable holding the token.
+    Env(String),
+}
+
+/// `[serve]`: settings of `toolgate serve`. Refused in the project layer, which
+/// a cloned repository controls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServeConfig {
+    /// The configured token source.
+    pub token: TokenSource,
+    /// Where it was set (`file:line`), for error messages.
+    pub origin: String,
+}
+
 /// One parsed config file.
 #[derive(Clone, Debug)]
 pub struct ConfigFile {
@@ -200,11 +219,13 @@ pub struct ConfigFile {
     pub tool_output: Option<ToolOutputConfig>,
     /// `[approvals]`, if set.
     pub approvals: Option<ApprovalsConfig>,
+    /// `[serve]`, if set.
+    pub serve: Option<ServeConfig>,
     /// The examples each rule carries: `(rule index, text, must match)`.
     pub examples: Vec<(usize, String, bool)>,
 }
 
-const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals";
+const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve";
 
 /// Parses one config file. Patterns are compiled against `base`, and every rule's
 /// `match` / `not_match` examples are checked.
@@ -233,6 +254,7 @@ pub fn parse_config(
         ask_timeout: None,
         tool_output: None,
         approvals: None,
+        serve: None,
         examples: Vec::new(),
     };
     let p = Parser {
@@ -255,6 +277,7 @@ pub fn parse_config(
             "timeout" => out.ask_timeout = Some(p.timeout(value)?),
             "tool_output" => out.tool_output = Some(p.tool_output(value)?),
             "approvals" => out.approvals = Some(p.approvals(value)?),
+            "serve" => out.serve = p.serve(value)?,
             "permission" => p.permission(value, &mut ordered)?,
             "rules" => p.rules(value, &mut ordered)?,
             other => {
@@ -676,6 +699,108 @@ impl Parser<'_> {
     }
 }
 
+/// `[serve]` parsing.
+impl Parser<'_> {
+    fn serve(&self, value: &Spanned<DeValue<'_>>) -> Result<Option<ServeConfig>, ConfigError> {
+        if self.layer == Layer::Project {
+            return Err(self.err(
+                value.span(),
+                "[serve] is not read from a project's config: a cloned repository could set a bearer token it knows",
+                "put [serve] in ~/.config/toolgate/config.toml, /etc/toolgate/config.toml or a file given with --config",
+            ));
+        }
+        let Some(table) = value.get_ref().as_table() else {
+            return Err(self.err(
+                value.span(),
+                "`serve` must be a table",
+                "write [serve] with token_file = \"~/.config/toolgate/serve-token\"",
+            ));
+        };
+        let mut out: Option<ServeConfig> = None;
+        for (key, v) in sorted(table) {
+            let line = self.lines.line(key.span().start);
+            let token = match key.get_ref().as_ref() {
+                "token_file" => {
+                    let text = self.string(
+                        v,
+                        "token_file",
+                        "token_file = \"~/.config/toolgate/serve-token\"",
+                    )?;
+                    if text.trim().is_empty() {
+                        return Err(self.err(
+                            v.span(),
+                            "`token_file` is empty",
+                            "name the file that holds the token",
+                        ));
+                    }
+                    TokenSource::File(self.config_relative(text))
+                }
+                "token_env" => {
+                    let name =
+                        self.string(v, "token_env", "token_env = \"TOOLGATE_SERVE_TOKEN\"")?;
+                    let valid = name
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if !valid {
+                        return Err(self.err(
+                            v.span(),
+                            format!("`token_env` = {name:?} is not an environment variable name"),
+                            "use letters, digits and _, not starting with a digit, e.g. token_env = \"TOOLGATE_SERVE_TOKEN\"",
+                        ));
+                    }
+                    TokenSource::Env(name.to_string())
+                }
+                "token" => {
+                    return Err(self.err(
+                        key.span(),
+                        "a bearer token written in a config file is refused (config files are shared and copied)",
+                        "put the token in a file readable only by you and set token_file, or set token_env to the name of an environment variable",
+                    ));
+                }
+                other => {
+                    return Err(self.err(
+                        key.span(),
+                        format!("unknown key {other:?} in [serve]"),
+                        "use token_file or token_env",
+                    ));
+                }
+            };
+            if let Some(first) = &out {
+                return Err(self.err(
+                    key.span(),
+                    format!(
+                        "[serve] sets both token_file and token_env (the first at {})",
+                        first.origin
+                    ),
+                    "keep one of them",
+                ));
+            }
+            out = Some(ServeConfig {
+                token,
+                origin: format!("{}:{line}", self.file),
+            });
+        }
+        Ok(out)
+    }
+
+    /// A path from config: `~/` is the home directory; a relative path is
+    /// relative to the config file's directory.
+    fn config_relative(&self, text: &str) -> std::path::PathBuf {
+        if let Some(rest) = text.strip_prefix("~/") {
+            return self.base.home.join(rest);
+        }
+        let path = std::path::Path::new(text);
+        if path.is_absolute() {
+            return path.to_path_buf();
+        }
+        std::path::Path::new(self.file)
+            .parent()
+            .map_or_else(|| path.to_path_buf(), |dir| dir.join(path))
+    }
+}
+
 /// Byte offset → 1-based line.
 struct LineIndex {
     starts: Vec<usize>,
@@ -916,5 +1041,79 @@ max_bytes = 51_200
             assert!(e.message.contains("escalate_after"), "{bad}: {e}");
         }
         assert!(err("approvals = 1\n").message.contains("must be a table"));
+    }
+
+    fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {
+        parse_config(text, "/home/u/.config/toolgate/config.toml", layer, &base())
+    }
+
+    #[test]
+    fn serve_token_sources_resolve_paths() {
+        let f = parse_in("[serve]\ntoken_file = \"serve-token\"\n", Layer::User).unwrap();
+        let s = f.serve.unwrap();
+        assert_eq!(
+            s.token,
+            TokenSource::File("/home/u/.config/toolgate/serve-token".into())
+        );
+        assert_eq!(s.origin, "/home/u/.config/toolgate/config.toml:2");
+        let f = parse_in("[serve]\ntoken_file = \"~/secrets/t\"\n", Layer::Managed).unwrap();
+        assert_eq!(
+            f.serve.unwrap().token,
+            TokenSource::File("/home/u/secrets/t".into())
+        );
+        let f = parse_in("[serve]\ntoken_file = \"/run/t\"\n", Layer::Session).unwrap();
+        assert_eq!(f.serve.unwrap().token, TokenSource::File("/run/t".into()));
+        let f = parse_in("[serve]\ntoken_env = \"MY_TOKEN\"\n", Layer::User).unwrap();
+        assert_eq!(f.serve.unwrap().token, TokenSource::Env("MY_TOKEN".into()));
+        assert_eq!(parse_in("[serve]\n", Layer::User).unwrap().serve, None);
+    }
+
+    #[test]
+    fn serve_in_a_project_config_is_refused() {
+        for text in [
+            "[serve]\ntoken_file = \"README.md\"\n",
+            "[serve]\ntoken_env = \"HOME\"\n",
+        ] {
+            let e = parse_in(text, Layer::Project).unwrap_err();
+            assert_eq!(e.line, 1, "{e}");
+            assert!(e.message.contains("not read from a project"), "{e}");
+            assert!(e.fix.contains("~/.config/toolgate/config.toml"), "{e}");
+        }
+    }
+
+    #[test]
+    fn bad_serve_settings_are_named() {
+        let e = |t: &str| parse_in(t, Layer::User).unwrap_err();
+        let x = e("[serve]\ntoken = \"abcdefabcdefabcdef\"\n");
+        assert_eq!(x.line, 2);
+        assert!(
+            x.message.contains("refused") && x.fix.contains("token_file"),
+            "{x}"
+        );
+        let x = e("[serve]\ntoken_file = \"a\"\ntoken_env = \"B\"\n");
+        assert_eq!(x.line, 3);
+        assert!(x.message.contains("both"), "{x}");
+        assert!(
+            e("[serve]\ntoken_env = \"1X\"\n")
+                .message
+                .contains("not an environment variable name")
+        );
+        assert!(
+            e("[serve]\ntoken_env = \"A-B\"\n")
+                .message
+                .contains("not an environment variable name")
+        );
+        assert!(e("[serve]\ntoken_file = \" \"\n").message.contains("empty"));
+        assert!(
+            e("[serve]\ntoken_file = 3\n")
+                .message
+                .contains("must be a string")
+        );
+        assert!(
+            e("[serve]\nlisten = \"x\"\n")
+                .message
+                .contains("unknown key \"listen\" in [serve]")
+        );
+        assert!(e("serve = true\n").message.contains("must be a table"));
     }
 }

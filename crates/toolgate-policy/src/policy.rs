@@ -21,8 +21,8 @@ use std::time::Duration;
 use toolgate_core::{Decision, DecisionSource, Effect, Location, PermissionRequest, Risk};
 
 use crate::config::{
-    ApprovalChannelName, ApprovalsConfig, ConfigError, ConfigFile, Mode, ToolOutputConfig,
-    check_example, parse_config,
+    ApprovalChannelName, ApprovalsConfig, ConfigError, ConfigFile, Mode, ServeConfig,
+    ToolOutputConfig, check_example, parse_config,
 };
 use crate::pattern::{Pattern, PatternBase, PatternKind};
 use crate::rules::{Layer, Rule, RuleEffect, RuleSet};
@@ -110,6 +110,7 @@ pub struct Policy {
     tool_output: ToolOutputConfig,
     approvals: ApprovalsConfig,
     managed_approvals: ApprovalsConfig,
+    serve: Option<ServeConfig>,
     root: PathBuf,
     home: PathBuf,
     files: Vec<String>,
@@ -239,6 +240,7 @@ impl Policy {
         let mut tool_output = ToolOutputConfig::default();
         let mut approvals = ApprovalsConfig::default();
         let mut managed_approvals = ApprovalsConfig::default();
+        let mut serve = None;
         let mut names = Vec::new();
         for f in files {
             names.push(format!("{} ({})", f.file, f.layer.as_str()));
@@ -270,6 +272,8 @@ impl Policy {
                 into.channels = a.channels.or(into.channels.take());
                 into.escalate_after = a.escalate_after.or(into.escalate_after);
             }
+            // Layers are in merge order and managed comes last, so it is final.
+            serve = f.serve.or(serve);
         }
         normal.extend(session_rules);
         let compile = |rules: Vec<Rule>| {
@@ -288,6 +292,7 @@ impl Policy {
             tool_output,
             approvals,
             managed_approvals,
+            serve,
             root: sources.root.clone(),
             home: sources.home.clone(),
             files: names,
@@ -333,6 +338,12 @@ impl Policy {
             .escalate_after
             .or(self.approvals.escalate_after)
             .unwrap_or(Duration::ZERO)
+    }
+
+    /// Where `serve` reads its bearer token (`[serve]`, last layer wins; never
+    /// from the project layer), if configured.
+    pub fn serve_config(&self) -> Option<&ServeConfig> {
+        self.serve.as_ref()
     }
 
     /// The location root the policy was compiled for.
