@@ -10,6 +10,7 @@
 
 mod channels;
 mod questions;
+mod token;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -242,6 +243,40 @@ pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Re
     Ok(0)
 }
 
+/// The HTTP authentication of `serve`: none with `--no-auth`; else `--token`
+/// (or `TOOLGATE_SERVE_TOKEN`), which is printed and saved as before; else the
+/// token of the config's `[serve]` section, which is neither printed nor
+/// copied; else a new random token, printed once and saved with mode 0600.
+fn serve_auth(
+    no_auth: bool,
+    flag: Option<String>,
+    data_root: &std::path::Path,
+    running: &Running,
+) -> Result<HttpAuth> {
+    if no_auth {
+        return Ok(HttpAuth::Disabled);
+    }
+    let policy = running.runtime.gate.policy();
+    let token = match (flag, policy.serve_config()) {
+        (Some(t), _) => t,
+        (None, Some(config)) => {
+            let token = token::read_configured(config)?;
+            eprintln!(
+                "toolgate serve: bearer token from {}",
+                token::describe(config)
+            );
+            return Ok(HttpAuth::Bearer(token));
+        }
+        (None, None) => generate_token()?,
+    };
+    let path = write_token_file(data_root, &token)?;
+    eprintln!(
+        "toolgate serve: bearer token {token} (saved in {})",
+        path.display()
+    );
+    Ok(HttpAuth::Bearer(token))
+}
+
 /// Runs `toolgate serve` until Ctrl-C; returns the exit status.
 pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -> Result<i32> {
     if args.no_auth && !args.listen.ip().is_loopback() {
@@ -251,21 +286,14 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         );
     }
     let data_root = data.root().to_path_buf();
-    let auth = if args.no_auth {
-        HttpAuth::Disabled
-    } else {
-        let token = match args.token {
-            Some(t) => t,
-            None => generate_token()?,
-        };
-        let path = write_token_file(&data_root, &token)?;
-        eprintln!(
-            "toolgate serve: bearer token {token} (saved in {})",
-            path.display()
-        );
-        HttpAuth::Bearer(token)
-    };
     let running = Running::start(args.common, data, durability).await?;
+    let auth = match serve_auth(args.no_auth, args.token, &data_root, &running) {
+        Ok(auth) => auth,
+        Err(e) => {
+            running.stop()?;
+            return Err(e);
+        }
+    };
     let _sweeper = running
         .runtime
         .spill
