@@ -49,6 +49,12 @@ fn scenario(setup: &Setup, mode: &str, name: &str) {
     run_scenario(Command::new(python), setup, mode, name);
 }
 
+/// As [`scenario`], with extra arguments for `toolgate mcp`.
+fn scenario_with_flags(setup: &Setup, flags: &[&str], name: &str) {
+    let Some(python) = python() else { return };
+    run_scenario_args(Command::new(python), setup, "legacy", name, flags);
+}
+
 /// As [`scenario`], with the client and server in a new session that has no
 /// controlling terminal (`setsid`), so `/dev/tty` cannot be opened.
 fn scenario_without_tty(setup: &Setup, mode: &str, name: &str) {
@@ -58,10 +64,17 @@ fn scenario_without_tty(setup: &Setup, mode: &str, name: &str) {
     run_scenario(cmd, setup, mode, name);
 }
 
-fn run_scenario(mut cmd: Command, setup: &Setup, mode: &str, name: &str) {
+fn run_scenario(cmd: Command, setup: &Setup, mode: &str, name: &str) {
+    run_scenario_args(cmd, setup, mode, name, &[]);
+}
+
+fn run_scenario_args(mut cmd: Command, setup: &Setup, mode: &str, name: &str, flags: &[&str]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/channels.py");
+    // `--server-arg=X` so that a flag starting with `--` stays a value.
+    let server_args: Vec<String> = flags.iter().map(|f| format!("--server-arg={f}")).collect();
     let out = cmd
         .arg(script)
+        .args(&server_args)
         .args(["--toolgate", env!("CARGO_BIN_EXE_toolgate")])
         .arg("--root")
         .arg(setup.root())
@@ -110,6 +123,14 @@ fn after_escalate_after_the_page_is_asked_too_and_its_answer_wins() {
 fn a_channel_left_out_of_the_order_is_never_asked() {
     let setup = Setup::new("[approvals]\nchannels = [\"mcp\"]\n");
     scenario(&setup, "legacy", "only-mcp-denies");
+}
+
+#[test]
+fn the_flag_beats_the_config() {
+    // The config would wait on the page; the flag leaves only the client,
+    // which cannot be asked, so the ask is denied at once.
+    let setup = Setup::new("[approvals]\nchannels = [\"web\"]\n");
+    scenario_with_flags(&setup, &["--approval-channels", "mcp"], "only-mcp-denies");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 """A real MCP client (the Python `mcp` SDK) driving `toolgate mcp` over stdio,
 with the approval page answered over HTTP like the page's own script does.
 
-Usage: channels.py --toolgate BIN --root DIR --mode legacy|2026-07-28 SCENARIO
+Usage: channels.py --toolgate BIN --root DIR --mode legacy|2026-07-28 [--server-arg ARG]... SCENARIO
 
 The workspace's .toolgate/config.toml (written by the Rust test) sets the
 approval channel order. The server's stderr goes to a file, where the page URL
@@ -48,7 +48,8 @@ class Server:
         env = {k: os.environ[k] for k in ("PATH", "HOME", "TOOLGATE_DATA_DIR", "TOOLGATE_MANAGED_CONFIG")
                if k in os.environ}
         env["RUST_LOG"] = "warn"
-        params = StdioServerParameters(command=self.args.toolgate, args=["mcp", "--root", self.args.root], env=env)
+        argv = ["mcp", "--root", self.args.root] + (self.args.server_arg or [])
+        params = StdioServerParameters(command=self.args.toolgate, args=argv, env=env)
         info = types.Implementation(name="toolgate-channels-test", version="1.0")
         transport = stdio_client(params, errlog=self.errlog)
         return Client(transport, mode=self.args.mode, client_info=info, read_timeout_seconds=60, **kwargs)
@@ -300,6 +301,7 @@ def main():
     parser.add_argument("--toolgate", required=True)
     parser.add_argument("--root", required=True)
     parser.add_argument("--mode", default="legacy")
+    parser.add_argument("--server-arg", action="append", help="an extra argument for `toolgate mcp`")
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     args = parser.parse_args()
     asyncio.run(SCENARIOS[args.scenario](args))
