@@ -126,6 +126,12 @@ fn a_channel_left_out_of_the_order_is_never_asked() {
 }
 
 #[test]
+fn an_edited_order_applies_to_the_next_ask() {
+    let setup = Setup::new("[approvals]\nchannels = [\"mcp\"]\n");
+    scenario(&setup, "legacy", "order-reloads");
+}
+
+#[test]
 fn the_flag_beats_the_config() {
     // The config would wait on the page; the flag leaves only the client,
     // which cannot be asked, so the ask is denied at once.

@@ -194,6 +194,26 @@ async def only_mcp_denies(args):
         check(await page.pending() == [], "the page is not a channel here")
 
 
+async def order_reloads(args):
+    """The order is read at each ask: after the config changes, the next ask
+    goes to the page."""
+    server = Server(args)
+    config = os.path.join(args.root, ".toolgate", "config.toml")
+    async with server.client() as client:
+        first = await client.call_tool("bash", {"command": "touch one.txt"})
+        check(first.is_error and "no one could be asked" in text_of(first), f"first: {text_of(first)!r}")
+        with open(config, "w") as f:
+            f.write('[approvals]\nchannels = ["mcp", "web"]\n')
+        deadline = time.monotonic() + 20
+        while "policy reloaded" not in server.stderr():
+            check(time.monotonic() < deadline, f"no reload: {server.stderr()!r}")
+            await asyncio.sleep(0.1)
+        answering = asyncio.create_task(answer_on_page(server, "touch two.txt"))
+        second = await client.call_tool("bash", {"command": "touch two.txt"})
+        await answering
+        check(not second.is_error, f"the page said once: {text_of(second)!r}")
+
+
 QUESTIONS = [
     {"question": "Which database should the service use?", "options": ["sqlite", "postgres"]},
     {"question": "What should the table be called?"},
@@ -284,6 +304,7 @@ async def question_no_channel(args):
 
 
 SCENARIOS = {
+    "order-reloads": order_reloads,
     "question-by-elicitation": question_by_elicitation,
     "question-in-own-words": question_in_own_words,
     "question-declined": question_declined,
