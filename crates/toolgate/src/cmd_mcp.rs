@@ -107,18 +107,14 @@ pub struct ServeArgs {
 /// The engine for an MCP server, asking through `elicitation`, the approval
 /// page (when there is one) and the terminal, in the configured order; the
 /// `question` tool asks through the same order (see [`questions`]).
-#[allow(clippy::too_many_arguments)]
 fn mcp_runtime(
-    root: Option<PathBuf>,
-    config: Vec<PathBuf>,
-    mode: Option<Mode>,
+    args: ServerArgs,
     data: DataDir,
     durability: Durability,
     elicitation: &ElicitationChannel,
     web: Option<&WebApprovals>,
-    order: Option<ChannelList>,
 ) -> Result<Runtime> {
-    let order = order.map(|o| o.0);
+    let order = args.approval_channels.map(|o| o.0);
     let channel = Arc::new(ConfiguredChannels::new(
         Arc::new(elicitation.clone()),
         web.map(|w| Arc::new(w.clone()) as _),
@@ -131,9 +127,9 @@ fn mcp_runtime(
         order,
     ));
     let runtime = build(RuntimeOptions {
-        root,
-        config,
-        mode,
+        root: args.root,
+        config: args.config,
+        mode: args.mode,
         data,
         durability,
         channel: channel.clone(),
@@ -193,16 +189,7 @@ impl Running {
             Some(w) => Some(start_web(args.web_listen, &data, w.clone()).await?),
             None => None,
         };
-        let runtime = mcp_runtime(
-            args.root,
-            args.config,
-            args.mode,
-            data,
-            durability,
-            &elicitation,
-            web.as_ref(),
-            args.approval_channels,
-        )?;
+        let runtime = mcp_runtime(args, data, durability, &elicitation, web.as_ref())?;
         let reloader = runtime.spawn_policy_reloader();
         let server = ToolgateServer::with_elicitation(
             runtime.engine.clone(),
