@@ -198,6 +198,14 @@ fn question_goes_to_the_client_as_a_form_and_its_answers_come_back() {
 }
 
 #[test]
+fn question_under_serve_goes_to_the_http_client() {
+    for mode in ["legacy", "2026-07-28"] {
+        let setup = Setup::new("");
+        scenario(&setup, mode, "question-over-http");
+    }
+}
+
+#[test]
 fn question_with_no_channel_that_can_ask_is_a_clear_tool_error() {
     // No terminal: the client runs in a new session without a controlling tty.
     let setup = Setup::new("");

@@ -21,6 +21,7 @@ import httpx2
 import mcp.types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def fail(message):
@@ -67,6 +68,42 @@ class Server:
                 return await Page.sign_in(m.group(1))
             check(time.monotonic() < deadline, f"no page URL on stderr: {self.stderr()!r}")
             await asyncio.sleep(0.05)
+
+
+class HttpServer:
+    """`toolgate serve` on a free loopback port with a known token."""
+
+    TOKEN = "channels-test-token-0123456789abcdef"
+
+    def __init__(self, args):
+        self.args = args
+        self.errlog = tempfile.NamedTemporaryFile("w+", prefix="toolgate-serve-", delete=False)
+
+    async def __aenter__(self):
+        argv = [self.args.toolgate, "serve", "--listen", "127.0.0.1:0", "--root", self.args.root,
+                "--token", self.TOKEN] + (self.args.server_arg or [])
+        self.process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=self.errlog)
+        deadline = time.monotonic() + 30
+        while True:
+            with open(self.errlog.name) as f:
+                m = re.search(r"MCP endpoint (http://\S+)", f.read())
+            if m:
+                self.url = m.group(1)
+                return self
+            check(self.process.returncode is None, "serve exited early")
+            check(time.monotonic() < deadline, "serve did not print its endpoint")
+            await asyncio.sleep(0.05)
+
+    async def __aexit__(self, *exc):
+        self.process.terminate()
+        await self.process.wait()
+
+    def client(self, **kwargs):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.TOKEN}"}, timeout=30)
+        info = types.Implementation(name="toolgate-channels-test", version="1.0")
+        transport = streamable_http_client(self.url, http_client=http)
+        return Client(transport, mode=self.args.mode, client_info=info, read_timeout_seconds=60, **kwargs)
 
 
 class Page:
@@ -246,6 +283,19 @@ async def question_by_elicitation(args):
         check("A: postgres" in text_of(result), f"text: {text_of(result)!r}")
 
 
+async def question_over_http(args):
+    """`question` under `serve`: the HTTP client answers the form."""
+    async def callback(context, params):
+        return types.ElicitResult(action="accept", content={"answer_1": "sqlite", "answer_2": "users"})
+
+    async with HttpServer(args) as server:
+        async with server.client(elicitation_callback=callback) as client:
+            result = await client.call_tool("question", {"questions": QUESTIONS})
+            check(not result.is_error, f"question failed: {text_of(result)!r}")
+            answers = [a["answer"] for a in result.structured_content["answers"]]
+            check(answers == ["sqlite", "users"], f"answers: {result.structured_content}")
+
+
 async def question_in_own_words(args):
     """The free-text field beats the choice."""
     server = Server(args)
@@ -304,6 +354,7 @@ async def question_no_channel(args):
 
 
 SCENARIOS = {
+    "question-over-http": question_over_http,
     "order-reloads": order_reloads,
     "question-by-elicitation": question_by_elicitation,
     "question-in-own-words": question_in_own_words,
