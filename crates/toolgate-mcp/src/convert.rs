@@ -23,10 +23,12 @@ pub fn mcp_tool(entry: &CatalogueEntry) -> Tool {
         // The hint only means something for a tool that changes things.
         .destructive(!traits.read_only && traits.destructive)
         .open_world(traits.open_world);
+    let mut input = object_schema(&spec.input_schema);
+    drop_unknown_formats(&mut input);
     let mut tool = Tool::new(
         entry.name.clone(),
         spec.description.clone(),
-        Arc::new(object_schema(&spec.input_schema)),
+        Arc::new(input),
     )
     .with_annotations(annotations);
     // MCP requires an object output schema; a tool whose output is not an
@@ -36,9 +38,69 @@ pub fn mcp_tool(entry: &CatalogueEntry) -> Tool {
         .as_object()
         .filter(|s| is_object_schema(s))
     {
-        tool = tool.with_raw_output_schema(Arc::new(schema.clone()));
+        let mut output = schema.clone();
+        drop_unknown_formats(&mut output);
+        tool = tool.with_raw_output_schema(Arc::new(output));
     }
     tool
+}
+
+/// The `format` values validators know: JSON Schema 2020-12's own, and the
+/// numeric ones of OpenAPI that common validators (Ajv's format set) also have.
+const KNOWN_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+    "int32",
+    "int64",
+    "float",
+    "double",
+];
+
+/// Removes the `format` keywords no validator knows from a schema object and
+/// its subschemas. `schemars` marks unsigned integers with formats of its own
+/// (`uint`, `uint64`, …), which clients' validators warn about on every
+/// `tools/list` (the TypeScript SDK's Ajv does, once per field); the `minimum`
+/// and `maximum` it emits alongside already carry the bounds. The data keywords
+/// (`default`, `examples`, `const`, `enum`) hold values, not schemas, and are
+/// left as they are.
+fn drop_unknown_formats(schema: &mut JsonObject) {
+    if schema
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| !KNOWN_FORMATS.contains(&f))
+    {
+        schema.remove("format");
+    }
+    for (key, value) in schema.iter_mut() {
+        if !matches!(key.as_str(), "default" | "examples" | "const" | "enum") {
+            drop_unknown_formats_in(value);
+        }
+    }
+}
+
+fn drop_unknown_formats_in(value: &mut Value) {
+    match value {
+        Value::Object(map) => drop_unknown_formats(map),
+        Value::Array(items) => items.iter_mut().for_each(drop_unknown_formats_in),
+        _ => {}
+    }
 }
 
 /// An input schema as a JSON object; a non-object schema (never produced by
@@ -161,6 +223,43 @@ mod tests {
         assert!(
             v.get("outputSchema").is_none(),
             "non-object output schema is not advertised"
+        );
+    }
+
+    #[test]
+    fn unknown_formats_are_dropped_and_everything_else_kept() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "format": "uint64", "minimum": 0},
+                "when": {"type": "string", "format": "date-time"},
+                "format": {"type": "string", "default": {"format": "uint"}},
+                "list": {"type": "array", "items": {"type": "integer", "format": "uint"}},
+                "either": {"anyOf": [{"format": "uint16", "maximum": 65535}, {"type": "null"}]}
+            },
+            "$defs": {"D": {"properties": {"x": {"format": "int32"}}}},
+            "required": ["format"],
+            "examples": [{"format": "uint"}]
+        });
+        let Value::Object(map) = &mut schema else {
+            unreachable!()
+        };
+        drop_unknown_formats(map);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer", "minimum": 0},
+                    "when": {"type": "string", "format": "date-time"},
+                    "format": {"type": "string", "default": {"format": "uint"}},
+                    "list": {"type": "array", "items": {"type": "integer"}},
+                    "either": {"anyOf": [{"maximum": 65535}, {"type": "null"}]}
+                },
+                "$defs": {"D": {"properties": {"x": {"format": "int32"}}}},
+                "required": ["format"],
+                "examples": [{"format": "uint"}]
+            })
         );
     }
 
