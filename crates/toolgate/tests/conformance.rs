@@ -281,7 +281,8 @@ fn checks(out_dir: &Path, scenario: &str) -> Vec<Value> {
 }
 
 /// What is wrong with one scenario's run, if anything: a non-zero exit, a
-/// FAILURE, or a WARNING that is not allowed.
+/// FAILURE, a WARNING that is not allowed, or a schema the client's validator
+/// warned about.
 fn problems(scenario: &str, out: &Output, checks: &[Value]) -> Vec<String> {
     let mut found = Vec::new();
     if !out.status.success() {
@@ -289,6 +290,11 @@ fn problems(scenario: &str, out: &Output, checks: &[Value]) -> Vec<String> {
     }
     if checks.is_empty() {
         found.push(format!("{scenario}: no checks ran"));
+    }
+    // The suite's client validates the advertised schemas (Ajv, in the
+    // TypeScript SDK) and warns about what it cannot read.
+    for line in text(out).lines().filter(|l| l.contains("unknown format")) {
+        found.push(format!("{scenario}: the client's schema validator: {line}"));
     }
     for c in checks {
         let id = c["id"].as_str().unwrap_or_default();
