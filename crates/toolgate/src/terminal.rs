@@ -161,7 +161,11 @@ impl toolgate_tools::process_tools::QuestionChannel for TerminalQuestions {
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Vec<String>, toolgate_tools::process_tools::QuestionError> {
         use toolgate_tools::process_tools::QuestionError;
-        let (read, mut write) = open_tty().map_err(|e| QuestionError::Failed(e.to_string()))?;
+        let (read, mut write) = open_tty().map_err(|e| {
+            QuestionError::Failed(match e {
+                ChannelError::Unavailable(why) | ChannelError::Failed(why) => why,
+            })
+        })?;
         let questions = questions.to_vec();
         let work = tokio::task::spawn_blocking(move || {
             let mut lines = BufReader::new(read);

@@ -350,7 +350,7 @@ async def question_no_channel(args):
         check("no channel can ask the user" in text, f"text: {text!r}")
         check("mcp: no MCP client with the elicitation capability" in text, f"text: {text!r}")
         check("web: the approval page has no question view" in text, f"text: {text!r}")
-        check("terminal:" in text, f"the terminal must be tried last: {text!r}")
+        check("terminal: no terminal to ask on" in text, f"the terminal must be tried last: {text!r}")
 
 
 SCENARIOS = {
