@@ -13,6 +13,8 @@
 //! - [`ElicitationChannel`] is the policy's approval channel through MCP
 //!   elicitation (server-to-client requests up to 2025-11-25, input-required
 //!   results on 2026-07-28).
+//! - [`ElicitationChannel::ask_questions`] shows the `question` tool's
+//!   questions to the client as one form (see [`question`]).
 //!
 //! Protocol versions 2024-11-05 to 2025-11-25 (with `initialize`) and
 //! 2026-07-28 (per-request metadata) are served, through `rmcp` 3.11.
