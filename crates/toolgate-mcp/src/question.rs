@@ -4,7 +4,7 @@
 //! `answer_2`, …). A question with options offers them as choices, plus an
 //! `answer_N_other` field for an answer in the user's own words, which wins when
 //! filled in. On protocol 2026-07-28 the form travels in an input-required
-//! result under [`QUESTION_KEY`](crate::mrtr::QUESTION_KEY).
+//! result under [`QUESTION_KEY`].
 
 use rmcp::model::{ElicitResult, ElicitationAction, ElicitationSchema};
 use serde_json::{Map, Value, json};
