@@ -3,7 +3,9 @@
 //! One file is parsed by [`parse_config`] into a [`ConfigFile`]: its rules (the
 //! compact `[permission]` form and the explicit `[[rules]]` list, both in the order
 //! written and both keeping file:line), `mode`, `timeout` (seconds an ask waits),
-//! `[tool_output]` and `[approvals]` (the approval channels of `mcp`/`serve`). Every mistake is a [`ConfigError`] naming the file, the line
+//! `[tool_output]`, `[approvals]` (the approval channels of `mcp`/`serve`, in
+//! order) and `[serve]` (where `serve` reads its bearer token; refused in the
+//! project layer). Every mistake is a [`ConfigError`] naming the file, the line
 //! and the fix.
 //!
 //! ```
