@@ -38,7 +38,10 @@ const ALLOWED_WARNINGS: &[(&str, &str, &str)] = &[(
     "needs the suite's test_reconnection fixture tool",
 )];
 
-/// Server scenarios that don't apply, and why.
+/// Server scenarios that don't apply, and why. Those that only need a fixture
+/// tool of a kind toolgate can serve run in toolgate-mcp's
+/// `tests/conformance_fixtures.rs`, against those tools registered behind the
+/// real gate.
 const NOT_APPLICABLE: &[(&str, &str)] = &[
     (
         "logging-set-level",
@@ -50,23 +53,23 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ),
     (
         "tools-call-simple-text",
-        "calls the fixture tool test_simple_text",
+        "calls the fixture tool test_simple_text (run against toolgate-mcp in its tests/conformance_fixtures.rs)",
     ),
     (
         "tools-call-image",
-        "calls the fixture tool test_image_content",
+        "calls the fixture tool test_image_content (run against toolgate-mcp in its tests/conformance_fixtures.rs)",
     ),
     (
         "tools-call-audio",
-        "calls the fixture tool test_audio_content",
+        "calls the fixture tool test_audio_content; toolgate's tools return only text and image content",
     ),
     (
         "tools-call-embedded-resource",
-        "calls the fixture tool test_embedded_resource",
+        "calls the fixture tool test_embedded_resource; toolgate's tools return only text and image content",
     ),
     (
         "tools-call-mixed-content",
-        "calls the fixture tool test_multiple_content_types",
+        "calls the fixture tool test_multiple_content_types (text, image and an embedded resource, which toolgate's content has not)",
     ),
     (
         "tools-call-with-logging",
@@ -74,11 +77,11 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ),
     (
         "tools-call-error",
-        "calls the fixture tool test_error_handling",
+        "calls the fixture tool test_error_handling (run against toolgate-mcp in its tests/conformance_fixtures.rs)",
     ),
     (
         "tools-call-with-progress",
-        "calls the fixture tool test_tool_with_progress",
+        "calls the fixture tool test_tool_with_progress (run against toolgate-mcp in its tests/conformance_fixtures.rs)",
     ),
     (
         "tools-call-sampling",
@@ -90,7 +93,7 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ),
     (
         "json-schema-2020-12",
-        "looks for the fixture tool json_schema_2020_12_tool",
+        "looks for the fixture tool json_schema_2020_12_tool (run against toolgate-mcp in its tests/conformance_fixtures.rs)",
     ),
     (
         "elicitation-sep1034-defaults",
