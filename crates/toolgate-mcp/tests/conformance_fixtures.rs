@@ -23,7 +23,6 @@ use toolgate_core::{
     ToolError, ToolSet, ToolTraits,
 };
 use toolgate_mcp::http::{HttpAuth, HttpOptions, bind_http};
-use toolgate_mcp::origin::AllowedPeers;
 use toolgate_mcp::{ElicitationChannel, ToolgateServer};
 use toolgate_policy::gate::PolicyGate;
 use toolgate_policy::policy::{Policy, PolicySources};
@@ -303,11 +302,10 @@ fn fixture_tool_scenarios_pass_through_toolgates_mcp_layer() {
     let failures = runtime.block_on(async {
         let (server, _registrations) = fixture_server(&root, &data);
         let shutdown = CancellationToken::new();
+        // The suite sends no token: no auth, as `serve --no-auth` on loopback.
         let options = HttpOptions {
-            listen: "127.0.0.1:0".parse().unwrap(),
             auth: HttpAuth::Disabled,
-            allowed: AllowedPeers::default(),
-            max_request_bytes: 1024 * 1024,
+            ..HttpOptions::loopback(0, String::new())
         };
         let bound = bind_http(&server, options, shutdown.clone()).await.unwrap();
         let url = format!("http://{}/mcp", bound.local_addr().unwrap());
