@@ -17,6 +17,8 @@ use crate::error::ServeError;
 use crate::frame::{INVALID_REQUEST, PARSE_ERROR, error_line, scan_id, syntax_error};
 use crate::server::ToolgateServer;
 
+mod stdio_fd;
+
 /// How much of an oversized message is kept to find its id.
 const ID_PREFIX: usize = 64 * 1024;
 const PIPE: usize = 256 * 1024;
@@ -38,8 +40,16 @@ impl Default for StdioOptions {
 
 /// Serves one MCP session on the process's stdin and stdout until stdin closes,
 /// then waits for cancelled calls to record their end.
+///
+/// When stdin and stdout are pipes or sockets (as MCP clients start servers),
+/// they are read and written on the runtime's own thread, through the event
+/// loop; `tokio::io::stdin`/`stdout` would hand every read and write to a
+/// blocking-pool thread, two thread switches per message. A terminal or a file
+/// falls back to those.
 pub async fn serve_stdio(server: &ToolgateServer, options: StdioOptions) -> Result<(), ServeError> {
-    serve_stdio_on(server, tokio::io::stdin(), tokio::io::stdout(), options).await
+    let reader = stdio_fd::reader();
+    let writer = stdio_fd::writer();
+    serve_stdio_on(server, reader, writer, options).await
 }
 
 /// Like [`serve_stdio`], over any reader and writer.
