@@ -202,4 +202,18 @@ pub type EventAck = BoxFuture<'static, Result<u64, SinkError>>;
 pub trait EventSink: Send + Sync {
     /// Queues an event and returns a future that resolves when it is durable.
     fn submit(&self, event: Event) -> EventAck;
+
+    /// Queues several events, in order, and returns one future that resolves
+    /// (to the last event's sequence number) once every one of them is durable.
+    /// A sink may commit them together. The default submits them one by one.
+    fn submit_batch(&self, events: Vec<Event>) -> EventAck {
+        let acks: Vec<EventAck> = events.into_iter().map(|e| self.submit(e)).collect();
+        Box::pin(async move {
+            let mut last = 0;
+            for r in futures::future::join_all(acks).await {
+                last = r?;
+            }
+            Ok(last)
+        })
+    }
 }

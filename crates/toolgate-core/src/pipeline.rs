@@ -23,7 +23,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use futures::future::join_all;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -31,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bound::{BoundError, OutputBounds, OutputStore, bound};
 use crate::content::Content;
 use crate::context::{CallIdentity, Progress, ToolContext};
-use crate::event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError};
+use crate::event::{Event, EventKind, EventPayload, EventSink, SinkError};
 use crate::gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
 use crate::location::Location;
 use crate::registry::{Catalogue, LookupError, ToolSet};
@@ -323,13 +322,13 @@ impl Engine {
         }
         // Each event must be durable before the step it describes goes on. With
         // nobody to ask, the next step with an effect is the tool's start, so the
-        // judgements, the decisions and `tool.started` share one commit; before
-        // asking a person, the judgements are made durable first.
-        let mut pending = self.submit_all(call, &judged, EventKind::PermissionRequested, None);
+        // judgements, the decisions and `tool.started` go in one batch (one
+        // commit); before asking a person, the judgements are made durable first.
+        let mut batch = self.permission_events(call, &judged, EventKind::PermissionRequested, None);
         // 5. Ask when needed, and make every final decision durable.
         let overall = Effect::strictest(judged.iter().map(|j| j.decision.effect));
         let finals: Vec<Decision> = if overall == Effect::Ask {
-            await_all(std::mem::take(&mut pending)).await?;
+            self.sink.submit_batch(std::mem::take(&mut batch)).await?;
             let finals = self.gate.resolve(&gate_call, &judged, cancel).await?;
             if finals.len() != judged.len() {
                 return Err(CallError::Gate(GateError::Invalid(format!(
@@ -342,30 +341,30 @@ impl Engine {
         } else {
             judged.iter().map(|j| j.decision.clone()).collect()
         };
-        pending.extend(self.submit_all(
+        batch.extend(self.permission_events(
             call,
             &judged,
             EventKind::PermissionResolved,
             Some(&finals),
         ));
         if let Some(err) = refusal(&judged, &finals) {
-            await_all(pending).await?;
+            self.sink.submit_batch(batch).await?;
             return Err(err);
         }
         if cancel.is_cancelled() {
-            await_all(pending).await?;
+            self.sink.submit_batch(batch).await?;
             return Err(CallError::Cancelled);
         }
         // 6. Run, once every event so far is durable.
         let mut payload = self.payload(call);
         payload.args = Some(call.input.clone());
-        pending.push(self.sink.submit(Event::now(
+        batch.push(Event::now(
             EventKind::ToolStarted,
             &call.identity.session_id,
             &call.identity.call_id,
             payload,
-        )));
-        await_all(pending).await?;
+        ));
+        self.sink.submit_batch(batch).await?;
         let started = Instant::now();
         let tool_cancel = cancel.child_token();
         let mut ctx = ToolContext::new(call.identity.clone(), location, tool_cancel.clone());
@@ -428,46 +427,41 @@ impl Engine {
         })
     }
 
-    /// Submits one permission event per request; the acks resolve when durable.
-    fn submit_all(
+    /// One permission event per request.
+    fn permission_events(
         &self,
         call: &CallRequest,
         judged: &[Judged],
         kind: EventKind,
         finals: Option<&[Decision]>,
-    ) -> Vec<EventAck> {
-        let acks = judged.iter().enumerate().map(|(i, j)| {
-            let decision = finals.map_or(&j.decision, |f| &f[i]);
-            let mut payload = self.payload(call);
-            payload.args = Some(call.input.clone());
-            payload.action = Some(j.request.action.clone());
-            payload.resource = Some(j.request.resource.clone());
-            payload.risk_at_decision = Some(decision.risk);
-            payload.sourced_from = Some(decision.source);
-            payload.suggested_decision = Some(j.decision.effect);
-            payload.reason = Some(decision.reason.clone());
-            payload.rule = decision.rule.as_ref().map(|r| r.location());
-            payload.actor = Some(actor(decision.source).to_string());
-            if finals.is_some() {
-                payload.decision = Some(decision.effect);
-            }
-            self.sink.submit(Event::now(
-                kind,
-                &call.identity.session_id,
-                &call.identity.call_id,
-                payload,
-            ))
-        });
-        acks.collect()
+    ) -> Vec<Event> {
+        judged
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                let decision = finals.map_or(&j.decision, |f| &f[i]);
+                let mut payload = self.payload(call);
+                payload.args = Some(call.input.clone());
+                payload.action = Some(j.request.action.clone());
+                payload.resource = Some(j.request.resource.clone());
+                payload.risk_at_decision = Some(decision.risk);
+                payload.sourced_from = Some(decision.source);
+                payload.suggested_decision = Some(j.decision.effect);
+                payload.reason = Some(decision.reason.clone());
+                payload.rule = decision.rule.as_ref().map(|r| r.location());
+                payload.actor = Some(actor(decision.source).to_string());
+                if finals.is_some() {
+                    payload.decision = Some(decision.effect);
+                }
+                Event::now(
+                    kind,
+                    &call.identity.session_id,
+                    &call.identity.call_id,
+                    payload,
+                )
+            })
+            .collect()
     }
-}
-
-/// Waits until every submitted event is durable.
-async fn await_all(acks: Vec<EventAck>) -> Result<(), SinkError> {
-    for r in join_all(acks).await {
-        r?;
-    }
-    Ok(())
 }
 
 fn actor(source: DecisionSource) -> &'static str {

@@ -1,5 +1,6 @@
-//! The hash-chained event log: a SQLite file in WAL mode with one writer thread
-//! per [`EventLog`] that commits whatever is waiting in one transaction.
+//! The hash-chained event log: a SQLite file in WAL mode. Whatever is waiting is
+//! committed in one transaction, on the submitter's thread when nothing has to
+//! be waited for, else on the log's writer thread (see `writer`).
 
 mod checkpoint;
 mod reader;
@@ -23,7 +24,7 @@ use crate::canonical::canonical_json;
 use crate::error::StoreError;
 use crate::sqlite::{self, Access};
 use schema::LOG_FILE;
-use writer::{Counters, Message, Pending};
+use writer::{Batch, Message, Pending, Shared};
 
 /// What "durable" means for an acknowledged event.
 ///
@@ -64,7 +65,7 @@ pub struct EventLog {
     writer: Option<JoinHandle<()>>,
     checkpointer: Option<JoinHandle<()>>,
     reader: EventReader,
-    counters: Arc<Counters>,
+    shared: Arc<Shared>,
 }
 
 /// What one [`EventLog`]'s writer has done since it was opened.
@@ -99,11 +100,13 @@ impl EventLog {
         // The reader gets its own connection so queries never wait for the writer.
         let read_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
         let (tx, rx) = mpsc::channel();
-        let counters = Arc::new(Counters::default());
-        let writer_counters = Arc::clone(&counters);
+        // A `NORMAL` commit is cheaper than two thread switches; a `FULL` one
+        // syncs, so those are grouped on the writer thread.
+        let shared = Arc::new(Shared::new(write_conn, durability == Durability::Normal));
+        let writer_shared = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
             .name("tg-log-writer".into())
-            .spawn(move || writer::run(write_conn, rx, writer_counters))
+            .spawn(move || writer::run(writer_shared, rx))
             .map_err(|source| StoreError::Io {
                 context: "starting the writer thread for",
                 path: path.clone(),
@@ -115,7 +118,7 @@ impl EventLog {
             writer: Some(writer),
             checkpointer: Some(checkpointer),
             reader: EventReader::from_connection(read_conn),
-            counters,
+            shared,
         })
     }
 
@@ -127,8 +130,8 @@ impl EventLog {
     /// Events and transactions committed by this instance so far.
     pub fn stats(&self) -> LogStats {
         LogStats {
-            events: self.counters.events.load(Ordering::Relaxed),
-            commits: self.counters.commits.load(Ordering::Relaxed),
+            events: self.shared.counters.events.load(Ordering::Relaxed),
+            commits: self.shared.counters.commits.load(Ordering::Relaxed),
         }
     }
 
@@ -171,7 +174,8 @@ impl EventLog {
             Some(handle) => handle.join().map_err(|_| StoreError::WriterStopped),
             None => Ok(()),
         };
-        // The writer's connection held the checkpointer's only sender.
+        // The writer's connection holds the checkpointer's only sender.
+        self.shared.close_connection();
         if let Some(handle) = self.checkpointer.take() {
             let _ = handle.join();
         }
@@ -187,35 +191,56 @@ impl Drop for EventLog {
     }
 }
 
-impl EventSink for EventLog {
-    fn submit(&self, event: Event) -> EventAck {
-        // Serialise on the caller's thread so the writer only hashes and inserts.
-        let payload = match serde_json::to_value(&event.payload) {
-            Ok(v) => canonical_json(&v),
-            Err(e) => {
-                let err =
-                    SinkError::Storage(format!("the event payload cannot be serialised: {e}"));
-                return Box::pin(async move { Err(err) });
-            }
+impl EventLog {
+    /// Queues `events` as one batch and commits it now when nothing has to be
+    /// waited for; otherwise the writer thread will.
+    fn submit_events(&self, events: Vec<Event>) -> EventAck {
+        let Some(queue) = self.queue.as_ref() else {
+            return Box::pin(async { Err(SinkError::Closed) });
         };
+        let mut pending = Vec::with_capacity(events.len());
+        for event in events {
+            // Serialise on the caller's thread so the committer only hashes and inserts.
+            let payload = match serde_json::to_value(&event.payload) {
+                Ok(v) => canonical_json(&v),
+                Err(e) => {
+                    let err =
+                        SinkError::Storage(format!("the event payload cannot be serialised: {e}"));
+                    return Box::pin(async move { Err(err) });
+                }
+            };
+            pending.push(Pending {
+                ts_ms: event.ts_ms,
+                kind: event.kind.as_str(),
+                session_id: event.session_id,
+                call_id: event.call_id,
+                payload,
+            });
+        }
         let (ack, done) = oneshot::channel();
-        let pending = Pending {
-            ts_ms: event.ts_ms,
-            kind: event.kind.as_str(),
-            session_id: event.session_id,
-            call_id: event.call_id,
-            payload,
+        self.shared.enqueue(Batch {
+            events: pending,
             ack,
-        };
-        let sent = self
-            .queue
-            .as_ref()
-            .is_some_and(|q| q.send(Message::Append(pending)).is_ok());
+        });
+        let sent = self.shared.commit_inline() || queue.send(Message::Wake).is_ok();
         Box::pin(async move {
             if !sent {
                 return Err(SinkError::Closed);
             }
             done.await.map_err(|_| SinkError::Closed)?
         })
+    }
+}
+
+impl EventSink for EventLog {
+    fn submit(&self, event: Event) -> EventAck {
+        self.submit_events(vec![event])
+    }
+
+    fn submit_batch(&self, events: Vec<Event>) -> EventAck {
+        if events.is_empty() {
+            return Box::pin(async { Ok(0) });
+        }
+        self.submit_events(events)
     }
 }
