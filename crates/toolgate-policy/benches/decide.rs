@@ -3,12 +3,21 @@
 //! many individual decisions and prints p50 and p99.
 //!
 //! A decision is the whole gate path: shell analysis, raising, rule lookup and
-//! the decision tree (`check::judge_call`). `judge-only` isolates the rule lookup.
+//! the decision tree (`check::judge_call`). `judge-only` isolates the rule lookup;
+//! `analyze-only` compares the plain-line reader with the full grammar.
 //!
-//! Run: `cargo bench -p toolgate-policy --bench decide`
+//! Last, when the binaries are there, the wall time of whole processes: one
+//! `toolgate check` (what an agent hook pays) and one `codex execpolicy check`
+//! with an equivalent rules file, on the same command, interleaved so both see
+//! the same machine load. `toolgate` is looked up next to this bench binary
+//! (`cargo build --release -p toolgate` first) or in `TOOLGATE_BIN`; codex in
+//! `CODEX_BIN` or where `benches/install-codex.sh` puts it.
+//!
+//! Run: `cargo build --release -p toolgate && cargo bench -p toolgate-policy --bench decide`
 
 use std::hint::black_box;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
@@ -16,6 +25,7 @@ use toolgate_core::{Location, PermissionRequest, Risk};
 use toolgate_policy::check::judge_call;
 use toolgate_policy::policy::{NoApprovals, Policy};
 use toolgate_policy::rules::Layer;
+use toolgate_policy::shell::{ShellContext, analyze, analyze_with_grammar};
 
 const COMMAND_100: &str =
     "git log --oneline -n 20 -- src/lib.rs | grep -v fixup && cargo test -p core --lib -- --quiet";
@@ -157,6 +167,22 @@ fn main() {
         }
         group.finish();
     }
+    {
+        // The shell analysis alone: the plain-line reader and the grammar.
+        let mut group = c.benchmark_group("analyze-only");
+        let ctx = ShellContext {
+            location: &location,
+            cwd: location.root().to_path_buf(),
+            home: home.to_path_buf(),
+        };
+        group.bench_function("command-100B/plain-reader", |b| {
+            b.iter(|| black_box(analyze(COMMAND_100, &ctx)))
+        });
+        group.bench_function("command-100B/grammar", |b| {
+            b.iter(|| black_box(analyze_with_grammar(COMMAND_100, &ctx)))
+        });
+        group.finish();
+    }
     c.final_summary();
 
     // p50 / p99 over individual decisions.
@@ -185,6 +211,178 @@ fn main() {
                 pct(0.50),
                 pct(0.99),
                 samples[samples.len() - 1]
+            );
+        }
+    }
+    processes(&sizes);
+}
+
+/// The equivalent of [`config`] for `codex execpolicy`: prefix rules only, so
+/// inner wildcards become a prefix and path rules become command prefixes,
+/// keeping the count at `n`.
+fn codex_rules(n: usize) -> String {
+    let mut out = String::new();
+    let rule = |out: &mut String, words: &[&str], decision: &str| {
+        let list: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+        out.push_str(&format!(
+            "prefix_rule(pattern = [{}], decision = \"{decision}\")\n",
+            list.join(", ")
+        ));
+    };
+    for i in 0..n.saturating_sub(3) {
+        let tool = format!("tool{i}");
+        match i % 10 {
+            0..=5 => rule(&mut out, &[&tool, &format!("sub{}", i % 7)], "allow"),
+            6 => rule(&mut out, &[&tool, &format!("--flag{i}")], "forbidden"),
+            7 => rule(&mut out, &[&tool], "prompt"),
+            _ => rule(&mut out, &[&format!("cmd{i}")], "allow"),
+        }
+    }
+    rule(&mut out, &["git", "log"], "allow");
+    rule(&mut out, &["grep"], "allow");
+    rule(&mut out, &["cargo", "test"], "allow");
+    out
+}
+
+/// `toolgate`: `TOOLGATE_BIN`, or next to the bench's own directory
+/// (`target/release/deps/decide-…` → `target/release/toolgate`).
+fn toolgate_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TOOLGATE_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let release = exe.parent()?.parent()?;
+    Some(release.join("toolgate")).filter(|p| p.is_file())
+}
+
+/// `codex`: `CODEX_BIN`, or under `target/codex` where `install-codex.sh` puts it.
+fn codex_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CODEX_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let vendor = exe
+        .parent()?
+        .parent()?
+        .parent()?
+        .join("codex/node_modules/@openai/codex-linux-x64/vendor");
+    let triple = std::fs::read_dir(vendor).ok()?.flatten().next()?;
+    Some(triple.path().join("bin/codex")).filter(|p| p.is_file())
+}
+
+struct Timings(Vec<Duration>);
+
+impl Timings {
+    fn line(&mut self, what: &str) -> Duration {
+        self.0.sort_unstable();
+        let n = self.0.len();
+        let mean = self.0.iter().sum::<Duration>() / n as u32;
+        let pct = |p: f64| self.0[((n as f64 - 1.0) * p) as usize];
+        println!(
+            "{what:<34} {:>9.2?} {:>9.2?} {:>9.2?} {:>9.2?}",
+            mean,
+            pct(0.5),
+            pct(0.99),
+            self.0[0]
+        );
+        mean
+    }
+}
+
+fn time_process(cmd: &mut Command) -> Duration {
+    let t = Instant::now();
+    let out = cmd.output().expect("spawn");
+    let took = t.elapsed();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    took
+}
+
+/// Wall time of whole `toolgate check` and `codex execpolicy check` processes.
+fn processes(sizes: &[usize]) {
+    const RUNS: usize = 200;
+    let Some(toolgate) = toolgate_binary() else {
+        println!(
+            "\nprocess timings skipped: build `cargo build --release -p toolgate` (or set TOOLGATE_BIN)"
+        );
+        return;
+    };
+    let codex = codex_binary();
+    if codex.is_none() {
+        println!("\ncodex timings skipped: run benches/install-codex.sh (or set CODEX_BIN)");
+    }
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let home = scratch.path().join("home");
+    let data = scratch.path().join("data");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    // The first simple command of COMMAND_100: codex judges one argv, not a line.
+    let simple: Vec<&str> = "git log --oneline -n 20 -- src/lib.rs".split(' ').collect();
+    println!(
+        "\nprocess wall time over {RUNS} runs each (interleaved; toolgate at {}):",
+        toolgate.display()
+    );
+    println!(
+        "{:<34} {:>9} {:>9} {:>9} {:>9}",
+        "process", "mean", "p50", "p99", "min"
+    );
+    for &n in sizes {
+        let ws = scratch.path().join(format!("ws{n}"));
+        std::fs::create_dir_all(ws.join(".toolgate")).expect("mkdir");
+        std::fs::create_dir_all(ws.join("src")).expect("mkdir");
+        std::fs::write(ws.join(".toolgate/config.toml"), config(n)).expect("write");
+        let rules = scratch.path().join(format!("rules{n}.codexpolicy"));
+        std::fs::write(&rules, codex_rules(n)).expect("write");
+        let check = |command: &str| {
+            let mut c = Command::new(&toolgate);
+            c.args(["check", "bash"])
+                .arg(serde_json::json!({ "command": command }).to_string())
+                .arg("--root")
+                .arg(&ws)
+                .arg("--json")
+                .env("HOME", &home)
+                .env("TOOLGATE_DATA_DIR", &data)
+                .env(
+                    "TOOLGATE_MANAGED_CONFIG",
+                    scratch.path().join("no-managed.toml"),
+                )
+                .env_remove("TOOLGATE_LOG");
+            c
+        };
+        let codex_check = |bin: &Path| {
+            let mut c = Command::new(bin);
+            c.args(["execpolicy", "check", "--rules"])
+                .arg(&rules)
+                .args(&simple)
+                .env("HOME", &home)
+                .env("CODEX_HOME", home.join(".codex"));
+            c
+        };
+        let mut full = Timings(Vec::new());
+        let mut one = Timings(Vec::new());
+        let mut theirs = Timings(Vec::new());
+        for i in 0..RUNS + 10 {
+            let a = time_process(&mut check(COMMAND_100));
+            let b = time_process(&mut check(&simple.join(" ")));
+            let c = codex
+                .as_deref()
+                .map(|bin| time_process(&mut codex_check(bin)));
+            if i >= 10 {
+                full.0.push(a);
+                one.0.push(b);
+                theirs.0.extend(c);
+            }
+        }
+        full.line(&format!("toolgate check, 100B line, {n}"));
+        let ours = one.line(&format!("toolgate check, git log, {n}"));
+        if !theirs.0.is_empty() {
+            let codex_mean = theirs.line(&format!("codex execpolicy, git log, {n}"));
+            println!(
+                "{:<34} {:>9.2}",
+                "  ratio toolgate / codex (means)",
+                ours.as_secs_f64() / codex_mean.as_secs_f64()
             );
         }
     }

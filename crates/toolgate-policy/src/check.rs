@@ -12,7 +12,10 @@ use serde_json::Value;
 use toolgate_core::{DecisionSource, Effect, Judged, Location, PermissionRequest, Risk};
 
 use crate::expand::{Expanded, expand};
-use crate::policy::{ApprovalLookup, Policy, Verdict};
+use crate::policy::{
+    ApprovalLookup, Policy, Verdict, refused_wildcard_default, wildcard_restriction,
+};
+use crate::rules::RuleEffect;
 
 /// One judged request of a `check` answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,15 +258,26 @@ pub fn explain(policy: &Policy, tool: &str, input: &Value, judged: &[Judgement])
             d.effect,
             source_words(d.source)
         ));
+        let refused = policy.refused_wildcard(r);
         match &d.rule {
             Some(rule) => s.push_str(&format!(
                 "   because: rule {} \"{}\" at {}:{}\n",
                 rule.action, rule.resource, rule.file, rule.line
             )),
-            None if d.source == DecisionSource::Default => s.push_str(&format!(
-                "   because: no rule matched, so the default for {} applies\n",
-                d.risk
-            )),
+            None if d.source == DecisionSource::Default => match &refused {
+                Some((rule, why)) => s.push_str(&format!(
+                    "   because: {} rule {} \"{}\" at {}:{} matched, but a bare wildcard never allows {why}\n",
+                    refused_wildcard_default(r),
+                    rule.action,
+                    rule.resource.text,
+                    rule.file,
+                    rule.line
+                )),
+                None => s.push_str(&format!(
+                    "   because: no rule matched, so the default for {} applies\n",
+                    d.risk
+                )),
+            },
             None => {}
         }
         s.push_str(&format!("   in full: {}\n", d.reason));
@@ -277,7 +291,15 @@ pub fn explain(policy: &Policy, tool: &str, input: &Value, judged: &[Judgement])
                     .as_ref()
                     .is_none_or(|x| !(x.file == rule.file && x.line == rule.line))
             })
-            .map(|rule| format!("{} at {}:{}", rule.describe(), rule.file, rule.line))
+            .map(|rule| {
+                let bare_allow =
+                    rule.effect == RuleEffect::Allow && rule.resource.is_bare_wildcard();
+                let note = match wildcard_restriction(r).filter(|_| bare_allow) {
+                    Some(why) => format!(" (a bare wildcard never allows {why})"),
+                    None => String::new(),
+                };
+                format!("{} at {}:{}{note}", rule.describe(), rule.file, rule.line)
+            })
             .collect();
         if !others.is_empty() {
             s.push_str("   also matched, but did not decide:\n");

@@ -26,8 +26,14 @@
 //! ```
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 use regex::Regex;
+
+/// The longest pattern text accepted. Far above any rule a person writes, and
+/// low enough that every pattern's expression compiles within the regex
+/// crate's size limit (tested), so compiling it lazily cannot fail.
+pub const MAX_PATTERN_BYTES: usize = 4096;
 
 /// How a pattern's wildcards are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,6 +79,9 @@ pub enum PatternError {
     /// `***` or more.
     #[error("`***` is not a wildcard; use `*` (one component) or `**` (any depth)")]
     TooManyStars,
+    /// Longer than [`MAX_PATTERN_BYTES`].
+    #[error("the pattern is {0} bytes long; the limit is {MAX_PATTERN_BYTES}")]
+    TooLong(usize),
     /// The translated expression was rejected (too large, say).
     #[error("the pattern cannot be compiled: {0}")]
     Regex(String),
@@ -123,8 +132,9 @@ pub struct Pattern {
     pub shape: Shape,
     /// An anchored regular expression source equivalent to the pattern.
     pub regex_source: String,
-    /// Compiled only for [`Shape::Complex`]; the other shapes match without it.
-    regex: Option<Regex>,
+    /// Compiled on first use, and only for [`Shape::Complex`]: the other shapes
+    /// match without it, and a `check` process needs only the few it meets.
+    regex: OnceLock<Option<Regex>>,
 }
 
 impl Pattern {
@@ -143,6 +153,9 @@ impl Pattern {
         if text.contains("***") {
             return Err(PatternError::TooManyStars);
         }
+        if text.len() > MAX_PATTERN_BYTES {
+            return Err(PatternError::TooLong(text.len()));
+        }
         let expanded = match kind {
             PatternKind::Path if !is_bare_wildcard(text) => expand_path(text, base),
             _ => text.to_string(),
@@ -150,19 +163,13 @@ impl Pattern {
         let body = translate(&expanded, kind);
         let regex_source = format!("^(?s:{body})$");
         let shape = shape_of(&expanded, kind);
-        let regex = match shape {
-            Shape::Complex { .. } => {
-                Some(Regex::new(&regex_source).map_err(|e| PatternError::Regex(e.to_string()))?)
-            }
-            _ => None,
-        };
         Ok(Pattern {
             text: text.to_string(),
             kind,
             expanded,
             shape,
             regex_source,
-            regex,
+            regex: OnceLock::new(),
         })
     }
 
@@ -186,8 +193,22 @@ impl Pattern {
                     && resource.starts_with(prefix.as_str())
                     && resource.ends_with(suffix.as_str())
             }
-            Shape::Complex { .. } => self.regex.as_ref().is_some_and(|r| r.is_match(resource)),
+            Shape::Complex { .. } => self.regex().is_some_and(|r| r.is_match(resource)),
         }
+    }
+
+    /// The compiled expression, built on first use. `None` only if the regex
+    /// crate refused it, which [`MAX_PATTERN_BYTES`] rules out (tested).
+    fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| match Regex::new(&self.regex_source) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::error!(pattern = %self.text, "cannot compile a rule pattern: {e}");
+                    None
+                }
+            })
+            .as_ref()
     }
 
     /// Whether this is a bare wildcard (`*`, `**`) that names nothing.
@@ -413,6 +434,37 @@ mod tests {
         assert!(inner.is_match("cargo build --release"));
         assert!(!inner.is_match("cargo build"));
         assert!(matches!(inner.shape, Shape::Complex { .. }));
+    }
+
+    #[test]
+    fn the_longest_patterns_still_compile() {
+        for kind in [
+            PatternKind::Command,
+            PatternKind::Path,
+            PatternKind::Generic,
+        ] {
+            for unit in ["?", "*?", "a*", "é?", "**/?", "[(*"] {
+                let text: String = unit
+                    .repeat(MAX_PATTERN_BYTES)
+                    .chars()
+                    .scan(0, |len, c| {
+                        *len += c.len_utf8();
+                        (*len <= MAX_PATTERN_BYTES).then_some(c)
+                    })
+                    .collect();
+                let text = text.replace("***", "*?*");
+                let pat = p(&text, kind);
+                assert!(
+                    Regex::new(&pat.regex_source).is_ok(),
+                    "{kind:?} {unit:?} does not compile"
+                );
+            }
+            let long = "a".repeat(MAX_PATTERN_BYTES + 1);
+            assert_eq!(
+                Pattern::parse(&long, kind, &base()).unwrap_err(),
+                PatternError::TooLong(MAX_PATTERN_BYTES + 1)
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! layer and file:line. Within a merged list the last match wins. The list is
 //! compiled once into per-action matchers with fast paths the way `globset` does
 //! it — exact literals and literal prefixes in hash maps, the rest in one
-//! `RegexSet` per first command word — so a lookup never walks every rule.
+//! `RegexSet` per first command word, compiled on first use — so a lookup never
+//! walks every rule.
 //!
 //! ```
 //! use std::path::Path;
@@ -24,6 +25,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 use regex::{Regex, RegexSet};
 use toolgate_core::{Effect, Risk, RuleRef};
@@ -248,18 +250,46 @@ fn bump(best: &mut Option<usize>, idx: usize) {
     }
 }
 
-/// A `RegexSet` over some rules, with the rule index of each member.
+/// A `RegexSet` over some rules, with the rule index of each member. The set is
+/// compiled on first use: a `check` process meets one or two buckets, and
+/// compiling every one up front would cost it more than the decision.
 #[derive(Debug)]
 struct RegexBucket {
-    set: RegexSet,
+    set: OnceLock<Option<RegexSet>>,
     rules: Vec<usize>,
 }
 
 impl RegexBucket {
-    fn best(&self, text: &str, best: &mut Option<usize>) {
-        // Members are in ascending rule order, so the last hit is the best.
-        if let Some(i) = self.set.matches(text).iter().next_back() {
-            bump(best, self.rules[i]);
+    fn best(&self, all: &[Rule], text: &str, best: &mut Option<usize>) {
+        let set = self.set.get_or_init(|| {
+            RegexSet::new(
+                self.rules
+                    .iter()
+                    .map(|&i| all[i].resource.regex_source.as_str()),
+            )
+            .map_err(|e| {
+                // Too large as one set: each pattern is matched on its own.
+                tracing::debug!("rule patterns matched one by one: {e}");
+            })
+            .ok()
+        });
+        match set {
+            // Members are in ascending rule order, so the last hit is the best.
+            Some(set) => {
+                if let Some(i) = set.matches(text).iter().next_back() {
+                    bump(best, self.rules[i]);
+                }
+            }
+            None => {
+                if let Some(&i) = self
+                    .rules
+                    .iter()
+                    .rev()
+                    .find(|&&i| all[i].resource.is_match(text))
+                {
+                    bump(best, i);
+                }
+            }
         }
     }
 }
@@ -321,16 +351,16 @@ impl ActionMatcher {
             }
         }
         for (word, idxs) in worded {
-            m.by_first_word.insert(word, bucket(rules, idxs)?);
+            m.by_first_word.insert(word, bucket(idxs));
         }
         if !general.is_empty() {
-            m.general = Some(bucket(rules, general)?);
+            m.general = Some(bucket(general));
         }
         Ok(m)
     }
 
     /// The highest-index non-bare rule matching `text`.
-    fn best(&self, text: &str) -> Option<usize> {
+    fn best(&self, all: &[Rule], text: &str) -> Option<usize> {
         let mut best = None;
         if let Some(&idx) = self.exact.get(text) {
             bump(&mut best, idx);
@@ -353,12 +383,12 @@ impl ActionMatcher {
         if !self.by_first_word.is_empty() {
             if let Some(word) = text.split([' ', '\t', '\n']).next() {
                 if let Some(b) = self.by_first_word.get(word) {
-                    b.best(text, &mut best);
+                    b.best(all, text, &mut best);
                 }
             }
         }
         if let Some(b) = &self.general {
-            b.best(text, &mut best);
+            b.best(all, text, &mut best);
         }
         best
     }
@@ -379,14 +409,12 @@ fn first_word(literal_prefix: &str, kind: PatternKind) -> Option<&str> {
     (!word.is_empty()).then_some(word)
 }
 
-fn bucket(rules: &[Rule], mut idxs: Vec<usize>) -> Result<RegexBucket, CompileError> {
+fn bucket(mut idxs: Vec<usize>) -> RegexBucket {
     idxs.sort_unstable();
-    let set = RegexSet::new(
-        idxs.iter()
-            .map(|&i| rules[i].resource.regex_source.as_str()),
-    )
-    .map_err(|e| CompileError(e.to_string()))?;
-    Ok(RegexBucket { set, rules: idxs })
+    RegexBucket {
+        set: OnceLock::new(),
+        rules: idxs,
+    }
 }
 
 /// A compiled, ordered rule list: the last matching rule wins.
@@ -459,7 +487,7 @@ impl RuleSet {
         check_action: bool,
     ) {
         if !check_action {
-            if let Some(i) = m.best(resource) {
+            if let Some(i) = m.best(&self.rules, resource) {
                 bump(best, i);
             }
             if let Some(&i) = m
@@ -604,6 +632,41 @@ mod tests {
             None
         );
         assert_eq!(set.find("bash", "ls", Risk::Read).map(|r| r.line), Some(2));
+    }
+
+    #[test]
+    fn a_bucket_too_large_for_one_set_matches_rule_by_rule() {
+        let rules = vec![
+            rule("bash", "git * --force *", RuleEffect::Deny, 1),
+            rule("bash", "git * origin *", RuleEffect::Ask, 2),
+            rule("bash", "git l?g *", RuleEffect::Allow, 3),
+        ];
+        let b = bucket(vec![2, 0, 1]);
+        // As if RegexSet::new had refused the set.
+        b.set.set(None).unwrap();
+        for (text, want) in [
+            ("git push origin --force x", Some(1)),
+            ("git push --force y", Some(0)),
+            ("git log -n 1", Some(2)),
+            ("git status", None),
+        ] {
+            let mut best = None;
+            b.best(&rules, text, &mut best);
+            assert_eq!(best, want, "{text}");
+        }
+        // The compiled set agrees.
+        let compiled = bucket(vec![0, 1, 2]);
+        for text in [
+            "git push origin --force x",
+            "git push --force y",
+            "git log -n 1",
+            "git status",
+        ] {
+            let (mut a, mut c) = (None, None);
+            b.best(&rules, text, &mut a);
+            compiled.best(&rules, text, &mut c);
+            assert_eq!(a, c, "{text}");
+        }
     }
 
     #[test]

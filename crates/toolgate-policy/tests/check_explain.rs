@@ -188,3 +188,72 @@ fn explain_lists_rules_that_matched_but_did_not_decide() {
     assert!(out.contains("also matched, but did not decide"), "{out}");
     assert!(out.contains("bash \"*\" = \"ask\" at c.toml:2"), "{out}");
 }
+
+#[test]
+fn explain_names_the_another_user_default_not_the_bare_wildcard_it_refused() {
+    let (_d, loc) = workspace();
+    let text = "[permission.bash]\n\"*\" = \"allow\"\n";
+    let p = Policy::from_texts(
+        loc.root(),
+        Path::new("/h"),
+        &[("c.toml", Layer::Project, text)],
+        None,
+    )
+    .unwrap();
+    for command in ["sudo ls", "doas -u www cat src/a.rs"] {
+        let input = json!({ "command": command });
+        let judged = judge_call(
+            &p,
+            builtin_intent("bash", &input, &loc).unwrap(),
+            &loc,
+            &NoApprovals,
+        );
+        let sudo = judged
+            .iter()
+            .find(|j| j.expanded.request.action == "bash")
+            .unwrap();
+        let d = &sudo.verdict.decision;
+        assert_eq!(d.effect, Effect::Ask, "{command}");
+        assert_eq!(d.source, toolgate_core::DecisionSource::Default);
+        assert!(d.rule.is_none(), "{command}: {d:?}");
+        // The judge's own reason says what decided, not "no rule matched".
+        assert!(!d.reason.contains("no rule matched"), "{}", d.reason);
+        assert!(d.reason.contains("another user"), "{}", d.reason);
+        assert!(d.reason.contains("c.toml:2"), "{}", d.reason);
+        let out = explain(&p, "bash", &input, &judged);
+        assert!(out.contains("Decision: ASK"), "{out}");
+        assert!(
+            out.contains("the default for commands run as another user"),
+            "{out}"
+        );
+        assert!(!out.contains("no rule matched"), "{out}");
+        assert!(!out.contains("because: rule bash \"*\""), "{out}");
+        // The refused rule is still shown, with why it could not decide.
+        assert!(
+            out.contains("bash \"*\" = \"allow\" at c.toml:2 (a bare wildcard never allows a command run as another user)"),
+            "{out}"
+        );
+    }
+    // A rule that names the command still decides, and explain names it.
+    let text = "[permission.bash]\n\"*\" = \"allow\"\n\"sudo ls *\" = \"allow\"\n";
+    let p = Policy::from_texts(
+        loc.root(),
+        Path::new("/h"),
+        &[("c.toml", Layer::Project, text)],
+        None,
+    )
+    .unwrap();
+    let input = json!({"command": "sudo ls"});
+    let judged = judge_call(
+        &p,
+        builtin_intent("bash", &input, &loc).unwrap(),
+        &loc,
+        &NoApprovals,
+    );
+    let out = explain(&p, "bash", &input, &judged);
+    assert!(out.contains("Decision: ALLOW"), "{out}");
+    assert!(
+        out.contains("because: rule bash \"sudo ls *\" at c.toml:3"),
+        "{out}"
+    );
+}

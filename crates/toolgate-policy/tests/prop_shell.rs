@@ -325,3 +325,171 @@ fn random_input_never_panics_and_unparsable_input_is_never_allowed() {
         )
         .unwrap();
 }
+
+/// Words for plain lines: commands, wrappers, options, paths in and out and
+/// through symlinks, secrets, quoted text, and words the plain reader must
+/// leave to the grammar (keywords, assignments, expansions).
+const PLAIN_WORDS: &[&str] = &[
+    "ls",
+    "cat",
+    "git",
+    "status",
+    "push",
+    "--force",
+    "log",
+    "rm",
+    "-rf",
+    "-r",
+    "cp",
+    "mv",
+    "grep",
+    "-r",
+    "-v",
+    "sed",
+    "-i",
+    "s/a/b/",
+    "find",
+    ".",
+    "-delete",
+    "-name",
+    "x",
+    "curl",
+    "https://example.invalid/a",
+    "cargo",
+    "test",
+    "-p",
+    "core",
+    "--",
+    "npm",
+    "run",
+    "build",
+    "sudo",
+    "doas",
+    "env",
+    "timeout",
+    "5",
+    "nice",
+    "xargs",
+    "bash",
+    "-c",
+    "sh",
+    "python3",
+    "'print(1)'",
+    "cd",
+    "src",
+    "..",
+    "../..",
+    "/",
+    "/tmp",
+    "/etc/shadow",
+    "/etc/hostname",
+    "src/main.rs",
+    "src/lib.rs",
+    ".env",
+    ".env.example",
+    "config/.env",
+    "link_in",
+    "link_out",
+    "link_out/file.txt",
+    "link_key",
+    "link_ssh",
+    "link_etc/hostname",
+    "settings.cfg",
+    "data_link.txt",
+    "{ws}/.env",
+    "{home}/.ssh/id_ed25519",
+    "{out}/file.txt",
+    "new.txt",
+    "'a b'",
+    "\"c d\"",
+    "'x && y'",
+    "\"a|b\"",
+    "'it''s'",
+    "a'b'c",
+    "\"\"",
+    "''",
+    "printenv",
+    "set",
+    "echo",
+    "dd",
+    "if=a",
+    "of=b",
+    "chmod",
+    "-R",
+    "777",
+    "git-credentials",
+    ".git-credentials",
+    "if",
+    "then",
+    "fi",
+    "export",
+    "time",
+    "FOO=1",
+    "LD_PRELOAD=x.so",
+    "$HOME",
+    "\"$HOME\"",
+    "pushd",
+    "popd",
+    "eval",
+    "source",
+    "trap",
+    "'ls'",
+    "tar",
+    "-xf",
+    "a.tar",
+    "make",
+    "20",
+    "-n",
+    "%1",
+    "a,b",
+    "+x",
+    "@file",
+    "user@host:path",
+    "key:.env",
+];
+
+const PLAIN_JOINS: &[&str] = &[
+    " ", " ", " ", "  ", "\t", " | ", " && ", " || ", "; ", ";", "|", "&&",
+];
+
+#[test]
+fn plain_reading_agrees_with_the_grammar() {
+    use toolgate_policy::shell::{analyze, analyze_with_grammar};
+    let fx = Fixture::new();
+    let ctx = fx.ctx("");
+    // Every corpus command, read both ways.
+    for command in corpus_commands() {
+        let text = fx.expand(&command);
+        assert_eq!(
+            fx.analyze(&command),
+            analyze_with_grammar(&text, &ctx),
+            "{command:?}"
+        );
+    }
+    // Random plain-looking lines.
+    let strategy = prop::collection::vec(
+        (
+            prop::sample::select(PLAIN_WORDS),
+            prop::sample::select(PLAIN_JOINS),
+        ),
+        1..9,
+    );
+    runner(2000)
+        .run(&strategy, |pieces| {
+            let mut line = String::new();
+            for (word, join) in &pieces {
+                line.push_str(word);
+                line.push_str(join);
+            }
+            let line = fx.expand(line.trim_end_matches(|c| " \t|&;".contains(c)));
+            let line = line.trim();
+            prop_assert_eq!(
+                analyze(line, &ctx),
+                analyze_with_grammar(line, &ctx),
+                "{:?}",
+                line
+            );
+            Ok(())
+        })
+        .unwrap();
+}

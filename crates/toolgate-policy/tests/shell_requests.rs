@@ -209,3 +209,41 @@ fn code_loading_variables_make_later_commands_execute() {
     let parts = fx.analyze("FOO=1 cat README.md");
     assert_eq!(parts[0].request.risk, Risk::Read);
 }
+
+/// tree-sitter-bash reads `a | b | c && d` as `a | (b | c && d)`; bash runs
+/// `(a | b | c) && d`, so a `cd` after a long pipeline lasts for what follows.
+#[test]
+fn a_cd_after_a_long_pipeline_lasts_for_the_rest_of_the_line() {
+    use toolgate_policy::shell::analyze_with_grammar;
+    let fx = Fixture::new();
+    let home_config = fx.home.join(".config");
+    for line in [
+        "true | true | true && cd ../home/.config && cat gh/hosts.yml",
+        "true | true | true && cd ../home/.config && cat \"gh/hosts.yml\"",
+        "true | true | true && cd \"../home/.config\" && cat gh/hosts.yml",
+        "true | true | ls && pushd ../home/.config; cat gh/hosts.yml",
+    ] {
+        let text = fx.expand(line);
+        for parts in [fx.analyze(line), analyze_with_grammar(&text, &fx.ctx(""))] {
+            let secret = home_config.join("gh/hosts.yml");
+            let read = find(&parts, "read", secret.to_str().unwrap());
+            assert_eq!(read.request.risk, Risk::Credential, "{line}");
+            let cat = parts
+                .iter()
+                .find(|p| p.request.resource.starts_with("cat "))
+                .unwrap();
+            assert_eq!(
+                cat.request.cwd.as_deref(),
+                Some(home_config.to_str().unwrap()),
+                "{line}"
+            );
+        }
+    }
+    // A `cd` inside the pipeline itself still does not last.
+    let parts = fx.analyze("true | cd ../home/.config | true && cat gh/hosts.yml");
+    let cat = parts
+        .iter()
+        .find(|p| p.request.resource.starts_with("cat "))
+        .unwrap();
+    assert_eq!(cat.request.cwd.as_deref(), Some(fx.ws.to_str().unwrap()));
+}

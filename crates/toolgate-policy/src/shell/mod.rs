@@ -8,6 +8,10 @@
 //! `sudo`, `doas`, `bash -c '…'`), classifies each with [`crate::classify`], and
 //! turns redirects and path arguments into requests of their own.
 //!
+//! Plain lines — words without expansions, quotes without `$`, joined by `|`,
+//! `&&`, `||`, `;` — are read by a small exact reader instead of the grammar,
+//! which is most of the cost of a decision; everything else goes to the grammar.
+//!
 //! What cannot be analysed (`eval`, a computed command name, `source`, code piped
 //! or given inline to a shell or interpreter, parse errors) comes back with
 //! `opaque: true`; such a request never carries a save pattern.
@@ -35,6 +39,8 @@
 
 mod argv;
 mod paths;
+mod plain;
+mod resolve;
 mod walk;
 mod words;
 
@@ -81,5 +87,12 @@ pub const ANOTHER_USER_NOTE: &str = "runs as another user";
 /// redirect target, one per secret touched and one per directory outside the
 /// location. Never empty: an empty command is one opaque request.
 pub fn analyze(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
-    walk::analyze_top(command, ctx)
+    walk::analyze_top(command, ctx, true)
+}
+
+/// [`analyze`] with every line read by tree-sitter-bash, even a plain one that
+/// [`analyze`] reads without the grammar. The answers must be the same; tests
+/// compare the two.
+pub fn analyze_with_grammar(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
+    walk::analyze_top(command, ctx, false)
 }

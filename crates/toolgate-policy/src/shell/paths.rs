@@ -80,9 +80,8 @@ impl Analyzer<'_, '_> {
         }
         let text = self.expand_tilde(&word.text);
         let base = scope.cwd.as_ref()?;
-        self.ctx
-            .location
-            .resolve_from(&text, base)
+        self.paths
+            .resolve_from(self.ctx.location, &text, base)
             .ok()
             .map(|r| r.path)
     }
@@ -158,14 +157,14 @@ impl Analyzer<'_, '_> {
             return;
         }
         let strong = looks_like_path(&path);
-        if !strong && std::fs::symlink_metadata(&joined).is_err() {
+        if !strong && !self.paths.exists_no_follow(&joined) {
             // A plain word naming nothing here: a pattern, a message, a branch.
             if let Some(cred) = path_risk(&joined, &self.ctx.home) {
                 self.secret_request(&joined.to_string_lossy(), cred, writes, scope);
             }
             return;
         }
-        match self.ctx.location.resolve_from(&path, &cwd) {
+        match self.paths.resolve_from(self.ctx.location, &path, &cwd) {
             Ok(resolved) => self.resolved_requests(&joined, &resolved, risk, writes, scope),
             Err(e) => self.unresolvable(raw, &e.to_string(), scope),
         }
@@ -250,16 +249,17 @@ impl Analyzer<'_, '_> {
                 .components()
                 .take_while(|c| !has_glob(&c.as_os_str().to_string_lossy()))
                 .collect();
-            if let Ok(resolved) = self
-                .ctx
-                .location
-                .resolve_from(&front.to_string_lossy(), Path::new("/"))
+            if let Ok(resolved) =
+                self.paths
+                    .resolve_from(self.ctx.location, &front.to_string_lossy(), Path::new("/"))
             {
                 self.resolved_requests(&front, &resolved, risk, writes, scope);
             }
             return;
         }
-        let Ok(parent_resolved) = self.ctx.location.resolve_from(&parent_text, Path::new("/"))
+        let Ok(parent_resolved) =
+            self.paths
+                .resolve_from(self.ctx.location, &parent_text, Path::new("/"))
         else {
             return;
         };
@@ -278,11 +278,11 @@ impl Analyzer<'_, '_> {
                 break;
             }
             let lexical_entry = parent.join(&name);
-            if let Ok(resolved) = self
-                .ctx
-                .location
-                .resolve_from(&lexical_entry.to_string_lossy(), Path::new("/"))
-            {
+            if let Ok(resolved) = self.paths.resolve_from(
+                self.ctx.location,
+                &lexical_entry.to_string_lossy(),
+                Path::new("/"),
+            ) {
                 self.resolved_requests(&lexical_entry, &resolved, risk, writes, scope);
             }
         }
@@ -350,7 +350,7 @@ impl Analyzer<'_, '_> {
             );
             return;
         };
-        let resolved = match self.ctx.location.resolve_from(&path, &cwd) {
+        let resolved = match self.paths.resolve_from(self.ctx.location, &path, &cwd) {
             Ok(r) => r,
             Err(e) => return self.unresolvable(&target.text, &e.to_string(), scope),
         };
@@ -450,7 +450,7 @@ impl Analyzer<'_, '_> {
                 continue;
             }
             let path = self.expand_tilde(text);
-            if let Ok(r) = self.ctx.location.resolve_from(&path, &cwd) {
+            if let Ok(r) = self.paths.resolve_from(self.ctx.location, &path, &cwd) {
                 if r.exists {
                     any_path = true;
                     if r.is_dir {

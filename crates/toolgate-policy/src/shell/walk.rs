@@ -8,6 +8,8 @@ use toolgate_core::{PermissionRequest, Risk};
 use tree_sitter::{Node, Parser, Tree};
 
 use super::argv::{self, Part};
+use super::plain;
+use super::resolve::PathCache;
 use super::words::{self, Known, Word, brace_expand, text};
 use super::{MAX_COMMAND_BYTES, MAX_DEPTH, ShellContext, ShellRequest};
 use crate::classify::table::{
@@ -57,10 +59,19 @@ pub(crate) struct Analyzer<'c, 'l> {
     functions: HashSet<String>,
     /// Text fed to the next command on stdin by heredocs and here-strings.
     stdin_text: Option<String>,
+    /// `lstat`/`readlink` answers for this analysis only.
+    pub(crate) paths: PathCache,
+    /// Whether plain lines skip the grammar (see [`plain`]).
+    plain_reader: bool,
 }
 
-pub(crate) fn analyze_top(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
+pub(crate) fn analyze_top(
+    command: &str,
+    ctx: &ShellContext<'_>,
+    plain_reader: bool,
+) -> Vec<ShellRequest> {
     let mut a = Analyzer {
+        plain_reader,
         ctx,
         out: Vec::new(),
         tainted: None,
@@ -68,6 +79,7 @@ pub(crate) fn analyze_top(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellReq
         depth: 0,
         functions: HashSet::new(),
         stdin_text: None,
+        paths: PathCache::default(),
     };
     let mut scope = Scope {
         cwd: Some(ctx.cwd.clone()),
@@ -107,6 +119,10 @@ impl Analyzer<'_, '_> {
             self.opaque_whole(source, "shell code nested too deeply", scope);
             return;
         }
+        if let Some(pipelines) = self.plain_reader.then(|| plain::split(source)).flatten() {
+            self.plain(source, pipelines, scope);
+            return;
+        }
         // tree-sitter-bash splits a word at `\`+newline; bash joins it first.
         let joined = words::join_continuations(source);
         let source: &str = &joined;
@@ -119,6 +135,32 @@ impl Analyzer<'_, '_> {
             self.opaque_whole(source, &parse_error_detail(root, source), scope);
         }
         self.walk(root, source, scope);
+    }
+
+    /// Walks a plain line (see [`plain`]) as the grammar's tree would be walked:
+    /// the stages of a pipeline each in a copy of the shell, the rest in order.
+    fn plain(&mut self, source: &str, pipelines: Vec<plain::PlainPipeline>, scope: &mut Scope) {
+        for pipeline in pipelines {
+            let several = pipeline.stages.len() > 1;
+            for stage in pipeline.stages {
+                let resource = source[stage.start..stage.end].to_string();
+                let stdin: Vec<String> = self.stdin_text.take().into_iter().collect();
+                let simple = Simple {
+                    words: stage.words,
+                    prefix_words: Vec::new(),
+                    env_floor: None,
+                    name_ansi_c: false,
+                    name_glob: None,
+                    stdin,
+                    resource,
+                };
+                if several {
+                    self.simple_command(simple, &mut scope.clone());
+                } else {
+                    self.simple_command(simple, scope);
+                }
+            }
+        }
     }
 
     fn opaque_whole(&mut self, source: &str, why: &str, scope: &Scope) {
@@ -159,9 +201,10 @@ impl Analyzer<'_, '_> {
                     self.walk(child, src, &mut scope.clone());
                 }
             }
-            // Each stage of a pipeline, subshells and substitutions run in a
-            // copy of the shell: `cd` there does not last.
-            "pipeline" | "subshell" | "command_substitution" | "process_substitution" => {
+            "pipeline" => self.pipeline(node, src, scope),
+            // Subshells and substitutions run in a copy of the shell: `cd` there
+            // does not last.
+            "subshell" | "command_substitution" | "process_substitution" => {
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
                     self.walk(child, src, &mut scope.clone());
@@ -176,9 +219,32 @@ impl Analyzer<'_, '_> {
         }
     }
 
+    /// Each stage of a pipeline runs in a copy of the shell: `cd` there does not
+    /// last. tree-sitter-bash reads `a | b | c && d` as `a | (b | c && d)`;
+    /// bash runs `(a | b | c) && d`. So a list in a stage keeps only its first
+    /// element in the pipeline, and the rest runs after it, in this shell.
+    fn pipeline(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
+        let mut after: Vec<Node<'_>> = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            let stage = if child.kind() == "list" {
+                split_list(child, &mut after)
+            } else {
+                child
+            };
+            self.walk(stage, src, &mut scope.clone());
+        }
+        for rest in after {
+            self.walk(rest, src, scope);
+        }
+    }
+
     /// Walks every command hidden inside the words of a command: `$(…)`,
     /// backticks, `<(…)`, unquoted heredoc bodies.
     fn nested(&mut self, node: Node<'_>, src: &str, scope: &Scope) {
+        if !may_substitute(text(node, src)) {
+            return;
+        }
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             match child.kind() {
@@ -258,7 +324,30 @@ impl Analyzer<'_, '_> {
                 }
             }
         }
-        let resource = text(node, src).to_string();
+        let simple = Simple {
+            words,
+            prefix_words,
+            env_floor,
+            name_ansi_c,
+            name_glob,
+            stdin,
+            resource: text(node, src).to_string(),
+        };
+        self.simple_command(simple, scope);
+    }
+
+    /// One simple command, however it was read: wrappers unwrapped, classified,
+    /// raised by what the line set up before it.
+    fn simple_command(&mut self, simple: Simple, scope: &mut Scope) {
+        let Simple {
+            words,
+            prefix_words,
+            env_floor,
+            name_ansi_c,
+            name_glob,
+            stdin,
+            resource,
+        } = simple;
         if words.is_empty() {
             // Only assignments: `FOO=1`, `PATH=/tmp/x:$PATH`.
             let (risk, reason) = match &env_floor {
@@ -551,6 +640,23 @@ impl Analyzer<'_, '_> {
     }
 }
 
+/// One simple command's words and what surrounds them, read from the tree or
+/// from a plain line.
+struct Simple {
+    words: Vec<Word>,
+    /// Assignments before the name (`FOO=1 cmd`), as written.
+    prefix_words: Vec<String>,
+    /// Why an assignment before the name makes the command load other code.
+    env_floor: Option<String>,
+    name_ansi_c: bool,
+    /// The command name when it is an unquoted glob.
+    name_glob: Option<String>,
+    /// Heredoc and here-string text fed to it.
+    stdin: Vec<String>,
+    /// Its source text.
+    resource: String,
+}
+
 /// The words of a command that may name files, with whether they follow `--`:
 /// patterns (`grep PATTERN`, `--exclude=GLOB`, `find -name GLOB`) are not paths.
 fn path_words(name: &str, args: &[Word]) -> Vec<(Word, bool)> {
@@ -662,8 +768,37 @@ fn herestrings(node: Node<'_>, src: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first element of a `list` node (following nested lists down their left
+/// side); the elements after it are appended to `rest`, in order.
+fn split_list<'t>(list: Node<'t>, rest: &mut Vec<Node<'t>>) -> Node<'t> {
+    let mut cursor = list.walk();
+    let children: Vec<Node<'t>> = list.named_children(&mut cursor).collect();
+    let Some((&first, others)) = children.split_first() else {
+        return list;
+    };
+    let mut later = Vec::new();
+    let head = if first.kind() == "list" {
+        split_list(first, &mut later)
+    } else {
+        first
+    };
+    rest.extend(later);
+    rest.extend(others.iter().copied());
+    head
+}
+
+/// Whether `text` may hold a command or process substitution (`$(…)`,
+/// backticks, `<(…)`, `>(…)`); without one of those the subtree need not be
+/// searched for them.
+fn may_substitute(text: &str) -> bool {
+    text.contains('`') || text.contains("$(") || text.contains("<(") || text.contains(">(")
+}
+
 /// Whether a line break separates two words of one command (outside any word).
 fn has_line_break_between_words(node: Node<'_>, src: &str) -> bool {
+    if !text(node, src).contains('\n') {
+        return false;
+    }
     let mut cursor = node.walk();
     let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
     children.windows(2).any(|pair| {
@@ -710,24 +845,41 @@ fn parse_error_detail(root: Node<'_>, src: &str) -> String {
 /// is denied, `destructive` only asked).
 fn dedupe(requests: Vec<ShellRequest>) -> Vec<ShellRequest> {
     let mut out: Vec<ShellRequest> = Vec::with_capacity(requests.len());
-    let mut seen: HashMap<(String, String, Risk, bool), usize> = HashMap::new();
+    // A line makes a handful of requests: a scan beats hashing cloned keys;
+    // long scripts get an index.
+    let mut seen: Option<HashMap<(String, String, Risk, bool), usize>> =
+        (requests.len() > 32).then(HashMap::new);
     for r in requests {
-        let key = (
-            r.request.action.clone(),
-            r.request.resource.clone(),
-            r.request.risk,
-            r.opaque,
-        );
-        match seen.get(&key) {
-            Some(&at) => {
+        let at = match &mut seen {
+            Some(index) => {
+                let key = (
+                    r.request.action.clone(),
+                    r.request.resource.clone(),
+                    r.request.risk,
+                    r.opaque,
+                );
+                match index.get(&key) {
+                    Some(&at) => Some(at),
+                    None => {
+                        index.insert(key, out.len());
+                        None
+                    }
+                }
+            }
+            None => out.iter().position(|o| {
+                o.request.risk == r.request.risk
+                    && o.opaque == r.opaque
+                    && o.request.action == r.request.action
+                    && o.request.resource == r.request.resource
+            }),
+        };
+        match at {
+            Some(at) => {
                 if r.request.save_pattern.is_none() {
                     out[at].request.save_pattern = None;
                 }
             }
-            None => {
-                seen.insert(key, out.len());
-                out.push(r);
-            }
+            None => out.push(r),
         }
     }
     out
