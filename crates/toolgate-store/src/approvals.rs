@@ -32,9 +32,29 @@ const COLUMNS: &str = "id, project, action, pattern, created_ms";
 
 /// Saved approvals, deduplicated by (project, action, pattern). Ids are never
 /// reused, so revoking by a stale id cannot remove a newer approval.
+///
+/// The gate asks for a project's approvals on every call, so the last answer is
+/// kept and reused while `PRAGMA data_version` says no other connection (another
+/// process: `toolgate approvals revoke`, the approval page) has committed since;
+/// this connection's own saves and revokes drop it. A revoke is therefore seen on
+/// the very next call, and an unchanged file costs one pragma instead of a query.
 #[derive(Debug)]
 pub struct SqliteApprovals {
-    conn: Mutex<Connection>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    conn: Connection,
+    cache: Option<CachedList>,
+}
+
+/// One project's approvals as of a `data_version`.
+#[derive(Debug)]
+struct CachedList {
+    data_version: i64,
+    project: String,
+    approvals: Vec<SavedApproval>,
 }
 
 impl SqliteApprovals {
@@ -42,28 +62,55 @@ impl SqliteApprovals {
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteApprovals, StoreError> {
         let conn = sqlite::open(path.as_ref(), STATE_FILE, Access::ReadWrite)?;
         Ok(SqliteApprovals {
-            conn: Mutex::new(conn),
+            inner: Mutex::new(Inner { conn, cache: None }),
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn list(&self, project: Option<&str>) -> Result<Vec<SavedApproval>, ApprovalStoreError> {
-        let conn = self.lock();
-        let sql = match project {
-            Some(_) => format!("SELECT {COLUMNS} FROM approvals WHERE project = ?1 ORDER BY id"),
-            None => format!("SELECT {COLUMNS} FROM approvals ORDER BY id"),
-        };
-        let mut stmt = conn.prepare_cached(&sql).map_err(storage)?;
-        let rows = match project {
-            Some(p) => stmt.query_map([p], row),
-            None => stmt.query_map([], row),
+    /// A project's approvals, from the cache while nobody else has written.
+    fn list_cached(&self, project: &str) -> Result<Vec<SavedApproval>, ApprovalStoreError> {
+        let mut inner = self.lock();
+        let data_version = data_version(&inner.conn)?;
+        if let Some(c) = &inner.cache {
+            if c.data_version == data_version && c.project == project {
+                return Ok(c.approvals.clone());
+            }
         }
-        .map_err(storage)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(storage)
+        let approvals = query(&inner.conn, Some(project))?;
+        inner.cache = Some(CachedList {
+            data_version,
+            project: project.to_string(),
+            approvals: approvals.clone(),
+        });
+        Ok(approvals)
     }
+}
+
+/// Changes whenever another connection commits to the file.
+fn data_version(conn: &Connection) -> Result<i64, ApprovalStoreError> {
+    conn.prepare_cached("PRAGMA data_version")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(storage)
+}
+
+fn query(
+    conn: &Connection,
+    project: Option<&str>,
+) -> Result<Vec<SavedApproval>, ApprovalStoreError> {
+    let sql = match project {
+        Some(_) => format!("SELECT {COLUMNS} FROM approvals WHERE project = ?1 ORDER BY id"),
+        None => format!("SELECT {COLUMNS} FROM approvals ORDER BY id"),
+    };
+    let mut stmt = conn.prepare_cached(&sql).map_err(storage)?;
+    let rows = match project {
+        Some(p) => stmt.query_map([p], row),
+        None => stmt.query_map([], row),
+    }
+    .map_err(storage)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(storage)
 }
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SavedApproval> {
@@ -104,7 +151,10 @@ impl ApprovalStore for SqliteApprovals {
         check_field("project", project)?;
         check_field("action", action)?;
         check_field("pattern", pattern)?;
-        let conn = self.lock();
+        let mut inner = self.lock();
+        // This connection's own writes do not change its data_version.
+        inner.cache = None;
+        let conn = &inner.conn;
         conn.prepare_cached(
             "INSERT INTO approvals (project, action, pattern, created_ms) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (project, action, pattern) DO NOTHING",
@@ -119,15 +169,18 @@ impl ApprovalStore for SqliteApprovals {
     }
 
     fn list_project(&self, project: &str) -> Result<Vec<SavedApproval>, ApprovalStoreError> {
-        self.list(Some(project))
+        self.list_cached(project)
     }
 
     fn list_all(&self) -> Result<Vec<SavedApproval>, ApprovalStoreError> {
-        self.list(None)
+        query(&self.lock().conn, None)
     }
 
     fn revoke(&self, id: i64) -> Result<SavedApproval, ApprovalStoreError> {
-        self.lock()
+        let mut inner = self.lock();
+        inner.cache = None;
+        inner
+            .conn
             .prepare_cached(&format!(
                 "DELETE FROM approvals WHERE id = ?1 RETURNING {COLUMNS}"
             ))

@@ -144,3 +144,43 @@ fn the_store_is_usable_as_a_trait_object_from_many_threads() {
     }
     assert_eq!(store.list_project("/ws").unwrap().len(), 10 + 8);
 }
+
+/// The gate lists a project's approvals on every call and the store answers
+/// from a cache; a change made through another connection (another process:
+/// `toolgate approvals revoke`, the approval page) must be seen on the next list.
+#[test]
+fn another_connections_revoke_and_save_are_seen_on_the_next_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let server = SqliteApprovals::open(&path).unwrap();
+    let cli = SqliteApprovals::open(&path).unwrap();
+    let a = cli.save("/ws", "bash", "git push *").unwrap();
+    let b = cli.save("/ws", "bash", "cargo test *").unwrap();
+    // Listed twice: the second answer may come from the cache.
+    assert_eq!(
+        server.list_project("/ws").unwrap(),
+        vec![a.clone(), b.clone()]
+    );
+    assert_eq!(
+        server.list_project("/ws").unwrap(),
+        vec![a.clone(), b.clone()]
+    );
+    cli.revoke(a.id).unwrap();
+    assert_eq!(server.list_project("/ws").unwrap(), vec![b.clone()]);
+    let c = cli.save("/ws", "edit", "/ws/src/*").unwrap();
+    assert_eq!(
+        server.list_project("/ws").unwrap(),
+        vec![b.clone(), c.clone()]
+    );
+    // A raw write through SQLite itself, as any other program could make.
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute("DELETE FROM approvals WHERE id = ?1", [b.id])
+        .unwrap();
+    assert_eq!(server.list_project("/ws").unwrap(), vec![c.clone()]);
+    // Its own writes too, and another project is not served from the cache.
+    server.revoke(c.id).unwrap();
+    assert!(server.list_project("/ws").unwrap().is_empty());
+    let d = server.save("/other", "bash", "ls *").unwrap();
+    assert!(server.list_project("/ws").unwrap().is_empty());
+    assert_eq!(server.list_project("/other").unwrap(), vec![d]);
+}
