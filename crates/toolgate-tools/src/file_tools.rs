@@ -41,7 +41,7 @@ mod write;
 
 use std::sync::Arc;
 
-use toolgate_core::{Registration, Registry, RegistryError};
+use toolgate_core::{Registration, Registry, RegistryError, ToolError};
 
 pub use apply_patch::{
     ApplyPatchInput, ApplyPatchOutput, ApplyPatchTool, MatchLevel, PatchStatus, PatchedFile,
@@ -62,6 +62,35 @@ pub const MAX_LINE_CHARS: usize = 2000;
 pub const DEFAULT_RESULT_LIMIT: usize = 100;
 /// Longest side, in pixels, of an image returned by `read`.
 pub const MAX_IMAGE_SIDE: u32 = 2000;
+
+/// Files up to this size are read and written on the calling task's thread;
+/// larger ones on the blocking pool. A hand-off to the pool and back costs more
+/// CPU than reading or writing a small file, but a large one would hold up the
+/// event loop (for `mcp` on stdio, the only thread serving messages).
+pub const INLINE_FILE_BYTES: u64 = 256 * 1024;
+
+/// Runs `work` right here when `inline`, else on the blocking pool.
+async fn run_file_io<T, F>(inline: bool, tool: &str, work: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
+    if inline {
+        return work();
+    }
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::Failed(format!("{tool} task failed: {e}")))?
+}
+
+/// Whether `path` is missing or a regular file of at most [`INLINE_FILE_BYTES`]
+/// (one `stat`; anything else, a directory or a FIFO, goes to the pool).
+fn small_or_missing(path: &std::path::Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) => m.is_file() && m.len() <= INLINE_FILE_BYTES,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
 
 /// Settings of the file tools.
 #[derive(Clone, Debug)]

@@ -82,42 +82,38 @@ impl Tool for ListTool {
     async fn execute(&self, input: ListInput, ctx: ToolContext) -> Result<ListOutput, ToolError> {
         let ignore = PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
         let resolved = paths::resolve(&ctx.location, input.path.as_deref())?;
-        let state = Arc::clone(&self.state);
-        let cancel = ctx.cancel.clone();
-        tokio::task::spawn_blocking(move || {
-            let root = resolved.path;
-            let display = root.display().to_string();
-            if !resolved.exists {
-                return Err(ToolError::Failed(format!("directory not found: {display}")));
+        let root = resolved.path;
+        let display = root.display().to_string();
+        if !resolved.exists {
+            return Err(ToolError::Failed(format!("directory not found: {display}")));
+        }
+        if !resolved.is_dir {
+            return Err(ToolError::Failed(format!(
+                "{display} is a file, not a directory"
+            )));
+        }
+        let builder = walk::walker(&root, &self.state.config, Some(ignore));
+        let visit = |e: &ignore::DirEntry| walk::is_file(e).then(|| relative_name(&root, e.path()));
+        // A small tree is walked right here; a large one again, in parallel, off
+        // the event loop.
+        let walked = match walk::collect_small(&builder, &ctx.cancel, INLINE_WALK_ENTRIES, visit)? {
+            Some(found) => found,
+            None => {
+                let cancel = ctx.cancel.clone();
+                let root = root.clone();
+                tokio::task::spawn_blocking(move || {
+                    walk::collect_parallel(
+                        &builder,
+                        &cancel,
+                        || (),
+                        |_, e| walk::is_file(e).then(|| relative_name(&root, e.path())),
+                    )
+                })
+                .await
+                .map_err(|e| ToolError::Failed(format!("list task failed: {e}")))??
             }
-            if !resolved.is_dir {
-                return Err(ToolError::Failed(format!(
-                    "{display} is a file, not a directory"
-                )));
-            }
-            let builder = walk::walker(&root, &state.config, Some(ignore));
-            let (mut files, unreadable) = walk::collect_parallel(
-                &builder,
-                &cancel,
-                || (),
-                |_, e| walk::is_file(e).then(|| relative_name(&root, e.path())),
-            )?;
-            files.sort();
-            let total = files.len();
-            let limit = state.config.result_limit;
-            files.truncate(limit);
-            let more = total - files.len();
-            Ok(ListOutput {
-                path: display,
-                note: more_note(more, "files", "give a narrower path or more `ignore` globs"),
-                files,
-                total,
-                more,
-                unreadable,
-            })
-        })
-        .await
-        .map_err(|e| ToolError::Failed(format!("list task failed: {e}")))?
+        };
+        Ok(listing(display, walked, self.state.config.result_limit))
     }
 
     fn project(&self, output: &ListOutput) -> Vec<Content> {
@@ -126,6 +122,29 @@ impl Tool for ListTool {
             text.push_str(&format!("\n({note})"));
         }
         vec![Content::text(text)]
+    }
+}
+
+/// Entries walked on the event loop before a walk moves to walker threads.
+const INLINE_WALK_ENTRIES: usize = 4096;
+
+/// The output for the files found: sorted, the first `limit` of them.
+fn listing(
+    path: String,
+    (mut files, unreadable): (Vec<String>, usize),
+    limit: usize,
+) -> ListOutput {
+    files.sort_unstable();
+    let total = files.len();
+    files.truncate(limit);
+    let more = total - files.len();
+    ListOutput {
+        path,
+        note: more_note(more, "files", "give a narrower path or more `ignore` globs"),
+        files,
+        total,
+        more,
+        unreadable,
     }
 }
 

@@ -143,9 +143,12 @@ impl Tool for ReadTool {
         let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
-        tokio::task::spawn_blocking(move || read_path(&state, &session, &resolved.path, &input))
-            .await
-            .map_err(|e| ToolError::Failed(format!("read task failed: {e}")))?
+        // A missing file fails at once either way; only a small regular file is read inline.
+        let inline = super::small_or_missing(&resolved.path);
+        super::run_file_io(inline, "read", move || {
+            read_path(&state, &session, &resolved.path, &input)
+        })
+        .await
     }
 
     fn project(&self, output: &ReadOutput) -> Vec<Content> {

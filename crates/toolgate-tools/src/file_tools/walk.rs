@@ -148,6 +148,40 @@ where
     Ok(shared.into_inner().unwrap_or_else(PoisonError::into_inner))
 }
 
+/// Walks `builder` on the calling thread, one entry at a time, as long as the
+/// tree is small: returns `None` as soon as more than `budget` entries were
+/// seen, so that the caller can walk it again in parallel off the event loop.
+/// For a small directory this saves starting walker threads and a hand-off to
+/// the blocking pool, which cost more than the walk itself.
+pub fn collect_small<T, F>(
+    builder: &WalkBuilder,
+    cancel: &CancellationToken,
+    budget: usize,
+    mut visit: F,
+) -> Result<Option<(Vec<T>, usize)>, ToolError>
+where
+    F: FnMut(&DirEntry) -> Option<T>,
+{
+    let mut found = Vec::new();
+    let mut errors = 0;
+    for (seen, entry) in builder.build().enumerate() {
+        if seen >= budget {
+            return Ok(None);
+        }
+        if cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
+        match entry {
+            Ok(e) => found.extend(visit(&e)),
+            Err(e) => {
+                tracing::debug!(error = %e, "skipping unreadable entry");
+                errors += 1;
+            }
+        }
+    }
+    Ok(Some((found, errors)))
+}
+
 type Shared<T> = Mutex<(Vec<T>, usize)>;
 
 struct Builder<'s, T, I, F> {

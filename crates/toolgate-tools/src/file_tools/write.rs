@@ -80,11 +80,13 @@ impl Tool for WriteTool {
         let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
-        tokio::task::spawn_blocking(move || {
+        // Writing reads the old file first: both must be small to stay inline.
+        let inline = input.content.len() as u64 <= super::INLINE_FILE_BYTES
+            && super::small_or_missing(&resolved.path);
+        super::run_file_io(inline, "write", move || {
             write_file(&state, &session, &resolved.path, &input.content)
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("write task failed: {e}")))?
     }
 }
 
