@@ -52,7 +52,10 @@ impl Durability {
     }
 }
 
-/// An open event log that appends through one writer thread.
+/// The page cache of the connections that only append or checkpoint (KiB).
+const WRITER_CACHE: &str = "PRAGMA cache_size = -256";
+
+/// An open event log that appends on the submitter's thread or its writer thread.
 ///
 /// Several `EventLog`s, in one process or many, may append to the same file:
 /// each batch runs in `BEGIN IMMEDIATE` and continues the chain from the head it
@@ -86,7 +89,16 @@ impl EventLog {
         write_conn
             .execute_batch(durability.pragma())
             .map_err(StoreError::sqlite("setting durability"))?;
+        // Appending touches only the rightmost pages and the head; SQLite's
+        // default 2 MiB page cache per connection would only fill with pages
+        // never read again (resident memory of a long-running server).
+        write_conn
+            .execute_batch(WRITER_CACHE)
+            .map_err(StoreError::sqlite("sizing the page cache"))?;
         let checkpoint_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
+        checkpoint_conn
+            .execute_batch(WRITER_CACHE)
+            .map_err(StoreError::sqlite("sizing the page cache"))?;
         let background = checkpoint::install(&mut write_conn)
             .map_err(StoreError::sqlite("installing the WAL hook"))?;
         let checkpointer = std::thread::Builder::new()

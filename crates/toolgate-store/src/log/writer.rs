@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::Receiver;
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
@@ -248,11 +248,8 @@ pub(crate) fn run(shared: std::sync::Arc<Shared>, wakes: Receiver<Message>) {
             }
         };
         note(first);
-        loop {
-            match wakes.try_recv() {
-                Ok(m) => note(m),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
-            }
+        while let Ok(m) = wakes.try_recv() {
+            note(m);
         }
         shared.drain();
         for f in flushes.drain(..) {
