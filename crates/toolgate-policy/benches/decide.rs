@@ -184,6 +184,10 @@ fn main() {
         group.finish();
     }
     c.final_summary();
+    if std::env::args().any(|a| a == "--profile-time") {
+        // Profiling one benchmark: nothing else may run in the profile.
+        return;
+    }
 
     // p50 / p99 over individual decisions.
     println!("\npercentiles over 20000 individual decisions (after 2000 warm-up):");

@@ -633,12 +633,12 @@ fn default_words(effect: Effect) -> &'static str {
 }
 
 fn describe_request(request: &PermissionRequest, raised: Option<&str>) -> String {
-    let mut s = format!(
-        "{} {} ({})",
-        request.action,
-        quote(&request.resource),
-        request.risk
-    );
+    use std::fmt::Write;
+    let mut s = String::with_capacity(request.action.len() + request.resource.len() + 48);
+    s.push_str(&request.action);
+    s.push(' ');
+    push_quoted(&mut s, &request.resource);
+    let _ = write!(s, " ({})", request.risk);
     if let Some(r) = raised.filter(|r| !r.is_empty()) {
         s.push_str(", ");
         s.push_str(r);
@@ -646,22 +646,22 @@ fn describe_request(request: &PermissionRequest, raised: Option<&str>) -> String
     s
 }
 
-fn quote(text: &str) -> String {
+/// `` `text` ``, cut after 120 characters with `…`.
+fn push_quoted(s: &mut String, text: &str) {
     const MAX: usize = 120;
-    if text.chars().count() > MAX {
-        let cut: String = text.chars().take(MAX).collect();
-        format!("`{cut}…`")
+    s.push('`');
+    // At most MAX bytes is at most MAX characters: no need to count.
+    if text.len() > MAX && text.chars().count() > MAX {
+        s.extend(text.chars().take(MAX));
+        s.push('…');
     } else {
-        format!("`{text}`")
+        s.push_str(text);
     }
+    s.push('`');
 }
 
 fn rule_reason(rule: &Rule, effect: Effect, opaque: bool, managed: bool) -> String {
-    let layer = if managed {
-        "managed rule (final)".to_string()
-    } else {
-        format!("{} rule", rule.layer.as_str())
-    };
+    use std::fmt::Write;
     let verb = match (rule.effect, effect) {
         (RuleEffect::ForceAsk, _) => "forces asking; no approval can allow it",
         (RuleEffect::Allow, Effect::Ask) if opaque => {
@@ -671,12 +671,21 @@ fn rule_reason(rule: &Rule, effect: Effect, opaque: bool, managed: bool) -> Stri
         (_, Effect::Ask) => "asks",
         (_, Effect::Deny) => "denies it",
     };
-    format!(
-        "{layer} {} at {}:{} {verb}",
-        rule.describe(),
-        rule.file,
-        rule.line
-    )
+    let mut s = String::with_capacity(
+        rule.action.len() + rule.resource.text.len() + rule.file.len() + verb.len() + 48,
+    );
+    if managed {
+        s.push_str("managed rule (final) ");
+    } else {
+        s.push_str(rule.layer.as_str());
+        s.push_str(" rule ");
+    }
+    let _ = write!(
+        s,
+        "{} \"{}\" = \"{}\" at {}:{} {verb}",
+        rule.action, rule.resource.text, rule.effect, rule.file, rule.line
+    );
+    s
 }
 
 /// Whether the shell analyser marked `request` as run through sudo or doas.

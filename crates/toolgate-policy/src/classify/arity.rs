@@ -171,7 +171,13 @@ fn finish(out: Vec<&str>) -> String {
     if out.is_empty() {
         return String::new();
     }
-    format!("{} *", out.join(" "))
+    let mut pattern = String::with_capacity(out.iter().map(|w| w.len() + 1).sum::<usize>() + 1);
+    for w in out {
+        pattern.push_str(w);
+        pattern.push(' ');
+    }
+    pattern.push('*');
+    pattern
 }
 
 /// `NAME=value` with a valid shell variable name.

@@ -79,37 +79,47 @@ pub fn path_risk(path: &Path, home: &Path) -> Option<Risk> {
 }
 
 fn is_secret(path: &Path, home: &Path) -> bool {
-    let names: Vec<&str> = path
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => s.to_str(),
-            _ => None,
-        })
-        .collect();
-    if names.iter().any(|n| SECRET_DIRS.contains(n)) {
+    // One pass over the components, without allocating: this runs for every
+    // path a command names.
+    let mut first: Option<&str> = None;
+    let mut prev: Option<&str> = None;
+    let mut last: Option<&str> = None;
+    for c in path.components() {
+        let Component::Normal(s) = c else {
+            continue;
+        };
+        let Some(name) = s.to_str() else {
+            continue;
+        };
+        if SECRET_DIRS.contains(&name) {
+            return true;
+        }
+        if let Some(dir) = prev {
+            if SECRET_PAIRS
+                .iter()
+                .any(|(d, entry)| dir == *d && (*entry == "*" || name == *entry))
+            {
+                return true;
+            }
+        }
+        first.get_or_insert(name);
+        prev = Some(name);
+        last = Some(name);
+    }
+    if last.is_some_and(secret_name) {
         return true;
     }
-    for pair in names.windows(2) {
-        if SECRET_PAIRS
-            .iter()
-            .any(|(dir, entry)| pair[0] == *dir && (*entry == "*" || pair[1] == *entry))
-        {
-            return true;
-        }
-    }
-    if let Some(last) = names.last() {
-        if secret_name(last) {
-            return true;
-        }
-    }
-    if path.is_absolute() && is_system_secret(path) {
+    // Every system secret lives under `/etc` or `/proc`.
+    if path.is_absolute() && matches!(first, Some("etc" | "proc")) && is_system_secret(path) {
         return true;
     }
     // `~/.kube` itself, `~/.config/gh` itself: the directory holding the secret.
-    if let Ok(rest) = path.strip_prefix(home) {
-        let rest = rest.to_string_lossy();
-        if rest == ".kube" || rest == ".docker" || rest == ".config/gh" {
-            return true;
+    if matches!(last, Some(".kube" | ".docker" | "gh")) {
+        if let Ok(rest) = path.strip_prefix(home) {
+            let rest = rest.to_string_lossy();
+            if rest == ".kube" || rest == ".docker" || rest == ".config/gh" {
+                return true;
+            }
         }
     }
     false

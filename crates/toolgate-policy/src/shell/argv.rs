@@ -364,7 +364,8 @@ fn inline_code(name: &str, args: &[String]) -> Option<String> {
                     .take_while(|c| c.is_ascii_alphabetic())
                     .any(|c| c == letter)
             } else {
-                a == flag || a.starts_with(&format!("{flag}="))
+                a.strip_prefix(flag)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
             };
             if hit {
                 return Some(format!("`{name} {a}` runs inline code"));

@@ -35,10 +35,11 @@ enum Kind {
 /// `lstat` and `readlink` answers for one analysis.
 #[derive(Debug, Default)]
 pub(crate) struct PathCache {
-    lstat: RefCell<HashMap<PathBuf, Result<Kind, io::ErrorKind>>>,
+    // Keyed by the path's bytes: hashing a `Path` walks its components.
+    lstat: RefCell<HashMap<OsString, Result<Kind, io::ErrorKind>>>,
     /// Errors other than "missing" are rare; keep the full error for the message.
-    errors: RefCell<HashMap<PathBuf, (i32, String)>>,
-    links: RefCell<HashMap<PathBuf, PathBuf>>,
+    errors: RefCell<HashMap<OsString, (i32, String)>>,
+    links: RefCell<HashMap<OsString, PathBuf>>,
 }
 
 fn kind_of(meta: &Metadata) -> Kind {
@@ -60,7 +61,7 @@ fn is_missing(e: &io::Error) -> bool {
 impl PathCache {
     /// `lstat(path)`, once.
     fn kind(&self, path: &Path) -> Result<Kind, io::Error> {
-        if let Some(hit) = self.lstat.borrow().get(path) {
+        if let Some(hit) = self.lstat.borrow().get(path.as_os_str()) {
             return match hit {
                 Ok(k) => Ok(*k),
                 Err(_) => Err(self.error(path)),
@@ -75,18 +76,20 @@ impl PathCache {
             Ok(k) => Ok(*k),
             Err(e) => {
                 self.errors.borrow_mut().insert(
-                    path.to_path_buf(),
+                    path.as_os_str().to_owned(),
                     (e.raw_os_error().unwrap_or(0), e.to_string()),
                 );
                 Err(e.kind())
             }
         };
-        self.lstat.borrow_mut().insert(path.to_path_buf(), stored);
+        self.lstat
+            .borrow_mut()
+            .insert(path.as_os_str().to_owned(), stored);
         answer
     }
 
     fn error(&self, path: &Path) -> io::Error {
-        match self.errors.borrow().get(path) {
+        match self.errors.borrow().get(path.as_os_str()) {
             Some((code, _)) if *code != 0 => io::Error::from_raw_os_error(*code),
             Some((_, text)) => io::Error::other(text.clone()),
             None => io::Error::other("unreadable"),
@@ -99,13 +102,13 @@ impl PathCache {
     }
 
     fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
-        if let Some(t) = self.links.borrow().get(path) {
+        if let Some(t) = self.links.borrow().get(path.as_os_str()) {
             return Ok(t.clone());
         }
         let target = std::fs::read_link(path)?;
         self.links
             .borrow_mut()
-            .insert(path.to_path_buf(), target.clone());
+            .insert(path.as_os_str().to_owned(), target.clone());
         Ok(target)
     }
 
