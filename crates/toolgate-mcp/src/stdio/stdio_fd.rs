@@ -6,7 +6,7 @@
 //! else (a terminal, a regular file) goes through `tokio::io::stdin`/`stdout`.
 
 use std::fs::File;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -42,7 +42,7 @@ enum Kind {
 }
 
 /// A duplicate of `fd` and what kind of file it is.
-fn duplicate(fd: std::os::fd::BorrowedFd<'_>) -> Option<(OwnedFd, Kind)> {
+fn duplicate(fd: BorrowedFd<'_>) -> Option<(OwnedFd, Kind)> {
     let owned = fd.try_clone_to_owned().ok()?;
     let file = File::from(owned);
     let kind = match file.metadata() {
@@ -61,18 +61,22 @@ fn socket(fd: OwnedFd) -> Option<UnixStream> {
 
 /// Stdin on the event loop when it is a pipe or a socket.
 pub(super) fn reader() -> Reader {
-    let fast = match duplicate(std::io::stdin().as_fd()) {
+    fast_reader(std::io::stdin().as_fd()).unwrap_or_else(|| Reader::Std(tokio::io::stdin()))
+}
+
+/// A duplicate of `fd` on the event loop, when it is a pipe or a socket.
+fn fast_reader(fd: BorrowedFd<'_>) -> Option<Reader> {
+    match duplicate(fd) {
         Some((fd, Kind::Fifo)) => pipe::Receiver::from_owned_fd(fd).ok().map(Reader::Pipe),
         Some((fd, Kind::Socket)) => socket(fd).map(Reader::Socket),
         _ => None,
-    };
-    fast.unwrap_or_else(|| Reader::Std(tokio::io::stdin()))
+    }
 }
 
 /// Whether two descriptors are the same file (as with `2>&1`).
-fn same_file(a: std::os::fd::BorrowedFd<'_>, b: std::os::fd::BorrowedFd<'_>) -> bool {
+fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let meta = |fd: std::os::fd::BorrowedFd<'_>| {
+    let meta = |fd: BorrowedFd<'_>| {
         fd.try_clone_to_owned()
             .ok()
             .and_then(|fd| File::from(fd).metadata().ok())
@@ -92,12 +96,16 @@ pub(super) fn writer() -> Writer {
     if same_file(stdout.as_fd(), std::io::stderr().as_fd()) {
         return Writer::Std(tokio::io::stdout());
     }
-    let fast = match duplicate(stdout.as_fd()) {
+    fast_writer(stdout.as_fd()).unwrap_or_else(|| Writer::Std(tokio::io::stdout()))
+}
+
+/// A duplicate of `fd` on the event loop, when it is a pipe or a socket.
+fn fast_writer(fd: BorrowedFd<'_>) -> Option<Writer> {
+    match duplicate(fd) {
         Some((fd, Kind::Fifo)) => pipe::Sender::from_owned_fd(fd).ok().map(Writer::Pipe),
         Some((fd, Kind::Socket)) => socket(fd).map(Writer::Socket),
         _ => None,
-    };
-    fast.unwrap_or_else(|| Writer::Std(tokio::io::stdout()))
+    }
 }
 
 impl AsyncRead for Reader {
@@ -143,5 +151,73 @@ impl AsyncWrite for Writer {
             Writer::Pipe(w) => Pin::new(w).poll_shutdown(cx),
             Writer::Std(w) => Pin::new(w).poll_shutdown(cx),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::os::fd::AsFd;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A pipe pair from the OS (what Python's subprocess gives a server).
+    fn os_pipe() -> (File, File) {
+        let (rx, tx) = std::io::pipe().unwrap();
+        (File::from(OwnedFd::from(rx)), File::from(OwnedFd::from(tx)))
+    }
+
+    #[tokio::test]
+    async fn pipes_are_read_and_written_on_the_event_loop() {
+        let (rx, mut client_tx) = os_pipe();
+        let mut reader = fast_reader(rx.as_fd()).expect("a pipe is fast");
+        assert!(matches!(reader, Reader::Pipe(_)));
+        client_tx.write_all(b"{\"id\":1}\n").unwrap();
+        let mut buf = [0u8; 9];
+        reader.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"{\"id\":1}\n");
+
+        let (mut client_rx, tx) = os_pipe();
+        let mut writer = fast_writer(tx.as_fd()).expect("a pipe is fast");
+        assert!(matches!(writer, Writer::Pipe(_)));
+        writer.write_all(b"reply\n").await.unwrap();
+        writer.flush().await.unwrap();
+        drop(writer);
+        drop(tx);
+        let mut got = String::new();
+        client_rx.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "reply\n");
+    }
+
+    #[tokio::test]
+    async fn sockets_are_read_and_written_on_the_event_loop() {
+        // What libuv (Node) clients give a server as its stdio.
+        let (mut client, server) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut reader = fast_reader(server.as_fd()).expect("a socket is fast");
+        let mut writer = fast_writer(server.as_fd()).expect("a socket is fast");
+        assert!(matches!(reader, Reader::Socket(_)));
+        client.write_all(b"ping\n").unwrap();
+        let mut buf = [0u8; 5];
+        reader.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"ping\n");
+        writer.write_all(b"pong\n").await.unwrap();
+        writer.shutdown().await.unwrap();
+        let mut back = [0u8; 5];
+        client.read_exact(&mut back).unwrap();
+        assert_eq!(&back, b"pong\n");
+    }
+
+    #[test]
+    fn regular_files_fall_back_and_shared_output_is_detected() {
+        let file = tempfile::tempfile().unwrap();
+        assert!(fast_reader(file.as_fd()).is_none());
+        assert!(fast_writer(file.as_fd()).is_none());
+        let (rx, tx) = os_pipe();
+        let dup = tx.try_clone().unwrap();
+        assert!(same_file(tx.as_fd(), dup.as_fd()), "2>&1 shares the pipe");
+        drop(rx);
+        assert!(!same_file(tx.as_fd(), file.as_fd()));
     }
 }
