@@ -3,6 +3,7 @@
 //! store. Exit status: 0 when every call was evaluated, 2 on a usage or config
 //! error (returned as `Err`, which `main` maps to 2).
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -127,33 +128,45 @@ fn parse_input(text: &str) -> Result<Value> {
 }
 
 /// Saved approvals, read-only: consulted when the data directory already holds
-/// them, never created by a check.
-struct Saved(Vec<SavedApproval>);
+/// them, never created by a check. Read on the first ask that an approval could
+/// answer, so a call that is allowed or denied outright never opens SQLite.
+struct Saved<'d> {
+    data: Option<&'d DataDir>,
+    project: PathBuf,
+    rows: OnceCell<Vec<SavedApproval>>,
+}
 
-impl Saved {
-    fn load(data: Option<&DataDir>, project: &Path) -> Saved {
-        let Some(db) = data.map(DataDir::state_db).filter(|p| p.exists()) else {
-            return Saved(Vec::new());
-        };
-        let rows = SqliteApprovals::open(&db)
-            .map_err(|e| e.to_string())
-            .and_then(|s| {
-                s.list_project(&project.display().to_string())
-                    .map_err(|e| e.to_string())
-            });
-        match rows {
-            Ok(rows) => Saved(rows),
-            Err(e) => {
-                tracing::warn!("cannot read saved approvals from {}: {e}", db.display());
-                Saved(Vec::new())
-            }
+impl<'d> Saved<'d> {
+    fn new(data: Option<&'d DataDir>, project: &Path) -> Saved<'d> {
+        Saved {
+            data,
+            project: project.to_path_buf(),
+            rows: OnceCell::new(),
         }
+    }
+
+    fn rows(&self) -> &[SavedApproval] {
+        self.rows.get_or_init(|| {
+            let Some(db) = self.data.map(DataDir::state_db).filter(|p| p.exists()) else {
+                return Vec::new();
+            };
+            let rows = SqliteApprovals::open(&db)
+                .map_err(|e| e.to_string())
+                .and_then(|s| {
+                    s.list_project(&self.project.display().to_string())
+                        .map_err(|e| e.to_string())
+                });
+            rows.unwrap_or_else(|e| {
+                tracing::warn!("cannot read saved approvals from {}: {e}", db.display());
+                Vec::new()
+            })
+        })
     }
 }
 
-impl ApprovalLookup for Saved {
+impl ApprovalLookup for Saved<'_> {
     fn covering(&self, action: &str, resource: &str) -> Option<(DecisionSource, String)> {
-        self.0
+        self.rows()
             .iter()
             .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
             .map(|a| (DecisionSource::Saved, a.pattern.clone()))
@@ -172,7 +185,7 @@ pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
     let location = location(args.policy.root.as_deref())?;
     let policy = load_policy(&location, &args.policy)?;
     let requests = requests(tool, &input, &location).map_err(|e| anyhow!(e))?;
-    let saved = Saved::load(data, location.root());
+    let saved = Saved::new(data, location.root());
     let answer = outcome(&judge_call(&policy, requests, &location, &saved));
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -212,7 +225,7 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
     // A bad config for the batch's own root is a usage error, before any line.
     let default_policy = load_policy(&default_location, args)?;
     let mut policies: HashMap<PathBuf, (Location, Policy, Saved)> = HashMap::new();
-    let saved = Saved::load(data, default_location.root());
+    let saved = Saved::new(data, default_location.root());
     policies.insert(
         default_location.root().to_path_buf(),
         (default_location.clone(), default_policy, saved),
@@ -234,7 +247,7 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
                 let key = loc.root().to_path_buf();
                 if !policies.contains_key(&key) {
                     let policy = load_policy(&loc, args).map_err(|e| e.to_string())?;
-                    let saved = Saved::load(data, loc.root());
+                    let saved = Saved::new(data, loc.root());
                     policies.insert(key.clone(), (loc, policy, saved));
                 }
                 key
@@ -255,7 +268,7 @@ pub fn run_explain(args: ExplainArgs, data: Option<&DataDir>) -> Result<i32> {
     let location = location(args.policy.root.as_deref())?;
     let policy = load_policy(&location, &args.policy)?;
     let requests = requests(&args.tool, &input, &location).map_err(|e| anyhow!(e))?;
-    let saved = Saved::load(data, location.root());
+    let saved = Saved::new(data, location.root());
     let judged = judge_call(&policy, requests, &location, &saved);
     print!("{}", explain(&policy, &args.tool, &input, &judged));
     Ok(0)

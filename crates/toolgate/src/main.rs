@@ -83,14 +83,7 @@ enum ApprovalsCommand {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    init_logging();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
@@ -98,6 +91,26 @@ fn main() -> ExitCode {
             eprintln!("toolgate: error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Logs to stderr at `warn`, or as `TOOLGATE_LOG` says. Parsing a filter
+/// compiles regular expressions, which costs a short process like `check`
+/// milliseconds, so it only happens when `TOOLGATE_LOG` is set.
+fn init_logging() {
+    let logs = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    match std::env::var_os("TOOLGATE_LOG").filter(|v| !v.is_empty()) {
+        Some(_) => logs
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .init(),
+        None => logs
+            .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
+            .init(),
     }
 }
 

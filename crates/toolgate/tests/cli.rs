@@ -589,3 +589,38 @@ fn log_follow_prints_new_events_as_they_arrive() {
     follower.kill().unwrap();
     follower.wait().unwrap();
 }
+
+/// `check` reads saved approvals only when an ask could use one, never
+/// creates the approvals database, and still honours what is saved.
+#[test]
+fn check_uses_saved_approvals_and_never_creates_the_database() {
+    use toolgate_policy::approvals::ApprovalStore;
+    let e = env();
+    let state = e.data.join("state.db");
+    let check = |command: &str| {
+        let input = serde_json::json!({ "command": command }).to_string();
+        let o = toolgate(&e, &["check", "bash", &input, "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let answer = check("cargo test -p core");
+    assert_eq!(answer["decision"], "ask");
+    assert!(!state.exists(), "check created {}", state.display());
+    let store = toolgate_store::SqliteApprovals::open(&state).unwrap();
+    store
+        .save(&e.ws.display().to_string(), "bash", "cargo test *")
+        .unwrap();
+    drop(store);
+    let answer = check("cargo test -p core");
+    assert_eq!(answer["decision"], "allow", "{answer}");
+    assert_eq!(answer["source"], "saved", "{answer}");
+    // An approval never answers a destructive request.
+    assert_eq!(check("cargo test && rm -rf src")["decision"], "ask");
+    // Another project's approval does not count.
+    let other = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({ "command": "cargo test" }).to_string();
+    let root = other.path().to_str().unwrap();
+    let o = toolgate(&e, &["check", "bash", &input, "--json", "--root", root]);
+    let answer: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(answer["decision"], "ask", "{answer}");
+}
