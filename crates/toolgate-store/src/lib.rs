@@ -5,9 +5,12 @@
 //! - [`EventLog`]: the audit log, a SQLite file in WAL mode where every event
 //!   row stores `hash = sha256(prev_hash || canonical JSON of the event)`, so
 //!   [`verify`] finds any edited, deleted, reordered or inserted event. It
-//!   implements [`toolgate_core::EventSink`]: `submit` queues to one writer
-//!   thread that group-commits everything waiting, and the returned ack resolves
-//!   only after the commit. See [`Durability`] for what "durable" means.
+//!   implements [`toolgate_core::EventSink`]: `submit` (or `submit_batch`)
+//!   queues the events, and everything waiting is committed in one transaction,
+//!   by the submitter itself when the connection and the file lock are free
+//!   (with [`Durability::Normal`]; cheaper than waking a thread), else by the
+//!   log's writer thread. The returned ack resolves only after the commit. See
+//!   [`Durability`] for what "durable" means.
 //! - [`SpillStore`]: full tool outputs under `tool-output/`, implementing
 //!   [`toolgate_core::OutputStore`], with a retention [`sweep`](SpillStore::sweep).
 //! - [`SqliteApprovals`]: saved `always` approvals, implementing
