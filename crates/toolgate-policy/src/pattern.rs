@@ -382,9 +382,15 @@ fn translate(text: &str, kind: PatternKind) -> String {
                 }
             }
             '?' => out.push('.'),
-            other => {
-                let mut buf = [0u8; 4];
-                out.push_str(&regex::escape(other.encode_utf8(&mut buf)));
+            _ => {
+                // A run of literal text, escaped at once.
+                let start = i;
+                while i < chars.len() && !is_wild(chars[i]) {
+                    i += 1;
+                }
+                let run: String = chars[start..i].iter().collect();
+                out.push_str(&regex::escape(&run));
+                continue;
             }
         }
         i += 1;
