@@ -1,5 +1,6 @@
 //! `read`: a text file by lines, a directory as a listing, an image as content.
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -278,7 +279,8 @@ fn text_read(scan: Scan, offset: usize, limit: usize) -> Result<TextRead, ToolEr
         if i > 0 {
             content.push('\n');
         }
-        content.push_str(&format!("{number:>6}\t{}", line.text));
+        // Writing to a String cannot fail.
+        let _ = write!(content, "{number:>6}\t{}", line.text);
     }
     let shown = scan.lines.len();
     let end_line = if shown == 0 { 0 } else { offset + shown - 1 };
@@ -423,6 +425,14 @@ fn finish_line(bytes: &mut Vec<u8>, mut chars: usize, total_bytes: usize, last: 
     }
     let kept_all = chars <= MAX_LINE_CHARS;
     let invalid = match std::str::from_utf8(bytes) {
+        // The common line: valid and short, taken as is (one pass, one copy).
+        Ok(text) if kept_all => {
+            return ScannedLine {
+                text: text.to_owned(),
+                cut: false,
+                invalid: false,
+            };
+        }
         Ok(_) => false,
         // A character split by the keep limit lies past the cut; not an error.
         Err(e) => e.error_len().is_some() || kept_all,
