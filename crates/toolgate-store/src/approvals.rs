@@ -66,6 +66,17 @@ impl SqliteApprovals {
         })
     }
 
+    /// Opens an existing state database read-only: nothing is created, set up
+    /// or written (what `toolgate check` needs). Saving or revoking through it
+    /// fails with [`ApprovalStoreError::Storage`]; a missing file is
+    /// [`StoreError::Missing`].
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<SqliteApprovals, StoreError> {
+        let conn = sqlite::open(path.as_ref(), STATE_FILE, Access::ReadOnly)?;
+        Ok(SqliteApprovals {
+            inner: Mutex::new(Inner { conn, cache: None }),
+        })
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -184,3 +184,34 @@ fn another_connections_revoke_and_save_are_seen_on_the_next_list() {
     assert!(server.list_project("/ws").unwrap().is_empty());
     assert_eq!(server.list_project("/other").unwrap(), vec![d]);
 }
+
+#[test]
+fn a_read_only_store_lists_what_is_saved_and_refuses_to_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    // Nothing there: an error naming the file, and no file is created.
+    let missing = SqliteApprovals::open_read_only(&path).err().unwrap();
+    assert!(missing.to_string().contains("state.db"), "{missing}");
+    assert!(!path.exists());
+
+    let writer = SqliteApprovals::open(&path).unwrap();
+    let saved = writer.save("/ws", "bash", "cargo test *").unwrap();
+    let reader = SqliteApprovals::open_read_only(&path).unwrap();
+    assert_eq!(reader.list_project("/ws").unwrap(), vec![saved.clone()]);
+    // Writes through it fail with an error and change nothing.
+    assert!(matches!(
+        reader.save("/ws", "bash", "ls *"),
+        Err(ApprovalStoreError::Storage(_))
+    ));
+    assert!(reader.revoke(saved.id).is_err());
+    assert_eq!(writer.list_all().unwrap(), vec![saved.clone()]);
+    // A revoke by the writer is seen by the reader on its next list.
+    writer.revoke(saved.id).unwrap();
+    assert!(reader.list_project("/ws").unwrap().is_empty());
+    // With no writer open (its WAL checkpointed and gone), it still reads.
+    let kept = writer.save("/ws", "bash", "git status *").unwrap();
+    drop(reader);
+    drop(writer);
+    let reader = SqliteApprovals::open_read_only(&path).unwrap();
+    assert_eq!(reader.list_project("/ws").unwrap(), vec![kept]);
+}

@@ -150,7 +150,7 @@ impl<'d> Saved<'d> {
             let Some(db) = self.data.map(DataDir::state_db).filter(|p| p.exists()) else {
                 return Vec::new();
             };
-            let rows = SqliteApprovals::open(&db)
+            let rows = SqliteApprovals::open_read_only(&db)
                 .map_err(|e| e.to_string())
                 .and_then(|s| {
                     s.list_project(&self.project.display().to_string())
