@@ -73,7 +73,7 @@ pub struct EventPayload {
     /// The tool name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
-    /// The decoded input.
+    /// The decoded input, logged once per call: on its first `permission.requested`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
     /// The model's id for this call.

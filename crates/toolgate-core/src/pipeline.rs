@@ -356,13 +356,12 @@ impl Engine {
             return Err(CallError::Cancelled);
         }
         // 6. Run, once every event so far is durable.
-        let mut payload = self.payload(call);
-        payload.args = Some(call.input.clone());
+        // The input is in the call's first `permission.requested`, not repeated here.
         batch.push(Event::now(
             EventKind::ToolStarted,
             &call.identity.session_id,
             &call.identity.call_id,
-            payload,
+            self.payload(call),
         ));
         self.sink.submit_batch(batch).await?;
         let started = Instant::now();
@@ -441,7 +440,11 @@ impl Engine {
             .map(|(i, j)| {
                 let decision = finals.map_or(&j.decision, |f| &f[i]);
                 let mut payload = self.payload(call);
-                payload.args = Some(call.input.clone());
+                // The input is logged once per call: on its first event that
+                // always precedes a run (readers look it up there).
+                if kind == EventKind::PermissionRequested && i == 0 {
+                    payload.args = Some(call.input.clone());
+                }
                 payload.action = Some(j.request.action.clone());
                 payload.resource = Some(j.request.resource.clone());
                 payload.risk_at_decision = Some(decision.risk);

@@ -71,11 +71,15 @@ async fn allowed_call_records_every_step_in_order() {
             EventKind::ToolCompleted
         ]
     );
-    let resolved = &f.sink.events.lock().unwrap()[1];
+    let events = f.sink.events.lock().unwrap();
+    let resolved = &events[1];
     assert_eq!(resolved.payload.decision, Some(Effect::Allow));
     assert_eq!(resolved.payload.action.as_deref(), Some("echo"));
     assert_eq!(resolved.payload.resource.as_deref(), Some("hi"));
     assert_eq!(resolved.call_id, "c1");
+    // The input is logged once, on the call's first `permission.requested`.
+    assert_eq!(events[0].payload.args, Some(json!({"text": "hi"})));
+    assert!(events[1..].iter().all(|e| e.payload.args.is_none()));
 }
 
 #[tokio::test]

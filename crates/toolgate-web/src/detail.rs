@@ -1,7 +1,7 @@
 //! What a pending call would do, in full: the command, or the diff of an edit or
 //! patch. The ask carries only actions and resources, so the call's input is
-//! read back from its `permission.requested` event, which the pipeline makes
-//! durable before anyone is asked.
+//! read back from its first `permission.requested` event (the only one that
+//! carries it), which the pipeline makes durable before anyone is asked.
 
 use std::fmt::Write as _;
 use std::path::Path;

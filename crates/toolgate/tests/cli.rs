@@ -328,6 +328,27 @@ fn nothing_starts_without_durable_allow_for_every_request() {
     }
     // read a.txt, bash echo, list, grep ran; .env, cat .env, rm -rf and /etc did not.
     assert_eq!(started, 4, "{}", stdout(&o));
+    // Each call's input is logged once: on its first `permission.requested`
+    // (`bash "echo ok && cat a.txt"` has several requests).
+    for (_, input) in calls {
+        let input: Value = serde_json::from_str(input).unwrap();
+        let with_args: Vec<&Value> = events
+            .iter()
+            .filter(|x| x["payload"]["args"] == input)
+            .collect();
+        assert_eq!(with_args.len(), 1, "{input}");
+        let call = &with_args[0]["call_id"];
+        let first = events
+            .iter()
+            .find(|x| x["call_id"] == *call && x["kind"] == "permission.requested")
+            .unwrap();
+        assert_eq!(first["seq"], with_args[0]["seq"], "{input}");
+        let others = events
+            .iter()
+            .filter(|x| x["call_id"] == *call && x["seq"] != first["seq"]);
+        assert!(others.clone().count() >= 2, "{input}");
+        assert!(others.clone().all(|x| x["payload"].get("args").is_none()));
+    }
     let o = toolgate(&e, &["log", "verify"]);
     assert_eq!(o.status.code(), Some(0));
 }
