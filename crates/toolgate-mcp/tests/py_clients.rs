@@ -517,14 +517,16 @@ async fn stdio_raw(ctx: Ctx) -> Result<(), String> {
     cmd.arg("stdio").arg(exe);
     run(cmd).await?;
     let events = ctx.events();
+    // The oversized call is refused before the gate: no event of any kind
+    // carries its arguments (a call's args live on its first
+    // permission.requested, so this also shows it was never judged or run).
     ensure(
         !events.iter().any(|e| {
-            kind(e) == "tool.started"
-                && e["payload"]["args"]["text"]
-                    .as_str()
-                    .is_some_and(|t| t.len() > 1000)
+            e["payload"]["args"]["text"]
+                .as_str()
+                .is_some_and(|t| t.len() > 1000)
         }),
-        || "the 50 MB call never ran".into(),
+        || "the 50 MB call reached the gate".into(),
     )
 }
 
