@@ -182,26 +182,39 @@ struct Running {
 }
 
 impl Running {
-    async fn start(args: ServerArgs, data: DataDir, durability: Durability) -> Result<Running> {
+    /// Builds the engine, runs `before_page` on it (what must be settled before
+    /// anything is served, such as `serve`'s token), then starts the page and
+    /// the reloader.
+    async fn start<T>(
+        args: ServerArgs,
+        data: DataDir,
+        durability: Durability,
+        before_page: impl FnOnce(&Runtime) -> Result<T>,
+    ) -> Result<(Running, T)> {
         let elicitation = ElicitationChannel::new();
         let web = (!args.no_web).then(WebApprovals::new);
+        let web_listen = args.web_listen;
+        let runtime = mcp_runtime(args, data.clone(), durability, &elicitation, web.as_ref())?;
+        let settled = before_page(&runtime)?;
         let page = match &web {
-            Some(w) => Some(start_web(args.web_listen, &data, w.clone()).await?),
+            Some(w) => Some(start_web(web_listen, &data, w.clone()).await?),
             None => None,
         };
-        let runtime = mcp_runtime(args, data, durability, &elicitation, web.as_ref())?;
         let reloader = runtime.spawn_policy_reloader();
         let server = ToolgateServer::with_elicitation(
             runtime.engine.clone(),
             runtime.location.clone(),
             elicitation,
         );
-        Ok(Running {
-            runtime,
-            server,
-            page,
-            reloader,
-        })
+        Ok((
+            Running {
+                runtime,
+                server,
+                page,
+                reloader,
+            },
+            settled,
+        ))
     }
 
     /// Stops the page and the reloader, and flushes the audit log.
@@ -219,7 +232,7 @@ impl Running {
 
 /// Runs `toolgate mcp` until the client closes stdin; returns the exit status.
 pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Result<i32> {
-    let running = Running::start(args.common, data, durability).await?;
+    let (running, ()) = Running::start(args.common, data, durability, |_| Ok(())).await?;
     let server = running.server.clone();
     let options = StdioOptions {
         max_message_bytes: args.max_message_bytes,
@@ -238,12 +251,12 @@ fn serve_auth(
     no_auth: bool,
     flag: Option<String>,
     data_root: &std::path::Path,
-    running: &Running,
+    runtime: &Runtime,
 ) -> Result<HttpAuth> {
     if no_auth {
         return Ok(HttpAuth::Disabled);
     }
-    let policy = running.runtime.gate.policy();
+    let policy = runtime.gate.policy();
     let token = match (flag, policy.serve_config()) {
         (Some(t), _) => t,
         (None, Some(config)) => {
@@ -273,14 +286,11 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         );
     }
     let data_root = data.root().to_path_buf();
-    let running = Running::start(args.common, data, durability).await?;
-    let auth = match serve_auth(args.no_auth, args.token, &data_root, &running) {
-        Ok(auth) => auth,
-        Err(e) => {
-            running.stop()?;
-            return Err(e);
-        }
-    };
+    let (no_auth, token) = (args.no_auth, args.token);
+    let (running, auth) = Running::start(args.common, data, durability, |runtime| {
+        serve_auth(no_auth, token, &data_root, runtime)
+    })
+    .await?;
     let _sweeper = running
         .runtime
         .spill

@@ -224,3 +224,32 @@ fn bad_token_config_stops_serve_with_the_reason() {
     );
     assert!(!Path::new(&e.path("data/serve-token")).exists());
 }
+
+#[test]
+fn a_refused_token_config_hands_out_no_approval_page_url() {
+    let e = Env::new();
+    let shared = e.private_file("home/shared-token", &format!("{TOKEN}\n"), 0o644);
+    e.user_config(&format!("[serve]\ntoken_file = \"{}\"\n", shared.display()));
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--web-listen",
+            "127.0.0.1:0",
+            "--root",
+        ])
+        .arg(e.path("ws"))
+        .env_remove("TOOLGATE_SERVE_TOKEN")
+        .env("HOME", e.path("home"))
+        .env("TOOLGATE_DATA_DIR", e.path("data"))
+        .env("TOOLGATE_MANAGED_CONFIG", e.path("no-managed.toml"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "serve started:\n{stderr}");
+    assert!(stderr.contains("chmod 600"), "{stderr}");
+    // Refused before anything is served: no page URL (with its token) was printed.
+    assert!(!stderr.contains("approval page at"), "{stderr}");
+}
