@@ -1,12 +1,16 @@
 //! `InOrder`: channels tried in the configured order. The first asks alone; the
 //! next is asked too when an asking channel ends without an answer or after
 //! `escalate_after`; every started channel races and the first answer wins.
+//! `FirstAnswer`, its zero-delay case (every channel asked at once), is tested
+//! here too, on the same channels.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError, InOrder};
+use toolgate_policy::approvals::{
+    Answer, ApprovalChannel, AskPrompt, ChannelError, FirstAnswer, InOrder,
+};
 
 /// What happened to one channel's question.
 #[derive(Debug, Default)]
@@ -161,4 +165,49 @@ async fn failure_names_every_channel_in_order() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("no approval channel"), "{err}");
+}
+
+#[tokio::test]
+async fn first_answer_wins_and_the_slower_question_is_withdrawn() {
+    let (slow, slow_seen) = channel(5_000, || Ok(Answer::Always));
+    let (fast, _) = channel(10, || Ok(Answer::Once));
+    let any = FirstAnswer(vec![slow, fast]);
+    assert_eq!(any.ask(&prompt()).await.unwrap(), Answer::Once);
+    assert!(slow_seen.lock().unwrap().withdrawn);
+}
+
+#[tokio::test]
+async fn first_answer_lets_the_next_channel_answer_when_one_is_unavailable() {
+    let (none, _) = channel(0, unavailable);
+    let (page, _) = channel(20, || {
+        Ok(Answer::Reject {
+            message: Some("no".into()),
+        })
+    });
+    let any = FirstAnswer(vec![none, page]);
+    assert_eq!(
+        any.ask(&prompt()).await.unwrap(),
+        Answer::Reject {
+            message: Some("no".into())
+        }
+    );
+}
+
+#[tokio::test]
+async fn first_answer_fails_only_when_every_channel_fails() {
+    let (a, _) = channel(0, unavailable);
+    let (b, _) = channel(0, || {
+        Err(ChannelError::Unavailable("no elicitation".into()))
+    });
+    let err = FirstAnswer(vec![a, b]).ask(&prompt()).await.unwrap_err();
+    assert!(
+        matches!(&err, ChannelError::Unavailable(m) if m.contains("no terminal") && m.contains("no elicitation")),
+        "{err}"
+    );
+    let (a, _) = channel(0, unavailable);
+    let (b, _) = channel(0, || Err(ChannelError::Failed("page crashed".into())));
+    let err = FirstAnswer(vec![a, b]).ask(&prompt()).await.unwrap_err();
+    assert!(matches!(err, ChannelError::Failed(_)));
+    let err = FirstAnswer(Vec::new()).ask(&prompt()).await.unwrap_err();
+    assert!(err.to_string().contains("no approval channel"));
 }
