@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use toolgate_core::{Effect, Location};
-use toolgate_policy::check::{BatchLine, CheckOutcome, check, explain, judge_call, run_batch};
+use toolgate_policy::check::{
+    BatchLine, CheckOutcome, Judgement, check, explain, judge_call, run_batch,
+};
 use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{NoApprovals, Policy};
 use toolgate_policy::rules::Layer;
@@ -22,13 +24,28 @@ fn workspace() -> (tempfile::TempDir, Location) {
 const CONFIG: &str = "[permission.bash]\n\"git status *\" = \"allow\"\n\"git push *\" = \"ask!\"\n\n[permission.edit]\n\"src/**\" = \"allow\"\n";
 
 fn policy(loc: &Location) -> Policy {
+    project_policy(loc, "/home/u", "cfg.toml", CONFIG)
+}
+
+/// A policy of one project-layer file `name` holding `text`.
+fn project_policy(loc: &Location, home: &str, name: &str, text: &str) -> Policy {
     Policy::from_texts(
         loc.root(),
-        Path::new("/home/u"),
-        &[("cfg.toml", Layer::Project, CONFIG)],
+        Path::new(home),
+        &[(name, Layer::Project, text)],
         None,
     )
     .unwrap()
+}
+
+/// The judgement of every request of one built-in tool call, with no approvals.
+fn judge_all(p: &Policy, loc: &Location, tool: &str, input: &Value) -> Vec<Judgement> {
+    judge_call(
+        p,
+        builtin_intent(tool, input, loc).unwrap(),
+        loc,
+        &NoApprovals,
+    )
 }
 
 fn answer(p: &Policy, loc: &Location, tool: &str, input: Value) -> CheckOutcome {
@@ -131,12 +148,7 @@ fn explain_says_why_in_words() {
     let (_d, loc) = workspace();
     let p = policy(&loc);
     let input = json!({"command": "git push --force origin main && git status"});
-    let judged = judge_call(
-        &p,
-        builtin_intent("bash", &input, &loc).unwrap(),
-        &loc,
-        &NoApprovals,
-    );
+    let judged = judge_all(&p, &loc, "bash", &input);
     let text = explain(&p, "bash", &input, &judged);
     assert!(text.contains("Decision: ASK"), "{text}");
     assert!(
@@ -152,12 +164,7 @@ fn explain_says_why_in_words() {
     );
     // A default is named as such.
     let input = json!({"url": "https://docs.rs/x"});
-    let judged = judge_call(
-        &p,
-        builtin_intent("webfetch", &input, &loc).unwrap(),
-        &loc,
-        &NoApprovals,
-    );
+    let judged = judge_all(&p, &loc, "webfetch", &input);
     let text = explain(&p, "webfetch", &input, &judged);
     assert!(
         text.contains("no rule matched, so the default for network applies"),
@@ -170,20 +177,9 @@ fn explain_says_why_in_words() {
 fn explain_lists_rules_that_matched_but_did_not_decide() {
     let (_d, loc) = workspace();
     let text = "[permission.bash]\n\"*\" = \"ask\"\n\"git *\" = \"allow\"\n";
-    let p = Policy::from_texts(
-        loc.root(),
-        Path::new("/h"),
-        &[("c.toml", Layer::Project, text)],
-        None,
-    )
-    .unwrap();
+    let p = project_policy(&loc, "/h", "c.toml", text);
     let input = json!({"command": "git log"});
-    let judged = judge_call(
-        &p,
-        builtin_intent("bash", &input, &loc).unwrap(),
-        &loc,
-        &NoApprovals,
-    );
+    let judged = judge_all(&p, &loc, "bash", &input);
     let out = explain(&p, "bash", &input, &judged);
     assert!(out.contains("also matched, but did not decide"), "{out}");
     assert!(out.contains("bash \"*\" = \"ask\" at c.toml:2"), "{out}");
@@ -193,21 +189,10 @@ fn explain_lists_rules_that_matched_but_did_not_decide() {
 fn explain_names_the_another_user_default_not_the_bare_wildcard_it_refused() {
     let (_d, loc) = workspace();
     let text = "[permission.bash]\n\"*\" = \"allow\"\n";
-    let p = Policy::from_texts(
-        loc.root(),
-        Path::new("/h"),
-        &[("c.toml", Layer::Project, text)],
-        None,
-    )
-    .unwrap();
+    let p = project_policy(&loc, "/h", "c.toml", text);
     for command in ["sudo ls", "doas -u www cat src/a.rs"] {
         let input = json!({ "command": command });
-        let judged = judge_call(
-            &p,
-            builtin_intent("bash", &input, &loc).unwrap(),
-            &loc,
-            &NoApprovals,
-        );
+        let judged = judge_all(&p, &loc, "bash", &input);
         let sudo = judged
             .iter()
             .find(|j| j.expanded.request.action == "bash")
@@ -236,20 +221,9 @@ fn explain_names_the_another_user_default_not_the_bare_wildcard_it_refused() {
     }
     // A rule that names the command still decides, and explain names it.
     let text = "[permission.bash]\n\"*\" = \"allow\"\n\"sudo ls *\" = \"allow\"\n";
-    let p = Policy::from_texts(
-        loc.root(),
-        Path::new("/h"),
-        &[("c.toml", Layer::Project, text)],
-        None,
-    )
-    .unwrap();
+    let p = project_policy(&loc, "/h", "c.toml", text);
     let input = json!({"command": "sudo ls"});
-    let judged = judge_call(
-        &p,
-        builtin_intent("bash", &input, &loc).unwrap(),
-        &loc,
-        &NoApprovals,
-    );
+    let judged = judge_all(&p, &loc, "bash", &input);
     let out = explain(&p, "bash", &input, &judged);
     assert!(out.contains("Decision: ALLOW"), "{out}");
     assert!(
