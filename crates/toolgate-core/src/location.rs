@@ -162,7 +162,9 @@ impl Location {
     }
 }
 
-fn check_path_text(path: &str) -> Result<(), PathError> {
+/// Refuses path text no resolver should walk: empty, with a NUL byte, or longer
+/// than [`MAX_PATH_BYTES`].
+pub fn check_path_text(path: &str) -> Result<(), PathError> {
     if path.is_empty() {
         return Err(PathError::Empty);
     }
@@ -175,7 +177,8 @@ fn check_path_text(path: &str) -> Result<(), PathError> {
     Ok(())
 }
 
-fn expand_home(path: &str) -> PathBuf {
+/// `~` and `~/…` from the process's `HOME`; any other text as it is.
+pub fn expand_home(path: &str) -> PathBuf {
     let home = || std::env::var_os("HOME").map(PathBuf::from);
     if path == "~" {
         if let Some(h) = home() {
@@ -278,16 +281,16 @@ fn is_missing(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(20)
 }
 
-/// Pushes `path`'s components onto `stack` so that popping yields them in order.
-fn push_components_rev(path: &Path, stack: &mut Vec<OsString>) {
-    let parts: Vec<OsString> = path
-        .components()
-        .map(|c| match c {
-            Component::RootDir | Component::Prefix(_) => OsString::from("/"),
-            Component::CurDir => OsString::from("."),
-            Component::ParentDir => OsString::from(".."),
-            Component::Normal(s) => s.to_os_string(),
-        })
-        .collect();
-    stack.extend(parts.into_iter().rev());
+/// Pushes `path`'s components onto `stack` so that popping yields them in
+/// order: the work list of a component-by-component walk such as
+/// [`resolve_path`]'s (`/` restarts from the root, `.` and `..` stay as text).
+pub fn push_components_rev(path: &Path, stack: &mut Vec<OsString>) {
+    let start = stack.len();
+    stack.extend(path.components().map(|c| match c {
+        Component::RootDir | Component::Prefix(_) => OsString::from("/"),
+        Component::CurDir => OsString::from("."),
+        Component::ParentDir => OsString::from(".."),
+        Component::Normal(s) => s.to_os_string(),
+    }));
+    stack[start..].reverse();
 }

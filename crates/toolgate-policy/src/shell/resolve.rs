@@ -17,9 +17,11 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::Metadata;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use toolgate_core::location::{MAX_PATH_BYTES, MAX_SYMLINKS, PathError};
+use toolgate_core::location::{
+    MAX_SYMLINKS, PathError, check_path_text, expand_home, push_components_rev,
+};
 use toolgate_core::{Location, ResolvedPath};
 
 /// What `lstat` said about one path.
@@ -237,44 +239,4 @@ impl PathCache {
 enum End {
     Known(Kind),
     Unknown,
-}
-
-fn check_path_text(path: &str) -> Result<(), PathError> {
-    if path.is_empty() {
-        return Err(PathError::Empty);
-    }
-    if path.contains('\0') {
-        return Err(PathError::Nul(path.replace('\0', "\\0")));
-    }
-    if path.len() > MAX_PATH_BYTES {
-        return Err(PathError::TooLong { len: path.len() });
-    }
-    Ok(())
-}
-
-/// `~` and `~/…` from the process's `HOME`, as the core resolver reads them.
-fn expand_home(path: &str) -> PathBuf {
-    let home = || std::env::var_os("HOME").map(PathBuf::from);
-    if path == "~" {
-        if let Some(h) = home() {
-            return h;
-        }
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        if let Some(h) = home() {
-            return h.join(rest);
-        }
-    }
-    PathBuf::from(path)
-}
-
-/// Pushes `path`'s components onto `stack` so that popping yields them in order.
-fn push_components_rev(path: &Path, stack: &mut Vec<OsString>) {
-    let start = stack.len();
-    stack.extend(path.components().map(|c| match c {
-        Component::RootDir | Component::Prefix(_) => OsString::from("/"),
-        Component::CurDir => OsString::from("."),
-        Component::ParentDir => OsString::from(".."),
-        Component::Normal(s) => s.to_os_string(),
-    }));
-    stack[start..].reverse();
 }
