@@ -8,6 +8,11 @@
 //! a 4 KB file; and peak RSS (`VmHWM`). toolgate runs with its audit log on, in
 //! `accept-edits` mode so writes are allowed.
 //!
+//! Two floor servers run in the same rotation (see `floor/mod.rs`): the least a
+//! server can spend on the same work with blocking `std` I/O, without and with
+//! toolgate's audit log. They show which part of the CPU per call no server
+//! doing this work can avoid.
+//!
 //! Run: `scripts/setup-bench-peers.sh && cargo bench -p toolgate --bench mcp_vs_filesystem`
 //! (`BENCH_CALLS=N` changes the calls per operation; default 500).
 
@@ -17,6 +22,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+mod floor;
 
 struct Server {
     name: &'static str,
@@ -118,8 +125,28 @@ impl Drop for Server {
     }
 }
 
-/// utime + stime of a process (all its threads), from /proc/PID/stat.
+/// CPU time of a process, all its threads. `/proc/PID/stat` counts it in 10 ms
+/// ticks, too coarse for a few hundred calls of 30 µs, so the nanosecond
+/// counters of each live thread (`/proc/PID/task/*/schedstat`) are summed
+/// instead. A thread that exited takes its time with it there, so when the tick
+/// count is clearly ahead (by more than two ticks), the ticks are used.
 fn cpu_time(pid: u32) -> Duration {
+    let precise: u64 = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    let precise = Duration::from_nanos(precise);
+    let ticks = cpu_ticks(pid);
+    if ticks > precise + Duration::from_millis(20) {
+        ticks
+    } else {
+        precise
+    }
+}
+
+/// utime + stime of a process (all its threads, live or not), from /proc/PID/stat.
+fn cpu_ticks(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let after = &stat[stat.rfind(')').unwrap() + 2..];
     let fields: Vec<&str> = after.split_whitespace().collect();
@@ -175,6 +202,15 @@ fn reference(f: &Fixture, script: &Path) -> Command {
     cmd
 }
 
+fn floor_server(f: &Fixture, with_log: bool) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.arg(floor::FLAG).arg(&f.root);
+    if with_log {
+        cmd.arg("--log").arg(f.data.join("floor"));
+    }
+    cmd
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i]
@@ -190,6 +226,11 @@ fn micros(d: Duration) -> f64 {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == floor::FLAG) {
+        floor::serve(&args[at + 1..]);
+        return;
+    }
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
         "../../bench-data/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
     );
@@ -223,6 +264,8 @@ fn main() {
     let mut servers = [
         Server::spawn("toolgate", toolgate(&f)),
         Server::spawn("reference", reference(&f, &script)),
+        Server::spawn("floor", floor_server(&f, false)),
+        Server::spawn("floor+log", floor_server(&f, true)),
     ];
     for s in &mut servers {
         s.initialize();
@@ -283,26 +326,29 @@ fn main() {
         "ref CPU µs",
         "CPU ratio"
     );
+    let mut floors = Vec::new();
     for (label, variants) in &ops {
         // Warm up both.
         for (i, s) in servers.iter_mut().enumerate() {
             for _ in 0..5 {
-                s.call(variants[i].0, variants[i].1.clone());
+                // Server 1 is the reference; the floor servers take toolgate's calls.
+                let (tool, args) = &variants[usize::from(i == 1)];
+                s.call(tool, args.clone());
             }
         }
-        let mut stats: Vec<OpStats> = (0..2)
+        let mut stats: Vec<OpStats> = (0..servers.len())
             .map(|_| OpStats {
                 latencies: Vec::new(),
                 cpu: Duration::ZERO,
             })
             .collect();
-        // CPU is read over the whole loop: /proc counts in 10 ms ticks, too coarse
-        // for one call; a server is idle while the other works.
+        // CPU is read over the whole loop: a server is idle while another works.
         let cpu0: Vec<Duration> = servers.iter().map(Server::cpu).collect();
         for _ in 0..calls {
             for (i, s) in servers.iter_mut().enumerate() {
+                let (tool, args) = &variants[usize::from(i == 1)];
                 let t = Instant::now();
-                s.call(variants[i].0, variants[i].1.clone());
+                s.call(tool, args.clone());
                 stats[i].latencies.push(t.elapsed());
             }
         }
@@ -326,6 +372,27 @@ fn main() {
         println!(
             "{label:<28} {:>10.0} {:>10.0} {:>12.0} | {:>10.0} {:>10.0} {:>12.0} | {:>7.1}x",
             row[0].0, row[0].1, row[0].2, row[1].0, row[1].1, row[1].2, ratio
+        );
+        floors.push((*label, row[1].2, row[2].2, row[3].2));
+    }
+    println!(
+        "\nfloor: the same calls on a blocking std server (no SDK, no policy), without and with toolgate's audit log"
+    );
+    println!(
+        "{:<28} {:>12} {:>12} {:>14} | {:>12} {:>14}",
+        "operation",
+        "floor CPU µs",
+        "ref / floor",
+        "floor+log CPU",
+        "ref / f+log",
+        "1/10 of ref µs"
+    );
+    for (label, reference, bare, logged) in floors {
+        println!(
+            "{label:<28} {bare:>12.0} {:>11.1}x {logged:>14.0} | {:>11.1}x {:>14.0}",
+            reference / bare,
+            reference / logged,
+            reference / 10.0
         );
     }
     let med = |v: &mut Vec<Duration>| {
