@@ -1,34 +1,49 @@
-// toolgate approval page: live pending list (server-sent events), answers by
-// fetch, a second click for destructive requests, countdowns. The page works
-// without this script (plain forms, reload to refresh).
+// toolgate approval page: live pending asks and questions (server-sent
+// events), answers by fetch, a second click for destructive requests,
+// countdowns. The page works without this script (plain forms, reload to
+// refresh).
 "use strict";
 (function () {
   document.documentElement.classList.add("js");
   var list = document.getElementById("pending");
   if (!list) return;
+  var questions = document.getElementById("questions");
+  var questionsSection = document.getElementById("questions-section");
   var empty = document.getElementById("empty");
   var count = document.getElementById("count");
   var live = document.getElementById("live");
   var baseTitle = document.title;
 
   function cards() { return list.querySelectorAll("article.ask"); }
+  function questionCards() { return questions.querySelectorAll("article.question"); }
 
   function refreshCount() {
-    var n = cards().length;
+    var asked = questionCards().length;
+    var n = cards().length + asked;
     count.textContent = n ? "(" + n + ")" : "";
     empty.hidden = n > 0;
+    questionsSection.hidden = asked === 0;
     document.title = n ? "(" + n + ") " + baseTitle : baseTitle;
   }
 
   // Keep cards that are still pending (a half-typed message survives), add new
   // ones in order, drop answered or withdrawn ones.
-  function sync(asks) {
+  function sync(asks, asked) {
+    place(list, "ask", asks);
+    place(questions, "question", asked || []);
+    refreshCount();
+    tick();
+  }
+
+  function place(holderList, kind, items) {
     var wanted = {};
-    asks.forEach(function (a) { wanted["ask-" + a.id] = a; });
-    cards().forEach(function (card) { if (!wanted[card.id]) card.remove(); });
+    items.forEach(function (a) { wanted[kind + "-" + a.id] = a; });
+    holderList.querySelectorAll("article." + kind).forEach(function (card) {
+      if (!wanted[card.id]) card.remove();
+    });
     var previous = null;
-    asks.forEach(function (a) {
-      var card = document.getElementById("ask-" + a.id);
+    items.forEach(function (a) {
+      var card = document.getElementById(kind + "-" + a.id);
       if (!card) {
         var holder = document.createElement("div");
         holder.innerHTML = a.html; // rendered and escaped by the server
@@ -38,13 +53,11 @@
       // Move only what is out of place: moving a card would blur a half-typed message.
       if (previous) {
         if (previous.nextElementSibling !== card) previous.after(card);
-      } else if (list.firstElementChild !== card) {
-        list.prepend(card);
+      } else if (holderList.firstElementChild !== card) {
+        holderList.prepend(card);
       }
       previous = card;
     });
-    refreshCount();
-    tick();
   }
 
   function connect() {
@@ -52,7 +65,8 @@
     source.addEventListener("pending", function (e) {
       live.textContent = "Updates live while this page is open.";
       live.classList.remove("offline");
-      sync(JSON.parse(e.data).asks);
+      var data = JSON.parse(e.data);
+      sync(data.asks, data.questions);
     });
     source.onerror = function () {
       live.textContent = "Connection lost; retrying…";
@@ -89,12 +103,45 @@
       }
       body.set("confirm", "yes");
     }
+    send(form, card, error, body, null);
+  });
+
+  // A question's reply: one string per question (own words beat the picked
+  // option), or a decline with an optional message; sent as JSON.
+  questions.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var form = e.target;
+    var button = e.submitter;
+    if (!button) return;
+    var card = form.closest("article.question");
+    var error = form.querySelector(".error");
+    var reply;
+    if (button.value === "decline") {
+      reply = { decline: true, message: form.elements.message.value };
+    } else {
+      var answers = [];
+      form.querySelectorAll("fieldset.asked").forEach(function (set) {
+        var n = set.dataset.n;
+        var own = set.querySelector("input[name='answer_" + n + "_other']");
+        var picked = set.querySelector("input[name='answer_" + n + "']:checked") ||
+          set.querySelector("input[type=text][name='answer_" + n + "']");
+        var text = own && own.value.trim() ? own.value : (picked ? picked.value : "");
+        answers.push(text);
+      });
+      reply = { answers: answers };
+    }
+    send(form, card, error, JSON.stringify(reply), "application/json");
+  });
+
+  function send(form, card, error, body, type) {
     form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    var headers = { "Accept": "application/json" };
+    if (type) headers["Content-Type"] = type;
     fetch(form.action, {
       method: "POST",
       body: body,
       credentials: "same-origin",
-      headers: { "Accept": "application/json" }
+      headers: headers
     }).then(function (r) {
       return r.json().then(function (j) { return { ok: r.ok, json: j }; });
     }).then(function (res) {
@@ -110,7 +157,7 @@
       error.textContent = "Could not send the answer: " + err;
       form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
     });
-  });
+  }
 
   function tick() {
     var now = Date.now();

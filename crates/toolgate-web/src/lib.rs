@@ -6,7 +6,11 @@
 //! - [`WebApprovals`] is an [`ApprovalChannel`]: each `ask` waits on the page until
 //!   a person answers (once / session / always / reject with a message); dropping
 //!   the `ask` future withdraws it from the page.
-//! - [`router`] serves the page: pending asks live over server-sent events, with a
+//! - [`WebApprovals::ask_questions`] shows the `question` tool's questions
+//!   (each with its options as choices and a field for the person's own
+//!   words) until a person answers, one text per question, or declines; dropping
+//!   the future (cancelled, answered elsewhere) takes them off the page.
+//! - [`router`] serves the page: pending asks and questions live over server-sent events, with a
 //!   colour per risk class, the full command and the diff of edits and patches;
 //!   the audit log with filters and `log verify`'s verdict; the saved approvals
 //!   with revoke.
@@ -20,8 +24,10 @@
 //! | --- | --- |
 //! | `GET /` | pending asks (HTML, live with the script) |
 //! | `GET /approvals/pending` | pending asks as JSON ([`PendingAsk`]) |
-//! | `GET /approvals/events` | server-sent events: `pending` with the whole list after every change |
+//! | `GET /approvals/events` | server-sent events: `pending` with the whole lists (`asks`, `questions`) after every change |
 //! | `POST /approvals/pending/{id}/answer` | form `answer=once|session|always|reject`, `message=…`, `confirm=yes` |
+//! | `GET /approvals/questions` | pending questions as JSON ([`PendingQuestion`]) |
+//! | `POST /approvals/questions/{id}/answer` | JSON `{"answers": ["…", …]}` (one string per question) or `{"decline": true, "message": "…"}`; or the card's form (`reply=answer|decline`, `answer_N`, `answer_N_other`, `message`) |
 //! | `GET /approvals/audit` | the audit log; `?session=&tool=&decision=&kind=&limit=` |
 //! | `GET /approvals/saved` | saved approvals |
 //! | `POST /approvals/saved/{id}/revoke` | revokes one |
@@ -84,6 +90,7 @@ mod detail;
 mod guard;
 mod html;
 mod pending;
+mod questions;
 mod views;
 
 use std::net::SocketAddr;
@@ -99,9 +106,16 @@ use toolgate_policy::approvals::ApprovalStore;
 
 pub use guard::host_allowed;
 pub use pending::{AnswerError, MAX_MESSAGE_CHARS, PendingAsk, WebApprovals, check_answer};
+pub use questions::{
+    MAX_ANSWER_CHARS, PageQuestion, PendingQuestion, QuestionAnswerError, QuestionReply,
+    check_reply,
+};
 
 /// Largest request body accepted (answer and revoke forms are tiny).
 const MAX_BODY: usize = 64 * 1024;
+/// Largest reply to a `question` call: up to 20 answers of
+/// [`MAX_ANSWER_CHARS`] characters, JSON-escaped.
+const MAX_QUESTION_BODY: usize = 1024 * 1024;
 
 /// What the page serves from.
 #[derive(Clone)]
@@ -185,6 +199,11 @@ pub fn router(state: WebState) -> Router {
         .route(
             "/approvals/pending/{id}/answer",
             post(views::pending::answer_handler),
+        )
+        .route("/approvals/questions", get(views::questions::list_handler))
+        .route(
+            "/approvals/questions/{id}/answer",
+            post(views::questions::answer_handler).layer(DefaultBodyLimit::max(MAX_QUESTION_BODY)),
         )
         .route("/approvals/audit", get(views::audit::handler))
         .route("/approvals/saved", get(views::saved::list_handler))

@@ -1,5 +1,7 @@
 //! The web approval channel: asks wait here until someone answers on the page,
 //! or until the asker drops its future (withdrawn, timed out, answered elsewhere).
+//! The `question` tool's questions share the same pending set and change
+//! signal (see [`crate::questions`]).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,13 +94,16 @@ pub enum AnswerError {
 /// ```
 #[derive(Clone, Debug)]
 pub struct WebApprovals {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
-struct Inner {
-    next_id: AtomicU64,
+pub(crate) struct Inner {
+    /// Ids for asks and questions alike, so a card id names one thing.
+    pub(crate) next_id: AtomicU64,
     asks: Mutex<BTreeMap<u64, Slot>>,
+    /// The `question` tool's questions waiting on the page.
+    pub(crate) questions: Mutex<BTreeMap<u64, crate::questions::QuestionSlot>>,
     /// Bumped on every change of the pending set; the page's event stream
     /// re-sends the list on each bump.
     version: watch::Sender<u64>,
@@ -124,6 +129,7 @@ impl WebApprovals {
             inner: Arc::new(Inner {
                 next_id: AtomicU64::new(1),
                 asks: Mutex::new(BTreeMap::new()),
+                questions: Mutex::new(BTreeMap::new()),
                 version,
             }),
         }
@@ -213,22 +219,36 @@ impl Inner {
         self.asks.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn bump(&self) {
+    pub(crate) fn bump(&self) {
         self.version.send_modify(|v| *v = v.wrapping_add(1));
     }
 }
 
-/// Removes the ask from the page when the asker's future is dropped.
-struct Withdraw {
-    inner: Arc<Inner>,
-    id: u64,
+/// What a [`Withdraw`] guard takes off the page.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Waiting {
+    /// An approval ask.
+    Ask,
+    /// A `question` tool call.
+    Question,
+}
+
+/// Removes the ask or question from the page when the asker's future is
+/// dropped (withdrawn, timed out, answered elsewhere, cancelled).
+pub(crate) struct Withdraw {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) id: u64,
+    pub(crate) what: Waiting,
 }
 
 impl Drop for Withdraw {
     fn drop(&mut self) {
-        let removed = self.inner.lock().remove(&self.id).is_some();
+        let removed = match self.what {
+            Waiting::Ask => self.inner.lock().remove(&self.id).is_some(),
+            Waiting::Question => self.inner.lock_questions().remove(&self.id).is_some(),
+        };
         if removed {
-            tracing::debug!(id = self.id, "ask withdrawn from the web page");
+            tracing::debug!(id = self.id, what = ?self.what, "withdrawn from the web page");
             self.inner.bump();
         }
     }
@@ -248,6 +268,7 @@ impl ApprovalChannel for WebApprovals {
         let _withdraw = Withdraw {
             inner: Arc::clone(&self.inner),
             id,
+            what: Waiting::Ask,
         };
         self.inner.bump();
         tracing::info!(id, call_id = %prompt.call_id, tool = %prompt.tool, "ask waiting on the web page");

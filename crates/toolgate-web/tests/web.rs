@@ -13,7 +13,10 @@ use toolgate_policy::approvals::{
     Answer, ApprovalChannel, ApprovalStore, AskItem, AskPrompt, ChannelError,
 };
 use toolgate_store::{Durability, EventLog, SqliteApprovals};
-use toolgate_web::{WebApprovals, WebError, WebState, new_token, serve_standalone};
+use toolgate_web::{
+    MAX_ANSWER_CHARS, PageQuestion, QuestionReply, WebApprovals, WebError, WebState, new_token,
+    serve_standalone,
+};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -195,6 +198,17 @@ async fn next_pending(
     buffer: &mut String,
     want: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
+    next_list(stream, buffer, "asks", want).await
+}
+
+/// Reads server-sent events until one whose list `key` (`asks` or
+/// `questions`) satisfies `want`.
+async fn next_list(
+    stream: &mut reqwest::Response,
+    buffer: &mut String,
+    key: &str,
+    want: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
     tokio::time::timeout(WAIT, async {
         loop {
             while let Some(end) = buffer.find("\n\n") {
@@ -206,7 +220,7 @@ async fn next_pending(
                     .lines()
                     .filter_map(|l| l.strip_prefix("data: "))
                     .collect();
-                let asks = serde_json::from_str::<Value>(&data).unwrap()["asks"]
+                let asks = serde_json::from_str::<Value>(&data).unwrap()[key]
                     .as_array()
                     .unwrap()
                     .clone();
@@ -945,4 +959,350 @@ async fn serving_refuses_unsafe_setups() {
             .contains(&format!("cannot listen on {addr}")),
         "{err}"
     );
+}
+
+// ---- the `question` tool's questions ----
+
+fn questions() -> Vec<PageQuestion> {
+    vec![
+        PageQuestion {
+            question: "Which database should the service use?".into(),
+            options: Some(vec!["sqlite".into(), "postgres".into()]),
+        },
+        PageQuestion {
+            question: "What should the table be called? <b>".into(),
+            options: None,
+        },
+    ]
+}
+
+impl Page {
+    /// Starts a `question` call's wait on the page and waits until it shows.
+    async fn ask_questions(
+        &self,
+        call_id: &str,
+    ) -> (u64, JoinHandle<Result<QuestionReply, ChannelError>>) {
+        let before: Vec<u64> = self
+            .approvals
+            .pending_questions()
+            .iter()
+            .map(|q| q.id)
+            .collect();
+        let channel = self.approvals.clone();
+        let call_id = call_id.to_string();
+        let task =
+            tokio::spawn(async move { channel.ask_questions("s1", &call_id, &questions()).await });
+        let id = tokio::time::timeout(WAIT, async {
+            loop {
+                if let Some(q) = self
+                    .approvals
+                    .pending_questions()
+                    .into_iter()
+                    .find(|q| !before.contains(&q.id))
+                {
+                    return q.id;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .unwrap();
+        (id, task)
+    }
+
+    /// A same-origin JSON reply as the page's script sends it.
+    async fn reply(&self, id: impl std::fmt::Display, body: &str) -> (StatusCode, Value) {
+        let r = self
+            .client
+            .post(self.url(&format!("/approvals/questions/{id}/answer")))
+            .header(COOKIE, &self.cookie)
+            .header(ORIGIN, &self.base)
+            .header(CONTENT_TYPE, "application/json")
+            .header("accept", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+}
+
+async fn replied(task: JoinHandle<Result<QuestionReply, ChannelError>>) -> QuestionReply {
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("the question was not replied")
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_question_shows_live_and_its_answers_reach_the_tool() {
+    let page = start().await;
+    let mut stream = page.get("/approvals/events").await;
+    let mut buf = String::new();
+    let first = next_list(&mut stream, &mut buf, "questions", |_| true).await;
+    assert!(first.is_empty());
+
+    let (id, task) = page.ask_questions("c-q").await;
+    let shown = next_list(&mut stream, &mut buf, "questions", |q| !q.is_empty()).await;
+    assert_eq!(shown[0]["id"], id);
+    assert_eq!(shown[0]["call_id"], "c-q");
+    let card = shown[0]["html"].as_str().unwrap();
+    assert!(card.contains(&format!("id=\"question-{id}\"")), "{card}");
+    assert!(
+        card.contains("type=\"radio\" name=\"answer_1\" value=\"postgres\""),
+        "{card}"
+    );
+    assert!(card.contains("name=\"answer_1_other\""), "{card}");
+    assert!(card.contains("called? &lt;b&gt;"), "unescaped: {card}");
+
+    let list = page.get_json("/approvals/questions").await;
+    assert_eq!(list[0]["id"], id);
+    assert_eq!(list[0]["questions"][0]["options"][1], "postgres");
+    let html = page.get("/").await.text().await.unwrap();
+    assert!(html.contains(&format!("id=\"question-{id}\"")), "{html}");
+    assert!(html.contains("Questions from the model"), "{html}");
+
+    let (status, body) = page
+        .reply(id, r#"{"answers": ["postgres", "  accounts "]}"#)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["reply"], "answered");
+    assert_eq!(
+        replied(task).await,
+        QuestionReply::Answered(vec!["postgres".into(), "accounts".into()])
+    );
+    let gone = next_list(&mut stream, &mut buf, "questions", |q| q.is_empty()).await;
+    assert!(gone.is_empty());
+    // Answered once only.
+    let (status, body) = page.reply(id, r#"{"answers": ["sqlite", "t"]}"#).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("no pending question"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_question_can_be_declined_with_or_without_a_reason() {
+    let page = start().await;
+    let (id, task) = page.ask_questions("c1").await;
+    let (status, body) = page
+        .reply(id, r#"{"decline": true, "message": " ask me tomorrow "}"#)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["reply"], "declined");
+    assert_eq!(
+        replied(task).await,
+        QuestionReply::Declined(Some("ask me tomorrow".into()))
+    );
+    let (id, task) = page.ask_questions("c2").await;
+    let (status, _) = page.reply(id, r#"{"decline": true}"#).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(replied(task).await, QuestionReply::Declined(None));
+}
+
+#[tokio::test]
+async fn the_card_form_works_without_the_script() {
+    let page = start().await;
+    let (id, task) = page.ask_questions("c-form").await;
+    let post = |body: &'static str| {
+        page.client
+            .post(page.url(&format!("/approvals/questions/{id}/answer")))
+            .header(COOKIE, &page.cookie)
+            .header(ORIGIN, &page.base)
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    // A question left blank: refused, naming it, as a page.
+    let r = post("reply=answer&answer_1=sqlite&answer_2=")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(r.text().await.unwrap().contains("answer 2"));
+    // Own words beat the picked option; the browser goes back to the page.
+    let r = post("reply=answer&answer_1=sqlite&answer_1_other=duckdb&answer_2=users")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()["location"], "/");
+    assert_eq!(
+        replied(task).await,
+        QuestionReply::Answered(vec!["duckdb".into(), "users".into()])
+    );
+}
+
+#[tokio::test]
+async fn bad_replies_are_named_and_answer_nothing() {
+    let page = start().await;
+    let (id, task) = page.ask_questions("c1").await;
+    let long = format!(
+        r#"{{"answers": ["{}", "t"]}}"#,
+        "x".repeat(MAX_ANSWER_CHARS + 1)
+    );
+    for (target, body, status, wanted) in [
+        (
+            "999".to_string(),
+            r#"{"answers": ["a", "b"]}"#.to_string(),
+            StatusCode::NOT_FOUND,
+            "no pending question with id 999",
+        ),
+        (
+            "abc".to_string(),
+            r#"{"answers": ["a", "b"]}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "question id must be a positive whole number",
+        ),
+        (
+            id.to_string(),
+            r#"{"answers": ["sqlite"]}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "asks 2 question(s) but 1 answer(s) were sent",
+        ),
+        (
+            id.to_string(),
+            r#"{"answers": ["a", "b", "c"]}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "but 3 answer(s)",
+        ),
+        (
+            id.to_string(),
+            r#"{"answers": ["sqlite", 42]}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "answers[1] must be a string, not a number",
+        ),
+        (
+            id.to_string(),
+            r#"{"answers": ["sqlite", "   "]}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "answer 2 (to \"What should the table be called? <b>\") is empty",
+        ),
+        (
+            id.to_string(),
+            long,
+            StatusCode::BAD_REQUEST,
+            "answer 1 is 4001 characters; the limit is 4000",
+        ),
+        (
+            id.to_string(),
+            r#"{"answers": ["a", "b"]"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "not valid JSON",
+        ),
+        (
+            id.to_string(),
+            r#"{"answers": ["a", "b"], "decline": true}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "not both",
+        ),
+        (
+            id.to_string(),
+            r#"{"reply": "yes"}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "unknown field \"reply\"",
+        ),
+    ] {
+        let (got, body) = page.reply(&target, &body).await;
+        assert_eq!(got, status, "{wanted}: {body}");
+        let error = body["error"].as_str().unwrap_or_default();
+        assert!(error.contains(wanted), "wanted {wanted:?}, got {error:?}");
+    }
+    // Neither JSON nor a form.
+    let r = page
+        .client
+        .post(page.url(&format!("/approvals/questions/{id}/answer")))
+        .header(COOKIE, &page.cookie)
+        .header(ORIGIN, &page.base)
+        .header(CONTENT_TYPE, "text/plain")
+        .header("accept", "application/json")
+        .body("postgres")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    // A body far beyond any honest reply.
+    let huge = format!(r#"{{"answers": ["{}", "t"]}}"#, "x".repeat(2 * 1024 * 1024));
+    let (status, _) = page.reply(id, &huge).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    assert_eq!(page.approvals.pending_questions().len(), 1, "still waiting");
+    assert!(!task.is_finished(), "nothing was answered");
+    let (status, body) = page.reply(id, r#"{"answers": ["sqlite", "t"]}"#).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        replied(task).await,
+        QuestionReply::Answered(vec!["sqlite".into(), "t".into()])
+    );
+}
+
+#[tokio::test]
+async fn cross_origin_or_cookieless_replies_are_refused() {
+    let page = start().await;
+    let (id, task) = page.ask_questions("c1").await;
+    let url = page.url(&format!("/approvals/questions/{id}/answer"));
+    let port = page.host.rsplit(':').next().unwrap();
+    for origin in [
+        Some("http://evil.example".to_string()),
+        Some(format!("http://localhost:{port}")),
+        Some("null".to_string()),
+        None,
+    ] {
+        let mut r = page
+            .client
+            .post(&url)
+            .header(COOKIE, &page.cookie)
+            .header(CONTENT_TYPE, "application/json")
+            .body(r#"{"answers": ["sqlite", "t"]}"#);
+        if let Some(o) = &origin {
+            r = r.header(ORIGIN, o);
+        }
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{origin:?}");
+        assert!(r.headers().get("access-control-allow-origin").is_none());
+        assert!(r.text().await.unwrap().contains("cross-origin"));
+    }
+    let r = page
+        .client
+        .post(&url)
+        .header(ORIGIN, &page.base)
+        .header(CONTENT_TYPE, "application/json")
+        .body(r#"{"answers": ["sqlite", "t"]}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let r = page
+        .client
+        .get(page.url("/approvals/questions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(page.approvals.pending_questions().len(), 1);
+    assert!(!task.is_finished(), "nothing was answered");
+    task.abort();
+}
+
+#[tokio::test]
+async fn a_question_answered_elsewhere_or_cancelled_leaves_the_page() {
+    let page = start().await;
+    let mut stream = page.get("/approvals/events").await;
+    let mut buf = String::new();
+    let (id, task) = page.ask_questions("c1").await;
+    next_list(&mut stream, &mut buf, "questions", |q| q.len() == 1).await;
+    // What the server does when another channel answered or the call was
+    // cancelled: it drops the wait.
+    task.abort();
+    let left = next_list(&mut stream, &mut buf, "questions", |q| q.is_empty()).await;
+    assert!(left.is_empty());
+    assert!(page.approvals.pending_questions().is_empty());
+    let html = page.get("/").await.text().await.unwrap();
+    assert!(!html.contains(&format!("id=\"question-{id}\"")), "{html}");
+    let (status, body) = page.reply(id, r#"{"answers": ["sqlite", "t"]}"#).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
 }

@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod pending;
+pub mod questions;
 pub mod saved;
 
 use std::collections::HashMap;

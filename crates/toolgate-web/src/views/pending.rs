@@ -25,15 +25,25 @@ use crate::views::{App, parse_id, reply_error, wants_json};
 /// `GET /`: the pending asks, live.
 pub async fn page_handler(State(app): State<Arc<App>>) -> Html<String> {
     let cards = cards(&app).await;
+    let questions = app.web.approvals.pending_questions();
     let mut body = String::from(
         "<h1>Pending requests <span id=\"count\" class=\"count\"></span></h1>\
-<p id=\"live\" class=\"live\">Updates live while this page is open.</p><div id=\"pending\">",
+<p id=\"live\" class=\"live\">Updates live while this page is open.</p>\
+<section id=\"questions-section\"",
     );
+    if questions.is_empty() {
+        body.push_str(" hidden");
+    }
+    body.push_str("><h2>Questions from the model</h2><div id=\"questions\">");
+    for q in &questions {
+        body.push_str(&super::questions::card(q));
+    }
+    body.push_str("</div></section><div id=\"pending\">");
     for (_, html) in &cards {
         body.push_str(html);
     }
     body.push_str("</div><p id=\"empty\" class=\"empty\"");
-    if !cards.is_empty() {
+    if !cards.is_empty() || !questions.is_empty() {
         body.push_str(" hidden");
     }
     body.push_str(">Nothing is waiting for you.</p>");
@@ -46,7 +56,8 @@ pub async fn list_handler(State(app): State<Arc<App>>) -> Response {
 }
 
 /// `GET /approvals/events`: server-sent events, one `pending` event with the
-/// whole list (ids, tools and rendered cards) now and after every change.
+/// whole lists (ids, tools and rendered cards) of asks and of questions now and
+/// after every change.
 pub async fn events_handler(
     State(app): State<Arc<App>>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
@@ -69,9 +80,23 @@ pub async fn events_handler(
                     })
                 })
                 .collect();
+            let questions: Vec<_> = app
+                .web
+                .approvals
+                .pending_questions()
+                .iter()
+                .map(|q| {
+                    json!({
+                        "id": q.id,
+                        "session_id": q.session_id,
+                        "call_id": q.call_id,
+                        "html": super::questions::card(q),
+                    })
+                })
+                .collect();
             Ok(Event::default()
                 .event("pending")
-                .data(json!({ "asks": items }).to_string()))
+                .data(json!({ "asks": items, "questions": questions }).to_string()))
         }
     });
     Sse::new(stream).keep_alive(KeepAlive::default())
