@@ -126,6 +126,17 @@ impl Location {
     /// Resolves `path` relative to `base` (an absolute directory, for example the
     /// working directory of a shell command). `~` and `~/…` mean the home directory.
     pub fn resolve_from(&self, path: &str, base: &Path) -> Result<ResolvedPath, PathError> {
+        self.resolve_with(&FileSystem, path, base)
+    }
+
+    /// [`Location::resolve_from`], asking `lookup` instead of the file system
+    /// directly, for example through a cache that lives for one analysis.
+    pub fn resolve_with(
+        &self,
+        lookup: &impl PathLookup,
+        path: &str,
+        base: &Path,
+    ) -> Result<ResolvedPath, PathError> {
         check_path_text(path)?;
         let expanded = expand_home(path);
         let joined = if expanded.is_absolute() {
@@ -133,14 +144,27 @@ impl Location {
         } else {
             base.join(expanded)
         };
-        let resolved = resolve_path(&joined)?;
-        Ok(self.classify(resolved))
+        let (resolved, end) = walk(lookup, &joined)?;
+        let (exists, is_dir) = match end {
+            Some(EntryKind::Dir) => (true, true),
+            Some(EntryKind::Other) => (true, false),
+            Some(EntryKind::Missing) => (false, false),
+            // Not looked at on the way (`/`, or a `..` at the end): ask.
+            Some(EntryKind::Symlink) | None => match lookup.kind(&resolved) {
+                Ok(EntryKind::Dir) => (true, true),
+                Ok(EntryKind::Other) => (true, false),
+                Ok(EntryKind::Missing) | Err(_) => (false, false),
+                // A symlink that appeared meanwhile: where it leads decides.
+                Ok(EntryKind::Symlink) => match std::fs::metadata(&resolved) {
+                    Ok(m) => (true, m.is_dir()),
+                    Err(_) => (false, false),
+                },
+            },
+        };
+        Ok(self.classify(resolved, exists, is_dir))
     }
 
-    fn classify(&self, path: PathBuf) -> ResolvedPath {
-        let meta = std::fs::metadata(&path).ok();
-        let exists = meta.is_some();
-        let is_dir = meta.as_ref().is_some_and(|m| m.is_dir());
+    fn classify(&self, path: PathBuf, exists: bool, is_dir: bool) -> ResolvedPath {
         let inside = self.contains(&path);
         let external_dir = if inside {
             None
@@ -222,58 +246,127 @@ fn canonical_dir(root: &Path) -> Result<PathBuf, PathError> {
 /// assert!(p.ends_with("x"));
 /// ```
 pub fn resolve_path(abs: &Path) -> Result<PathBuf, PathError> {
+    walk(&FileSystem, abs).map(|(path, _)| path)
+}
+
+/// What `lstat` says is at a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A directory.
+    Dir,
+    /// A symbolic link (not followed).
+    Symlink,
+    /// Anything else: a file, a socket, a device.
+    Other,
+    /// Nothing there, nor below (`ENOENT`, or `ENOTDIR` under a file).
+    Missing,
+}
+
+/// The two questions the resolver asks the file system. [`FileSystem`] asks
+/// it directly; an implementation may remember answers, as long as it never
+/// keeps them across decisions (a symlink swapped in between must be seen).
+pub trait PathLookup {
+    /// `lstat(path)`, as an [`EntryKind`]; "missing" is not an error.
+    fn kind(&self, path: &Path) -> io::Result<EntryKind>;
+    /// `readlink(path)`.
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf>;
+}
+
+/// The file system itself, asked every time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FileSystem;
+
+impl PathLookup for FileSystem {
+    fn kind(&self, path: &Path) -> io::Result<EntryKind> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => Ok(entry_kind(&meta.file_type())),
+            Err(e) if is_missing(&e) => Ok(EntryKind::Missing),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::read_link(path)
+    }
+}
+
+fn entry_kind(t: &std::fs::FileType) -> EntryKind {
+    if t.is_symlink() {
+        EntryKind::Symlink
+    } else if t.is_dir() {
+        EntryKind::Dir
+    } else {
+        EntryKind::Other
+    }
+}
+
+/// The component walk behind [`resolve_path`]; also returns what `lstat` said
+/// about the final component when the walk looked at it (`None` after a final
+/// `..`, or for `/`).
+fn walk(lookup: &impl PathLookup, abs: &Path) -> Result<(PathBuf, Option<EntryKind>), PathError> {
     let mut pending: Vec<OsString> = Vec::new();
     push_components_rev(abs, &mut pending);
     let mut current = PathBuf::from("/");
     let mut links = 0usize;
     // Once a component is missing, nothing below it can be a symlink.
     let mut missing = false;
+    let mut end = None;
     while let Some(part) = pending.pop() {
         if part == "." {
             continue;
         }
         if part == ".." {
             current.pop();
+            end = None;
             continue;
         }
         if part == "/" {
             current = PathBuf::from("/");
+            end = None;
             continue;
         }
-        let candidate = current.join(&part);
+        current.push(&part);
         if missing {
-            current = candidate;
+            // Below a missing component nothing is there, unless a `..` came
+            // back up, which left the end unknown.
+            if end.is_some() {
+                end = Some(EntryKind::Missing);
+            }
             continue;
         }
-        match std::fs::symlink_metadata(&candidate) {
-            Ok(meta) if meta.file_type().is_symlink() => {
+        match lookup.kind(&current) {
+            Ok(EntryKind::Symlink) => {
                 links += 1;
                 if links > MAX_SYMLINKS {
                     return Err(PathError::SymlinkLoop(abs.to_path_buf()));
                 }
                 let target =
-                    std::fs::read_link(&candidate).map_err(|source| PathError::Unreadable {
-                        path: candidate.clone(),
-                        source,
-                    })?;
+                    lookup
+                        .read_link(&current)
+                        .map_err(|source| PathError::Unreadable {
+                            path: current.clone(),
+                            source,
+                        })?;
+                current.pop();
+                end = None;
                 // The target's components replace this one; an absolute target
                 // restarts from `/`.
                 push_components_rev(&target, &mut pending);
             }
-            Ok(_) => current = candidate,
-            Err(e) if is_missing(&e) => {
+            Ok(EntryKind::Missing) => {
                 missing = true;
-                current = candidate;
+                end = Some(EntryKind::Missing);
             }
+            Ok(kind) => end = Some(kind),
             Err(source) => {
                 return Err(PathError::Unreadable {
-                    path: candidate,
+                    path: current,
                     source,
                 });
             }
         }
     }
-    Ok(current)
+    Ok((current, end))
 }
 
 fn is_missing(e: &io::Error) -> bool {

@@ -3,6 +3,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use toolgate_core::location::{EntryKind, FileSystem, PathLookup};
 use toolgate_core::{Location, PathError};
 
 struct Fx {
@@ -223,4 +224,72 @@ fn home_is_expanded() {
             .starts_with(std::fs::canonicalize(&home).unwrap_or(home.into()))
     );
     assert!(!r.inside);
+}
+
+/// A lookup that tells the file system's answers, or lies about one path.
+struct Recording {
+    asked: std::cell::RefCell<Vec<PathBuf>>,
+    lie: Option<(PathBuf, PathBuf)>,
+}
+
+impl PathLookup for Recording {
+    fn kind(&self, path: &Path) -> std::io::Result<EntryKind> {
+        self.asked.borrow_mut().push(path.to_path_buf());
+        match &self.lie {
+            Some((at, _)) if at == path => Ok(EntryKind::Symlink),
+            _ => FileSystem.kind(path),
+        }
+    }
+
+    fn read_link(&self, path: &Path) -> std::io::Result<PathBuf> {
+        match &self.lie {
+            Some((at, to)) if at == path => Ok(to.clone()),
+            _ => FileSystem.read_link(path),
+        }
+    }
+}
+
+#[test]
+fn resolve_with_agrees_with_resolve_and_asks_about_the_end_once() {
+    let f = fx();
+    symlink(&f.outside, f.ws.join("out")).unwrap();
+    for p in [
+        "src/a.rs",
+        "src/deep/../a.rs",
+        "out/secret.txt",
+        "out/../ws/src",
+        "new/dir/file.txt",
+        "src/a.rs/below",
+        ".",
+        "/",
+    ] {
+        let lookup = Recording {
+            asked: Default::default(),
+            lie: None,
+        };
+        let via = f.loc.resolve_with(&lookup, p, f.loc.root()).unwrap();
+        assert_eq!(via, f.loc.resolve(p).unwrap(), "{p}");
+        // What the walk learnt about the last component is used, not asked again.
+        let asked = lookup.asked.into_inner();
+        let last = asked.iter().filter(|a| **a == via.path).count();
+        assert!(last <= 1, "{p}: {} asked {last} times", via.path.display());
+    }
+}
+
+#[test]
+fn resolve_with_follows_what_its_lookup_says() {
+    // The walk trusts its lookup: a cache that says `src` is a link to the
+    // outside directory moves the path outside, as a real swap would.
+    let f = fx();
+    let lookup = Recording {
+        asked: Default::default(),
+        lie: Some((f.ws.join("src"), f.outside.clone())),
+    };
+    let r = f
+        .loc
+        .resolve_with(&lookup, "src/secret.txt", f.loc.root())
+        .unwrap();
+    assert_eq!(r.path, f.outside.join("secret.txt"));
+    assert!(!r.inside && r.exists && !r.is_dir);
+    assert_eq!(r.external_dir.as_deref(), Some(f.outside.as_path()));
 }
