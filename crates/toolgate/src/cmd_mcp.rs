@@ -123,6 +123,7 @@ fn mcp_runtime(
     ));
     let questions = Arc::new(ConfiguredQuestions::new(
         elicitation.clone(),
+        web.cloned(),
         Arc::new(TerminalQuestions),
         order,
     ));

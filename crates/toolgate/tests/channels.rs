@@ -55,13 +55,13 @@ fn scenario_with_flags(setup: &Setup, flags: &[&str], name: &str) {
     run_scenario_args(Command::new(python), setup, "legacy", name, flags);
 }
 
-/// As [`scenario`], with the client and server in a new session that has no
-/// controlling terminal (`setsid`), so `/dev/tty` cannot be opened.
-fn scenario_without_tty(setup: &Setup, mode: &str, name: &str) {
+/// As [`scenario_with_flags`], with the client and server in a new session
+/// that has no controlling terminal (`setsid`), so `/dev/tty` cannot be opened.
+fn scenario_without_tty(setup: &Setup, mode: &str, flags: &[&str], name: &str) {
     let Some(python) = python() else { return };
     let mut cmd = Command::new("setsid");
     cmd.arg(python);
-    run_scenario(cmd, setup, mode, name);
+    run_scenario_args(cmd, setup, mode, name, flags);
 }
 
 fn run_scenario(cmd: Command, setup: &Setup, mode: &str, name: &str) {
@@ -191,7 +191,15 @@ fn question_goes_to_the_client_as_a_form_and_its_answers_come_back() {
             "question-declined",
             "question-bad-answer",
         ] {
-            let setup = Setup::new("");
+            // A client's unusable answer fails its channel, so the next one
+            // (the page) would be asked and wait for a person: leave only the
+            // client to see the error.
+            let config = if name == "question-bad-answer" {
+                "[approvals]\nchannels = [\"mcp\"]\n"
+            } else {
+                ""
+            };
+            let setup = Setup::new(config);
             scenario(&setup, mode, name);
         }
     }
@@ -207,7 +215,20 @@ fn question_under_serve_goes_to_the_http_client() {
 
 #[test]
 fn question_with_no_channel_that_can_ask_is_a_clear_tool_error() {
-    // No terminal: the client runs in a new session without a controlling tty.
+    // No terminal: the client runs in a new session without a controlling tty;
+    // the page is off.
     let setup = Setup::new("");
-    scenario_without_tty(&setup, "legacy", "question-no-channel");
+    scenario_without_tty(&setup, "legacy", &["--no-web"], "question-no-channel");
+}
+
+#[test]
+fn question_from_a_client_without_elicitation_is_answered_on_the_page() {
+    // The default order (mcp, web, terminal) without a terminal: the client
+    // cannot be asked, so the page is.
+    for mode in ["legacy", "2026-07-28"] {
+        let setup = Setup::new("");
+        scenario_without_tty(&setup, mode, &[], "question-on-web");
+    }
+    let setup = Setup::new("[approvals]\nchannels = [\"mcp\", \"web\"]\n");
+    scenario(&setup, "legacy", "question-declined-on-web");
 }

@@ -2,12 +2,18 @@
 //! configured approval channel that can ask them.
 //!
 //! The channels are tried one after the other in the approval order
-//! (`[approvals] channels` / `--approval-channels`): the MCP client through a
-//! form elicitation when it declared the capability (an input-required result
-//! on 2026-07-28 connections), then the terminal. The approval page has no
-//! question view, so it is passed over. A channel that cannot ask, or fails,
-//! passes to the next; a user who declines ends the question. When none can
-//! ask, the tool fails with "no channel can ask the user" and each reason.
+//! (`[approvals] channels` / `--approval-channels`), each until it answers or
+//! gives up; `escalate_after` does not apply (questions never race):
+//! - the MCP client, through a form elicitation when it declared the
+//!   capability (an input-required result on 2026-07-28 connections);
+//! - the approval page, whose question view shows them until a person answers
+//!   or declines there (passed over when the page is off, `--no-web`);
+//! - the terminal.
+//!
+//! A channel that cannot ask, or fails, passes to the next; a user who declines
+//! ends the question. When none can ask, the tool fails with "no channel can
+//! ask the user" and each reason. A cancelled call takes the questions off
+//! whichever channel is asking.
 
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -18,25 +24,30 @@ use toolgate_mcp::{ElicitationChannel, FormQuestion, QuestionFormError};
 use toolgate_policy::config::ApprovalChannelName;
 use toolgate_policy::gate::PolicyGate;
 use toolgate_tools::process_tools::{Question, QuestionChannel, QuestionError};
+use toolgate_web::{PageQuestion, QuestionReply, WebApprovals};
 
 /// Asks the `question` tool's questions through the configured channels.
 pub struct ConfiguredQuestions {
     elicitation: ElicitationChannel,
+    /// The approval page; `None` when it is off.
+    web: Option<WebApprovals>,
     terminal: Arc<dyn QuestionChannel>,
     cli: Option<Vec<ApprovalChannelName>>,
     gate: OnceLock<Weak<PolicyGate>>,
 }
 
 impl ConfiguredQuestions {
-    /// Asks through `elicitation` and `terminal`, in the order of `cli` or the
-    /// gate's policy.
+    /// Asks through `elicitation`, the page `web` (when it runs) and
+    /// `terminal`, in the order of `cli` or the gate's policy.
     pub fn new(
         elicitation: ElicitationChannel,
+        web: Option<WebApprovals>,
         terminal: Arc<dyn QuestionChannel>,
         cli: Option<Vec<ApprovalChannelName>>,
     ) -> Self {
         ConfiguredQuestions {
             elicitation,
+            web,
             terminal,
             cli,
             gate: OnceLock::new(),
@@ -96,7 +107,26 @@ impl ConfiguredQuestions {
                 }
             }
             ApprovalChannelName::Web => {
-                Tried::Next("the approval page has no question view".into())
+                let Some(web) = &self.web else {
+                    return Tried::Next("the approval page is off (--no-web)".into());
+                };
+                let page: Vec<PageQuestion> = questions
+                    .iter()
+                    .map(|q| PageQuestion {
+                        question: q.question.clone(),
+                        options: q.options.clone(),
+                    })
+                    .collect();
+                // Dropping the wait on cancel takes the questions off the page.
+                let asked = tokio::select! {
+                    r = web.ask_questions(&caller.session_id, &caller.call_id, &page) => r,
+                    () = cancel.cancelled() => return Tried::Stop(QuestionError::Cancelled),
+                };
+                match asked {
+                    Ok(QuestionReply::Answered(answers)) => Tried::Answered(answers),
+                    Ok(QuestionReply::Declined(why)) => Tried::Stop(QuestionError::Declined(why)),
+                    Err(e) => Tried::Next(e.to_string()),
+                }
             }
             ApprovalChannelName::Terminal => {
                 match self.terminal.ask(caller, questions, cancel).await {

@@ -134,6 +134,29 @@ class Page:
             check(time.monotonic() < deadline, "no ask appeared on the page")
             await asyncio.sleep(0.05)
 
+    async def questions(self):
+        r = await self.http.get(f"{self.base}/approvals/questions", headers={"Accept": "application/json"})
+        check(r.status_code == 200, f"questions: {r.status_code} {r.text}")
+        return r.json()
+
+    async def wait_for_question(self, seconds=20):
+        deadline = time.monotonic() + seconds
+        while True:
+            pending = await self.questions()
+            if pending:
+                return pending[0]
+            check(time.monotonic() < deadline, "no question appeared on the page")
+            await asyncio.sleep(0.05)
+
+    async def reply(self, question_id, body, status=200):
+        r = await self.http.post(
+            f"{self.base}/approvals/questions/{question_id}/answer",
+            json=body,
+            headers={"Origin": self.base, "Accept": "application/json"},
+        )
+        check(r.status_code == status, f"reply {body}: {r.status_code} {r.text}")
+        return r.json()
+
     async def answer(self, ask_id, answer):
         r = await self.http.post(
             f"{self.base}/approvals/pending/{ask_id}/answer",
@@ -326,7 +349,8 @@ async def question_declined(args):
 
 
 async def question_bad_answer(args):
-    """A choice that was not offered is an error naming it; nothing is made up."""
+    """A choice that was not offered is an error naming it; nothing is made up.
+    (The config lists only the client, so the page does not take over.)"""
     server = Server(args)
 
     async def callback(context, params):
@@ -339,8 +363,54 @@ async def question_bad_answer(args):
         check("\"mysql\" is not one of the options of question 1" in text, f"text: {text!r}")
 
 
+async def question_on_web(args):
+    """A client without elicitation: the question goes to the page, where a
+    person answers over HTTP as the page's script does; a wrong number of
+    answers is refused first and answers nothing."""
+    server = Server(args)
+
+    async def answer_on_page():
+        page = await server.page()
+        asked = await page.wait_for_question()
+        texts = [q["question"] for q in asked["questions"]]
+        check(texts == [q["question"] for q in QUESTIONS], f"questions on the page: {asked}")
+        check(asked["questions"][0]["options"] == ["sqlite", "postgres"], f"options: {asked}")
+        refused = await page.reply(asked["id"], {"answers": ["postgres"]}, status=400)
+        check("2 question(s) but 1 answer(s)" in refused["error"], f"refused: {refused}")
+        check(len(await page.questions()) == 1, "a refused reply must answer nothing")
+        await page.reply(asked["id"], {"answers": ["postgres", " accounts "]})
+        check(await page.questions() == [], "an answered question leaves the page")
+
+    async with server.client() as client:
+        answering = asyncio.create_task(answer_on_page())
+        result = await client.call_tool("question", {"questions": QUESTIONS})
+        await answering
+        check(not result.is_error, f"question failed: {text_of(result)!r}")
+        answers = [a["answer"] for a in result.structured_content["answers"]]
+        check(answers == ["postgres", "accounts"], f"answers: {result.structured_content}")
+        check("A: postgres" in text_of(result), f"text: {text_of(result)!r}")
+
+
+async def question_declined_on_web(args):
+    """Declining on the page is a tool error carrying the reason."""
+    server = Server(args)
+
+    async def decline_on_page():
+        page = await server.page()
+        asked = await page.wait_for_question()
+        await page.reply(asked["id"], {"decline": True, "message": "decide it yourself"})
+
+    async with server.client() as client:
+        declining = asyncio.create_task(decline_on_page())
+        result = await client.call_tool("question", {"questions": QUESTIONS})
+        await declining
+        check(result.is_error, f"declined must be an error: {result}")
+        text = text_of(result)
+        check("declined to answer: decide it yourself" in text, f"text: {text!r}")
+
+
 async def question_no_channel(args):
-    """A client without elicitation, the page (no question view) and no terminal:
+    """A client without elicitation, the page off (--no-web) and no terminal:
     the tool fails saying no channel can ask, with each channel's reason."""
     server = Server(args)
     async with server.client() as client:
@@ -349,7 +419,7 @@ async def question_no_channel(args):
         text = text_of(result)
         check("no channel can ask the user" in text, f"text: {text!r}")
         check("mcp: no MCP client with the elicitation capability" in text, f"text: {text!r}")
-        check("web: the approval page has no question view" in text, f"text: {text!r}")
+        check("web: the approval page is off (--no-web)" in text, f"text: {text!r}")
         check("terminal: no terminal to ask on" in text, f"the terminal must be tried last: {text!r}")
 
 
@@ -361,6 +431,8 @@ SCENARIOS = {
     "question-declined": question_declined,
     "question-bad-answer": question_bad_answer,
     "question-no-channel": question_no_channel,
+    "question-on-web": question_on_web,
+    "question-declined-on-web": question_declined_on_web,
     "web-answers": web_answers,
     "client-first": client_first,
     "escalates-to-web": escalates_to_web,
