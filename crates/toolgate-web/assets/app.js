@@ -159,6 +159,17 @@
     });
   }
 
+  // Enter in a reject or decline message sends that, not the form's first
+  // button ("Allow once", "Send answer"), which is what a browser would press.
+  document.addEventListener("keydown", function (e) {
+    var field = e.target;
+    if (e.key !== "Enter" || !field.form || field.name !== "message") return;
+    var button = field.form.querySelector("button.reject");
+    if (!button) return;
+    e.preventDefault();
+    button.click();
+  });
+
   function tick() {
     var now = Date.now();
     cards().forEach(function (card) {

@@ -2,6 +2,9 @@
 //! (tests/browser/approve.mjs): an ask appears, "once" resolves it, reject with a
 //! message reaches the asker, a destructive request needs two clicks, a new ask
 //! shows up live, another origin is refused. Also saves a screenshot.
+//! tests/browser/question.mjs answers the `question` tool's questions: picking
+//! an option answers it, declining carries the reason, a question withdrawn
+//! elsewhere leaves and a new one arrives live.
 //!
 //! Needs `scripts/setup-browser.sh`. Without the browser the test is skipped with
 //! a message, except when `CI=true`, where it fails. `TOOLGATE_SCREENSHOT=path`
@@ -18,7 +21,9 @@ use tokio::task::JoinHandle;
 use toolgate_core::{Event, EventKind, EventPayload, EventSink, Risk};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskItem, AskPrompt, ChannelError};
 use toolgate_store::{Durability, EventLog, SqliteApprovals};
-use toolgate_web::{WebApprovals, WebState, new_token, page_url, serve_standalone};
+use toolgate_web::{
+    PageQuestion, QuestionReply, WebApprovals, WebState, new_token, page_url, serve_standalone,
+};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -93,17 +98,23 @@ async fn answer_of(task: JoinHandle<Result<Answer, ChannelError>>) -> Answer {
         .unwrap()
 }
 
+/// Whether the browser tests can run; skips with a message (fails in CI) when not.
+fn browser_ready(test: &str) -> bool {
+    let Some(why) = missing_browser() else {
+        return true;
+    };
+    assert_ne!(
+        std::env::var("CI").as_deref(),
+        Ok("true"),
+        "browser test cannot run in CI: {why}; run scripts/setup-browser.sh"
+    );
+    eprintln!("SKIPPED {test}: {why} (run scripts/setup-browser.sh)");
+    false
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_answers_in_headless_chromium() {
-    if let Some(why) = missing_browser() {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "browser test cannot run in CI: {why}; run scripts/setup-browser.sh"
-        );
-        eprintln!(
-            "SKIPPED a_person_answers_in_headless_chromium: {why} (run scripts/setup-browser.sh)"
-        );
+    if !browser_ready("a_person_answers_in_headless_chromium") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -238,5 +249,151 @@ async fn a_person_answers_in_headless_chromium() {
     );
     edit_task.abort();
     foreign_task.abort();
+    server.abort();
+}
+
+type QuestionTask = JoinHandle<Result<QuestionReply, ChannelError>>;
+
+async fn ask_questions(
+    approvals: &WebApprovals,
+    call_id: &str,
+    questions: Vec<PageQuestion>,
+) -> (u64, QuestionTask) {
+    let before: Vec<u64> = approvals.pending_questions().iter().map(|q| q.id).collect();
+    let channel = approvals.clone();
+    let call_id = call_id.to_string();
+    let task = tokio::spawn(async move {
+        channel
+            .ask_questions("s-browser", &call_id, &questions)
+            .await
+    });
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(q) = approvals
+            .pending_questions()
+            .into_iter()
+            .find(|q| !before.contains(&q.id))
+        {
+            return (q.id, task);
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "the question never reached the page"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+async fn reply_of(task: QuestionTask) -> QuestionReply {
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("never replied")
+        .unwrap()
+        .unwrap()
+}
+
+fn one_question(text: &str, options: &[&str]) -> PageQuestion {
+    PageQuestion {
+        question: text.into(),
+        options: (!options.is_empty()).then(|| options.iter().map(|o| o.to_string()).collect()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_a_question_in_headless_chromium() {
+    if !browser_ready("a_person_answers_a_question_in_headless_chromium") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let approvals = WebApprovals::new();
+    let token = new_token().unwrap();
+    let state = WebState {
+        approvals: approvals.clone(),
+        audit_db: dir.path().join("events.db"),
+        store: Arc::new(SqliteApprovals::open(dir.path().join("state.db")).unwrap()),
+        token: token.clone(),
+        allowed_hosts: Vec::new(),
+    };
+    let (addr, server) = serve_standalone("127.0.0.1:0".parse().unwrap(), state)
+        .await
+        .unwrap();
+
+    let (pick, pick_task) = ask_questions(
+        &approvals,
+        "c-db",
+        vec![
+            one_question(
+                "Which database should the service use?",
+                &["sqlite", "postgres"],
+            ),
+            one_question("What should the table be called?", &[]),
+        ],
+    )
+    .await;
+    let (elsewhere, elsewhere_task) = ask_questions(
+        &approvals,
+        "c-other",
+        vec![one_question("Tabs or spaces?", &["tabs", "spaces"])],
+    )
+    .await;
+
+    let ids = json!({"pick": pick, "elsewhere": elsewhere});
+    let mut node = tokio::process::Command::new("node")
+        .arg(browser_dir().join("question.mjs"))
+        .arg(page_url(addr, &token))
+        .arg(ids.to_string())
+        .current_dir(browser_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = node.stdin.take().unwrap();
+    let mut stdout = BufReader::new(node.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(WAIT, stdout.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        first.as_deref(),
+        Some("loaded"),
+        "the page never showed the questions"
+    );
+
+    // Another channel answered it: the server drops the page's wait.
+    elsewhere_task.abort();
+    let (live, live_task) = ask_questions(
+        &approvals,
+        "c-live",
+        vec![one_question(
+            "May I run the migrations now?",
+            &["yes", "no"],
+        )],
+    )
+    .await;
+    stdin
+        .write_all(format!("{live}\n").as_bytes())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        reply_of(live_task).await,
+        QuestionReply::Declined(Some("not now, ask again after lunch".into()))
+    );
+    assert_eq!(
+        reply_of(pick_task).await,
+        QuestionReply::Answered(vec!["postgres".into(), "accounts".into()])
+    );
+    let last = tokio::time::timeout(WAIT, stdout.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(last.as_deref(), Some("answered"));
+    let status = tokio::time::timeout(WAIT, node.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "the browser script failed: {status}");
+    assert!(approvals.pending_questions().is_empty());
     server.abort();
 }

@@ -43,9 +43,10 @@ try {
   await page.click(`#ask-${ids.once} button[value=once]`);
   await page.waitForSelector(`#ask-${ids.once}`, { state: "detached" });
 
-  // Reject with a message.
+  // Reject with a message, sent with Enter in the message field: that must
+  // reject, not press the form's first button ("Allow once").
   await page.fill(`#ask-${ids.reject} input[name=message]`, "use a pull request instead");
-  await page.click(`#ask-${ids.reject} button[value=reject]`);
+  await page.press(`#ask-${ids.reject} input[name=message]`, "Enter");
   await page.waitForSelector(`#ask-${ids.reject}`, { state: "detached" });
 
   // Destructive: the first click only arms the button; the second sends it.

@@ -1,0 +1,71 @@
+// Answers the `question` tool's questions on the approval page in headless
+// Chromium, as a person would. Started by tests/browser.rs, which owns the
+// server and the questions and checks the replies.
+//
+// argv: PAGE_URL (with ?token=) IDS_JSON
+//   IDS_JSON: {"pick": id, "elsewhere": id}
+// stdout protocol: prints "loaded" once both questions show; then reads one
+// line from stdin: the id of a question asked after "loaded" (by then the
+// "elsewhere" one has been withdrawn by the test).
+// TOOLGATE_QUESTION_SCREENSHOT=path keeps a screenshot of the questions.
+import { chromium } from "playwright-core";
+import readline from "node:readline";
+
+const [pageUrl, idsJson] = process.argv.slice(2);
+const ids = JSON.parse(idsJson);
+const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+function check(cond, what) {
+  if (!cond) throw new Error("browser check failed: " + what);
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+});
+try {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10000);
+
+  await page.goto(pageUrl);
+  await page.waitForURL((u) => !u.search.includes("token="));
+  const pick = page.locator(`#question-${ids.pick}`);
+  await pick.waitFor();
+  await page.locator(`#question-${ids.elsewhere}`).waitFor();
+  check(await pick.locator("input[type=radio]").count() === 2, "two options as radio choices");
+  check(await page.locator("#questions-section").isVisible(), "the questions section shows");
+  if (process.env.TOOLGATE_QUESTION_SCREENSHOT) {
+    await page.screenshot({ path: process.env.TOOLGATE_QUESTION_SCREENSHOT, fullPage: true });
+  }
+  console.log("loaded");
+
+  // The test withdraws "elsewhere" (answered on another channel) and asks a
+  // new question: the first leaves the page, the second appears, live.
+  const live = (await lines.next()).value.trim();
+  await page.locator(`#question-${ids.elsewhere}`).waitFor({ state: "detached" });
+  const card = page.locator(`#question-${live}`);
+  await card.waitFor();
+
+  // Decline the live one with a reason, pressing Enter in the reason field
+  // (which must decline, not send the empty answer).
+  await card.locator("input[name=message]").fill("not now, ask again after lunch");
+  await card.locator("input[name=message]").press("Enter");
+  await card.waitFor({ state: "detached" });
+
+  // Sending without an answer to question 2 is refused, naming it; the card stays.
+  await pick.locator("label.option", { hasText: "postgres" }).click();
+  await pick.locator("button[value=answer]").click();
+  await pick.locator(".error", { hasText: "answer 2" }).waitFor();
+  check(await pick.count() === 1, "a refused reply answers nothing");
+
+  // Pick an option and write the second answer.
+  await pick.locator("input[name=answer_2]").fill("accounts");
+  await pick.locator("button[value=answer]").click();
+  await pick.waitFor({ state: "detached" });
+  check(await page.locator("#questions-section").isHidden(), "no questions left: section hidden");
+  console.log("answered");
+} finally {
+  await browser.close();
+}
+process.exit(0);
