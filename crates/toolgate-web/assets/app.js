@@ -134,7 +134,7 @@
   });
 
   function send(form, card, error, body, type) {
-    form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    form.querySelectorAll("button:not(.no-default)").forEach(function (b) { b.disabled = true; });
     var headers = { "Accept": "application/json" };
     if (type) headers["Content-Type"] = type;
     fetch(form.action, {
@@ -150,12 +150,12 @@
         refreshCount();
       } else {
         error.textContent = res.json.error || "The answer was refused.";
-        form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+        form.querySelectorAll("button:not(.no-default)").forEach(function (b) { b.disabled = false; });
         disarm(form);
       }
     }).catch(function (err) {
       error.textContent = "Could not send the answer: " + err;
-      form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      form.querySelectorAll("button:not(.no-default)").forEach(function (b) { b.disabled = false; });
     });
   }
 

@@ -259,6 +259,13 @@ data-deadline=\"{deadline}\"><header><strong class=\"tool\">{tool}</strong> <spa
         "<form class=\"answer\" method=\"post\" action=\"/approvals/pending/{}/answer\">",
         ask.id
     );
+    // The form's default button, disabled: Enter in the reject message (or
+    // anywhere) must not press "Allow once", the first real button, when the
+    // script is off. With the script, Enter in the message rejects.
+    out.push_str(
+        "<button type=\"submit\" class=\"no-default\" disabled hidden aria-hidden=\"true\" \
+tabindex=\"-1\"></button>",
+    );
     if destructive {
         out.push_str(
             "<p class=\"warning\">Destructive: this cannot be undone, and it is asked every \

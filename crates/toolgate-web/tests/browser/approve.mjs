@@ -77,6 +77,19 @@ try {
   const status = (await answered).status();
   check(status === 403, "cross-origin answer refused, got " + status);
   evil.close();
+
+  // Without the script, Enter in the reject message must not press the first
+  // button ("Allow once"): the form has a disabled default button, so nothing
+  // is sent and the ask stays pending (tests/browser.rs checks).
+  const plain = await browser.newContext({ javaScriptEnabled: false });
+  const plainPage = await plain.newPage();
+  await plainPage.goto(pageUrl);
+  const message = plainPage.locator(`#ask-${ids.foreign} input[name=message]`);
+  await message.fill("typed, then Enter");
+  await message.press("Enter");
+  await plainPage.waitForTimeout(300);
+  check(new URL(plainPage.url()).pathname === "/", "no form was submitted: " + plainPage.url());
+  await plain.close();
   console.log("cross-origin refused");
 } finally {
   await browser.close();
