@@ -183,6 +183,28 @@ impl WebApprovals {
 
     /// Shows `questions` (of call `call_id` in `session_id`) on the page and
     /// waits for the reply. Dropping the future takes them off the page.
+    ///
+    /// ```
+    /// use toolgate_web::{PageQuestion, QuestionReply, WebApprovals};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let page = WebApprovals::new();
+    /// let asked = vec![PageQuestion {
+    ///     question: "Which database?".into(),
+    ///     options: Some(vec!["sqlite".into(), "postgres".into()]),
+    /// }];
+    /// let asking = page.clone();
+    /// let waiting = tokio::spawn(async move { asking.ask_questions("s1", "c1", &asked).await });
+    /// while page.pending_questions().is_empty() {
+    ///     tokio::task::yield_now().await;
+    /// }
+    /// // What the page's "Send answer" button does after picking "postgres":
+    /// let id = page.pending_questions()[0].id;
+    /// page.reply_questions(id, QuestionReply::Answered(vec!["postgres".into()]))?;
+    /// assert_eq!(waiting.await??, QuestionReply::Answered(vec!["postgres".into()]));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn ask_questions(
         &self,
         session_id: &str,
