@@ -4,7 +4,7 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
@@ -27,7 +27,7 @@ pub fn is_credential_file(name: &OsStr) -> bool {
 pub fn walker(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     let threads = if config.threads == 0 {
-        std::thread::available_parallelism().map_or(2, usize::from)
+        cores()
     } else {
         config.threads
     };
@@ -60,6 +60,13 @@ pub fn walker(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) ->
         }
     });
     builder
+}
+
+/// The cores this process may use, asked once: `available_parallelism` reads
+/// cgroup files on every call, a measurable cost per `list` of a small tree.
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, usize::from))
 }
 
 /// Builds a glob matcher; patterns without `/` match a file name anywhere, like
