@@ -150,7 +150,7 @@ fn listing(
 
 /// `path` relative to `root`, `/` separated.
 pub fn relative_name(root: &Path, path: &Path) -> String {
-    walk::under(root, path).to_string_lossy().into_owned()
+    walk::path_text(walk::under(root, path)).into_owned()
 }
 
 /// The "N more" note shared by `list`, `glob` and `grep`.

@@ -2,7 +2,9 @@
 //! `ignore` crate, honouring `.gitignore`/`.ignore`, skipping `.git` and (unless
 //! allowed) hidden credential files, on every core.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
@@ -17,9 +19,36 @@ use super::FileToolsConfig;
 const ENV_EXAMPLES: &[&str] = &[".env.example", ".env.sample", ".env.template"];
 
 /// Whether a file name is a hidden credential file (`.env`, `.env.local`, …).
-pub fn is_credential_file(name: &OsStr) -> bool {
-    let name = name.to_string_lossy();
-    name.starts_with(".env") && !ENV_EXAMPLES.contains(&name.as_ref())
+/// Compares bytes: the examples are ASCII, so a name that is not UTF-8 is never
+/// one of them and needs no conversion.
+fn is_credential_name(name: &[u8]) -> bool {
+    name.starts_with(b".env") && !ENV_EXAMPLES.iter().any(|e| e.as_bytes() == name)
+}
+
+/// The last component of an entry's path as bytes. Slices after the last `/`
+/// instead of parsing components (`Path::file_name`), which is a measurable
+/// cost per entry; paths that do not end in a plain name fall back to it.
+fn entry_name(path: &Path) -> &[u8] {
+    let bytes = path.as_os_str().as_bytes();
+    let name = match bytes.iter().rposition(|&b| b == b'/') {
+        Some(i) => &bytes[i + 1..],
+        None => bytes,
+    };
+    match name {
+        b"" | b"." | b".." => path.file_name().map_or(bytes, OsStr::as_bytes),
+        name => name,
+    }
+}
+
+/// `path` as text, replacing bytes that are not UTF-8 like
+/// `Path::to_string_lossy`, but checking with the faster `str::from_utf8`
+/// first (names are nearly always valid).
+pub fn path_text(path: &Path) -> Cow<'_, str> {
+    let bytes = path.as_os_str().as_bytes();
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// A walker over `root` with the file tools' rules; entries whose path relative
@@ -41,15 +70,22 @@ pub fn walker(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) ->
         .threads(threads);
     let allow_credentials = config.allow_credential_files;
     let root = root.to_path_buf();
+    let skip = skip.filter(|globs| !globs.is_empty());
     // One filter only: `WalkBuilder::filter_entry` replaces any earlier one.
     builder.filter_entry(move |e| {
-        let name = e.file_name();
-        if name == ".git" {
-            return false;
-        }
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-        if !allow_credentials && !is_dir && is_credential_file(name) {
-            return false;
+        let name = entry_name(e.path());
+        // `.git` and credential files both start with a dot: most names need
+        // no further look.
+        if name.first() == Some(&b'.') {
+            if name == b".git" {
+                return false;
+            }
+            if !allow_credentials
+                && is_credential_name(name)
+                && !e.file_type().is_some_and(|t| t.is_dir())
+            {
+                return false;
+            }
         }
         match &skip {
             Some(globs) => {
@@ -105,6 +141,11 @@ impl PathGlobs {
             by_name: build(by_name)?,
             by_path: build(by_path)?,
         })
+    }
+
+    /// Whether there are no patterns at all (nothing can match).
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty() && self.by_path.is_empty()
     }
 
     /// Whether `relative` (from the search root) matches any pattern.
@@ -263,7 +304,6 @@ impl<S, T, F> Drop for Visitor<'_, S, T, F> {
 /// bytes instead of comparing components (`Path::strip_prefix`), which is a
 /// measurable cost per file on large trees.
 pub fn under<'p>(root: &Path, path: &'p Path) -> &'p Path {
-    use std::os::unix::ffi::OsStrExt;
     let bytes = path.as_os_str().as_bytes();
     let prefix = root.as_os_str().as_bytes();
     let rest = match bytes.strip_prefix(prefix) {
@@ -286,12 +326,56 @@ mod tests {
 
     #[test]
     fn credential_names() {
-        assert!(is_credential_file(OsStr::new(".env")));
-        assert!(is_credential_file(OsStr::new(".env.local")));
-        assert!(is_credential_file(OsStr::new(".envrc")));
-        assert!(!is_credential_file(OsStr::new(".env.example")));
-        assert!(!is_credential_file(OsStr::new(".env.sample")));
-        assert!(!is_credential_file(OsStr::new("env")));
+        assert!(is_credential_name(b".env"));
+        assert!(is_credential_name(b".env.local"));
+        assert!(is_credential_name(b".envrc"));
+        assert!(!is_credential_name(b".env.example"));
+        assert!(!is_credential_name(b".env.sample"));
+        assert!(!is_credential_name(b"env"));
+    }
+
+    #[test]
+    fn credential_names_that_are_not_utf8() {
+        assert!(is_credential_name(b".env\xff"));
+        assert!(is_credential_name(b".env.\xffexample"));
+        assert!(!is_credential_name(b"\xff.env"));
+    }
+
+    #[test]
+    fn entry_names_are_the_last_component() {
+        fn name(p: &str) -> &[u8] {
+            entry_name(Path::new(p))
+        }
+        assert_eq!(name("/ws/a/.git"), b".git");
+        assert_eq!(name("/ws/a/b.rs"), b"b.rs");
+        assert_eq!(name("b.rs"), b"b.rs");
+        assert_eq!(name("/ws/a/"), b"a");
+        assert_eq!(name("/ws/a/."), b"a");
+        assert_eq!(name("/"), b"/");
+        assert_eq!(
+            entry_name(Path::new(OsStr::from_bytes(b"/ws/\xff.env"))),
+            b"\xff.env"
+        );
+    }
+
+    #[test]
+    fn path_text_replaces_bytes_that_are_not_utf8() {
+        assert!(matches!(
+            path_text(Path::new("a/b.rs")),
+            Cow::Borrowed("a/b.rs")
+        ));
+        let odd = Path::new(OsStr::from_bytes(b"a/\xffb"));
+        assert_eq!(path_text(odd), odd.to_string_lossy());
+        assert_eq!(path_text(odd), "a/\u{FFFD}b");
+    }
+
+    #[test]
+    fn empty_globs_match_nothing() {
+        let none: [&str; 0] = [];
+        let g = PathGlobs::new(&none).unwrap();
+        assert!(g.is_empty());
+        assert!(!g.is_match(Path::new("a")));
+        assert!(!PathGlobs::new(&["*.rs"]).unwrap().is_empty());
     }
 
     #[test]
