@@ -134,9 +134,8 @@ fn listing(
     (mut files, unreadable): (Vec<String>, usize),
     limit: usize,
 ) -> ListOutput {
-    files.sort_unstable();
     let total = files.len();
-    files.truncate(limit);
+    first_sorted(&mut files, limit);
     let more = total - files.len();
     ListOutput {
         path,
@@ -146,6 +145,21 @@ fn listing(
         more,
         unreadable,
     }
+}
+
+/// Keeps the `limit` smallest of `items`, sorted. Only those are returned, so
+/// the rest are set apart in linear time (`select_nth_unstable`) instead of
+/// being sorted too.
+fn first_sorted<T: Ord>(items: &mut Vec<T>, limit: usize) {
+    if limit == 0 {
+        items.clear();
+        return;
+    }
+    if items.len() > limit {
+        items.select_nth_unstable(limit - 1);
+        items.truncate(limit);
+    }
+    items.sort_unstable();
 }
 
 /// `path` relative to `root`, `/` separated.
@@ -179,6 +193,42 @@ fn render_tree(files: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_sorted_keeps_the_smallest_in_order() {
+        // A fixed shuffle of 0..500 (multiplying by a unit mod 500).
+        let shuffled: Vec<u32> = (0..500).map(|i| (i * 37 + 11) % 500).collect();
+        for limit in [0, 1, 2, 99, 100, 499, 500, 501, 1000] {
+            let mut items = shuffled.clone();
+            first_sorted(&mut items, limit);
+            let want: Vec<u32> = (0..500).take(limit).collect();
+            assert_eq!(items, want, "limit {limit}");
+        }
+        let mut names = ["b/a", "a", "a/b", "B", "a.b", "ä"]
+            .map(String::from)
+            .to_vec();
+        first_sorted(&mut names, 4);
+        assert_eq!(names, ["B", "a", "a.b", "a/b"]);
+    }
+
+    #[test]
+    fn listing_counts_every_file_and_returns_the_first() {
+        let files: Vec<String> = (0..250).rev().map(|i| format!("f{i:03}")).collect();
+        let out = listing("/ws".into(), (files, 2), 100);
+        assert_eq!(out.total, 250);
+        assert_eq!(out.more, 150);
+        assert_eq!(out.unreadable, 2);
+        assert_eq!(out.files.len(), 100);
+        assert_eq!(out.files[0], "f000");
+        assert_eq!(out.files[99], "f099");
+        assert!(out.note.is_some_and(|n| n.starts_with("150 more files")));
+        let out = listing("/ws".into(), (vec!["b".into(), "a".into()], 0), 100);
+        assert_eq!(
+            (out.files, out.total, out.more),
+            (vec!["a".into(), "b".into()], 2, 0)
+        );
+        assert!(out.note.is_none());
+    }
 
     #[test]
     fn tree_rendering() {
