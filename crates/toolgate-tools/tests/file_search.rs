@@ -95,6 +95,86 @@ async fn list_with_ignore_globs_and_a_subdirectory() {
     );
 }
 
+/// Rules in directories above the one walked apply to it, whichever file holds
+/// them; the walk only skips looking at parents that hold none.
+#[tokio::test]
+async fn list_and_glob_of_a_subdirectory_honour_rules_above_it() {
+    for (file, rules) in [
+        (".gitignore", "*.log\n"),
+        (".ignore", "*.log\n"),
+        (".git/info/exclude", "*.log\n"),
+        ("sub/.gitignore", "*.log\n"),
+    ] {
+        let ws = Ws::new();
+        ws.put(file, rules);
+        ws.put("sub/inner/keep.rs", "");
+        ws.put("sub/inner/drop.log", "");
+        ws.put("sub/inner/deeper/drop.log", "");
+        let out = ws
+            .call(
+                ListTool::new(ws.state.clone()),
+                json!({"path": "sub/inner"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(strings(&out.structured["files"]), ["keep.rs"], "{file}");
+        assert_eq!(out.structured["total"], 1, "{file}");
+        let out = ws
+            .call(
+                GlobTool::new(ws.state.clone()),
+                json!({"pattern": "**/*", "path": "sub/inner"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(strings(&out.structured["files"]), ["keep.rs"], "{file}");
+    }
+}
+
+/// A negation above the walked directory re-includes what a broader rule left
+/// out; the same files come back with no rules anywhere.
+#[tokio::test]
+async fn list_of_a_subdirectory_with_negated_and_no_rules_above() {
+    let ws = Ws::new();
+    ws.put(".gitignore", "*.log\n!keep.log\n");
+    ws.put("sub/keep.log", "");
+    ws.put("sub/drop.log", "");
+    ws.put("sub/a.rs", "");
+    let list = || ListTool::new(ws.state.clone());
+    let out = ws.call(list(), json!({"path": "sub"})).await.unwrap();
+    assert_eq!(strings(&out.structured["files"]), ["a.rs", "keep.log"]);
+    std::fs::remove_file(ws.path(".gitignore")).unwrap();
+    let out = ws.call(list(), json!({"path": "sub"})).await.unwrap();
+    assert_eq!(
+        strings(&out.structured["files"]),
+        ["a.rs", "drop.log", "keep.log"]
+    );
+}
+
+/// The limit keeps the first files in name order however the directory hands
+/// them out, and counts every one.
+#[tokio::test]
+async fn list_limit_returns_the_first_names_in_order() {
+    let ws = Ws::new();
+    // Created in a scrambled order (multiplying by a unit mod 250).
+    for i in 0..250 {
+        let n = (i * 97 + 13) % 250;
+        ws.put(&format!("d{}/f{n:03}.txt", n % 3), "");
+    }
+    let out = ws
+        .call(ListTool::new(ws.state.clone()), json!({"ignore": ["d2"]}))
+        .await
+        .unwrap();
+    let mut want: Vec<String> = (0..250)
+        .filter(|n| n % 3 != 2)
+        .map(|n| format!("d{}/f{n:03}.txt", n % 3))
+        .collect();
+    want.sort();
+    assert_eq!(out.structured["total"], want.len());
+    assert_eq!(out.structured["more"], want.len() - 100);
+    want.truncate(100);
+    assert_eq!(strings(&out.structured["files"]), want);
+}
+
 #[tokio::test]
 async fn credential_files_are_listed_when_the_policy_allows() {
     let ws = Ws::with_config(FileToolsConfig {

@@ -65,7 +65,7 @@ pub fn walker(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) ->
         .git_ignore(true)
         .git_exclude(true)
         .require_git(false)
-        .parents(true)
+        .parents(parents_have_ignore_files(root))
         .follow_links(false)
         .threads(threads);
     let allow_credentials = config.allow_credential_files;
@@ -96,6 +96,28 @@ pub fn walker(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) ->
         }
     });
     builder
+}
+
+/// What makes a directory a source of ignore rules for the walk: the files the
+/// `ignore` crate reads (`.git` for `.git/info/exclude`, also when `.git` is a
+/// worktree's link file). No custom ignore file names are configured.
+const IGNORE_SOURCES: &[&str] = &[".gitignore", ".ignore", ".git"];
+
+/// Whether any directory above `root` (a canonical path, as the crate sees its
+/// parents) holds an ignore source. When none does, the parents' rules are
+/// empty and matching every entry against them (`WalkBuilder::parents`, which
+/// joins a new absolute path per entry) changes nothing, so it is skipped: a
+/// few `lstat`s per walk instead of work per entry.
+fn parents_have_ignore_files(root: &Path) -> bool {
+    root.ancestors().skip(1).any(has_ignore_files)
+}
+
+/// Whether `dir` holds an ignore source (any kind of file by that name counts,
+/// even a dangling link: it errs towards matching).
+fn has_ignore_files(dir: &Path) -> bool {
+    IGNORE_SOURCES
+        .iter()
+        .any(|name| dir.join(name).symlink_metadata().is_ok())
 }
 
 /// The cores this process may use, asked once: `available_parallelism` reads
@@ -376,6 +398,41 @@ mod tests {
         assert!(g.is_empty());
         assert!(!g.is_match(Path::new("a")));
         assert!(!PathGlobs::new(&["*.rs"]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn ignore_sources_of_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(!has_ignore_files(d));
+        std::fs::write(d.join("README.md"), "").unwrap();
+        assert!(!has_ignore_files(d));
+        for name in IGNORE_SOURCES {
+            let p = d.join(name);
+            std::fs::write(&p, "").unwrap();
+            assert!(has_ignore_files(d), "{name}");
+            std::fs::remove_file(&p).unwrap();
+        }
+        std::fs::create_dir(d.join(".git")).unwrap();
+        assert!(has_ignore_files(d), ".git directory");
+        std::fs::remove_dir(d.join(".git")).unwrap();
+        std::os::unix::fs::symlink(d.join("missing"), d.join(".gitignore")).unwrap();
+        assert!(has_ignore_files(d), "dangling link");
+    }
+
+    #[test]
+    fn parents_are_looked_at_above_the_root_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = std::fs::canonicalize(dir.path()).unwrap();
+        let sub = d.join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        // The root's own rules are read by the walk whatever `parents` says.
+        std::fs::write(sub.join(".gitignore"), "x\n").unwrap();
+        let above = parents_have_ignore_files(&d);
+        assert_eq!(parents_have_ignore_files(&sub), above);
+        std::fs::write(d.join("a/.ignore"), "x\n").unwrap();
+        assert!(parents_have_ignore_files(&sub));
+        assert_eq!(parents_have_ignore_files(&d.join("a")), above);
     }
 
     #[test]
