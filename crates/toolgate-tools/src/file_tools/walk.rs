@@ -189,6 +189,11 @@ pub fn compile(pattern: &str) -> Result<Glob, ToolError> {
         .map_err(|e| ToolError::InvalidInput(format!("invalid glob {pattern:?}: {e}")))
 }
 
+/// Entries walked between two looks at the cancellation token (one when the
+/// walk starts): a look takes the token's lock, a measurable cost per entry,
+/// while 64 entries take some tens of microseconds.
+const CANCEL_CHECK_EVERY: usize = 64;
+
 /// Walks `builder` on all its threads. Each thread gets its own state from
 /// `init`; `visit` turns an entry into zero or one result. Stops when `cancel`
 /// fires. Unreadable entries are skipped and counted.
@@ -238,7 +243,7 @@ where
         if seen >= budget {
             return Ok(None);
         }
-        if cancel.is_cancelled() {
+        if seen % CANCEL_CHECK_EVERY == 0 && cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
         match entry {
@@ -276,6 +281,7 @@ where
             state: (self.init)(),
             found: Vec::new(),
             errors: 0,
+            seen: 0,
         })
     }
 }
@@ -287,6 +293,7 @@ struct Visitor<'s, S, T, F> {
     state: S,
     found: Vec<T>,
     errors: usize,
+    seen: usize,
 }
 
 impl<S, T, F> ParallelVisitor for Visitor<'_, S, T, F>
@@ -296,7 +303,9 @@ where
     F: Fn(&mut S, &DirEntry) -> Option<T> + Sync,
 {
     fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        if self.cancel.is_cancelled() {
+        let seen = self.seen;
+        self.seen += 1;
+        if seen % CANCEL_CHECK_EVERY == 0 && self.cancel.is_cancelled() {
             return WalkState::Quit;
         }
         match entry {
@@ -433,6 +442,83 @@ mod tests {
         std::fs::write(d.join("a/.ignore"), "x\n").unwrap();
         assert!(parents_have_ignore_files(&sub));
         assert_eq!(parents_have_ignore_files(&d.join("a")), above);
+    }
+
+    /// A tree of `n` files in a fresh directory.
+    fn tree(n: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..n {
+            std::fs::write(dir.path().join(format!("f{i:04}")), "").unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_cancelled_walk_stops_soon_after() {
+        let dir = tree(1000);
+        let config = FileToolsConfig::default();
+        let builder = walker(dir.path(), &config, None);
+        // Cancelled before it starts: nothing is visited.
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let mut visited = 0;
+        let out = collect_small(&builder, &cancel, 4096, |_| {
+            visited += 1;
+            Some(())
+        });
+        assert!(matches!(out, Err(ToolError::Cancelled)));
+        assert_eq!(visited, 0);
+        let out = collect_parallel(&builder, &cancel, || (), |_, _| Some(()));
+        assert!(matches!(out, Err(ToolError::Cancelled)));
+        // Cancelled while walking: at most one check interval more.
+        let cancel = CancellationToken::new();
+        let mut visited = 0;
+        let out = collect_small(&builder, &cancel, 4096, |_| {
+            visited += 1;
+            if visited == 10 {
+                cancel.cancel();
+            }
+            Some(())
+        });
+        assert!(matches!(out, Err(ToolError::Cancelled)));
+        assert!(visited <= 10 + CANCEL_CHECK_EVERY, "{visited}");
+        let cancel = CancellationToken::new();
+        let visited = std::sync::atomic::AtomicUsize::new(0);
+        let out = collect_parallel(
+            &builder,
+            &cancel,
+            || (),
+            |_, _| {
+                if visited.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 9 {
+                    cancel.cancel();
+                }
+                Some(())
+            },
+        );
+        assert!(matches!(out, Err(ToolError::Cancelled)));
+        let visited = visited.into_inner();
+        let threads = cores();
+        assert!(visited <= 10 + threads * CANCEL_CHECK_EVERY, "{visited}");
+    }
+
+    #[test]
+    fn an_uncancelled_walk_sees_every_entry() {
+        let dir = tree(300);
+        let config = FileToolsConfig::default();
+        let builder = walker(dir.path(), &config, None);
+        let cancel = CancellationToken::new();
+        let (files, errors) = collect_small(&builder, &cancel, 4096, |e| is_file(e).then_some(()))
+            .unwrap()
+            .unwrap();
+        assert_eq!((files.len(), errors), (300, 0));
+        assert!(
+            collect_small(&builder, &cancel, 100, |_| Some(()))
+                .unwrap()
+                .is_none()
+        );
+        let (files, errors) =
+            collect_parallel(&builder, &cancel, || (), |_, e| is_file(e).then_some(())).unwrap();
+        assert_eq!((files.len(), errors), (300, 0));
     }
 
     #[test]
