@@ -175,6 +175,33 @@ async fn list_limit_returns_the_first_names_in_order() {
     assert_eq!(strings(&out.structured["files"]), want);
 }
 
+/// A tree too large to walk inline goes to the parallel walk: same rules,
+/// same counts, same first names.
+#[tokio::test]
+async fn list_of_a_large_tree_walks_in_parallel_with_the_same_rules() {
+    let ws = Ws::new();
+    ws.put(".gitignore", "*.log\n");
+    for i in 0..4500 {
+        ws.put(&format!("d{}/f{i:04}.txt", i % 7), "");
+    }
+    ws.put("d0/drop.log", "");
+    ws.put("d1/.env", "");
+    let out = ws
+        .call(ListTool::new(ws.state.clone()), json!({"ignore": ["d6"]}))
+        .await
+        .unwrap();
+    let mut want: Vec<String> = (0..4500)
+        .filter(|i| i % 7 != 6)
+        .map(|i| format!("d{}/f{i:04}.txt", i % 7))
+        .collect();
+    want.push(".gitignore".into());
+    want.sort();
+    assert_eq!(out.structured["total"], want.len());
+    assert_eq!(out.structured["more"], want.len() - 100);
+    want.truncate(100);
+    assert_eq!(strings(&out.structured["files"]), want);
+}
+
 #[tokio::test]
 async fn credential_files_are_listed_when_the_policy_allows() {
     let ws = Ws::with_config(FileToolsConfig {

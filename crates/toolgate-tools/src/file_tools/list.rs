@@ -1,5 +1,6 @@
 //! `list`: the files under a directory, honouring `.gitignore`.
 
+use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -93,15 +94,23 @@ impl Tool for ListTool {
             )));
         }
         let builder = walk::walker(&root, &self.state.config, Some(ignore));
-        let visit = |e: &ignore::DirEntry| walk::is_file(e).then(|| relative_name(&root, e.path()));
-        // A small tree is walked right here; a large one again, in parallel, off
-        // the event loop.
-        let walked = match walk::collect_small(&builder, &ctx.cancel, INLINE_WALK_ENTRIES, visit)? {
-            Some(found) => found,
+        let limit = self.state.config.result_limit;
+        // A small tree is walked right here, its names gathered in one buffer;
+        // a large one again, in parallel, off the event loop.
+        let mut text = String::new();
+        let visit = |e: &ignore::DirEntry| {
+            walk::is_file(e).then(|| {
+                let start = text.len();
+                text.push_str(&walk::path_text(walk::under(&root, e.path())));
+                Span(start, text.len())
+            })
+        };
+        match walk::collect_small(&builder, &ctx.cancel, INLINE_WALK_ENTRIES, visit)? {
+            Some((spans, unreadable)) => Ok(listing(display, spans, &text, unreadable, limit)),
             None => {
                 let cancel = ctx.cancel.clone();
                 let root = root.clone();
-                tokio::task::spawn_blocking(move || {
+                let (names, unreadable) = tokio::task::spawn_blocking(move || {
                     walk::collect_parallel(
                         &builder,
                         &cancel,
@@ -110,10 +119,10 @@ impl Tool for ListTool {
                     )
                 })
                 .await
-                .map_err(|e| ToolError::Failed(format!("list task failed: {e}")))??
+                .map_err(|e| ToolError::Failed(format!("list task failed: {e}")))??;
+                Ok(listing(display, names, "", unreadable, limit))
             }
-        };
-        Ok(listing(display, walked, self.state.config.result_limit))
+        }
     }
 
     fn project(&self, output: &ListOutput) -> Vec<Content> {
@@ -128,14 +137,41 @@ impl Tool for ListTool {
 /// Entries walked on the event loop before a walk moves to walker threads.
 const INLINE_WALK_ENTRIES: usize = 4096;
 
+/// A name found by a walk, as the byte range it takes in a shared buffer: one
+/// buffer grows for all names instead of an allocation each, and only the
+/// names returned become `String`s.
+#[derive(Clone, Copy, Debug)]
+struct Span(usize, usize);
+
+/// Something that gives a file name, itself or out of a shared buffer.
+trait Named {
+    /// The name, `text` being the shared buffer (unused by owned names).
+    fn name<'a>(&'a self, text: &'a str) -> &'a str;
+}
+
+impl Named for Span {
+    fn name<'a>(&'a self, text: &'a str) -> &'a str {
+        &text[self.0..self.1]
+    }
+}
+
+impl Named for String {
+    fn name<'a>(&'a self, _text: &'a str) -> &'a str {
+        self
+    }
+}
+
 /// The output for the files found: sorted, the first `limit` of them.
-fn listing(
+fn listing<T: Named>(
     path: String,
-    (mut files, unreadable): (Vec<String>, usize),
+    mut found: Vec<T>,
+    text: &str,
+    unreadable: usize,
     limit: usize,
 ) -> ListOutput {
-    let total = files.len();
-    first_sorted(&mut files, limit);
+    let total = found.len();
+    first_sorted_by(&mut found, limit, |a, b| a.name(text).cmp(b.name(text)));
+    let files: Vec<String> = found.iter().map(|f| f.name(text).to_owned()).collect();
     let more = total - files.len();
     ListOutput {
         path,
@@ -147,19 +183,19 @@ fn listing(
     }
 }
 
-/// Keeps the `limit` smallest of `items`, sorted. Only those are returned, so
-/// the rest are set apart in linear time (`select_nth_unstable`) instead of
-/// being sorted too.
-fn first_sorted<T: Ord>(items: &mut Vec<T>, limit: usize) {
+/// Keeps the `limit` first of `items` in the order `cmp`, sorted. Only those
+/// are returned, so the rest are set apart in linear time
+/// (`select_nth_unstable_by`) instead of being sorted too.
+fn first_sorted_by<T>(items: &mut Vec<T>, limit: usize, cmp: impl Fn(&T, &T) -> Ordering) {
     if limit == 0 {
         items.clear();
         return;
     }
     if items.len() > limit {
-        items.select_nth_unstable(limit - 1);
+        items.select_nth_unstable_by(limit - 1, &cmp);
         items.truncate(limit);
     }
-    items.sort_unstable();
+    items.sort_unstable_by(cmp);
 }
 
 /// `path` relative to `root`, `/` separated.
@@ -172,22 +208,40 @@ pub fn more_note(more: usize, what: &str, how: &str) -> Option<String> {
     (more > 0).then(|| format!("{more} more {what} not shown; {how}"))
 }
 
-/// Sorted relative paths as an indented tree.
+/// Sorted relative paths as an indented tree. Writes straight into one
+/// buffer: no vector or string per file.
 fn render_tree(files: &[String]) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(files.iter().map(|f| f.len() + 8).sum());
     let mut open: Vec<&str> = Vec::new();
     for file in files {
-        let parts: Vec<&str> = file.split('/').collect();
-        let (dirs, name) = parts.split_at(parts.len() - 1);
-        let common = open.iter().zip(dirs).take_while(|(a, b)| a == b).count();
-        open.truncate(common);
-        for d in &dirs[common..] {
-            out.push_str(&format!("{}{d}/\n", "  ".repeat(open.len() + 1)));
-            open.push(d);
+        let (dirs, name) = match file.rsplit_once('/') {
+            Some((dirs, name)) => (Some(dirs), name),
+            None => (None, file.as_str()),
+        };
+        let mut depth = 0;
+        for dir in dirs.into_iter().flat_map(|d| d.split('/')) {
+            if open.get(depth) != Some(&dir) {
+                open.truncate(depth);
+                indent(&mut out, depth + 1);
+                out.push_str(dir);
+                out.push_str("/\n");
+                open.push(dir);
+            }
+            depth += 1;
         }
-        out.push_str(&format!("{}{}\n", "  ".repeat(open.len() + 1), name[0]));
+        open.truncate(depth);
+        indent(&mut out, depth + 1);
+        out.push_str(name);
+        out.push('\n');
     }
     out
+}
+
+/// Two spaces per level.
+fn indent(out: &mut String, levels: usize) {
+    for _ in 0..levels {
+        out.push_str("  ");
+    }
 }
 
 #[cfg(test)]
@@ -200,21 +254,21 @@ mod tests {
         let shuffled: Vec<u32> = (0..500).map(|i| (i * 37 + 11) % 500).collect();
         for limit in [0, 1, 2, 99, 100, 499, 500, 501, 1000] {
             let mut items = shuffled.clone();
-            first_sorted(&mut items, limit);
+            first_sorted_by(&mut items, limit, Ord::cmp);
             let want: Vec<u32> = (0..500).take(limit).collect();
             assert_eq!(items, want, "limit {limit}");
         }
         let mut names = ["b/a", "a", "a/b", "B", "a.b", "ä"]
             .map(String::from)
             .to_vec();
-        first_sorted(&mut names, 4);
+        first_sorted_by(&mut names, 4, Ord::cmp);
         assert_eq!(names, ["B", "a", "a.b", "a/b"]);
     }
 
     #[test]
     fn listing_counts_every_file_and_returns_the_first() {
         let files: Vec<String> = (0..250).rev().map(|i| format!("f{i:03}")).collect();
-        let out = listing("/ws".into(), (files, 2), 100);
+        let out = listing("/ws".into(), files, "", 2, 100);
         assert_eq!(out.total, 250);
         assert_eq!(out.more, 150);
         assert_eq!(out.unreadable, 2);
@@ -222,12 +276,44 @@ mod tests {
         assert_eq!(out.files[0], "f000");
         assert_eq!(out.files[99], "f099");
         assert!(out.note.is_some_and(|n| n.starts_with("150 more files")));
-        let out = listing("/ws".into(), (vec!["b".into(), "a".into()], 0), 100);
+        let out = listing("/ws".into(), vec!["b".to_string(), "a".into()], "", 0, 100);
         assert_eq!(
             (out.files, out.total, out.more),
             (vec!["a".into(), "b".into()], 2, 0)
         );
         assert!(out.note.is_none());
+    }
+
+    #[test]
+    fn listing_of_names_in_a_shared_buffer() {
+        let text = "zz/bb/ab/a";
+        let spans = vec![Span(0, 2), Span(2, 4), Span(4, 7), Span(7, 8), Span(8, 10)];
+        let out = listing("/ws".into(), spans.clone(), text, 0, 3);
+        assert_eq!(out.files, ["/a", "/b", "b"]);
+        assert_eq!((out.total, out.more), (5, 2));
+        let out = listing("/ws".into(), spans, text, 0, 100);
+        assert_eq!(out.files, ["/a", "/b", "b", "b/a", "zz"]);
+    }
+
+    #[test]
+    fn tree_rendering_of_nested_and_sibling_directories() {
+        let files = [
+            "/abs",
+            "a/b/c/d.rs",
+            "a/b/e.rs",
+            "a/bc/f.rs",
+            "a/g.rs",
+            "ab/c/h.rs",
+            "i.rs",
+            "j/k.rs",
+        ]
+        .map(String::from);
+        assert_eq!(
+            render_tree(&files),
+            "  /\n    abs\n  a/\n    b/\n      c/\n        d.rs\n      e.rs\n    bc/\n      f.rs\n    \
+             g.rs\n  ab/\n    c/\n      h.rs\n  i.rs\n  j/\n    k.rs\n"
+        );
+        assert_eq!(render_tree(&[]), "");
     }
 
     #[test]
