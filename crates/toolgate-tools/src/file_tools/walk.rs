@@ -3,10 +3,11 @@
 //! allowed) hidden credential files, on every core.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
@@ -128,16 +129,65 @@ fn cores() -> usize {
 }
 
 /// Builds a glob matcher; patterns without `/` match a file name anywhere, like
-/// ripgrep's `--glob`.
+/// ripgrep's `--glob`. Clones share one compiled set.
 #[derive(Clone, Debug)]
 pub struct PathGlobs {
+    sets: Arc<GlobSets>,
+}
+
+/// The compiled sets behind [`PathGlobs`].
+#[derive(Debug)]
+struct GlobSets {
     by_name: GlobSet,
     by_path: GlobSet,
 }
 
+/// Compiled pattern lists seen lately, by their patterns as given. Building a
+/// set compiles its regexes (to a DFA), most of the CPU a `glob` call spent of
+/// its own, and every call builds the same patterns twice: for the permission
+/// request and for the run. Bounded: when full it starts over.
+#[derive(Debug, Default)]
+struct GlobCache {
+    sets: Mutex<HashMap<Vec<String>, PathGlobs>>,
+}
+
+/// Pattern lists the process-wide [`GlobCache`] holds at most.
+const GLOB_CACHE_ENTRIES: usize = 32;
+
+impl GlobCache {
+    /// The process-wide cache.
+    fn shared() -> &'static GlobCache {
+        static CACHE: OnceLock<GlobCache> = OnceLock::new();
+        CACHE.get_or_init(GlobCache::default)
+    }
+
+    /// The compiled `patterns`, built (and kept) unless already there. Invalid
+    /// patterns are an error each time and are not kept.
+    fn get<S: AsRef<str>>(&self, patterns: &[S], limit: usize) -> Result<PathGlobs, ToolError> {
+        let key: Vec<String> = patterns.iter().map(|p| p.as_ref().to_owned()).collect();
+        let lock = || self.sets.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = lock().get(&key) {
+            return Ok(found.clone());
+        }
+        let built = PathGlobs::build(patterns)?;
+        let mut sets = lock();
+        if sets.len() >= limit {
+            sets.clear();
+        }
+        sets.insert(key, built.clone());
+        Ok(built)
+    }
+}
+
 impl PathGlobs {
-    /// Compiles `patterns`; an invalid one is an error naming it.
+    /// Compiles `patterns` (or finds them compiled); an invalid one is an error
+    /// naming it.
     pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<PathGlobs, ToolError> {
+        GlobCache::shared().get(patterns, GLOB_CACHE_ENTRIES)
+    }
+
+    /// Compiles `patterns`.
+    fn build<S: AsRef<str>>(patterns: &[S]) -> Result<PathGlobs, ToolError> {
         let mut by_name = GlobSetBuilder::new();
         let mut by_path = GlobSetBuilder::new();
         for raw in patterns {
@@ -160,23 +210,26 @@ impl PathGlobs {
                 .map_err(|e| ToolError::InvalidInput(format!("invalid glob: {e}")))
         };
         Ok(PathGlobs {
-            by_name: build(by_name)?,
-            by_path: build(by_path)?,
+            sets: Arc::new(GlobSets {
+                by_name: build(by_name)?,
+                by_path: build(by_path)?,
+            }),
         })
     }
 
     /// Whether there are no patterns at all (nothing can match).
     pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty() && self.by_path.is_empty()
+        self.sets.by_name.is_empty() && self.sets.by_path.is_empty()
     }
 
     /// Whether `relative` (from the search root) matches any pattern.
     pub fn is_match(&self, relative: &Path) -> bool {
-        (!self.by_name.is_empty()
+        let sets = &*self.sets;
+        (!sets.by_name.is_empty()
             && relative
                 .file_name()
-                .is_some_and(|n| self.by_name.is_match(n)))
-            || (!self.by_path.is_empty() && self.by_path.is_match(relative))
+                .is_some_and(|n| sets.by_name.is_match(n)))
+            || (!sets.by_path.is_empty() && sets.by_path.is_match(relative))
     }
 }
 
@@ -519,6 +572,33 @@ mod tests {
         let (files, errors) =
             collect_parallel(&builder, &cancel, || (), |_, e| is_file(e).then_some(())).unwrap();
         assert_eq!((files.len(), errors), (300, 0));
+    }
+
+    #[test]
+    fn the_glob_cache_shares_compiled_sets_and_stays_bounded() {
+        let cache = GlobCache::default();
+        let a = cache.get(&["*.rs", "src/*.toml"], 4).unwrap();
+        let b = cache.get(&["*.rs", "src/*.toml"], 4).unwrap();
+        assert!(Arc::ptr_eq(&a.sets, &b.sets));
+        assert!(b.is_match(Path::new("x/y.rs")) && b.is_match(Path::new("src/c.toml")));
+        // Order and spelling are part of the key: a different list compiles anew.
+        let c = cache.get(&["src/*.toml", "*.rs"], 4).unwrap();
+        assert!(!Arc::ptr_eq(&a.sets, &c.sets));
+        // Errors are reported every time and not kept.
+        for _ in 0..2 {
+            let e = cache.get(&["a[b"], 4).unwrap_err();
+            assert!(e.to_string().contains("a[b"), "{e}");
+        }
+        for i in 0..10 {
+            cache.get(&[format!("*.{i}")], 4).unwrap();
+            assert!(cache.sets.lock().unwrap().len() <= 4);
+        }
+        // The shared cache gives the same answers as a fresh build.
+        let shared = PathGlobs::new(&["*.rs"]).unwrap();
+        let fresh = PathGlobs::build(&["*.rs"]).unwrap();
+        for p in ["a.rs", "a/b.rs", "a.rsx", "rs"] {
+            assert_eq!(shared.is_match(Path::new(p)), fresh.is_match(Path::new(p)));
+        }
     }
 
     #[test]
