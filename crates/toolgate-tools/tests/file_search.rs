@@ -306,6 +306,47 @@ async fn glob_sorts_newest_first() {
     assert_eq!(strings(&out.structured["files"]), [".env.example"]);
 }
 
+/// A tree too large to walk inline goes to the parallel walk: same rules,
+/// same matches and counts.
+#[tokio::test]
+async fn glob_of_a_large_tree_walks_in_parallel_with_the_same_rules() {
+    let ws = Ws::new();
+    ws.put(".gitignore", "d3/\n");
+    for i in 0..4500 {
+        let ext = if i % 50 == 0 { "rs" } else { "txt" };
+        ws.put(&format!("d{}/f{i:04}.{ext}", i % 5), "");
+    }
+    ws.put(".env.rs", "");
+    let out = ws
+        .call(
+            GlobTool::new(ws.state.clone()),
+            json!({"pattern": "**/*.rs"}),
+        )
+        .await
+        .unwrap();
+    // Every 50th file is a .rs file, all in d0 (i % 50 == 0 implies i % 5 == 0).
+    let mut want: Vec<String> = (0..4500)
+        .step_by(50)
+        .map(|i| format!("d0/f{i:04}.rs"))
+        .collect();
+    want.sort();
+    let mut got = strings(&out.structured["files"]);
+    got.sort();
+    assert_eq!(out.structured["total"], want.len());
+    assert_eq!(got, want);
+    let out = ws
+        .call(GlobTool::new(ws.state.clone()), json!({"pattern": "d3/*"}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["total"], 0);
+    let out = ws
+        .call(GlobTool::new(ws.state.clone()), json!({"pattern": "*.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["total"], 4500 - 90 - 900);
+    assert_eq!(out.structured["more"], 4500 - 90 - 900 - 100);
+}
+
 #[tokio::test]
 async fn glob_limit_and_bad_inputs() {
     let ws = Ws::new();

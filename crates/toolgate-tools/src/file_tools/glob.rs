@@ -1,5 +1,6 @@
 //! `glob`: files matching a pattern, newest first.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -56,6 +57,44 @@ impl GlobTool {
     }
 }
 
+/// A file under `root` matching `globs`, with its modification time.
+fn hit(root: &Path, globs: &PathGlobs, e: &ignore::DirEntry) -> Option<(SystemTime, String)> {
+    if !walk::is_file(e) {
+        return None;
+    }
+    let rel = walk::under(root, e.path());
+    if !globs.is_match(rel) {
+        return None;
+    }
+    let mtime = e
+        .metadata()
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    Some((mtime, rel.to_string_lossy().into_owned()))
+}
+
+/// The output for the files found: newest first, the first `limit` of them.
+fn newest_first(
+    path: String,
+    (mut found, unreadable): (Vec<(SystemTime, String)>, usize),
+    limit: usize,
+) -> GlobOutput {
+    // Newest first; equal times by name, so the order is stable.
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = found.len();
+    found.truncate(limit);
+    let more = total - found.len();
+    GlobOutput {
+        path,
+        files: found.into_iter().map(|(_, f)| f).collect(),
+        total,
+        more,
+        unreadable,
+        note: more_note(more, "files", "use a more specific pattern or path"),
+    }
+}
+
 fn compile(pattern: &str) -> Result<PathGlobs, ToolError> {
     if pattern.starts_with('/') {
         return Err(ToolError::InvalidInput(format!(
@@ -92,56 +131,43 @@ impl Tool for GlobTool {
     async fn execute(&self, input: GlobInput, ctx: ToolContext) -> Result<GlobOutput, ToolError> {
         let globs = compile(&input.pattern)?;
         let resolved = paths::resolve(&ctx.location, input.path.as_deref())?;
-        let state = Arc::clone(&self.state);
-        let cancel = ctx.cancel.clone();
-        tokio::task::spawn_blocking(move || {
-            let root = resolved.path;
-            let display = root.display().to_string();
-            if !resolved.exists {
-                return Err(ToolError::Failed(format!("directory not found: {display}")));
-            }
-            if !resolved.is_dir {
-                return Err(ToolError::Failed(format!(
-                    "{display} is a file, not a directory"
-                )));
-            }
-            let builder = walk::walker(&root, &state.config, None);
-            let (mut found, unreadable) = walk::collect_parallel(
-                &builder,
-                &cancel,
-                || (),
-                |_, e| {
-                    if !walk::is_file(e) {
-                        return None;
-                    }
-                    let rel = walk::under(&root, e.path());
-                    if !globs.is_match(rel) {
-                        return None;
-                    }
-                    let mtime = e
-                        .metadata()
-                        .ok()
-                        .and_then(|m| m.modified().ok())
-                        .unwrap_or(SystemTime::UNIX_EPOCH);
-                    Some((mtime, rel.to_string_lossy().into_owned()))
-                },
-            )?;
-            // Newest first; equal times by name, so the order is stable.
-            found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-            let total = found.len();
-            found.truncate(state.config.result_limit);
-            let more = total - found.len();
-            Ok(GlobOutput {
-                path: display,
-                files: found.into_iter().map(|(_, f)| f).collect(),
-                total,
-                more,
-                unreadable,
-                note: more_note(more, "files", "use a more specific pattern or path"),
-            })
-        })
-        .await
-        .map_err(|e| ToolError::Failed(format!("glob task failed: {e}")))?
+        let root = resolved.path;
+        let display = root.display().to_string();
+        if !resolved.exists {
+            return Err(ToolError::Failed(format!("directory not found: {display}")));
+        }
+        if !resolved.is_dir {
+            return Err(ToolError::Failed(format!(
+                "{display} is a file, not a directory"
+            )));
+        }
+        let builder = walk::walker(&root, &self.state.config, None);
+        // A small tree is walked right here (walker threads and the hand-off
+        // cost more than the walk); a large one again, in parallel, off the
+        // event loop.
+        let visit = |e: &ignore::DirEntry| hit(&root, &globs, e);
+        let walked =
+            match walk::collect_small(&builder, &ctx.cancel, walk::INLINE_WALK_ENTRIES, visit)? {
+                Some(found) => found,
+                None => {
+                    let cancel = ctx.cancel.clone();
+                    tokio::task::spawn_blocking(move || {
+                        walk::collect_parallel(
+                            &builder,
+                            &cancel,
+                            || (),
+                            |_, e| hit(&root, &globs, e),
+                        )
+                    })
+                    .await
+                    .map_err(|e| ToolError::Failed(format!("glob task failed: {e}")))??
+                }
+            };
+        Ok(newest_first(
+            display,
+            walked,
+            self.state.config.result_limit,
+        ))
     }
 
     fn project(&self, output: &GlobOutput) -> Vec<Content> {

@@ -105,7 +105,7 @@ impl Tool for ListTool {
                 Span(start, text.len())
             })
         };
-        match walk::collect_small(&builder, &ctx.cancel, INLINE_WALK_ENTRIES, visit)? {
+        match walk::collect_small(&builder, &ctx.cancel, walk::INLINE_WALK_ENTRIES, visit)? {
             Some((spans, unreadable)) => Ok(listing(display, spans, &text, unreadable, limit)),
             None => {
                 let cancel = ctx.cancel.clone();
@@ -133,9 +133,6 @@ impl Tool for ListTool {
         vec![Content::text(text)]
     }
 }
-
-/// Entries walked on the event loop before a walk moves to walker threads.
-const INLINE_WALK_ENTRIES: usize = 4096;
 
 /// A name found by a walk, as the byte range it takes in a shared buffer: one
 /// buffer grows for all names instead of an allocation each, and only the

@@ -242,6 +242,10 @@ pub fn compile(pattern: &str) -> Result<Glob, ToolError> {
         .map_err(|e| ToolError::InvalidInput(format!("invalid glob {pattern:?}: {e}")))
 }
 
+/// Entries `list` and `glob` walk on the event loop before a walk moves to
+/// walker threads (see [`collect_small`]).
+pub const INLINE_WALK_ENTRIES: usize = 4096;
+
 /// Entries walked between two looks at the cancellation token (one when the
 /// walk starts): a look takes the token's lock, a measurable cost per entry,
 /// while 64 entries take some tens of microseconds.
