@@ -143,9 +143,9 @@ struct GlobSets {
 }
 
 /// Compiled pattern lists seen lately, by their patterns as given. Building a
-/// set compiles its regexes (to a DFA), most of the CPU a `glob` call spent of
-/// its own, and every call builds the same patterns twice: for the permission
-/// request and for the run. Bounded: when full it starts over.
+/// set compiles its regexes to a DFA, about a quarter of a `glob` call's CPU,
+/// and every call builds the same patterns twice: for the permission request
+/// and for the run. Bounded: when full it starts over.
 #[derive(Debug, Default)]
 struct GlobCache {
     sets: Mutex<HashMap<Vec<String>, PathGlobs>>,
