@@ -28,6 +28,16 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 /// A small project: sources, an ignored build dir, secrets and an example.
+/// A listing of `want` (in any order) past the limit: the counts, and the
+/// first 100 names in sorted order.
+fn assert_first_100(listing: &Value, mut want: Vec<String>) {
+    want.sort();
+    assert_eq!(listing["total"], want.len());
+    assert_eq!(listing["more"], want.len() - 100);
+    want.truncate(100);
+    assert_eq!(strings(&listing["files"]), want);
+}
+
 fn project() -> Ws {
     let ws = Ws::new();
     ws.put(".gitignore", "target/\n*.log\n");
@@ -164,15 +174,11 @@ async fn list_limit_returns_the_first_names_in_order() {
         .call(ListTool::new(ws.state.clone()), json!({"ignore": ["d2"]}))
         .await
         .unwrap();
-    let mut want: Vec<String> = (0..250)
+    let want: Vec<String> = (0..250)
         .filter(|n| n % 3 != 2)
         .map(|n| format!("d{}/f{n:03}.txt", n % 3))
         .collect();
-    want.sort();
-    assert_eq!(out.structured["total"], want.len());
-    assert_eq!(out.structured["more"], want.len() - 100);
-    want.truncate(100);
-    assert_eq!(strings(&out.structured["files"]), want);
+    assert_first_100(&out.structured, want);
 }
 
 /// A tree too large to walk inline goes to the parallel walk: same rules,
@@ -195,11 +201,7 @@ async fn list_of_a_large_tree_walks_in_parallel_with_the_same_rules() {
         .map(|i| format!("d{}/f{i:04}.txt", i % 7))
         .collect();
     want.push(".gitignore".into());
-    want.sort();
-    assert_eq!(out.structured["total"], want.len());
-    assert_eq!(out.structured["more"], want.len() - 100);
-    want.truncate(100);
-    assert_eq!(strings(&out.structured["files"]), want);
+    assert_first_100(&out.structured, want);
 }
 
 #[tokio::test]

@@ -130,17 +130,7 @@ impl Tool for GlobTool {
 
     async fn execute(&self, input: GlobInput, ctx: ToolContext) -> Result<GlobOutput, ToolError> {
         let globs = compile(&input.pattern)?;
-        let resolved = paths::resolve(&ctx.location, input.path.as_deref())?;
-        let root = resolved.path;
-        let display = root.display().to_string();
-        if !resolved.exists {
-            return Err(ToolError::Failed(format!("directory not found: {display}")));
-        }
-        if !resolved.is_dir {
-            return Err(ToolError::Failed(format!(
-                "{display} is a file, not a directory"
-            )));
-        }
+        let (root, display) = paths::existing_dir(&ctx.location, input.path.as_deref())?;
         let builder = walk::walker(&root, &self.state.config, None);
         // A small tree is walked right here (walker threads and the hand-off
         // cost more than the walk); a large one again, in parallel, off the

@@ -82,17 +82,7 @@ impl Tool for ListTool {
 
     async fn execute(&self, input: ListInput, ctx: ToolContext) -> Result<ListOutput, ToolError> {
         let ignore = PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
-        let resolved = paths::resolve(&ctx.location, input.path.as_deref())?;
-        let root = resolved.path;
-        let display = root.display().to_string();
-        if !resolved.exists {
-            return Err(ToolError::Failed(format!("directory not found: {display}")));
-        }
-        if !resolved.is_dir {
-            return Err(ToolError::Failed(format!(
-                "{display} is a file, not a directory"
-            )));
-        }
+        let (root, display) = paths::existing_dir(&ctx.location, input.path.as_deref())?;
         let builder = walk::walker(&root, &self.state.config, Some(ignore));
         let limit = self.state.config.result_limit;
         // A small tree is walked right here, its names gathered in one buffer;

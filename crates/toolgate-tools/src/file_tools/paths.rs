@@ -13,6 +13,26 @@ pub fn resolve(location: &Location, path: Option<&str>) -> Result<ResolvedPath, 
     Ok(location.resolve(text)?)
 }
 
+/// Resolves `path` (or the root) as a directory to search: fails, naming the
+/// path, when nothing is there or it is a file. Returns the directory and its
+/// text for messages.
+pub fn existing_dir(
+    location: &Location,
+    path: Option<&str>,
+) -> Result<(std::path::PathBuf, String), ToolError> {
+    let resolved = resolve(location, path)?;
+    let display = resolved.path.display().to_string();
+    if !resolved.exists {
+        return Err(ToolError::Failed(format!("directory not found: {display}")));
+    }
+    if !resolved.is_dir {
+        return Err(ToolError::Failed(format!(
+            "{display} is a file, not a directory"
+        )));
+    }
+    Ok((resolved.path, display))
+}
+
 /// A read-risk request for `resolved`.
 pub fn read_request(action: &str, resolved: &ResolvedPath) -> PermissionRequest {
     PermissionRequest::new(action, resolved.path.to_string_lossy(), Risk::Read)
