@@ -31,6 +31,60 @@ fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
 }
 
+/// A playwright script in `tests/browser/` driving the page; it reports its
+/// steps as lines on stdout and takes cues as lines on stdin.
+struct BrowserScript {
+    node: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+}
+
+impl BrowserScript {
+    fn start(script: &str, args: &[String]) -> BrowserScript {
+        let mut node = tokio::process::Command::new("node")
+            .arg(browser_dir().join(script))
+            .args(args)
+            .current_dir(browser_dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = node.stdin.take().unwrap();
+        let stdout = BufReader::new(node.stdout.take().unwrap()).lines();
+        BrowserScript {
+            node,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// The script's next report must be `want`.
+    async fn expect_line(&mut self, want: &str, otherwise: &str) {
+        let line = tokio::time::timeout(WAIT, self.stdout.next_line())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(line.as_deref(), Some(want), "{otherwise}");
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    /// Waits for the script to end, which must be a success.
+    async fn finish(mut self) {
+        let status = tokio::time::timeout(WAIT, self.node.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "the browser script failed: {status}");
+    }
+}
+
 /// Why the browser test cannot run here, if it cannot.
 fn missing_browser() -> Option<String> {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
@@ -187,35 +241,23 @@ async fn a_person_answers_in_headless_chromium() {
         .map(PathBuf::from)
         .unwrap_or_else(|_| dir.path().join("approval-page.png"));
     let ids = json!({"once": once, "reject": reject, "destructive": destructive, "edit": edit, "foreign": foreign});
-    let mut node = tokio::process::Command::new("node")
-        .arg(browser_dir().join("approve.mjs"))
-        .arg(page_url(addr, &token))
-        .arg(ids.to_string())
-        .arg(&screenshot)
-        .current_dir(browser_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = node.stdin.take().unwrap();
-    let mut stdout = BufReader::new(node.stdout.take().unwrap()).lines();
-
-    let first = tokio::time::timeout(WAIT, stdout.next_line())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        first.as_deref(),
-        Some("loaded"),
-        "the page never showed the asks"
+    let mut script = BrowserScript::start(
+        "approve.mjs",
+        &[
+            page_url(addr, &token),
+            ids.to_string(),
+            screenshot.display().to_string(),
+        ],
     );
+    script
+        .expect_line("loaded", "the page never showed the asks")
+        .await;
     let (_live, live_task) = ask(
         &approvals,
         prompt("c-live", "bash", Risk::Execute, "echo live-ask-42"),
     )
     .await;
-    stdin.write_all(b"echo live-ask-42\n").await.unwrap();
+    script.send("echo live-ask-42").await;
 
     assert_eq!(answer_of(once_task).await, Answer::Once);
     assert_eq!(
@@ -226,16 +268,10 @@ async fn a_person_answers_in_headless_chromium() {
     );
     assert_eq!(answer_of(destructive_task).await, Answer::Once);
     assert_eq!(answer_of(live_task).await, Answer::Once);
-    let last = tokio::time::timeout(WAIT, stdout.next_line())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(last.as_deref(), Some("cross-origin refused"));
-    let status = tokio::time::timeout(WAIT, node.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(status.success(), "the browser script failed: {status}");
+    script
+        .expect_line("cross-origin refused", "no cross-origin report")
+        .await;
+    script.finish().await;
 
     let still: Vec<u64> = approvals.pending().iter().map(|a| a.id).collect();
     assert_eq!(
@@ -338,27 +374,11 @@ async fn a_person_answers_a_question_in_headless_chromium() {
     .await;
 
     let ids = json!({"pick": pick, "elsewhere": elsewhere});
-    let mut node = tokio::process::Command::new("node")
-        .arg(browser_dir().join("question.mjs"))
-        .arg(page_url(addr, &token))
-        .arg(ids.to_string())
-        .current_dir(browser_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = node.stdin.take().unwrap();
-    let mut stdout = BufReader::new(node.stdout.take().unwrap()).lines();
-    let first = tokio::time::timeout(WAIT, stdout.next_line())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        first.as_deref(),
-        Some("loaded"),
-        "the page never showed the questions"
-    );
+    let mut script =
+        BrowserScript::start("question.mjs", &[page_url(addr, &token), ids.to_string()]);
+    script
+        .expect_line("loaded", "the page never showed the questions")
+        .await;
 
     // Another channel answered it: the server drops the page's wait.
     elsewhere_task.abort();
@@ -371,10 +391,7 @@ async fn a_person_answers_a_question_in_headless_chromium() {
         )],
     )
     .await;
-    stdin
-        .write_all(format!("{live}\n").as_bytes())
-        .await
-        .unwrap();
+    script.send(&live.to_string()).await;
 
     assert_eq!(
         reply_of(live_task).await,
@@ -384,16 +401,8 @@ async fn a_person_answers_a_question_in_headless_chromium() {
         reply_of(pick_task).await,
         QuestionReply::Answered(vec!["postgres".into(), "accounts".into()])
     );
-    let last = tokio::time::timeout(WAIT, stdout.next_line())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(last.as_deref(), Some("answered"));
-    let status = tokio::time::timeout(WAIT, node.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(status.success(), "the browser script failed: {status}");
+    script.expect_line("answered", "no answered report").await;
+    script.finish().await;
     assert!(approvals.pending_questions().is_empty());
     server.abort();
 }
