@@ -5,28 +5,16 @@
 //   IDS_JSON: {"once": id, "reject": id, "destructive": id, "edit": id, "foreign": id}
 // stdout protocol: prints "loaded" once the page shows the asks; then reads one
 // line from stdin (the live ask's resource text, created after "loaded").
-import { chromium } from "playwright-core";
+import { check, cues, launch } from "./common.mjs";
 import http from "node:http";
-import readline from "node:readline";
 
 const [pageUrl, idsJson, screenshot] = process.argv.slice(2);
 const ids = JSON.parse(idsJson);
 const base = new URL(pageUrl).origin;
-const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const lines = cues();
 
-function check(cond, what) {
-  if (!cond) throw new Error("browser check failed: " + what);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-});
+const { browser, context, page } = await launch();
 try {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10000);
-
   // The printed URL: token exchanged for the cookie, then the token leaves the URL.
   await page.goto(pageUrl);
   await page.waitForURL((u) => !u.search.includes("token="));

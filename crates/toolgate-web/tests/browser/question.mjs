@@ -8,26 +8,14 @@
 // line from stdin: the id of a question asked after "loaded" (by then the
 // "elsewhere" one has been withdrawn by the test).
 // TOOLGATE_QUESTION_SCREENSHOT=path keeps a screenshot of the questions.
-import { chromium } from "playwright-core";
-import readline from "node:readline";
+import { check, cues, launch } from "./common.mjs";
 
 const [pageUrl, idsJson] = process.argv.slice(2);
 const ids = JSON.parse(idsJson);
-const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const lines = cues();
 
-function check(cond, what) {
-  if (!cond) throw new Error("browser check failed: " + what);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-});
+const { browser, page } = await launch();
 try {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10000);
-
   await page.goto(pageUrl);
   await page.waitForURL((u) => !u.search.includes("token="));
   const pick = page.locator(`#question-${ids.pick}`);
