@@ -31,6 +31,37 @@ fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
 }
 
+/// The approval page on a free loopback port, its state databases in `dir`.
+struct Page {
+    approvals: WebApprovals,
+    token: String,
+    addr: std::net::SocketAddr,
+    server: JoinHandle<Result<(), toolgate_web::WebError>>,
+}
+
+impl Page {
+    async fn start(dir: &Path, audit_db: PathBuf) -> Page {
+        let approvals = WebApprovals::new();
+        let token = new_token().unwrap();
+        let state = WebState {
+            approvals: approvals.clone(),
+            audit_db,
+            store: Arc::new(SqliteApprovals::open(dir.join("state.db")).unwrap()),
+            token: token.clone(),
+            allowed_hosts: Vec::new(),
+        };
+        let (addr, server) = serve_standalone("127.0.0.1:0".parse().unwrap(), state)
+            .await
+            .unwrap();
+        Page {
+            approvals,
+            token,
+            addr,
+            server,
+        }
+    }
+}
+
 /// A playwright script in `tests/browser/` driving the page; it reports its
 /// steps as lines on stdout and takes cues as lines on stdin.
 struct BrowserScript {
@@ -193,18 +224,12 @@ async fn a_person_answers_in_headless_chromium() {
     .unwrap();
     log.close().unwrap();
 
-    let approvals = WebApprovals::new();
-    let token = new_token().unwrap();
-    let state = WebState {
-        approvals: approvals.clone(),
-        audit_db,
-        store: Arc::new(SqliteApprovals::open(dir.path().join("state.db")).unwrap()),
-        token: token.clone(),
-        allowed_hosts: Vec::new(),
-    };
-    let (addr, server) = serve_standalone("127.0.0.1:0".parse().unwrap(), state)
-        .await
-        .unwrap();
+    let Page {
+        approvals,
+        token,
+        addr,
+        server,
+    } = Page::start(dir.path(), audit_db).await;
 
     let (once, once_task) = ask(
         &approvals,
@@ -341,18 +366,12 @@ async fn a_person_answers_a_question_in_headless_chromium() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let approvals = WebApprovals::new();
-    let token = new_token().unwrap();
-    let state = WebState {
-        approvals: approvals.clone(),
-        audit_db: dir.path().join("events.db"),
-        store: Arc::new(SqliteApprovals::open(dir.path().join("state.db")).unwrap()),
-        token: token.clone(),
-        allowed_hosts: Vec::new(),
-    };
-    let (addr, server) = serve_standalone("127.0.0.1:0".parse().unwrap(), state)
-        .await
-        .unwrap();
+    let Page {
+        approvals,
+        token,
+        addr,
+        server,
+    } = Page::start(dir.path(), dir.path().join("events.db")).await;
 
     let (pick, pick_task) = ask_questions(
         &approvals,
