@@ -33,9 +33,9 @@ use crate::context::{CallIdentity, Progress, ToolContext};
 use crate::event::{Event, EventKind, EventPayload, EventSink, SinkError};
 use crate::gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
 use crate::location::Location;
-use crate::registry::{Catalogue, LookupError, ToolSet};
+use crate::registry::{Catalogue, LookupError, ResolvedTool, ToolSet};
 use crate::risk::{Decision, DecisionSource, Effect, Risk};
-use crate::tool::{PrepareError, RunError, ToolError};
+use crate::tool::{PrepareError, PreparedCall, RunError, ToolError};
 
 /// How long a cancelled tool gets to wind down (bash needs 3 s between SIGTERM
 /// and SIGKILL, then reaps the group) before its future is dropped.
@@ -113,9 +113,43 @@ pub enum CallError {
     /// The call was cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// What the call would touch changed while a person was deciding (a file
+    /// appeared, a symlink now points elsewhere), so the answer given is not
+    /// for what would run. Nothing ran.
+    #[error(
+        "the call's requests changed while it was being decided (now: {0}); nothing ran, make the call again"
+    )]
+    Changed(String),
     /// The output could not be bounded.
     #[error(transparent)]
     Bound(#[from] BoundError),
+}
+
+/// Decodes the input and computes the intent; nothing runs on failure.
+fn prepare(
+    tool: &ResolvedTool,
+    call: &CallRequest,
+    location: &Location,
+) -> Result<PreparedCall, CallError> {
+    tool.handler
+        .prepare(&call.input, location)
+        .map_err(|e| match e {
+            PrepareError::InvalidInput { field, message } => CallError::InvalidInput {
+                tool: call.name.clone(),
+                field,
+                message,
+            },
+            PrepareError::Intent(e) => CallError::Intent(e),
+        })
+}
+
+/// Requests as `action resource` pairs, for a message.
+fn describe(requests: &[PermissionRequest]) -> String {
+    requests
+        .iter()
+        .map(|r| format!("{} {}", r.action, r.resource))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn rejected_text(message: &Option<String>) -> String {
@@ -141,6 +175,7 @@ impl CallError {
             CallError::InvalidOutput(_) => "invalid_output",
             CallError::Panicked(_) => "panicked",
             CallError::Cancelled => "cancelled",
+            CallError::Changed(_) => "changed",
             CallError::Bound(_) => "bound",
         }
     }
@@ -285,17 +320,7 @@ impl Engine {
         // 1. The handler advertised, captured for the rest of the call.
         let tool = self.tools.settle(catalogue, &call.name)?;
         // 2–3. Decode and intent; nothing runs on failure.
-        let prepared = tool
-            .handler
-            .prepare(&call.input, &location)
-            .map_err(|e| match e {
-                PrepareError::InvalidInput { field, message } => CallError::InvalidInput {
-                    tool: call.name.clone(),
-                    field,
-                    message,
-                },
-                PrepareError::Intent(e) => CallError::Intent(e),
-            })?;
+        let mut prepared = prepare(&tool, call, &location)?;
         let mut requests = prepared.requests.clone();
         if requests.is_empty() {
             // A tool that declares nothing is still judged, as itself.
@@ -354,6 +379,23 @@ impl Engine {
         if cancel.is_cancelled() {
             self.sink.submit_batch(batch).await?;
             return Err(CallError::Cancelled);
+        }
+        // A person may take seconds to answer, and what the requests name can
+        // change meanwhile (a symlink swapped by another call): the answer only
+        // holds for the requests it was given. Without an ask the tool starts
+        // at once, so there is no wait to re-check.
+        if overall == Effect::Ask {
+            let again = prepare(&tool, call, &location);
+            let changed = match &again {
+                Ok(again) if again.requests == prepared.requests => None,
+                Ok(again) => Some(describe(&again.requests)),
+                Err(e) => Some(e.to_string()),
+            };
+            if let Some(now) = changed {
+                self.sink.submit_batch(batch).await?;
+                return Err(CallError::Changed(now));
+            }
+            prepared = again?;
         }
         // 6. Run, once every event so far is durable.
         // The input is in the call's first `permission.requested`, not repeated here.

@@ -395,3 +395,162 @@ async fn concurrent_calls_all_complete() {
     assert_eq!(*runs.lock().unwrap(), 64);
     assert_eq!(f.sink.kinds().len(), 64 * 4);
 }
+
+/// Reads `path` (resolved through the location); counts executions.
+struct PathReader {
+    runs: Arc<std::sync::Mutex<usize>>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct PathIn {
+    path: String,
+}
+
+impl Tool for PathReader {
+    type Input = PathIn;
+    type Output = EchoOut;
+    fn description(&self) -> String {
+        "reads a path".into()
+    }
+    fn intent(&self, i: &PathIn, loc: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
+        let r = loc
+            .resolve(&i.path)
+            .map_err(|e| ToolError::InvalidInput(e.to_string()))?;
+        Ok(vec![PermissionRequest::new(
+            "read",
+            r.path.to_string_lossy(),
+            Risk::Read,
+        )])
+    }
+    async fn execute(&self, _: PathIn, _: ToolContext) -> Result<EchoOut, ToolError> {
+        *self.runs.lock().unwrap() += 1;
+        Ok(EchoOut {
+            text: "read".into(),
+        })
+    }
+    fn project(&self, o: &EchoOut) -> Vec<Content> {
+        vec![Content::text(o.text.clone())]
+    }
+}
+
+/// Asks about everything; while the person "reads the ask", `during_ask` runs
+/// (another call swapping a symlink), then the answer is allow.
+struct SlowPerson {
+    during_ask: Box<dyn Fn() + Send + Sync>,
+}
+
+#[async_trait::async_trait]
+impl Gate for SlowPerson {
+    fn evaluate(
+        &self,
+        _: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        Ok(requests
+            .into_iter()
+            .map(|r| Judged {
+                decision: Decision::new(Effect::Ask, r.risk, DecisionSource::Default, "ask"),
+                request: r,
+            })
+            .collect())
+    }
+    async fn resolve(
+        &self,
+        _: &GateCall<'_>,
+        judged: &[Judged],
+        _: &CancellationToken,
+    ) -> Result<Vec<Decision>, GateError> {
+        (self.during_ask)();
+        Ok(judged
+            .iter()
+            .map(|j| Decision::new(Effect::Allow, j.request.risk, DecisionSource::User, "yes"))
+            .collect())
+    }
+    fn denies_wholesale(&self, _: &str) -> bool {
+        false
+    }
+}
+
+/// The person approved reading `notes` inside the workspace; while they were
+/// deciding, `notes` became a symlink to a file outside. The approval is not
+/// for that file, so nothing runs and the log says why.
+#[tokio::test]
+async fn a_symlink_swapped_while_a_person_decides_voids_the_answer() {
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "s").unwrap();
+    let swap_to = secret.clone();
+    let link = Arc::new(std::sync::Mutex::new(None::<std::path::PathBuf>));
+    let link_in_gate = Arc::clone(&link);
+    let gate = Arc::new(SlowPerson {
+        during_ask: Box::new(move || {
+            let notes = link_in_gate.lock().unwrap().clone().unwrap();
+            std::fs::remove_file(&notes).unwrap();
+            std::os::unix::fs::symlink(&swap_to, &notes).unwrap();
+        }),
+    });
+    let f = fixture(gate);
+    let notes = f.location.root().join("notes");
+    std::fs::write(&notes, "n").unwrap();
+    *link.lock().unwrap() = Some(notes.clone());
+    let runs = Arc::new(std::sync::Mutex::new(0));
+    let _g = f
+        .process
+        .register(
+            "reader",
+            PathReader {
+                runs: Arc::clone(&runs),
+            },
+        )
+        .unwrap();
+    let cat = f.engine.materialize();
+    let err = f
+        .run(&cat, call("reader", json!({"path": "notes"}), "c1"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        *runs.lock().unwrap(),
+        0,
+        "the tool ran on a path nobody approved"
+    );
+    assert!(matches!(err, CallError::Changed(_)), "{err}");
+    let canonical_secret = std::fs::canonicalize(&secret).unwrap();
+    assert!(
+        err.to_string()
+            .contains(&*canonical_secret.to_string_lossy()),
+        "{err}"
+    );
+    assert_eq!(
+        f.sink.kinds(),
+        [
+            EventKind::PermissionRequested,
+            EventKind::PermissionResolved,
+            EventKind::ToolFailed
+        ]
+    );
+    assert_eq!(f.sink.last().payload.reason.as_deref(), Some("changed"));
+}
+
+/// The same ask with nothing changed runs the tool once.
+#[tokio::test]
+async fn an_answer_for_unchanged_requests_runs_the_tool() {
+    let f = fixture(Arc::new(SlowPerson {
+        during_ask: Box::new(|| {}),
+    }));
+    std::fs::write(f.location.root().join("notes"), "n").unwrap();
+    let runs = Arc::new(std::sync::Mutex::new(0));
+    let _g = f
+        .process
+        .register(
+            "reader",
+            PathReader {
+                runs: Arc::clone(&runs),
+            },
+        )
+        .unwrap();
+    let cat = f.engine.materialize();
+    f.run(&cat, call("reader", json!({"path": "notes"}), "c1"))
+        .await
+        .unwrap();
+    assert_eq!(*runs.lock().unwrap(), 1);
+}
