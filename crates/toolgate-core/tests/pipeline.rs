@@ -119,6 +119,7 @@ async fn ask_answered_allow_runs_and_reject_with_message_reaches_the_model() {
         answer: Effect::Deny,
         feedback: Some("use the staging branch".into()),
         asked: Default::default(),
+        during_ask: None,
     });
     let f = fixture(gate);
     let (echo, runs) = Echo::new("v1");
@@ -433,42 +434,19 @@ impl Tool for PathReader {
     }
 }
 
-/// Asks about everything; while the person "reads the ask", `during_ask` runs
-/// (another call swapping a symlink), then the answer is allow.
-struct SlowPerson {
-    during_ask: Box<dyn Fn() + Send + Sync>,
-}
-
-#[async_trait::async_trait]
-impl Gate for SlowPerson {
-    fn evaluate(
-        &self,
-        _: &GateCall<'_>,
-        requests: Vec<PermissionRequest>,
-    ) -> Result<Vec<Judged>, GateError> {
-        Ok(requests
-            .into_iter()
-            .map(|r| Judged {
-                decision: Decision::new(Effect::Ask, r.risk, DecisionSource::Default, "ask"),
-                request: r,
-            })
-            .collect())
-    }
-    async fn resolve(
-        &self,
-        _: &GateCall<'_>,
-        judged: &[Judged],
-        _: &CancellationToken,
-    ) -> Result<Vec<Decision>, GateError> {
-        (self.during_ask)();
-        Ok(judged
-            .iter()
-            .map(|j| Decision::new(Effect::Allow, j.request.risk, DecisionSource::User, "yes"))
-            .collect())
-    }
-    fn denies_wholesale(&self, _: &str) -> bool {
-        false
-    }
+/// Registers a [`PathReader`] as `reader`; returns its guard and run count.
+fn register_reader(f: &Fixture) -> (Registration, Arc<std::sync::Mutex<usize>>) {
+    let runs = Arc::new(std::sync::Mutex::new(0));
+    let guard = f
+        .process
+        .register(
+            "reader",
+            PathReader {
+                runs: Arc::clone(&runs),
+            },
+        )
+        .unwrap();
+    (guard, runs)
 }
 
 /// The person approved reading `notes` inside the workspace; while they were
@@ -482,27 +460,16 @@ async fn a_symlink_swapped_while_a_person_decides_voids_the_answer() {
     let swap_to = secret.clone();
     let link = Arc::new(std::sync::Mutex::new(None::<std::path::PathBuf>));
     let link_in_gate = Arc::clone(&link);
-    let gate = Arc::new(SlowPerson {
-        during_ask: Box::new(move || {
-            let notes = link_in_gate.lock().unwrap().clone().unwrap();
-            std::fs::remove_file(&notes).unwrap();
-            std::os::unix::fs::symlink(&swap_to, &notes).unwrap();
-        }),
+    let gate = ScriptedGate::allowing_after(move || {
+        let notes = link_in_gate.lock().unwrap().clone().unwrap();
+        std::fs::remove_file(&notes).unwrap();
+        std::os::unix::fs::symlink(&swap_to, &notes).unwrap();
     });
     let f = fixture(gate);
     let notes = f.location.root().join("notes");
     std::fs::write(&notes, "n").unwrap();
     *link.lock().unwrap() = Some(notes.clone());
-    let runs = Arc::new(std::sync::Mutex::new(0));
-    let _g = f
-        .process
-        .register(
-            "reader",
-            PathReader {
-                runs: Arc::clone(&runs),
-            },
-        )
-        .unwrap();
+    let (_g, runs) = register_reader(&f);
     let cat = f.engine.materialize();
     let err = f
         .run(&cat, call("reader", json!({"path": "notes"}), "c1"))
@@ -534,20 +501,9 @@ async fn a_symlink_swapped_while_a_person_decides_voids_the_answer() {
 /// The same ask with nothing changed runs the tool once.
 #[tokio::test]
 async fn an_answer_for_unchanged_requests_runs_the_tool() {
-    let f = fixture(Arc::new(SlowPerson {
-        during_ask: Box::new(|| {}),
-    }));
+    let f = fixture(ScriptedGate::allowing_after(|| {}));
     std::fs::write(f.location.root().join("notes"), "n").unwrap();
-    let runs = Arc::new(std::sync::Mutex::new(0));
-    let _g = f
-        .process
-        .register(
-            "reader",
-            PathReader {
-                runs: Arc::clone(&runs),
-            },
-        )
-        .unwrap();
+    let (_g, runs) = register_reader(&f);
     let cat = f.engine.materialize();
     f.run(&cat, call("reader", json!({"path": "notes"}), "c1"))
         .await

@@ -14,12 +14,13 @@ use tokio_util::sync::CancellationToken;
 use toolgate_core::*;
 
 /// A gate that answers from a script: every request gets `effect`, and asks are
-/// resolved to `answer`.
+/// resolved to `answer`, after `during_ask` ran (what happens while a person reads).
 pub struct ScriptedGate {
     pub effect: Effect,
     pub answer: Effect,
     pub feedback: Option<String>,
     pub asked: Mutex<usize>,
+    pub during_ask: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl ScriptedGate {
@@ -29,6 +30,18 @@ impl ScriptedGate {
             answer,
             feedback: None,
             asked: Mutex::new(0),
+            during_ask: None,
+        })
+    }
+
+    /// Asks about everything and allows, after `during_ask` ran.
+    pub fn allowing_after(during_ask: impl Fn() + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(ScriptedGate {
+            effect: Effect::Ask,
+            answer: Effect::Allow,
+            feedback: None,
+            asked: Mutex::new(0),
+            during_ask: Some(Box::new(during_ask)),
         })
     }
 }
@@ -56,6 +69,9 @@ impl Gate for ScriptedGate {
         _cancel: &CancellationToken,
     ) -> Result<Vec<Decision>, GateError> {
         *self.asked.lock().unwrap() += 1;
+        if let Some(during_ask) = &self.during_ask {
+            during_ask();
+        }
         Ok(judged
             .iter()
             .map(|j| {
