@@ -510,3 +510,29 @@ async fn an_answer_for_unchanged_requests_runs_the_tool() {
         .unwrap();
     assert_eq!(*runs.lock().unwrap(), 1);
 }
+
+/// While the person decided, `notes` became a symlink loop: the intent now
+/// fails, and the call fails as changed, naming why, without running.
+#[tokio::test]
+async fn an_intent_that_fails_after_the_answer_voids_it_too() {
+    let link = Arc::new(std::sync::Mutex::new(None::<std::path::PathBuf>));
+    let link_in_gate = Arc::clone(&link);
+    let f = fixture(ScriptedGate::allowing_after(move || {
+        let notes = link_in_gate.lock().unwrap().clone().unwrap();
+        std::fs::remove_file(&notes).unwrap();
+        std::os::unix::fs::symlink(&notes, &notes).unwrap();
+    }));
+    let notes = f.location.root().join("notes");
+    std::fs::write(&notes, "n").unwrap();
+    *link.lock().unwrap() = Some(notes);
+    let (_g, runs) = register_reader(&f);
+    let cat = f.engine.materialize();
+    let err = f
+        .run(&cat, call("reader", json!({"path": "notes"}), "c1"))
+        .await
+        .unwrap_err();
+    assert_eq!(*runs.lock().unwrap(), 0);
+    assert!(matches!(err, CallError::Changed(_)), "{err}");
+    assert!(err.to_string().contains("symbolic links"), "{err}");
+    assert_eq!(f.sink.last().payload.reason.as_deref(), Some("changed"));
+}
