@@ -320,7 +320,7 @@ impl Engine {
         // 1. The handler advertised, captured for the rest of the call.
         let tool = self.tools.settle(catalogue, &call.name)?;
         // 2–3. Decode and intent; nothing runs on failure.
-        let mut prepared = prepare(&tool, call, &location)?;
+        let prepared = prepare(&tool, call, &location)?;
         let mut requests = prepared.requests.clone();
         if requests.is_empty() {
             // A tool that declares nothing is still judged, as itself.
@@ -385,8 +385,7 @@ impl Engine {
         // holds for the requests it was given. Without an ask the tool starts
         // at once, so there is no wait to re-check.
         if overall == Effect::Ask {
-            let again = prepare(&tool, call, &location);
-            let changed = match &again {
+            let changed = match prepare(&tool, call, &location) {
                 Ok(again) if again.requests == prepared.requests => None,
                 Ok(again) => Some(describe(&again.requests)),
                 Err(e) => Some(e.to_string()),
@@ -395,7 +394,6 @@ impl Engine {
                 self.sink.submit_batch(batch).await?;
                 return Err(CallError::Changed(now));
             }
-            prepared = again?;
         }
         // 6. Run, once every event so far is durable.
         // The input is in the call's first `permission.requested`, not repeated here.
