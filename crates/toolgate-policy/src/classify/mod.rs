@@ -18,6 +18,8 @@
 
 mod arity;
 mod paths;
+mod programs;
+pub(crate) mod spec;
 mod special;
 pub(crate) mod table;
 
@@ -25,6 +27,7 @@ pub use arity::arity_prefix;
 pub(crate) use arity::is_assignment;
 pub(crate) use paths::glob_match;
 pub use paths::path_risk;
+pub use spec::FileArg;
 pub(crate) use special::sql_destroys;
 
 use toolgate_core::Risk;
@@ -50,6 +53,11 @@ pub struct Verdict {
     /// Shell code it runs (`git rebase -x CODE`, `git submodule foreach CODE`);
     /// the shell analyser parses it.
     pub code: Vec<String>,
+    /// The files it reads and writes, when a read spec proved every word of
+    /// it (`None`: the operands are only guessed from `paths`).
+    pub files: Option<Vec<FileArg>>,
+    /// A directory it moves to before acting (`git -C DIR`), from its spec.
+    pub chdir: Option<FileArg>,
 }
 
 impl Verdict {
@@ -61,6 +69,8 @@ impl Verdict {
             embedded: Vec::new(),
             walks: false,
             code: Vec::new(),
+            files: None,
+            chdir: None,
         }
     }
 
@@ -80,6 +90,9 @@ pub fn command_name(word: &str) -> &str {
 
 /// Classifies one simple command given as its words (`argv[0]` is the command).
 ///
+/// A command is `read` only when its read spec proves every word harmless
+/// (see [`spec`]); otherwise it is at least `execute`, raised further by what
+/// the command table knows of it (a destructive flag, the network).
 /// Wrappers, shells and interpreters are the shell analyser's business; here
 /// they are plain executors. An empty `argv` is `read` (it runs nothing).
 pub fn classify(argv: &[String]) -> Verdict {
@@ -87,14 +100,52 @@ pub fn classify(argv: &[String]) -> Verdict {
         return Verdict::new(Risk::Read, "no command", false);
     };
     let name = command_name(first);
-    let Some(row) = table::lookup(name) else {
-        return Verdict::new(
-            Risk::Execute,
-            format!("`{name}` is not a known command; it runs a program"),
-            true,
-        );
+    let table = table::lookup(name).map(|row| by_table(row, name, &argv[1..]));
+    let judged = if first.contains('/') {
+        spec::Judged::Unproven(format!(
+            "`{first}` is run by its path, not found by name as the known `{name}`"
+        ))
+    } else {
+        match spec::lookup(name) {
+            Some(s) => spec::judge(s, &argv[1..]),
+            None => spec::Judged::Unproven(format!("`{name}` is not a program known to only read")),
+        }
     };
-    let args = &argv[1..];
+    match judged {
+        spec::Judged::Proven {
+            risk,
+            reason,
+            files,
+            walks,
+            chdir,
+        } => {
+            // The table's deny-list stays a second wall: it raises what it
+            // names as dangerous (the network, secrets, destruction); its
+            // coarse "write"/"execute" for a subcommand the spec proved is
+            // ignorance, not a finding.
+            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Read, "", true));
+            if verdict.risk < Risk::Network || risk > verdict.risk {
+                verdict.risk = risk;
+                verdict.reason = reason;
+            }
+            verdict.walks |= walks;
+            verdict.files = Some(files);
+            verdict.chdir = chdir;
+            verdict
+        }
+        spec::Judged::Unproven(why) => {
+            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Execute, "", true));
+            if verdict.risk < Risk::Execute || verdict.reason.is_empty() {
+                verdict.risk = verdict.risk.max(Risk::Execute);
+                verdict.reason = why;
+            }
+            verdict
+        }
+    }
+}
+
+/// The command table's classification (known-dangerous flags, subcommands).
+fn by_table(row: &Cmd, name: &str, args: &[String]) -> Verdict {
     if row.subs.is_empty() {
         let mut verdict = Verdict::new(row.risk, format!("`{name}` is {}", row.risk), row.paths);
         apply_flags(&mut verdict, row.flags, args);
@@ -305,7 +356,8 @@ mod tests {
             ("npm run build", Execute),
             ("npm install", Network),
             ("cargo test", Execute),
-            ("cargo --version", Read),
+            // rustup runs the toolchain a repository's `rust-toolchain.toml` names.
+            ("cargo --version", Execute),
             ("cargo +nightly build", Execute),
             ("printenv", Credential),
             ("set", Credential),
@@ -323,7 +375,13 @@ mod tests {
             ("date -s now", Write),
             ("frob", Execute),
         ] {
-            assert_eq!(risk(cmd), want, "{cmd}");
+            // Read must be proven exactly; anything else is never weaker than
+            // what the table knows (an unproven write is `execute`).
+            if want == Read {
+                assert_eq!(risk(cmd), want, "{cmd}");
+            } else {
+                assert!(risk(cmd) >= want, "{cmd}: {} < {want}", risk(cmd));
+            }
         }
     }
 

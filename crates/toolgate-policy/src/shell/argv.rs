@@ -4,10 +4,11 @@
 use toolgate_core::Risk;
 
 use super::words::Word;
+use crate::classify::spec;
 use crate::classify::table::{
     DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, loads_code, wrapper_for,
 };
-use crate::classify::{self, command_name};
+use crate::classify::{self, FileArg, command_name};
 
 /// What one simple command does, once unwrapped.
 #[derive(Clone, Debug)]
@@ -37,6 +38,12 @@ pub(crate) struct Part {
     /// Files named by wrapper options (`xargs -a FILE`, `time -o FILE`), with
     /// whether they are written.
     pub(crate) wrapper_files: Vec<(Word, bool)>,
+    /// The files the innermost command uses, when its read spec named them
+    /// all (operands and option values), with whether each is written; `None`
+    /// when they are only guessed from `paths`.
+    pub(crate) files: Option<Vec<(Word, bool)>>,
+    /// A program word given as a path (`./scripts/ls`): never the known program.
+    by_path: Option<String>,
 }
 
 impl Part {
@@ -55,6 +62,8 @@ impl Part {
             unknown_args: false,
             walks: false,
             wrapper_files: Vec::new(),
+            files: None,
+            by_path: None,
         }
     }
 
@@ -84,7 +93,23 @@ impl Part {
 }
 
 /// Analyses the words of one simple command (assignments already removed).
+///
+/// A program named by a path (`./scripts/ls`, `~/bin/git`) is judged by its
+/// basename for what it would destroy or reach, but is never the known program:
+/// at least `execute`, and no approval for it is saved.
 pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
+    let mut part = analyse_words(words, depth);
+    if let Some(path) = part.by_path.take() {
+        part.raise(
+            Risk::Execute,
+            format!("`{path}` is run by its path, not found by name as a known program"),
+        );
+        part.unknown_args = true;
+    }
+    part
+}
+
+fn analyse_words(words: &[Word], depth: usize) -> Part {
     let mut part = Part::new();
     if depth > super::MAX_DEPTH {
         part.make_opaque("commands nested too deeply");
@@ -103,6 +128,9 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
         let Some(wrapper) = wrapper_for(name) else {
             break;
         };
+        if word.text.contains('/') {
+            part.by_path.get_or_insert_with(|| word.text.clone());
+        }
         if (name == "command" || name == "type")
             && words
                 .get(i + 1)
@@ -123,50 +151,64 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
         }
         let via_xargs = matches!(name, "xargs" | "gxargs");
         i += 1;
+        let Some(spec) = spec::wrapper_spec(name) else {
+            part.make_opaque(format!("`{name}` has no option spec"));
+            return part;
+        };
+        let texts: Vec<String> = words[i..].iter().map(|w| w.text.clone()).collect();
+        let options = match spec::judge_wrapper(spec, &texts) {
+            Ok(options) => options,
+            Err(why) => {
+                part.make_opaque(why);
+                return part;
+            }
+        };
+        // A wrapper option only known at run time could be anything.
+        if let Some(w) = words[i..i + options.command_at].iter().find(|w| !w.known) {
+            part.make_opaque(format!(
+                "`{name}` is given `{}`, only known at run time",
+                w.text
+            ));
+            return part;
+        }
+        if let Some((risk, why)) = &options.raise {
+            if *risk >= Risk::Execute {
+                part.make_opaque(why.clone());
+                return part;
+            }
+        }
+        if matches!(name, "sudo" | "doas")
+            && texts[..options.command_at].iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit"
+                )
+            })
+        {
+            part.raise(
+                Risk::Execute,
+                format!("`{name}` starts a shell or editor as another user"),
+            );
+        }
+        let word_of = |f: &FileArg| -> Word {
+            let w = &words[i + f.index];
+            Word {
+                text: w.text[f.attached.unwrap_or(0)..].to_string(),
+                ..w.clone()
+            }
+        };
+        for f in &options.files {
+            part.wrapper_files.push((word_of(f), f.writes));
+        }
+        if let Some(dir) = &options.chdir {
+            part.chdir = Some(word_of(dir));
+        }
+        i += options.command_at;
         let mut operands_left = wrapper.leading_operands;
         while let Some(w) = words.get(i) {
             let a = w.text.as_str();
             if !w.known {
-                part.make_opaque(format!("`{name}` is given `{a}`, only known at run time"));
-                return part;
-            }
-            if a == "--" {
-                i += 1;
                 break;
-            }
-            if a.starts_with('-') && a.len() > 1 {
-                if name == "env" && (a.starts_with("-S") || a.starts_with("--split-string")) {
-                    part.make_opaque("`env -S` splits a string into a command");
-                    return part;
-                }
-                if matches!(name, "sudo" | "doas")
-                    && matches!(a, "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit")
-                {
-                    part.raise(
-                        Risk::Execute,
-                        format!("`{name} {a}` starts a shell or editor as another user"),
-                    );
-                }
-                if wrapper.value_opts.contains(&a) {
-                    if matches!(
-                        (name, a),
-                        ("env", "-C" | "--chdir") | ("sudo", "-D" | "--chdir")
-                    ) {
-                        part.chdir = words.get(i + 1).cloned();
-                    }
-                    let file = match (name, a) {
-                        ("xargs" | "gxargs", "-a" | "--arg-file") => Some(false),
-                        ("time", "-o" | "--output") => Some(true),
-                        _ => None,
-                    };
-                    if let (Some(writes), Some(value)) = (file, words.get(i + 1)) {
-                        part.wrapper_files.push((value.clone(), writes));
-                    }
-                    i += 2;
-                } else {
-                    i += 1;
-                }
-                continue;
             }
             if wrapper.takes_assignments && classify::is_assignment(a) {
                 let var = a.split('=').next().unwrap_or(a);
@@ -211,6 +253,9 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
         return part;
     };
     let name = command_name(&first.text).to_string();
+    if first.text.contains('/') {
+        part.by_path.get_or_insert_with(|| first.text.clone());
+    }
     part.name = name.clone();
     part.args = rest[1..].to_vec();
     part.unknown_args = part.args.iter().any(|w| !w.known);
@@ -264,6 +309,25 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
     }
     let verdict = classify::classify(&texts);
     part.raise(verdict.risk, verdict.reason);
+    let word_of = |f: &FileArg| -> Option<Word> {
+        let w = part.args.get(f.index)?;
+        Some(Word {
+            text: w.text.get(f.attached.unwrap_or(0)..)?.to_string(),
+            ..w.clone()
+        })
+    };
+    if let Some(files) = &verdict.files {
+        let named: Vec<(Word, bool)> = files
+            .iter()
+            .filter_map(|f| Some((word_of(f)?, f.writes)))
+            .collect();
+        part.files = Some(named);
+    }
+    if let Some(dir) = &verdict.chdir {
+        if let Some(w) = word_of(dir) {
+            part.chdir = Some(w);
+        }
+    }
     part.paths = verdict.paths;
     part.walks = verdict.walks;
     part.code.extend(verdict.code);

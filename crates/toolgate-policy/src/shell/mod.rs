@@ -40,6 +40,7 @@
 mod argv;
 mod paths;
 mod plain;
+mod program;
 mod resolve;
 mod walk;
 mod words;

@@ -428,6 +428,26 @@ impl Analyzer<'_, '_> {
         if let Some(dir) = part.chdir.clone() {
             run_scope.cwd = self.resolve_dir(&dir, scope);
         }
+        if part.risk < Risk::Execute {
+            let path_var = std::env::var_os("PATH");
+            if let Some(found) = super::program::shadowing_program(
+                &part.name,
+                path_var.as_deref(),
+                self.ctx.location,
+                &self.ctx.home,
+                scope.cwd.as_deref(),
+            ) {
+                part.raise(
+                    Risk::Execute,
+                    format!(
+                        "`{}` may run {}, a program the workspace or the home directory controls",
+                        part.name,
+                        found.display()
+                    ),
+                );
+                part.unknown_args = true;
+            }
+        }
         if part.paths && run_scope.cwd.is_none() && part.args.iter().any(|w| !is_absolute(&w.text))
         {
             if part.risk == Risk::Read {
@@ -455,7 +475,13 @@ impl Analyzer<'_, '_> {
             self.depth -= 1;
             self.floor = saved_floor;
         }
-        if part.paths {
+        if let Some(files) = part.files.take() {
+            // The read spec named every file: each is judged as used.
+            for (arg, writes) in files {
+                let risk = if writes { Risk::Write } else { Risk::Read };
+                self.path_argument(&arg, true, risk.max(part.risk), writes, &run_scope);
+            }
+        } else if part.paths {
             let writes = part.risk >= Risk::Write;
             for (arg, after_dashes) in path_words(&part.name, &part.args) {
                 self.path_argument(&arg, after_dashes, part.risk, writes, &run_scope);

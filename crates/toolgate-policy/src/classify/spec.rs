@@ -1,0 +1,1080 @@
+//! Read specs: the allowlist that proves a command only reads.
+//!
+//! A command is `read` only when a spec says so for every word it was given:
+//! the program is in a spec file, every option is one the spec lists (parsed
+//! the way the program parses it: clusters of short options, values attached
+//! or separate, `--opt=value`, `--` ending options), every subcommand is one
+//! the spec lists, and every file it will read — operands and option values —
+//! is named, so the caller can judge it as a read of that path. Anything else
+//! is [`Judged::Unproven`], which the caller turns into at least `execute`.
+//!
+//! The specs are data, one TOML file per command family under `specs/`, each
+//! entry with examples that must be read and examples that must not
+//! (`read = […]`, `not_read = […]`); a test runs every example.
+//!
+//! Option strings (`options = ["-n --lines= :count", …]`) hold the aliases of
+//! one option, then markers:
+//! * `-x` a short option, `--long` a long one; a trailing `=` on any alias
+//!   means the option takes a value (separate or attached), `=?` an optional
+//!   value that can only be attached (`--color=auto`, `-i.bak`);
+//! * `:read` the value is a file it reads, `:write` a file it writes
+//!   (`write`), `:cd` a directory it works in (judged as a read of that
+//!   directory, and later operands are unknown), `:exec` the value is run
+//!   (`execute`), `:net` it talks to the network;
+//! * `!walk` it reads every file below its operands, `!write` its operands are
+//!   written, `!pattern` the search pattern was given by this option (so the
+//!   first operand is a file), `!exec`, `!net`, `!cred` (prints secrets),
+//!   `!args` the operands after it are not files.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use serde::Deserialize;
+use toolgate_core::Risk;
+
+/// The spec files, one per family.
+const SPEC_FILES: &[(&str, &str)] = &[
+    ("coreutils.toml", include_str!("specs/coreutils.toml")),
+    ("search.toml", include_str!("specs/search.toml")),
+    ("text.toml", include_str!("specs/text.toml")),
+    ("git.toml", include_str!("specs/git.toml")),
+    ("packages.toml", include_str!("specs/packages.toml")),
+    ("system.toml", include_str!("specs/system.toml")),
+    ("files.toml", include_str!("specs/files.toml")),
+];
+
+/// The wrappers' option specs (not read specs: a wrapper runs a command).
+const WRAPPER_FILE: (&str, &str) = ("wrappers.toml", include_str!("specs/wrappers.toml"));
+
+/// One entry of a spec file, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecText {
+    #[serde(default)]
+    names: Vec<String>,
+    #[serde(default)]
+    operands: Option<String>,
+    #[serde(default)]
+    options: Vec<String>,
+    #[serde(default)]
+    style: Option<String>,
+    #[serde(default)]
+    numeric: bool,
+    #[serde(default)]
+    max_operands: Option<usize>,
+    #[serde(default)]
+    program: Option<String>,
+    #[serde(default)]
+    sub: HashMap<String, SpecText>,
+    /// Shared option lists (`[git-diff-options]` with `group = true`).
+    #[serde(default)]
+    options_from: Vec<String>,
+    /// An entry that only holds options for others.
+    #[serde(default)]
+    group: bool,
+    /// BSD-style option words without a dash (`ps aux`): the letters allowed.
+    #[serde(default)]
+    bsd_letters: Option<String>,
+    /// `@FILE` operands read more options from FILE (binutils): never proven.
+    #[serde(default)]
+    at_files: bool,
+    /// The command alone (no subcommand) does something else than read
+    /// (`git stash` stashes).
+    #[serde(default)]
+    needs_sub: bool,
+    /// A first word without a dash is a bundle of options (`tar xf`, `ar t`).
+    #[serde(default)]
+    bundled_first: bool,
+    #[serde(default)]
+    read: Vec<String>,
+    #[serde(default)]
+    not_read: Vec<String>,
+}
+
+/// How a command's operands are used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Operands {
+    /// Files it reads.
+    Read,
+    /// Not files (text to print, names to look up).
+    None,
+    /// A pattern first (unless an option gave it), then files it reads.
+    PatternThenRead,
+    /// A subcommand, looked up in `sub`.
+    Sub,
+    /// Files it writes.
+    Write,
+    /// A command to run, from the first operand on (wrappers).
+    Command,
+    /// Output formats starting with `+` (`date +%F`); any other operand is
+    /// not proven (`date MMDDhhmm` sets the clock).
+    Format,
+}
+
+/// How options are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// GNU getopt_long: options anywhere, clusters of short options.
+    Gnu,
+    /// Options end at the first operand.
+    Posix,
+    /// `find`: single-dash long primaries after the paths, values separate.
+    Find,
+    /// No options at all: every word is text (`echo`, `printf`, `true`).
+    Free,
+}
+
+/// What an option's value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ValueKind {
+    Plain,
+    Read,
+    Write,
+    Cd,
+    Exec,
+    Net,
+    /// An archive name: `host:file` is reached over the network (rsh/ssh).
+    Archive,
+}
+
+/// Whether and how an option takes a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Takes {
+    Nothing,
+    Required,
+    /// Only attached (`--color=auto`, `-i.bak`).
+    Optional,
+    /// Two separate values (`jq --arg NAME VALUE`); the value kind is the
+    /// second's.
+    Two,
+}
+
+/// One option of a spec.
+#[derive(Clone, Debug)]
+pub(crate) struct OptSpec {
+    takes: Takes,
+    value: ValueKind,
+    walk: bool,
+    writes_operands: bool,
+    gives_pattern: bool,
+    ends_files: bool,
+    raises: Option<(Risk, &'static str)>,
+    /// How it was written, for reasons.
+    label: String,
+}
+
+/// A command's (or subcommand's) spec.
+#[derive(Clone, Debug)]
+pub(crate) struct Spec {
+    pub(crate) name: String,
+    operands: Operands,
+    style: Style,
+    numeric: bool,
+    max_operands: Option<usize>,
+    bsd_letters: Option<String>,
+    at_files: bool,
+    needs_sub: bool,
+    bundled_first: bool,
+    pub(crate) program: Option<Program>,
+    short: HashMap<char, Arc<OptSpec>>,
+    long: HashMap<String, Arc<OptSpec>>,
+    sub: HashMap<String, Arc<Spec>>,
+    /// Examples the tests hold the spec to.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) read_examples: Vec<String>,
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) not_read_examples: Vec<String>,
+}
+
+/// Programs whose script is parsed before the command counts as read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Program {
+    Sed,
+    Awk,
+    Jq,
+}
+
+/// A file the command uses, by its index in the arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileArg {
+    /// Index into the arguments (the words after the command name).
+    pub index: usize,
+    /// Whether it is written.
+    pub writes: bool,
+    /// The word is exactly the file (an operand), or the value attached to an
+    /// option (`--file=F`, `-fF`): `attached` gives the byte offset of the
+    /// value in the word.
+    pub attached: Option<usize>,
+}
+
+/// What a spec proved about one command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Judged {
+    /// Every word is understood: the risk, why, and the files it uses.
+    Proven {
+        /// `read`, or higher when a known option writes or runs something.
+        risk: Risk,
+        /// Why, in words.
+        reason: String,
+        /// The files it reads or writes.
+        files: Vec<FileArg>,
+        /// It reads every file below its file operands.
+        walks: bool,
+        /// A directory it moves to (`git -C DIR`): index of the word.
+        chdir: Option<FileArg>,
+    },
+    /// Something is not in the spec: why.
+    Unproven(String),
+}
+
+static SPECS: LazyLock<HashMap<String, Arc<Spec>>> = LazyLock::new(|| match load_all() {
+    Ok(map) => map,
+    Err(e) => {
+        // A built-in spec that does not load proves nothing: every command
+        // is then unproven (asked), never allowed. A test keeps this from
+        // shipping.
+        tracing::error!("built-in read specs do not load: {e}");
+        HashMap::new()
+    }
+});
+
+/// Every spec by command name (aliases included).
+#[cfg(test)]
+pub(crate) fn all() -> &'static HashMap<String, Arc<Spec>> {
+    &SPECS
+}
+
+static WRAPPER_SPECS: LazyLock<HashMap<String, Arc<Spec>>> = LazyLock::new(|| {
+    load_files(&[WRAPPER_FILE]).unwrap_or_else(|e| {
+        // Without specs every wrapper's options are unknown: opaque, asked.
+        tracing::error!("built-in wrapper specs do not load: {e}");
+        HashMap::new()
+    })
+});
+
+/// The option spec of a wrapper (`env`, `timeout`, `xargs`…).
+pub(crate) fn wrapper_spec(name: &str) -> Option<&'static Arc<Spec>> {
+    WRAPPER_SPECS.get(name)
+}
+
+/// Loads and checks every read spec file.
+pub(crate) fn load_all() -> Result<HashMap<String, Arc<Spec>>, String> {
+    load_files(SPEC_FILES)
+}
+
+/// Loads and checks the wrapper spec file.
+#[cfg(test)]
+pub(crate) fn load_wrappers() -> Result<HashMap<String, Arc<Spec>>, String> {
+    load_files(&[WRAPPER_FILE])
+}
+
+fn load_files(files: &[(&str, &str)]) -> Result<HashMap<String, Arc<Spec>>, String> {
+    let mut out = HashMap::new();
+    for (file, text) in files {
+        let mut table: HashMap<String, SpecText> =
+            toml::from_str(text).map_err(|e| format!("{file}: {e}"))?;
+        let groups: HashMap<String, Vec<String>> = table
+            .iter()
+            .filter(|(_, e)| e.group)
+            .map(|(k, e)| (k.clone(), e.options.clone()))
+            .collect();
+        table.retain(|_, e| !e.group);
+        for entry in table.values_mut() {
+            merge_groups(entry, &groups).map_err(|e| format!("{file}: {e}"))?;
+        }
+        for (key, entry) in table {
+            let names = if entry.names.is_empty() {
+                vec![key.clone()]
+            } else {
+                entry.names.clone()
+            };
+            let spec = Arc::new(build(&key, entry).map_err(|e| format!("{file}: [{key}] {e}"))?);
+            for name in names {
+                if out.insert(name.clone(), spec.clone()).is_some() {
+                    return Err(format!("{file}: `{name}` has two specs"));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends the options of the groups an entry (and its subcommands) names.
+fn merge_groups(entry: &mut SpecText, groups: &HashMap<String, Vec<String>>) -> Result<(), String> {
+    for g in std::mem::take(&mut entry.options_from) {
+        let options = groups
+            .get(&g)
+            .ok_or_else(|| format!("no option group `{g}`"))?;
+        entry.options.extend(options.iter().cloned());
+    }
+    for sub in entry.sub.values_mut() {
+        merge_groups(sub, groups)?;
+    }
+    Ok(())
+}
+
+fn build(name: &str, text: SpecText) -> Result<Spec, String> {
+    let operands = match text.operands.as_deref() {
+        None | Some("read") => Operands::Read,
+        Some("none") => Operands::None,
+        Some("pattern") => Operands::PatternThenRead,
+        Some("sub") => Operands::Sub,
+        Some("format") => Operands::Format,
+        Some("command") => Operands::Command,
+        Some("write") => Operands::Write,
+        Some(other) => return Err(format!("unknown operands kind `{other}`")),
+    };
+    let style = match text.style.as_deref() {
+        None | Some("gnu") => Style::Gnu,
+        Some("posix") => Style::Posix,
+        Some("find") => Style::Find,
+        Some("free") => Style::Free,
+        Some(other) => return Err(format!("unknown style `{other}`")),
+    };
+    let program = match text.program.as_deref() {
+        None => None,
+        Some("sed") => Some(Program::Sed),
+        Some("awk") => Some(Program::Awk),
+        Some("jq") => Some(Program::Jq),
+        Some(other) => return Err(format!("unknown program `{other}`")),
+    };
+    let mut short = HashMap::new();
+    let mut long = HashMap::new();
+    for line in &text.options {
+        let (aliases, opt) = parse_option(line)?;
+        let opt = Arc::new(opt);
+        for alias in aliases {
+            if style == Style::Find || alias.starts_with("--") {
+                if long.insert(alias.clone(), opt.clone()).is_some() {
+                    return Err(format!("option `{alias}` listed twice"));
+                }
+            } else {
+                let mut chars = alias.chars().skip(1);
+                let (Some(c), None) = (chars.next(), chars.next()) else {
+                    return Err(format!("`{alias}` is not a short option"));
+                };
+                if short.insert(c, opt.clone()).is_some() {
+                    return Err(format!("option `{alias}` listed twice"));
+                }
+            }
+        }
+    }
+    let mut sub = HashMap::new();
+    for (sub_name, entry) in text.sub {
+        let names = if entry.names.is_empty() {
+            vec![sub_name.clone()]
+        } else {
+            entry.names.clone()
+        };
+        let spec = Arc::new(build(&format!("{name} {sub_name}"), entry)?);
+        for n in names {
+            sub.insert(n, spec.clone());
+        }
+    }
+    if operands == Operands::Sub && sub.is_empty() {
+        return Err("operands = \"sub\" without any [*.sub.NAME]".into());
+    }
+    Ok(Spec {
+        name: name.to_string(),
+        operands,
+        style,
+        numeric: text.numeric,
+        max_operands: text.max_operands,
+        bsd_letters: text.bsd_letters,
+        at_files: text.at_files,
+        needs_sub: text.needs_sub,
+        bundled_first: text.bundled_first,
+        program,
+        short,
+        long,
+        sub,
+        read_examples: text.read,
+        not_read_examples: text.not_read,
+    })
+}
+
+/// Parses one option string into its aliases and what it does.
+fn parse_option(line: &str) -> Result<(Vec<String>, OptSpec), String> {
+    let mut aliases = Vec::new();
+    let mut opt = OptSpec {
+        takes: Takes::Nothing,
+        value: ValueKind::Plain,
+        walk: false,
+        writes_operands: false,
+        gives_pattern: false,
+        ends_files: false,
+        raises: None,
+        label: line.split_whitespace().next().unwrap_or("").to_string(),
+    };
+    for token in line.split_whitespace() {
+        if let Some(kind) = token.strip_prefix(':') {
+            opt.value = match kind {
+                "read" => ValueKind::Read,
+                "write" => ValueKind::Write,
+                "cd" => ValueKind::Cd,
+                "exec" => ValueKind::Exec,
+                "net" => ValueKind::Net,
+                "archive" => ValueKind::Archive,
+                "plain" => ValueKind::Plain,
+                other => return Err(format!("`{line}`: unknown value kind `:{other}`")),
+            };
+        } else if let Some(effect) = token.strip_prefix('!') {
+            match effect {
+                "walk" => opt.walk = true,
+                "write" => opt.writes_operands = true,
+                "pattern" => opt.gives_pattern = true,
+                "args" => opt.ends_files = true,
+                "exec" => opt.raises = Some((Risk::Execute, "runs a program")),
+                "net" => opt.raises = Some((Risk::Network, "uses the network")),
+                "cred" => opt.raises = Some((Risk::Credential, "prints secrets")),
+                "destructive" => opt.raises = Some((Risk::Destructive, "destroys data")),
+                other => return Err(format!("`{line}`: unknown effect `!{other}`")),
+            }
+        } else if token.starts_with('-') || token.starts_with('+') {
+            let (alias, takes) = if let Some(a) = token.strip_suffix("=?") {
+                (a, Takes::Optional)
+            } else if let Some(a) = token.strip_suffix("=2") {
+                (a, Takes::Two)
+            } else if let Some(a) = token.strip_suffix('=') {
+                (a, Takes::Required)
+            } else {
+                (token, Takes::Nothing)
+            };
+            if takes != Takes::Nothing {
+                if opt.takes != Takes::Nothing && opt.takes != takes {
+                    return Err(format!("`{line}`: aliases disagree on taking a value"));
+                }
+                opt.takes = takes;
+            }
+            if alias.len() < 2 {
+                return Err(format!("`{line}`: `{token}` is not an option"));
+            }
+            aliases.push(alias.to_string());
+        } else {
+            return Err(format!("`{line}`: cannot read `{token}`"));
+        }
+    }
+    if aliases.is_empty() {
+        return Err(format!("`{line}`: no option name"));
+    }
+    if opt.value != ValueKind::Plain && opt.takes == Takes::Nothing {
+        return Err(format!(
+            "`{line}`: a value kind on an option without a value"
+        ));
+    }
+    Ok((aliases, opt))
+}
+
+/// The spec for a command name, if there is one.
+pub(crate) fn lookup(name: &str) -> Option<&'static Arc<Spec>> {
+    SPECS.get(name)
+}
+
+/// Judges `args` (the words after the command name) against `spec`.
+pub(crate) fn judge(spec: &Spec, args: &[String]) -> Judged {
+    let mut state = State {
+        risk: Risk::Read,
+        reason: String::new(),
+        files: Vec::new(),
+        walks: false,
+        chdir: None,
+        command_at: None,
+    };
+    match judge_into(spec, args, 0, &mut state) {
+        Ok(()) => {
+            let reason = if state.reason.is_empty() {
+                format!("`{}` with these options only reads", spec.name)
+            } else {
+                state.reason
+            };
+            Judged::Proven {
+                risk: state.risk,
+                reason,
+                files: state.files,
+                walks: state.walks,
+                chdir: state.chdir,
+            }
+        }
+        Err(why) => Judged::Unproven(why),
+    }
+}
+
+/// A wrapper's own options, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WrapperOptions {
+    /// Index of the first word after its options (`args.len()` when none).
+    pub(crate) command_at: usize,
+    /// Files its options name.
+    pub(crate) files: Vec<FileArg>,
+    /// A directory it runs the command in.
+    pub(crate) chdir: Option<FileArg>,
+    /// What its options themselves do beyond reading (`time -o`, `env -S`).
+    pub(crate) raise: Option<(Risk, String)>,
+}
+
+/// Parses a wrapper's options (the words after its name) by its spec.
+pub(crate) fn judge_wrapper(spec: &Spec, args: &[String]) -> Result<WrapperOptions, String> {
+    let mut state = State {
+        risk: Risk::Read,
+        reason: String::new(),
+        files: Vec::new(),
+        walks: false,
+        chdir: None,
+        command_at: None,
+    };
+    judge_into(spec, args, 0, &mut state)?;
+    Ok(WrapperOptions {
+        command_at: state.command_at.unwrap_or(args.len()),
+        files: state.files,
+        chdir: state.chdir,
+        raise: (state.risk > Risk::Read).then_some((state.risk, state.reason)),
+    })
+}
+
+struct State {
+    risk: Risk,
+    reason: String,
+    files: Vec<FileArg>,
+    walks: bool,
+    chdir: Option<FileArg>,
+    /// Where a wrapper's command starts.
+    command_at: Option<usize>,
+}
+
+impl State {
+    fn raise(&mut self, risk: Risk, reason: String) {
+        if risk > self.risk {
+            self.risk = risk;
+            self.reason = reason;
+        }
+    }
+}
+
+/// Parses `args[start..]` by `spec`, adding to `state`.
+fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> Result<(), String> {
+    let name = &spec.name;
+    if spec.style == Style::Free {
+        return Ok(());
+    }
+    if spec.bundled_first {
+        if let Some(first) = args.get(start).filter(|a| !a.starts_with('-')) {
+            return Err(format!(
+                "`{name} {first}`: options without a dash are not read by the analyser"
+            ));
+        }
+    }
+    let mut operands: Vec<usize> = Vec::new();
+    let mut after_dashes = false;
+    let mut pattern_given = false;
+    let mut writes_operands = false;
+    let mut files_end: Option<usize> = None;
+    let mut program_values: Vec<(usize, Option<usize>)> = Vec::new();
+    let mut i = start;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let operand_now = after_dashes
+            || a == "-"
+            || !(a.starts_with('-')
+                || (spec.style == Style::Find && matches!(a, "(" | ")" | "!" | ",")))
+            || (spec.style == Style::Posix && !operands.is_empty());
+        if operand_now {
+            operands.push(i);
+            if spec.operands == Operands::Command {
+                state.command_at = Some(i);
+                return Ok(());
+            }
+            if spec.operands == Operands::Sub {
+                break;
+            }
+            i += 1;
+            continue;
+        }
+        if a == "--" {
+            after_dashes = true;
+            i += 1;
+            continue;
+        }
+        if spec.style == Style::Find && matches!(a, "(" | ")" | "!" | ",") {
+            i += 1;
+            continue;
+        }
+        if spec.numeric && a[1..].bytes().all(|b| b.is_ascii_digit()) {
+            i += 1;
+            continue;
+        }
+        let mut uses = |opt: &OptSpec,
+                        value: Option<(usize, Option<usize>)>,
+                        state: &mut State|
+         -> Result<(), String> {
+            if opt.walk {
+                state.walks = true;
+            }
+            writes_operands |= opt.writes_operands;
+            pattern_given |= opt.gives_pattern;
+            if opt.ends_files && files_end.is_none() {
+                files_end = Some(operands.len());
+            }
+            if let Some((risk, why)) = opt.raises {
+                state.raise(risk, format!("`{name} {}` {why}", opt.label));
+            }
+            if opt.gives_pattern && spec.program.is_some() {
+                if let Some(v) = value {
+                    program_values.push(v);
+                }
+            }
+            let Some((index, attached)) = value else {
+                return Ok(());
+            };
+            match opt.value {
+                ValueKind::Plain => {}
+                ValueKind::Read => state.files.push(FileArg {
+                    index,
+                    writes: false,
+                    attached,
+                }),
+                ValueKind::Write => {
+                    state.files.push(FileArg {
+                        index,
+                        writes: true,
+                        attached,
+                    });
+                    state.raise(Risk::Write, format!("`{name} {}` writes a file", opt.label));
+                }
+                ValueKind::Cd => {
+                    state.chdir = Some(FileArg {
+                        index,
+                        writes: false,
+                        attached,
+                    });
+                }
+                ValueKind::Exec => {
+                    state.raise(
+                        Risk::Execute,
+                        format!("`{name} {}` runs what it is given", opt.label),
+                    );
+                }
+                ValueKind::Net => {
+                    state.raise(
+                        Risk::Network,
+                        format!("`{name} {}` uses the network", opt.label),
+                    );
+                }
+                ValueKind::Archive => {
+                    let text = &args[index][attached.unwrap_or(0)..];
+                    let remote = text
+                        .split('/')
+                        .next()
+                        .is_some_and(|head| head.contains(':'));
+                    if remote {
+                        state.raise(
+                            Risk::Network,
+                            format!("`{name} {}` names a remote archive (host:file), reached with rsh/ssh", opt.label),
+                        );
+                    } else {
+                        state.files.push(FileArg {
+                            index,
+                            writes: false,
+                            attached,
+                        });
+                    }
+                }
+            }
+            Ok(())
+        };
+        if a.starts_with("--") || spec.style == Style::Find {
+            let (key, value) = match a.find('=') {
+                Some(at) if spec.style != Style::Find => (&a[..at], Some(at + 1)),
+                _ => (a, None),
+            };
+            let Some(opt) = spec.long.get(key) else {
+                return Err(format!(
+                    "`{name} {key}` is not an option known to only read"
+                ));
+            };
+            let value = match (opt.takes, value) {
+                (Takes::Nothing, Some(_)) => {
+                    return Err(format!("`{name} {key}` takes no value"));
+                }
+                (Takes::Nothing, None) | (Takes::Optional, None) => None,
+                (Takes::Two, Some(_)) => {
+                    return Err(format!("`{name} {key}` takes two separate values"));
+                }
+                (Takes::Two, None) => {
+                    i += 2;
+                    if i >= args.len() {
+                        return Err(format!("`{name} {key}` lacks its values"));
+                    }
+                    Some((i, None))
+                }
+                (_, Some(at)) => Some((i, Some(at))),
+                (Takes::Required, None) => {
+                    i += 1;
+                    if i >= args.len() {
+                        return Err(format!("`{name} {key}` lacks its value"));
+                    }
+                    Some((i, None))
+                }
+            };
+            uses(opt, value, state)?;
+            i += 1;
+            continue;
+        }
+        // A cluster of short options: `-la`, `-n5`, `-C DIR`.
+        let chars = a.char_indices().skip(1);
+        let mut consumed_next = false;
+        for (at, c) in chars {
+            let Some(opt) = spec.short.get(&c) else {
+                return Err(format!("`{name} -{c}` is not an option known to only read"));
+            };
+            let rest_at = at + c.len_utf8();
+            match opt.takes {
+                Takes::Nothing => uses(opt, None, state)?,
+                Takes::Optional => {
+                    let value = (rest_at < a.len()).then_some((i, Some(rest_at)));
+                    uses(opt, value, state)?;
+                    break;
+                }
+                Takes::Two => {
+                    return Err(format!("`{name} -{c}` with two values is not read"));
+                }
+                Takes::Required => {
+                    let value = if rest_at < a.len() {
+                        (i, Some(rest_at))
+                    } else {
+                        if i + 1 >= args.len() {
+                            return Err(format!("`{name} -{c}` lacks its value"));
+                        }
+                        consumed_next = true;
+                        (i + 1, None)
+                    };
+                    uses(opt, Some(value), state)?;
+                    break;
+                }
+            }
+        }
+        i += if consumed_next { 2 } else { 1 };
+    }
+    if spec.operands == Operands::Sub {
+        let Some(&at) = operands.first() else {
+            if spec.needs_sub {
+                return Err(format!("`{name}` without a subcommand does more than read"));
+            }
+            return Ok(());
+        };
+        let sub_name = args[at].as_str();
+        let Some(sub) = spec.sub.get(sub_name) else {
+            return Err(format!(
+                "`{name} {sub_name}` is not a subcommand known to only read"
+            ));
+        };
+        return judge_into(sub, args, at + 1, state);
+    }
+    for &at in &operands {
+        let word = args[at].as_str();
+        if spec.at_files && word.starts_with('@') {
+            return Err(format!("`{name} {word}` reads more options from a file"));
+        }
+        if spec.operands == Operands::Format && !word.starts_with('+') {
+            return Err(format!("`{name} {word}` is not an output format"));
+        }
+    }
+    if let Some(letters) = &spec.bsd_letters {
+        for &at in &operands {
+            if let Some(bad) = args[at].chars().find(|c| !letters.contains(*c)) {
+                return Err(format!(
+                    "`{name} {}`: `{bad}` is not an option known to only read",
+                    args[at]
+                ));
+            }
+        }
+    }
+    if let Some(max) = spec.max_operands {
+        if operands.len() > max {
+            return Err(format!(
+                "`{name}` is given more operands than it reads ({max} at most)"
+            ));
+        }
+    }
+    let mut file_operands: &[usize] = &operands;
+    if spec.operands == Operands::PatternThenRead && !pattern_given {
+        if let Some((&first, rest)) = operands.split_first() {
+            if spec.program.is_some() {
+                program_values.push((first, None));
+            }
+            file_operands = rest;
+        }
+    }
+    if let Some(program) = spec.program {
+        if program_values.is_empty() {
+            return Err(format!(
+                "`{name}` is given no program the analyser can read"
+            ));
+        }
+        for (index, attached) in &program_values {
+            let text = &args[*index][attached.unwrap_or(0)..];
+            super::programs::judge(program, text)
+                .map_err(|why| format!("`{name}` program: {why}"))?
+                .apply(|risk, why| state.raise(risk, format!("`{name}` program {why}")));
+        }
+    }
+    let end = files_end.map_or(file_operands.len(), |e| {
+        e.saturating_sub(operands.len() - file_operands.len())
+    });
+    match spec.operands {
+        Operands::Read | Operands::PatternThenRead => {
+            for &index in file_operands.iter().take(end) {
+                if spec.program == Some(Program::Awk) && is_awk_assignment(&args[index]) {
+                    continue;
+                }
+                state.files.push(FileArg {
+                    index,
+                    writes: writes_operands,
+                    attached: None,
+                });
+            }
+            if writes_operands && !file_operands.is_empty() {
+                state.raise(
+                    Risk::Write,
+                    format!("`{name}` with these options writes its files"),
+                );
+            }
+        }
+        Operands::Write => {
+            for &index in file_operands.iter().take(end) {
+                state.files.push(FileArg {
+                    index,
+                    writes: true,
+                    attached: None,
+                });
+            }
+            state.raise(Risk::Write, format!("`{name}` writes the files it names"));
+        }
+        Operands::None | Operands::Sub | Operands::Format | Operands::Command => {}
+    }
+    Ok(())
+}
+
+/// `var=value` operands of awk are assignments, not files.
+fn is_awk_assignment(word: &str) -> bool {
+    let Some((var, _)) = word.split_once('=') else {
+        return false;
+    };
+    let mut chars = var.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn judged(cmd: &str) -> Judged {
+        let w = words(cmd);
+        let spec = lookup(&w[0]).unwrap_or_else(|| panic!("no spec for {}", w[0]));
+        judge(spec, &w[1..])
+    }
+
+    #[test]
+    fn every_spec_file_loads() {
+        let specs = load_all().unwrap_or_else(|e| panic!("{e}"));
+        assert!(specs.len() > 50, "only {} specs", specs.len());
+    }
+
+    #[test]
+    fn wrapper_specs_load() {
+        let w = load_wrappers().unwrap_or_else(|e| panic!("{e}"));
+        for name in ["env", "timeout", "xargs", "time", "sudo", "nice", "command"] {
+            assert!(w.contains_key(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn wrapper_options() {
+        let env = wrapper_spec("env").unwrap();
+        let w = judge_wrapper(env, &words("-i -u X A=1 ls")).unwrap();
+        assert_eq!(w.command_at, 3);
+        let w = judge_wrapper(env, &words("-CDIR ls")).unwrap();
+        assert_eq!(
+            w.chdir,
+            Some(FileArg {
+                index: 0,
+                writes: false,
+                attached: Some(2)
+            })
+        );
+        assert_eq!(w.command_at, 1);
+        assert!(
+            judge_wrapper(env, &words("-vS'id' ls"))
+                .unwrap()
+                .raise
+                .is_some()
+        );
+        assert!(judge_wrapper(env, &words("--sp=id ls")).is_err());
+        let time = wrapper_spec("time").unwrap();
+        let w = judge_wrapper(time, &words("-oout ls")).unwrap();
+        assert_eq!(
+            w.files,
+            vec![FileArg {
+                index: 0,
+                writes: true,
+                attached: Some(2)
+            }]
+        );
+    }
+
+    #[test]
+    fn clusters_values_and_dashes() {
+        assert!(matches!(
+            judged("ls -la src"),
+            Judged::Proven {
+                risk: Risk::Read,
+                ..
+            }
+        ));
+        assert!(matches!(
+            judged("head -n5 x"),
+            Judged::Proven {
+                risk: Risk::Read,
+                ..
+            }
+        ));
+        assert!(matches!(
+            judged("head -n 5 x"),
+            Judged::Proven {
+                risk: Risk::Read,
+                ..
+            }
+        ));
+        assert!(matches!(
+            judged("head --lines=5 x"),
+            Judged::Proven {
+                risk: Risk::Read,
+                ..
+            }
+        ));
+        assert!(matches!(judged("ls --frobnicate"), Judged::Unproven(_)));
+        assert!(matches!(judged("head -n"), Judged::Unproven(_)));
+        let Judged::Proven { files, .. } = judged("cat -- -x") else {
+            panic!("cat -- -x")
+        };
+        assert_eq!(
+            files,
+            vec![FileArg {
+                index: 1,
+                writes: false,
+                attached: None
+            }]
+        );
+    }
+
+    #[test]
+    fn option_values_that_name_files() {
+        let Judged::Proven { risk, files, .. } = judged("sort -o out.txt in.txt") else {
+            panic!("sort -o")
+        };
+        assert_eq!(risk, Risk::Write);
+        assert!(files.contains(&FileArg {
+            index: 1,
+            writes: true,
+            attached: None
+        }));
+        assert!(files.contains(&FileArg {
+            index: 2,
+            writes: false,
+            attached: None
+        }));
+        let Judged::Proven { files, .. } = judged("sort --files0-from=list") else {
+            panic!("sort --files0-from")
+        };
+        assert_eq!(
+            files,
+            vec![FileArg {
+                index: 0,
+                writes: false,
+                attached: Some(14)
+            }]
+        );
+    }
+
+    /// Splits an example as the shell would (quotes and backslashes), enough
+    /// for the examples' words.
+    fn shell_words(s: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut any = false;
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\'' => {
+                    any = true;
+                    for c in chars.by_ref() {
+                        if c == '\'' {
+                            break;
+                        }
+                        cur.push(c);
+                    }
+                }
+                '"' => {
+                    any = true;
+                    while let Some(c) = chars.next() {
+                        match c {
+                            '"' => break,
+                            '\\' => cur.extend(chars.next()),
+                            c => cur.push(c),
+                        }
+                    }
+                }
+                '\\' => cur.extend(chars.next()),
+                ' ' => {
+                    if any || !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    any = false;
+                }
+                c => cur.push(c),
+            }
+        }
+        if any || !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+
+    #[test]
+    fn every_example_holds() {
+        let mut wrong = Vec::new();
+        let mut count = 0;
+        let mut seen = std::collections::HashSet::new();
+        for spec in all().values() {
+            if !seen.insert(Arc::as_ptr(spec)) {
+                continue;
+            }
+            let mut stack = vec![spec.clone()];
+            while let Some(s) = stack.pop() {
+                stack.extend(s.sub.values().cloned());
+                for ex in &s.read_examples {
+                    count += 1;
+                    let v = super::super::classify(&shell_words(ex));
+                    if v.risk != Risk::Read {
+                        wrong.push(format!("{ex:?} should be read: {} ({})", v.risk, v.reason));
+                    }
+                }
+                for ex in &s.not_read_examples {
+                    count += 1;
+                    let v = super::super::classify(&shell_words(ex));
+                    if v.risk == Risk::Read {
+                        wrong.push(format!("{ex:?} should not be read ({})", v.reason));
+                    }
+                }
+            }
+        }
+        assert!(count > 100, "only {count} examples");
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}
