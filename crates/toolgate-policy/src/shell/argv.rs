@@ -176,6 +176,8 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
                 part.make_opaque(why.clone());
                 return part;
             }
+            // `time -o FILE` writes FILE.
+            part.raise(*risk, why.clone());
         }
         if matches!(name, "sudo" | "doas")
             && texts[..options.command_at].iter().any(|a| {
@@ -204,6 +206,11 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
             part.chdir = Some(word_of(dir));
         }
         i += options.command_at;
+        if via_xargs {
+            // xargs adds words read from its input to the command: its files
+            // are not known before it runs.
+            part.unknown_args = true;
+        }
         let mut operands_left = wrapper.leading_operands;
         while let Some(w) = words.get(i) {
             let a = w.text.as_str();
@@ -258,7 +265,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
     }
     part.name = name.clone();
     part.args = rest[1..].to_vec();
-    part.unknown_args = part.args.iter().any(|w| !w.known);
+    part.unknown_args |= part.args.iter().any(|w| !w.known);
     let texts: Vec<String> = rest.iter().map(|w| w.text.clone()).collect();
     let args = &texts[1..];
 
