@@ -322,7 +322,41 @@ fn init_git(ws: &Path) {
         // No git binary: the layout is enough for path classification.
         write(&ws.join(".git/HEAD"), "ref: refs/heads/main\n");
         fs::create_dir_all(ws.join(".git/objects")).unwrap();
+        return;
     }
+    // Two commits of the sources (never the secrets), so `HEAD~1` means
+    // something to the benign corpus. Best effort: the analysis does not run git.
+    let git = |args: &[&str]| {
+        let _ = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=corpus",
+                "-c",
+                "user.email=corpus@example.invalid",
+            ])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+            ])
+            .args(args)
+            .current_dir(ws)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    };
+    git(&["add", "src", "README.md", "Cargo.toml", "data.txt", "a.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    git(&[
+        "add",
+        "tests",
+        "docs",
+        "b.txt",
+        ".gitignore",
+        "package.json",
+    ]);
+    git(&["commit", "-q", "-m", "second"]);
 }
 
 /// The default policy's effect for one request: read → allow; write, execute,
