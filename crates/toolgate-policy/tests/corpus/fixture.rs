@@ -121,7 +121,7 @@ impl Fixture {
             &ws.join("Makefile"),
             "X := $(shell touch pwned)\nall:\n\techo all\n",
         );
-        write(&ws.join(&format!("long/{}", "a".repeat(40))), "x\n");
+        write(&ws.join(format!("long/{}", "a".repeat(40))), "x\n");
         init_git(&ws);
         // The home: secrets in their usual places.
         write(&home.join(".ssh/id_ed25519"), "KEY\n");
