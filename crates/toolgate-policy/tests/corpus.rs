@@ -13,23 +13,9 @@
 #[path = "corpus/fixture.rs"]
 mod fixture;
 
-use fixture::{Fixture, default_decision, max_risk};
-use serde_json::{Value, json};
+use fixture::{Fixture, default_decision, dumping, max_risk, parse_effect, parse_risk};
+use serde_json::Value;
 use toolgate_core::{Effect, Risk};
-use toolgate_policy::check::check;
-use toolgate_policy::intent::builtin_intent;
-use toolgate_policy::policy::{NoApprovals, Policy};
-
-/// The decision of the built-in default policy (no config files) for running
-/// `command` with the bash tool in the workspace root, through the public gate
-/// API: intent → expand → judge → strictest.
-fn policy_decision(fx: &Fixture, policy: &Policy, command: &str) -> Effect {
-    let input = json!({ "command": fx.expand(command) });
-    match builtin_intent("bash", &input, &fx.location) {
-        Ok(requests) => check(policy, requests, &fx.location, &NoApprovals).decision,
-        Err(e) => panic!("bash intent for {command:?} failed: {e}"),
-    }
-}
 
 struct Case {
     line: usize,
@@ -38,16 +24,6 @@ struct Case {
     risk: Risk,
     decision: Effect,
     opaque: Option<bool>,
-}
-
-fn parse_risk(s: &str) -> Risk {
-    serde_json::from_value(Value::String(s.to_string()))
-        .unwrap_or_else(|e| panic!("bad risk {s:?}: {e}"))
-}
-
-fn parse_effect(s: &str) -> Effect {
-    serde_json::from_value(Value::String(s.to_string()))
-        .unwrap_or_else(|e| panic!("bad decision {s:?}: {e}"))
 }
 
 fn load(file: &str, key: &str) -> Vec<Case> {
@@ -86,31 +62,19 @@ fn run(
     let mut failures = Vec::new();
     let mut dangerous_allowed = Vec::new();
     let mut friction = Vec::new();
-    let dump = std::env::var_os("CORPUS_DUMP").is_some();
-    let policy = Policy::from_texts(&fx.ws, &fx.home, &[], None)
-        .unwrap_or_else(|e| panic!("the built-in default policy does not load: {e}"));
+    let dump = dumping();
+    let policy = fx.policy(None);
     for case in cases {
         let command = command_of(case);
         let requests = fx.analyze(&command);
         let risk = max_risk(&requests);
         // The gate's answer, and the decision tree's defaults applied to the
         // analyser's requests directly: they must agree.
-        let decision = policy_decision(fx, &policy, &command);
+        let decision = fx.bash_decision(&policy, &command);
         let by_default = default_decision(&requests);
         let opaque = requests.iter().any(|r| r.opaque);
         if dump {
-            println!("{file}:{} [{}] {command:?}", case.line, case.tag);
-            for r in &requests {
-                println!(
-                    "    {} {:?} {} save={:?} opaque={} — {}",
-                    r.request.action,
-                    r.request.resource,
-                    r.request.risk,
-                    r.request.save_pattern,
-                    r.opaque,
-                    r.reason
-                );
-            }
+            fx.dump(&format!("{file}:{} [{}]", case.line, case.tag), &command);
         }
         let mut wrong = Vec::new();
         if risk != case.risk {

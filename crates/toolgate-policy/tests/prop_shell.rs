@@ -12,9 +12,8 @@ mod fixture;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use fixture::{Fixture, default_decision};
+use fixture::{Fixture, default_decision, double_quote, is_simple, runner, single_quote};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use toolgate_core::Effect;
 
 fn corpus_commands() -> Vec<String> {
@@ -39,22 +38,6 @@ fn corpus_commands() -> Vec<String> {
         .collect()
 }
 
-/// A command that is one simple command (so a prefix wrapper wraps all of it).
-fn is_simple(c: &str) -> bool {
-    !c.contains([';', '&', '|', '(', ')', '{', '}', '`', '<', '>', '!'])
-        && !c.contains("$(")
-        && !c.starts_with("if ")
-        && !c.starts_with("for ")
-        && !c.starts_with("while ")
-        && !c.starts_with("until ")
-        && !c.starts_with("case ")
-        && !c.starts_with("select ")
-        && !c.starts_with("function ")
-        && !c.starts_with("coproc ")
-        && !c.starts_with("[[")
-        && !c.contains('=')
-}
-
 const PREFIX_WRAPPERS: &[&str] = &[
     "env ",
     "env -i ",
@@ -75,37 +58,8 @@ const PREFIX_WRAPPERS: &[&str] = &[
     "setsid ",
 ];
 
-fn single_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-fn double_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        if matches!(c, '"' | '\\' | '$' | '`') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
-
 fn decision(fx: &Fixture, command: &str) -> Effect {
     default_decision(&fx.analyze(command))
-}
-
-/// `cases` per property; `PROP_CASES=N` runs N instead (for longer hunts).
-fn runner(cases: u32) -> TestRunner {
-    let cases = std::env::var("PROP_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(cases);
-    TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    })
 }
 
 #[test]

@@ -1,6 +1,16 @@
 //! The filesystem the shell corpus runs against, built in a temporary directory:
 //! a workspace that is a git repo with `.env` files and symlinks in and out, a
 //! fake home with `.ssh`, `.aws` and other secrets, and a directory outside.
+//!
+//! The workspace also holds what an attacker would plant in a repository:
+//! executables named like system tools (`scripts/ls`, `scripts/cat`,
+//! `scripts/git`, and `~/bin/ls` in the home), an `.npmrc` with a token and an
+//! editor, a `rust-toolchain.toml` whose `path` points back into the repository,
+//! a ripgrep config with `--pre`, sed/awk programs that run commands, file lists
+//! naming secrets (`list.txt`, `list0`) and a 40-character file name for glob
+//! matching. Helpers shared by the corpus and property tests live here too:
+//! the gate's decision through the public API, JSONL field parsing, the dump of
+//! a command's requests (`CORPUS_DUMP=1`), proptest runners and quoting.
 
 #![allow(dead_code)]
 
@@ -8,7 +18,12 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
 use toolgate_core::{Effect, Location, Risk};
+use toolgate_policy::check::{CheckOutcome, check};
+use toolgate_policy::config::Mode;
+use toolgate_policy::intent::{IntentError, builtin_intent};
+use toolgate_policy::policy::{NoApprovals, Policy};
 use toolgate_policy::shell::{ShellContext, ShellRequest, analyze};
 
 /// The fixture; dropped with its temporary directory.
@@ -30,6 +45,16 @@ fn write(path: &Path, text: &str) {
     }
     fs::write(path, text).unwrap();
 }
+
+/// Writes an executable script.
+fn write_exec(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    write(path, text);
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// What the planted executables do: touch a marker (a real attack would do worse).
+const PLANTED: &str = "#!/bin/sh\ntouch \"$(dirname \"$0\")/../pwned\"\n";
 
 impl Fixture {
     pub fn new() -> Fixture {
@@ -63,6 +88,40 @@ impl Fixture {
             "https://u:p@example.invalid\n",
         );
         fs::create_dir_all(ws.join("target")).unwrap();
+        // Everyday files for the benign corpus.
+        write(&ws.join("src/util.rs"), "pub fn util() {}\n");
+        write(&ws.join("tests/it.rs"), "#[test]\nfn it() {}\n");
+        write(&ws.join("docs/guide.md"), "# guide\n\nTODO: write\n");
+        write(&ws.join("a.txt"), "one\ntwo\n");
+        write(&ws.join("b.txt"), "one\nthree\n");
+        write(&ws.join("Cargo.lock"), "version = 4\n");
+        write(&ws.join(".gitignore"), "target/\n");
+        // What an attacker plants in a repository.
+        write_exec(&ws.join("scripts/ls"), PLANTED);
+        write_exec(&ws.join("scripts/cat"), PLANTED);
+        write_exec(&ws.join("scripts/git"), PLANTED);
+        write_exec(&ws.join("scripts/x.sh"), PLANTED);
+        write(
+            &ws.join(".npmrc"),
+            "//registry.npmjs.org/:_authToken=npm_SECRETTOKEN\neditor=./scripts/x.sh\n",
+        );
+        write(
+            &ws.join("rust-toolchain.toml"),
+            "[toolchain]\npath = \"/proc/self/cwd/scripts\"\n",
+        );
+        write(&ws.join("rgconfig"), "--pre=./scripts/x.sh\n");
+        write(&ws.join("script.sed"), "1e touch pwned\n");
+        write(&ws.join("prog.awk"), "BEGIN { system(\"touch pwned\") }\n");
+        write(
+            &ws.join("list.txt"),
+            &format!(".env\n{}\n", home.join(".ssh/id_ed25519").display()),
+        );
+        write(&ws.join("list0"), ".env\0");
+        write(
+            &ws.join("Makefile"),
+            "X := $(shell touch pwned)\nall:\n\techo all\n",
+        );
+        write(&ws.join(format!("long/{}", "a".repeat(40))), "x\n");
         init_git(&ws);
         // The home: secrets in their usual places.
         write(&home.join(".ssh/id_ed25519"), "KEY\n");
@@ -74,9 +133,12 @@ impl Fixture {
         write(&home.join(".kube/config"), "apiVersion: v1\n");
         write(&home.join(".bashrc"), "# rc\n");
         write(&home.join("notes.txt"), "hi\n");
+        write_exec(&home.join("bin/ls"), PLANTED);
+        write_exec(&home.join("bin/git"), PLANTED);
         // Outside: plain files.
         write(&out.join("file.txt"), "outside\n");
         write(&out.join("sub/deep.txt"), "deep\n");
+        write_exec(&out.join("bin/ls"), PLANTED);
         // Symlinks: inside → inside, inside → outside, inside → secrets.
         symlink(ws.join("src"), ws.join("link_in")).unwrap();
         symlink(&out, ws.join("link_out")).unwrap();
@@ -86,6 +148,7 @@ impl Fixture {
         symlink(ws.join(".env"), ws.join("settings.cfg")).unwrap();
         symlink("/etc", ws.join("link_etc")).unwrap();
         symlink(ws.join("data.txt"), ws.join("data_link.txt")).unwrap();
+        symlink(ws.join("scripts"), ws.join("bin_link")).unwrap();
         let location = Location::new(&ws).unwrap();
         Fixture {
             _dir: dir,
@@ -120,6 +183,132 @@ impl Fixture {
     pub fn analyze(&self, command: &str) -> Vec<ShellRequest> {
         analyze(&self.expand(command), &self.ctx(""))
     }
+
+    /// [`Fixture::expand`] over every string of a JSON value.
+    pub fn expand_json(&self, value: &Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.expand(s)),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.expand_json(v)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), self.expand_json(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    /// The built-in default policy (no config files) over the fixture, in `mode`.
+    pub fn policy(&self, mode: Option<Mode>) -> Policy {
+        Policy::from_texts(&self.ws, &self.home, &[], mode)
+            .unwrap_or_else(|e| panic!("the built-in default policy does not load: {e}"))
+    }
+
+    /// The gate's answer for calling `tool` with `input` (placeholders already
+    /// expanded) in the workspace, through the public API: intent → expand →
+    /// judge → strictest. `Err` when the intent refuses the input.
+    pub fn check_call(
+        &self,
+        policy: &Policy,
+        tool: &str,
+        input: &Value,
+    ) -> Result<CheckOutcome, IntentError> {
+        let requests = builtin_intent(tool, input, &self.location)?;
+        Ok(check(policy, requests, &self.location, &NoApprovals))
+    }
+
+    /// The gate's decision for running `command` (with placeholders) with the
+    /// bash tool in the workspace root.
+    pub fn bash_decision(&self, policy: &Policy, command: &str) -> Effect {
+        let input = serde_json::json!({ "command": self.expand(command) });
+        match self.check_call(policy, "bash", &input) {
+            Ok(outcome) => outcome.decision,
+            Err(e) => panic!("bash intent for {command:?} failed: {e}"),
+        }
+    }
+
+    /// Prints the analyser's requests for `command` (for `CORPUS_DUMP=1`).
+    pub fn dump(&self, label: &str, command: &str) {
+        println!("{label} {command:?}");
+        for r in &self.analyze(command) {
+            println!(
+                "    {} {:?} {} save={:?} opaque={} — {}",
+                r.request.action,
+                r.request.resource,
+                r.request.risk,
+                r.request.save_pattern,
+                r.opaque,
+                r.reason
+            );
+        }
+    }
+}
+
+/// Whether `CORPUS_DUMP` is set: the corpus tests print every command's requests.
+pub fn dumping() -> bool {
+    std::env::var_os("CORPUS_DUMP").is_some()
+}
+
+/// A risk named in a corpus file.
+pub fn parse_risk(s: &str) -> Risk {
+    serde_json::from_value(Value::String(s.to_string()))
+        .unwrap_or_else(|e| panic!("bad risk {s:?}: {e}"))
+}
+
+/// A decision named in a corpus file.
+pub fn parse_effect(s: &str) -> Effect {
+    serde_json::from_value(Value::String(s.to_string()))
+        .unwrap_or_else(|e| panic!("bad decision {s:?}: {e}"))
+}
+
+/// A proptest runner with `cases` cases; `PROP_CASES=N` runs N instead (for
+/// longer hunts).
+pub fn runner(cases: u32) -> proptest::test_runner::TestRunner {
+    let cases = std::env::var("PROP_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
+    proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    })
+}
+
+/// `s` in single quotes, for the shell.
+pub fn single_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// `s` in double quotes, for the shell.
+pub fn double_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if matches!(c, '"' | '\\' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// A command that is one simple command (so a prefix wrapper wraps all of it).
+pub fn is_simple(c: &str) -> bool {
+    !c.contains([';', '&', '|', '(', ')', '{', '}', '`', '<', '>', '!', '\n'])
+        && !c.contains("$(")
+        && !c.starts_with("if ")
+        && !c.starts_with("for ")
+        && !c.starts_with("while ")
+        && !c.starts_with("until ")
+        && !c.starts_with("case ")
+        && !c.starts_with("select ")
+        && !c.starts_with("function ")
+        && !c.starts_with("coproc ")
+        && !c.starts_with("[[")
+        && !c.contains('=')
 }
 
 fn init_git(ws: &Path) {
@@ -133,7 +322,41 @@ fn init_git(ws: &Path) {
         // No git binary: the layout is enough for path classification.
         write(&ws.join(".git/HEAD"), "ref: refs/heads/main\n");
         fs::create_dir_all(ws.join(".git/objects")).unwrap();
+        return;
     }
+    // Two commits of the sources (never the secrets), so `HEAD~1` means
+    // something to the benign corpus. Best effort: the analysis does not run git.
+    let git = |args: &[&str]| {
+        let _ = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=corpus",
+                "-c",
+                "user.email=corpus@example.invalid",
+            ])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+            ])
+            .args(args)
+            .current_dir(ws)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    };
+    git(&["add", "src", "README.md", "Cargo.toml", "data.txt", "a.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    git(&[
+        "add",
+        "tests",
+        "docs",
+        "b.txt",
+        ".gitignore",
+        "package.json",
+    ]);
+    git(&["commit", "-q", "-m", "second"]);
 }
 
 /// The default policy's effect for one request: read → allow; write, execute,
