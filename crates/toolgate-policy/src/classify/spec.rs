@@ -135,6 +135,8 @@ pub(crate) enum ValueKind {
     Net,
     /// An archive name: `host:file` is reached over the network (rsh/ssh).
     Archive,
+    /// A file holding the names of more files to read: those are not known.
+    List,
 }
 
 /// Whether and how an option takes a value.
@@ -415,6 +417,7 @@ fn parse_option(line: &str) -> Result<(Vec<String>, OptSpec), String> {
                 "exec" => ValueKind::Exec,
                 "net" => ValueKind::Net,
                 "archive" => ValueKind::Archive,
+                "list" => ValueKind::List,
                 "plain" => ValueKind::Plain,
                 other => return Err(format!("`{line}`: unknown value kind `:{other}`")),
             };
@@ -659,6 +662,12 @@ fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> 
                         format!("`{name} {}` uses the network", opt.label),
                     );
                 }
+                ValueKind::List => {
+                    return Err(format!(
+                        "`{name} {}` reads the names of more files from a file",
+                        opt.label
+                    ));
+                }
                 ValueKind::Archive => {
                     let text = &args[index][attached.unwrap_or(0)..];
                     let remote = text
@@ -810,12 +819,14 @@ fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> 
                 "`{name}` is given no program the analyser can read"
             ));
         }
-        for (index, attached) in &program_values {
-            let text = &args[*index][attached.unwrap_or(0)..];
-            super::programs::judge(program, text)
-                .map_err(|why| format!("`{name}` program: {why}"))?
-                .apply(|risk, why| state.raise(risk, format!("`{name}` program {why}")));
-        }
+        // Several `-e` scripts are one program, joined by newlines.
+        let text: Vec<&str> = program_values
+            .iter()
+            .map(|(index, attached)| &args[*index][attached.unwrap_or(0)..])
+            .collect();
+        super::programs::judge(program, &text.join("\n"))
+            .map_err(|why| format!("`{name}` program: {why}"))?
+            .apply(|risk, why| state.raise(risk, format!("`{name}` program {why}")));
     }
     let end = files_end.map_or(file_operands.len(), |e| {
         e.saturating_sub(operands.len() - file_operands.len())
@@ -989,15 +1000,15 @@ mod tests {
             writes: false,
             attached: None
         }));
-        let Judged::Proven { files, .. } = judged("sort --files0-from=list") else {
-            panic!("sort --files0-from")
+        let Judged::Proven { files, .. } = judged("sort --random-source=list") else {
+            panic!("sort --random-source")
         };
         assert_eq!(
             files,
             vec![FileArg {
                 index: 0,
                 writes: false,
-                attached: Some(14)
+                attached: Some(16)
             }]
         );
     }

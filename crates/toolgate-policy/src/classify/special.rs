@@ -24,6 +24,23 @@ pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
         Check::GitRunsCode => git_runs_code(name, args, v),
         Check::TarMode => tar_mode(args, v),
         Check::RecursiveRead => recursive_read(name, args, v),
+        Check::GitReflog => {
+            if matches!(operands(args).first(), Some(&("expire" | "delete"))) {
+                v.raise(
+                    Risk::Destructive,
+                    "`git reflog expire/delete` drops the history that undoes mistakes",
+                );
+            }
+        }
+        Check::PsEnv => {
+            // BSD-style words (no dash) holding `e` print each environment.
+            if operands(args).iter().any(|w| w.contains('e')) {
+                v.raise(
+                    Risk::Credential,
+                    "`ps e` prints every process's environment, secrets included",
+                );
+            }
+        }
         Check::UniqOutput => {
             if operands(args).len() >= 2 {
                 v.raise(Risk::Write, format!("{name} IN OUT writes OUT"));

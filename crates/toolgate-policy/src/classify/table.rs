@@ -76,6 +76,10 @@ pub(crate) enum Check {
     RecursiveRead,
     /// `crontab -r` removes every job.
     Crontab,
+    /// `git reflog expire/delete` drop the history that undoes mistakes.
+    GitReflog,
+    /// `ps e` (BSD option) prints every process's environment.
+    PsEnv,
 }
 
 /// A subcommand row (`git push`, `npm run`…).
@@ -582,7 +586,7 @@ const GIT_SUBS: &[Sub] = &[
         Execute,
     ),
     sub(&["credential", "credential-store"], Credential),
-    sub(&["reflog"], Read),
+    sub_c(&["reflog"], Read, Check::GitReflog),
     sub(&["grep-old"], Read),
 ];
 
@@ -967,7 +971,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "df",
             "free",
             "uptime",
-            "ps",
             "pgrep",
             "sleep",
             "seq",
@@ -1031,7 +1034,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
             "complete",
             "compgen",
             "pinky",
-            "tldr",
             "info",
             "apropos",
             "whatis",
@@ -1266,12 +1268,28 @@ pub(crate) static COMMANDS: &[Cmd] = &[
         Execute,
     ),
     with_subs(cmd(&["uv"], Read, true), &[], UV_SUBS, Execute),
-    with_subs(
-        cmd(&["docker", "podman"], Read, true),
-        &["-H", "--host", "--context"],
-        DOCKER_SUBS,
-        Execute,
+    with_flags(
+        with_subs(
+            cmd(&["docker", "podman"], Read, true),
+            &["-H", "--host", "--context"],
+            DOCKER_SUBS,
+            Execute,
+        ),
+        &[
+            flag(
+                Short('H'),
+                Network,
+                "`docker -H` talks to a daemon on another host",
+            ),
+            flag(
+                Exact("--host"),
+                Network,
+                "`docker --host` talks to a daemon on another host",
+            ),
+        ],
     ),
+    with_check(cmd(&["ps"], Read, false), Check::PsEnv),
+    cmd(&["tldr"], Network, false),
     with_subs(
         cmd(
             &["apt", "apt-get", "dnf", "yum", "pacman", "apk", "zypper"],
@@ -1787,11 +1805,62 @@ pub(crate) static CODE_LOADING_VARS: &[&str] = &[
     "ZDOTDIR",
 ];
 
-/// Whether setting `var` can make a program run other code.
+/// Whether setting `var` can make a program run other code: the list above,
+/// and variables that point programs at other configuration (`HOME` moves
+/// `~/.gitconfig`, `XDG_CONFIG_HOME`, `GIT_*`, `*_CONFIG*`, `*RC`…). Used for
+/// assignments that last (bare `VAR=x`), where a later command is raised.
 pub(crate) fn loads_code(var: &str) -> bool {
     CODE_LOADING_VARS.contains(&var)
-        || var.starts_with("GIT_CONFIG_KEY_")
-        || var.starts_with("GIT_CONFIG_VALUE_")
+        || var == "HOME"
+        || var.starts_with("GIT_")
+        || var.starts_with("XDG_")
+        || var.starts_with("NPM_CONFIG_")
+        || var.starts_with("npm_config_")
+        || var.starts_with("PIP_")
+        || var.contains("CONFIG")
+        || var.ends_with("RC")
+        || var.ends_with("_OPTS")
+        || var.ends_with("_OPTIONS")
+        || var.ends_with("_FLAGS")
+        || var.ends_with("_HOME")
+}
+
+/// Variables known only to change how a program formats what it prints. A
+/// command that only reads stays read with these set in front of it
+/// (`LC_ALL=C sort`); any other assignment in front of a command, or given to
+/// `env`, or exported, may change what it reads or runs, so it is not proven
+/// read.
+pub(crate) fn env_is_harmless(var: &str) -> bool {
+    const HARMLESS: &[&str] = &[
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "COLUMNS",
+        "LINES",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "CLICOLOR",
+        "CLICOLOR_FORCE",
+        "TERM",
+        "COLORTERM",
+        "LS_COLORS",
+        "GREP_COLOR",
+        "GREP_COLORS",
+        "TIME_STYLE",
+        "QUOTING_STYLE",
+        "BLOCK_SIZE",
+        "BLOCKSIZE",
+        "DF_BLOCK_SIZE",
+        "DU_BLOCK_SIZE",
+        "LS_BLOCK_SIZE",
+        "POSIXLY_CORRECT",
+        "TABSIZE",
+        "RUST_BACKTRACE",
+        "RUST_LOG",
+        "CI",
+        "DEBIAN_FRONTEND",
+    ];
+    HARMLESS.contains(&var) || var.starts_with("LC_")
 }
 
 /// Searchers whose first operand is a pattern, not a path (unless `-e`/`-f`

@@ -6,7 +6,7 @@ use toolgate_core::Risk;
 use super::words::Word;
 use crate::classify::spec;
 use crate::classify::table::{
-    DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, loads_code, wrapper_for,
+    DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, env_is_harmless, loads_code, wrapper_for,
 };
 use crate::classify::{self, FileArg, command_name};
 
@@ -111,6 +111,7 @@ pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
 
 fn analyse_words(words: &[Word], depth: usize) -> Part {
     let mut part = Part::new();
+    let mut fed_by_xargs = false;
     if depth > super::MAX_DEPTH {
         part.make_opaque("commands nested too deeply");
         return part;
@@ -206,6 +207,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
             part.chdir = Some(word_of(dir));
         }
         i += options.command_at;
+        fed_by_xargs |= via_xargs;
         if via_xargs {
             // xargs adds words read from its input to the command: its files
             // are not known before it runs.
@@ -219,10 +221,10 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
             }
             if wrapper.takes_assignments && classify::is_assignment(a) {
                 let var = a.split('=').next().unwrap_or(a);
-                if loads_code(var) {
+                if loads_code(var) || !env_is_harmless(var) {
                     part.raise(
                         Risk::Execute,
-                        format!("setting {var} makes the program load or run other code"),
+                        format!("setting {var} may change what the program reads or runs"),
                     );
                 }
                 i += 1;
@@ -302,6 +304,14 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
     }
     if SHELLS.contains(&name.as_str()) {
         shell_invocation(&name, &rest[1..], &mut part);
+        if fed_by_xargs {
+            // `xargs -I{} sh -c '… {} …'`: the code is built from its input.
+            part.raise(
+                Risk::Execute,
+                format!("`xargs` builds the code `{name}` runs from its input"),
+            );
+            part.unknown_args = true;
+        }
         return part;
     }
     if let Some(why) = inline_code(&name, args) {
@@ -483,7 +493,9 @@ mod tests {
         );
         assert_eq!(analyse(&words("sudo ls"), 0).risk, Risk::Execute);
         assert_eq!(analyse(&words("env"), 0).risk, Risk::Credential);
-        assert_eq!(analyse(&words("env -i A=1 ls"), 0).risk, Risk::Read);
+        assert_eq!(analyse(&words("env -i LC_ALL=C ls"), 0).risk, Risk::Read);
+        // Any other variable may change what the program reads (`HOME`, `GIT_DIR`).
+        assert_eq!(analyse(&words("env -i A=1 ls"), 0).risk, Risk::Execute);
         assert_eq!(
             analyse(&words("env LD_PRELOAD=x ls"), 0).risk,
             Risk::Execute

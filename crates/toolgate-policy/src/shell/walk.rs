@@ -13,7 +13,8 @@ use super::resolve::PathCache;
 use super::words::{self, Known, Word, brace_expand, text};
 use super::{MAX_COMMAND_BYTES, MAX_DEPTH, ShellContext, ShellRequest};
 use crate::classify::table::{
-    EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, loads_code,
+    EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
+    loads_code,
 };
 use crate::classify::{arity_prefix, sql_destroys};
 
@@ -292,6 +293,10 @@ impl Analyzer<'_, '_> {
                         env_floor = Some(format!(
                             "setting {var} makes the program load or run other code"
                         ));
+                    } else if !env_is_harmless(var) && env_floor.is_none() {
+                        env_floor = Some(format!(
+                            "setting {var} may change what the program reads or runs"
+                        ));
                     }
                     prefix_words.push(text(child, src).to_string());
                 }
@@ -427,6 +432,8 @@ impl Analyzer<'_, '_> {
         let mut run_scope = scope.clone();
         if let Some(dir) = part.chdir.clone() {
             run_scope.cwd = self.resolve_dir(&dir, scope);
+            // The directory it moves to is judged like any path it reads.
+            self.path_argument(&dir, true, part.risk, false, scope);
         }
         if part.risk < Risk::Execute {
             let path_var = std::env::var_os("PATH");
@@ -450,16 +457,17 @@ impl Analyzer<'_, '_> {
         }
         if part.paths && run_scope.cwd.is_none() && part.args.iter().any(|w| !is_absolute(&w.text))
         {
-            if part.risk == Risk::Read {
+            if part.risk < Risk::Execute {
                 part.raise(
-                    Risk::Write,
+                    Risk::Execute,
                     "the directory it runs in is only known at run time",
                 );
             }
             part.unknown_args = true;
         }
-        if part.unknown_args && part.paths && part.risk == Risk::Read {
-            part.raise(Risk::Write, "an argument is only known at run time");
+        if part.unknown_args && part.paths && part.risk < Risk::Execute {
+            // What it reads is not known: never "inside the location".
+            part.raise(Risk::Execute, "an argument is only known at run time");
         }
         // Shell code given to `bash -c`/`trap` runs with this part's floor.
         if !part.code.is_empty() && part.opaque.is_none() {
@@ -545,7 +553,9 @@ impl Analyzer<'_, '_> {
                     let var = child
                         .child_by_field_name("name")
                         .map_or("", |n| text(n, src));
-                    if loads_code(var) {
+                    let exported = argv.first().is_some_and(|c| c == "export")
+                        || argv.iter().any(|a| a.starts_with('-') && a.contains('x'));
+                    if loads_code(var) || (exported && !env_is_harmless(var)) {
                         floor = Some(format!(
                             "setting {var} makes later programs load or run other code"
                         ));
