@@ -1085,6 +1085,11 @@ mod tests {
                 }
             }
         }
+        for (name, spec) in all() {
+            if spec.read_examples.is_empty() && spec.not_read_examples.is_empty() {
+                wrong.push(format!("`{name}` has no examples"));
+            }
+        }
         assert!(count > 100, "only {count} examples");
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
