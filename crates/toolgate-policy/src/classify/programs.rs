@@ -229,6 +229,8 @@ fn awk(program: &str) -> Result<ScriptEffect, String> {
     let mut paren = 0usize;
     // Whether the token before ends an operand (then `/` divides).
     let mut after_operand = false;
+    let mut divides = false;
+    let mut quotes = false;
     while i < s.len() {
         let c = s[i];
         if c == ' ' || c == '\t' || c == '\r' || (c == '\\' && s.get(i + 1) == Some(&'\n')) {
@@ -236,6 +238,7 @@ fn awk(program: &str) -> Result<ScriptEffect, String> {
             continue;
         }
         if c == '"' {
+            quotes = true;
             i += 1;
             while i < s.len() && s[i] != '"' {
                 if s[i] == '\\' {
@@ -252,6 +255,7 @@ fn awk(program: &str) -> Result<ScriptEffect, String> {
         }
         if c == '/' && !after_operand {
             i += 1;
+            let start = i;
             let mut in_class = false;
             while i < s.len() && (s[i] != '/' || in_class) {
                 match s[i] {
@@ -266,9 +270,21 @@ fn awk(program: &str) -> Result<ScriptEffect, String> {
             if i >= s.len() {
                 return Err("an unterminated regular expression".into());
             }
+            // What is skipped as a regex must hold nothing that would matter
+            // as code, in case awk reads this `/` as division.
+            let body: String = s[start..i.min(s.len())].iter().collect();
+            if body.contains('"') {
+                return Err("a regular expression holding `\"` is not read by the analyser".into());
+            }
+            if let Some((_, why)) = AWK_OUTSIDE.iter().find(|(w, _)| body.contains(*w)) {
+                return Err((*why).to_string());
+            }
             i += 1;
             after_operand = true;
             continue;
+        }
+        if c == '/' {
+            divides = true;
         }
         if c == '#' {
             while i < s.len() && s[i] != '\n' {
@@ -328,6 +344,11 @@ fn awk(program: &str) -> Result<ScriptEffect, String> {
             }
             _ => false,
         };
+    }
+    if divides && quotes {
+        // Where awk would read a regex and the analyser a division (or the
+        // reverse), a string could hide code: both together are not read.
+        return Err("the program both divides and quotes; the analyser cannot tell its regular expressions from division".into());
     }
     Ok(effect)
 }
@@ -501,6 +522,8 @@ mod tests {
             "/re/ {n++} END {print n/2}",
             "BEGIN{FS=\":\"} {print $1}",
             "{ if ($1 > 2) print $2 }",
+            "{s+=$1} END {print s/NR}",
+            "/a|b/ {print}",
             "length($0) > 72",
             "{print ($1 > 2)}",
         ] {
@@ -516,6 +539,11 @@ mod tests {
             "BEGIN{\"id\" | getline x; print x}",
             "@load \"filefuncs\"",
             "{printf \"%s\", $1 > \"f\"}",
+            // awk reads `/"/` after `if (1)` as a regex; a reader that took it
+            // for division would skip `system` inside a "string".
+            "BEGIN { if (1) /\"/; system(\"id\"); /\"/ }",
+            "BEGIN { x = 4 /\"/; system(\"id\") }",
+            "/system/ {print}",
         ] {
             assert!(!ok(Program::Awk, t), "{t}");
         }
