@@ -44,5 +44,6 @@ pub mod gate;
 pub mod intent;
 pub mod pattern;
 pub mod policy;
+pub mod repo_config;
 pub mod rules;
 pub mod shell;

@@ -1,0 +1,999 @@
+//! Which git configuration a git command will use, and whether it can make a
+//! read command (`git status`, `git log`, `git diff`…) run a program.
+//!
+//! [`inspect`] finds the repository the way git does — `-C`, `--git-dir`,
+//! `GIT_DIR`, walking up from the effective directory to a `.git` directory or
+//! `gitdir:` file, `commondir`, linked worktrees — and lists every config file
+//! that applies or may apply: system, global, the repository's `config` and
+//! `config.worktree`, submodules' configs (which `git status` reads when it
+//! recurses), and the targets of `include.path` and `includeIf.*.path`
+//! (conditional ones are treated as applying). Files are read with an exact
+//! parser of git's syntax ([`parse`]); nothing runs `git`.
+//!
+//! A key found in a configuration the repository or the command line controls
+//! is judged against an allowlist of keys known to run nothing ([`keys`]):
+//! any other key is a [`Finding`], with the key and `file:line`. The user's
+//! own system and global files (outside the location, not named by the
+//! command line) are listed but trusted. An unreadable or unparseable file,
+//! an include too deep, or a value known only at run time is a finding too:
+//! fail closed.
+//!
+//! Files are cached process-wide by device, inode, size, mtime and ctime, so
+//! a decision re-reads nothing that did not change.
+//!
+//! [`tools`] holds the same question for other programs that load executable
+//! settings from the working tree (rustup, cargo, npm, yarn, go, …).
+//!
+//! ```
+//! use std::path::Path;
+//! use toolgate_core::Location;
+//! use toolgate_policy::repo_config::{GitInvocation, ProcessEnv, inspect};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let git = dir.path().join(".git");
+//! std::fs::create_dir_all(git.join("objects")).unwrap();
+//! std::fs::create_dir_all(git.join("refs")).unwrap();
+//! std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+//! std::fs::write(git.join("config"), "[core]\n\tfsmonitor = \"touch /tmp/m\"\n").unwrap();
+//! let location = Location::new(dir.path()).unwrap();
+//! let inv = GitInvocation {
+//!     process_env: ProcessEnv::fixed([("HOME", "/nonexistent")]),
+//!     ..GitInvocation::new(location.root(), Path::new("/nonexistent"))
+//! };
+//! let report = inspect(&inv, &location);
+//! let why = report.may_run_program().unwrap();
+//! assert!(why.contains("core.fsmonitor") && why.ends_with("config:2"), "{why}");
+//! ```
+
+pub mod keys;
+pub mod parse;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use toolgate_core::Location;
+
+use self::parse::Entry;
+
+/// Config files larger than this are not read (fail closed).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+/// git's own limit on nested includes.
+pub const MAX_INCLUDE_DEPTH: usize = 10;
+/// At most this many config files are considered for one command.
+pub const MAX_FILES: usize = 64;
+/// Entries kept in the process-wide cache of parsed files.
+pub const CACHE_ENTRIES: usize = 512;
+
+/// Where the variables a git command sees come from, besides the
+/// assignments on its command line.
+#[derive(Debug, Clone, Default)]
+pub enum ProcessEnv {
+    /// This process's environment (`std::env::var_os`).
+    #[default]
+    Real,
+    /// A fixed set, for tests and for callers that know the command's env.
+    Fixed(HashMap<String, String>),
+}
+
+impl ProcessEnv {
+    /// A fixed environment from pairs.
+    pub fn fixed<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        ProcessEnv::Fixed(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> Option<String> {
+        match self {
+            ProcessEnv::Real => std::env::var_os(name).map(|v| lossy(&v)),
+            ProcessEnv::Fixed(m) => m.get(name).cloned(),
+        }
+    }
+}
+
+fn lossy(v: &OsString) -> String {
+    v.to_string_lossy().into_owned()
+}
+
+/// One git command as the analyser saw it.
+#[derive(Debug, Clone)]
+pub struct GitInvocation {
+    /// The effective directory of the command (absolute; after `cd`,
+    /// `env -C`… but before git's own `-C`).
+    pub cwd: PathBuf,
+    /// The words between `git` and the subcommand: `-C DIR`, `--git-dir=…`,
+    /// `-c key=value`, `--config-env=…`, ….
+    pub global_args: Vec<String>,
+    /// `NAME=value` assignments of the command line (including `env NAME=…`
+    /// and exports earlier in the same command), in order; `None` when the
+    /// value is known only at run time.
+    pub assignments: Vec<(String, Option<String>)>,
+    /// The user's home directory.
+    pub home: PathBuf,
+    /// The rest of the environment.
+    pub process_env: ProcessEnv,
+}
+
+impl GitInvocation {
+    /// `git` with no options or assignments, run in `cwd`.
+    pub fn new(cwd: &Path, home: &Path) -> Self {
+        GitInvocation {
+            cwd: cwd.to_path_buf(),
+            global_args: Vec::new(),
+            assignments: Vec::new(),
+            home: home.to_path_buf(),
+            process_env: ProcessEnv::Real,
+        }
+    }
+}
+
+/// Where a config file comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `/etc/gitconfig` or `GIT_CONFIG_SYSTEM`.
+    System,
+    /// `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config` or `GIT_CONFIG_GLOBAL`.
+    Global,
+    /// The repository's `config` (in the common directory).
+    Local,
+    /// The worktree's `config.worktree`.
+    Worktree,
+    /// A submodule's `config`, read when git recurses into it.
+    Submodule,
+    /// The target of `include.path` / `includeIf.*.path`.
+    Include,
+}
+
+/// One config file that applies or may apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// The path as git would open it (canonical when it exists).
+    pub path: PathBuf,
+    /// Where it comes from.
+    pub scope: Scope,
+    /// The user's own file: system or global, outside the location and not
+    /// named by the command line (nor included from a file that is not).
+    /// Its keys are not judged.
+    pub trusted: bool,
+    /// Applies only under a condition (`includeIf`), taken as applying.
+    pub conditional: bool,
+    /// Whether the file exists (a missing one is skipped, as git does).
+    pub exists: bool,
+}
+
+/// Something in the effective configuration that may run a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The config key or variable (`core.fsmonitor`, `GIT_PAGER`, …).
+    pub key: String,
+    /// Where it was set: `file:line`, `-c`, `--config-env`, `GIT_CONFIG_KEY_0`,
+    /// `GIT_CONFIG_PARAMETERS`, or the variable name.
+    pub origin: String,
+    /// Why it matters.
+    pub why: String,
+}
+
+impl Finding {
+    fn new(key: impl Into<String>, origin: impl Into<String>, why: impl Into<String>) -> Self {
+        Finding {
+            key: key.into(),
+            origin: origin.into(),
+            why: why.into(),
+        }
+    }
+}
+
+/// What [`inspect`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepoConfig {
+    /// The directory git starts in, after `-C` (`None` when unknown).
+    pub start_dir: Option<PathBuf>,
+    /// The repository (`.git` directory, or the bare repository).
+    pub git_dir: Option<PathBuf>,
+    /// The common directory (differs from `git_dir` in a linked worktree).
+    pub common_dir: Option<PathBuf>,
+    /// The work tree, when known.
+    pub work_tree: Option<PathBuf>,
+    /// Every config file that applies or may apply, in git's reading order.
+    pub files: Vec<ConfigFile>,
+    /// Keys and variables that may run a program; empty means none.
+    pub findings: Vec<Finding>,
+    /// Directories outside the location the command reads (repository, work
+    /// tree, start directory, untrusted config files): the caller adds an
+    /// `external_directory` request for each.
+    pub outside: Vec<PathBuf>,
+}
+
+impl RepoConfig {
+    /// `Some(reason)` when the effective configuration may run a program:
+    /// the first finding as "KEY (WHY) at ORIGIN", plus how many more.
+    pub fn may_run_program(&self) -> Option<String> {
+        let first = self.findings.first()?;
+        let more = self.findings.len() - 1;
+        let tail = if more > 0 {
+            format!(" (and {more} more)")
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "git configuration may run a program: {} ({}) at {}{tail}",
+            first.key, first.why, first.origin
+        ))
+    }
+}
+
+/// The environment of the command: the command line's assignments over the
+/// process's.
+struct Env<'a> {
+    inv: &'a GitInvocation,
+}
+
+/// A variable's value and whether the command line set it.
+enum Var {
+    Unset,
+    Process(String),
+    Command(Option<String>),
+}
+
+impl Env<'_> {
+    fn var(&self, name: &str) -> Var {
+        if let Some((_, v)) = self.inv.assignments.iter().rev().find(|(n, _)| n == name) {
+            return Var::Command(v.clone());
+        }
+        match self.inv.process_env.get(name) {
+            Some(v) => Var::Process(v),
+            None => Var::Unset,
+        }
+    }
+}
+
+/// Options of `git` itself that [`inspect`] follows.
+#[derive(Default)]
+struct Globals {
+    chdirs: Vec<String>,
+    git_dir: Option<String>,
+    work_tree: Option<String>,
+    bare: bool,
+    /// `-c` pairs and `--config-env` pairs (value via an env variable).
+    params: Vec<(String, Option<String>, &'static str)>,
+}
+
+fn parse_globals(args: &[String], env: &Env<'_>, findings: &mut Vec<Finding>) -> Globals {
+    let mut g = Globals::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let take = |i: &mut usize| -> Option<String> {
+            *i += 1;
+            args.get(*i).cloned()
+        };
+        let (name, attached) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a, None),
+        };
+        match name {
+            "-C" => match take(&mut i) {
+                Some(d) => g.chdirs.push(d),
+                None => findings.push(Finding::new("-C", "-C", "-C without a directory")),
+            },
+            "--git-dir" | "--work-tree" | "--namespace" | "--attr-source" | "--exec-path"
+            | "--list-cmds" | "--config-env" => {
+                let v = attached.or_else(|| {
+                    if name == "--exec-path" {
+                        None
+                    } else {
+                        take(&mut i)
+                    }
+                });
+                match (name, v) {
+                    ("--git-dir", Some(v)) => g.git_dir = Some(v),
+                    ("--work-tree", Some(v)) => g.work_tree = Some(v),
+                    ("--exec-path", Some(_)) => findings.push(Finding::new(
+                        "--exec-path",
+                        "--exec-path",
+                        "git runs its subcommands from this directory",
+                    )),
+                    ("--config-env", Some(v)) => match v.split_once('=') {
+                        Some((k, var)) => {
+                            let value = match env.var(var) {
+                                Var::Unset => None,
+                                Var::Process(v) => Some(v),
+                                Var::Command(v) => v,
+                            };
+                            g.params.push((k.to_string(), value, "--config-env"));
+                        }
+                        None => findings.push(Finding::new(
+                            v,
+                            "--config-env",
+                            "--config-env without =ENVVAR",
+                        )),
+                    },
+                    (_, None) if name != "--exec-path" => {
+                        findings.push(Finding::new(name, name, "option without its value"))
+                    }
+                    _ => {}
+                }
+            }
+            "-c" => match take(&mut i) {
+                Some(kv) => {
+                    let (k, v) = match kv.split_once('=') {
+                        Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                        None => (kv, None),
+                    };
+                    g.params.push((k, v, "-c"));
+                }
+                None => findings.push(Finding::new("-c", "-c", "-c without key=value")),
+            },
+            "--bare" => g.bare = true,
+            "-p"
+            | "--paginate"
+            | "-P"
+            | "--no-pager"
+            | "--no-replace-objects"
+            | "--literal-pathspecs"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
+            | "--icase-pathspecs"
+            | "--no-optional-locks"
+            | "--no-lazy-fetch"
+            | "--no-advice"
+            | "--html-path"
+            | "--man-path"
+            | "--info-path"
+            | "-v"
+            | "--version"
+            | "-h"
+            | "--help" => {}
+            _ => findings.push(Finding::new(
+                a,
+                a,
+                "not a global option of git known to this analysis",
+            )),
+        }
+        i += 1;
+    }
+    g
+}
+
+/// `path` made absolute against `base`, with `.` and `..` folded lexically
+/// (as git does for `-C`, `GIT_DIR` and `gitdir:` paths).
+fn join(base: &Path, path: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    let p = Path::new(path);
+    let full = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    };
+    for c in full.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn tilde(path: &str, home: &Path) -> PathBuf {
+    match path.strip_prefix("~/") {
+        Some(rest) => home.join(rest),
+        None if path == "~" => home.to_path_buf(),
+        None => PathBuf::from(path),
+    }
+}
+
+/// git's `validate_headref`: HEAD is a symlink into `refs/`, a `ref: refs/…`
+/// file or an object id.
+fn valid_head(head: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(head) else {
+        return false;
+    };
+    if meta.file_type().is_symlink() {
+        return std::fs::read_link(head).is_ok_and(|t| t.starts_with("refs/"));
+    }
+    if !meta.is_file() {
+        return false;
+    }
+    let mut buf = [0u8; 256];
+    let n = std::fs::File::open(head)
+        .and_then(|mut f| f.read(&mut buf))
+        .unwrap_or(0);
+    let text = &buf[..n];
+    if let Some(rest) = text.strip_prefix(b"ref:") {
+        let rest = rest.trim_ascii_start();
+        return rest.starts_with(b"refs/");
+    }
+    let hex = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    hex == 40 || hex == 64
+}
+
+/// git's `is_git_directory`: HEAD, and `objects/` and `refs/` in the common
+/// directory.
+fn is_git_directory(dir: &Path) -> bool {
+    let common = common_dir_of(dir).unwrap_or_else(|| dir.to_path_buf());
+    common.join("objects").is_dir() && common.join("refs").is_dir() && valid_head(&dir.join("HEAD"))
+}
+
+/// The `commondir` file of a git directory, resolved.
+fn common_dir_of(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join("commondir")).ok()?;
+    let t = text.trim_end_matches(['\n', '\r']);
+    (!t.is_empty()).then(|| join(dir, t))
+}
+
+/// A `gitdir: PATH` file: the directory it names.
+fn read_gitfile(file: &Path) -> Result<PathBuf, String> {
+    let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
+    if meta.len() > 4096 {
+        return Err("gitfile too large".into());
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let Some(rest) = text.strip_prefix("gitdir: ") else {
+        return Err("not a gitfile".into());
+    };
+    let rest = rest.trim_end();
+    let base = file.parent().unwrap_or(Path::new("/"));
+    Ok(join(base, rest))
+}
+
+/// What discovery found.
+struct Repo {
+    git_dir: PathBuf,
+    work_tree: Option<PathBuf>,
+}
+
+/// git's discovery from `start`, walking up. It does not stop at
+/// `GIT_CEILING_DIRECTORIES` or file-system boundaries: looking further only
+/// finds more configuration to judge.
+fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        let dotgit = d.join(".git");
+        match std::fs::metadata(&dotgit) {
+            Ok(m) if m.is_file() => match read_gitfile(&dotgit) {
+                Ok(target) if is_git_directory(&target) => {
+                    return Some(Repo {
+                        git_dir: target,
+                        work_tree: Some(d.to_path_buf()),
+                    });
+                }
+                // git stops with "not a git repository": nothing runs.
+                _ => return None,
+            },
+            Ok(m) if m.is_dir() && is_git_directory(&dotgit) => {
+                return Some(Repo {
+                    git_dir: dotgit,
+                    work_tree: Some(d.to_path_buf()),
+                });
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => findings.push(Finding::new(
+                ".git",
+                dotgit.display().to_string(),
+                format!("cannot inspect ({e})"),
+            )),
+        }
+        if is_git_directory(d) {
+            return Some(Repo {
+                git_dir: d.to_path_buf(),
+                work_tree: None,
+            });
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// A cached, parsed config file.
+type Parsed = Arc<Result<Vec<Entry>, String>>;
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Self {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+struct Cache {
+    map: HashMap<PathBuf, (Stamp, Parsed)>,
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        Mutex::new(Cache {
+            map: HashMap::new(),
+        })
+    })
+}
+
+/// Reads and parses `path`, through the cache. `Ok(None)`: no such file.
+fn load(path: &Path) -> Result<Option<Parsed>, String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read: {e}")),
+    };
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let stamp = Stamp::of(&meta);
+    {
+        let c = cache().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((s, parsed)) = c.map.get(path)
+            && *s == stamp
+        {
+            return Ok(Some(parsed.clone()));
+        }
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(format!("larger than {MAX_CONFIG_BYTES} bytes"));
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.by_ref()
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(format!("larger than {MAX_CONFIG_BYTES} bytes"));
+    }
+    let parsed: Parsed = Arc::new(parse::parse(&bytes).map_err(|e| e.to_string()));
+    // Cache only what was read under the stamp we saw.
+    if file.metadata().map(|m| Stamp::of(&m)).ok() == Some(stamp) {
+        let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
+        if c.map.len() >= CACHE_ENTRIES {
+            c.map.clear();
+        }
+        c.map.insert(path.to_path_buf(), (stamp, parsed.clone()));
+    }
+    Ok(Some(parsed))
+}
+
+/// The canonical form of `path` when it exists, else `path` itself.
+fn real(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+struct Walk<'a> {
+    location: &'a Location,
+    home: PathBuf,
+    report: RepoConfig,
+}
+
+impl Walk<'_> {
+    fn outside(&mut self, path: &Path) {
+        let p = real(path);
+        if !self.location.contains(&p) && !self.report.outside.contains(&p) {
+            self.report.outside.push(p);
+        }
+    }
+
+    /// Reads one file and, recursively, what it includes.
+    fn file(
+        &mut self,
+        path: PathBuf,
+        scope: Scope,
+        trusted: bool,
+        conditional: bool,
+        depth: usize,
+    ) {
+        if self.report.files.len() >= MAX_FILES {
+            self.report.findings.push(Finding::new(
+                "include.path",
+                path.display().to_string(),
+                format!("more than {MAX_FILES} config files"),
+            ));
+            return;
+        }
+        let canonical = real(&path);
+        let trusted = trusted && !self.location.contains(&canonical);
+        let loaded = load(&canonical);
+        self.report.files.push(ConfigFile {
+            path: canonical.clone(),
+            scope,
+            trusted,
+            conditional,
+            exists: matches!(loaded, Ok(Some(_))),
+        });
+        let parsed = match loaded {
+            Ok(Some(p)) => p,
+            Ok(None) => return,
+            Err(e) => {
+                if !trusted {
+                    self.report.findings.push(Finding::new(
+                        "(file)",
+                        canonical.display().to_string(),
+                        e,
+                    ));
+                }
+                return;
+            }
+        };
+        if !trusted {
+            self.outside(&canonical);
+        }
+        let entries = match parsed.as_ref() {
+            Ok(e) => e,
+            Err(e) => {
+                if !trusted {
+                    self.report.findings.push(Finding::new(
+                        "(file)",
+                        canonical.display().to_string(),
+                        format!("cannot parse: {e}"),
+                    ));
+                }
+                return;
+            }
+        };
+        let dir = canonical.parent().unwrap_or(Path::new("/")).to_path_buf();
+        for e in entries {
+            let lower = e.key.to_ascii_lowercase();
+            let include = lower == "include.path"
+                || (lower.starts_with("includeif.") && lower.ends_with(".path"));
+            let origin = || format!("{}:{}", canonical.display(), e.line);
+            if include {
+                let Some(v) = e.value.as_deref() else {
+                    continue;
+                };
+                if depth >= MAX_INCLUDE_DEPTH {
+                    self.report.findings.push(Finding::new(
+                        e.key.clone(),
+                        origin(),
+                        "includes nested too deep",
+                    ));
+                    continue;
+                }
+                let target = if let Some(rest) = v.strip_prefix("%(prefix)/") {
+                    Path::new("/usr").join(rest)
+                } else if v.starts_with('~') && !v.starts_with("~/") && v != "~" {
+                    self.report.findings.push(Finding::new(
+                        e.key.clone(),
+                        origin(),
+                        "include of another user's home",
+                    ));
+                    continue;
+                } else {
+                    join(&dir, &tilde(v, &self.home).to_string_lossy())
+                };
+                let cond = conditional || lower.starts_with("includeif.");
+                self.file(target, Scope::Include, trusted, cond, depth + 1);
+                continue;
+            }
+            if trusted {
+                continue;
+            }
+            if lower == "core.worktree"
+                && let (Some(v), Some(gd)) = (e.value.as_deref(), self.report.git_dir.clone())
+            {
+                let wt = join(&gd, v);
+                self.outside(&wt);
+                self.report.work_tree = Some(wt);
+            }
+            if let Some(why) = keys::unsafe_key(&e.key, e.value.as_deref()) {
+                self.report
+                    .findings
+                    .push(Finding::new(e.key.clone(), origin(), why));
+            }
+        }
+    }
+
+    /// A key set on the command line (`-c`, `GIT_CONFIG_*`).
+    fn command_key(&mut self, key: &str, value: Option<&str>, origin: &str) {
+        if let Some(why) = keys::unsafe_key(key, value) {
+            self.report.findings.push(Finding::new(key, origin, why));
+        }
+    }
+}
+
+/// git's `sq_dequote_to_strvec` for `GIT_CONFIG_PARAMETERS`: `'key'='value'`
+/// pairs (or the old `'key=value'`), separated by spaces.
+fn parse_config_parameters(text: &str) -> Option<Vec<(String, Option<String>)>> {
+    fn sq(s: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<String> {
+        if s.next()? != '\'' {
+            return None;
+        }
+        let mut out = String::new();
+        loop {
+            match s.next()? {
+                '\'' => {
+                    // '\'' continues the same word.
+                    if s.peek() == Some(&'\\') {
+                        s.next();
+                        if s.next()? != '\'' || s.next()? != '\'' {
+                            return None;
+                        }
+                        out.push('\'');
+                        continue;
+                    }
+                    return Some(out);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut s = text.chars().peekable();
+    loop {
+        while s.peek() == Some(&' ') {
+            s.next();
+        }
+        if s.peek().is_none() {
+            return Some(out);
+        }
+        let key = sq(&mut s)?;
+        if s.peek() == Some(&'=') {
+            s.next();
+            let value = if s.peek() == Some(&'\'') {
+                Some(sq(&mut s)?)
+            } else {
+                None
+            };
+            out.push((key, value));
+        } else {
+            match key.split_once('=') {
+                Some((k, v)) => out.push((k.to_string(), Some(v.to_string()))),
+                None => out.push((key, None)),
+            }
+        }
+    }
+}
+
+/// The configuration a git command uses and whether it may run a program.
+/// See the module documentation. Never fails: what cannot be known is a
+/// [`Finding`].
+pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
+    let env = Env { inv };
+    let mut findings = Vec::new();
+    // Variables of the command line that run programs by themselves.
+    for (name, value) in &inv.assignments {
+        if let Some(why) = keys::unsafe_env(name, value.as_deref()) {
+            findings.push(Finding::new(name.clone(), name.clone(), why));
+        }
+    }
+    let globals = parse_globals(&inv.global_args, &env, &mut findings);
+
+    // Variables whose value the command line left unknown.
+    let known = |name: &str, findings: &mut Vec<Finding>| -> (Option<String>, bool) {
+        match env.var(name) {
+            Var::Unset => (None, false),
+            Var::Process(v) => (Some(v), false),
+            Var::Command(Some(v)) => (Some(v), true),
+            Var::Command(None) => {
+                findings.push(Finding::new(
+                    name,
+                    name,
+                    "set to a value known only at run time",
+                ));
+                (None, true)
+            }
+        }
+    };
+
+    let mut start = inv.cwd.clone();
+    for d in &globals.chdirs {
+        if !d.is_empty() {
+            start = join(&start, d);
+        }
+    }
+    let (home, home_cmd) = match known("HOME", &mut findings) {
+        (Some(h), from_cmd) => (PathBuf::from(h), from_cmd),
+        (None, from_cmd) => (inv.home.clone(), from_cmd),
+    };
+    let mut walk = Walk {
+        location,
+        home: home.clone(),
+        report: RepoConfig {
+            start_dir: Some(start.clone()),
+            ..RepoConfig::default()
+        },
+    };
+    walk.outside(&start);
+
+    // The repository.
+    let (env_git_dir, _) = known("GIT_DIR", &mut findings);
+    let (env_work_tree, _) = known("GIT_WORK_TREE", &mut findings);
+    let git_dir_text = globals.git_dir.clone().or(env_git_dir);
+    let repo = if let Some(gd) = git_dir_text {
+        let p = join(&start, &gd);
+        let p = if p.is_file() {
+            read_gitfile(&p).unwrap_or(p)
+        } else {
+            p
+        };
+        Some(Repo {
+            git_dir: p,
+            work_tree: None,
+        })
+    } else if globals.bare {
+        Some(Repo {
+            git_dir: start.clone(),
+            work_tree: None,
+        })
+    } else {
+        discover(&start, &mut findings)
+    };
+    if let Some(repo) = &repo {
+        let git_dir = real(&repo.git_dir);
+        let common = match known("GIT_COMMON_DIR", &mut findings) {
+            (Some(c), _) if !c.is_empty() => real(&join(&start, &c)),
+            _ => common_dir_of(&git_dir)
+                .map(|c| real(&c))
+                .unwrap_or_else(|| git_dir.clone()),
+        };
+        walk.outside(&git_dir);
+        walk.outside(&common);
+        walk.report.git_dir = Some(git_dir);
+        walk.report.common_dir = Some(common);
+        let wt = globals
+            .work_tree
+            .clone()
+            .or(env_work_tree)
+            .map(|w| join(&start, &w))
+            .or_else(|| repo.work_tree.clone());
+        if let Some(wt) = &wt {
+            walk.outside(wt);
+        }
+        walk.report.work_tree = wt;
+    }
+    // GIT_CONFIG names the file of `git config` only; it is read there.
+    if let (Some(file), _) = known("GIT_CONFIG", &mut findings) {
+        walk.outside(&join(&start, &file));
+    }
+    walk.report.findings = findings;
+
+    // System, then global, then local, worktree, command: git's order.
+    match known("GIT_CONFIG_NOSYSTEM", &mut walk.report.findings) {
+        (Some(v), _) if !keys::is_false(&v) => {}
+        _ => {
+            let (path, from_cmd) = match known("GIT_CONFIG_SYSTEM", &mut walk.report.findings) {
+                (Some(p), c) => (PathBuf::from(p), c),
+                (None, c) => (PathBuf::from("/etc/gitconfig"), c),
+            };
+            if !path.as_os_str().is_empty() {
+                walk.file(path, Scope::System, !from_cmd, false, 0);
+            }
+        }
+    }
+    match known("GIT_CONFIG_GLOBAL", &mut walk.report.findings) {
+        (Some(p), from_cmd) => {
+            if !p.is_empty() {
+                walk.file(PathBuf::from(p), Scope::Global, !from_cmd, false, 0);
+            }
+        }
+        (None, from_cmd) => {
+            let (xdg, xdg_cmd) = known("XDG_CONFIG_HOME", &mut walk.report.findings);
+            let xdg_path = match xdg.filter(|x| !x.is_empty()) {
+                Some(x) => PathBuf::from(x).join("git/config"),
+                None => home.join(".config/git/config"),
+            };
+            let trusted = !from_cmd && !home_cmd;
+            walk.file(xdg_path, Scope::Global, trusted && !xdg_cmd, false, 0);
+            walk.file(home.join(".gitconfig"), Scope::Global, trusted, false, 0);
+        }
+    }
+    if let (Some(gd), Some(common)) = (walk.report.git_dir.clone(), walk.report.common_dir.clone())
+    {
+        walk.file(common.join("config"), Scope::Local, false, false, 0);
+        walk.file(gd.join("config.worktree"), Scope::Worktree, false, false, 0);
+        submodules(&mut walk, &common);
+    }
+
+    // The command scope: GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT, then -c.
+    for name in ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"] {
+        let from_cmd = matches!(env.var(name), Var::Command(_));
+        let (value, _) = known(name, &mut walk.report.findings);
+        let Some(value) = value else { continue };
+        if !from_cmd {
+            // The user's own environment: trusted, like the global file.
+            continue;
+        }
+        if name == "GIT_CONFIG_PARAMETERS" {
+            match parse_config_parameters(&value) {
+                Some(pairs) => {
+                    for (k, v) in pairs {
+                        walk.command_key(&k, v.as_deref(), name);
+                    }
+                }
+                None => walk.report.findings.push(Finding::new(
+                    name,
+                    name,
+                    "cannot parse GIT_CONFIG_PARAMETERS",
+                )),
+            }
+            continue;
+        }
+        let Ok(count) = value.trim().parse::<usize>() else {
+            if !value.trim().is_empty() {
+                walk.report
+                    .findings
+                    .push(Finding::new(name, name, "not a number"));
+            }
+            continue;
+        };
+        for n in 0..count.min(1000) {
+            let kn = format!("GIT_CONFIG_KEY_{n}");
+            let vn = format!("GIT_CONFIG_VALUE_{n}");
+            let (k, _) = known(&kn, &mut walk.report.findings);
+            let (v, _) = known(&vn, &mut walk.report.findings);
+            match k {
+                Some(k) => walk.command_key(&k, v.as_deref(), &kn),
+                None => walk
+                    .report
+                    .findings
+                    .push(Finding::new(kn.clone(), kn, "missing")),
+            }
+        }
+    }
+    for (k, v, origin) in &globals.params {
+        let lower = k.to_ascii_lowercase();
+        if lower.starts_with("include") {
+            walk.report.findings.push(Finding::new(
+                k.clone(),
+                *origin,
+                "includes further configuration",
+            ));
+            continue;
+        }
+        walk.command_key(k, v.as_deref(), origin);
+    }
+    walk.report
+}
+
+/// Submodules' configs under `common/modules/` (nested ones too), which
+/// `git status` and `git diff` read when they recurse into a submodule.
+fn submodules(walk: &mut Walk<'_>, common: &Path) {
+    let mut stack = vec![(common.join("modules"), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in rd.flatten() {
+            if walk.report.files.len() >= MAX_FILES {
+                return;
+            }
+            let p = entry.path();
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if p.join("config").is_file() || p.join("HEAD").is_file() {
+                // A submodule's git directory: its config, then its own submodules.
+                walk.file(p.join("config"), Scope::Submodule, false, false, 0);
+                if depth < 4 {
+                    stack.push((p.join("modules"), depth + 1));
+                }
+            } else if depth < 4 {
+                // A component of a submodule name holding slashes: `modules/a/b/`.
+                stack.push((p, depth + 1));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
