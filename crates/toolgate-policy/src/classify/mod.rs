@@ -58,6 +58,8 @@ pub struct Verdict {
     pub files: Option<Vec<FileArg>>,
     /// A directory it moves to before acting (`git -C DIR`), from its spec.
     pub chdir: Option<FileArg>,
+    /// Where its subcommand's name is among the arguments, from its spec.
+    pub sub_at: Option<usize>,
 }
 
 impl Verdict {
@@ -71,6 +73,7 @@ impl Verdict {
             code: Vec::new(),
             files: None,
             chdir: None,
+            sub_at: None,
         }
     }
 
@@ -118,6 +121,7 @@ pub fn classify(argv: &[String]) -> Verdict {
             files,
             walks,
             chdir,
+            sub_at,
         } => {
             // The table's deny-list stays a second wall: it raises what it
             // names as dangerous (the network, secrets, destruction); its
@@ -131,6 +135,7 @@ pub fn classify(argv: &[String]) -> Verdict {
             verdict.walks |= walks;
             verdict.files = Some(files);
             verdict.chdir = chdir;
+            verdict.sub_at = sub_at;
             verdict
         }
         spec::Judged::Unproven(why) => {

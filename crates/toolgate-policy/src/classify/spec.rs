@@ -224,6 +224,8 @@ pub enum Judged {
         walks: bool,
         /// A directory it moves to (`git -C DIR`): index of the word.
         chdir: Option<FileArg>,
+        /// Where its subcommand's name is (`git -C x status`: 2).
+        sub_at: Option<usize>,
     },
     /// Something is not in the spec: why.
     Unproven(String),
@@ -482,6 +484,7 @@ pub(crate) fn judge(spec: &Spec, args: &[String]) -> Judged {
         walks: false,
         chdir: None,
         command_at: None,
+        sub_at: None,
     };
     match judge_into(spec, args, 0, &mut state) {
         Ok(()) => {
@@ -496,6 +499,7 @@ pub(crate) fn judge(spec: &Spec, args: &[String]) -> Judged {
                 files: state.files,
                 walks: state.walks,
                 chdir: state.chdir,
+                sub_at: state.sub_at,
             }
         }
         Err(why) => Judged::Unproven(why),
@@ -524,6 +528,7 @@ pub(crate) fn judge_wrapper(spec: &Spec, args: &[String]) -> Result<WrapperOptio
         walks: false,
         chdir: None,
         command_at: None,
+        sub_at: None,
     };
     judge_into(spec, args, 0, &mut state)?;
     Ok(WrapperOptions {
@@ -542,6 +547,8 @@ struct State {
     chdir: Option<FileArg>,
     /// Where a wrapper's command starts.
     command_at: Option<usize>,
+    /// Where the (first) subcommand's name is.
+    sub_at: Option<usize>,
 }
 
 impl State {
@@ -776,6 +783,7 @@ fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> 
                 "`{name} {sub_name}` is not a subcommand known to only read"
             ));
         };
+        state.sub_at.get_or_insert(at);
         return judge_into(sub, args, at + 1, state);
     }
     for &at in &operands {

@@ -44,6 +44,8 @@ pub(crate) struct Part {
     pub(crate) files: Option<Vec<(Word, bool)>>,
     /// A program word given as a path (`./scripts/ls`): never the known program.
     by_path: Option<String>,
+    /// Where the innermost command's subcommand is among `args` (from its spec).
+    pub(crate) sub_at: Option<usize>,
 }
 
 impl Part {
@@ -64,6 +66,7 @@ impl Part {
             wrapper_files: Vec::new(),
             files: None,
             by_path: None,
+            sub_at: None,
         }
     }
 
@@ -345,6 +348,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
             part.chdir = Some(w);
         }
     }
+    part.sub_at = verdict.sub_at;
     part.paths = verdict.paths;
     part.walks = verdict.walks;
     part.code.extend(verdict.code);

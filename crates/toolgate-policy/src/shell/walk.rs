@@ -465,6 +465,9 @@ impl Analyzer<'_, '_> {
             }
             part.unknown_args = true;
         }
+        if part.name == "git" && part.risk < Risk::Execute {
+            self.git_configuration(&mut part, &prefix_words, &run_scope);
+        }
         if part.unknown_args && part.paths && part.risk < Risk::Execute {
             // What it reads is not known: never "inside the location".
             part.raise(Risk::Execute, "an argument is only known at run time");
@@ -539,6 +542,46 @@ impl Analyzer<'_, '_> {
             }
             "popd" => scope.cwd = None,
             _ => {}
+        }
+    }
+
+    /// A git command the spec proved read still runs what the repository's
+    /// configuration names (`core.fsmonitor`, a pager, an alias…): judged from
+    /// the configuration git will read, and the repository it reaches.
+    fn git_configuration(&mut self, part: &mut Part, prefix_words: &[String], scope: &Scope) {
+        let Some(cwd) = scope.cwd.clone() else {
+            return;
+        };
+        let globals = part
+            .sub_at
+            .map_or(&part.args[..], |at| &part.args[..at.min(part.args.len())]);
+        if globals.iter().any(|w| !w.known) {
+            part.raise(Risk::Execute, "a git option is only known at run time");
+            return;
+        }
+        let assignments = prefix_words
+            .iter()
+            .filter_map(|w| w.split_once('='))
+            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+            .collect();
+        let invocation = crate::repo_config::GitInvocation {
+            global_args: globals.iter().map(|w| w.text.clone()).collect(),
+            assignments,
+            ..crate::repo_config::GitInvocation::new(&cwd, &self.ctx.home)
+        };
+        let report = crate::repo_config::inspect(&invocation, self.ctx.location);
+        if let Some(why) = report.may_run_program() {
+            part.raise(Risk::Execute, why);
+            part.unknown_args = true;
+        }
+        for dir in report.outside {
+            let word = Word {
+                text: dir.to_string_lossy().into_owned(),
+                known: true,
+                ansi_c: false,
+                unquoted: false,
+            };
+            self.path_argument(&word, true, part.risk, false, scope);
         }
     }
 
