@@ -947,36 +947,21 @@ mod tests {
         );
     }
 
+    fn proven_read(cmd: &str) -> bool {
+        matches!(
+            judged(cmd),
+            Judged::Proven {
+                risk: Risk::Read,
+                ..
+            }
+        )
+    }
+
     #[test]
     fn clusters_values_and_dashes() {
-        assert!(matches!(
-            judged("ls -la src"),
-            Judged::Proven {
-                risk: Risk::Read,
-                ..
-            }
-        ));
-        assert!(matches!(
-            judged("head -n5 x"),
-            Judged::Proven {
-                risk: Risk::Read,
-                ..
-            }
-        ));
-        assert!(matches!(
-            judged("head -n 5 x"),
-            Judged::Proven {
-                risk: Risk::Read,
-                ..
-            }
-        ));
-        assert!(matches!(
-            judged("head --lines=5 x"),
-            Judged::Proven {
-                risk: Risk::Read,
-                ..
-            }
-        ));
+        for cmd in ["ls -la src", "head -n5 x", "head -n 5 x", "head --lines=5 x"] {
+            assert!(proven_read(cmd), "{cmd}");
+        }
         assert!(matches!(judged("ls --frobnicate"), Judged::Unproven(_)));
         assert!(matches!(judged("head -n"), Judged::Unproven(_)));
         let Judged::Proven { files, .. } = judged("cat -- -x") else {
