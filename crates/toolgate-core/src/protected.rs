@@ -152,7 +152,14 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         RunsCode,
         "direnv's state, which the shell loads on entering the directory",
     ),
-    entry("~/.bashrc", Home, &[".bashrc"], false, RunsCode, SHELL_STARTUP),
+    entry(
+        "~/.bashrc",
+        Home,
+        &[".bashrc"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
     entry(
         "~/.bash_profile",
         Home,
@@ -177,11 +184,46 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         RunsCode,
         SHELL_STARTUP,
     ),
-    entry("~/.profile", Home, &[".profile"], false, RunsCode, SHELL_STARTUP),
-    entry("~/.zshrc", Home, &[".zshrc"], false, RunsCode, SHELL_STARTUP),
-    entry("~/.zshenv", Home, &[".zshenv"], false, RunsCode, SHELL_STARTUP),
-    entry("~/.zprofile", Home, &[".zprofile"], false, RunsCode, SHELL_STARTUP),
-    entry("~/.zlogin", Home, &[".zlogin"], false, RunsCode, SHELL_STARTUP),
+    entry(
+        "~/.profile",
+        Home,
+        &[".profile"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.zshrc",
+        Home,
+        &[".zshrc"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.zshenv",
+        Home,
+        &[".zshenv"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.zprofile",
+        Home,
+        &[".zprofile"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.zlogin",
+        Home,
+        &[".zlogin"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
     entry(
         "~/.config/fish/",
         Home,
@@ -218,7 +260,14 @@ pub const PROTECTED: &[ProtectedEntry] = &[
     entry(".codex/", Anywhere, &[".codex"], true, RunsCode, AGENT),
     entry(".gemini/", Anywhere, &[".gemini"], true, RunsCode, AGENT),
     entry(".cursor/", Anywhere, &[".cursor"], true, RunsCode, AGENT),
-    entry(".mcp.json", Anywhere, &[".mcp.json"], false, RunsCode, AGENT),
+    entry(
+        ".mcp.json",
+        Anywhere,
+        &[".mcp.json"],
+        false,
+        RunsCode,
+        AGENT,
+    ),
     entry(
         ".vscode/settings.json",
         Anywhere,
@@ -419,8 +468,14 @@ mod tests {
     fn every_entry_protects_its_place() {
         let cases: &[(&str, &str)] = &[
             ("/ws/.toolgate/config.toml", ".toolgate/"),
-            ("/home/u/.config/toolgate/config.toml", "~/.config/toolgate/"),
-            ("/home/u/.local/share/toolgate/trusted-projects.json", "~/.local/share/toolgate/"),
+            (
+                "/home/u/.config/toolgate/config.toml",
+                "~/.config/toolgate/",
+            ),
+            (
+                "/home/u/.local/share/toolgate/trusted-projects.json",
+                "~/.local/share/toolgate/",
+            ),
             ("/etc/toolgate/config.toml", "/etc/toolgate/"),
             ("/ws/.git/config", ".git/"),
             ("/ws/.envrc", ".envrc"),
@@ -447,8 +502,14 @@ mod tests {
             ("/ws/.vscode/tasks.json", ".vscode/tasks.json"),
             ("/ws/.github/workflows/ci.yml", ".github/workflows/"),
             ("/ws/.gitlab-ci.yml", ".gitlab-ci.yml"),
-            ("/home/u/.config/systemd/user/x.service", "~/.config/systemd/user/"),
-            ("/home/u/.config/autostart/x.desktop", "~/.config/autostart/"),
+            (
+                "/home/u/.config/systemd/user/x.service",
+                "~/.config/systemd/user/",
+            ),
+            (
+                "/home/u/.config/autostart/x.desktop",
+                "~/.config/autostart/",
+            ),
             ("/var/spool/cron/crontabs/u", "/var/spool/cron/"),
             ("/etc/cron.d/x", "/etc/cron.d/"),
             ("/etc/crontab", "/etc/crontab"),
@@ -463,7 +524,11 @@ mod tests {
         }
         for (path, want) in cases {
             let hit = p.check(Path::new(path));
-            assert_eq!(hit.as_ref().map(|h| h.entry.as_str()), Some(*want), "{path}");
+            assert_eq!(
+                hit.as_ref().map(|h| h.entry.as_str()),
+                Some(*want),
+                "{path}"
+            );
             let hit = hit.unwrap();
             assert!(!hit.why.is_empty());
             assert!(!hit.name.is_empty());
@@ -487,7 +552,12 @@ mod tests {
     #[test]
     fn names_are_compared_case_insensitively() {
         let p = paths();
-        for path in ["/ws/.GIT/config", "/ws/.EnvRC", "/home/u/.BASHRC", "/ws/.GitHub/Workflows/x.yml"] {
+        for path in [
+            "/ws/.GIT/config",
+            "/ws/.EnvRC",
+            "/home/u/.BASHRC",
+            "/ws/.GitHub/Workflows/x.yml",
+        ] {
             assert!(p.check(Path::new(path)).is_some(), "{path}");
         }
     }
@@ -500,7 +570,9 @@ mod tests {
         assert!(p.check(Path::new("/opt/cfg/session.toml")).is_some());
         assert!(p.check(Path::new("/opt/cfg/other.toml")).is_none());
         assert_eq!(
-            p.check(Path::new("/ws/.toolgate/config.toml")).unwrap().class,
+            p.check(Path::new("/ws/.toolgate/config.toml"))
+                .unwrap()
+                .class,
             Toolgate
         );
     }
