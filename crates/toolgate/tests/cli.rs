@@ -706,7 +706,11 @@ fn a_hostile_project_config_is_ignored_until_trusted_and_again_after_one_byte_ch
 
     let o = toolgate(&e, &["trust", "--yes"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    for line in ["bash \"*\" = \"allow\"", "mode = \"accept-edits\"", "config.toml:4"] {
+    for line in [
+        "bash \"*\" = \"allow\"",
+        "mode = \"accept-edits\"",
+        "config.toml:4",
+    ] {
         assert!(stdout(&o).contains(line), "{}", stdout(&o));
     }
     let trusted = decisions(&e, &calls);
@@ -760,7 +764,11 @@ fn trust_asks_on_the_terminal_lists_and_revokes() {
     assert!(stdout(&o).contains(" trusted"), "{}", stdout(&o));
     std::fs::write(&cfg, format!("{HOSTILE}\n")).unwrap();
     let o = toolgate(&e, &["trust", "--list"]);
-    assert!(stdout(&o).contains("changed since trusted"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("changed since trusted"),
+        "{}",
+        stdout(&o)
+    );
     let o = toolgate(&e, &["trust", "--revoke", ws]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("no longer trusted"), "{}", stdout(&o));
@@ -794,12 +802,13 @@ fn explain_and_call_say_what_an_untrusted_project_config_loses() {
     let o = toolgate(&e, &["call", "read", r#"{"path":"a.txt"}"#]);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| l.contains("not trusted"))
-        .collect();
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("not trusted")).collect();
     assert_eq!(lines.len(), 1, "{}", stderr(&o));
-    assert!(lines[0].contains("5 loosening entries ignored"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("5 loosening entries ignored"),
+        "{}",
+        lines[0]
+    );
 }
 
 #[test]
