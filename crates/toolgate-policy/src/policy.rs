@@ -846,9 +846,7 @@ impl Policy {
             (Some(why), _) => Some(why.as_str()),
             (None, r) => r,
         };
-        let mut shown = request.clone();
-        shown.risk = risk;
-        let what = describe_request(&shown, raised_reason);
+        let what = describe_request(request, risk, raised_reason);
         let reusable = !opaque
             && risk != Risk::Destructive
             && request.save_pattern.is_some()
@@ -1274,13 +1272,13 @@ fn default_words(effect: Effect) -> &'static str {
     }
 }
 
-fn describe_request(request: &PermissionRequest, raised: Option<&str>) -> String {
+fn describe_request(request: &PermissionRequest, risk: Risk, raised: Option<&str>) -> String {
     use std::fmt::Write;
     let mut s = String::with_capacity(request.action.len() + request.resource.len() + 48);
     s.push_str(&request.action);
     s.push(' ');
     push_quoted(&mut s, &request.resource);
-    let _ = write!(s, " ({})", request.risk);
+    let _ = write!(s, " ({risk})");
     if let Some(r) = raised.filter(|r| !r.is_empty()) {
         s.push_str(", ");
         s.push_str(r);
