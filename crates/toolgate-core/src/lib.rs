@@ -29,6 +29,7 @@ pub mod event;
 pub mod gate;
 pub mod location;
 pub mod pipeline;
+pub mod protected;
 pub mod registry;
 pub mod risk;
 pub mod tool;

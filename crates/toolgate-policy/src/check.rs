@@ -13,7 +13,8 @@ use toolgate_core::{DecisionSource, Effect, Judged, Location, PermissionRequest,
 
 use crate::expand::{Expanded, expand};
 use crate::policy::{
-    ApprovalLookup, Policy, Verdict, refused_wildcard_default, wildcard_restriction,
+    ApprovalLookup, Ignored, Policy, UNTRUSTED, Verdict, refused_wildcard_default,
+    wildcard_restriction,
 };
 use crate::rules::RuleEffect;
 
@@ -45,6 +46,10 @@ pub struct CheckOutcome {
     pub source: DecisionSource,
     /// Every request.
     pub requests: Vec<CheckRequest>,
+    /// Entries of an untrusted project config that would have loosened this
+    /// call, and a broken project config ignored as a whole.
+    #[serde(default)]
+    pub ignored: Vec<Ignored>,
 }
 
 /// One judged request with everything explain needs.
@@ -54,6 +59,8 @@ pub struct Judgement {
     pub expanded: Expanded,
     /// The verdict.
     pub verdict: Verdict,
+    /// The untrusted project entry that would have loosened it, if any.
+    pub ignored: Option<Ignored>,
 }
 
 impl Judgement {
@@ -75,7 +82,13 @@ pub fn judge_call(
 ) -> Vec<Judgement> {
     expand(requests, location, policy.home())
         .into_iter()
-        .map(|e| {
+        .map(|mut e| {
+            if let Some(why) = policy.raise_protected(&mut e.request) {
+                e.reason = Some(match e.reason.take() {
+                    Some(r) if !r.contains(&why) => format!("{why}; {r}"),
+                    _ => why,
+                });
+            }
             let verdict = policy.judge(
                 &e.request,
                 e.opaque,
@@ -83,12 +96,40 @@ pub fn judge_call(
                 location,
                 approvals,
             );
+            let ignored = policy.ignored_for(
+                &e.request,
+                e.opaque,
+                e.reason.as_deref(),
+                location,
+                approvals,
+                &verdict,
+            );
             Judgement {
                 expanded: e,
                 verdict,
+                ignored,
             }
         })
         .collect()
+}
+
+/// What `check` reports as ignored for a judged call of `policy`: a broken
+/// project config, and each untrusted project entry that would have
+/// loosened one of its requests (once each).
+pub fn ignored_entries(policy: &Policy, judged: &[Judgement]) -> Vec<Ignored> {
+    let mut out = Vec::new();
+    if let Some(e) = policy.project_error() {
+        out.push(Ignored {
+            rule: format!("{}:{}", e.file, e.line),
+            why: format!("project config ignored: {e}"),
+        });
+    }
+    for i in judged.iter().filter_map(|j| j.ignored.as_ref()) {
+        if !out.contains(i) {
+            out.push(i.clone());
+        }
+    }
+    out
 }
 
 /// The outcome of a judged call.
@@ -128,7 +169,15 @@ pub fn outcome(judged: &[Judgement]) -> CheckOutcome {
                 rule: j.verdict.decision.rule.as_ref().map(|r| r.location()),
             })
             .collect(),
+        ignored: Vec::new(),
     }
+}
+
+/// [`outcome`] with what `policy` ignored (see [`ignored_entries`]).
+pub fn outcome_for(policy: &Policy, judged: &[Judgement]) -> CheckOutcome {
+    let mut out = outcome(judged);
+    out.ignored = ignored_entries(policy, judged);
+    out
 }
 
 /// Judges a call and returns its `check` answer.
@@ -138,7 +187,7 @@ pub fn check(
     location: &Location,
     approvals: &dyn ApprovalLookup,
 ) -> CheckOutcome {
-    outcome(&judge_call(policy, requests, location, approvals))
+    outcome_for(policy, &judge_call(policy, requests, location, approvals))
 }
 
 /// One line of a batch: `{"tool":"bash","input":{...},"root":"/ws"}`.
@@ -281,6 +330,9 @@ pub fn explain(policy: &Policy, tool: &str, input: &Value, judged: &[Judgement])
             None => {}
         }
         s.push_str(&format!("   in full: {}\n", d.reason));
+        if let Some(i) = &j.ignored {
+            s.push_str(&format!("   ignored: {} at {}\n", i.why, i.rule));
+        }
         let others: Vec<String> = policy
             .rules()
             .iter()
@@ -315,6 +367,25 @@ pub fn explain(policy: &Policy, tool: &str, input: &Value, judged: &[Judgement])
                 "   an approval is never remembered for this request: it is asked every time\n",
             ),
             _ => {}
+        }
+    }
+    if let Some(e) = policy.project_error() {
+        s.push_str(&format!(
+            "\nignored: the project config is broken, so it is ignored as a whole: {e}\n"
+        ));
+    }
+    if let Some(p) = policy
+        .project()
+        .filter(|p| !p.trusted && !p.loosening.is_empty())
+    {
+        s.push_str(&format!(
+            "\nignored: {UNTRUSTED}: {} loosening entr{} of {}:\n",
+            p.loosening.len(),
+            if p.loosening.len() == 1 { "y" } else { "ies" },
+            p.file
+        ));
+        for i in &p.loosening {
+            s.push_str(&format!("  - {}: {}\n", i.rule, i.why));
         }
     }
     if policy.files().is_empty() {

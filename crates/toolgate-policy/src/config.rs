@@ -225,6 +225,22 @@ pub struct ConfigFile {
     pub serve: Option<ServeConfig>,
     /// The examples each rule carries: `(rule index, text, must match)`.
     pub examples: Vec<(usize, String, bool)>,
+    /// The lines of the settings that are not rules (0 when not set).
+    pub lines: SettingLines,
+}
+
+/// Where the settings of a config file that are not rules were written, so
+/// that an ignored setting can be reported as `file:line`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SettingLines {
+    /// `mode`.
+    pub mode: u32,
+    /// `timeout`.
+    pub timeout: u32,
+    /// `[tool_output]`.
+    pub tool_output: u32,
+    /// `[approvals]`.
+    pub approvals: u32,
 }
 
 const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve";
@@ -258,6 +274,7 @@ pub fn parse_config(
         approvals: None,
         serve: None,
         examples: Vec::new(),
+        lines: SettingLines::default(),
     };
     let p = Parser {
         file,
@@ -271,14 +288,24 @@ pub fn parse_config(
         let line = lines.line(key.span().start);
         match key.get_ref().as_ref() {
             "mode" => {
+                out.lines.mode = line;
                 let s = p.string(value, "mode", "mode = \"default\"")?;
                 out.mode = Some(s.parse::<Mode>().map_err(|fix| {
                     ConfigError::new(file, line, format!("unknown mode {s:?}"), fix)
                 })?);
             }
-            "timeout" => out.ask_timeout = Some(p.timeout(value)?),
-            "tool_output" => out.tool_output = Some(p.tool_output(value)?),
-            "approvals" => out.approvals = Some(p.approvals(value)?),
+            "timeout" => {
+                out.lines.timeout = line;
+                out.ask_timeout = Some(p.timeout(value)?);
+            }
+            "tool_output" => {
+                out.lines.tool_output = line;
+                out.tool_output = Some(p.tool_output(value)?);
+            }
+            "approvals" => {
+                out.lines.approvals = line;
+                out.approvals = Some(p.approvals(value)?);
+            }
             "serve" => out.serve = p.serve(value)?,
             "permission" => p.permission(value, &mut ordered)?,
             "rules" => p.rules(value, &mut ordered)?,

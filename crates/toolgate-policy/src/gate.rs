@@ -131,8 +131,11 @@ impl PolicyGate {
     }
 
     /// Reloads from `sources`; on error the current policy stays in force.
+    /// A project config that is now broken is ignored, except that what the
+    /// current policy's project layer tightened stays in force.
     pub fn reload(&self, sources: &PolicySources) -> Result<(), ConfigError> {
-        match Policy::load(sources) {
+        let current = self.policy();
+        match Policy::load_after(sources, Some(&current)) {
             Ok(p) => {
                 self.replace_policy(p);
                 tracing::info!("policy reloaded");

@@ -47,3 +47,4 @@ pub mod policy;
 pub mod repo_config;
 pub mod rules;
 pub mod shell;
+pub mod trust;

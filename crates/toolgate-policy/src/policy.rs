@@ -18,6 +18,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+use toolgate_core::protected::{Protected, ProtectedClass, ProtectedPaths};
 use toolgate_core::{Decision, DecisionSource, Effect, Location, PermissionRequest, Risk};
 
 use crate::config::{
@@ -26,6 +28,7 @@ use crate::config::{
 };
 use crate::pattern::{Pattern, PatternBase, PatternKind};
 use crate::rules::{Layer, Rule, RuleEffect, RuleSet};
+use crate::trust::TrustStore;
 
 /// The default time an ask waits for an answer.
 pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -51,6 +54,11 @@ pub struct PolicySources {
     pub mode: Option<Mode>,
     /// The managed layer file; skipped when it does not exist.
     pub managed: Option<PathBuf>,
+    /// The trust records ([`crate::trust::TrustStore`]); without them no
+    /// project config is trusted, so the project layer only tightens.
+    pub trust: Option<PathBuf>,
+    /// toolgate's data directory: protected, like every config file above.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl PolicySources {
@@ -71,6 +79,8 @@ impl PolicySources {
             session_rules: Vec::new(),
             mode: None,
             managed: Some(managed),
+            trust: None,
+            data_dir: None,
         }
     }
 
@@ -85,6 +95,8 @@ impl PolicySources {
             session_rules: Vec::new(),
             mode: None,
             managed: None,
+            trust: None,
+            data_dir: None,
         }
     }
 }
@@ -115,6 +127,59 @@ pub struct Policy {
     home: PathBuf,
     files: Vec<String>,
     examples: Vec<RuleExample>,
+    protected: ProtectedPaths,
+    project: Option<ProjectStatus>,
+    project_error: Option<ConfigError>,
+    /// The parsed project config, kept so that a reload that finds it broken
+    /// can keep what it tightens.
+    project_file: Option<ConfigFile>,
+    /// With an untrusted project layer: the policy of the other layers alone,
+    /// which a project rule may only make stricter.
+    without_project: Option<Box<Policy>>,
+    /// With an untrusted project layer: the policy as if it were trusted, to
+    /// report what was ignored.
+    as_trusted: Option<Box<Policy>>,
+}
+
+/// An entry of an untrusted project config that was ignored because it would
+/// loosen the gate, or a broken project config ignored as a whole:
+/// `{"rule":"file:line","why":"…"}` in `check --json`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Ignored {
+    /// `file:line` of the entry.
+    pub rule: String,
+    /// Why it was ignored and what it would have done.
+    pub why: String,
+}
+
+/// What explain, `check` and `toolgate trust` say about the project layer.
+pub const UNTRUSTED: &str = "project config not trusted (run `toolgate trust`)";
+
+/// The project layer as loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectStatus {
+    /// The file, as named in rules and reasons.
+    pub file: String,
+    /// Its absolute path, as trust records it.
+    pub path: PathBuf,
+    /// The sha256 of the bytes that were parsed.
+    pub sha256: String,
+    /// Whether a person trusted exactly these bytes.
+    pub trusted: bool,
+    /// What it would loosen (empty when trusted): every `allow` rule, and each
+    /// setting that allows more than the layers below.
+    pub loosening: Vec<Ignored>,
+}
+
+/// What a write request's target is, for the protected-path rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteGuard {
+    /// The target is a protected path.
+    Protected(Protected),
+    /// The target is only known at run time (a redirect to `$F`, a backtick
+    /// target, a relative path in an unknown directory): it might be any path,
+    /// protected ones included, so no mode and no `allow` rule allows it.
+    Unknown,
 }
 
 /// The judgement of one request, with what the gate needs to resolve it.
@@ -165,9 +230,61 @@ fn read_file(path: &Path) -> Result<String, ConfigError> {
     })
 }
 
+/// A parsed project config and what trust says about it.
+struct ProjectInput {
+    file: ConfigFile,
+    path: PathBuf,
+    sha256: String,
+    trusted: bool,
+}
+
+/// Reads and parses the project config at `path`, hashing the very bytes
+/// that are parsed.
+fn read_project(
+    path: &Path,
+    base: &PatternBase<'_>,
+    trust: Option<&Path>,
+) -> Result<ProjectInput, ConfigError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| ConfigError {
+        file: name.clone(),
+        line: 0,
+        message: format!("cannot read the config file: {e}"),
+        fix: "check that the file is readable".into(),
+    })?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| ConfigError {
+        file: name.clone(),
+        line: 0,
+        message: format!("the config file is not UTF-8 text: {e}"),
+        fix: "save the file as UTF-8".into(),
+    })?;
+    let file = parse_config(text, &name, Layer::Project, base)?;
+    let sha256 = crate::trust::sha256_hex(&bytes);
+    let key = crate::trust::config_key(path);
+    let trusted = trust.is_some_and(|t| TrustStore::new(t).is_trusted(&key, &sha256));
+    Ok(ProjectInput {
+        file,
+        path: key,
+        sha256,
+        trusted,
+    })
+}
+
 impl Policy {
-    /// Loads and merges every layer named by `sources`.
+    /// Loads and merges every layer named by `sources`. A user, session or
+    /// managed config that is broken is an error; a broken project config is
+    /// ignored as a whole and reported by [`Policy::project_error`].
     pub fn load(sources: &PolicySources) -> Result<Policy, ConfigError> {
+        Policy::load_after(sources, None)
+    }
+
+    /// [`Policy::load`] for a reload: when the project config is now broken,
+    /// what the `previous` policy's project config tightened stays in force
+    /// (what it loosened does not: the file changed, so it is untrusted).
+    pub fn load_after(
+        sources: &PolicySources,
+        previous: Option<&Policy>,
+    ) -> Result<Policy, ConfigError> {
         let base = PatternBase {
             root: &sources.root,
             home: &sources.home,
@@ -181,7 +298,26 @@ impl Policy {
             Ok::<(), ConfigError>(())
         };
         optional(&sources.user, Layer::User, &mut files)?;
-        optional(&sources.project, Layer::Project, &mut files)?;
+        let mut project = None;
+        let mut project_error = None;
+        if let Some(p) = sources.project.as_ref().filter(|p| p.exists()) {
+            match read_project(p, &base, sources.trust.as_deref()) {
+                Ok(input) => project = Some(input),
+                Err(e) => {
+                    tracing::debug!("project config ignored: {e}");
+                    project = previous.and_then(|prev| {
+                        let status = prev.project.as_ref()?;
+                        Some(ProjectInput {
+                            file: prev.project_file.clone()?,
+                            path: status.path.clone(),
+                            sha256: status.sha256.clone(),
+                            trusted: false,
+                        })
+                    });
+                    project_error = Some(e);
+                }
+            }
+        }
         for p in &sources.session_files {
             let text = read_file(p)?;
             files.push(parse_config(
@@ -203,11 +339,15 @@ impl Policy {
                 })?;
             session_rules.push(rule);
         }
-        Policy::from_parts(files, session_rules, sources)
+        let mut policy = Policy::assemble(files, project, session_rules, sources)?;
+        policy.project_error = project_error;
+        Ok(policy)
     }
 
     /// Builds a policy from config texts `(file name, layer, text)` in merge order
-    /// (for tests, benches and embedders).
+    /// (for tests, benches and embedders). The caller vouches for every text:
+    /// a project layer given here is applied as trusted. Use
+    /// [`Policy::from_texts_untrusted`] for one that is not.
     pub fn from_texts(
         root: &Path,
         home: &Path,
@@ -221,10 +361,88 @@ impl Policy {
         }
         let mut sources = PolicySources::bare(root, home);
         sources.mode = mode;
-        Policy::from_parts(files, Vec::new(), &sources)
+        Policy::build(files, Vec::new(), &sources)
     }
 
-    fn from_parts(
+    /// [`Policy::from_texts`] with the project layer's texts untrusted: they
+    /// only tighten.
+    pub fn from_texts_untrusted(
+        root: &Path,
+        home: &Path,
+        texts: &[(&str, Layer, &str)],
+        mode: Option<Mode>,
+    ) -> Result<Policy, ConfigError> {
+        let base = PatternBase { root, home };
+        let mut files = Vec::new();
+        let mut project = None;
+        for (name, layer, text) in texts {
+            let file = parse_config(text, name, *layer, &base)?;
+            if *layer == Layer::Project && project.is_none() {
+                project = Some(ProjectInput {
+                    file,
+                    path: PathBuf::from(name),
+                    sha256: crate::trust::sha256_hex(text.as_bytes()),
+                    trusted: false,
+                });
+            } else {
+                files.push(file);
+            }
+        }
+        let mut sources = PolicySources::bare(root, home);
+        sources.mode = mode;
+        Policy::assemble(files, project, Vec::new(), &sources)
+    }
+
+    /// Merges the layers; an untrusted project config only tightens.
+    fn assemble(
+        others: Vec<ConfigFile>,
+        project: Option<ProjectInput>,
+        session_rules: Vec<Rule>,
+        sources: &PolicySources,
+    ) -> Result<Policy, ConfigError> {
+        let Some(input) = project else {
+            return Policy::build(others, session_rules, sources);
+        };
+        let status = |loosening| ProjectStatus {
+            file: input.file.file.clone(),
+            path: input.path.clone(),
+            sha256: input.sha256.clone(),
+            trusted: input.trusted,
+            loosening,
+        };
+        if input.trusted {
+            let mut all = others;
+            all.push(input.file.clone());
+            let mut policy = Policy::build(all, session_rules, sources)?;
+            policy.project = Some(status(Vec::new()));
+            policy.project_file = Some(input.file);
+            return Ok(policy);
+        }
+        let without = Policy::build(others.clone(), session_rules.clone(), sources)?;
+        let mut all = others.clone();
+        all.push(input.file.clone());
+        let as_trusted = Policy::build(all, session_rules.clone(), sources)?;
+        let (tight, loosening) = tighten_only(input.file.clone(), &without);
+        let mut all = others;
+        all.push(tight);
+        let mut policy = Policy::build(all, session_rules, sources)?;
+        let shown = format!("{} ({})", input.file.file, Layer::Project.as_str());
+        for name in policy.files.iter_mut().filter(|n| **n == shown) {
+            *name = format!(
+                "{} (project, not trusted: only what it tightens applies)",
+                input.file.file
+            );
+        }
+        // `policy test` checks the examples of every rule written, kept or not.
+        policy.examples = as_trusted.examples.clone();
+        policy.project = Some(status(loosening));
+        policy.project_file = Some(input.file);
+        policy.without_project = Some(Box::new(without));
+        policy.as_trusted = Some(Box::new(as_trusted));
+        Ok(policy)
+    }
+
+    fn build(
         mut files: Vec<ConfigFile>,
         session_rules: Vec<Rule>,
         sources: &PolicySources,
@@ -284,6 +502,20 @@ impl Policy {
                 fix: "use fewer or simpler wildcard patterns".into(),
             })
         };
+        let own = sources
+            .user
+            .iter()
+            .chain(sources.managed.iter())
+            .chain(sources.session_files.iter())
+            .chain(sources.data_dir.iter())
+            .cloned()
+            .chain(
+                sources
+                    .trust
+                    .iter()
+                    .filter_map(|t| t.parent().map(Path::to_path_buf)),
+            )
+            .map(|p| std::fs::canonicalize(&p).unwrap_or(p));
         Ok(Policy {
             rules: compile(normal)?,
             managed: compile(managed)?,
@@ -297,7 +529,50 @@ impl Policy {
             home: sources.home.clone(),
             files: names,
             examples,
+            protected: ProtectedPaths::new(sources.home.clone(), own.collect::<Vec<_>>()),
+            project: None,
+            project_error: None,
+            project_file: None,
+            without_project: None,
+            as_trusted: None,
         })
+    }
+
+    /// The project layer as loaded: its file, digest, whether it is trusted
+    /// and what it would loosen. `None` when there is no project config (or it
+    /// is broken: see [`Policy::project_error`]).
+    pub fn project(&self) -> Option<&ProjectStatus> {
+        self.project.as_ref()
+    }
+
+    /// The error of a broken project config, which was ignored as a whole.
+    pub fn project_error(&self) -> Option<&ConfigError> {
+        self.project_error.as_ref()
+    }
+
+    /// What to tell a person at start about the project layer, in one line:
+    /// a broken config ignored, or an untrusted one whose loosening entries
+    /// are ignored. `None` when there is nothing to say.
+    pub fn project_notice(&self) -> Option<String> {
+        if let Some(e) = &self.project_error {
+            return Some(format!("project config ignored: {e}"));
+        }
+        let p = self.project.as_ref().filter(|p| !p.trusted)?;
+        if p.loosening.is_empty() {
+            return None;
+        }
+        let n = p.loosening.len();
+        Some(format!(
+            "{}: {n} loosening entr{} ignored ({}); what it tightens applies",
+            p.file,
+            if n == 1 { "y" } else { "ies" },
+            UNTRUSTED
+        ))
+    }
+
+    /// The protected-path table this policy judges writes against.
+    pub fn protected_paths(&self) -> &ProtectedPaths {
+        &self.protected
     }
 
     /// The mode in force.
@@ -412,7 +687,36 @@ impl Policy {
             .unwrap_or(false)
     }
 
-    /// Decides one request (steps 3–5 of the decision tree).
+    /// What a write request's target is for the protected-path rules: `None`
+    /// for a request that is not a write to a path, or whose path is known
+    /// and not protected.
+    pub fn write_guard(&self, request: &PermissionRequest) -> Option<WriteGuard> {
+        if !matches!(request.action.as_str(), "edit" | "write" | "apply_patch") {
+            return None;
+        }
+        let path = Path::new(&request.resource);
+        if !known_target(path) {
+            return Some(WriteGuard::Unknown);
+        }
+        self.protected.check(path).map(WriteGuard::Protected)
+    }
+
+    /// Raises a write to a protected path before it is judged: at least
+    /// `execute`, and an approval for it is saved for the exact path only.
+    pub fn raise_protected(&self, request: &mut PermissionRequest) -> Option<String> {
+        let Some(WriteGuard::Protected(p)) = self.write_guard(request) else {
+            return None;
+        };
+        request.risk = request.risk.max(Risk::Execute);
+        if request.save_pattern.is_some() {
+            request.save_pattern = exact_pattern(&request.resource);
+        }
+        Some(protected_reason(&request.resource, &p))
+    }
+
+    /// Decides one request (steps 3–5 of the decision tree). With an
+    /// untrusted project config, a project rule may only make the decision
+    /// of the other layers stricter.
     pub fn judge(
         &self,
         request: &PermissionRequest,
@@ -421,9 +725,132 @@ impl Policy {
         location: &Location,
         approvals: &dyn ApprovalLookup,
     ) -> Verdict {
-        let risk = request.risk;
-        let what = describe_request(request, raised_reason);
-        let reusable = !opaque && risk != Risk::Destructive && request.save_pattern.is_some();
+        let (v, layer) = self.judge_here(request, opaque, raised_reason, location, approvals);
+        let Some(below) = self
+            .without_project
+            .as_deref()
+            .filter(|_| layer == Some(Layer::Project))
+        else {
+            return v;
+        };
+        let mut b = below.judge(request, opaque, raised_reason, location, approvals);
+        if strictness(&b) > strictness(&v) {
+            if let Some(rule) = &v.decision.rule {
+                b.decision.reason = format!(
+                    "{}; project rule {} \"{}\" at {}:{} would have lowered it, but it is ignored: {UNTRUSTED}",
+                    b.decision.reason, rule.action, rule.resource, rule.file, rule.line
+                );
+            }
+            return b;
+        }
+        v
+    }
+
+    /// The entries of an untrusted project config that would have loosened
+    /// the judgement `actual` of `request` (empty when the project config is
+    /// trusted, absent, or would not have changed it).
+    pub fn ignored_for(
+        &self,
+        request: &PermissionRequest,
+        opaque: bool,
+        raised_reason: Option<&str>,
+        location: &Location,
+        approvals: &dyn ApprovalLookup,
+        actual: &Verdict,
+    ) -> Option<Ignored> {
+        let trusted = self.as_trusted.as_deref()?;
+        let project = self.project.as_ref()?;
+        let would = trusted.judge(request, opaque, raised_reason, location, approvals);
+        if strictness(&would) >= strictness(actual) {
+            return None;
+        }
+        let effect = would.decision.effect;
+        if let Some(rule) = would
+            .decision
+            .rule
+            .as_ref()
+            .filter(|r| r.file == project.file)
+        {
+            return Some(Ignored {
+                rule: format!("{}:{}", rule.file, rule.line),
+                why: format!(
+                    "{UNTRUSTED}: rule {} \"{}\" would {} it",
+                    rule.action,
+                    rule.resource,
+                    effect_verb(effect)
+                ),
+            });
+        }
+        let line = self.project_file.as_ref().map_or(0, |f| f.lines.mode);
+        let why = if trusted.mode() != self.mode {
+            format!(
+                "{UNTRUSTED}: mode = \"{}\" would {} it",
+                trusted.mode(),
+                effect_verb(effect)
+            )
+        } else {
+            format!("{UNTRUSTED}: it would {} it", effect_verb(effect))
+        };
+        Some(Ignored {
+            rule: format!("{}:{line}", project.file),
+            why,
+        })
+    }
+
+    /// Whether `rule` may decide a request with `guard`: an `allow` for a
+    /// write whose target is unknown never applies; one for a protected path
+    /// only when it names the path (a component of its pattern is the
+    /// protected name), and for toolgate's own files only from the user or
+    /// managed layer.
+    fn admissible(rule: &Rule, guard: Option<&WriteGuard>) -> bool {
+        if rule.effect != RuleEffect::Allow {
+            return true;
+        }
+        match guard {
+            None => true,
+            Some(WriteGuard::Unknown) => false,
+            Some(WriteGuard::Protected(p)) => {
+                let names = rule
+                    .resource
+                    .text
+                    .split('/')
+                    .any(|part| part.eq_ignore_ascii_case(&p.name));
+                names
+                    && (p.class != ProtectedClass::Toolgate
+                        || matches!(rule.layer, Layer::User | Layer::Managed))
+            }
+        }
+    }
+
+    fn judge_here<'a>(
+        &'a self,
+        request: &PermissionRequest,
+        opaque: bool,
+        raised_reason: Option<&str>,
+        location: &Location,
+        approvals: &dyn ApprovalLookup,
+    ) -> (Verdict, Option<Layer>) {
+        let guard = self.write_guard(request);
+        let protected = match &guard {
+            Some(WriteGuard::Protected(p)) => Some(p),
+            _ => None,
+        };
+        let risk = if protected.is_some() {
+            request.risk.max(Risk::Execute)
+        } else {
+            request.risk
+        };
+        let protected_why = protected.map(|p| protected_reason(&request.resource, p));
+        let raised_reason = match (&protected_why, raised_reason) {
+            (Some(why), Some(r)) if r.contains(why.as_str()) => Some(r),
+            (Some(why), _) => Some(why.as_str()),
+            (None, r) => r,
+        };
+        let what = describe_request(request, risk, raised_reason);
+        let reusable = !opaque
+            && risk != Risk::Destructive
+            && request.save_pattern.is_some()
+            && guard != Some(WriteGuard::Unknown);
         let verdict =
             |effect: Effect, source, reason: String, rule: Option<&Rule>, forced| Verdict {
                 decision: Decision {
@@ -444,42 +871,79 @@ impl Policy {
         } else {
             risk
         };
+        let mut refused: Option<&Rule> = None;
+        // The last matching rule that may decide: for a guarded write, an
+        // `allow` that does not name the path is passed over (and reported).
+        let find = |set: &'a RuleSet, refused: &mut Option<&'a Rule>| -> Option<&'a Rule> {
+            let hit = set.find(&request.action, &request.resource, match_risk)?;
+            if Policy::admissible(hit, guard.as_ref()) {
+                return Some(hit);
+            }
+            *refused = refused.or(Some(hit));
+            set.all_matches(&request.action, &request.resource)
+                .into_iter()
+                .rev()
+                .find(|r| r.applies_to_risk(match_risk) && Policy::admissible(r, guard.as_ref()))
+        };
         // 1. Managed rules are final.
-        if let Some(rule) = self
-            .managed
-            .find(&request.action, &request.resource, match_risk)
-        {
+        if let Some(rule) = find(&self.managed, &mut refused) {
             let (effect, forced) = self.rule_effect(rule, opaque);
             let reason = format!("{what}: {}", rule_reason(rule, effect, opaque, true));
             let mut v = verdict(effect, DecisionSource::Rule, reason, Some(rule), forced);
             if effect == Effect::Ask && !forced {
-                self.apply_approvals(&mut v, request, approvals);
+                self.apply_approvals(&mut v, request, protected.is_some(), approvals);
             }
-            return v;
+            return (v, Some(Layer::Managed));
         }
-        let rule = self
-            .rules
-            .find(&request.action, &request.resource, match_risk);
+        let rule = find(&self.rules, &mut refused);
         // 2. Plan mode is read-only; a configured deny still reports itself.
         if self.mode == Mode::Plan && risk != Risk::Read {
             if let Some(rule) = rule.filter(|r| r.effect == RuleEffect::Deny) {
                 let reason = format!("{what}: {}", rule_reason(rule, Effect::Deny, opaque, false));
-                return verdict(
-                    Effect::Deny,
-                    DecisionSource::Rule,
-                    reason,
-                    Some(rule),
-                    false,
+                return (
+                    verdict(
+                        Effect::Deny,
+                        DecisionSource::Rule,
+                        reason,
+                        Some(rule),
+                        false,
+                    ),
+                    Some(rule.layer),
                 );
             }
             let reason = format!("{what}: plan mode is read-only, so {risk} requests are denied");
-            return verdict(Effect::Deny, DecisionSource::Default, reason, None, false);
+            return (
+                verdict(Effect::Deny, DecisionSource::Default, reason, None, false),
+                None,
+            );
         }
         // 3. The last matching rule.
+        let layer = rule.map(|r| r.layer);
         let mut v = if let Some(rule) = rule {
             let (effect, forced) = self.rule_effect(rule, opaque);
             let reason = format!("{what}: {}", rule_reason(rule, effect, opaque, false));
             verdict(effect, DecisionSource::Rule, reason, Some(rule), forced)
+        } else if let Some(guard) = &guard {
+            // 4a. A write to a protected path or an unknown target: no mode
+            // and no rule that does not name the path allows it.
+            let (effect, why) = guarded_default(guard);
+            let why = match refused {
+                Some(r) => format!(
+                    "{why}; {} rule {} at {}:{} does not name the path, so it may not allow it",
+                    r.layer.as_str(),
+                    r.describe(),
+                    r.file,
+                    r.line
+                ),
+                None => why,
+            };
+            verdict(
+                effect,
+                DecisionSource::Default,
+                format!("{what}: {why}"),
+                None,
+                false,
+            )
         } else {
             // 4. The default for the risk.
             let (mut effect, mut why) = self.default_for(request, location);
@@ -512,9 +976,9 @@ impl Policy {
         };
         // 5. Earlier approvals.
         if v.decision.effect == Effect::Ask && !v.forced {
-            self.apply_approvals(&mut v, request, approvals);
+            self.apply_approvals(&mut v, request, protected.is_some(), approvals);
         }
-        v
+        (v, layer)
     }
 
     /// The bare-wildcard `allow` rule that matched `request` but may not decide
@@ -547,12 +1011,17 @@ impl Policy {
         &self,
         v: &mut Verdict,
         request: &PermissionRequest,
+        exact_only: bool,
         approvals: &dyn ApprovalLookup,
     ) {
         if !v.reusable {
             return;
         }
-        if let Some((source, pattern)) = approvals.covering(&request.action, &request.resource) {
+        let found = approvals
+            .covering(&request.action, &request.resource)
+            // A protected path is answered only by an approval of that path.
+            .filter(|(_, pattern)| !exact_only || *pattern == request.resource);
+        if let Some((source, pattern)) = found {
             v.decision.effect = Effect::Allow;
             v.decision.source = source;
             let when = if source == DecisionSource::Saved {
@@ -573,9 +1042,12 @@ impl Policy {
         match risk {
             Risk::Read => (Effect::Allow, "no rule matched; reads are allowed by default".into()),
             Risk::Write => {
-                let inside = request.action == "edit"
-                    || (request.resource.starts_with('/')
-                        && location.contains(Path::new(&request.resource)));
+                // Accept-edits: a write whose target is known, inside the
+                // location (protected paths and unknown targets never get here).
+                let path = Path::new(&request.resource);
+                let inside = matches!(request.action.as_str(), "edit" | "write" | "apply_patch")
+                    && known_target(path)
+                    && location.contains(path);
                 if self.mode == Mode::AcceptEdits && inside {
                     (
                         Effect::Allow,
@@ -597,6 +1069,174 @@ impl Policy {
             ),
         }
     }
+}
+
+/// Whether a write target is a path known now: absolute, without `.` or `..`
+/// parts, and with nothing the shell would expand at run time (`$`, a
+/// backtick). A redirect target the analyser could not resolve keeps its raw
+/// text (`$F`, `` `cmd` ``, a relative path in an unknown directory).
+fn known_target(path: &Path) -> bool {
+    use std::path::Component;
+    path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+        && !path
+            .as_os_str()
+            .as_encoded_bytes()
+            .iter()
+            .any(|b| matches!(b, b'$' | b'`'))
+}
+
+/// The save pattern that matches exactly `path`, or `None` when the pattern
+/// syntax cannot say it (a `*` or `?` in the name).
+fn exact_pattern(path: &str) -> Option<String> {
+    (!path.contains(['*', '?'])).then(|| path.to_string())
+}
+
+/// Why a write to `path` is protected, for reasons.
+fn protected_reason(path: &str, p: &Protected) -> String {
+    format!("{path} is a protected path ({}: {})", p.entry, p.why)
+}
+
+/// The default for a write to a protected path or an unknown target.
+fn guarded_default(guard: &WriteGuard) -> (Effect, String) {
+    match guard {
+        WriteGuard::Protected(p) if p.class == ProtectedClass::Toolgate => (
+            Effect::Deny,
+            "writes to toolgate's own config and data are denied (only a user or managed rule that names the path can allow them)".into(),
+        ),
+        WriteGuard::Protected(_) => (
+            Effect::Ask,
+            "a write to a protected path is asked: no mode and no rule that does not name the path allows it".into(),
+        ),
+        WriteGuard::Unknown => (
+            Effect::Ask,
+            "the target is only known at run time, so it may be any path: no mode and no rule allows it without asking".into(),
+        ),
+    }
+}
+
+fn effect_verb(effect: Effect) -> &'static str {
+    match effect {
+        Effect::Allow => "allow",
+        Effect::Ask => "ask for",
+        Effect::Deny => "deny",
+    }
+}
+
+/// How permissive a mode is: plan < default < accept-edits.
+fn mode_rank(mode: Mode) -> u8 {
+    match mode {
+        Mode::Plan => 0,
+        Mode::Default => 1,
+        Mode::AcceptEdits => 2,
+    }
+}
+
+/// How strict a verdict is: allow < ask < ask! < deny.
+fn strictness(v: &Verdict) -> u8 {
+    match v.decision.effect {
+        Effect::Allow => 0,
+        Effect::Ask if v.forced => 2,
+        Effect::Ask => 1,
+        Effect::Deny => 3,
+    }
+}
+
+/// An untrusted project file without what it loosens compared with
+/// `below` (the policy of the other layers), and the entries removed.
+fn tighten_only(mut file: ConfigFile, below: &Policy) -> (ConfigFile, Vec<Ignored>) {
+    let mut ignored = Vec::new();
+    let at = |line: u32| format!("{}:{line}", file.file);
+    let why = |what: String| format!("{UNTRUSTED}: {what}");
+    let mut kept = Vec::new();
+    let mut remap = Vec::new();
+    for rule in std::mem::take(&mut file.rules) {
+        if rule.effect == RuleEffect::Allow {
+            ignored.push(Ignored {
+                rule: at(rule.line),
+                why: why(format!("{} would allow without asking", rule.describe())),
+            });
+            remap.push(None);
+        } else {
+            remap.push(Some(kept.len()));
+            kept.push(rule);
+        }
+    }
+    file.rules = kept;
+    file.examples = std::mem::take(&mut file.examples)
+        .into_iter()
+        .filter_map(|(idx, text, must)| Some((remap.get(idx).copied().flatten()?, text, must)))
+        .collect();
+    if let Some(mode) = file
+        .mode
+        .filter(|m| mode_rank(*m) > mode_rank(below.mode()))
+    {
+        ignored.push(Ignored {
+            rule: at(file.lines.mode),
+            why: why(format!(
+                "mode = \"{mode}\" allows more than mode \"{}\" of the other layers",
+                below.mode()
+            )),
+        });
+        file.mode = None;
+    }
+    if let Some(t) = file.ask_timeout.filter(|t| *t > below.ask_timeout()) {
+        ignored.push(Ignored {
+            rule: at(file.lines.timeout),
+            why: why(format!(
+                "timeout = {} waits longer for an answer than {} s",
+                t.as_secs_f64(),
+                below.ask_timeout().as_secs_f64()
+            )),
+        });
+        file.ask_timeout = None;
+    }
+    if let Some(t) = file.tool_output.as_mut() {
+        let lines = below
+            .tool_output()
+            .max_lines
+            .unwrap_or(toolgate_core::bound::DEFAULT_MAX_LINES);
+        let bytes = below
+            .tool_output()
+            .max_bytes
+            .unwrap_or(toolgate_core::bound::DEFAULT_MAX_BYTES);
+        if t.max_lines.is_some_and(|n| n > lines) || t.max_bytes.is_some_and(|n| n > bytes) {
+            ignored.push(Ignored {
+                rule: at(file.lines.tool_output),
+                why: why(format!(
+                    "[tool_output] shows the model more than {lines} lines / {bytes} bytes"
+                )),
+            });
+            t.max_lines = t.max_lines.filter(|n| *n <= lines);
+            t.max_bytes = t.max_bytes.filter(|n| *n <= bytes);
+        }
+    }
+    if let Some(a) = file.approvals.as_mut() {
+        let channels = below.approval_channels(None);
+        let fewer = a
+            .channels
+            .as_ref()
+            .is_some_and(|c| !channels.iter().all(|have| c.contains(have)));
+        let later = a.escalate_after.is_some_and(|e| e > below.escalate_after());
+        if fewer || later {
+            ignored.push(Ignored {
+                rule: at(file.lines.approvals),
+                why: why(
+                    "[approvals] would ask fewer people, or ask them later, than the other layers"
+                        .into(),
+                ),
+            });
+            if fewer {
+                a.channels = None;
+            }
+            if later {
+                a.escalate_after = None;
+            }
+        }
+    }
+    (file, ignored)
 }
 
 /// What a bare-wildcard `allow` may not allow about `request`, in words
@@ -632,13 +1272,13 @@ fn default_words(effect: Effect) -> &'static str {
     }
 }
 
-fn describe_request(request: &PermissionRequest, raised: Option<&str>) -> String {
+fn describe_request(request: &PermissionRequest, risk: Risk, raised: Option<&str>) -> String {
     use std::fmt::Write;
     let mut s = String::with_capacity(request.action.len() + request.resource.len() + 48);
     s.push_str(&request.action);
     s.push(' ');
     push_quoted(&mut s, &request.resource);
-    let _ = write!(s, " ({})", request.risk);
+    let _ = write!(s, " ({risk})");
     if let Some(r) = raised.filter(|r| !r.is_empty()) {
         s.push_str(", ");
         s.push_str(r);

@@ -16,6 +16,7 @@ mod fixture;
 use fixture::{Fixture, default_decision, dumping, max_risk, parse_effect, parse_risk};
 use serde_json::Value;
 use toolgate_core::{Effect, Risk};
+use toolgate_policy::config::Mode;
 
 struct Case {
     line: usize,
@@ -24,6 +25,8 @@ struct Case {
     risk: Risk,
     decision: Effect,
     opaque: Option<bool>,
+    /// The mode to judge in (`"mode": "accept-edits"`); the default otherwise.
+    mode: Option<Mode>,
 }
 
 fn load(file: &str, key: &str) -> Vec<Case> {
@@ -47,6 +50,10 @@ fn load(file: &str, key: &str) -> Vec<Case> {
                 risk: parse_risk(&field("risk")),
                 decision: parse_effect(&field("decision")),
                 opaque: v["opaque"].as_bool(),
+                mode: v["mode"].as_str().map(|m| {
+                    m.parse()
+                        .unwrap_or_else(|e| panic!("{file}:{}: {e}", i + 1))
+                }),
             }
         })
         .collect()
@@ -69,9 +76,24 @@ fn run(
         let requests = fx.analyze(&command);
         let risk = max_risk(&requests);
         // The gate's answer, and the decision tree's defaults applied to the
-        // analyser's requests directly: they must agree.
-        let decision = fx.bash_decision(&policy, &command);
-        let by_default = default_decision(&requests);
+        // analyser's requests directly: they must agree (the defaults know
+        // no modes and no protected paths, so a row with a mode, or one
+        // writing a protected path, is judged by the gate alone).
+        let moded;
+        let policy = match case.mode {
+            Some(m) => {
+                moded = fx.policy(Some(m));
+                &moded
+            }
+            None => &policy,
+        };
+        let decision = fx.bash_decision(policy, &command);
+        let guarded = case.mode.is_some() || case.tag == "redirect";
+        let by_default = if guarded {
+            decision
+        } else {
+            default_decision(&requests)
+        };
         let opaque = requests.iter().any(|r| r.opaque);
         if dump {
             fx.dump(&format!("{file}:{} [{}]", case.line, case.tag), &command);
@@ -160,11 +182,13 @@ fn path_corpus() {
         "the path corpus holds {} cases",
         cases.len()
     );
-    // Each path is read with `cat` (tag `read`) or written with `touch` (tag
-    // `write`), quoted so the shell passes it unchanged.
-    let (failures, dangerous, _) = run(&fx, "paths.jsonl", &cases, |c| {
-        let tool = if c.tag == "write" { "touch" } else { "cat" };
-        format!("{tool} -- '{}'", c.command)
+    // Each path is read with `cat` (tag `read`), written with `touch` (tag
+    // `write`) or by a redirect (tag `redirect`), quoted so the shell passes
+    // it unchanged.
+    let (failures, dangerous, _) = run(&fx, "paths.jsonl", &cases, |c| match c.tag.as_str() {
+        "redirect" => format!("echo x > '{}'", c.command),
+        "write" => format!("touch -- '{}'", c.command),
+        _ => format!("cat -- '{}'", c.command),
     });
     println!(
         "path corpus: {} cases, {} dangerous allowed",

@@ -13,7 +13,7 @@ use clap::Args;
 use serde_json::Value;
 use toolgate_core::{DecisionSource, Location, PermissionRequest};
 use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
-use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome, run_batch};
+use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome_for, run_batch};
 use toolgate_policy::config::Mode;
 use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{ApprovalLookup, Policy, approval_covers};
@@ -113,9 +113,15 @@ fn location(root: Option<&Path>) -> Result<Location> {
     crate::runtime::location(root)
 }
 
-fn load_policy(location: &Location, args: &PolicyArgs) -> Result<Policy> {
-    let sources = crate::runtime::policy_sources(location, &args.config, args.mode);
-    Policy::load(&sources).map_err(|e| anyhow!("{e}"))
+/// Loads the policy; a broken project config is reported on stderr (once per
+/// root) and ignored.
+fn load_policy(location: &Location, args: &PolicyArgs, data: Option<&DataDir>) -> Result<Policy> {
+    let sources = crate::runtime::policy_sources(location, &args.config, args.mode, data);
+    let policy = Policy::load(&sources).map_err(|e| anyhow!("{e}"))?;
+    if let Some(e) = policy.project_error() {
+        eprintln!("toolgate: project config ignored: {e}");
+    }
+    Ok(policy)
 }
 
 /// The JSON input (as `call` reads it, `-` for stdin), which must be an object.
@@ -183,10 +189,10 @@ pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
     };
     let input = parse_input(input)?;
     let location = location(args.policy.root.as_deref())?;
-    let policy = load_policy(&location, &args.policy)?;
+    let policy = load_policy(&location, &args.policy, data)?;
     let requests = requests(tool, &input, &location).map_err(|e| anyhow!(e))?;
     let saved = Saved::new(data, location.root());
-    let answer = outcome(&judge_call(&policy, requests, &location, &saved));
+    let answer = outcome_for(&policy, &judge_call(&policy, requests, &location, &saved));
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&answer)?)?;
@@ -217,13 +223,16 @@ fn write_human(out: &mut impl Write, answer: &CheckOutcome) -> std::io::Result<(
                 .unwrap_or_default()
         )?;
     }
+    for i in &answer.ignored {
+        writeln!(out, "  ignored: {} ({})", i.why, i.rule)?;
+    }
     Ok(())
 }
 
 fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Result<i32> {
     let default_location = location(args.root.as_deref())?;
     // A bad config for the batch's own root is a usage error, before any line.
-    let default_policy = load_policy(&default_location, args)?;
+    let default_policy = load_policy(&default_location, args, data)?;
     let mut policies: HashMap<PathBuf, (Location, Policy, Saved)> = HashMap::new();
     let saved = Saved::new(data, default_location.root());
     policies.insert(
@@ -246,7 +255,7 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
                 let loc = Location::new(r).map_err(|e| format!("bad root {r}: {e}"))?;
                 let key = loc.root().to_path_buf();
                 if !policies.contains_key(&key) {
-                    let policy = load_policy(&loc, args).map_err(|e| e.to_string())?;
+                    let policy = load_policy(&loc, args, data).map_err(|e| e.to_string())?;
                     let saved = Saved::new(data, loc.root());
                     policies.insert(key.clone(), (loc, policy, saved));
                 }
@@ -256,7 +265,10 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
         };
         let (loc, policy, saved) = policies.get(&key).ok_or("policy cache miss")?;
         let requests = requests(&line.tool, &line.input, loc)?;
-        Ok(outcome(&judge_call(policy, requests, loc, saved)))
+        Ok(outcome_for(
+            policy,
+            &judge_call(policy, requests, loc, saved),
+        ))
     })
     .context("cannot run the batch")?;
     Ok(0)
@@ -266,7 +278,7 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
 pub fn run_explain(args: ExplainArgs, data: Option<&DataDir>) -> Result<i32> {
     let input = parse_input(&args.input)?;
     let location = location(args.policy.root.as_deref())?;
-    let policy = load_policy(&location, &args.policy)?;
+    let policy = load_policy(&location, &args.policy, data)?;
     let requests = requests(&args.tool, &input, &location).map_err(|e| anyhow!(e))?;
     let saved = Saved::new(data, location.root());
     let judged = judge_call(&policy, requests, &location, &saved);
@@ -276,9 +288,9 @@ pub fn run_explain(args: ExplainArgs, data: Option<&DataDir>) -> Result<i32> {
 
 /// `toolgate policy test`: every layer loads (examples are checked while
 /// loading) and every example still holds.
-pub fn run_policy_test(args: PolicyTestArgs) -> Result<i32> {
+pub fn run_policy_test(args: PolicyTestArgs, data: Option<&DataDir>) -> Result<i32> {
     let location = location(args.policy.root.as_deref())?;
-    let policy = load_policy(&location, &args.policy)?;
+    let policy = load_policy(&location, &args.policy, data)?;
     let failures = policy.test_examples();
     for f in &failures {
         eprintln!("{f}");

@@ -41,6 +41,11 @@ impl DataDir {
     pub fn state_db(&self) -> PathBuf {
         self.root.join("state.db")
     }
+
+    /// The trust records of project configs.
+    pub fn trust_file(&self) -> PathBuf {
+        self.root.join(toolgate_policy::trust::TRUST_FILE_NAME)
+    }
 }
 
 fn default_root() -> Result<PathBuf> {

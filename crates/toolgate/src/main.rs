@@ -5,6 +5,7 @@ mod cmd_call;
 mod cmd_log;
 mod cmd_mcp;
 mod cmd_policy;
+mod cmd_trust;
 mod data_dir;
 mod runtime;
 mod terminal;
@@ -64,6 +65,9 @@ enum Command {
     Approvals(ApprovalsCommand),
     /// Print the audit log, or verify its hash chain (`log verify`).
     Log(cmd_log::LogArgs),
+    /// Trust this project's `.toolgate/config.toml` (shows what it loosens and
+    /// asks), list trusted configs, or revoke trust.
+    Trust(cmd_trust::TrustArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -132,7 +136,9 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Check(args) => cmd_policy::run_check(args, Some(&data)),
         Command::Policy(PolicyCommand::Explain(args)) => cmd_policy::run_explain(args, Some(&data)),
-        Command::Policy(PolicyCommand::Test(args)) => cmd_policy::run_policy_test(args),
+        Command::Policy(PolicyCommand::Test(args)) => {
+            cmd_policy::run_policy_test(args, Some(&data))
+        }
         Command::Approvals(ApprovalsCommand::List(args)) => {
             cmd_policy::run_approvals_list(args, &data)
         }
@@ -140,6 +146,7 @@ fn run(cli: Cli) -> Result<i32> {
             cmd_policy::run_approvals_revoke(args, &data)
         }
         Command::Log(args) => cmd_log::run(args, &data),
+        Command::Trust(args) => cmd_trust::run(args, &data),
     }
 }
 

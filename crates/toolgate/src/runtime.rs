@@ -61,23 +61,35 @@ pub fn location(root: Option<&Path>) -> Result<Location> {
     Location::new(&root).with_context(|| format!("bad --root {}", root.display()))
 }
 
-/// The policy sources for a root, with the CLI's files and mode.
+/// The policy sources for a root, with the CLI's files and mode, the trust
+/// records and the data directory.
 pub fn policy_sources(
     location: &Location,
     config: &[PathBuf],
     mode: Option<Mode>,
+    data: Option<&DataDir>,
 ) -> PolicySources {
     let mut sources = PolicySources::standard(location.root());
     sources.session_files = config.to_vec();
     sources.mode = mode;
+    sources.trust = data.map(DataDir::trust_file);
+    sources.data_dir = data.map(|d| d.root().to_path_buf());
     sources
 }
 
 /// Builds the engine.
 pub fn build(options: RuntimeOptions) -> Result<Runtime> {
     let location = Arc::new(location(options.root.as_deref())?);
-    let sources = policy_sources(&location, &options.config, options.mode);
+    let sources = policy_sources(
+        &location,
+        &options.config,
+        options.mode,
+        Some(&options.data),
+    );
     let policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(notice) = policy.project_notice() {
+        eprintln!("toolgate: {notice}");
+    }
     let output = policy.tool_output();
     let bounds = OutputBounds {
         max_lines: output
@@ -154,7 +166,12 @@ impl Runtime {
                 }
                 seen = now;
                 match gate.reload(&sources) {
-                    Ok(()) => eprintln!("toolgate: policy reloaded"),
+                    Ok(()) => {
+                        eprintln!("toolgate: policy reloaded");
+                        if let Some(notice) = gate.policy().project_notice() {
+                            eprintln!("toolgate: {notice}");
+                        }
+                    }
                     Err(e) => {
                         eprintln!("toolgate: config error, keeping the last valid policy: {e}")
                     }
@@ -172,6 +189,7 @@ fn config_stamps(sources: &PolicySources) -> Vec<Option<std::time::SystemTime>> 
         .chain(sources.project.iter())
         .chain(sources.session_files.iter())
         .chain(sources.managed.iter())
+        .chain(sources.trust.iter())
         .map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
         .collect()
 }

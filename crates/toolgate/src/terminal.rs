@@ -24,6 +24,24 @@ fn open_tty() -> Result<(File, File), ChannelError> {
     Ok((read, write))
 }
 
+/// Shows `text` on the terminal and reads a yes/no answer (anything but `y`
+/// or `yes` is no). Fails when there is no terminal.
+pub fn confirm(text: &str) -> Result<bool, ChannelError> {
+    let (read, mut write) = open_tty()?;
+    write
+        .write_all(text.as_bytes())
+        .and_then(|()| write.flush())
+        .map_err(|e| ChannelError::Failed(e.to_string()))?;
+    let mut line = String::new();
+    BufReader::new(read)
+        .read_line(&mut line)
+        .map_err(|e| ChannelError::Failed(e.to_string()))?;
+    Ok(matches!(
+        line.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
 /// Renders the prompt as the person sees it.
 pub fn render_prompt(prompt: &AskPrompt) -> String {
     let mut text = format!("\ntoolgate: {} wants to run:\n", prompt.tool);

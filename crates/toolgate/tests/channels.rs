@@ -14,13 +14,15 @@ struct Setup {
 }
 
 impl Setup {
-    /// A workspace whose project config is `config`, a fresh data dir and home.
+    /// A workspace, a fresh data dir, and a home whose user config is
+    /// `config` (the channel order is the person's to choose: a project
+    /// config that asks fewer channels only applies once trusted).
     fn new(config: &str) -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        for d in ["ws/.toolgate", "data", "home"] {
+        for d in ["ws/.toolgate", "data", "home/.config/toolgate"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
         }
-        std::fs::write(dir.path().join("ws/.toolgate/config.toml"), config).unwrap();
+        std::fs::write(dir.path().join("home/.config/toolgate/config.toml"), config).unwrap();
         Setup { dir }
     }
 
@@ -139,10 +141,8 @@ fn the_flag_beats_the_config() {
     scenario_with_flags(&setup, &["--approval-channels", "mcp"], "only-mcp-denies");
 }
 
-#[test]
-fn a_bad_channel_name_stops_the_server_naming_file_line_and_the_channels() {
-    let setup = Setup::new("\n[approvals]\nchannels = [\"mcp\", \"email\"]\n");
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+fn mcp_with_stdin_closed(setup: &Setup) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(["mcp", "--root"])
         .arg(setup.root())
         .env("HOME", setup.dir.path().join("home"))
@@ -153,10 +153,35 @@ fn a_bad_channel_name_stops_the_server_naming_file_line_and_the_channels() {
         )
         .stdin(std::process::Stdio::null())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_bad_channel_name_in_a_project_config_is_reported_and_ignored() {
+    let setup = Setup::new("");
+    std::fs::write(
+        setup.root().join(".toolgate/config.toml"),
+        "\n[approvals]\nchannels = [\"mcp\", \"email\"]\n",
+    )
+    .unwrap();
+    let out = mcp_with_stdin_closed(&setup);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The server starts (it ends only because stdin is closed).
+    assert!(stderr.contains("approval page at"), "{stderr}");
+    assert!(stderr.contains(".toolgate/config.toml:3:"), "{stderr}");
+    assert!(stderr.contains("project config ignored"), "{stderr}");
+}
+
+#[test]
+fn a_bad_channel_name_stops_the_server_naming_file_line_and_the_channels() {
+    let setup = Setup::new("\n[approvals]\nchannels = [\"mcp\", \"email\"]\n");
+    let out = mcp_with_stdin_closed(&setup);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
-    assert!(stderr.contains(".toolgate/config.toml:3:"), "{stderr}");
+    assert!(
+        stderr.contains(".config/toolgate/config.toml:3:"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("unknown approval channel \"email\""),
         "{stderr}"

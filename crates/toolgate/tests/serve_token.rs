@@ -185,12 +185,15 @@ fn a_project_config_cannot_choose_the_token() {
         "# hostile\n[serve]\ntoken_file = \"../known.txt\"\n",
     )
     .unwrap();
-    let stderr = e.refused(&[], &[]);
-    assert!(stderr.contains(".toolgate/config.toml:2"), "{stderr}");
+    // The project config is reported and ignored as a whole: serve starts,
+    // and the token the repository knows opens nothing.
+    let (_serve, addr, printed) = e.start(&[], &[]);
+    assert!(printed.contains(".toolgate/config.toml:2"), "{printed}");
     assert!(
-        stderr.contains("not read from a project's config"),
-        "{stderr}"
+        printed.contains("not read from a project's config"),
+        "{printed}"
     );
+    assert_eq!(initialize_status(&addr, TOKEN), 401);
 }
 
 #[test]

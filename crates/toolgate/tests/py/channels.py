@@ -3,8 +3,8 @@ with the approval page answered over HTTP like the page's own script does.
 
 Usage: channels.py --toolgate BIN --root DIR --mode legacy|2026-07-28 [--server-arg ARG]... SCENARIO
 
-The workspace's .toolgate/config.toml (written by the Rust test) sets the
-approval channel order. The server's stderr goes to a file, where the page URL
+The user config ($HOME/.config/toolgate/config.toml, written by the Rust
+test) sets the approval channel order. The server's stderr goes to a file, where the page URL
 it prints is read. Each scenario exits non-zero with a message on the first
 mismatch.
 """
@@ -258,7 +258,7 @@ async def order_reloads(args):
     """The order is read at each ask: after the config changes, the next ask
     goes to the page."""
     server = Server(args)
-    config = os.path.join(args.root, ".toolgate", "config.toml")
+    config = os.path.join(os.environ["HOME"], ".config", "toolgate", "config.toml")
     async with server.client() as client:
         first = await client.call_tool("bash", {"command": "touch one.txt"})
         check(first.is_error and "no one could be asked" in text_of(first), f"first: {text_of(first)!r}")

@@ -1,0 +1,615 @@
+//! Protected paths: places where a write changes the gate itself or makes later
+//! commands run code.
+//!
+//! This module states facts and decides nothing: [`ProtectedPaths::check`] says
+//! whether a path is protected and why. The policy makes such a write at least
+//! `execute`, never lets a mode or a bare wildcard allow it, and denies writes
+//! to toolgate's own config and data; the sandbox keeps the same places
+//! read-only.
+//!
+//! The table [`PROTECTED`] is data. Each entry is anchored in one of three
+//! ways: anywhere in a path (a `.git` directory at any depth), in the home
+//! directory (`~/.bashrc`), or at an absolute place (`/var/spool/cron/`).
+//! Names are compared case-insensitively (ASCII), since on a case-insensitive
+//! file system `.GIT/config` is `.git/config`. Toolgate's own files whose place
+//! depends on the machine — the user, managed and session config files and the
+//! data directory — are added by [`ProtectedPaths::new`].
+//!
+//! ```
+//! use std::path::Path;
+//! use toolgate_core::protected::{ProtectedClass, ProtectedPaths};
+//! let p = ProtectedPaths::new("/home/u", ["/home/u/.local/share/toolgate".into()]);
+//! let hit = p.check(Path::new("/ws/.git/hooks/pre-commit")).unwrap();
+//! assert_eq!(hit.entry, ".git/");
+//! assert_eq!(hit.class, ProtectedClass::RunsCode);
+//! assert!(p.check(Path::new("/ws/.gitignore")).is_none());
+//! let own = p.check(Path::new("/home/u/.local/share/toolgate/state.db")).unwrap();
+//! assert_eq!(own.class, ProtectedClass::Toolgate);
+//! ```
+
+use std::path::{Component, Path, PathBuf};
+
+/// Where an entry of the table is anchored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    /// The entry's names may appear at any depth of a path.
+    Anywhere,
+    /// The entry's names follow the home directory.
+    Home,
+    /// The entry's names follow `/`.
+    Root,
+}
+
+/// What a write to a protected path would do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProtectedClass {
+    /// It changes toolgate's own config, trust records or data.
+    Toolgate,
+    /// It makes later commands (a shell, git, an editor, CI, another agent,
+    /// a scheduler) run code.
+    RunsCode,
+}
+
+/// One entry of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProtectedEntry {
+    /// The entry as people write it (`.git/`, `~/.bashrc`); a trailing `/`
+    /// means the directory and everything beneath it.
+    pub display: &'static str,
+    /// Where its names are anchored.
+    pub anchor: Anchor,
+    /// Its path components, lowercase.
+    pub names: &'static [&'static str],
+    /// Whether it covers everything beneath (a directory) or only itself.
+    pub beneath: bool,
+    /// What it is.
+    pub class: ProtectedClass,
+    /// Why a write there is protected, in words a person reads.
+    pub why: &'static str,
+}
+
+const fn entry(
+    display: &'static str,
+    anchor: Anchor,
+    names: &'static [&'static str],
+    beneath: bool,
+    class: ProtectedClass,
+    why: &'static str,
+) -> ProtectedEntry {
+    ProtectedEntry {
+        display,
+        anchor,
+        names,
+        beneath,
+        class,
+        why,
+    }
+}
+
+use Anchor::{Anywhere, Home, Root};
+use ProtectedClass::{RunsCode, Toolgate};
+
+const SHELL_STARTUP: &str = "a shell start-up file: every new shell runs it";
+const AGENT: &str = "another agent's config or hooks, which that agent runs or obeys";
+const CI: &str = "a CI workflow file: CI runs it with the repository's secrets";
+const SCHEDULER: &str = "a per-user service or scheduler file: the system runs it later";
+
+/// The protected places whose position does not depend on the machine.
+pub const PROTECTED: &[ProtectedEntry] = &[
+    entry(
+        ".toolgate/",
+        Anywhere,
+        &[".toolgate"],
+        true,
+        Toolgate,
+        "toolgate's project config: a write there changes the gate itself",
+    ),
+    entry(
+        "~/.config/toolgate/",
+        Home,
+        &[".config", "toolgate"],
+        true,
+        Toolgate,
+        "toolgate's user config: a write there changes the gate itself",
+    ),
+    entry(
+        "~/.local/share/toolgate/",
+        Home,
+        &[".local", "share", "toolgate"],
+        true,
+        Toolgate,
+        "toolgate's data directory (trust records, saved approvals, audit log)",
+    ),
+    entry(
+        "/etc/toolgate/",
+        Root,
+        &["etc", "toolgate"],
+        true,
+        Toolgate,
+        "toolgate's managed config: a write there changes the gate itself",
+    ),
+    entry(
+        ".git/",
+        Anywhere,
+        &[".git"],
+        true,
+        RunsCode,
+        "the repository's git internals (config, hooks), which git commands run",
+    ),
+    entry(
+        ".envrc",
+        Anywhere,
+        &[".envrc"],
+        false,
+        RunsCode,
+        "a direnv file: the shell runs it on entering the directory",
+    ),
+    entry(
+        ".direnv/",
+        Anywhere,
+        &[".direnv"],
+        true,
+        RunsCode,
+        "direnv's state, which the shell loads on entering the directory",
+    ),
+    entry(
+        "~/.bashrc",
+        Home,
+        &[".bashrc"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.bash_profile",
+        Home,
+        &[".bash_profile"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.bash_login",
+        Home,
+        &[".bash_login"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.bash_logout",
+        Home,
+        &[".bash_logout"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.profile",
+        Home,
+        &[".profile"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.zshrc",
+        Home,
+        &[".zshrc"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.zshenv",
+        Home,
+        &[".zshenv"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.zprofile",
+        Home,
+        &[".zprofile"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.zlogin",
+        Home,
+        &[".zlogin"],
+        false,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.config/fish/",
+        Home,
+        &[".config", "fish"],
+        true,
+        RunsCode,
+        SHELL_STARTUP,
+    ),
+    entry(
+        "~/.gitconfig",
+        Home,
+        &[".gitconfig"],
+        false,
+        RunsCode,
+        "the user's git config, which can name programs git runs",
+    ),
+    entry(
+        "~/.config/git/",
+        Home,
+        &[".config", "git"],
+        true,
+        RunsCode,
+        "the user's git config, which can name programs git runs",
+    ),
+    entry(
+        "~/.ssh/config",
+        Home,
+        &[".ssh", "config"],
+        false,
+        RunsCode,
+        "ssh's config, which can name programs ssh runs (ProxyCommand, LocalCommand)",
+    ),
+    entry(".claude/", Anywhere, &[".claude"], true, RunsCode, AGENT),
+    entry(".codex/", Anywhere, &[".codex"], true, RunsCode, AGENT),
+    entry(".gemini/", Anywhere, &[".gemini"], true, RunsCode, AGENT),
+    entry(".cursor/", Anywhere, &[".cursor"], true, RunsCode, AGENT),
+    entry(
+        ".mcp.json",
+        Anywhere,
+        &[".mcp.json"],
+        false,
+        RunsCode,
+        AGENT,
+    ),
+    entry(
+        ".vscode/settings.json",
+        Anywhere,
+        &[".vscode", "settings.json"],
+        false,
+        RunsCode,
+        "the editor's workspace settings, which can name programs the editor runs",
+    ),
+    entry(
+        ".vscode/tasks.json",
+        Anywhere,
+        &[".vscode", "tasks.json"],
+        false,
+        RunsCode,
+        "the editor's workspace tasks, which the editor runs",
+    ),
+    entry(
+        ".github/workflows/",
+        Anywhere,
+        &[".github", "workflows"],
+        true,
+        RunsCode,
+        CI,
+    ),
+    entry(
+        ".gitlab-ci.yml",
+        Anywhere,
+        &[".gitlab-ci.yml"],
+        false,
+        RunsCode,
+        CI,
+    ),
+    entry(
+        "~/.config/systemd/user/",
+        Home,
+        &[".config", "systemd", "user"],
+        true,
+        RunsCode,
+        SCHEDULER,
+    ),
+    entry(
+        "~/.config/autostart/",
+        Home,
+        &[".config", "autostart"],
+        true,
+        RunsCode,
+        "a desktop autostart file: the session runs it at login",
+    ),
+    entry(
+        "/var/spool/cron/",
+        Root,
+        &["var", "spool", "cron"],
+        true,
+        RunsCode,
+        "a crontab: cron runs it on schedule",
+    ),
+    entry(
+        "/etc/cron.d/",
+        Root,
+        &["etc", "cron.d"],
+        true,
+        RunsCode,
+        "a system crontab: cron runs it on schedule",
+    ),
+    entry(
+        "/etc/crontab",
+        Root,
+        &["etc", "crontab"],
+        false,
+        RunsCode,
+        "the system crontab: cron runs it on schedule",
+    ),
+];
+
+/// Why one path is protected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Protected {
+    /// The entry that matched, as people write it (`.git/`, `~/.bashrc`, or
+    /// the path of one of toolgate's own files).
+    pub entry: String,
+    /// What a write there would do.
+    pub class: ProtectedClass,
+    /// Why, in words a person reads.
+    pub why: String,
+    /// The path component that names the place (`.git`, `.bashrc`,
+    /// `toolgate`): a rule names a protected path when one of its pattern's
+    /// components is this name.
+    pub name: String,
+}
+
+/// The protected paths of one machine: the table plus toolgate's own files.
+#[derive(Clone, Debug)]
+pub struct ProtectedPaths {
+    home: PathBuf,
+    own: Vec<PathBuf>,
+}
+
+impl ProtectedPaths {
+    /// The table for `home`, plus `own`: toolgate's config files and data
+    /// directory wherever this machine keeps them (each covers itself and
+    /// everything beneath).
+    pub fn new(home: impl Into<PathBuf>, own: impl IntoIterator<Item = PathBuf>) -> Self {
+        ProtectedPaths {
+            home: home.into(),
+            own: own.into_iter().filter(|p| p.is_absolute()).collect(),
+        }
+    }
+
+    /// Toolgate's own places added to the table.
+    pub fn own(&self) -> &[PathBuf] {
+        &self.own
+    }
+
+    /// Whether `path` (absolute, as judged) is protected, and why. A relative
+    /// path is never protected by a home or root entry, only by an entry
+    /// anchored anywhere.
+    pub fn check(&self, path: &Path) -> Option<Protected> {
+        for own in &self.own {
+            if path.starts_with(own) {
+                let name = own
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                return Some(Protected {
+                    entry: own.display().to_string(),
+                    class: Toolgate,
+                    why: "one of toolgate's own config files or its data directory: a write there changes the gate itself".into(),
+                    name,
+                });
+            }
+        }
+        let names: Vec<String> = path
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_string_lossy().to_ascii_lowercase()),
+                _ => None,
+            })
+            .collect();
+        let home_len = if path.is_absolute() && path.starts_with(&self.home) {
+            Some(normal_len(&self.home))
+        } else {
+            None
+        };
+        PROTECTED.iter().find_map(|e| {
+            let hit = match e.anchor {
+                Anywhere => (0..names.len()).any(|at| matches_at(e, &names, at)),
+                Home => home_len.is_some_and(|at| matches_at(e, &names, at)),
+                Root => path.is_absolute() && matches_at(e, &names, 0),
+            };
+            hit.then(|| Protected {
+                entry: e.display.to_string(),
+                class: e.class,
+                why: e.why.to_string(),
+                name: e.names.last().copied().unwrap_or_default().to_string(),
+            })
+        })
+    }
+}
+
+/// The number of normal components of `path`.
+fn normal_len(path: &Path) -> usize {
+    path.components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count()
+}
+
+/// Whether `e`'s names start at component `at` of `names` and the entry
+/// covers what follows.
+fn matches_at(e: &ProtectedEntry, names: &[String], at: usize) -> bool {
+    let end = at + e.names.len();
+    if end > names.len() {
+        return false;
+    }
+    let same = names[at..end]
+        .iter()
+        .zip(e.names)
+        .all(|(have, want)| have == want);
+    same && (e.beneath || end == names.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> ProtectedPaths {
+        ProtectedPaths::new(
+            "/home/u",
+            [
+                PathBuf::from("/srv/tg-data"),
+                PathBuf::from("/opt/cfg/session.toml"),
+            ],
+        )
+    }
+
+    /// A path (as judged, absolute) for each entry of the table, and the
+    /// entry it must hit; a test per entry, so none is dead.
+    #[test]
+    fn every_entry_protects_its_place() {
+        let cases: &[(&str, &str)] = &[
+            ("/ws/.toolgate/config.toml", ".toolgate/"),
+            (
+                "/home/u/.config/toolgate/config.toml",
+                "~/.config/toolgate/",
+            ),
+            (
+                "/home/u/.local/share/toolgate/trusted-projects.json",
+                "~/.local/share/toolgate/",
+            ),
+            ("/etc/toolgate/config.toml", "/etc/toolgate/"),
+            ("/ws/.git/config", ".git/"),
+            ("/ws/.envrc", ".envrc"),
+            ("/ws/.direnv/python-3/bin/activate", ".direnv/"),
+            ("/home/u/.bashrc", "~/.bashrc"),
+            ("/home/u/.bash_profile", "~/.bash_profile"),
+            ("/home/u/.bash_login", "~/.bash_login"),
+            ("/home/u/.bash_logout", "~/.bash_logout"),
+            ("/home/u/.profile", "~/.profile"),
+            ("/home/u/.zshrc", "~/.zshrc"),
+            ("/home/u/.zshenv", "~/.zshenv"),
+            ("/home/u/.zprofile", "~/.zprofile"),
+            ("/home/u/.zlogin", "~/.zlogin"),
+            ("/home/u/.config/fish/config.fish", "~/.config/fish/"),
+            ("/home/u/.gitconfig", "~/.gitconfig"),
+            ("/home/u/.config/git/config", "~/.config/git/"),
+            ("/home/u/.ssh/config", "~/.ssh/config"),
+            ("/ws/.claude/settings.json", ".claude/"),
+            ("/ws/.codex/config.toml", ".codex/"),
+            ("/ws/.gemini/settings.json", ".gemini/"),
+            ("/ws/.cursor/rules/x.mdc", ".cursor/"),
+            ("/ws/.mcp.json", ".mcp.json"),
+            ("/ws/.vscode/settings.json", ".vscode/settings.json"),
+            ("/ws/.vscode/tasks.json", ".vscode/tasks.json"),
+            ("/ws/.github/workflows/ci.yml", ".github/workflows/"),
+            ("/ws/.gitlab-ci.yml", ".gitlab-ci.yml"),
+            (
+                "/home/u/.config/systemd/user/x.service",
+                "~/.config/systemd/user/",
+            ),
+            (
+                "/home/u/.config/autostart/x.desktop",
+                "~/.config/autostart/",
+            ),
+            ("/var/spool/cron/crontabs/u", "/var/spool/cron/"),
+            ("/etc/cron.d/x", "/etc/cron.d/"),
+            ("/etc/crontab", "/etc/crontab"),
+        ];
+        let p = paths();
+        for entry in PROTECTED {
+            assert!(
+                cases.iter().any(|(_, e)| e == &entry.display),
+                "no test for {}",
+                entry.display
+            );
+        }
+        for (path, want) in cases {
+            let hit = p.check(Path::new(path));
+            assert_eq!(
+                hit.as_ref().map(|h| h.entry.as_str()),
+                Some(*want),
+                "{path}"
+            );
+            let hit = hit.unwrap();
+            assert!(!hit.why.is_empty());
+            assert!(!hit.name.is_empty());
+        }
+    }
+
+    #[test]
+    fn directories_cover_themselves_and_what_is_beneath() {
+        let p = paths();
+        for path in [
+            "/ws/.git",
+            "/ws/.git/hooks/pre-commit",
+            "/ws/vendor/lib/.git/config",
+            "/ws/.github/workflows",
+            "/home/u/.config/fish",
+        ] {
+            assert!(p.check(Path::new(path)).is_some(), "{path}");
+        }
+    }
+
+    #[test]
+    fn names_are_compared_case_insensitively() {
+        let p = paths();
+        for path in [
+            "/ws/.GIT/config",
+            "/ws/.EnvRC",
+            "/home/u/.BASHRC",
+            "/ws/.GitHub/Workflows/x.yml",
+        ] {
+            assert!(p.check(Path::new(path)).is_some(), "{path}");
+        }
+    }
+
+    #[test]
+    fn toolgate_own_places_are_added() {
+        let p = paths();
+        let hit = p.check(Path::new("/srv/tg-data/state.db")).unwrap();
+        assert_eq!((hit.class, hit.name.as_str()), (Toolgate, "tg-data"));
+        assert!(p.check(Path::new("/opt/cfg/session.toml")).is_some());
+        assert!(p.check(Path::new("/opt/cfg/other.toml")).is_none());
+        assert_eq!(
+            p.check(Path::new("/ws/.toolgate/config.toml"))
+                .unwrap()
+                .class,
+            Toolgate
+        );
+    }
+
+    #[test]
+    fn benign_look_alikes_are_not_protected() {
+        let p = paths();
+        for path in [
+            "/ws/src/lib.rs",
+            "/ws/.gitignore",
+            "/ws/.gitattributes",
+            "/ws/.github/README.md",
+            "/ws/.github/dependabot.yml",
+            "/ws/docs/git/config",
+            "/ws/.bashrc",
+            "/ws/profile",
+            "/ws/.envrc.example",
+            "/ws/.vscode/extensions.json",
+            "/ws/mcp.json",
+            "/ws/workflows/ci.yml",
+            "/home/u/.bashrc.bak",
+            "/home/u/project/.profile",
+            "/home/u/.config/nvim/init.lua",
+            "/home/u/.ssh/known_hosts",
+            "/ws/etc/crontab",
+            "/tmp/cron.d/x",
+        ] {
+            assert_eq!(p.check(Path::new(path)), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn relative_paths_only_meet_entries_anchored_anywhere() {
+        let p = paths();
+        assert!(p.check(Path::new(".git/config")).is_some());
+        assert!(p.check(Path::new("a/.envrc")).is_some());
+        assert!(p.check(Path::new(".bashrc")).is_none());
+        assert!(p.check(Path::new("etc/crontab")).is_none());
+    }
+}
