@@ -106,9 +106,18 @@ fn wrappers_are_kept_in_the_resource_and_the_pattern() {
 fn bash_c_literal_is_parsed_into_its_own_parts() {
     let fx = Fixture::new();
     let parts = fx.analyze("bash -c 'git status && rm -rf src'");
-    let resources: Vec<&str> = parts.iter().map(|p| p.request.resource.as_str()).collect();
+    let commands: Vec<&ShellRequest> = parts
+        .iter()
+        .filter(|p| p.request.action == "bash")
+        .collect();
+    let resources: Vec<&str> = commands
+        .iter()
+        .map(|p| p.request.resource.as_str())
+        .collect();
     assert_eq!(resources, vec!["git status", "rm -rf src"]);
-    assert_eq!(parts[1].request.risk, Risk::Destructive);
+    assert_eq!(commands[1].request.risk, Risk::Destructive);
+    // What it removes is judged as a write of that path too.
+    find(&parts, "edit", fx.ws.join("src").to_str().unwrap());
 }
 
 #[test]

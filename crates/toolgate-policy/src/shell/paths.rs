@@ -205,6 +205,16 @@ impl Analyzer<'_, '_> {
             self.secret_request(&resolved_text, Risk::Credential, writes, scope);
         }
         if resolved.inside {
+            if writes {
+                // A file the command writes is judged like a redirect target:
+                // protected paths (`.git/hooks/…`, `.envrc`) are seen.
+                self.push(
+                    PermissionRequest::new("edit", resolved_text.clone(), Risk::Write),
+                    false,
+                    format!("writes {resolved_text}"),
+                    scope,
+                );
+            }
             return;
         }
         let dir = resolved
