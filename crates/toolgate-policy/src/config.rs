@@ -31,7 +31,10 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::pattern::{PatternBase, PatternKind};
+
+mod sandbox;
 use crate::rules::{Layer, Rule, RuleEffect};
+pub use sandbox::{SandboxConfig, SandboxMode};
 
 /// Actions a rule may name (tool names and `external_directory`).
 pub const KNOWN_ACTIONS: &[&str] = &[
@@ -223,11 +226,13 @@ pub struct ConfigFile {
     pub approvals: Option<ApprovalsConfig>,
     /// `[serve]`, if set.
     pub serve: Option<ServeConfig>,
+    /// `[sandbox]`, if set.
+    pub sandbox: Option<SandboxConfig>,
     /// The examples each rule carries: `(rule index, text, must match)`.
     pub examples: Vec<(usize, String, bool)>,
 }
 
-const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve";
+const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve, sandbox";
 
 /// Parses one config file. Patterns are compiled against `base`, and every rule's
 /// `match` / `not_match` examples are checked.
@@ -257,6 +262,7 @@ pub fn parse_config(
         tool_output: None,
         approvals: None,
         serve: None,
+        sandbox: None,
         examples: Vec::new(),
     };
     let p = Parser {
@@ -280,6 +286,7 @@ pub fn parse_config(
             "tool_output" => out.tool_output = Some(p.tool_output(value)?),
             "approvals" => out.approvals = Some(p.approvals(value)?),
             "serve" => out.serve = p.serve(value)?,
+            "sandbox" => out.sandbox = Some(p.sandbox(value)?),
             "permission" => p.permission(value, &mut ordered)?,
             "rules" => p.rules(value, &mut ordered)?,
             other => {
@@ -1045,7 +1052,7 @@ max_bytes = 51_200
         assert!(err("approvals = 1\n").message.contains("must be a table"));
     }
 
-    fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {
+    pub(super) fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {
         parse_config(text, "/home/u/.config/toolgate/config.toml", layer, &base())
     }
 
