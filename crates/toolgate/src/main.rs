@@ -7,6 +7,7 @@ mod cmd_mcp;
 mod cmd_policy;
 mod data_dir;
 mod runtime;
+mod sandbox;
 mod terminal;
 
 use std::path::PathBuf;
@@ -64,6 +65,9 @@ enum Command {
     Approvals(ApprovalsCommand),
     /// Print the audit log, or verify its hash chain (`log verify`).
     Log(cmd_log::LogArgs),
+    /// What the sandbox confines here (`status`), or run a command in it (`exec`).
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -83,6 +87,9 @@ enum ApprovalsCommand {
 }
 
 fn main() -> ExitCode {
+    // Inside the sandbox this process is the helper that confines itself and
+    // runs the command; it never returns then.
+    toolgate_sandbox::run_if_requested();
     init_logging();
     let cli = Cli::parse();
     match run(cli) {
@@ -140,6 +147,7 @@ fn run(cli: Cli) -> Result<i32> {
             cmd_policy::run_approvals_revoke(args, &data)
         }
         Command::Log(args) => cmd_log::run(args, &data),
+        Command::Sandbox(command) => sandbox::run(command),
     }
 }
 
