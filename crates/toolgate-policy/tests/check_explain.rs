@@ -116,7 +116,7 @@ fn batch_answers_every_line_and_goes_on_after_bad_ones() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["decision", "line", "reason", "requests", "risk", "source"]
+        ["decision", "line", "reason", "requests", "risk", "sandbox", "source"]
     );
 }
 
