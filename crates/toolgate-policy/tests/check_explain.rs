@@ -116,7 +116,9 @@ fn batch_answers_every_line_and_goes_on_after_bad_ones() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["decision", "line", "reason", "requests", "risk", "sandbox", "source"]
+        [
+            "decision", "line", "reason", "requests", "risk", "sandbox", "source"
+        ]
     );
 }
 

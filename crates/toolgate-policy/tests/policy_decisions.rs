@@ -493,7 +493,12 @@ fn check_json_has_exactly_the_design_fields() {
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     let mut sorted = keys.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, ["decision", "reason", "requests", "risk", "source"]);
+    assert_eq!(
+        sorted,
+        [
+            "decision", "reason", "requests", "risk", "sandbox", "source"
+        ]
+    );
     assert_eq!(v["decision"], "allow");
     assert_eq!(v["risk"], "write");
     assert_eq!(v["source"], "rule");
