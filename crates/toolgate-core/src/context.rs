@@ -40,6 +40,9 @@ pub struct ToolContext {
     pub location: Arc<Location>,
     /// Cancelled when the call is cancelled or its future dropped; tools stop promptly.
     pub cancel: CancellationToken,
+    /// A request of this call at risk `network` was allowed (by a rule, an
+    /// approval or a mode): a sandboxed command may keep the network.
+    pub network_allowed: bool,
     progress: Option<mpsc::UnboundedSender<Progress>>,
 }
 
@@ -50,6 +53,7 @@ impl ToolContext {
             identity,
             location,
             cancel,
+            network_allowed: false,
             progress: None,
         }
     }

@@ -407,6 +407,9 @@ impl Engine {
         let started = Instant::now();
         let tool_cancel = cancel.child_token();
         let mut ctx = ToolContext::new(call.identity.clone(), location, tool_cancel.clone());
+        ctx.network_allowed = finals
+            .iter()
+            .any(|d| d.effect == Effect::Allow && d.risk == Risk::Network);
         if let Some(tx) = progress {
             ctx = ctx.with_progress(tx);
         }

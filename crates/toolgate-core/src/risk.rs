@@ -128,6 +128,8 @@ pub enum DecisionSource {
     Timeout,
     /// An external hook decided.
     Hook,
+    /// Allowed because the command runs confined by the sandbox (mode `auto`).
+    Sandbox,
 }
 
 impl DecisionSource {
@@ -141,6 +143,7 @@ impl DecisionSource {
             DecisionSource::User => "user",
             DecisionSource::Timeout => "timeout",
             DecisionSource::Hook => "hook",
+            DecisionSource::Sandbox => "sandbox",
         }
     }
 }

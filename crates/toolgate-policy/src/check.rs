@@ -44,6 +44,8 @@ pub struct CheckOutcome {
     pub reason: String,
     /// Where the deciding request's decision came from.
     pub source: DecisionSource,
+    /// The allow holds only because the command runs inside the sandbox.
+    pub sandbox: bool,
     /// Every request.
     pub requests: Vec<CheckRequest>,
     /// Entries of an untrusted project config that would have loosened this
@@ -159,6 +161,7 @@ pub fn outcome(judged: &[Judgement]) -> CheckOutcome {
         risk,
         reason,
         source,
+        sandbox: decision == Effect::Allow && source == DecisionSource::Sandbox,
         requests: judged
             .iter()
             .map(|j| CheckRequest {
@@ -408,5 +411,6 @@ fn source_words(source: DecisionSource) -> &'static str {
         DecisionSource::User => "the user's answer",
         DecisionSource::Timeout => "nobody answered in time",
         DecisionSource::Hook => "a hook",
+        DecisionSource::Sandbox => "mode auto: the sandbox confines it",
     }
 }

@@ -31,7 +31,10 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::pattern::{PatternBase, PatternKind};
+
+mod sandbox;
 use crate::rules::{Layer, Rule, RuleEffect};
+pub use sandbox::{SandboxConfig, SandboxMode};
 
 /// Actions a rule may name (tool names and `external_directory`).
 pub const KNOWN_ACTIONS: &[&str] = &[
@@ -223,6 +226,8 @@ pub struct ConfigFile {
     pub approvals: Option<ApprovalsConfig>,
     /// `[serve]`, if set.
     pub serve: Option<ServeConfig>,
+    /// `[sandbox]`, if set.
+    pub sandbox: Option<SandboxConfig>,
     /// The examples each rule carries: `(rule index, text, must match)`.
     pub examples: Vec<(usize, String, bool)>,
     /// The lines of the settings that are not rules (0 when not set).
@@ -243,7 +248,7 @@ pub struct SettingLines {
     pub approvals: u32,
 }
 
-const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve";
+const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve, sandbox";
 
 /// Parses one config file. Patterns are compiled against `base`, and every rule's
 /// `match` / `not_match` examples are checked.
@@ -273,6 +278,7 @@ pub fn parse_config(
         tool_output: None,
         approvals: None,
         serve: None,
+        sandbox: None,
         examples: Vec::new(),
         lines: SettingLines::default(),
     };
@@ -307,6 +313,7 @@ pub fn parse_config(
                 out.approvals = Some(p.approvals(value)?);
             }
             "serve" => out.serve = p.serve(value)?,
+            "sandbox" => out.sandbox = Some(p.sandbox(value)?),
             "permission" => p.permission(value, &mut ordered)?,
             "rules" => p.rules(value, &mut ordered)?,
             other => {
@@ -1072,7 +1079,7 @@ max_bytes = 51_200
         assert!(err("approvals = 1\n").message.contains("must be a table"));
     }
 
-    fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {
+    pub(super) fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {
         parse_config(text, "/home/u/.config/toolgate/config.toml", layer, &base())
     }
 

@@ -74,6 +74,10 @@ struct PatchIn {
 struct BashIn {
     command: String,
     workdir: Option<String>,
+    #[serde(default)]
+    unsandboxed: bool,
+    #[serde(default)]
+    reason: Option<String>,
 }
 #[derive(Deserialize)]
 struct UrlIn {
@@ -168,10 +172,16 @@ pub fn builtin_intent(
         "bash" => {
             let i: BashIn = decode(tool, input)?;
             let cwd = location.resolve(i.workdir.as_deref().unwrap_or(&root()))?;
-            vec![
-                PermissionRequest::new("bash", i.command, Risk::Execute)
-                    .with_cwd(cwd.path.display().to_string()),
-            ]
+            let cwd = cwd.path.display().to_string();
+            let mut requests = Vec::new();
+            if i.unsandboxed {
+                requests.push(unsandboxed_request(&i.command, i.reason.as_deref(), &cwd));
+            }
+            requests.insert(
+                0,
+                PermissionRequest::new("bash", i.command, Risk::Execute).with_cwd(cwd),
+            );
+            requests
         }
         "webfetch" => {
             let i: UrlIn = decode(tool, input)?;
@@ -264,6 +274,20 @@ fn patch_requests(patch: &str, location: &Location) -> Result<Vec<PermissionRequ
         return Err(invalid("the patch touches no file".into()));
     }
     Ok(out)
+}
+
+/// The extra request of a bash call that asks to run outside the sandbox:
+/// action `bash_unsandboxed`, which no config rule can name, at risk
+/// `destructive`, so it is asked every time (even when a rule allows the
+/// command) and no approval of it is saved.
+pub fn unsandboxed_request(command: &str, reason: Option<&str>, cwd: &str) -> PermissionRequest {
+    let why = reason
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .unwrap_or("no reason given");
+    PermissionRequest::new("bash_unsandboxed", command, Risk::Destructive)
+        .with_cwd(cwd)
+        .with_note(format!("run outside the sandbox: {why}"))
 }
 
 #[cfg(test)]

@@ -23,8 +23,8 @@ use toolgate_core::protected::{Protected, ProtectedClass, ProtectedPaths};
 use toolgate_core::{Decision, DecisionSource, Effect, Location, PermissionRequest, Risk};
 
 use crate::config::{
-    ApprovalChannelName, ApprovalsConfig, ConfigError, ConfigFile, Mode, ServeConfig,
-    ToolOutputConfig, check_example, parse_config,
+    ApprovalChannelName, ApprovalsConfig, ConfigError, ConfigFile, Mode, SandboxConfig,
+    ServeConfig, ToolOutputConfig, check_example, parse_config,
 };
 use crate::pattern::{Pattern, PatternBase, PatternKind};
 use crate::rules::{Layer, Rule, RuleEffect, RuleSet};
@@ -123,6 +123,7 @@ pub struct Policy {
     approvals: ApprovalsConfig,
     managed_approvals: ApprovalsConfig,
     serve: Option<ServeConfig>,
+    sandbox: SandboxConfig,
     root: PathBuf,
     home: PathBuf,
     files: Vec<String>,
@@ -459,6 +460,8 @@ impl Policy {
         let mut approvals = ApprovalsConfig::default();
         let mut managed_approvals = ApprovalsConfig::default();
         let mut serve = None;
+        let mut sandbox = SandboxConfig::default();
+        let mut managed_sandbox_mode = None;
         let mut names = Vec::new();
         for f in files {
             names.push(format!("{} ({})", f.file, f.layer.as_str()));
@@ -492,7 +495,16 @@ impl Policy {
             }
             // Layers are in merge order and managed comes last, so it is final.
             serve = f.serve.or(serve);
+            if let Some(sb) = f.sandbox {
+                if f.layer == Layer::Managed {
+                    managed_sandbox_mode = sb.mode.or(managed_sandbox_mode);
+                }
+                sandbox.mode = sb.mode.or(sandbox.mode);
+                sandbox.writable.extend(sb.writable);
+                sandbox.allow_domains.extend(sb.allow_domains);
+            }
         }
+        sandbox.mode = managed_sandbox_mode.or(sandbox.mode);
         normal.extend(session_rules);
         let compile = |rules: Vec<Rule>| {
             RuleSet::compile(rules).map_err(|e| ConfigError {
@@ -525,6 +537,7 @@ impl Policy {
             approvals,
             managed_approvals,
             serve,
+            sandbox,
             root: sources.root.clone(),
             home: sources.home.clone(),
             files: names,
@@ -588,6 +601,12 @@ impl Policy {
     /// `[tool_output]`, merged.
     pub fn tool_output(&self) -> ToolOutputConfig {
         self.tool_output
+    }
+
+    /// `[sandbox]`, merged: the last layer's `mode` (the managed layer's is
+    /// final), every layer's `writable` and `allow_domains`.
+    pub fn sandbox(&self) -> &SandboxConfig {
+        &self.sandbox
     }
 
     /// The approval channels of `mcp` and `serve`, in the order to try them:

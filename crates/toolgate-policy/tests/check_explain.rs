@@ -117,7 +117,7 @@ fn batch_answers_every_line_and_goes_on_after_bad_ones() {
     assert_eq!(
         keys,
         [
-            "decision", "ignored", "line", "reason", "requests", "risk", "source"
+            "decision", "ignored", "line", "reason", "requests", "risk", "sandbox", "source"
         ]
     );
 }

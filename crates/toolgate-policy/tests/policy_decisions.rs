@@ -496,7 +496,7 @@ fn check_json_has_exactly_the_design_fields() {
     assert_eq!(
         sorted,
         [
-            "decision", "ignored", "reason", "requests", "risk", "source"
+            "decision", "ignored", "reason", "requests", "risk", "sandbox", "source"
         ]
     );
     assert_eq!(v["ignored"], json!([]));

@@ -55,6 +55,8 @@ fn main() {
         workdir: None,
         timeout_ms: Some(600_000),
         description: None,
+        unsandboxed: false,
+        reason: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

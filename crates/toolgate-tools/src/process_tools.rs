@@ -26,6 +26,7 @@ mod net_guard;
 mod output_capture;
 mod process_group;
 mod question;
+mod sandbox_port;
 mod secret_env;
 mod skill;
 mod todowrite;
@@ -44,6 +45,7 @@ pub use process_group::KILL_GRACE;
 pub use question::{
     Answer, Question, QuestionChannel, QuestionError, QuestionInput, QuestionOutput, QuestionTool,
 };
+pub use sandbox_port::{CommandSandbox, ConfineRequest, ConfinedCommand};
 pub use secret_env::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_name};
 pub use skill::{SkillInput, SkillOutput, SkillTool};
 pub use todowrite::{
@@ -84,6 +86,8 @@ pub struct ProcessToolsConfig {
     /// The user's skills directory. Default: `$XDG_CONFIG_HOME/toolgate/skills`,
     /// else `~/.config/toolgate/skills`.
     pub user_skills_dir: Option<PathBuf>,
+    /// Confines every bash command; `None`: bash runs unconfined.
+    pub sandbox: Option<Arc<dyn CommandSandbox>>,
 }
 
 impl Default for ProcessToolsConfig {
@@ -99,6 +103,7 @@ impl Default for ProcessToolsConfig {
             websearch: WebSearchConfig::default(),
             question: None,
             user_skills_dir: default_user_skills_dir(),
+            sandbox: None,
         }
     }
 }
@@ -113,6 +118,7 @@ impl std::fmt::Debug for ProcessToolsConfig {
             .field("websearch", &self.websearch)
             .field("question", &self.question.as_ref().map(|_| "<channel>"))
             .field("user_skills_dir", &self.user_skills_dir)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }

@@ -18,6 +18,8 @@ fn input(command: &str) -> BashInput {
         workdir: None,
         timeout_ms: None,
         description: None,
+        unsandboxed: false,
+        reason: None,
     }
 }
 

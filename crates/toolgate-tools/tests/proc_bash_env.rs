@@ -31,6 +31,8 @@ fn secret_looking_variables_are_not_passed_on() {
                 workdir: None,
                 timeout_ms: None,
                 description: None,
+                unsandboxed: false,
+                reason: None,
             },
             env.ctx(),
         ))

@@ -31,6 +31,8 @@ fn hundred_megabytes_of_output_stay_out_of_memory() {
         workdir: None,
         timeout_ms: None,
         description: None,
+        unsandboxed: false,
+        reason: None,
     };
     // Warm up the runtime, its blocking pool and the spill path.
     rt.block_on(tool.execute(input("head -c 3000000 /dev/zero"), env.ctx()))

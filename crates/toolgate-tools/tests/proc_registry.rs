@@ -19,7 +19,14 @@ fn names_and_input_fields_match_the_design() {
     let expected: &[(&str, &[&str], &[&str])] = &[
         (
             "bash",
-            &["command", "workdir", "timeout_ms", "description"],
+            &[
+                "command",
+                "workdir",
+                "timeout_ms",
+                "description",
+                "unsandboxed",
+                "reason",
+            ],
             &["command"],
         ),
         ("question", &["questions"], &["questions"]),

@@ -8,6 +8,7 @@ mod cmd_policy;
 mod cmd_trust;
 mod data_dir;
 mod runtime;
+mod sandbox;
 mod terminal;
 
 use std::path::PathBuf;
@@ -68,6 +69,9 @@ enum Command {
     /// Trust this project's `.toolgate/config.toml` (shows what it loosens and
     /// asks), list trusted configs, or revoke trust.
     Trust(cmd_trust::TrustArgs),
+    /// What the sandbox confines here (`status`), or run a command in it (`exec`).
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,6 +91,9 @@ enum ApprovalsCommand {
 }
 
 fn main() -> ExitCode {
+    // Inside the sandbox this process is the helper that confines itself and
+    // runs the command; it never returns then.
+    toolgate_sandbox::run_if_requested();
     init_logging();
     let cli = Cli::parse();
     match run(cli) {
@@ -147,6 +154,7 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Log(args) => cmd_log::run(args, &data),
         Command::Trust(args) => cmd_trust::run(args, &data),
+        Command::Sandbox(command) => sandbox::run(command),
     }
 }
 

@@ -100,6 +100,10 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
             .unwrap_or(toolgate_core::bound::DEFAULT_MAX_BYTES),
     };
     let allow_credential_files = reading_credentials_allowed(&policy, &location);
+    let sandbox = crate::sandbox::SandboxAdapter::new(&policy);
+    if let Some(line) = sandbox.startup_line() {
+        eprintln!("{line}");
+    }
     let approvals = SqliteApprovals::open(options.data.state_db())
         .with_context(|| format!("cannot open {}", options.data.state_db().display()))?;
     let gate = Arc::new(PolicyGate::new(
@@ -125,6 +129,7 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
     config.files.allow_credential_files = allow_credential_files;
     config.process.data_dir = options.data.root().to_path_buf();
     config.process.question = options.questions;
+    config.process.sandbox = Some(Arc::new(sandbox));
     let tools = Registry::new();
     let registrations = toolgate_tools::register_builtins(&tools, &config)
         .context("cannot register the built-in tools")?;

@@ -18,6 +18,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -32,7 +33,10 @@ use toolgate_core::{
 
 use super::ProcessToolsConfig;
 use super::output_capture::{Capture, MEMORY_LIMIT_BYTES};
-use super::process_group::{GroupGuard, KILL_GRACE, Termination, group_alive, terminate};
+use super::process_group::{
+    GroupGuard, KILL_GRACE, Termination, group_alive, terminate, wait_gone,
+};
+use super::sandbox_port::{CommandSandbox, ConfineRequest, ConfinedCommand};
 use super::secret_env::command_env;
 
 /// Timeout when the call gives none: 2 minutes.
@@ -45,6 +49,8 @@ const MAX_COMMAND_BYTES: usize = 128 * 1024;
 /// before whatever still holds it open is terminated.
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
 const READ_CHUNK: usize = 64 * 1024;
+/// How long a sandboxed command's namespace may take to empty after it exits.
+const SANDBOX_SETTLE: Duration = Duration::from_millis(200);
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 const PROGRESS_LINE_CHARS: usize = 200;
 
@@ -63,6 +69,13 @@ pub struct BashInput {
     /// What the command does, in a few words, for the person approving it.
     #[serde(default)]
     pub description: Option<String>,
+    /// Run outside the sandbox. Always asked (even when a rule allows the
+    /// command), and no approval of it is saved; give a `reason`.
+    #[serde(default)]
+    pub unsandboxed: bool,
+    /// Why the command must run outside the sandbox, for the person asked.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// Output of `bash`.
@@ -92,6 +105,12 @@ pub struct BashOutput {
     pub spill_path: Option<String>,
     /// Processes the command left running in its group were terminated.
     pub background_terminated: bool,
+    /// The command ran inside the sandbox.
+    pub sandboxed: bool,
+    /// When a sandboxed command failed: what the sandbox refuses and the
+    /// paths it refused, where the output names them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_note: Option<String>,
 }
 
 /// The `bash` tool.
@@ -99,6 +118,7 @@ pub struct BashOutput {
 pub struct BashTool {
     spill_dir: PathBuf,
     secret_patterns: Vec<String>,
+    sandbox: Option<Arc<dyn CommandSandbox>>,
 }
 
 impl BashTool {
@@ -108,6 +128,7 @@ impl BashTool {
         BashTool {
             spill_dir: config.data_dir.join("tool-output"),
             secret_patterns: config.secret_env_patterns.clone(),
+            sandbox: config.sandbox.clone(),
         }
     }
 }
@@ -236,7 +257,38 @@ fn start_terminate(pgid: i32) -> Option<TerminateFuture> {
 }
 
 impl BashTool {
-    fn spawn(&self, command: &str, workdir: &Path) -> Result<tokio::process::Child, ToolError> {
+    /// The confined command when a sandbox is configured and the call did not
+    /// ask to run outside it.
+    fn confine(
+        &self,
+        input: &BashInput,
+        ctx: &ToolContext,
+        workdir: &Path,
+    ) -> Result<Option<ConfinedCommand>, ToolError> {
+        let Some(sandbox) = &self.sandbox else {
+            return Ok(None);
+        };
+        if input.unsandboxed {
+            return Ok(None);
+        }
+        let args = ["-c".to_string(), input.command.clone()];
+        sandbox
+            .confine(&ConfineRequest {
+                program: "bash",
+                args: &args,
+                location: &ctx.location,
+                workdir,
+                network: ctx.network_allowed,
+            })
+            .map_err(ToolError::Failed)
+    }
+
+    fn spawn(
+        &self,
+        command: &str,
+        workdir: &Path,
+        confined: Option<&mut ConfinedCommand>,
+    ) -> Result<tokio::process::Child, ToolError> {
         let (env, removed) = command_env(&self.secret_patterns);
         if !removed.is_empty() {
             tracing::debug!(
@@ -244,10 +296,19 @@ impl BashTool {
                 "secret-looking variables withheld from the command"
             );
         }
-        let mut cmd = Command::new("bash");
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(workdir)
+        let mut cmd = match confined {
+            Some(c) => {
+                let std_cmd =
+                    std::mem::replace(&mut c.command, std::process::Command::new("false"));
+                Command::from(std_cmd)
+            }
+            None => {
+                let mut cmd = Command::new("bash");
+                cmd.arg("-c").arg(command);
+                cmd
+            }
+        };
+        cmd.current_dir(workdir)
             .env_clear()
             .envs(env)
             .stdin(Stdio::null())
@@ -284,7 +345,8 @@ impl BashTool {
         }
         let started = Instant::now();
         let deadline = started + timeout;
-        let mut child = self.spawn(&input.command, &workdir)?;
+        let mut confined = self.confine(&input, ctx, &workdir)?;
+        let mut child = self.spawn(&input.command, &workdir, confined.as_mut())?;
         let pgid = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
@@ -355,6 +417,11 @@ impl BashTool {
             }
         }
 
+        if terminated.is_none() && confined.is_some() && group_alive(pgid) {
+            // In the sandbox's PID namespace everything dies with the
+            // command; give the kernel a moment to finish them off.
+            wait_gone(pgid, SANDBOX_SETTLE).await;
+        }
         if terminated.is_none() && group_alive(pgid) {
             // Exited with the output closed, but background jobs live on.
             background_terminated = true;
@@ -371,6 +438,13 @@ impl BashTool {
         let status =
             status.ok_or_else(|| ToolError::Failed("bash did not report an exit status".into()))?;
         let signal = status.signal();
+        let output = String::from_utf8_lossy(&captured.head).into_owned();
+        let sandboxed = confined.is_some();
+        let sandbox_note = match &confined {
+            Some(c) if !status.success() => Some(sandbox_note(&c.refuses, &output)),
+            _ => None,
+        };
+        drop(confined);
         Ok(BashOutput {
             workdir: workdir.display().to_string(),
             exit_code: status.code(),
@@ -378,15 +452,55 @@ impl BashTool {
             signal_name: signal.map(signal_name),
             timed_out: stop == Stop::TimedOut,
             duration_ms,
-            output: String::from_utf8_lossy(&captured.head).into_owned(),
+            output,
             output_bytes: captured.total,
             output_tail: captured
                 .tail
                 .map(|t| String::from_utf8_lossy(&t).into_owned()),
             spill_path: captured.spill_path.map(|p| p.display().to_string()),
             background_terminated,
+            sandboxed,
+            sandbox_note,
         })
     }
+}
+
+/// What the sandbox refuses, and the paths the output shows it refused
+/// (`PATH: Read-only file system`, `PATH: Permission denied`, …).
+fn sandbox_note(refuses: &str, output: &str) -> String {
+    const MARKERS: [&str; 3] = [
+        "Read-only file system",
+        "Permission denied",
+        "Operation not permitted",
+    ];
+    let mut blocked: Vec<String> = Vec::new();
+    for line in output.lines() {
+        for marker in MARKERS {
+            let Some(at) = line.find(marker) else {
+                continue;
+            };
+            let before = line[..at].trim_end().trim_end_matches(':').trim_end();
+            let candidate = before
+                .rsplit([':', ' '])
+                .find(|s| !s.is_empty())
+                .unwrap_or("")
+                .trim_matches(|c| c == '\'' || c == '"' || c == '`');
+            if (candidate.contains('/') || candidate.starts_with('.'))
+                && !blocked.iter().any(|b| b == candidate)
+                && blocked.len() < 10
+            {
+                blocked.push(candidate.to_string());
+            }
+        }
+    }
+    let mut note = format!("the command ran in the sandbox, which {refuses}");
+    if !blocked.is_empty() {
+        note.push_str(&format!(". Refused here: {}", blocked.join(", ")));
+    }
+    note.push_str(
+        ". If the command needs what the sandbox refuses, call bash again with \"unsandboxed\": true and a \"reason\" (a person is asked every time).",
+    );
+    note
 }
 
 fn signal_name(signal: i32) -> String {
@@ -414,11 +528,32 @@ impl Tool for BashTool {
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         check_input(input)?;
-        let workdir = workdir_of(location, input.workdir.as_deref())?;
-        Ok(vec![
+        let workdir = workdir_of(location, input.workdir.as_deref())?
+            .display()
+            .to_string();
+        let mut requests = vec![
             PermissionRequest::new("bash", input.command.clone(), Risk::Execute)
-                .with_cwd(workdir.display().to_string()),
-        ])
+                .with_cwd(workdir.clone()),
+        ];
+        if input.unsandboxed {
+            // Asked every time, never saved: see `BashInput::unsandboxed`.
+            let why = input
+                .reason
+                .as_deref()
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .unwrap_or("no reason given");
+            requests.push(
+                PermissionRequest::new(
+                    "bash_unsandboxed",
+                    input.command.clone(),
+                    Risk::Destructive,
+                )
+                .with_cwd(workdir)
+                .with_note(format!("run outside the sandbox: {why}")),
+            );
+        }
+        Ok(requests)
     }
 
     async fn execute(&self, input: BashInput, ctx: ToolContext) -> Result<BashOutput, ToolError> {
@@ -455,6 +590,9 @@ impl Tool for BashTool {
         if output.background_terminated {
             text.push_str("\n(background processes left running by the command were terminated)");
         }
+        if let Some(note) = &output.sandbox_note {
+            text.push_str(&format!("\n({note})"));
+        }
         vec![Content::text(text)]
     }
 }
@@ -469,6 +607,8 @@ mod tests {
             workdir: None,
             timeout_ms,
             description: None,
+            unsandboxed: false,
+            reason: None,
         }
     }
 
@@ -511,6 +651,18 @@ mod tests {
                 .to_string()
                 .contains("limit")
         );
+    }
+
+    #[test]
+    fn sandbox_note_names_refused_paths() {
+        let out = "touch: cannot touch '/etc/x': Read-only file system\nbash: line 1: .git/config: Read-only file system\ncat: .env: Permission denied\n";
+        let note = sandbox_note("writes only inside the location", out);
+        assert!(note.contains("ran in the sandbox"), "{note}");
+        assert!(
+            note.contains("Refused here: /etc/x, .git/config, .env"),
+            "{note}"
+        );
+        assert!(note.contains("\"unsandboxed\": true"));
     }
 
     #[test]

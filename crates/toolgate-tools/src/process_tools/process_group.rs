@@ -76,7 +76,8 @@ fn signal_group(pgid: i32, signal: Signal) {
     }
 }
 
-async fn wait_gone(pgid: i32, within: Duration) -> bool {
+/// Waits up to `within` for group `pgid` to have no live member.
+pub async fn wait_gone(pgid: i32, within: Duration) -> bool {
     let until = Instant::now() + within;
     loop {
         if !group_alive(pgid) {

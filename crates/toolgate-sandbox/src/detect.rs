@@ -1,0 +1,201 @@
+//! What the machine supports, found by trying it: bubblewrap is run once with
+//! the namespaces a confined command uses, the Landlock ABI is asked of the
+//! kernel (`LANDLOCK_CREATE_RULESET_VERSION`), and seccomp by `PR_GET_SECCOMP`.
+//! Never from the kernel version.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+/// What the machine can confine, as `toolgate sandbox status` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Support {
+    /// Commands can be confined here.
+    pub available: bool,
+    /// The mechanisms in use, e.g. `bubblewrap 0.8.0 + landlock ABI 7 + seccomp`.
+    pub mechanism: String,
+    /// What the filesystem view is, in words.
+    pub filesystem: String,
+    /// What the network is, in words.
+    pub network: String,
+    /// Why something is missing (empty when everything is there).
+    pub reasons: Vec<String>,
+    /// The bubblewrap executable that worked.
+    #[serde(skip)]
+    pub bwrap: Option<PathBuf>,
+    /// The kernel's Landlock ABI, when Landlock is enabled.
+    #[serde(skip)]
+    pub landlock_abi: Option<u32>,
+    /// The kernel offers seccomp filters.
+    #[serde(skip)]
+    pub seccomp: bool,
+}
+
+impl Support {
+    /// A machine where nothing can be confined, for the reason given (a
+    /// non-Linux build, or the caller's own reason).
+    pub fn unavailable(reason: impl Into<String>) -> Self {
+        Support {
+            available: false,
+            mechanism: "none".into(),
+            filesystem: "unconfined".into(),
+            network: "unconfined".into(),
+            reasons: vec![reason.into()],
+            bwrap: None,
+            landlock_abi: None,
+            seccomp: false,
+        }
+    }
+}
+
+/// The kernel's Landlock ABI version, or `None` when Landlock is not built in
+/// or not enabled.
+pub fn landlock_abi() -> Option<u32> {
+    // SAFETY: with a null attribute, size 0 and the VERSION flag, the call
+    // only returns the ABI version (or an error); it touches no memory.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    u32::try_from(v).ok().filter(|v| *v > 0)
+}
+
+fn find_bwrap() -> Option<PathBuf> {
+    // The system's own first: a `bwrap` earlier in PATH (say, in a
+    // directory of the location) must not be the one that confines.
+    ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| is_executable(p))
+        .or_else(|| {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path)
+                .filter(|d| d.is_absolute())
+                .map(|d| d.join("bwrap"))
+                .find(|p| is_executable(p))
+        })
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn bwrap_version(bwrap: &Path) -> String {
+    Command::new(bwrap)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "bubblewrap".into())
+}
+
+/// Runs bubblewrap once with every namespace a confined command gets.
+fn try_bwrap(bwrap: &Path) -> Result<(), String> {
+    let out = Command::new(bwrap)
+        .args(crate::spec::NAMESPACE_ARGS)
+        .arg("--unshare-net")
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--",
+            "true",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} failed to create the sandbox namespaces ({}): {}",
+            bwrap.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn probe() -> Support {
+    let mut reasons = Vec::new();
+    let bwrap = match find_bwrap() {
+        None => {
+            reasons.push(
+                "bubblewrap (`bwrap`) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+                    .to_string(),
+            );
+            None
+        }
+        Some(b) => match try_bwrap(&b) {
+            Ok(()) => Some(b),
+            Err(e) => {
+                reasons.push(e);
+                None
+            }
+        },
+    };
+    let seccomp = crate::seccomp::available();
+    if !seccomp {
+        reasons.push("the kernel offers no seccomp filters".into());
+    }
+    let landlock = landlock_abi();
+    if landlock.is_none() {
+        reasons.push(
+            "Landlock is not enabled in this kernel (the namespaces still confine; Landlock is the second wall)"
+                .into(),
+        );
+    }
+    let available = bwrap.is_some() && seccomp;
+    let mechanism = match &bwrap {
+        Some(b) => {
+            let mut m = bwrap_version(b);
+            if let Some(abi) = landlock {
+                m.push_str(&format!(" + landlock ABI {abi}"));
+            }
+            if seccomp {
+                m.push_str(" + seccomp");
+            }
+            m
+        }
+        None => "none".into(),
+    };
+    let (filesystem, network) = if available {
+        (
+            "read-only except the location roots, a private /tmp and configured writable paths; protected paths read-only; credential files masked".into(),
+            "none unless the call's network request was allowed".into(),
+        )
+    } else {
+        ("unconfined".into(), "unconfined".into())
+    };
+    Support {
+        available,
+        mechanism,
+        filesystem,
+        network,
+        reasons,
+        bwrap,
+        landlock_abi: landlock,
+        seccomp,
+    }
+}
+
+/// The machine's support, probed once per process.
+pub fn detect() -> Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(probe).clone()
+}

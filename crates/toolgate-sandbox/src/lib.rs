@@ -1,0 +1,89 @@
+//! Confines a process on Linux: what it may write, read, reach and signal.
+//!
+//! The crate decides nothing and knows no tool. A caller describes what a
+//! command may touch in a [`SandboxSpec`], asks [`detect`] what the machine
+//! supports, and gets a [`std::process::Command`] that runs the command
+//! confined.
+//!
+//! # Mechanism
+//!
+//! Three layers, each from a different part of the kernel, so that a gap in
+//! one is not a gap in all:
+//!
+//! 1. **bubblewrap** (`bwrap`, Debian package `bubblewrap`) builds the view:
+//!    new user, PID, IPC, UTS and cgroup namespaces (and a new, empty network
+//!    namespace unless the spec asks for the network), no capabilities, user
+//!    namespaces disabled inside, killed with its parent. The filesystem is
+//!    the host's, mounted read-only; the location's roots and configured
+//!    writable paths are bound writable over it; protected paths inside them
+//!    are bound read-only again; credential files and directories are covered
+//!    by `/dev/null` or an empty read-only tmpfs; `/tmp` and `/var/tmp` are
+//!    private tmpfs; `/proc` is a new procfs that shows only the sandbox's own
+//!    processes. bubblewrap is chosen over doing the namespace and mount work
+//!    in a `pre_exec` hook because it is small, audited, shipped by every
+//!    distribution, and works both as root and as an ordinary user (through
+//!    unprivileged user namespaces); a hand-written mount sequence in a
+//!    forked child of a multi-threaded program is where such code goes wrong.
+//! 2. **Landlock** is applied by a helper that bubblewrap runs inside the
+//!    namespaces: writes only beneath the roots, the writable paths, `/tmp`,
+//!    `/dev` and `/proc`; no TCP bind or connect when the network is off; no
+//!    signals to, and no abstract sockets of, processes outside. It cannot be
+//!    applied before bubblewrap (a Landlock-restricted process may not mount)
+//!    and bubblewrap cannot apply it itself, hence the helper: the caller's
+//!    own executable re-run with [`CHILD_ARG`] ([`run_if_requested`]), which
+//!    needs no second binary to install and find. Landlock is best effort:
+//!    where the kernel lacks it the namespaces still confine.
+//! 3. **seccomp** (built with `seccompiler`) is installed by the same helper
+//!    after `no_new_privs`: it refuses `ptrace`, mounts, `unshare`/`setns`
+//!    and namespace-creating `clone`, kexec, `bpf`, `perf_event_open`, the
+//!    key ring, module loading, io_uring, the `TIOCSTI`/`TIOCLINUX` ioctls and
+//!    a few more ([`seccomp::refused_names`]).
+//!
+//! Support is detected by trying it: bubblewrap is run once with every
+//! namespace, the Landlock ABI is asked of the kernel, seccomp is probed with
+//! `prctl`. Never from the kernel version.
+//!
+//! # What is not confined
+//!
+//! A confined command may read everything the user can read outside the masked
+//! paths (source files, the rest of the home directory, `/etc`), and may write
+//! anything inside the roots that is not protected, including deleting files
+//! there. Missing protected paths inside a root are held by empty placeholders
+//! for the run (removed afterwards); two processes confining the same
+//! location at once share no count of them, so one may remove a placeholder
+//! the other still relies on.
+
+mod child;
+mod detect;
+pub mod masks;
+pub mod seccomp;
+mod spec;
+
+pub use child::{CHILD_ARG, run_if_requested};
+pub use detect::{Support, detect, landlock_abi};
+pub use spec::{Confined, SCAN_LIMIT, SandboxSpec};
+
+/// Why a command could not be confined.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The machine cannot confine commands.
+    #[error("the sandbox is not available on this machine: {0}")]
+    Unavailable(String),
+    /// The spec is unusable (a root that does not exist, …).
+    #[error("bad sandbox spec: {0}")]
+    Spec(String),
+    /// Setting up the confinement failed.
+    #[error("sandbox setup failed: {0}")]
+    Setup(String),
+    /// Building or installing the seccomp filter failed.
+    #[error("seccomp: {0}")]
+    Seccomp(String),
+    /// The command could not be started inside the sandbox.
+    #[error("cannot run {program} inside the sandbox: {source}", program = program.display())]
+    Exec {
+        /// The program.
+        program: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}

