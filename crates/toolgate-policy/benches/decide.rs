@@ -24,6 +24,7 @@ use criterion::{BenchmarkId, Criterion};
 use toolgate_core::{Location, PermissionRequest, Risk};
 use toolgate_policy::check::judge_call;
 use toolgate_policy::policy::{NoApprovals, Policy};
+use toolgate_policy::repo_config::{GitInvocation, ProcessEnv, inspect};
 use toolgate_policy::rules::Layer;
 use toolgate_policy::shell::{ShellContext, analyze, analyze_with_grammar};
 
@@ -183,6 +184,58 @@ fn main() {
         });
         group.finish();
     }
+    // The git-config check for `git status` in a fresh `git init` repository:
+    // discovery, stat of every config file, parsed files from the cache.
+    let repo_dir = tempfile::tempdir().expect("tempdir");
+    let repo_ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(repo_dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", repo_dir.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    let repo_location = Location::new(repo_dir.path()).expect("location");
+    let git_status = GitInvocation {
+        global_args: Vec::new(),
+        assignments: Vec::new(),
+        process_env: ProcessEnv::fixed([("HOME", "/home/bench")]),
+        ..GitInvocation::new(repo_location.root(), home)
+    };
+    let status_request = || {
+        PermissionRequest::new("bash", "git status", Risk::Execute)
+            .with_cwd(repo_location.root().display().to_string())
+    };
+    if repo_ok {
+        let mut group = c.benchmark_group("repo-config");
+        let policy = &policies[0].1;
+        group.bench_function("git-status/decide", |b| {
+            b.iter(|| {
+                black_box(judge_call(
+                    policy,
+                    vec![status_request()],
+                    &repo_location,
+                    &NoApprovals,
+                ))
+            })
+        });
+        group.bench_function("git-status/inspect", |b| {
+            b.iter(|| black_box(inspect(&git_status, &repo_location)))
+        });
+        group.bench_function("git-status/decide+inspect", |b| {
+            b.iter(|| {
+                black_box(inspect(&git_status, &repo_location));
+                black_box(judge_call(
+                    policy,
+                    vec![status_request()],
+                    &repo_location,
+                    &NoApprovals,
+                ))
+            })
+        });
+        group.finish();
+    } else {
+        eprintln!("repo-config benchmarks skipped: `git init` failed");
+    }
     c.final_summary();
     if std::env::args().any(|a| a == "--profile-time") {
         // Profiling one benchmark: nothing else may run in the profile.
@@ -217,6 +270,48 @@ fn main() {
                 samples[samples.len() - 1]
             );
         }
+    }
+    if repo_ok {
+        let policy = &policies[0].1;
+        let time = |what: &str, f: &mut dyn FnMut()| {
+            let mut samples = Vec::with_capacity(20_000);
+            for i in 0..22_000 {
+                let t = Instant::now();
+                f();
+                if i >= 2_000 {
+                    samples.push(t.elapsed());
+                }
+            }
+            samples.sort_unstable();
+            let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize];
+            println!(
+                "{what:<26} {:>10.1?} {:>10.1?} {:>10.1?}",
+                pct(0.50),
+                pct(0.99),
+                samples[samples.len() - 1]
+            );
+        };
+        println!("\n`git status`, 10 rules (p50, p99, max):");
+        time("decide", &mut || {
+            black_box(judge_call(
+                policy,
+                vec![status_request()],
+                &repo_location,
+                &NoApprovals,
+            ));
+        });
+        time("repo_config::inspect", &mut || {
+            black_box(inspect(&git_status, &repo_location));
+        });
+        time("decide + inspect", &mut || {
+            black_box(inspect(&git_status, &repo_location));
+            black_box(judge_call(
+                policy,
+                vec![status_request()],
+                &repo_location,
+                &NoApprovals,
+            ));
+        });
     }
     processes(&sizes);
 }

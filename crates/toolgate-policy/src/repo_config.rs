@@ -105,8 +105,9 @@ fn lossy(v: &OsString) -> String {
 /// One git command as the analyser saw it.
 #[derive(Debug, Clone)]
 pub struct GitInvocation {
-    /// The effective directory of the command (absolute; after `cd`,
-    /// `env -C`… but before git's own `-C`).
+    /// The effective directory of the command (absolute and canonical, as
+    /// the shell analysis resolves it; after `cd`, `env -C`… but before
+    /// git's own `-C`).
     pub cwd: PathBuf,
     /// The words between `git` and the subcommand: `-C DIR`, `--git-dir=…`,
     /// `-c key=value`, `--config-env=…`, ….
@@ -420,8 +421,12 @@ fn valid_head(head: &Path) -> bool {
 /// git's `is_git_directory`: HEAD, and `objects/` and `refs/` in the common
 /// directory.
 fn is_git_directory(dir: &Path) -> bool {
+    // HEAD first: most directories have none, and it costs one lstat.
+    if !valid_head(&dir.join("HEAD")) {
+        return false;
+    }
     let common = common_dir_of(dir).unwrap_or_else(|| dir.to_path_buf());
-    common.join("objects").is_dir() && common.join("refs").is_dir() && valid_head(&dir.join("HEAD"))
+    common.join("objects").is_dir() && common.join("refs").is_dir()
 }
 
 /// The `commondir` file of a git directory, resolved.
@@ -450,6 +455,8 @@ fn read_gitfile(file: &Path) -> Result<PathBuf, String> {
 struct Repo {
     git_dir: PathBuf,
     work_tree: Option<PathBuf>,
+    /// `git_dir` is known to be canonical already.
+    canonical: bool,
 }
 
 /// git's discovery from `start`, walking up. It does not stop at
@@ -459,21 +466,32 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
     let mut dir = Some(start);
     while let Some(d) = dir {
         let dotgit = d.join(".git");
-        match std::fs::metadata(&dotgit) {
-            Ok(m) if m.is_file() => match read_gitfile(&dotgit) {
+        // lstat: a `.git` that is no symlink below a canonical directory is
+        // canonical itself.
+        let meta = std::fs::symlink_metadata(&dotgit).and_then(|m| {
+            if m.file_type().is_symlink() {
+                std::fs::metadata(&dotgit).map(|t| (t, false))
+            } else {
+                Ok((m, true))
+            }
+        });
+        match meta {
+            Ok((m, _)) if m.is_file() => match read_gitfile(&dotgit) {
                 Ok(target) if is_git_directory(&target) => {
                     return Some(Repo {
                         git_dir: target,
                         work_tree: Some(d.to_path_buf()),
+                        canonical: false,
                     });
                 }
                 // git stops with "not a git repository": nothing runs.
                 _ => return None,
             },
-            Ok(m) if m.is_dir() && is_git_directory(&dotgit) => {
+            Ok((m, plain)) if m.is_dir() && is_git_directory(&dotgit) => {
                 return Some(Repo {
                     git_dir: dotgit,
                     work_tree: Some(d.to_path_buf()),
+                    canonical: plain,
                 });
             }
             Ok(_) => {}
@@ -488,6 +506,7 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
             return Some(Repo {
                 git_dir: d.to_path_buf(),
                 work_tree: None,
+                canonical: true,
             });
         }
         dir = d.parent();
@@ -520,7 +539,9 @@ impl Stamp {
 }
 
 struct Cache {
-    map: HashMap<PathBuf, (Stamp, Parsed)>,
+    /// By the path as asked for: the stamp of the file it reached, that
+    /// file's canonical path, and its parsed content.
+    map: HashMap<PathBuf, (Stamp, PathBuf, Parsed)>,
 }
 
 fn cache() -> &'static Mutex<Cache> {
@@ -532,36 +553,65 @@ fn cache() -> &'static Mutex<Cache> {
     })
 }
 
-/// Reads and parses `path`, through the cache. `Ok(None)`: no such file.
-fn load(path: &Path) -> Result<Option<Parsed>, String> {
+/// A config file as [`load`] found it.
+struct Loaded {
+    /// Canonical when the file exists, else the path asked for.
+    canonical: PathBuf,
+    /// `Ok(None)`: no such file.
+    parsed: Result<Option<Parsed>, String>,
+}
+
+/// Reads and parses `path`, through the cache: one `stat` when nothing
+/// changed. The stamp is of the file the path reaches (symlinks followed),
+/// so a retargeted link or a replaced file is read anew.
+fn load(path: &Path) -> Loaded {
+    let fail = |e: String| Loaded {
+        canonical: real(path),
+        parsed: Err(e),
+    };
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Loaded {
+                canonical: path.to_path_buf(),
+                parsed: Ok(None),
+            };
+        }
+        Err(e) => return fail(format!("cannot read: {e}")),
     };
     if !meta.is_file() {
-        return Err("not a regular file".into());
+        return fail("not a regular file".into());
     }
     let stamp = Stamp::of(&meta);
     {
         let c = cache().lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((s, parsed)) = c.map.get(path)
+        if let Some((s, canonical, parsed)) = c.map.get(path)
             && *s == stamp
         {
-            return Ok(Some(parsed.clone()));
+            return Loaded {
+                canonical: canonical.clone(),
+                parsed: Ok(Some(parsed.clone())),
+            };
         }
     }
     if meta.len() > MAX_CONFIG_BYTES {
-        return Err(format!("larger than {MAX_CONFIG_BYTES} bytes"));
+        return fail(format!("larger than {MAX_CONFIG_BYTES} bytes"));
     }
-    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let canonical = real(path);
+    let mut file = match std::fs::File::open(&canonical) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("cannot read: {e}")),
+    };
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.by_ref()
+    if let Err(e) = file
+        .by_ref()
         .take(MAX_CONFIG_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read: {e}"))?;
+    {
+        return fail(format!("cannot read: {e}"));
+    }
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(format!("larger than {MAX_CONFIG_BYTES} bytes"));
+        return fail(format!("larger than {MAX_CONFIG_BYTES} bytes"));
     }
     let parsed: Parsed = Arc::new(parse::parse(&bytes).map_err(|e| e.to_string()));
     // Cache only what was read under the stamp we saw.
@@ -570,9 +620,15 @@ fn load(path: &Path) -> Result<Option<Parsed>, String> {
         if c.map.len() >= CACHE_ENTRIES {
             c.map.clear();
         }
-        c.map.insert(path.to_path_buf(), (stamp, parsed.clone()));
+        c.map.insert(
+            path.to_path_buf(),
+            (stamp, canonical.clone(), parsed.clone()),
+        );
     }
-    Ok(Some(parsed))
+    Loaded {
+        canonical,
+        parsed: Ok(Some(parsed)),
+    }
 }
 
 /// The canonical form of `path` when it exists, else `path` itself.
@@ -588,7 +644,10 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     fn outside(&mut self, path: &Path) {
-        let p = real(path);
+        self.outside_canonical(real(path));
+    }
+
+    fn outside_canonical(&mut self, p: PathBuf) {
         if !self.location.contains(&p) && !self.report.outside.contains(&p) {
             self.report.outside.push(p);
         }
@@ -611,17 +670,16 @@ impl Walk<'_> {
             ));
             return;
         }
-        let canonical = real(&path);
+        let Loaded { canonical, parsed } = load(&path);
         let trusted = trusted && !self.location.contains(&canonical);
-        let loaded = load(&canonical);
         self.report.files.push(ConfigFile {
             path: canonical.clone(),
             scope,
             trusted,
             conditional,
-            exists: matches!(loaded, Ok(Some(_))),
+            exists: matches!(parsed, Ok(Some(_))),
         });
-        let parsed = match loaded {
+        let parsed = match parsed {
             Ok(Some(p)) => p,
             Ok(None) => return,
             Err(e) => {
@@ -636,7 +694,7 @@ impl Walk<'_> {
             }
         };
         if !trusted {
-            self.outside(&canonical);
+            self.outside_canonical(canonical.clone());
         }
         let entries = match parsed.as_ref() {
             Ok(e) => e,
@@ -813,7 +871,13 @@ pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
             ..RepoConfig::default()
         },
     };
-    walk.outside(&start);
+    if globals.chdirs.is_empty() {
+        walk.outside_canonical(start.clone());
+    } else {
+        start = real(&start);
+        walk.report.start_dir = Some(start.clone());
+        walk.outside_canonical(start.clone());
+    }
 
     // The repository.
     let (env_git_dir, _) = known("GIT_DIR", &mut findings);
@@ -829,35 +893,41 @@ pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
         Some(Repo {
             git_dir: p,
             work_tree: None,
+            canonical: false,
         })
     } else if globals.bare {
         Some(Repo {
             git_dir: start.clone(),
             work_tree: None,
+            canonical: true,
         })
     } else {
         discover(&start, &mut findings)
     };
     if let Some(repo) = &repo {
-        let git_dir = real(&repo.git_dir);
+        let git_dir = if repo.canonical {
+            repo.git_dir.clone()
+        } else {
+            real(&repo.git_dir)
+        };
         let common = match known("GIT_COMMON_DIR", &mut findings) {
             (Some(c), _) if !c.is_empty() => real(&join(&start, &c)),
             _ => common_dir_of(&git_dir)
                 .map(|c| real(&c))
                 .unwrap_or_else(|| git_dir.clone()),
         };
-        walk.outside(&git_dir);
-        walk.outside(&common);
+        walk.outside_canonical(git_dir.clone());
+        walk.outside_canonical(common.clone());
         walk.report.git_dir = Some(git_dir);
         walk.report.common_dir = Some(common);
         let wt = globals
             .work_tree
             .clone()
             .or(env_work_tree)
-            .map(|w| join(&start, &w))
+            .map(|w| real(&join(&start, &w)))
             .or_else(|| repo.work_tree.clone());
         if let Some(wt) = &wt {
-            walk.outside(wt);
+            walk.outside_canonical(wt.clone());
         }
         walk.report.work_tree = wt;
     }
