@@ -46,7 +46,7 @@ pub use question::{
     Answer, Question, QuestionChannel, QuestionError, QuestionInput, QuestionOutput, QuestionTool,
 };
 pub use sandbox_port::{CommandSandbox, ConfineRequest, ConfinedCommand};
-pub use secret_env::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_name};
+pub use secret_env::{DEFAULT_SECRET_ENV_PATTERNS, GIT_FORCED_CONFIG, is_secret_name};
 pub use skill::{SkillInput, SkillOutput, SkillTool};
 pub use todowrite::{
     Todo, TodoPriority, TodoStatus, TodoWriteInput, TodoWriteOutput, TodoWriteTool,
