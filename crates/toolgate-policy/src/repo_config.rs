@@ -47,6 +47,7 @@
 
 pub mod keys;
 pub mod parse;
+pub mod tools;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
