@@ -973,6 +973,9 @@ pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
         walk.file(common.join("config"), Scope::Local, false, false, 0);
         walk.file(gd.join("config.worktree"), Scope::Worktree, false, false, 0);
         submodules(&mut walk, &common);
+        if let Some(wt) = walk.report.work_tree.clone() {
+            checked_out_submodules(&mut walk, &wt);
+        }
     }
 
     // The command scope: GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT, then -c.
@@ -1063,6 +1066,57 @@ fn submodules(walk: &mut Walk<'_>, common: &Path) {
                 stack.push((p, depth + 1));
             }
         }
+    }
+}
+
+/// Submodules listed in the work tree's `.gitmodules` whose `.git` is a
+/// directory of their own (or a `gitdir:` file pointing elsewhere than
+/// `modules/`): their configs too.
+fn checked_out_submodules(walk: &mut Walk<'_>, work_tree: &Path) {
+    let Loaded { parsed, .. } = load(&work_tree.join(".gitmodules"));
+    let entries = match parsed {
+        Ok(Some(p)) => p,
+        Ok(None) => return,
+        Err(e) => {
+            walk.report.findings.push(Finding::new(
+                "(file)",
+                work_tree.join(".gitmodules").display().to_string(),
+                e,
+            ));
+            return;
+        }
+    };
+    let Ok(entries) = entries.as_ref() else {
+        // git refuses a broken .gitmodules for submodule work: nothing recurses.
+        return;
+    };
+    for e in entries {
+        let lower = e.key.to_ascii_lowercase();
+        if !(lower.starts_with("submodule.") && lower.ends_with(".path")) {
+            continue;
+        }
+        let Some(sub) = e.value.as_deref() else {
+            continue;
+        };
+        let dotgit = join(work_tree, sub).join(".git");
+        let git_dir = if dotgit.is_file() {
+            match read_gitfile(&dotgit) {
+                Ok(t) => t,
+                Err(_) => continue,
+            }
+        } else if dotgit.is_dir() {
+            dotgit
+        } else {
+            continue;
+        };
+        let config = real(&git_dir.join("config"));
+        if walk.report.files.iter().any(|f| f.path == config) {
+            continue;
+        }
+        if walk.report.files.len() >= MAX_FILES {
+            return;
+        }
+        walk.file(config, Scope::Submodule, false, false, 0);
     }
 }
 

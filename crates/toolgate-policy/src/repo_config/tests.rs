@@ -655,3 +655,46 @@ fn git_common_dir_env_is_followed() {
     assert_eq!(keys_of(&r), ["core.fsmonitor"]);
     assert!(r.outside.contains(&f.other.join("common")));
 }
+
+#[test]
+fn checked_out_submodule_with_its_own_git_directory() {
+    let f = fx();
+    git_dir(&f.ws.join(".git"), "");
+    std::fs::write(
+        f.ws.join(".gitmodules"),
+        "[submodule \"lib\"]\n\tpath = vendor/lib\n\turl = https://example.com/lib\n",
+    )
+    .unwrap();
+    git_dir(&f.ws.join("vendor/lib/.git"), FSMONITOR);
+    let r = f.run(&f.inv(&f.ws));
+    assert_eq!(keys_of(&r), ["core.fsmonitor"]);
+    assert!(r.findings[0].origin.contains("vendor/lib/.git/config"));
+}
+
+#[test]
+fn real_submodule_through_git() {
+    let f = fx();
+    let lib = f.other.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    git(&lib, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    git(&f.ws, &["init", "-q", "-b", "main"]);
+    git(
+        &f.ws,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            lib.to_str().unwrap(),
+            "sub",
+        ],
+    );
+    assert_eq!(f.run(&f.inv(&f.ws)).may_run_program(), None);
+    let sub_config = f.ws.join(".git/modules/sub/config");
+    let mut c = std::fs::read_to_string(&sub_config).unwrap();
+    c.push_str("[core]\n\tfsmonitor = x\n");
+    std::fs::write(&sub_config, c).unwrap();
+    assert_eq!(keys_of(&f.run(&f.inv(&f.ws))), ["core.fsmonitor"]);
+}
