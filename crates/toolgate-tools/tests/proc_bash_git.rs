@@ -19,6 +19,8 @@ fn input(command: &str) -> BashInput {
         workdir: None,
         timeout_ms: None,
         description: None,
+        unsandboxed: false,
+        reason: None,
     }
 }
 
