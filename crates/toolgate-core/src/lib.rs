@@ -25,6 +25,7 @@
 pub mod bound;
 pub mod content;
 pub mod context;
+pub mod credential;
 pub mod event;
 pub mod gate;
 pub mod location;

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use toolgate_core::{Location, PermissionRequest, Risk};
 
-use crate::classify::path_risk;
+use toolgate_core::credential::CredentialKind;
+
+use crate::classify::credential_of;
 use crate::shell::{self, ShellContext};
 
 /// A request ready to be judged.
@@ -152,10 +154,19 @@ fn raise_path(
     out: &mut Vec<Expanded>,
 ) {
     let path = PathBuf::from(&request.resource);
-    if let Some(risk) = path_risk(&path, home) {
-        if risk > request.risk {
+    let roots: Vec<&Path> = location.roots().collect();
+    if let Some(kind) = credential_of(&path, home, &roots) {
+        let risk = Risk::Credential;
+        // A tool may already say `credential` (the file tools do): the reason
+        // is given all the same.
+        if risk > request.risk || (risk == request.risk && reason.is_none()) {
             request.risk = risk;
-            reason = Some(format!("{} is a {} path", request.resource, risk));
+            reason = Some(match kind {
+                CredentialKind::HardLink(_) => {
+                    format!("{} is a {} path: {kind}", request.resource, risk)
+                }
+                _ => format!("{} is a {} path", request.resource, risk),
+            });
         }
     }
     let mut external = None;

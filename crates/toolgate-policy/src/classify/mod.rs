@@ -26,7 +26,7 @@ pub(crate) mod table;
 pub use arity::arity_prefix;
 pub(crate) use arity::is_assignment;
 pub(crate) use paths::glob_match;
-pub use paths::path_risk;
+pub use paths::{credential_of, path_risk, path_risk_in};
 pub use spec::FileArg;
 pub(crate) use special::sql_destroys;
 

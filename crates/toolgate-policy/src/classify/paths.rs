@@ -5,64 +5,21 @@
 
 use std::path::{Component, Path};
 
-use toolgate_core::Risk;
-
-/// Directory names whose whole content is secret, wherever they appear.
-const SECRET_DIRS: &[&str] = &[".ssh", ".aws", ".gnupg", ".password-store", ".azure"];
-
-/// `(directory, entry)` pairs: the entry inside that directory is secret
-/// (`entry = "*"` means anything below it).
-const SECRET_PAIRS: &[(&str, &str)] = &[
-    (".config", "gh"),
-    (".config", "gcloud"),
-    (".docker", "config.json"),
-    (".kube", "config"),
-    ("keyrings", "*"),
-];
-
-/// File names that are secret wherever they are.
-const SECRET_FILES: &[&str] = &[
-    ".env",
-    ".git-credentials",
-    ".netrc",
-    "_netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".htpasswd",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-];
-
-/// `.env.*` variants that are templates, not secrets.
-const ENV_TEMPLATES: &[&str] = &[
-    ".env.example",
-    ".env.sample",
-    ".env.template",
-    ".env.dist",
-    ".env.defaults",
-];
-
-/// Absolute paths (or directories) outside any home that hold secrets.
-const SECRET_SYSTEM: &[&str] = &[
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/shadow-",
-    "/etc/gshadow-",
-    "/etc/sudoers",
-    "/etc/sudoers.d",
-    "/etc/ssl/private",
-];
+use toolgate_core::credential::{self, SECRET_FILES, is_credential};
+use toolgate_core::{Location, Risk};
 
 /// `Some(Risk::Credential)` when `path` names a secret: `~/.ssh`, `~/.aws`,
-/// `~/.config/gh`, `.git-credentials`, `.netrc`, `~/.docker/config.json`,
-/// `~/.kube/config`, `.env` and `.env.*` (but not `.env.example`, `.env.sample`,
-/// `.env.template`), `/etc/shadow`, `/proc/*/environ`, SSH host keys…
+/// `~/.config/gh`, `.git-credentials`, `.netrc`, `.npmrc`, `~/.docker/config.json`,
+/// `~/.kube/config`, `.env`, `.envrc` and `.env.*` (but not the templates
+/// `.env.example`, `.env.sample`, `.env.template`, `.env.dist`, `.env.defaults`),
+/// `/etc/shadow`, `/proc/*/environ`, SSH host keys… Names are compared without
+/// regard to case (`.ENV`). The tables are core's
+/// ([`toolgate_core::credential`]), shared with the file tools' walkers.
 ///
 /// A glob in the last component counts when it could match such a name
-/// (`.env*`, `.e*`).
+/// (`.env*`, `.e*`). An absolute path that is a hard link to a credential file
+/// of the home is one too (one `lstat`; see [`path_risk_in`] for the location's
+/// own credential files).
 ///
 /// ```
 /// use std::path::Path;
@@ -75,101 +32,55 @@ const SECRET_SYSTEM: &[&str] = &[
 /// assert_eq!(path_risk(Path::new("/ws/src/main.rs"), home), None);
 /// ```
 pub fn path_risk(path: &Path, home: &Path) -> Option<Risk> {
-    is_secret(path, home).then_some(Risk::Credential)
+    credential_of(path, home, &[]).map(|_| Risk::Credential)
 }
 
-fn is_secret(path: &Path, home: &Path) -> bool {
-    // One pass over the components, without allocating: this runs for every
-    // path a command names.
-    let mut first: Option<&str> = None;
-    let mut prev: Option<&str> = None;
-    let mut last: Option<&str> = None;
-    for c in path.components() {
-        let Component::Normal(s) = c else {
-            continue;
-        };
-        let Some(name) = s.to_str() else {
-            continue;
-        };
-        if SECRET_DIRS.contains(&name) {
-            return true;
-        }
-        if let Some(dir) = prev {
-            if SECRET_PAIRS
-                .iter()
-                .any(|(d, entry)| dir == *d && (*entry == "*" || name == *entry))
-            {
-                return true;
-            }
-        }
-        first.get_or_insert(name);
-        prev = Some(name);
-        last = Some(name);
-    }
-    if last.is_some_and(secret_name) {
-        return true;
-    }
-    // Every system secret lives under `/etc` or `/proc`.
-    if path.is_absolute() && matches!(first, Some("etc" | "proc")) && is_system_secret(path) {
-        return true;
-    }
-    // `~/.kube` itself, `~/.config/gh` itself: the directory holding the secret.
-    if matches!(last, Some(".kube" | ".docker" | "gh")) {
-        if let Ok(rest) = path.strip_prefix(home) {
-            let rest = rest.to_string_lossy();
-            if rest == ".kube" || rest == ".docker" || rest == ".config/gh" {
-                return true;
-            }
-        }
-    }
-    false
+/// [`path_risk`], also counting hard links to the credential files found in
+/// the location's roots (`ln .env notes.txt`).
+pub fn path_risk_in(path: &Path, home: &Path, location: &Location) -> Option<Risk> {
+    let roots: Vec<&Path> = location.roots().collect();
+    credential_of(path, home, &roots).map(|_| Risk::Credential)
 }
 
-fn is_system_secret(path: &Path) -> bool {
-    if SECRET_SYSTEM.iter().any(|s| path.starts_with(s)) {
-        return true;
+/// Why `path` is a credential, if it is: by name (or a glob that could match
+/// one), or as a hard link to a credential file of `home` or of `roots`.
+pub fn credential_of(
+    path: &Path,
+    home: &Path,
+    roots: &[&Path],
+) -> Option<credential::CredentialKind> {
+    if let Some(kind) = is_credential(path, home) {
+        return Some(kind);
     }
-    let text = path.to_string_lossy();
-    // Process environments hold every secret the process was given.
-    if text.starts_with("/proc/") && text.ends_with("/environ") {
-        return true;
+    let last = path.components().next_back().and_then(|c| match c {
+        Component::Normal(s) => s.to_str(),
+        _ => None,
+    });
+    if let Some(name) = last {
+        if has_glob(name) {
+            return glob_may_match_secret(name).then_some(credential::CredentialKind::Name);
+        }
     }
-    // SSH host private keys (the `.pub` halves are public).
-    if let Some(name) = text.strip_prefix("/etc/ssh/") {
-        return name.starts_with("ssh_host_") && !name.ends_with(".pub");
+    if path.is_absolute() {
+        if let Some(of) = credential::hard_link_of(path, home, roots) {
+            return Some(credential::CredentialKind::HardLink(of));
+        }
     }
-    false
-}
-
-/// Whether a file name is a secret by itself; globs count when they could match one.
-fn secret_name(name: &str) -> bool {
-    if has_glob(name) {
-        return glob_may_match_secret(name);
-    }
-    if SECRET_FILES.contains(&name) {
-        return true;
-    }
-    name.starts_with(".env.") && !ENV_TEMPLATES.contains(&name)
+    None
 }
 
 fn has_glob(name: &str) -> bool {
     name.contains(['*', '?', '['])
 }
 
-/// A glob like `.e*`, `.env*`, `*credentials*`, `.?nv` may expand to a secret name.
+/// A glob like `.e*`, `.env*`, `*credentials*`, `.?nv` may expand to a secret
+/// name (compared in lower case, as the names are).
 fn glob_may_match_secret(pattern: &str) -> bool {
-    let probes = [
-        ".env",
-        ".env.local",
-        ".env.production",
-        ".git-credentials",
-        ".netrc",
-        ".npmrc",
-        ".pgpass",
-        "id_rsa",
-        "id_ed25519",
-    ];
-    probes.iter().any(|p| glob_match(pattern, p))
+    let pattern = pattern.to_ascii_lowercase();
+    SECRET_FILES
+        .iter()
+        .chain(&[".env.local", ".env.production"])
+        .any(|p| glob_match(&pattern, p))
 }
 
 /// Minimal shell glob: `*`, `?` and `[...]` (with `!`/`^` negation and ranges).

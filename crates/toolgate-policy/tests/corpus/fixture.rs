@@ -149,6 +149,10 @@ impl Fixture {
         symlink("/etc", ws.join("link_etc")).unwrap();
         symlink(ws.join("data.txt"), ws.join("data_link.txt")).unwrap();
         symlink(ws.join("scripts"), ws.join("bin_link")).unwrap();
+        // Hard links: one to a key (outside, so the recursive reads of the
+        // workspace stay as they are), one between two ordinary files.
+        fs::hard_link(home.join(".ssh/id_ed25519"), out.join("key_link.txt")).unwrap();
+        fs::hard_link(ws.join("data.txt"), ws.join("data_hard.txt")).unwrap();
         let location = Location::new(&ws).unwrap();
         Fixture {
             _dir: dir,

@@ -12,18 +12,25 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
-use toolgate_core::ToolError;
+use toolgate_core::{ToolError, credential};
 
 use super::FileToolsConfig;
 
-/// `.env` variants that hold examples, not secrets.
-const ENV_EXAMPLES: &[&str] = &[".env.example", ".env.sample", ".env.template"];
+/// Whether a walked entry is a credential (core's one table, see
+/// [`toolgate_core::credential`]): a secret directory (`.ssh`), an entry of a
+/// secret pair (`.docker/config.json`), or a file secret by name (`.env`,
+/// `.npmrc`, `.netrc`, `.git-credentials`, `id_rsa`…, in any case).
+fn is_credential_entry(path: &Path, name: &[u8], is_dir: bool) -> bool {
+    credential::is_credential_entry(parent_name(path), name, is_dir)
+}
 
-/// Whether a file name is a hidden credential file (`.env`, `.env.local`, …).
-/// Compares bytes: the examples are ASCII, so a name that is not UTF-8 is never
-/// one of them and needs no conversion.
-fn is_credential_name(name: &[u8]) -> bool {
-    name.starts_with(b".env") && !ENV_EXAMPLES.iter().any(|e| e.as_bytes() == name)
+/// The name of the directory holding `path`, by slicing bytes.
+fn parent_name(path: &Path) -> Option<&[u8]> {
+    let bytes = path.as_os_str().as_bytes();
+    let end = bytes.iter().rposition(|&b| b == b'/')?;
+    let dir = &bytes[..end];
+    let start = dir.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+    Some(&dir[start..])
 }
 
 /// The last component of an entry's path as bytes. Slices after the last `/`
@@ -75,18 +82,14 @@ pub fn walker(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) ->
     // One filter only: `WalkBuilder::filter_entry` replaces any earlier one.
     builder.filter_entry(move |e| {
         let name = entry_name(e.path());
-        // `.git` and credential files both start with a dot: most names need
-        // no further look.
-        if name.first() == Some(&b'.') {
-            if name == b".git" {
-                return false;
-            }
-            if !allow_credentials
-                && is_credential_name(name)
-                && !e.file_type().is_some_and(|t| t.is_dir())
-            {
-                return false;
-            }
+        if name == b".git" {
+            return false;
+        }
+        if !allow_credentials
+            && e.depth() > 0
+            && is_credential_entry(e.path(), name, e.file_type().is_some_and(|t| t.is_dir()))
+        {
+            return false;
         }
         match &skip {
             Some(globs) => {
@@ -412,21 +415,56 @@ pub fn is_file(e: &DirEntry) -> bool {
 mod tests {
     use super::*;
 
+    fn credential(p: &str, is_dir: bool) -> bool {
+        let path = Path::new(OsStr::from_bytes(p.as_bytes()));
+        is_credential_entry(path, entry_name(path), is_dir)
+    }
+
     #[test]
     fn credential_names() {
-        assert!(is_credential_name(b".env"));
-        assert!(is_credential_name(b".env.local"));
-        assert!(is_credential_name(b".envrc"));
-        assert!(!is_credential_name(b".env.example"));
-        assert!(!is_credential_name(b".env.sample"));
-        assert!(!is_credential_name(b"env"));
+        for secret in [
+            "/ws/.env",
+            "/ws/.env.local",
+            "/ws/.envrc",
+            "/ws/.ENV",
+            "/ws/.npmrc",
+            "/ws/.netrc",
+            "/ws/.git-credentials",
+            "/ws/keys/ID_RSA",
+            "/ws/.docker/config.json",
+        ] {
+            assert!(credential(secret, false), "{secret}");
+        }
+        assert!(credential("/ws/.ssh", true));
+        assert!(!credential("/ws/.env", true), "a virtualenv called .env");
+        for plain in [
+            "/ws/.env.example",
+            "/ws/.env.sample",
+            "/ws/env",
+            "/ws/config.json",
+        ] {
+            assert!(!credential(plain, false), "{plain}");
+        }
     }
 
     #[test]
     fn credential_names_that_are_not_utf8() {
-        assert!(is_credential_name(b".env\xff"));
-        assert!(is_credential_name(b".env.\xffexample"));
-        assert!(!is_credential_name(b"\xff.env"));
+        let entry = |b: &[u8]| {
+            let mut p = b"/ws/".to_vec();
+            p.extend_from_slice(b);
+            let path = Path::new(OsStr::from_bytes(&p)).to_path_buf();
+            is_credential_entry(&path, b, false)
+        };
+        assert!(entry(b".env\xff"));
+        assert!(entry(b".env.\xffexample"));
+        assert!(!entry(b"\xff.env"));
+    }
+
+    #[test]
+    fn parent_names_by_slicing() {
+        assert_eq!(parent_name(Path::new("/ws/a/b")), Some(&b"a"[..]));
+        assert_eq!(parent_name(Path::new("a/b")), Some(&b"a"[..]));
+        assert_eq!(parent_name(Path::new("b")), None);
     }
 
     #[test]

@@ -1,0 +1,603 @@
+//! The one answer to "is this a secret": which paths hold credentials.
+//!
+//! This module states a fact about a path; it decides nothing. The policy raises
+//! a request on such a path to `credential`, and the walkers of `list`, `glob`
+//! and `grep` leave such files out, both from the same tables below.
+//!
+//! A path is a credential when
+//! - a component is a secret directory (`.ssh`, `.aws`, `.gnupg`,
+//!   `.password-store`, `.azure`), or an entry of a secret pair
+//!   (`.config/gh`, `.config/gcloud`, `.docker/config.json`, `.kube/config`,
+//!   `keyrings/*`);
+//! - its file name is a secret by itself (`.env`, `.env.*`, `.envrc`, `.netrc`,
+//!   `.npmrc`, `.git-credentials`, `id_rsa`…), except the `.env` templates
+//!   whose last suffix is `example`, `sample`, `template`, `dist` or `defaults`;
+//! - it is a system secret (`/etc/shadow`, `/etc/sudoers`, `/proc/*/environ`,
+//!   SSH host private keys);
+//! - or it is a regular file with more than one link whose device and inode
+//!   are those of a known credential file ([`hard_link_of`]).
+//!
+//! Names are compared without regard to ASCII case (`.ENV`, `ID_RSA`): on a
+//! case-insensitive file system they are the same file.
+//!
+//! ```
+//! use std::path::Path;
+//! use toolgate_core::credential::{is_credential, is_credential_name};
+//! let home = Path::new("/home/u");
+//! assert!(is_credential(Path::new("/home/u/.ssh/id_ed25519"), home).is_some());
+//! assert!(is_credential(Path::new("/ws/.ENV"), home).is_some());
+//! assert!(is_credential(Path::new("/ws/.env.example"), home).is_none());
+//! assert!(is_credential_name(b".npmrc"));
+//! assert!(!is_credential_name(b"notes.txt"));
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::SystemTime;
+
+/// Directory names whose whole content is secret, wherever they appear.
+pub const SECRET_DIRS: &[&str] = &[".ssh", ".aws", ".gnupg", ".password-store", ".azure"];
+
+/// `(directory, entry)` pairs: the entry inside that directory is secret
+/// (`entry = "*"` means anything below it).
+pub const SECRET_PAIRS: &[(&str, &str)] = &[
+    (".config", "gh"),
+    (".config", "gcloud"),
+    (".docker", "config.json"),
+    (".kube", "config"),
+    ("keyrings", "*"),
+];
+
+/// File names that are secret wherever they are (besides `.env` and its
+/// variants, see [`is_credential_name`]).
+pub const SECRET_FILES: &[&str] = &[
+    ".env",
+    ".envrc",
+    ".git-credentials",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".htpasswd",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ecdsa_sk",
+    "id_ed25519",
+    "id_ed25519_sk",
+];
+
+/// Last suffixes that make an `.env.*` name a template, not a secret
+/// (`.env.example`, `.env.local.sample`).
+pub const ENV_TEMPLATE_SUFFIXES: &[&str] = &["example", "sample", "template", "dist", "defaults"];
+
+/// Absolute paths (or directories) outside any home that hold secrets.
+pub const SECRET_SYSTEM: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssl/private",
+];
+
+/// Linux's `PATH_MAX`: the longest path, terminating NUL included, that the
+/// kernel accepts in one system call.
+pub const PATH_MAX: usize = 4096;
+
+/// Why a path is a credential.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CredentialKind {
+    /// A component is a secret directory or a secret pair (`.ssh`, `.kube/config`).
+    Directory,
+    /// The file name is a secret by itself (`.env`, `.npmrc`, `id_rsa`).
+    Name,
+    /// A system secret (`/etc/shadow`, `/proc/1/environ`, an SSH host key).
+    System,
+    /// A hard link to the credential file named here.
+    HardLink(PathBuf),
+}
+
+impl fmt::Display for CredentialKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CredentialKind::Directory => f.write_str("it lies in a directory that holds secrets"),
+            CredentialKind::Name => f.write_str("its name is that of a file that holds secrets"),
+            CredentialKind::System => f.write_str("it is a system secret"),
+            CredentialKind::HardLink(of) => {
+                write!(
+                    f,
+                    "it is a hard link to {}, which holds secrets",
+                    of.display()
+                )
+            }
+        }
+    }
+}
+
+fn eq(a: &[u8], b: &str) -> bool {
+    a.eq_ignore_ascii_case(b.as_bytes())
+}
+
+/// Whether a single name is a secret directory (`.ssh`, `.AWS`).
+pub fn is_secret_dir_name(name: &[u8]) -> bool {
+    SECRET_DIRS.iter().any(|d| eq(name, d))
+}
+
+/// Whether `name` inside a directory called `parent` is secret by the pair
+/// table (`.docker/config.json`, `keyrings/anything`).
+pub fn is_secret_pair(parent: &[u8], name: &[u8]) -> bool {
+    SECRET_PAIRS
+        .iter()
+        .any(|(d, entry)| eq(parent, d) && (*entry == "*" || eq(name, entry)))
+}
+
+/// Whether a file name is a secret by itself: one of [`SECRET_FILES`], or
+/// `.env` followed by a character that is not a letter or a digit (`.env.local`,
+/// `.env_prod`), unless its last suffix marks a template
+/// ([`ENV_TEMPLATE_SUFFIXES`]). Compares bytes, without regard to ASCII case.
+pub fn is_credential_name(name: &[u8]) -> bool {
+    if SECRET_FILES.iter().any(|s| eq(name, s)) {
+        return true;
+    }
+    let Some(prefix) = name.get(..4) else {
+        return false;
+    };
+    if !eq(prefix, ".env") {
+        return false;
+    }
+    match name.get(4) {
+        None => true,
+        Some(c) if c.is_ascii_alphanumeric() => false,
+        Some(_) => !is_env_template(name),
+    }
+}
+
+/// `.env.example`, `.env.local.sample`: the part after the last `.` (past the
+/// leading one) is a template suffix.
+fn is_env_template(name: &[u8]) -> bool {
+    match name[1..].iter().rposition(|&b| b == b'.') {
+        Some(i) => {
+            let suffix = &name[i + 2..];
+            ENV_TEMPLATE_SUFFIXES.iter().any(|t| eq(suffix, t))
+        }
+        None => false,
+    }
+}
+
+/// Whether a directory entry is a credential, judged by its own name and its
+/// parent directory's name: what a walker needs, as it has already judged the
+/// directories above. A secret directory is one (everything below it is
+/// secret); a directory called `.env` (a Python virtual environment) is not.
+pub fn is_credential_entry(parent: Option<&[u8]>, name: &[u8], is_dir: bool) -> bool {
+    is_secret_dir_name(name)
+        || parent.is_some_and(|p| is_secret_pair(p, name))
+        || (!is_dir && is_credential_name(name))
+}
+
+/// Whether `path` names a credential by its components (no file system
+/// access): see the module documentation. `home` is the user's home directory,
+/// for `~/.kube`, `~/.docker` and `~/.config/gh` themselves.
+pub fn is_credential(path: &Path, home: &Path) -> Option<CredentialKind> {
+    // One pass over the components, without allocating: this runs for every
+    // path a command names.
+    let mut first: Option<&[u8]> = None;
+    let mut prev: Option<&[u8]> = None;
+    let mut last: Option<&[u8]> = None;
+    for c in path.components() {
+        let Component::Normal(s) = c else {
+            continue;
+        };
+        let name = s.as_bytes();
+        if is_secret_dir_name(name) {
+            return Some(CredentialKind::Directory);
+        }
+        if prev.is_some_and(|dir| is_secret_pair(dir, name)) {
+            return Some(CredentialKind::Directory);
+        }
+        first.get_or_insert(name);
+        prev = Some(name);
+        last = Some(name);
+    }
+    if last.is_some_and(is_credential_name) {
+        return Some(CredentialKind::Name);
+    }
+    // Every system secret lives under `/etc` or `/proc`.
+    if path.is_absolute() && matches!(first, Some(b"etc" | b"proc")) && is_system_secret(path) {
+        return Some(CredentialKind::System);
+    }
+    // `~/.kube` itself, `~/.config/gh` itself: the directory holding the secret.
+    if last.is_some_and(|l| eq(l, ".kube") || eq(l, ".docker") || eq(l, "gh")) {
+        if let Ok(rest) = path.strip_prefix(home) {
+            let rest = rest.as_os_str().as_bytes();
+            if eq(rest, ".kube") || eq(rest, ".docker") || eq(rest, ".config/gh") {
+                return Some(CredentialKind::Directory);
+            }
+        }
+    }
+    None
+}
+
+fn is_system_secret(path: &Path) -> bool {
+    if SECRET_SYSTEM.iter().any(|s| path.starts_with(s)) {
+        return true;
+    }
+    let text = path.as_os_str().as_bytes();
+    // Process environments hold every secret the process was given.
+    if text.starts_with(b"/proc/") && text.ends_with(b"/environ") {
+        return true;
+    }
+    // SSH host private keys (the `.pub` halves are public).
+    if let Some(name) = text.strip_prefix(b"/etc/ssh/") {
+        return name.starts_with(b"ssh_host_") && !name.ends_with(b".pub");
+    }
+    false
+}
+
+/// The credential files known by device and inode, for one home and one set
+/// of location roots: what a hard link is compared against.
+#[derive(Debug, Default)]
+pub struct CredentialInodes {
+    inodes: HashMap<(u64, u64), PathBuf>,
+    /// The directories looked into, as they were: when one changes, the
+    /// snapshot is taken again.
+    stamps: Vec<(PathBuf, Option<Stamp>)>,
+    /// Whether the scan stopped at its entry budget.
+    pub truncated: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mtime: Option<SystemTime>,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    std::fs::symlink_metadata(path).ok().map(|m| Stamp {
+        dev: m.dev(),
+        ino: m.ino(),
+        mtime: m.modified().ok(),
+    })
+}
+
+/// Entries one snapshot looks at, at most (home, system and location together).
+pub const SNAPSHOT_ENTRY_BUDGET: usize = 16 * 1024;
+/// How deep the location roots are searched for credential files.
+pub const LOCATION_SCAN_DEPTH: usize = 6;
+/// How deep a secret directory (`~/.ssh`, `~/.gnupg`) is searched.
+const SECRET_DIR_DEPTH: usize = 4;
+/// Snapshots kept, one per (home, roots); when full the cache starts over.
+const CACHE_ENTRIES: usize = 16;
+/// Directories not searched in a location: large, and generated.
+const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
+
+/// Home entries below non-secret directories that hold secrets.
+const HOME_SECRET_DIRS: &[&str] = &[".config/gh", ".config/gcloud", ".local/share/keyrings"];
+const HOME_SECRET_FILES: &[&str] = &[".docker/config.json", ".kube/config"];
+
+impl CredentialInodes {
+    /// The snapshot for `home` and `roots`, from the process-wide cache when
+    /// none of the directories it looked into changed since, else taken anew.
+    pub fn snapshot(home: &Path, roots: &[&Path]) -> Arc<CredentialInodes> {
+        static CACHE: OnceLock<Mutex<HashMap<(PathBuf, Vec<PathBuf>), Arc<CredentialInodes>>>> =
+            OnceLock::new();
+        let cache = CACHE.get_or_init(Mutex::default);
+        let key = (
+            home.to_path_buf(),
+            roots.iter().map(|r| r.to_path_buf()).collect::<Vec<_>>(),
+        );
+        let found = cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .cloned();
+        if let Some(found) = found {
+            if found.is_current() {
+                return found;
+            }
+        }
+        let fresh = Arc::new(CredentialInodes::scan(home, roots));
+        let mut map = cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.len() >= CACHE_ENTRIES && !map.contains_key(&key) {
+            map.clear();
+        }
+        map.insert(key, Arc::clone(&fresh));
+        fresh
+    }
+
+    /// Takes a snapshot now, without the cache.
+    pub fn scan(home: &Path, roots: &[&Path]) -> CredentialInodes {
+        let mut scan = Scan {
+            out: CredentialInodes::default(),
+            budget: SNAPSHOT_ENTRY_BUDGET,
+            home,
+        };
+        // The home: its own entries by name (a secret directory in full),
+        // then the secrets below ordinary directories.
+        scan.dir(home, 1, false);
+        for sub in HOME_SECRET_DIRS {
+            let dir = home.join(sub);
+            scan.stamp_chain(home, &dir);
+            scan.dir(&dir, SECRET_DIR_DEPTH, true);
+        }
+        for file in HOME_SECRET_FILES {
+            let path = home.join(file);
+            if let Some(parent) = path.parent() {
+                scan.stamp_chain(home, parent);
+            }
+            scan.file(&path);
+        }
+        // System secrets a user could link to from the same file system.
+        for sys in ["/etc/shadow", "/etc/gshadow", "/etc/sudoers"] {
+            scan.file(Path::new(sys));
+        }
+        scan.out
+            .stamps
+            .push((PathBuf::from("/etc"), stamp(Path::new("/etc"))));
+        scan.dir(Path::new("/etc/ssh"), 1, false);
+        for root in roots {
+            scan.dir(root, LOCATION_SCAN_DEPTH, false);
+        }
+        scan.out
+    }
+
+    /// Whether every directory looked into is as it was.
+    fn is_current(&self) -> bool {
+        self.stamps.iter().all(|(p, s)| stamp(p) == *s)
+    }
+
+    /// The credential file with this device and inode, if any.
+    pub fn get(&self, dev: u64, ino: u64) -> Option<&Path> {
+        self.inodes.get(&(dev, ino)).map(PathBuf::as_path)
+    }
+
+    /// Whether `meta` (of a file found anywhere) is a hard link to a known
+    /// credential file: a regular file with more than one link whose device
+    /// and inode match. Returns that file.
+    pub fn link_of(&self, meta: &std::fs::Metadata) -> Option<&Path> {
+        if !meta.is_file() || meta.nlink() < 2 {
+            return None;
+        }
+        self.get(meta.dev(), meta.ino())
+    }
+
+    /// How many credential files the snapshot knows.
+    pub fn len(&self) -> usize {
+        self.inodes.len()
+    }
+
+    /// Whether the snapshot knows no credential file.
+    pub fn is_empty(&self) -> bool {
+        self.inodes.is_empty()
+    }
+}
+
+struct Scan<'a> {
+    out: CredentialInodes,
+    budget: usize,
+    home: &'a Path,
+}
+
+impl Scan<'_> {
+    /// Stamps every directory from `base` (exclusive) down to `dir`
+    /// (inclusive), so that creating any of them is seen.
+    fn stamp_chain(&mut self, base: &Path, dir: &Path) {
+        let mut cur = Some(dir);
+        while let Some(d) = cur {
+            if d == base || !d.starts_with(base) {
+                break;
+            }
+            self.out.stamps.push((d.to_path_buf(), stamp(d)));
+            cur = d.parent();
+        }
+    }
+
+    fn file(&mut self, path: &Path) {
+        if let Ok(m) = std::fs::symlink_metadata(path) {
+            if m.is_file() {
+                self.out
+                    .inodes
+                    .insert((m.dev(), m.ino()), path.to_path_buf());
+            }
+        }
+    }
+
+    /// Looks into `dir` down to `depth` levels: every regular file when `all`
+    /// (inside a secret directory), else the credential files by name.
+    fn dir(&mut self, dir: &Path, depth: usize, all: bool) {
+        self.out.stamps.push((dir.to_path_buf(), stamp(dir)));
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let parent = dir.file_name().map(|n| n.as_bytes().to_vec());
+        for entry in entries.flatten() {
+            if self.budget == 0 {
+                self.out.truncated = true;
+                tracing::debug!(dir = %dir.display(), "credential scan budget spent");
+                return;
+            }
+            self.budget -= 1;
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            let name = name.as_bytes();
+            let path = entry.path();
+            if kind.is_dir() {
+                if all {
+                    if depth > 1 {
+                        self.dir(&path, depth - 1, true);
+                    }
+                } else if is_credential_entry(parent.as_deref(), name, true) {
+                    self.dir(&path, SECRET_DIR_DEPTH, true);
+                } else if depth > 1 && !SKIPPED_DIRS.iter().any(|s| eq(name, s)) {
+                    self.dir(&path, depth - 1, false);
+                }
+            } else if kind.is_file()
+                && (all
+                    || is_credential_entry(parent.as_deref(), name, false)
+                    || is_credential(&path, self.home).is_some())
+            {
+                if let Ok(m) = entry.metadata() {
+                    self.out.inodes.insert((m.dev(), m.ino()), path);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `path` is a hard link to a credential file of `home` or of the
+/// location `roots` (see [`CredentialInodes`]): one `lstat`; the snapshot is
+/// only consulted for a regular file with more than one link. Returns the
+/// credential file it is a link to.
+pub fn hard_link_of(path: &Path, home: &Path, roots: &[&Path]) -> Option<PathBuf> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.nlink() < 2 {
+        return None;
+    }
+    let snapshot = CredentialInodes::snapshot(home, roots);
+    let of = snapshot.get(meta.dev(), meta.ino())?;
+    // The credential file itself is judged by its own name.
+    (of != path).then(|| of.to_path_buf())
+}
+
+/// The user's home directory, from `HOME` (empty when unset: nothing is below it).
+pub fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for secret in [
+            ".env",
+            ".ENV",
+            ".Env.Local",
+            ".env.production",
+            ".env_prod",
+            ".env\u{1}",
+            ".envrc",
+            ".ENVRC",
+            ".npmrc",
+            ".netrc",
+            "_netrc",
+            ".git-credentials",
+            "ID_RSA",
+            "id_ed25519",
+            ".env.example.bak",
+        ] {
+            assert!(is_credential_name(secret.as_bytes()), "{secret}");
+        }
+        for plain in [
+            ".env.example",
+            ".ENV.EXAMPLE",
+            ".env.sample",
+            ".env.template",
+            ".env.dist",
+            ".env.defaults",
+            ".env.local.example",
+            ".envrc.md",
+            ".environment",
+            "env",
+            "id_rsa.pub",
+            "notes.txt",
+            "",
+            ".en",
+        ] {
+            assert!(!is_credential_name(plain.as_bytes()), "{plain}");
+        }
+        assert!(is_credential_name(b".env\xff"));
+        assert!(is_credential_name(b".env.\xffexample"));
+        assert!(!is_credential_name(b"\xff.env"));
+    }
+
+    #[test]
+    fn entries() {
+        assert!(is_credential_entry(Some(b"ws"), b".SSH", true));
+        assert!(is_credential_entry(Some(b".docker"), b"config.json", false));
+        assert!(is_credential_entry(
+            Some(b"keyrings"),
+            b"login.keyring",
+            false
+        ));
+        assert!(!is_credential_entry(Some(b"ws"), b".env", true));
+        assert!(is_credential_entry(Some(b"ws"), b".env", false));
+        assert!(!is_credential_entry(Some(b"ws"), b"config.json", false));
+    }
+
+    #[test]
+    fn paths() {
+        let home = Path::new("/home/u");
+        for secret in [
+            "/home/u/.ssh",
+            "/home/u/.SSH/id_rsa",
+            "/home/u/.kube",
+            "/home/u/.config/gh",
+            "/ws/.Docker/Config.json",
+            "/etc/shadow",
+            "/proc/12/environ",
+        ] {
+            assert!(is_credential(Path::new(secret), home).is_some(), "{secret}");
+        }
+        for plain in [
+            "/ws/src/main.rs",
+            "/etc/ssh/ssh_host_rsa_key.pub",
+            "/ws/.kube",
+        ] {
+            assert!(is_credential(Path::new(plain), home).is_none(), "{plain}");
+        }
+    }
+
+    #[test]
+    fn a_snapshot_finds_home_and_location_credentials_and_sees_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(ws.join("config")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "KEY").unwrap();
+        std::fs::write(ws.join("config/.env"), "T=1").unwrap();
+        std::fs::write(ws.join("plain.txt"), "x").unwrap();
+        let snap = CredentialInodes::snapshot(&home, &[&ws]);
+        let ino = |p: &Path| {
+            let m = std::fs::metadata(p).unwrap();
+            (m.dev(), m.ino())
+        };
+        let (d, i) = ino(&home.join(".ssh/id_rsa"));
+        assert_eq!(snap.get(d, i), Some(home.join(".ssh/id_rsa").as_path()));
+        let (d, i) = ino(&ws.join("config/.env"));
+        assert!(snap.get(d, i).is_some());
+        let (d, i) = ino(&ws.join("plain.txt"));
+        assert!(snap.get(d, i).is_none());
+        // Cached while nothing changed.
+        assert!(Arc::ptr_eq(
+            &snap,
+            &CredentialInodes::snapshot(&home, &[&ws])
+        ));
+        // A new key is seen.
+        std::fs::write(home.join(".ssh/id_ed25519"), "KEY2").unwrap();
+        let again = CredentialInodes::snapshot(&home, &[&ws]);
+        let (d, i) = ino(&home.join(".ssh/id_ed25519"));
+        assert!(again.get(d, i).is_some());
+        // A hard link is found; the file itself is not its own link.
+        std::fs::hard_link(home.join(".ssh/id_rsa"), ws.join("notes.txt")).unwrap();
+        assert_eq!(
+            hard_link_of(&ws.join("notes.txt"), &home, &[&ws]),
+            Some(home.join(".ssh/id_rsa"))
+        );
+        assert_eq!(hard_link_of(&home.join(".ssh/id_rsa"), &home, &[&ws]), None);
+        assert_eq!(hard_link_of(&ws.join("plain.txt"), &home, &[&ws]), None);
+    }
+}
