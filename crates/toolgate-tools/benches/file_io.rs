@@ -1,0 +1,70 @@
+//! CPU per call of the `read` and `write` tools, as the pipeline runs them:
+//! the handler decodes the input and computes the intent (`prepare`), then
+//! runs the tool (`run`) on a current-thread runtime, so all the work happens
+//! on the measuring thread and its CPU time is the cost of one call.
+//!
+//! Run: `cargo bench -p toolgate-tools --bench file_io`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use nix::time::{ClockId, clock_gettime};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{CallIdentity, Location, ToolContext, ToolHandler, handler};
+use toolgate_tools::file_tools::{FileState, FileToolsConfig, ReadTool, WriteTool};
+
+fn thread_cpu() -> Duration {
+    let t = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).expect("thread CPU clock");
+    Duration::new(t.tv_sec() as u64, t.tv_nsec() as u32)
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("src/deep")).expect("mkdir");
+    let text: String = (0..200).map(|i| format!("line {i} of a source file\n")).collect();
+    std::fs::write(dir.path().join("src/deep/a.rs"), &text).expect("write");
+    let location = Arc::new(Location::new(dir.path()).expect("location"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let state = FileState::new(FileToolsConfig::default());
+    let read: Arc<dyn ToolHandler> = handler(ReadTool::new(Arc::clone(&state))).expect("read");
+    let write: Arc<dyn ToolHandler> = handler(WriteTool::new(state)).expect("write");
+    let ctx = || {
+        ToolContext::new(
+            CallIdentity::default(),
+            Arc::clone(&location),
+            CancellationToken::new(),
+        )
+    };
+    let mut group = c.benchmark_group("file_io_cpu");
+    group.measurement_time(Duration::from_secs(5));
+    let read_input = json!({"path": "src/deep/a.rs"});
+    group.bench_function("read_200_lines", |b| {
+        b.iter_custom(|n| {
+            let start = thread_cpu();
+            for _ in 0..n {
+                let call = read.prepare(&read_input, &location).expect("prepare");
+                rt.block_on(call.run(ctx())).expect("read");
+            }
+            thread_cpu() - start
+        })
+    });
+    let write_input = json!({"path": "src/deep/b.rs", "content": text});
+    group.bench_function("write_5kb", |b| {
+        b.iter_custom(|n| {
+            let start = thread_cpu();
+            for _ in 0..n {
+                let call = write.prepare(&write_input, &location).expect("prepare");
+                rt.block_on(call.run(ctx())).expect("write");
+            }
+            thread_cpu() - start
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
