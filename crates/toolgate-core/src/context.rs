@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::gate::PermissionRequest;
 use crate::location::Location;
 
 /// Who is calling: identity only.
@@ -44,6 +45,7 @@ pub struct ToolContext {
     /// approval or a mode): a sandboxed command may keep the network.
     pub network_allowed: bool,
     progress: Option<mpsc::UnboundedSender<Progress>>,
+    judged: Option<Arc<[PermissionRequest]>>,
 }
 
 impl ToolContext {
@@ -55,7 +57,22 @@ impl ToolContext {
             cancel,
             network_allowed: false,
             progress: None,
+            judged: None,
         }
+    }
+
+    /// Attaches the requests the tool's intent gave for this very call, as the
+    /// gate judged them (set by the handler when a prepared call runs).
+    pub fn with_judged(mut self, requests: Arc<[PermissionRequest]>) -> Self {
+        self.judged = Some(requests);
+        self
+    }
+
+    /// The requests judged for this call, when it runs after a judgement (the
+    /// pipeline); `None` when the tool is run directly. A tool compares what it
+    /// is about to act on with these: what was judged is what it acts on.
+    pub fn judged(&self) -> Option<&[PermissionRequest]> {
+        self.judged.as_deref()
     }
 
     /// Attaches a progress listener.

@@ -282,12 +282,14 @@ const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
 const HOME_SECRET_DIRS: &[&str] = &[".config/gh", ".config/gcloud", ".local/share/keyrings"];
 const HOME_SECRET_FILES: &[&str] = &[".docker/config.json", ".kube/config"];
 
+/// Snapshots by (home, roots).
+type SnapshotCache = HashMap<(PathBuf, Vec<PathBuf>), Arc<CredentialInodes>>;
+
 impl CredentialInodes {
     /// The snapshot for `home` and `roots`, from the process-wide cache when
     /// none of the directories it looked into changed since, else taken anew.
     pub fn snapshot(home: &Path, roots: &[&Path]) -> Arc<CredentialInodes> {
-        static CACHE: OnceLock<Mutex<HashMap<(PathBuf, Vec<PathBuf>), Arc<CredentialInodes>>>> =
-            OnceLock::new();
+        static CACHE: OnceLock<Mutex<SnapshotCache>> = OnceLock::new();
         let cache = CACHE.get_or_init(Mutex::default);
         let key = (
             home.to_path_buf(),

@@ -46,6 +46,17 @@ pub enum PathError {
         /// Its length in bytes.
         len: usize,
     },
+    /// The resolved path is longer than the system accepts (`PATH_MAX`).
+    #[error(
+        "{path} resolves to a path of {len} bytes; the system limit (PATH_MAX) is {} bytes",
+        crate::credential::PATH_MAX - 1
+    )]
+    ResolvedTooLong {
+        /// The path as given (its first 200 bytes).
+        path: String,
+        /// The resolved path's length in bytes.
+        len: usize,
+    },
     /// Too many symlinks (a loop).
     #[error("too many levels of symbolic links resolving {0}")]
     SymlinkLoop(PathBuf),
@@ -145,6 +156,14 @@ impl Location {
             base.join(expanded)
         };
         let (resolved, end) = walk(lookup, &joined)?;
+        let len = resolved.as_os_str().len();
+        if len >= crate::credential::PATH_MAX {
+            let mut shown: String = path.chars().take(200).collect();
+            if shown.len() < path.len() {
+                shown.push('…');
+            }
+            return Err(PathError::ResolvedTooLong { path: shown, len });
+        }
         let (exists, is_dir) = match end {
             Some(EntryKind::Dir) => (true, true),
             Some(EntryKind::Other) => (true, false),

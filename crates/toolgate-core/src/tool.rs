@@ -288,9 +288,10 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
             .map_err(PrepareError::Intent)?;
         let tool = Arc::clone(&self.tool);
         let validator = Arc::clone(&self.validator);
-        let run: RunFn = Box::new(move |ctx| {
+        let judged: Arc<[PermissionRequest]> = requests.clone().into();
+        let run: RunFn = Box::new(move |ctx: ToolContext| {
             async move {
-                let output = tool.execute(decoded, ctx).await?;
+                let output = tool.execute(decoded, ctx.with_judged(judged)).await?;
                 let structured = serde_json::to_value(&output)
                     .map_err(|e| RunError::InvalidOutput(e.to_string()))?;
                 if let Some(err) = validator.iter_errors(&structured).next() {
