@@ -23,7 +23,9 @@ fn thread_cpu() -> Duration {
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("src/deep")).expect("mkdir");
-    let text: String = (0..200).map(|i| format!("line {i} of a source file\n")).collect();
+    let text: String = (0..200)
+        .map(|i| format!("line {i} of a source file\n"))
+        .collect();
     std::fs::write(dir.path().join("src/deep/a.rs"), &text).expect("write");
     let location = Arc::new(Location::new(dir.path()).expect("location"));
     let rt = tokio::runtime::Builder::new_current_thread()

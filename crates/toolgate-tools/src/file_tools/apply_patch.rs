@@ -102,20 +102,28 @@ impl Tool for ApplyPatchTool {
         for op in &patch.ops {
             match op {
                 FileOp::Add { path, .. } => {
-                    requests.push(paths::edit_request(&location.resolve(path)?, "add"));
+                    requests.push(paths::edit_request(
+                        location,
+                        &location.resolve(path)?,
+                        "add",
+                    ));
                 }
                 FileOp::Delete { path, .. } => {
-                    requests.push(paths::edit_request(&location.resolve(path)?, "delete"));
+                    requests.push(paths::edit_request(
+                        location,
+                        &location.resolve(path)?,
+                        "delete",
+                    ));
                 }
                 FileOp::Update { path, move_to, .. } => {
                     let source = location.resolve(path)?;
                     match move_to {
                         Some(dest) => {
                             let dest = location.resolve(dest)?;
-                            requests.push(paths::edit_request(&source, "move-from"));
-                            requests.push(paths::edit_request(&dest, "move-to"));
+                            requests.push(paths::edit_request(location, &source, "move-from"));
+                            requests.push(paths::edit_request(location, &dest, "move-to"));
                         }
-                        None => requests.push(paths::edit_request(&source, "update")),
+                        None => requests.push(paths::edit_request(location, &source, "update")),
                     }
                 }
             }
@@ -133,12 +141,30 @@ impl Tool for ApplyPatchTool {
         let session = ctx.identity.session_id.clone();
         let location = Arc::clone(&ctx.location);
         let cancel = ctx.cancel.clone();
+        let judged: Option<Vec<PermissionRequest>> = ctx.judged().map(<[_]>::to_vec);
         tokio::task::spawn_blocking(move || {
             let plan = plan::plan(&patch, &location)?;
             if cancel.is_cancelled() {
                 return Err(ToolError::Cancelled);
             }
-            commit::commit(&plan.changes, |p| paths::relative(location.root(), p))?;
+            // Every file the plan changes, as resolved now, must be one judged.
+            if let Some(judged) = &judged {
+                for change in &plan.changes {
+                    let text = change.path.to_string_lossy();
+                    if !judged
+                        .iter()
+                        .any(|r| r.action == "edit" && r.resource == text)
+                    {
+                        return Err(ToolError::Failed(format!(
+                            "{text} is not a path that was judged: a path changed after the \
+                             decision (a symbolic link swapped?); nothing was done"
+                        )));
+                    }
+                }
+            }
+            commit::commit(&location, &plan.changes, |p| {
+                paths::relative(location.root(), p)
+            })?;
             for change in &plan.changes {
                 match &change.after {
                     Some(bytes) => state

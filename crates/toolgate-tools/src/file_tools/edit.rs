@@ -79,17 +79,20 @@ impl Tool for EditTool {
         } else {
             "create"
         };
-        Ok(vec![paths::edit_request(&resolved, note)])
+        Ok(vec![paths::edit_request(location, &resolved, note)])
     }
 
     async fn execute(&self, input: EditInput, ctx: ToolContext) -> Result<EditOutput, ToolError> {
         check_strings(&input)?;
         let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
         let shown = paths::relative(ctx.location.root(), &resolved.path);
+        let judged = paths::judged(&ctx, "edit", &resolved)?.cloned();
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
+        let location = Arc::clone(&ctx.location);
         tokio::task::spawn_blocking(move || {
-            edit_file(&state, &session, &resolved.path, &shown, &input)
+            let target = (location.as_ref(), judged.as_ref());
+            edit_file(&state, &session, target, &resolved.path, &shown, &input)
         })
         .await
         .map_err(|e| ToolError::Failed(format!("edit task failed: {e}")))?
@@ -123,14 +126,16 @@ fn check_strings(input: &EditInput) -> Result<(), ToolError> {
 fn edit_file(
     state: &FileState,
     session: &str,
+    (location, judged): (&Location, Option<&PermissionRequest>),
     path: &Path,
     shown: &str,
     input: &EditInput,
 ) -> Result<EditOutput, ToolError> {
     let display = path.display().to_string();
     paths::require_file(path, &display)?;
-    let bytes =
-        std::fs::read(path).map_err(|e| ToolError::io(format!("cannot read {display}"), e))?;
+    // Read as judged: no symlink followed on the way.
+    let bytes = fsio::read_existing(location, path, judged)?
+        .ok_or_else(|| ToolError::Failed(format!("file not found: {display}")))?;
     if state.ledger.check(session, path, &hash_bytes(&bytes)) == Freshness::Stale {
         return Err(ToolError::Failed(format!(
             "{display} changed since it was last read; read it again before editing it"
@@ -174,8 +179,7 @@ fn edit_file(
         file.body.replacen(old.as_str(), &new, 1)
     };
     let out = file.encode(&body);
-    fsio::write_atomic(path, &out)
-        .map_err(|e| ToolError::io(format!("cannot write {display}"), e))?;
+    fsio::write_atomic(Some(location), path, &out).map_err(|e| fsio::write_error(path, e))?;
     state.ledger.record(session, path, hash_bytes(&out));
     let diff = similar::TextDiff::from_lines(&file.body, &body)
         .unified_diff()

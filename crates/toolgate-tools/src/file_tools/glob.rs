@@ -125,12 +125,12 @@ impl Tool for GlobTool {
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         compile(&input.pattern)?;
         let resolved = paths::resolve(location, input.path.as_deref())?;
-        Ok(vec![paths::read_request("glob", &resolved)])
+        Ok(vec![paths::read_request(location, "glob", &resolved)])
     }
 
     async fn execute(&self, input: GlobInput, ctx: ToolContext) -> Result<GlobOutput, ToolError> {
         let globs = compile(&input.pattern)?;
-        let (root, display) = paths::existing_dir(&ctx.location, input.path.as_deref())?;
+        let (root, display) = paths::existing_dir(&ctx, "glob", input.path.as_deref())?;
         let builder = walk::walker(&root, &self.state.config, None);
         // A small tree is walked right here (walker threads and the hand-off
         // cost more than the walk); a large one again, in parallel, off the

@@ -1,19 +1,21 @@
 //! `grep`: regex search over files, in-process on ripgrep's crates.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use toolgate_core::credential::{self, CredentialInodes};
 use toolgate_core::{
     Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
 };
 
 use super::list::{more_note, relative_name};
 use super::walk::{self, PathGlobs};
-use super::{FileState, paths};
+use super::{FileState, fsio, paths};
 
 mod collect;
 
@@ -165,21 +167,23 @@ impl Tool for GrepTool {
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         compile(input)?;
         let resolved = paths::resolve(location, input.path.as_deref())?;
-        Ok(vec![paths::read_request("grep", &resolved)])
+        Ok(vec![paths::read_request(location, "grep", &resolved)])
     }
 
     async fn execute(&self, input: GrepInput, ctx: ToolContext) -> Result<GrepOutput, ToolError> {
         let query = compile(&input)?;
         let resolved = paths::resolve(&ctx.location, input.path.as_deref())?;
+        paths::judged(&ctx, "grep", &resolved)?;
         let state = Arc::clone(&self.state);
         let cancel = ctx.cancel.clone();
+        let location = Arc::clone(&ctx.location);
         tokio::task::spawn_blocking(move || {
             let root = resolved.path;
             let display = root.display().to_string();
             if !resolved.exists {
                 return Err(ToolError::Failed(format!("path not found: {display}")));
             }
-            search(&state, &root, &query, &cancel).map(|mut out| {
+            search(&state, &location, &root, &query, &cancel).map(|mut out| {
                 out.path = display;
                 out
             })
@@ -204,6 +208,7 @@ fn searcher(context: usize) -> Searcher {
 
 fn search(
     state: &FileState,
+    location: &Location,
     root: &Path,
     query: &Query,
     cancel: &tokio_util::sync::CancellationToken,
@@ -217,6 +222,12 @@ fn search(
         root.parent().unwrap_or(root)
     };
     let builder = walk::walker(root, &state.config, None);
+    // Hard links to credential files, looked up only once a file with more
+    // than one link matches.
+    let allow_credentials = state.config.allow_credential_files;
+    let roots: Vec<&Path> = location.roots().collect();
+    let inodes: OnceLock<Arc<CredentialInodes>> = OnceLock::new();
+    let home = credential::home_dir();
     let (_, unreadable) = walk::collect_parallel(
         &builder,
         cancel,
@@ -233,17 +244,33 @@ fn search(
                     return None;
                 }
             }
+            // Opened as walked: no symlink followed (one swapped in is skipped).
+            let file = match fsio::open_read(Some(location), e.path()) {
+                Ok(f) => f,
+                Err(err) => {
+                    tracing::debug!(path = %e.path().display(), error = %err, "grep skipped a file");
+                    return None;
+                }
+            };
             let mut sink = LineSink::new(limit);
-            if let Err(err) = searcher.search_path(&*matcher, e.path(), &mut sink) {
+            if let Err(err) = searcher.search_file(&*matcher, &file, &mut sink) {
                 tracing::debug!(path = %e.path().display(), error = %err, "grep skipped a file");
                 return None;
             }
             if sink.binary || sink.matches == 0 {
                 return None;
             }
-            let mtime = e
-                .metadata()
-                .ok()
+            let meta = file.metadata().ok();
+            if !allow_credentials && e.depth() > 0 {
+                if let Some(m) = meta.as_ref().filter(|m| m.nlink() > 1) {
+                    let set = inodes.get_or_init(|| CredentialInodes::snapshot(&home, &roots));
+                    if let Some(of) = set.link_of(m) {
+                        tracing::debug!(path = %e.path().display(), of = %of.display(), "grep skipped a hard link to a credential");
+                        return None;
+                    }
+                }
+            }
+            let mtime = meta
                 .and_then(|m| m.modified().ok())
                 .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
             let hits = FileHits {

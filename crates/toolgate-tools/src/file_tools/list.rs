@@ -77,12 +77,12 @@ impl Tool for ListTool {
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
         let resolved = paths::resolve(location, input.path.as_deref())?;
-        Ok(vec![paths::read_request("list", &resolved)])
+        Ok(vec![paths::read_request(location, "list", &resolved)])
     }
 
     async fn execute(&self, input: ListInput, ctx: ToolContext) -> Result<ListOutput, ToolError> {
         let ignore = PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
-        let (root, display) = paths::existing_dir(&ctx.location, input.path.as_deref())?;
+        let (root, display) = paths::existing_dir(&ctx, "list", input.path.as_deref())?;
         let builder = walk::walker(&root, &self.state.config, Some(ignore));
         let limit = self.state.config.result_limit;
         // A small tree is walked right here, its names gathered in one buffer;

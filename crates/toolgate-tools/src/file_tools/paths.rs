@@ -1,8 +1,10 @@
 //! Path helpers: resolving through the location and naming paths for the model.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use toolgate_core::{Location, PermissionRequest, ResolvedPath, Risk, ToolError};
+use toolgate_core::credential::{self, CredentialInodes};
+use toolgate_core::{Location, PermissionRequest, ResolvedPath, Risk, ToolContext, ToolError};
 
 /// Resolves `path` (relative to the location root) or the root itself.
 pub fn resolve(location: &Location, path: Option<&str>) -> Result<ResolvedPath, ToolError> {
@@ -16,11 +18,15 @@ pub fn resolve(location: &Location, path: Option<&str>) -> Result<ResolvedPath, 
 /// Resolves `path` (or the root) as a directory to search: fails, naming the
 /// path, when nothing is there or it is a file. Returns the directory and its
 /// text for messages.
+///
+/// The directory must be what the call's `action` request judged (see [`judged`]).
 pub fn existing_dir(
-    location: &Location,
+    ctx: &ToolContext,
+    action: &str,
     path: Option<&str>,
 ) -> Result<(std::path::PathBuf, String), ToolError> {
-    let resolved = resolve(location, path)?;
+    let resolved = resolve(&ctx.location, path)?;
+    judged(ctx, action, &resolved)?;
     let display = resolved.path.display().to_string();
     if !resolved.exists {
         return Err(ToolError::Failed(format!("directory not found: {display}")));
@@ -33,14 +39,101 @@ pub fn existing_dir(
     Ok((resolved.path, display))
 }
 
-/// A read-risk request for `resolved`.
-pub fn read_request(action: &str, resolved: &ResolvedPath) -> PermissionRequest {
-    PermissionRequest::new(action, resolved.path.to_string_lossy(), Risk::Read)
+/// Whether `resolved` is a credential (core's classifier): by its name, or as
+/// a hard link to a credential file of the home or of the location.
+pub fn is_credential(location: &Location, resolved: &ResolvedPath) -> bool {
+    let home = credential::home_dir();
+    if credential::is_credential(&resolved.path, &home).is_some() {
+        return true;
+    }
+    let roots: Vec<&Path> = location.roots().collect();
+    credential::hard_link_of(&resolved.path, &home, &roots).is_some()
 }
 
-/// A write-risk `edit` request for `resolved` with a note.
-pub fn edit_request(resolved: &ResolvedPath, note: &str) -> PermissionRequest {
-    PermissionRequest::new("edit", resolved.path.to_string_lossy(), Risk::Write).with_note(note)
+/// A read-risk request for `resolved` (`credential` when it is one).
+pub fn read_request(
+    location: &Location,
+    action: &str,
+    resolved: &ResolvedPath,
+) -> PermissionRequest {
+    let risk = if is_credential(location, resolved) {
+        Risk::Credential
+    } else {
+        Risk::Read
+    };
+    PermissionRequest::new(action, resolved.path.to_string_lossy(), risk)
+}
+
+/// A write-risk `edit` request for `resolved` with a note (`credential` when
+/// it is one).
+pub fn edit_request(location: &Location, resolved: &ResolvedPath, note: &str) -> PermissionRequest {
+    let risk = if is_credential(location, resolved) {
+        Risk::Credential
+    } else {
+        Risk::Write
+    };
+    PermissionRequest::new("edit", resolved.path.to_string_lossy(), risk).with_note(note)
+}
+
+/// The judged request of `action` for `resolved`, when the call runs after a
+/// judgement: fails with a clear error when the path resolves now to
+/// something that was not judged (a symlink swapped since). `Ok(None)` when
+/// the tool runs without a judgement (called directly).
+pub fn judged<'c>(
+    ctx: &'c ToolContext,
+    action: &str,
+    resolved: &ResolvedPath,
+) -> Result<Option<&'c PermissionRequest>, ToolError> {
+    let Some(judged) = ctx.judged() else {
+        return Ok(None);
+    };
+    let text = resolved.path.to_string_lossy();
+    match judged
+        .iter()
+        .find(|r| r.action == action && r.resource == text)
+    {
+        Some(r) => Ok(Some(r)),
+        None => {
+            let was: Vec<&str> = judged
+                .iter()
+                .filter(|r| r.action == action)
+                .map(|r| r.resource.as_str())
+                .collect();
+            Err(ToolError::Failed(format!(
+                "{text} is not what was judged ({}): the path changed after the decision \
+                 (a symbolic link swapped?); nothing was done",
+                was.join(", ")
+            )))
+        }
+    }
+}
+
+/// Fails when the opened file (its metadata `meta`) is a hard link to a
+/// credential file while the judged request did not say `credential`: a link
+/// made after the decision. Nothing to compare when the tool runs directly.
+pub fn check_opened(
+    location: &Location,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    judged: Option<&PermissionRequest>,
+) -> Result<(), ToolError> {
+    let Some(judged) = judged else {
+        return Ok(());
+    };
+    if judged.risk == Risk::Credential || !meta.is_file() || meta.nlink() < 2 {
+        return Ok(());
+    }
+    let roots: Vec<&Path> = location.roots().collect();
+    let snapshot = CredentialInodes::snapshot(&credential::home_dir(), &roots);
+    match snapshot.link_of(meta) {
+        Some(of) if of != path => Err(ToolError::Failed(format!(
+            "{} became a hard link to {}, which holds secrets, after it was judged; \
+             nothing was done",
+            path.display(),
+            of.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `path` relative to `base` when inside it, else absolute; `/` separated.

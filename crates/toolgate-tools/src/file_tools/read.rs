@@ -14,7 +14,7 @@ use toolgate_core::{
 
 use super::ledger::ContentHash;
 use super::text::{BINARY_SAMPLE_BYTES, count_chars, cut_line, looks_binary};
-use super::{DEFAULT_READ_LINES, FileState, MAX_LINE_CHARS, paths};
+use super::{DEFAULT_READ_LINES, FileState, MAX_LINE_CHARS, fsio, paths};
 
 mod image_read;
 
@@ -136,18 +136,21 @@ impl Tool for ReadTool {
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         check_window(input)?;
         let resolved = paths::resolve(location, Some(&input.path))?;
-        Ok(vec![paths::read_request("read", &resolved)])
+        Ok(vec![paths::read_request(location, "read", &resolved)])
     }
 
     async fn execute(&self, input: ReadInput, ctx: ToolContext) -> Result<ReadOutput, ToolError> {
         check_window(&input)?;
         let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
+        let judged = paths::judged(&ctx, "read", &resolved)?.cloned();
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
+        let location = Arc::clone(&ctx.location);
         // A missing file fails at once either way; only a small regular file is read inline.
         let inline = super::small_or_missing(&resolved.path);
         super::run_file_io(inline, "read", move || {
-            read_path(&state, &session, &resolved.path, &input)
+            let at = (location.as_ref(), judged.as_ref());
+            read_path(&state, &session, at, &resolved.path, &input)
         })
         .await
     }
@@ -195,21 +198,21 @@ fn check_window(input: &ReadInput) -> Result<(), ToolError> {
 fn read_path(
     state: &FileState,
     session: &str,
+    (location, judged): (&Location, Option<&PermissionRequest>),
     path: &Path,
     input: &ReadInput,
 ) -> Result<ReadOutput, ToolError> {
     let display = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| {
-        if e.kind() == io::ErrorKind::NotFound {
-            ToolError::Failed(format!("file not found: {display}"))
-        } else {
-            ToolError::io(format!("cannot read {display}"), e)
-        }
-    })?;
+    // Opened as judged: no symlink followed on the way (a swap fails here).
+    let mut file =
+        fsio::open_read(Some(location), path).map_err(|e| fsio::open_error(path, "read", e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::io(format!("cannot read {display}"), e))?;
     let offset = input.offset.unwrap_or(1);
     let limit = input.limit.unwrap_or(DEFAULT_READ_LINES);
     if meta.is_dir() {
-        let listing = list_directory(path, offset, limit)?;
+        let listing = list_directory(file, path, offset, limit)?;
         return Ok(ReadOutput {
             path: display,
             kind: ReadKind::Directory,
@@ -224,15 +227,14 @@ fn read_path(
             paths::special_kind(&meta)
         )));
     }
-    let mut file =
-        File::open(path).map_err(|e| ToolError::io(format!("cannot read {display}"), e))?;
+    paths::check_opened(location, path, &meta, judged)?;
     let mut sample = Vec::with_capacity(BINARY_SAMPLE_BYTES);
     (&mut file)
         .take(BINARY_SAMPLE_BYTES as u64)
         .read_to_end(&mut sample)
         .map_err(|e| ToolError::io(format!("cannot read {display}"), e))?;
     if let Some(format) = image_read::image_format(path, &sample) {
-        let image = image_read::read_image(path, format)?;
+        let image = image_read::read_image(path, file, sample, meta.len(), format)?;
         return Ok(ReadOutput {
             path: display,
             kind: ReadKind::Image,
@@ -442,18 +444,35 @@ fn finish_line(bytes: &mut Vec<u8>, mut chars: usize, total_bytes: usize, last: 
     ScannedLine { text, cut, invalid }
 }
 
-fn list_directory(path: &Path, offset: usize, limit: usize) -> Result<DirectoryListing, ToolError> {
+/// Lists the directory opened as `dir` (at `path`, for messages): the names
+/// come from the handle that was opened as judged, not from the path again.
+fn list_directory(
+    dir: File,
+    path: &Path,
+    offset: usize,
+    limit: usize,
+) -> Result<DirectoryListing, ToolError> {
+    use rustix::fs::{AtFlags, FileType};
     let display = path.display();
+    let fail = |e: rustix::io::Errno| ToolError::io(format!("cannot list {display}"), e.into());
+    let fd = std::os::fd::OwnedFd::from(dir);
     let mut names = Vec::new();
-    let entries =
-        std::fs::read_dir(path).map_err(|e| ToolError::io(format!("cannot list {display}"), e))?;
+    let entries = rustix::fs::Dir::read_from(&fd).map_err(fail)?;
     for entry in entries {
-        let entry = entry.map_err(|e| ToolError::io(format!("cannot list {display}"), e))?;
-        let mut name = entry.file_name().to_string_lossy().into_owned();
+        let entry = entry.map_err(fail)?;
+        let raw = entry.file_name().to_bytes();
+        if raw == b"." || raw == b".." {
+            continue;
+        }
+        let mut name = String::from_utf8_lossy(raw).into_owned();
         let is_dir = match entry.file_type() {
-            Ok(t) if t.is_symlink() => entry.path().is_dir(),
-            Ok(t) => t.is_dir(),
-            Err(_) => false,
+            FileType::Directory => true,
+            // Where a link (or an entry of unknown type) leads, for the `/` only.
+            FileType::Symlink | FileType::Unknown => {
+                rustix::fs::statat(&fd, entry.file_name(), AtFlags::empty())
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+            }
+            _ => false,
         };
         if is_dir {
             name.push('/');

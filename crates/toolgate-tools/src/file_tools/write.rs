@@ -73,56 +73,46 @@ impl Tool for WriteTool {
         } else {
             "create"
         };
-        Ok(vec![paths::edit_request(&resolved, note)])
+        Ok(vec![paths::edit_request(location, &resolved, note)])
     }
 
     async fn execute(&self, input: WriteInput, ctx: ToolContext) -> Result<WriteOutput, ToolError> {
         let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
+        let judged = paths::judged(&ctx, "edit", &resolved)?.cloned();
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
+        let location = Arc::clone(&ctx.location);
         // Writing reads the old file first: both must be small to stay inline.
         let inline = input.content.len() as u64 <= super::INLINE_FILE_BYTES
             && super::small_or_missing(&resolved.path);
         super::run_file_io(inline, "write", move || {
-            write_file(&state, &session, &resolved.path, &input.content)
+            let target = Target {
+                location: &location,
+                path: &resolved.path,
+                judged: judged.as_ref(),
+            };
+            write_file(&state, &session, target, &input.content)
         })
         .await
     }
 }
 
+/// What a write acts on: the resolved path, where it was judged.
+struct Target<'a> {
+    location: &'a Location,
+    path: &'a Path,
+    judged: Option<&'a PermissionRequest>,
+}
+
 fn write_file(
     state: &FileState,
     session: &str,
-    path: &Path,
+    target: Target<'_>,
     content: &str,
 ) -> Result<WriteOutput, ToolError> {
+    let path = target.path;
     let display = path.display().to_string();
-    let existing = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => {
-            return Err(ToolError::Failed(format!(
-                "{display} is a directory, not a file"
-            )));
-        }
-        Ok(m) if !m.is_file() => {
-            return Err(ToolError::Failed(format!(
-                "{display} is {}; only regular files can be written",
-                paths::special_kind(&m)
-            )));
-        }
-        Ok(_) => Some(
-            std::fs::read(path).map_err(|e| ToolError::io(format!("cannot read {display}"), e))?,
-        ),
-        // A missing file, or a parent that is not a directory (the write reports it).
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            None
-        }
-        Err(e) => return Err(ToolError::io(format!("cannot inspect {display}"), e)),
-    };
+    let existing = fsio::read_existing(target.location, path, target.judged)?;
     if let Some(old) = &existing {
         if state.ledger.check(session, path, &hash_bytes(old)) == Freshness::Stale {
             return Err(ToolError::Failed(format!(
@@ -131,8 +121,8 @@ fn write_file(
         }
     }
     let (bytes, bom, ending) = shape_content(existing.as_deref(), content);
-    let created_dirs = fsio::write_atomic(path, &bytes)
-        .map_err(|e| ToolError::io(format!("cannot write {display}"), e))?;
+    let created_dirs = fsio::write_atomic(Some(target.location), path, &bytes)
+        .map_err(|e| fsio::write_error(path, e))?;
     state.ledger.record(session, path, hash_bytes(&bytes));
     Ok(WriteOutput {
         path: display,

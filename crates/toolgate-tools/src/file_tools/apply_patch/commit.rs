@@ -3,18 +3,24 @@
 
 use std::path::PathBuf;
 
-use toolgate_core::ToolError;
+use toolgate_core::{Location, ToolError};
 
 use super::plan::Change;
 use crate::file_tools::fsio;
 
 /// Applies `changes` in order, or none of them. `shown` names a path for errors.
-pub fn commit(changes: &[Change], shown: impl Fn(&PathBuf) -> String) -> Result<(), ToolError> {
+/// Each file is written (or removed) within its parent directory's handle,
+/// opened without following symlinks (see [`fsio`]).
+pub fn commit(
+    location: &Location,
+    changes: &[Change],
+    shown: impl Fn(&PathBuf) -> String,
+) -> Result<(), ToolError> {
     let mut done: Vec<(usize, Vec<PathBuf>)> = Vec::new();
     for (i, change) in changes.iter().enumerate() {
         let result = match &change.after {
-            Some(bytes) => fsio::write_atomic(&change.path, bytes),
-            None => std::fs::remove_file(&change.path).map(|()| Vec::new()),
+            Some(bytes) => fsio::write_atomic(Some(location), &change.path, bytes),
+            None => fsio::remove_file(Some(location), &change.path).map(|()| Vec::new()),
         };
         match result {
             Ok(created_dirs) => done.push((i, created_dirs)),
@@ -24,7 +30,7 @@ pub fn commit(changes: &[Change], shown: impl Fn(&PathBuf) -> String) -> Result<
                 } else {
                     "delete"
                 };
-                let failures = rollback(changes, &done, &shown);
+                let failures = rollback(location, changes, &done, &shown);
                 let outcome = if failures.is_empty() {
                     format!(
                         "{} earlier change(s) were rolled back; nothing was changed",
@@ -48,6 +54,7 @@ pub fn commit(changes: &[Change], shown: impl Fn(&PathBuf) -> String) -> Result<
 
 /// Undoes `done` in reverse; returns a description of each undo that failed.
 fn rollback(
+    location: &Location,
     changes: &[Change],
     done: &[(usize, Vec<PathBuf>)],
     shown: &impl Fn(&PathBuf) -> String,
@@ -56,13 +63,15 @@ fn rollback(
     for (i, created_dirs) in done.iter().rev() {
         let change = &changes[*i];
         let result = match &change.before {
-            Some(bytes) => fsio::write_atomic(&change.path, bytes).and_then(|_| {
-                match &change.before_permissions {
+            Some(bytes) => {
+                fsio::write_atomic(Some(location), &change.path, bytes).and_then(|_| match &change
+                    .before_permissions
+                {
                     Some(p) => std::fs::set_permissions(&change.path, p.clone()),
                     None => Ok(()),
-                }
-            }),
-            None => std::fs::remove_file(&change.path),
+                })
+            }
+            None => fsio::remove_file(Some(location), &change.path),
         };
         fsio::remove_dirs(created_dirs);
         if let Err(e) = result {

@@ -51,19 +51,27 @@ pub fn image_format(path: &Path, sample: &[u8]) -> Option<ImageFormat> {
     ImageFormat::from_path(path).ok().and_then(supported)
 }
 
-/// Reads, and if needed downscales, the image at `path`.
-pub fn read_image(path: &Path, format: ImageFormat) -> Result<ImageRead, ToolError> {
+/// Reads, and if needed downscales, the image at `path`, from `file` (opened
+/// there, `sample` already read from its start) of `size` bytes.
+pub fn read_image(
+    path: &Path,
+    mut file: std::fs::File,
+    sample: Vec<u8>,
+    size: u64,
+    format: ImageFormat,
+) -> Result<ImageRead, ToolError> {
+    use std::io::Read;
     let display = path.display();
-    let size = std::fs::metadata(path)
-        .map_err(|e| ToolError::io(format!("cannot read {display}"), e))?
-        .len();
     if size > MAX_IMAGE_FILE_BYTES {
         return Err(ToolError::Failed(format!(
             "{display} is a {size}-byte image; the limit is {MAX_IMAGE_FILE_BYTES} bytes"
         )));
     }
-    let bytes =
-        std::fs::read(path).map_err(|e| ToolError::io(format!("cannot read {display}"), e))?;
+    let mut bytes = sample;
+    (&mut file)
+        .take(MAX_IMAGE_FILE_BYTES + 1 - bytes.len() as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(format!("cannot read {display}"), e))?;
     let undecodable = |e: image::ImageError| {
         ToolError::Failed(format!(
             "{display} looks like a {} image but cannot be decoded: {e}",
