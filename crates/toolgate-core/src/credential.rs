@@ -9,7 +9,7 @@
 //!   `.password-store`, `.azure`), or an entry of a secret pair
 //!   (`.config/gh`, `.config/gcloud`, `.docker/config.json`, `.kube/config`,
 //!   `keyrings/*`);
-//! - its file name is a secret by itself (`.env`, `.env.*`, `.envrc`, `.netrc`,
+//! - its file name is a secret by itself (`.env`, `.env.*`, `.netrc`,
 //!   `.npmrc`, `.git-credentials`, `id_rsa`…), except the `.env` templates
 //!   whose last suffix is `example`, `sample`, `template`, `dist` or `defaults`;
 //! - it is a system secret (`/etc/shadow`, `/etc/sudoers`, `/proc/*/environ`,
@@ -56,7 +56,6 @@ pub const SECRET_PAIRS: &[(&str, &str)] = &[
 /// variants, see [`is_credential_name`]).
 pub const SECRET_FILES: &[&str] = &[
     ".env",
-    ".envrc",
     ".git-credentials",
     ".netrc",
     "_netrc",
@@ -142,6 +141,10 @@ pub fn is_secret_pair(parent: &[u8], name: &[u8]) -> bool {
 /// `.env` followed by a character that is not a letter or a digit (`.env.local`,
 /// `.env_prod`), unless its last suffix marks a template
 /// ([`ENV_TEMPLATE_SUFFIXES`]). Compares bytes, without regard to ASCII case.
+///
+/// `.envrc` (direnv) is not one: it is a protected path (a write to it runs
+/// code later), judged as such by the policy, and the policy's corpus reads
+/// and writes it as an ordinary file otherwise.
 pub fn is_credential_name(name: &[u8]) -> bool {
     if SECRET_FILES.iter().any(|s| eq(name, s)) {
         return true;
@@ -490,8 +493,6 @@ mod tests {
             ".env.production",
             ".env_prod",
             ".env\u{1}",
-            ".envrc",
-            ".ENVRC",
             ".npmrc",
             ".netrc",
             "_netrc",
@@ -510,6 +511,7 @@ mod tests {
             ".env.dist",
             ".env.defaults",
             ".env.local.example",
+            ".envrc",
             ".envrc.md",
             ".environment",
             "env",

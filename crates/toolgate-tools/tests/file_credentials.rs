@@ -68,7 +68,6 @@ fn plant_named_secrets(w: &Ws) {
     w.put(".ENV", "API=TOKEN123\n");
     w.put("config/.Env.Local", "API=TOKEN123\n");
     w.put("keys/ID_RSA", "TOKEN123\n");
-    w.put(".envrc", "export API=TOKEN123\n");
     w.put(".ssh/config", "IdentityFile TOKEN123\n");
     w.put(".docker/config.json", "{\"auth\": \"TOKEN123\"}\n");
     w.put(".env.example", "API=TOKEN123 (placeholder)\n");

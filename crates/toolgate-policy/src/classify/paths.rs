@@ -10,7 +10,7 @@ use toolgate_core::{Location, Risk};
 
 /// `Some(Risk::Credential)` when `path` names a secret: `~/.ssh`, `~/.aws`,
 /// `~/.config/gh`, `.git-credentials`, `.netrc`, `.npmrc`, `~/.docker/config.json`,
-/// `~/.kube/config`, `.env`, `.envrc` and `.env.*` (but not the templates
+/// `~/.kube/config`, `.env` and `.env.*` (but not the templates
 /// `.env.example`, `.env.sample`, `.env.template`, `.env.dist`, `.env.defaults`),
 /// `/etc/shadow`, `/proc/*/environ`, SSH host keys… Names are compared without
 /// regard to case (`.ENV`). The tables are core's

@@ -425,7 +425,6 @@ mod tests {
         for secret in [
             "/ws/.env",
             "/ws/.env.local",
-            "/ws/.envrc",
             "/ws/.ENV",
             "/ws/.npmrc",
             "/ws/.netrc",
