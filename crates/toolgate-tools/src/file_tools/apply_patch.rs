@@ -136,6 +136,18 @@ impl Tool for ApplyPatchTool {
         input: ApplyPatchInput,
         ctx: ToolContext,
     ) -> Result<ApplyPatchOutput, ToolError> {
+        // Before any file is read for the plan (whose errors quote lines), the
+        // paths must still resolve to what was judged.
+        if let Some(judged) = ctx.judged() {
+            let now = self.intent(&input, &ctx.location)?;
+            if now.as_slice() != judged {
+                return Err(ToolError::Failed(
+                    "the patch's paths changed after they were judged (a symbolic link \
+                     swapped?); nothing was done"
+                        .into(),
+                ));
+            }
+        }
         let patch = parse_input(&input.patch)?;
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
