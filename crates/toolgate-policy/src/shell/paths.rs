@@ -7,7 +7,7 @@ use toolgate_core::{PermissionRequest, ResolvedPath, Risk};
 
 use super::walk::{Analyzer, Scope};
 use super::words::Word;
-use crate::classify::{glob_match, is_assignment, path_risk};
+use crate::classify::{glob_match, is_assignment, path_risk, path_risk_in};
 
 /// Most directory entries looked at for one recursive read.
 const WALK_BUDGET: usize = 4096;
@@ -199,8 +199,10 @@ impl Analyzer<'_, '_> {
     ) {
         let lexical_path = lexical(lexical_path);
         let resolved_text = resolved.path.to_string_lossy().into_owned();
+        // The resolved file is also checked for being a hard link to a
+        // credential of the home or of the location.
         if path_risk(&lexical_path, &self.ctx.home).is_some()
-            || path_risk(&resolved.path, &self.ctx.home).is_some()
+            || path_risk_in(&resolved.path, &self.ctx.home, self.ctx.location).is_some()
         {
             self.secret_request(&resolved_text, Risk::Credential, writes, scope);
         }
@@ -367,7 +369,7 @@ impl Analyzer<'_, '_> {
         let lexical_path = lexical(&cwd.join(&path));
         let resolved_text = resolved.path.to_string_lossy().into_owned();
         let secret = path_risk(&lexical_path, &self.ctx.home).is_some()
-            || path_risk(&resolved.path, &self.ctx.home).is_some();
+            || path_risk_in(&resolved.path, &self.ctx.home, self.ctx.location).is_some();
         let (risk, reason) = if secret {
             (
                 Risk::Credential,
