@@ -84,12 +84,20 @@ fn heredoc_piped_into_a_shell_is_opaque() {
 fn heredoc_line_rest_redirects_and_arguments_are_judged() {
     let fx = Fixture::new();
     // Words after the heredoc operator are the command's arguments.
-    assert_caught(&fx, "cat <<EOF ~/.ssh/id_ed25519\nhi\nEOF", Risk::Credential);
+    assert_caught(
+        &fx,
+        "cat <<EOF ~/.ssh/id_ed25519\nhi\nEOF",
+        Risk::Credential,
+    );
     assert_caught(&fx, "cat <<EOF .env\nhi\nEOF", Risk::Credential);
     // More redirects after it are real redirects.
     assert_caught(&fx, "cat <<EOF >~/.bashrc\nhi\nEOF", Risk::Write);
     assert_caught(&fx, "cat <<EOF 2>{out}/log\nhi\nEOF", Risk::Write);
-    assert_caught(&fx, "cat <<EOF >>{home}/.ssh/authorized_keys\nk\nEOF", Risk::Credential);
+    assert_caught(
+        &fx,
+        "cat <<EOF >>{home}/.ssh/authorized_keys\nk\nEOF",
+        Risk::Credential,
+    );
     // A pipe after it with a writer.
     assert_caught(&fx, "cat <<EOF | tee {out}/x\nhi\nEOF", Risk::Write);
 }

@@ -11,11 +11,17 @@ const NODE_TYPES: &str = include_str!("grammar/node-types.json");
 
 /// Every kind (named or not) and every field of the grammar, from its own
 /// description.
-fn grammar_kinds_and_fields() -> (Vec<(String, bool)>, Vec<(String, String)>) {
+/// A node kind and whether it is named.
+type Kind = (String, bool);
+
+/// A kind and one of its fields.
+type Field = (String, String);
+
+fn grammar_kinds_and_fields() -> (Vec<Kind>, Vec<Field>) {
     let types: Value = serde_json::from_str(NODE_TYPES).unwrap();
     let mut kinds = Vec::new();
     let mut fields = Vec::new();
-    let mut visit = |t: &Value, kinds: &mut Vec<(String, bool)>| {
+    let visit = |t: &Value, kinds: &mut Vec<(String, bool)>| {
         let kind = t["type"].as_str().unwrap().to_string();
         let named = t["named"].as_bool().unwrap();
         if !kinds.contains(&(kind.clone(), named)) {
@@ -71,7 +77,7 @@ fn every_grammar_node_kind_and_field_has_an_arm() {
     // grammar's, not a guess.
     for (kind, named) in grammar::handled_kinds() {
         assert!(
-            kinds.iter().any(|(k, n)| k == kind && n == named),
+            kinds.iter().any(|(k, n)| k == kind && *n == named),
             "the walker has an arm for {kind:?} (named: {named}), which the grammar lacks"
         );
     }
@@ -88,17 +94,20 @@ fn an_unknown_kind_or_field_is_opaque_not_invisible() {
 /// this machine (cargo's registry), so a grammar upgrade cannot slip past.
 #[test]
 fn vendored_node_types_are_the_crates() {
-    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
-        .unwrap();
+    let lock =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock")).unwrap();
     let version = lock
         .split("[[package]]")
         .find(|p| p.contains("name = \"tree-sitter-bash\""))
         .and_then(|p| p.lines().find(|l| l.starts_with("version = ")))
-        .map(|l| l.trim_start_matches("version = ").trim_matches('"').to_string())
+        .map(|l| {
+            l.trim_start_matches("version = ")
+                .trim_matches('"')
+                .to_string()
+        })
         .unwrap();
-    let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| {
-        format!("{}/.cargo", std::env::var("HOME").unwrap_or_default())
-    });
+    let cargo_home = std::env::var("CARGO_HOME")
+        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()));
     let Ok(registries) = std::fs::read_dir(format!("{cargo_home}/registry/src")) else {
         eprintln!("no cargo registry sources here; the vendored copy is not compared");
         return;
@@ -120,4 +129,3 @@ fn vendored_node_types_are_the_crates() {
     }
     eprintln!("compared with {compared} copies of tree-sitter-bash {version}");
 }
-

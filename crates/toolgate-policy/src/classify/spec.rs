@@ -959,7 +959,12 @@ mod tests {
 
     #[test]
     fn clusters_values_and_dashes() {
-        for cmd in ["ls -la src", "head -n5 x", "head -n 5 x", "head --lines=5 x"] {
+        for cmd in [
+            "ls -la src",
+            "head -n5 x",
+            "head -n 5 x",
+            "head --lines=5 x",
+        ] {
             assert!(proven_read(cmd), "{cmd}");
         }
         assert!(matches!(judged("ls --frobnicate"), Judged::Unproven(_)));
