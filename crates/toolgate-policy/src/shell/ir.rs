@@ -201,6 +201,16 @@ impl SimpleCommand {
 
     /// What it does to the working directory, read from its words.
     pub(crate) fn dir_effect(&self) -> DirEffect {
+        // Most commands are not `cd`: decided without building any text.
+        let first = self.words.first().and_then(|w| w.pieces.first());
+        if !first.is_some_and(|p| {
+            matches!(
+                p.text.as_str(),
+                "cd" | "pushd" | "popd" | "builtin" | "command"
+            )
+        }) {
+            return DirEffect::None;
+        }
         let mut words = self.words.iter();
         let mut name = words.next().and_then(IrWord::literal);
         if matches!(name.as_deref(), Some("builtin" | "command")) {

@@ -1098,26 +1098,27 @@ impl Analyzer<'_, '_> {
     /// `cd`, `pushd`, `popd`: later relative paths resolve against the new
     /// directory, or are unknown when it is.
     fn track_cd(&mut self, effect: &DirEffect, words: &[Word], scope: &mut Scope) {
+        if *effect == DirEffect::None {
+            // A wrapper around `cd` (`exec cd`…): not followed.
+            let name = words
+                .first()
+                .map(|w| crate::classify::command_name(&w.text));
+            if matches!(name, Some("cd" | "pushd" | "popd"))
+                || words
+                    .iter()
+                    .skip(1)
+                    .take(3)
+                    .any(|w| matches!(w.text.as_str(), "cd" | "pushd" | "popd"))
+                    && matches!(name, Some("exec" | "builtin" | "command" | "eval"))
+            {
+                scope.cwd = None;
+                scope.stack = None;
+            }
+            return;
+        }
         let before = scope.cwd.clone();
         match effect {
-            DirEffect::None => {
-                // A wrapper around `cd` (`exec cd`…): not followed.
-                let name = words
-                    .first()
-                    .map(|w| crate::classify::command_name(&w.text));
-                if matches!(name, Some("cd" | "pushd" | "popd"))
-                    || words
-                        .iter()
-                        .skip(1)
-                        .take(3)
-                        .any(|w| matches!(w.text.as_str(), "cd" | "pushd" | "popd"))
-                        && matches!(name, Some("exec" | "builtin" | "command" | "eval"))
-                {
-                    scope.cwd = None;
-                    scope.stack = None;
-                }
-                return;
-            }
+            DirEffect::None => {}
             DirEffect::Cd(dir) => {
                 scope.cwd = self.cd_target(dir, scope);
             }
