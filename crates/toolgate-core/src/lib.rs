@@ -33,6 +33,7 @@ pub mod pipeline;
 pub mod protected;
 pub mod registry;
 pub mod risk;
+pub mod secret_env;
 pub mod tool;
 
 pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, bound};

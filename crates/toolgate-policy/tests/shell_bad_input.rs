@@ -136,17 +136,24 @@ fn deep_nesting_is_opaque_not_a_stack_overflow() {
         "{}",
         summary(&parts)
     );
-    // Deeply nested subshells and substitutions parse and are walked.
-    let nested = format!("{}rm -rf src{}", "( ".repeat(200), " )".repeat(200));
+    // Nested subshells and substitutions are walked while they are shallow…
+    let nested = format!("{}rm -rf src{}", "( ".repeat(30), " )".repeat(30));
     let parts = analyze(&nested, &fx.ctx(""));
     assert!(
         parts.iter().any(|p| p.request.risk == Risk::Destructive),
         "{}",
         summary(&parts)
     );
-    let subst = format!("echo {}rm -rf src{}", "$(".repeat(100), ")".repeat(100));
+    let subst = format!("echo {}rm -rf src{}", "$(".repeat(30), ")".repeat(30));
     let parts = analyze(&subst, &fx.ctx(""));
     assert!(parts.iter().any(|p| p.request.risk == Risk::Destructive));
+    // …and opaque past the nesting limit (64), never a stack overflow.
+    for deep in [
+        format!("{}rm -rf src{}", "( ".repeat(200), " )".repeat(200)),
+        format!("echo {}rm -rf src{}", "$(".repeat(100), ")".repeat(100)),
+    ] {
+        assert_opaque_ask(&fx, &deep, "deep");
+    }
 }
 
 #[test]

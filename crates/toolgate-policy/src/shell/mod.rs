@@ -38,6 +38,9 @@
 //! ```
 
 mod argv;
+mod builtins;
+pub mod grammar;
+mod ir;
 mod paths;
 mod plain;
 mod program;
@@ -77,6 +80,14 @@ pub struct ShellRequest {
 /// Commands nested deeper than this (`bash -c "bash -c '…'"`) are opaque.
 pub const MAX_DEPTH: usize = 16;
 
+/// Constructs nested deeper than this (subshells, substitutions, groups,
+/// `bash -c` code…, counted together) are opaque.
+pub const MAX_NESTING: usize = 64;
+
+/// The reason of the one opaque request an analysis gives when it runs out of
+/// its CPU budget.
+pub const TOO_COMPLEX: &str = "too complex to analyse";
+
 /// Longer commands are not analysed (opaque).
 pub const MAX_COMMAND_BYTES: usize = 4 * 1024 * 1024;
 
@@ -96,4 +107,15 @@ pub fn analyze(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
 /// compare the two.
 pub fn analyze_with_grammar(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
     walk::analyze_top(command, ctx, false)
+}
+
+/// [`analyze`] with a CPU budget other than the default 50 ms: past it, the
+/// answer is one opaque request whose reason is [`TOO_COMPLEX`]. For tests of
+/// the budget itself.
+pub fn analyze_with_budget(
+    command: &str,
+    ctx: &ShellContext<'_>,
+    budget: std::time::Duration,
+) -> Vec<ShellRequest> {
+    walk::analyze_with_budget(command, ctx, true, budget)
 }

@@ -9,8 +9,9 @@ use super::walk::{Analyzer, Scope};
 use super::words::Word;
 use crate::classify::{glob_match, is_assignment, path_risk, path_risk_in};
 
-/// Most directory entries looked at for one recursive read.
-const WALK_BUDGET: usize = 4096;
+/// Most directory entries looked at for the recursive reads of one analysis
+/// (each directory is walked once and its answer shared).
+pub(crate) const WALK_BUDGET: usize = 4096;
 
 /// How many directory levels a recursive read is followed for secrets.
 const WALK_DEPTH: usize = 4;
@@ -61,7 +62,51 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// `/proc/PID/environ`, `/proc/self/environ`, `/proc/PID/task/TID/environ`
+/// (any pid, `self`, `thread-self`, or a glob): another process's environment,
+/// secrets included.
+pub(crate) fn is_proc_environ(path: &Path) -> bool {
+    let parts: Vec<String> = lexical(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    match parts.as_slice() {
+        ["/", "proc", _, last] => environ_like(last),
+        ["/", "proc", _, "task", _, last] => environ_like(last),
+        _ => false,
+    }
+}
+
+/// `environ`, or a glob that could match it.
+fn environ_like(name: &str) -> bool {
+    name == "environ" || (has_glob(name) && glob_match(name, "environ"))
+}
+
+/// Whether grep's `--include` or rg's `-g` glob `pattern` selects the file
+/// `name`. Neither applies the shell's leading-dot rule: `*.local` selects
+/// `.env.local`. A leading wildcard may match the dot; a leading bracket is
+/// taken to (the stricter answer: the file is read).
+fn include_matches(pattern: &str, name: &str) -> bool {
+    if glob_match(pattern, name) {
+        return true;
+    }
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    if pattern.starts_with('*') {
+        glob_match(&format!(".{pattern}"), name)
+    } else if let Some(tail) = pattern.strip_prefix('?') {
+        glob_match(tail, rest) || rest.is_empty() && tail.is_empty()
+    } else {
+        pattern.starts_with('[')
+    }
+}
+
 impl Analyzer<'_, '_> {
+    /// `~` and `~/…` (a quoted `~` too: judged as the home, the stricter
+    /// reading); `~+`, `~-` and `~user` were expanded, or found unknown, when
+    /// the word was evaluated.
     fn expand_tilde(&self, path: &str) -> String {
         if path == "~" {
             return self.ctx.home.to_string_lossy().into_owned();
@@ -70,6 +115,21 @@ impl Analyzer<'_, '_> {
             return self.ctx.home.join(rest).to_string_lossy().into_owned();
         }
         path.to_string()
+    }
+
+    /// A path only known at run time (`$F`, `~user/x`, relative to a directory
+    /// only known at run time): never inside the location, never read.
+    pub(crate) fn unknown_path(&mut self, raw: &str, risk: Risk, writes: bool, scope: &Scope) {
+        if let Some(cred) = path_risk(Path::new(&self.expand_tilde(raw)), &self.ctx.home) {
+            self.secret_request(raw, cred, writes, scope);
+        }
+        let what = if writes { "writes" } else { "reads" };
+        self.push(
+            PermissionRequest::new("bash", raw, risk.max(Risk::Write)).with_save_pattern(None),
+            true,
+            format!("opaque: it {what} `{raw}`, a path only known at run time"),
+            scope,
+        );
     }
 
     /// Resolves a directory operand (`cd DIR`, `env -C DIR`); `None` when it is
@@ -96,6 +156,15 @@ impl Analyzer<'_, '_> {
         scope: &Scope,
     ) {
         if !arg.known {
+            // An option with a run-time value (`--file=$F`) or an operand:
+            // the path it names is unknown.
+            let value = match arg.text.split_once('=') {
+                Some((opt, v)) if !positional && opt.starts_with('-') => v,
+                _ => arg.text.as_str(),
+            };
+            if positional || !arg.text.starts_with('-') || value != arg.text {
+                self.unknown_path(value, risk, writes, scope);
+            }
             return;
         }
         let text = arg.text.as_str();
@@ -144,13 +213,38 @@ impl Analyzer<'_, '_> {
             return;
         }
         let path = self.expand_tilde(raw);
+        if is_proc_environ(Path::new(&path)) {
+            self.push(
+                PermissionRequest::new(
+                    if writes { "edit" } else { "read" },
+                    path.clone(),
+                    Risk::Credential,
+                ),
+                false,
+                format!("{path} is a process's environment, secrets included"),
+                scope,
+            );
+        }
         let Some(cwd) = scope.cwd.clone() else {
-            // Relative to a directory only known at run time: judged by name only.
-            if let Some(cred) = path_risk(Path::new(&path), &self.ctx.home) {
-                self.secret_request(&path, cred, writes, scope);
+            if path.starts_with('/') {
+                return self.path_requests_from(&path, Path::new("/"), risk, writes, scope);
             }
-            return;
+            // Relative to a directory only known at run time.
+            return self.unknown_path(&path, risk, writes, scope);
         };
+        self.path_requests_from(&path, &cwd, risk, writes, scope)
+    }
+
+    fn path_requests_from(
+        &mut self,
+        path: &str,
+        cwd: &Path,
+        risk: Risk,
+        writes: bool,
+        scope: &Scope,
+    ) {
+        let raw = path;
+        let path = path.to_string();
         let joined = cwd.join(&path);
         if has_glob(&path) {
             self.glob_requests(&joined, risk, writes, scope);
@@ -164,8 +258,18 @@ impl Analyzer<'_, '_> {
             }
             return;
         }
-        match self.paths.resolve_from(self.ctx.location, &path, &cwd) {
-            Ok(resolved) => self.resolved_requests(&joined, &resolved, risk, writes, scope),
+        match self.paths.resolve_from(self.ctx.location, &path, cwd) {
+            Ok(resolved) => {
+                if is_proc_environ(&resolved.path) && !is_proc_environ(Path::new(&path)) {
+                    self.secret_request(
+                        &resolved.path.to_string_lossy(),
+                        Risk::Credential,
+                        writes,
+                        scope,
+                    );
+                }
+                self.resolved_requests(&joined, &resolved, risk, writes, scope)
+            }
             Err(e) => self.unresolvable(raw, &e.to_string(), scope),
         }
     }
@@ -316,11 +420,17 @@ impl Analyzer<'_, '_> {
             } else {
                 Risk::Read.raised()
             };
+            // Never an edit inside the location: nobody knows where it lands.
+            if let Some(cred) =
+                path_risk(Path::new(&self.expand_tilde(&target.text)), &self.ctx.home)
+            {
+                self.secret_request(&target.text, cred, writes, scope);
+            }
             self.push(
                 PermissionRequest::new(action, target.text.clone(), risk).with_save_pattern(None),
-                false,
+                true,
                 format!(
-                    "redirect target `{}` is only known at run time",
+                    "opaque: redirect target `{}` is only known at run time",
                     target.text
                 ),
                 scope,
@@ -349,18 +459,25 @@ impl Analyzer<'_, '_> {
             return;
         }
         let path = self.expand_tilde(&target.text);
-        let Some(cwd) = scope.cwd.clone() else {
-            self.push(
-                PermissionRequest::new("edit", target.text.clone(), Risk::Write)
-                    .with_save_pattern(None),
-                false,
-                format!(
-                    "redirect to `{}` in a directory only known at run time",
-                    target.text
-                ),
-                scope,
-            );
-            return;
+        if is_proc_environ(Path::new(&path)) {
+            self.secret_request(&path, Risk::Credential, true, scope);
+        }
+        let cwd = match scope.cwd.clone() {
+            Some(cwd) => cwd,
+            None if path.starts_with('/') => PathBuf::from("/"),
+            None => {
+                self.push(
+                    PermissionRequest::new("edit", target.text.clone(), Risk::Write)
+                        .with_save_pattern(None),
+                    true,
+                    format!(
+                        "opaque: redirect to `{}` in a directory only known at run time",
+                        target.text
+                    ),
+                    scope,
+                );
+                return;
+            }
         };
         let resolved = match self.paths.resolve_from(self.ctx.location, &path, &cwd) {
             Ok(r) => r,
@@ -474,9 +591,34 @@ impl Analyzer<'_, '_> {
         if !any_path {
             dirs.push(cwd);
         }
-        let mut budget = WALK_BUDGET;
         for dir in dirs {
-            self.scan_for_secrets(&dir, WALK_DEPTH, &mut budget, (&excludes, &includes), scope);
+            let key = (dir, excludes.clone(), includes.clone());
+            let found = match self.walk_cache.get(&key) {
+                Some(found) => found.clone(),
+                None => {
+                    let mut found = Vec::new();
+                    let mut budget = self.walk_budget;
+                    self.scan_for_secrets(
+                        &key.0,
+                        WALK_DEPTH,
+                        &mut budget,
+                        (&excludes, &includes),
+                        &mut found,
+                    );
+                    self.walk_budget = budget;
+                    self.walk_cache.insert(key, found.clone());
+                    found
+                }
+            };
+            for path in found {
+                let shown = path.to_string_lossy().into_owned();
+                self.push(
+                    PermissionRequest::new("read", shown.clone(), Risk::Credential),
+                    false,
+                    format!("the recursive read would read {shown}, which holds secrets"),
+                    scope,
+                );
+            }
         }
     }
 
@@ -486,7 +628,7 @@ impl Analyzer<'_, '_> {
         depth: usize,
         budget: &mut usize,
         (excludes, includes): (&[String], &[String]),
-        scope: &Scope,
+        found: &mut Vec<PathBuf>,
     ) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -504,21 +646,16 @@ impl Analyzer<'_, '_> {
                 continue;
             }
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            let included =
-                is_dir || includes.is_empty() || includes.iter().any(|g| glob_match(g, &name_text));
+            let included = is_dir
+                || includes.is_empty()
+                || includes.iter().any(|g| include_matches(g, &name_text));
             if included && path_risk(&path, &self.ctx.home).is_some() {
-                let shown = path.to_string_lossy().into_owned();
-                self.push(
-                    PermissionRequest::new("read", shown.clone(), Risk::Credential),
-                    false,
-                    format!("the recursive read would read {shown}, which holds secrets"),
-                    scope,
-                );
+                found.push(path);
                 continue;
             }
             let skip = matches!(name.to_str(), Some(".git" | "node_modules" | "target"));
             if is_dir && depth > 1 && !skip {
-                self.scan_for_secrets(&path, depth - 1, budget, (excludes, includes), scope);
+                self.scan_for_secrets(&path, depth - 1, budget, (excludes, includes), found);
             }
         }
     }

@@ -13,6 +13,7 @@
 //! The property test `plain_reading_agrees_with_the_grammar` in
 //! `tests/prop_shell.rs` checks that both readings give the same requests.
 
+use super::ir::{Construct, Form, IrWord, Item, Origin, SimpleCommand};
 use super::words::Word;
 
 /// One simple command of a plain line.
@@ -184,6 +185,51 @@ fn read_word(bytes: &[u8], source: &str, at: usize) -> Option<(Word, usize)> {
         },
         i,
     ))
+}
+
+/// The description ([`super::ir`]) of a plain line: the same items the
+/// grammar's lowering gives for it — each stage of a pipeline of several in a
+/// copy of the shell, every word one literal or quoted piece.
+pub(crate) fn items(source: &str, pipelines: Vec<PlainPipeline>) -> Vec<Item> {
+    let mut out = Vec::new();
+    for pipeline in pipelines {
+        let several = pipeline.stages.len() > 1;
+        for stage in pipeline.stages {
+            let context = if several {
+                vec![Construct::Pipeline]
+            } else {
+                Vec::new()
+            };
+            let words = stage
+                .words
+                .into_iter()
+                .map(|w| {
+                    let origin = if w.unquoted {
+                        Origin::Literal
+                    } else {
+                        Origin::Quoted
+                    };
+                    IrWord::single(w.text, origin, String::new())
+                })
+                .collect();
+            let command = Item::Command(SimpleCommand {
+                words,
+                assignments: Vec::new(),
+                redirects: Vec::new(),
+                resource: source[stage.start..stage.end].to_string(),
+                form: Form::Plain,
+                name_redefined: false,
+                context,
+                across_lines: false,
+            });
+            if several {
+                out.push(Item::Isolated(vec![command]));
+            } else {
+                out.push(command);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

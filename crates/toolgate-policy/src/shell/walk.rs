@@ -1,22 +1,40 @@
-//! Walking the syntax tree: every simple command, wherever it hides.
+//! The third and fourth stages: each simple command of the description
+//! ([`super::ir`]) is classified ([`super::argv::analyse`]) with what the line
+//! set up before it (working directory, variables, functions), and turned into
+//! permission requests.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
+use toolgate_core::secret_env::is_default_secret_name;
 use toolgate_core::{PermissionRequest, Risk};
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Parser, Tree};
 
 use super::argv::{self, Part};
+use super::builtins;
+use super::grammar;
+use super::ir::{self, DirEffect, Form, IrWord, Item, Origin, SimpleCommand, Target};
 use super::plain;
 use super::resolve::PathCache;
-use super::words::{self, Known, Word, brace_expand, text};
-use super::{MAX_COMMAND_BYTES, MAX_DEPTH, ShellContext, ShellRequest};
+use super::words::{self, Word, brace_expand};
+use super::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_NESTING, ShellContext, ShellRequest, TOO_COMPLEX};
 use crate::classify::table::{
     EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
     loads_code,
 };
 use crate::classify::{arity_prefix, sql_destroys};
+
+/// The CPU budget of one analysis: 50 ms, measured as wall time from its
+/// start (an `Instant` deadline checked every few nodes). Unoptimised builds
+/// (tests) run the same work many times slower, so they get ten times as
+/// much; a release build — what the gate runs — gets 50 ms.
+pub(crate) const BUDGET: Duration = if cfg!(debug_assertions) {
+    Duration::from_millis(500)
+} else {
+    Duration::from_millis(50)
+};
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -39,11 +57,77 @@ fn parse(source: &str) -> Option<Tree> {
     })
 }
 
+/// What the shell's value of a variable is known to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Var {
+    /// A number (from arithmetic, or a literal integer): safe in arithmetic.
+    Number,
+    /// Known text.
+    Text(String),
+    /// Only known at run time.
+    Unknown,
+}
+
 /// What the shell knows at a point of the script.
 #[derive(Clone, Debug)]
 pub(crate) struct Scope {
     /// The working directory; `None` once it depends on run time (`cd "$X"`).
     pub(crate) cwd: Option<PathBuf>,
+    /// `OLDPWD` (`cd -`, `~-`); `None` when unknown (it comes from the
+    /// environment until a `cd` in this line sets it).
+    pub(crate) oldpwd: Option<PathBuf>,
+    /// The directory stack below `cwd` (`pushd`/`popd`); `None` when unknown.
+    pub(crate) stack: Option<Vec<PathBuf>>,
+    /// Whether `HOME` still is the context's home (not assigned here).
+    pub(crate) home_known: bool,
+    /// Whether `CDPATH` was set in this line (`cd rel` is then unknown).
+    pub(crate) cdpath_set: bool,
+    /// Variables assigned in this line.
+    pub(crate) vars: HashMap<String, Var>,
+}
+
+impl Scope {
+    fn new(cwd: PathBuf) -> Self {
+        Scope {
+            cwd: Some(cwd),
+            oldpwd: None,
+            stack: Some(Vec::new()),
+            home_known: true,
+            cdpath_set: false,
+            vars: HashMap::new(),
+        }
+    }
+
+    /// Whether variable `name`, read in arithmetic, is known to hold no code.
+    fn arith_safe_name(&self, name: &str) -> bool {
+        let name = name
+            .trim_start_matches('$')
+            .trim_start_matches('{')
+            .trim_end_matches('}');
+        if name.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty() {
+            return true;
+        }
+        if matches!(
+            name,
+            "#" | "?"
+                | "$"
+                | "!"
+                | "RANDOM"
+                | "SRANDOM"
+                | "SECONDS"
+                | "LINENO"
+                | "BASHPID"
+                | "PPID"
+                | "UID"
+                | "EUID"
+                | "EPOCHSECONDS"
+                | "OPTIND"
+        ) && !self.vars.contains_key(name)
+        {
+            return true;
+        }
+        matches!(self.vars.get(name), Some(Var::Number))
+    }
 }
 
 pub(crate) struct Analyzer<'c, 'l> {
@@ -54,22 +138,40 @@ pub(crate) struct Analyzer<'c, 'l> {
     tainted: Option<String>,
     /// A floor from an enclosing wrapper (`sudo bash -c '…'`).
     floor: Option<(Risk, String)>,
+    /// How many pieces of shell code deep (`bash -c` in `bash -c`).
     depth: usize,
-    /// Shell functions defined so far: calling one runs its body, whatever
-    /// its name (`:() { … }; :`).
-    functions: HashSet<String>,
-    /// Text fed to the next command on stdin by heredocs and here-strings.
-    stdin_text: Option<String>,
+    /// How many constructs deep the walk is, across nested code.
+    nesting: usize,
+    /// Names defined in this command as functions, aliases or hashed paths:
+    /// calling one is never the system command (`:() { … }; :`).
+    redefined: HashSet<String>,
     /// `lstat`/`readlink` answers for this analysis only.
     pub(crate) paths: PathCache,
+    /// Secrets found below each directory a recursive reader walks, shared by
+    /// every part of the command.
+    pub(crate) walk_cache: HashMap<(PathBuf, Vec<String>, Vec<String>), Vec<PathBuf>>,
+    /// Entries left for recursive-read walks in this analysis.
+    pub(crate) walk_budget: usize,
     /// Whether plain lines skip the grammar (see [`plain`]).
     plain_reader: bool,
+    /// Past this, the analysis stops: one opaque request.
+    deadline: Instant,
+    timed_out: bool,
 }
 
 pub(crate) fn analyze_top(
     command: &str,
     ctx: &ShellContext<'_>,
     plain_reader: bool,
+) -> Vec<ShellRequest> {
+    analyze_with_budget(command, ctx, plain_reader, BUDGET)
+}
+
+pub(crate) fn analyze_with_budget(
+    command: &str,
+    ctx: &ShellContext<'_>,
+    plain_reader: bool,
+    budget: Duration,
 ) -> Vec<ShellRequest> {
     let mut a = Analyzer {
         plain_reader,
@@ -78,13 +180,15 @@ pub(crate) fn analyze_top(
         tainted: None,
         floor: None,
         depth: 0,
-        functions: HashSet::new(),
-        stdin_text: None,
+        nesting: 0,
+        redefined: HashSet::new(),
         paths: PathCache::default(),
+        walk_cache: HashMap::new(),
+        walk_budget: super::paths::WALK_BUDGET,
+        deadline: Instant::now() + budget,
+        timed_out: false,
     };
-    let mut scope = Scope {
-        cwd: Some(ctx.cwd.clone()),
-    };
+    let mut scope = Scope::new(ctx.cwd.clone());
     if command.trim().is_empty() {
         a.opaque_whole(command, "the command is empty", &scope);
     } else if command.contains('\0') {
@@ -100,6 +204,12 @@ pub(crate) fn analyze_top(
         );
     } else {
         a.code(command, &mut scope);
+        if a.timed_out || Instant::now() > a.deadline {
+            a.out.clear();
+            a.timed_out = false;
+            a.opaque_whole(command, TOO_COMPLEX, &Scope::new(ctx.cwd.clone()));
+            return a.out;
+        }
         if a.out.is_empty() {
             // Only comments or blank lines: runs nothing.
             a.push(
@@ -114,14 +224,25 @@ pub(crate) fn analyze_top(
 }
 
 impl Analyzer<'_, '_> {
+    fn out_of_time(&mut self) -> bool {
+        if !self.timed_out && Instant::now() > self.deadline {
+            self.timed_out = true;
+        }
+        self.timed_out
+    }
+
     /// Parses and walks a piece of shell code (the top level or `bash -c` text).
     fn code(&mut self, source: &str, scope: &mut Scope) {
         if self.depth > MAX_DEPTH {
             self.opaque_whole(source, "shell code nested too deeply", scope);
             return;
         }
+        if self.out_of_time() {
+            return;
+        }
         if let Some(pipelines) = self.plain_reader.then(|| plain::split(source)).flatten() {
-            self.plain(source, pipelines, scope);
+            let items = plain::items(source, pipelines);
+            self.run(&items, scope);
             return;
         }
         // tree-sitter-bash splits a word at `\`+newline; bash joins it first.
@@ -132,33 +253,76 @@ impl Analyzer<'_, '_> {
             return;
         };
         let root = tree.root_node();
-        if root.has_error() {
-            self.opaque_whole(source, &parse_error_detail(root, source), scope);
+        let room = MAX_NESTING.saturating_sub(self.nesting);
+        match grammar::validate(root, source, room, Some(self.deadline)) {
+            Err(grammar::Unwalkable::TooComplex) => {
+                self.timed_out = true;
+                return;
+            }
+            Err(e) => {
+                self.opaque_whole(source, &e.describe(MAX_NESTING), scope);
+                return;
+            }
+            Ok(Some(syntax)) => self.opaque_whole(source, &syntax, scope),
+            Ok(None) => {}
         }
-        self.walk(root, source, scope);
+        let mut script = ir::lower(root, source);
+        drop(tree);
+        self.redefined.extend(script.redefined.iter().cloned());
+        ir::mark_redefined(&mut script.items, &self.redefined);
+        self.run(&script.items, scope);
     }
 
-    /// Walks a plain line (see [`plain`]) as the grammar's tree would be walked:
-    /// the stages of a pipeline each in a copy of the shell, the rest in order.
-    fn plain(&mut self, source: &str, pipelines: Vec<plain::PlainPipeline>, scope: &mut Scope) {
-        for pipeline in pipelines {
-            let several = pipeline.stages.len() > 1;
-            for stage in pipeline.stages {
-                let resource = source[stage.start..stage.end].to_string();
-                let stdin: Vec<String> = self.stdin_text.take().into_iter().collect();
-                let simple = Simple {
-                    words: stage.words,
-                    prefix_words: Vec::new(),
-                    env_floor: None,
-                    name_ansi_c: false,
-                    name_glob: None,
-                    stdin,
+    /// Runs the items of a description in order.
+    fn run(&mut self, items: &[Item], scope: &mut Scope) {
+        for item in items {
+            if self.out_of_time() {
+                return;
+            }
+            match item {
+                Item::Command(c) => self.simple(c, scope),
+                Item::Arithmetic {
                     resource,
-                };
-                if several {
-                    self.simple_command(simple, &mut scope.clone());
-                } else {
-                    self.simple_command(simple, scope);
+                    names,
+                    assigns,
+                } => {
+                    if let Some(bad) = names.iter().find(|n| !scope.arith_safe_name(n)) {
+                        self.opaque_whole(
+                            resource,
+                            &format!(
+                                "arithmetic reads `{bad}`, whose value is only known at run time (a subscript in it would run code)"
+                            ),
+                            scope,
+                        );
+                    }
+                    for a in assigns {
+                        scope.vars.insert(a.clone(), Var::Number);
+                    }
+                }
+                Item::Loop { var, values } => {
+                    let mut value = Var::Number;
+                    for v in values {
+                        let w = self.eval(v, scope);
+                        if !w.known || (w.unquoted && has_glob_chars(&w.text)) {
+                            value = Var::Unknown;
+                        } else if value == Var::Number && !is_integer(&w.text) {
+                            value = Var::Text(w.text);
+                        }
+                    }
+                    scope.vars.insert(var.clone(), value);
+                }
+                Item::Isolated(inner) => {
+                    self.nesting += 1;
+                    self.run(inner, &mut scope.clone());
+                    self.nesting -= 1;
+                }
+                Item::Unknown { text, why } => self.opaque_whole(text, why, scope),
+                Item::Code(code) => {
+                    self.depth += 1;
+                    self.nesting += 1;
+                    self.code(code, &mut scope.clone());
+                    self.nesting -= 1;
+                    self.depth -= 1;
                 }
             }
         }
@@ -174,226 +338,495 @@ impl Analyzer<'_, '_> {
         );
     }
 
-    fn walk(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
-        match node.kind() {
-            "command" => self.command(node, src, scope),
-            "declaration_command" => self.declaration(node, src, scope),
-            "variable_assignment" => self.bare_assignment(node, src, scope),
-            "redirected_statement" => {
-                self.stdin_text = stdin_text(node, src);
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    if is_redirect(child.kind()) {
-                        self.redirect(child, src, scope);
-                    } else {
-                        self.walk(child, src, scope);
+    /// The word the shell passes for `w`, as far as it is known here; secret
+    /// variables it expands are reported as credential requests.
+    pub(crate) fn eval(&mut self, w: &IrWord, scope: &Scope) -> Word {
+        let mut word = Word {
+            text: String::new(),
+            known: true,
+            ansi_c: false,
+            unquoted: w.unquoted(),
+        };
+        for (i, p) in w.pieces.iter().enumerate() {
+            word.ansi_c |= p.ansi_c;
+            match p.origin {
+                Origin::Literal if i == 0 && p.text.starts_with('~') => {
+                    match self.tilde(&p.text, scope) {
+                        Some(t) => word.text.push_str(&t),
+                        None => {
+                            word.known = false;
+                            word.text.push_str(&p.text);
+                        }
                     }
                 }
-            }
-            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
-                self.redirect(node, src, scope)
-            }
-            "function_definition" => {
-                if let Some(name) = node.child_by_field_name("name") {
-                    self.functions.insert(text(name, src).to_string());
+                Origin::Literal | Origin::Quoted => word.text.push_str(&p.text),
+                Origin::Expanded => {
+                    let var = p.var.as_deref().unwrap_or("");
+                    self.secret_var(var, &p.text, scope);
+                    let value = if p.plain_var {
+                        self.var_value(var, scope)
+                    } else {
+                        None
+                    };
+                    match value {
+                        Some(v) => word.text.push_str(&v),
+                        None => {
+                            word.known = false;
+                            word.text.push_str(&p.text);
+                        }
+                    }
                 }
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    self.walk(child, src, &mut scope.clone());
+                Origin::Substituted | Origin::Unknown => {
+                    if let Some(var) = p.var.as_deref() {
+                        self.secret_var(var, &p.text, scope);
+                    }
+                    if p.text.starts_with("${") && p.text.contains("@P") {
+                        self.opaque_whole(
+                            &p.text,
+                            "`${x@P}` expands the variable as a prompt, which runs the commands in it",
+                            scope,
+                        );
+                    }
+                    word.known = false;
+                    word.text.push_str(&p.text);
                 }
             }
-            "pipeline" => self.pipeline(node, src, scope),
-            // Subshells and substitutions run in a copy of the shell: `cd` there
-            // does not last.
-            "subshell" | "command_substitution" | "process_substitution" => {
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    self.walk(child, src, &mut scope.clone());
-                }
+        }
+        word
+    }
+
+    /// A variable's value when this line knows it.
+    fn var_value(&self, var: &str, scope: &Scope) -> Option<String> {
+        match var {
+            "HOME" if scope.home_known && !scope.vars.contains_key("HOME") => {
+                Some(self.ctx.home.to_string_lossy().into_owned())
             }
-            _ => {
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    self.walk(child, src, scope);
-                }
+            "PWD" if !scope.vars.contains_key("PWD") => {
+                scope.cwd.as_ref().map(|c| c.to_string_lossy().into_owned())
             }
+            "OLDPWD" if !scope.vars.contains_key("OLDPWD") => scope
+                .oldpwd
+                .as_ref()
+                .map(|c| c.to_string_lossy().into_owned()),
+            _ => None,
         }
     }
 
-    /// Each stage of a pipeline runs in a copy of the shell: `cd` there does not
-    /// last. tree-sitter-bash reads `a | b | c && d` as `a | (b | c && d)`;
-    /// bash runs `(a | b | c) && d`. So a list in a stage keeps only its first
-    /// element in the pipeline, and the rest runs after it, in this shell.
-    fn pipeline(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
-        let mut after: Vec<Node<'_>> = Vec::new();
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            let stage = if child.kind() == "list" {
-                split_list(child, &mut after)
-            } else {
-                child
-            };
-            self.walk(stage, src, &mut scope.clone());
-        }
-        for rest in after {
-            self.walk(rest, src, scope);
-        }
+    /// `~`, `~/…`, `~+`, `~-`, `~user`: the directory, or `None` when unknown.
+    fn tilde(&self, text: &str, scope: &Scope) -> Option<String> {
+        let (head, tail) = match text.find('/') {
+            Some(at) => (&text[..at], &text[at..]),
+            None => (text, ""),
+        };
+        let dir = match head {
+            "~" => scope.home_known.then(|| self.ctx.home.clone())?,
+            "~+" => scope.cwd.clone()?,
+            "~-" => scope.oldpwd.clone()?,
+            // `~user`, `~+2`: another home or the directory stack.
+            _ => return None,
+        };
+        Some(format!("{}{tail}", dir.to_string_lossy()))
     }
 
-    /// Walks every command hidden inside the words of a command: `$(…)`,
-    /// backticks, `<(…)`, unquoted heredoc bodies.
-    fn nested(&mut self, node: Node<'_>, src: &str, scope: &Scope) {
-        if !may_substitute(text(node, src)) {
+    /// Expanding a variable whose name looks like a secret (`$OPENAI_API_KEY`),
+    /// or listing names by prefix (`${!AWS*}`), or reading one indirectly
+    /// (`${!ref}`), touches a credential.
+    fn secret_var(&mut self, var: &str, text: &str, scope: &Scope) {
+        let indirect = var.starts_with('!');
+        if !indirect && !is_default_secret_name(var) {
             return;
         }
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "command_substitution" | "process_substitution" => {
-                    self.walk(child, src, &mut scope.clone())
+        let why = if indirect {
+            format!("`{text}` expands variables chosen at run time, secrets included")
+        } else {
+            format!("`{text}` expands {var}, a variable that holds a secret")
+        };
+        self.push(
+            PermissionRequest::new(
+                "read",
+                format!("${}", var.trim_start_matches('!')),
+                Risk::Credential,
+            ),
+            false,
+            why,
+            scope,
+        );
+    }
+
+    /// The words of a command as the shell passes them: each evaluated, and
+    /// unquoted known words brace-expanded (`{rm,-rf,src}` runs `rm -rf src`).
+    fn words(&mut self, c: &SimpleCommand, scope: &Scope) -> Vec<Word> {
+        let mut out = Vec::with_capacity(c.words.len());
+        for w in &c.words {
+            let word = self.eval(w, scope);
+            if word.known && word.unquoted && word.text.contains('{') {
+                for text in brace_expand(&word.text) {
+                    out.push(Word {
+                        text,
+                        ..word.clone()
+                    });
                 }
-                _ => self.nested(child, src, scope),
+            } else {
+                out.push(word);
             }
         }
+        out
     }
 
-    fn known<'a>(&'a self, scope: &'a Scope) -> Known<'a> {
-        Known {
-            home: &self.ctx.home,
-            cwd: scope.cwd.as_deref(),
-        }
-    }
-
-    fn command(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
-        self.nested(node, src, scope);
-        if has_line_break_between_words(node, src) {
+    /// One simple command.
+    fn simple(&mut self, c: &SimpleCommand, scope: &mut Scope) {
+        if c.across_lines {
             // bash ends a command at an unquoted newline; if the grammar read
             // one command across it, its reading cannot be trusted.
             self.opaque_whole(
-                text(node, src),
+                &c.resource,
                 "the parser read one command across a line break",
                 scope,
             );
         }
-        let mut prefix_words: Vec<String> = Vec::new();
+        // Assignments before the name (or alone).
         let mut env_floor: Option<String> = None;
-        let mut words: Vec<Word> = Vec::new();
-        let mut name_ansi_c = false;
-        let mut name_glob: Option<String> = None;
-        let mut stdin: Vec<String> = self.stdin_text.take().into_iter().collect();
-        stdin.extend(herestrings(node, src));
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "variable_assignment" => {
-                    let var = child
-                        .child_by_field_name("name")
-                        .map_or("", |n| text(n, src));
-                    if loads_code(var) {
-                        env_floor = Some(format!(
-                            "setting {var} makes the program load or run other code"
-                        ));
-                    } else if !env_is_harmless(var) && env_floor.is_none() {
-                        env_floor = Some(format!(
-                            "setting {var} may change what the program reads or runs"
-                        ));
-                    }
-                    prefix_words.push(text(child, src).to_string());
-                }
-                kind if is_redirect(kind) => self.redirect(child, src, scope),
-                "command_name" => {
-                    let w = words::expand(child, src, &self.known(scope));
-                    name_ansi_c = w.ansi_c;
-                    if w.known && w.unquoted && is_glob(&w.text) {
-                        name_glob = Some(w.text.clone());
-                    }
-                    if w.known && w.unquoted && w.text.contains('{') {
-                        // `{rm,-rf,src}` runs `rm -rf src`.
-                        for text in brace_expand(&w.text) {
-                            words.push(Word { text, ..w.clone() });
-                        }
+        let mut prefix_words: Vec<String> = Vec::new();
+        let mut assigned: Vec<(String, Var)> = Vec::new();
+        for a in &c.assignments {
+            if loads_code(&a.name) {
+                env_floor = Some(format!(
+                    "setting {} makes the program load or run other code",
+                    a.name
+                ));
+            } else if !env_is_harmless(&a.name) && env_floor.is_none() && !c.words.is_empty() {
+                env_floor = Some(format!(
+                    "setting {} may change what the program reads or runs",
+                    a.name
+                ));
+            }
+            let value = match &a.value {
+                Some(v) => {
+                    let only_arith = v.pieces.len() == 1 && v.raw.starts_with("$((");
+                    let w = self.eval(v, scope);
+                    if only_arith {
+                        Var::Number
+                    } else if !w.known {
+                        Var::Unknown
+                    } else if is_integer(&w.text) {
+                        Var::Number
                     } else {
-                        words.push(w);
+                        Var::Text(w.text)
                     }
                 }
-                "subscript" | "comment" => {}
-                _ => {
-                    let w = words::expand(child, src, &self.known(scope));
-                    if w.known && w.unquoted && w.text.contains('{') {
-                        for text in brace_expand(&w.text) {
-                            words.push(Word { text, ..w.clone() });
+                None => {
+                    for e in &a.elements {
+                        let _ = self.eval(e, scope);
+                    }
+                    Var::Unknown
+                }
+            };
+            let value = if a.subscript.is_some() {
+                Var::Unknown
+            } else {
+                value
+            };
+            assigned.push((a.name.clone(), value));
+            prefix_words.push(a.raw.clone());
+        }
+        let stdin: Vec<String> = c
+            .redirects
+            .iter()
+            .filter_map(|r| match &r.target {
+                Target::Heredoc { body, .. } => Some(body.clone()),
+                Target::Herestring(w) => Some(w.raw.clone()),
+                Target::File(_) => None,
+            })
+            .collect();
+        // Redirects apply in the directory the command starts in.
+        for r in &c.redirects {
+            match &r.target {
+                Target::File(t) => {
+                    let word = self.eval(t, scope);
+                    self.redirect_target(&r.op, &word, scope);
+                }
+                // Its expansions happen (`<<<"$SECRET"`).
+                Target::Herestring(w) => {
+                    let _ = self.eval(w, scope);
+                }
+                Target::Heredoc { .. } => {}
+            }
+        }
+        if c.form == Form::Plain && c.words.is_empty() {
+            self.assignments_only(c, env_floor, assigned, scope);
+            return;
+        }
+        if c.form == Form::Test {
+            // No brace expansion or word splitting inside `[[ ]]`.
+            let words: Vec<Word> = c.words.iter().map(|w| self.eval(w, scope)).collect();
+            self.test(c, &words, scope);
+            return;
+        }
+        let words = self.words(c, scope);
+        match c.form {
+            Form::Test => {}
+            Form::Declaration | Form::Unset => {
+                self.declaration(c, &words, scope);
+                for (name, value) in assigned {
+                    self.set_var(&name, value, scope);
+                }
+            }
+            Form::Plain => self.plain_command(c, words, prefix_words, env_floor, stdin, scope),
+        }
+    }
+
+    fn set_var(&mut self, name: &str, value: Var, scope: &mut Scope) {
+        match name {
+            "HOME" => scope.home_known = false,
+            "CDPATH" => scope.cdpath_set = true,
+            "OLDPWD" => scope.oldpwd = None,
+            "PWD" => {}
+            _ => {}
+        }
+        scope.vars.insert(name.to_string(), value);
+    }
+
+    fn assignments_only(
+        &mut self,
+        c: &SimpleCommand,
+        env_floor: Option<String>,
+        assigned: Vec<(String, Var)>,
+        scope: &mut Scope,
+    ) {
+        // Only assignments: `FOO=1`, `PATH=/tmp/x:$PATH`.
+        let (risk, reason) = match &env_floor {
+            Some(why) => {
+                self.tainted = Some(why.clone());
+                (Risk::Execute, why.clone())
+            }
+            None if c.redirects.is_empty() => (Risk::Read, "sets a shell variable".to_string()),
+            None => (
+                Risk::Read,
+                "opens its redirects and runs nothing".to_string(),
+            ),
+        };
+        for (name, value) in assigned {
+            self.set_var(&name, value, scope);
+        }
+        let save = (risk == Risk::Read).then(|| c.resource.clone());
+        self.push(
+            PermissionRequest::new("bash", c.resource.clone(), risk).with_save_pattern(save),
+            false,
+            reason,
+            scope,
+        );
+    }
+
+    /// `[[ … ]]`: runs nothing, but `-v NAME` and the arithmetic comparisons
+    /// evaluate their operands.
+    fn test(&mut self, c: &SimpleCommand, words: &[Word], scope: &Scope) {
+        let mut why: Option<String> = None;
+        for (i, w) in words.iter().enumerate() {
+            let op = w.text.as_str();
+            if matches!(op, "-v" | "-R") {
+                if let Some(n) = words.get(i + 1) {
+                    if !n.known || builtins::holds_code(&n.text) {
+                        why = Some(format!(
+                            "`[[ {op} {} ]]` evaluates a subscript, which runs code",
+                            n.text
+                        ));
+                    }
+                }
+            }
+            if matches!(op, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge") {
+                for side in [i.checked_sub(1), Some(i + 1)].into_iter().flatten() {
+                    if let Some(n) = words.get(side) {
+                        let safe_var = c.words.get(side).is_some_and(|w| {
+                            w.pieces.iter().all(|p| {
+                                p.origin == Origin::Expanded
+                                    && p.plain_var
+                                    && p.var.as_deref().is_some_and(|v| scope.arith_safe_name(v))
+                            })
+                        });
+                        if !safe_var && !self.arith_safe(n, scope) {
+                            why = Some(format!(
+                                "`[[ … {op} … ]]` evaluates `{}` as arithmetic, which runs code in subscripts and variables",
+                                n.text
+                            ));
                         }
-                    } else {
-                        words.push(w);
                     }
                 }
             }
         }
-        let simple = Simple {
-            words,
-            prefix_words,
-            env_floor,
-            name_ansi_c,
-            name_glob,
-            stdin,
-            resource: text(node, src).to_string(),
-        };
-        self.simple_command(simple, scope);
+        match why {
+            Some(why) => self.opaque_whole(&c.resource, &why, scope),
+            None => self.push(
+                PermissionRequest::new("bash", c.resource.clone(), Risk::Read)
+                    .with_save_pattern(None),
+                false,
+                "tests a condition".into(),
+                scope,
+            ),
+        }
     }
 
-    /// One simple command, however it was read: wrappers unwrapped, classified,
-    /// raised by what the line set up before it.
-    fn simple_command(&mut self, simple: Simple, scope: &mut Scope) {
-        let Simple {
-            words,
-            prefix_words,
-            env_floor,
-            name_ansi_c,
-            name_glob,
-            stdin,
-            resource,
-        } = simple;
-        if words.is_empty() {
-            // Only assignments: `FOO=1`, `PATH=/tmp/x:$PATH`.
-            let (risk, reason) = match &env_floor {
-                Some(why) => {
-                    self.tainted = Some(why.clone());
-                    (Risk::Execute, why.clone())
-                }
-                None => (Risk::Read, "sets a shell variable".to_string()),
-            };
-            let save = (risk == Risk::Read).then(|| resource.clone());
-            self.push(
-                PermissionRequest::new("bash", resource, risk).with_save_pattern(save),
-                false,
-                reason,
-                scope,
-            );
-            return;
+    /// Whether an evaluated word, read as arithmetic, is known to hold no code.
+    fn arith_safe(&self, w: &Word, scope: &Scope) -> bool {
+        if !w.known || builtins::holds_code(&w.text) {
+            return false;
         }
+        // Every identifier in it is a variable read as arithmetic, except
+        // the target of a plain `=` (`let n=1+2`), which is only set.
+        let bytes = w.text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b.is_ascii_digit() {
+                // A number, with its base and digits (`16#ff`, `0x1f`).
+                while i < bytes.len()
+                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'#' || bytes[i] == b'_')
+                {
+                    i += 1;
+                }
+                continue;
+            }
+            if b.is_ascii_alphabetic() || b == b'_' {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                let assigned = bytes.get(i) == Some(&b'=') && bytes.get(i + 1) != Some(&b'=');
+                if !assigned && !scope.arith_safe_name(&w.text[start..i]) {
+                    return false;
+                }
+                continue;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    fn declaration(&mut self, c: &SimpleCommand, words: &[Word], scope: &mut Scope) {
+        let argv: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+        let mut floor: Option<String> = None;
+        let exported = words.first().is_some_and(|w| w.text == "export")
+            || words
+                .iter()
+                .any(|w| w.text.starts_with('-') && w.text.contains('x'));
+        for a in &c.assignments {
+            if loads_code(&a.name) || (exported && !env_is_harmless(&a.name)) {
+                floor = Some(format!(
+                    "setting {} makes later programs load or run other code",
+                    a.name
+                ));
+            }
+        }
+        let name = argv.first().cloned().unwrap_or_default();
+        let arith = |w: &Word| self.arith_safe(w, scope);
+        let code = builtins::judge(&name, &words[1.min(words.len())..], &arith);
+        let verdict = crate::classify::classify(&argv);
+        let (mut risk, mut reason) = (verdict.risk, verdict.reason);
+        if let Some(why) = floor {
+            self.tainted = Some(why.clone());
+            if risk < Risk::Execute {
+                risk = Risk::Execute;
+                reason = why;
+            }
+        }
+        if let Some(why) = code {
+            self.opaque_whole(&c.resource, &why, scope);
+        }
+        if let Some(why) = prints_secret(&name, &words[1.min(words.len())..]) {
+            risk = Risk::Credential;
+            reason = why;
+        }
+        let unknown = words.iter().any(|w| !w.known);
+        let save = (risk < Risk::Destructive && !unknown).then(|| arity_prefix(&argv));
+        self.push(
+            PermissionRequest::new("bash", c.resource.clone(), risk).with_save_pattern(save),
+            false,
+            reason,
+            scope,
+        );
+        // Names it sets without a value in this line.
+        for w in words.iter().skip(1) {
+            if w.known && !w.text.starts_with('-') && !w.text.contains('=') {
+                if c.form == Form::Unset {
+                    scope.vars.remove(&w.text);
+                    if w.text == "CDPATH" {
+                        // Unset: `cd rel` is plain again.
+                        scope.cdpath_set = false;
+                    }
+                } else {
+                    self.set_var(&w.text, Var::Unknown, scope);
+                }
+            }
+        }
+    }
+
+    /// A plain simple command: wrappers unwrapped, classified, raised by what
+    /// the line set up before it.
+    fn plain_command(
+        &mut self,
+        c: &SimpleCommand,
+        words: Vec<Word>,
+        prefix_words: Vec<String>,
+        env_floor: Option<String>,
+        stdin: Vec<String>,
+        scope: &mut Scope,
+    ) {
         let mut part = argv::analyse(&words, self.depth);
-        if name_ansi_c {
+        if c.words
+            .first()
+            .is_some_and(|w| w.pieces.iter().any(|p| p.ansi_c))
+        {
             part.opaque = Some("opaque: the command name is obfuscated with ANSI-C quoting".into());
             part.raise(Risk::Execute, "obfuscated command name");
         }
-        if let Some(glob) = name_glob {
-            part.opaque = Some(format!(
-                "opaque: the command name `{glob}` is a glob the shell expands at run time"
-            ));
-            part.raise(Risk::Execute, "the command name is a glob");
+        if let Some(first) = words.first() {
+            if first.known && first.unquoted && is_glob(&first.text) {
+                part.opaque = Some(format!(
+                    "opaque: the command name `{}` is a glob the shell expands at run time",
+                    first.text
+                ));
+                part.raise(Risk::Execute, "the command name is a glob");
+            }
         }
-        if self.functions.contains(&part.name)
+        if c.name_redefined
+            || self.redefined.contains(&part.name)
             || words
                 .first()
-                .is_some_and(|w| self.functions.contains(&w.text))
+                .is_some_and(|w| self.redefined.contains(&w.text))
         {
             part.raise(
                 Risk::Execute,
                 format!(
-                    "calls the shell function `{}` defined in this command",
+                    "calls `{}`, which this command redefines (a function, an alias or a hashed path)",
                     part.name
                 ),
             );
+        }
+        if part.name == "trap" {
+            self.trap_code(&mut part);
+        }
+        // Builtins that evaluate code hidden in their arguments.
+        {
+            let arith = |w: &Word| self.arith_safe(w, scope);
+            if let Some(why) = builtins::judge(&part.name, &part.args, &arith) {
+                part.opaque = Some(format!("opaque: {why}"));
+                part.raise(Risk::Execute, "it evaluates code in an argument");
+            }
+        }
+        if let Some(why) = prints_secret(&part.name, &part.args) {
+            part.raise(Risk::Credential, why);
+        }
+        if matches!(part.name.as_str(), "printenv") {
+            let secret = part
+                .args
+                .iter()
+                .find(|a| !a.known || is_default_secret_name(&a.text))
+                .map(|a| a.text.clone());
+            if let Some(name) = secret {
+                part.raise(
+                    Risk::Credential,
+                    format!("`printenv {name}` prints a variable that holds a secret"),
+                );
+            }
         }
         if SQL_CLIENTS.contains(&part.name.as_str())
             && stdin.iter().any(|t| sql_destroys(&t.to_ascii_uppercase()))
@@ -403,6 +836,33 @@ impl Analyzer<'_, '_> {
                 format!("{} is fed SQL that drops or truncates data", part.name),
             );
         }
+        if matches!(
+            part.name.as_str(),
+            "export" | "declare" | "typeset" | "readonly" | "local"
+        ) {
+            // A declaration the grammar read as a plain command (`! export
+            // X=1`, `command export X=1`).
+            let exported = part.name == "export"
+                || part
+                    .args
+                    .iter()
+                    .any(|w| w.text.starts_with('-') && w.text.contains('x'));
+            for w in part.args.clone() {
+                let Some((name, _)) = w.text.split_once('=') else {
+                    continue;
+                };
+                let name = name.split(['[', '+']).next().unwrap_or(name);
+                if !w.known || loads_code(name) || (exported && !env_is_harmless(name)) {
+                    let why = format!(
+                        "`{}` sets {name}, which makes later programs load or run other code",
+                        part.name
+                    );
+                    self.tainted = Some(why.clone());
+                    part.raise(Risk::Execute, why);
+                }
+                self.set_var(name, Var::Unknown, scope);
+            }
+        }
         if sets_code_loading_var(&part) {
             let why = format!(
                 "`{}` sets a variable that makes later programs load other code",
@@ -411,13 +871,82 @@ impl Analyzer<'_, '_> {
             self.tainted = Some(why.clone());
             part.raise(Risk::Execute, why);
         }
-        if let Some(why) = env_floor.clone().or_else(|| self.tainted.clone()) {
+        if let Some(why) = env_floor.or_else(|| self.tainted.clone()) {
             part.raise(Risk::Execute, why);
         }
         if let Some((risk, why)) = self.floor.clone() {
             part.raise(risk, why);
         }
-        self.finish_part(part, resource, prefix_words, &words, scope);
+        self.names_set(&part, scope);
+        let effect = c.dir_effect();
+        self.finish_part(part, c.resource.clone(), prefix_words, &words, scope);
+        self.track_cd(&effect, &words, scope);
+    }
+
+    /// `trap [-lp] [--] [CODE] SIGNAL…`: CODE runs later, in this shell, and
+    /// is analysed as code (`trap -- 'cmd' EXIT` too); code only known at run
+    /// time is opaque.
+    fn trap_code(&mut self, part: &mut Part) {
+        let mut args = part.args.iter().peekable();
+        while let Some(w) = args.peek() {
+            if !w.known {
+                break;
+            }
+            if w.text == "--" {
+                args.next();
+                break;
+            }
+            if w.text.starts_with('-') && w.text.len() > 1 {
+                if w.text.contains(['l', 'p']) {
+                    // Lists or prints traps.
+                    return;
+                }
+                args.next();
+                continue;
+            }
+            break;
+        }
+        let Some(code) = args.next() else {
+            return;
+        };
+        if args.peek().is_none()
+            && code.known
+            && code.text.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            // `trap SIGNAL`: resets it.
+            return;
+        }
+        if !code.known {
+            part.opaque = Some(format!(
+                "opaque: `trap` is given code only known at run time (`{}`)",
+                code.text
+            ));
+            part.raise(Risk::Execute, "it cannot be analysed");
+        } else if code.text != "-" && !part.code.contains(&code.text) {
+            part.code.push(code.text.clone());
+        }
+    }
+
+    /// Variables a builtin sets (`read x`, `printf -v x`, `let x=1`).
+    fn names_set(&mut self, part: &Part, scope: &mut Scope) {
+        let sets = matches!(
+            part.name.as_str(),
+            "read" | "mapfile" | "readarray" | "printf" | "getopts" | "let" | "wait"
+        );
+        if !sets {
+            return;
+        }
+        for w in &part.args {
+            let name = w.text.split(['=', '[', '+']).next().unwrap_or("");
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                let value = if part.name == "let" {
+                    Var::Number
+                } else {
+                    Var::Unknown
+                };
+                self.set_var(name, value, scope);
+            }
+        }
     }
 
     fn finish_part(
@@ -479,10 +1008,12 @@ impl Analyzer<'_, '_> {
                 self.floor = Some((part.risk, part.reason.clone()));
             }
             self.depth += 1;
+            self.nesting += 1;
             for code in std::mem::take(&mut part.code) {
                 let mut inner = run_scope.clone();
                 self.code(&code, &mut inner);
             }
+            self.nesting -= 1;
             self.depth -= 1;
             self.floor = saved_floor;
         }
@@ -521,27 +1052,6 @@ impl Analyzer<'_, '_> {
             }
             let reason = part.opaque.clone().unwrap_or_else(|| part.reason.clone());
             self.push(request, opaque, reason, &run_scope);
-        }
-        self.track_cd(&part, scope);
-    }
-
-    /// `cd DIR`, `pushd DIR`, `popd`: later relative paths resolve against DIR.
-    fn track_cd(&mut self, part: &Part, scope: &mut Scope) {
-        match part.name.as_str() {
-            "cd" | "pushd" => {
-                let operands: Vec<&Word> = part
-                    .args
-                    .iter()
-                    .filter(|w| !(w.known && w.text.starts_with('-') && w.text.len() > 1))
-                    .collect();
-                scope.cwd = match operands.first() {
-                    None => Some(self.ctx.home.clone()),
-                    Some(w) if w.known && w.text == "-" => None,
-                    Some(w) => self.resolve_dir(w, scope),
-                };
-            }
-            "popd" => scope.cwd = None,
-            _ => {}
         }
     }
 
@@ -585,114 +1095,89 @@ impl Analyzer<'_, '_> {
         }
     }
 
-    fn declaration(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
-        self.nested(node, src, scope);
-        let mut argv: Vec<String> = Vec::new();
-        let mut floor: Option<String> = None;
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            match child.kind() {
-                "variable_assignment" => {
-                    let var = child
-                        .child_by_field_name("name")
-                        .map_or("", |n| text(n, src));
-                    let exported = argv.first().is_some_and(|c| c == "export")
-                        || argv.iter().any(|a| a.starts_with('-') && a.contains('x'));
-                    if loads_code(var) || (exported && !env_is_harmless(var)) {
-                        floor = Some(format!(
-                            "setting {var} makes later programs load or run other code"
-                        ));
-                    }
-                    argv.push(text(child, src).to_string());
+    /// `cd`, `pushd`, `popd`: later relative paths resolve against the new
+    /// directory, or are unknown when it is.
+    fn track_cd(&mut self, effect: &DirEffect, words: &[Word], scope: &mut Scope) {
+        if *effect == DirEffect::None {
+            // A wrapper around `cd` (`exec cd`…): not followed.
+            let name = words
+                .first()
+                .map(|w| crate::classify::command_name(&w.text));
+            if matches!(name, Some("cd" | "pushd" | "popd"))
+                || words
+                    .iter()
+                    .skip(1)
+                    .take(3)
+                    .any(|w| matches!(w.text.as_str(), "cd" | "pushd" | "popd"))
+                    && matches!(name, Some("exec" | "builtin" | "command" | "eval"))
+            {
+                scope.cwd = None;
+                scope.stack = None;
+            }
+            return;
+        }
+        let before = scope.cwd.clone();
+        match effect {
+            DirEffect::None => {}
+            DirEffect::Cd(dir) => {
+                scope.cwd = self.cd_target(dir, scope);
+            }
+            DirEffect::Home => {
+                scope.cwd = scope.home_known.then(|| self.ctx.home.clone());
+            }
+            DirEffect::Previous => scope.cwd = scope.oldpwd.clone(),
+            DirEffect::Push(dir) => {
+                let target = self.cd_target(dir, scope);
+                match (&mut scope.stack, &before) {
+                    (Some(stack), Some(cwd)) => stack.push(cwd.clone()),
+                    _ => scope.stack = None,
                 }
-                "comment" => {}
-                _ => argv.push(words::expand(child, src, &self.known(scope)).text),
+                scope.cwd = target;
+            }
+            DirEffect::Swap => match scope.stack.as_mut().and_then(|s| s.pop()) {
+                Some(top) => {
+                    if let (Some(stack), Some(cwd)) = (scope.stack.as_mut(), &before) {
+                        stack.push(cwd.clone());
+                    }
+                    scope.cwd = Some(top);
+                }
+                None => scope.cwd = None,
+            },
+            DirEffect::Rotate(_) | DirEffect::Unknown => {
+                scope.cwd = None;
+                scope.stack = None;
+            }
+            DirEffect::Pop(None) => match scope.stack.as_mut().and_then(|s| s.pop()) {
+                Some(top) => scope.cwd = Some(top),
+                None => scope.cwd = None,
+            },
+            DirEffect::Pop(Some(_)) => {
+                // `popd +N`/`-N` removes an entry; `popd +0` changes directory.
+                scope.cwd = None;
+                scope.stack = None;
             }
         }
-        let verdict = crate::classify::classify(&argv);
-        let (mut risk, mut reason) = (verdict.risk, verdict.reason);
-        if let Some(why) = floor {
-            self.tainted = Some(why.clone());
-            if risk < Risk::Execute {
-                risk = Risk::Execute;
-                reason = why;
-            }
+        if scope.cwd != before {
+            scope.oldpwd = before;
         }
-        let resource = text(node, src).to_string();
-        let save = (risk < Risk::Destructive).then(|| arity_prefix(&argv));
-        self.push(
-            PermissionRequest::new("bash", resource, risk).with_save_pattern(save),
-            false,
-            reason,
-            scope,
-        );
     }
 
-    fn bare_assignment(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
-        self.nested(node, src, scope);
-        let var = node
-            .child_by_field_name("name")
-            .map_or("", |n| text(n, src));
-        let resource = text(node, src).to_string();
-        if loads_code(var) {
-            let why = format!("setting {var} makes later programs load or run other code");
-            self.tainted = Some(why.clone());
-            self.push(
-                PermissionRequest::new("bash", resource, Risk::Execute).with_save_pattern(None),
-                false,
-                why,
-                scope,
-            );
-        } else {
-            self.push(
-                PermissionRequest::new("bash", resource, Risk::Read),
-                false,
-                "sets a shell variable".into(),
-                scope,
-            );
+    /// Where `cd DIR` goes: `None` when it depends on run time (an unknown
+    /// word, `CDPATH` set in this line for a relative name).
+    fn cd_target(&mut self, dir: &IrWord, scope: &Scope) -> Option<PathBuf> {
+        let w = self.eval(dir, scope);
+        if !w.known {
+            return None;
         }
-    }
-
-    fn redirect(&mut self, node: Node<'_>, src: &str, scope: &mut Scope) {
-        self.nested(node, src, scope);
-        match node.kind() {
-            "file_redirect" => {
-                let mut op = String::new();
-                let mut cursor = node.walk();
-                for child in node.children(&mut cursor) {
-                    if !child.is_named() {
-                        op.push_str(text(child, src));
-                    }
-                }
-                let Some(dest) = node.child_by_field_name("destination") else {
-                    return;
-                };
-                let word = words::expand(dest, src, &self.known(scope));
-                self.redirect_target(&op, &word, scope);
-            }
-            "heredoc_redirect" => {
-                let mut quoted = false;
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    match child.kind() {
-                        // `cat <<EOF > out`: the nested redirect is a real one.
-                        "file_redirect" => self.redirect(child, src, scope),
-                        "heredoc_start" => quoted = text(child, src).contains(['\'', '"', '\\']),
-                        // The grammar leaves backticks in an unquoted body as text;
-                        // the shell runs them.
-                        "heredoc_body" if !quoted => {
-                            for code in words::backtick_spans(text(child, src)) {
-                                self.depth += 1;
-                                self.code(&code, &mut scope.clone());
-                                self.depth -= 1;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
+        let explicit = w.text.starts_with('/')
+            || w.text == "."
+            || w.text == ".."
+            || w.text.starts_with("./")
+            || w.text.starts_with("../");
+        if scope.cdpath_set && !explicit {
+            return None;
         }
+        self.resolve_dir(&w, scope)
     }
 
     pub(crate) fn push(
@@ -717,23 +1202,6 @@ impl Analyzer<'_, '_> {
             reason,
         });
     }
-}
-
-/// One simple command's words and what surrounds them, read from the tree or
-/// from a plain line.
-struct Simple {
-    words: Vec<Word>,
-    /// Assignments before the name (`FOO=1 cmd`), as written.
-    prefix_words: Vec<String>,
-    /// Why an assignment before the name makes the command load other code.
-    env_floor: Option<String>,
-    name_ansi_c: bool,
-    /// The command name when it is an unquoted glob.
-    name_glob: Option<String>,
-    /// Heredoc and here-string text fed to it.
-    stdin: Vec<String>,
-    /// Its source text.
-    resource: String,
 }
 
 /// The words of a command that may name files, with whether they follow `--`:
@@ -817,105 +1285,8 @@ fn sets_code_loading_var(part: &Part) -> bool {
     ) && part.args.iter().any(|w| w.known && loads_code(&w.text))
 }
 
-/// The bodies of a statement's heredocs and here-strings (its stdin).
-fn stdin_text(node: Node<'_>, src: &str) -> Option<String> {
-    let mut out = String::new();
-    let mut cursor = node.walk();
-    for child in node.named_children(&mut cursor) {
-        if child.kind() == "heredoc_redirect" {
-            let mut inner = child.walk();
-            for part in child.named_children(&mut inner) {
-                if part.kind() == "heredoc_body" {
-                    out.push_str(text(part, src));
-                    out.push('\n');
-                }
-            }
-        } else if child.kind() == "herestring_redirect" {
-            out.push_str(text(child, src));
-            out.push('\n');
-        }
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-/// The here-strings attached to a command node itself.
-fn herestrings(node: Node<'_>, src: &str) -> Vec<String> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor)
-        .filter(|c| c.kind() == "herestring_redirect")
-        .map(|c| text(c, src).to_string())
-        .collect()
-}
-
-/// The first element of a `list` node (following nested lists down their left
-/// side); the elements after it are appended to `rest`, in order.
-fn split_list<'t>(list: Node<'t>, rest: &mut Vec<Node<'t>>) -> Node<'t> {
-    let mut cursor = list.walk();
-    let children: Vec<Node<'t>> = list.named_children(&mut cursor).collect();
-    let Some((&first, others)) = children.split_first() else {
-        return list;
-    };
-    let mut later = Vec::new();
-    let head = if first.kind() == "list" {
-        split_list(first, &mut later)
-    } else {
-        first
-    };
-    rest.extend(later);
-    rest.extend(others.iter().copied());
-    head
-}
-
-/// Whether `text` may hold a command or process substitution (`$(…)`,
-/// backticks, `<(…)`, `>(…)`); without one of those the subtree need not be
-/// searched for them.
-fn may_substitute(text: &str) -> bool {
-    text.contains('`') || text.contains("$(") || text.contains("<(") || text.contains(">(")
-}
-
-/// Whether a line break separates two words of one command (outside any word).
-fn has_line_break_between_words(node: Node<'_>, src: &str) -> bool {
-    if !text(node, src).contains('\n') {
-        return false;
-    }
-    let mut cursor = node.walk();
-    let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-    children.windows(2).any(|pair| {
-        src.get(pair[0].end_byte()..pair[1].start_byte())
-            .is_some_and(|gap| gap.contains('\n'))
-    })
-}
-
-fn is_redirect(kind: &str) -> bool {
-    matches!(
-        kind,
-        "file_redirect" | "heredoc_redirect" | "herestring_redirect"
-    )
-}
-
 fn is_absolute(text: &str) -> bool {
     text.starts_with('/') || text.starts_with('~') || text.starts_with('-')
-}
-
-/// Where the first parse error is, for the reason text.
-fn parse_error_detail(root: Node<'_>, src: &str) -> String {
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.is_error() || node.is_missing() {
-            let at = node.start_position();
-            let snippet: String = text(node, src).chars().take(40).collect();
-            return format!(
-                "the command does not parse (line {}, column {}: `{}`)",
-                at.row + 1,
-                at.column + 1,
-                snippet
-            );
-        }
-        let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
-    }
-    "the command does not parse".to_string()
 }
 
 /// Merges identical requests (same action, resource, risk and opaqueness),
@@ -962,4 +1333,40 @@ fn dedupe(requests: Vec<ShellRequest>) -> Vec<ShellRequest> {
         }
     }
     out
+}
+
+/// `declare -p NAME` (and `typeset`, `export`, `readonly`, `local`): prints
+/// the variable's value; with a secret-looking or unknown name, a credential.
+fn prints_secret(name: &str, args: &[Word]) -> Option<String> {
+    if !matches!(
+        name,
+        "declare" | "typeset" | "export" | "readonly" | "local"
+    ) {
+        return None;
+    }
+    let prints = args
+        .iter()
+        .any(|w| w.known && w.text.starts_with('-') && w.text.contains('p'));
+    if !prints {
+        return None;
+    }
+    args.iter()
+        .find(|w| !w.text.starts_with('-') && (!w.known || is_default_secret_name(&w.text)))
+        .map(|w| {
+            format!(
+                "`{name} -p {}` prints a variable that holds a secret",
+                w.text
+            )
+        })
+}
+
+/// Whether text holds unquoted glob characters.
+fn has_glob_chars(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// Whether text is an integer the shell's arithmetic reads as a number.
+fn is_integer(text: &str) -> bool {
+    let t = text.strip_prefix('-').unwrap_or(text);
+    !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
 }

@@ -1,8 +1,6 @@
 //! Turning syntax-tree words into the strings the shell would pass, where that
 //! can be known before running anything.
 
-use std::path::Path;
-
 use tree_sitter::Node;
 
 /// One word of a command as the shell would expand it.
@@ -18,152 +16,9 @@ pub(crate) struct Word {
     pub(crate) unquoted: bool,
 }
 
-impl Word {
-    fn literal(text: String, unquoted: bool) -> Self {
-        Word {
-            text,
-            known: true,
-            ansi_c: false,
-            unquoted,
-        }
-    }
-
-    fn unknown(text: String) -> Self {
-        Word {
-            text,
-            known: false,
-            ansi_c: false,
-            unquoted: false,
-        }
-    }
-
-    fn append(&mut self, other: Word) {
-        self.text.push_str(&other.text);
-        self.known &= other.known;
-        self.ansi_c |= other.ansi_c;
-        self.unquoted &= other.unquoted;
-    }
-}
-
-/// Variables whose value is known before the command runs.
-pub(crate) struct Known<'a> {
-    pub(crate) home: &'a Path,
-    pub(crate) cwd: Option<&'a Path>,
-}
-
-impl Known<'_> {
-    fn var(&self, name: &str) -> Option<String> {
-        match name {
-            "HOME" => Some(self.home.to_string_lossy().into_owned()),
-            "PWD" => self.cwd.map(|c| c.to_string_lossy().into_owned()),
-            _ => None,
-        }
-    }
-}
-
 /// The source text of `node`.
 pub(crate) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
     src.get(node.byte_range()).unwrap_or("")
-}
-
-/// Expands one argument node.
-pub(crate) fn expand(node: Node<'_>, src: &str, known: &Known<'_>) -> Word {
-    let raw = text(node, src);
-    match node.kind() {
-        "word" | "number" | "command_name" if node.named_child_count() == 0 => {
-            Word::literal(unescape_unquoted(raw), !raw.contains('\\'))
-        }
-        "command_name" | "concatenation" => {
-            let mut word = Word::literal(String::new(), true);
-            let mut cursor = node.walk();
-            let mut last_end = node.start_byte();
-            for child in node.named_children(&mut cursor) {
-                // Text between children (unnamed tokens) is literal.
-                if child.start_byte() > last_end {
-                    let gap = src.get(last_end..child.start_byte()).unwrap_or("");
-                    word.append(Word::literal(unescape_unquoted(gap), true));
-                }
-                word.append(expand(child, src, known));
-                last_end = child.end_byte();
-            }
-            if node.end_byte() > last_end {
-                let gap = src.get(last_end..node.end_byte()).unwrap_or("");
-                word.append(Word::literal(unescape_unquoted(gap), true));
-            }
-            word
-        }
-        "raw_string" => Word::literal(strip_quotes(raw, '\'').to_string(), false),
-        "ansi_c_string" => match decode_ansi_c(raw) {
-            Some(text) => Word {
-                text,
-                known: true,
-                ansi_c: true,
-                unquoted: false,
-            },
-            None => Word {
-                text: raw.to_string(),
-                known: false,
-                ansi_c: true,
-                unquoted: false,
-            },
-        },
-        "string" | "translated_string" => expand_double_quoted(node, src, known),
-        "simple_expansion" | "expansion" => {
-            let name = raw
-                .trim_start_matches('$')
-                .trim_start_matches('{')
-                .trim_end_matches('}');
-            match known.var(name) {
-                Some(v) => Word {
-                    text: v,
-                    known: true,
-                    ansi_c: false,
-                    unquoted: false,
-                },
-                None => Word::unknown(raw.to_string()),
-            }
-        }
-        // The shell passes a `/dev/fd/N` path for `<(…)`; the command inside is
-        // analysed on its own.
-        "process_substitution" => Word::literal("/dev/fd/63".to_string(), false),
-        _ => Word::unknown(raw.to_string()),
-    }
-}
-
-/// A `"…"` string: literal text with `\"`, `\\`, `\$`, `` \` `` escapes, and
-/// expansions inside.
-fn expand_double_quoted(node: Node<'_>, src: &str, known: &Known<'_>) -> Word {
-    let raw = text(node, src);
-    let prefix = if raw.starts_with('$') { 2 } else { 1 };
-    let start = node.start_byte() + prefix.min(raw.len());
-    let end = node.end_byte().saturating_sub(1).max(start);
-    let mut word = Word::literal(String::new(), false);
-    let mut last = start;
-    let mut cursor = node.walk();
-    for child in node.named_children(&mut cursor) {
-        if child.kind() == "string_content" {
-            continue;
-        }
-        if child.start_byte() > last {
-            let lit = src.get(last..child.start_byte()).unwrap_or("");
-            word.append(Word::literal(unescape_double(lit), false));
-        }
-        let mut inner = expand(child, src, known);
-        inner.unquoted = false;
-        word.append(inner);
-        last = child.end_byte().max(last);
-    }
-    if end > last {
-        let lit = src.get(last..end).unwrap_or("");
-        word.append(Word::literal(unescape_double(lit), false));
-    }
-    word.unquoted = false;
-    word
-}
-
-fn strip_quotes(raw: &str, q: char) -> &str {
-    let s = raw.strip_prefix(q).unwrap_or(raw);
-    s.strip_suffix(q).unwrap_or(s)
 }
 
 /// Unquoted text: a backslash quotes the next character; `\` + newline vanishes.
@@ -184,7 +39,7 @@ pub(crate) fn unescape_unquoted(s: &str) -> String {
 }
 
 /// Inside double quotes a backslash only quotes `$`, `` ` ``, `"`, `\` and newline.
-fn unescape_double(s: &str) -> String {
+pub(crate) fn unescape_double(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

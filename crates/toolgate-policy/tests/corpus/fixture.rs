@@ -391,3 +391,21 @@ pub fn max_risk(requests: &[ShellRequest]) -> Risk {
         .max()
         .unwrap_or(Risk::Read)
 }
+
+/// One line per request, for assertion messages.
+pub fn summary(parts: &[ShellRequest]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {:?} {:?}{} ({})",
+                p.request.action,
+                p.request.resource,
+                p.request.risk,
+                if p.opaque { " opaque" } else { "" },
+                p.reason
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n  ")
+}

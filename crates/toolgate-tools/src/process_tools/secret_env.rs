@@ -19,9 +19,12 @@
 
 use std::ffi::OsString;
 
-/// Name patterns of variables removed from bash's environment by default.
-pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] =
-    &["*_TOKEN", "*_KEY", "*_SECRET", "*_PASSWORD", "AWS_*"];
+pub use toolgate_core::secret_env::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_name};
+
+/// Variables never passed to commands even when they are not secrets: they
+/// change what a command does in ways the analyser would have to guess
+/// (`CDPATH` moves `cd dir` to another directory).
+const REMOVED: &[&str] = &["CDPATH"];
 
 /// Variables always set for commands, so that `git log` and friends print
 /// instead of waiting for a pager.
@@ -41,48 +44,9 @@ pub const GIT_FORCED_CONFIG: &[(&str, &str)] = &[
     ("protocol.ext.allow", "never"),
 ];
 
-/// Whether `name` matches one of `patterns` (`*` matches any run of
-/// characters; comparison ignores ASCII case).
-///
-/// ```
-/// use toolgate_tools::process_tools::is_secret_name;
-/// let patterns = vec!["*_TOKEN".to_string(), "AWS_*".to_string()];
-/// assert!(is_secret_name("GITHUB_TOKEN", &patterns));
-/// assert!(is_secret_name("aws_region", &patterns));
-/// assert!(!is_secret_name("TOKENIZER", &patterns));
-/// ```
-pub fn is_secret_name(name: &str, patterns: &[String]) -> bool {
-    let name = name.to_ascii_uppercase();
-    patterns
-        .iter()
-        .any(|p| wildcard_match(p.to_ascii_uppercase().as_bytes(), name.as_bytes()))
-}
-
-/// Iterative glob match with `*` only; linear in practice for these patterns.
-fn wildcard_match(pattern: &[u8], text: &[u8]) -> bool {
-    let (mut p, mut t) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        if p < pattern.len() && pattern[p] == b'*' {
-            star = Some((p, t));
-            p += 1;
-        } else if p < pattern.len() && pattern[p] == text[t] {
-            p += 1;
-            t += 1;
-        } else if let Some((sp, st)) = star {
-            p = sp + 1;
-            t = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
-}
-
 /// The environment for a command: this process's variables without the
-/// secret-looking ones, plus `PAGER=cat`, `GIT_PAGER=cat`, `GIT_TERMINAL_PROMPT=0` and
-/// [`GIT_FORCED_CONFIG`] at git's command scope. Also returns the
+/// secret-looking ones and `CDPATH`, plus `PAGER=cat`, `GIT_PAGER=cat`,
+/// `GIT_TERMINAL_PROMPT=0` and [`GIT_FORCED_CONFIG`] at git's command scope. Also returns the
 /// names that were removed (for logs; never their values).
 pub fn command_env(patterns: &[String]) -> (Vec<(OsString, OsString)>, Vec<String>) {
     let mut kept = Vec::new();
@@ -91,7 +55,7 @@ pub fn command_env(patterns: &[String]) -> (Vec<(OsString, OsString)>, Vec<Strin
         let text = name.to_string_lossy();
         if is_secret_name(&text, patterns) {
             removed.push(text.into_owned());
-        } else if !FORCED.iter().any(|(f, _)| *f == text) {
+        } else if !FORCED.iter().any(|(f, _)| *f == text) && !REMOVED.contains(&&*text) {
             kept.push((name, value));
         }
     }
@@ -157,29 +121,6 @@ fn add_git_config(env: &mut Vec<(OsString, OsString)>, pairs: &[(&str, &str)]) {
 mod tests {
     use super::*;
 
-    fn pats(p: &[&str]) -> Vec<String> {
-        p.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn default_patterns_match_the_usual_secrets() {
-        let p = pats(DEFAULT_SECRET_ENV_PATTERNS);
-        for name in [
-            "GITHUB_TOKEN",
-            "OPENAI_API_KEY",
-            "CLIENT_SECRET",
-            "DB_PASSWORD",
-            "AWS_ACCESS_KEY_ID",
-            "AWS_PROFILE",
-            "anthropic_api_key",
-        ] {
-            assert!(is_secret_name(name, &p), "{name} should be secret");
-        }
-        for name in ["PATH", "HOME", "TOKEN", "KEYBOARD", "MY_TOKEN_FILE", "LANG"] {
-            assert!(!is_secret_name(name, &p), "{name} should be kept");
-        }
-    }
-
     fn env_of(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
         pairs
             .iter()
@@ -235,11 +176,12 @@ mod tests {
     }
 
     #[test]
-    fn wildcards_anywhere() {
-        assert!(wildcard_match(b"A*B*C", b"AXXBYYC"));
-        assert!(wildcard_match(b"*", b""));
-        assert!(!wildcard_match(b"A*B", b"AXXBC"));
-        assert!(wildcard_match(b"**X", b"ABX"));
-        assert!(!wildcard_match(b"", b"A"));
+        fn the_patterns_are_cores() {
+        let p: Vec<String> = DEFAULT_SECRET_ENV_PATTERNS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(is_secret_name("GITHUB_TOKEN", &p));
+        assert!(!is_secret_name("PATH", &p));
     }
 }
