@@ -137,6 +137,9 @@ pub(crate) enum ValueKind {
     Archive,
     /// A file holding the names of more files to read: those are not known.
     List,
+    /// A glob that whitelists files (ripgrep's `-g`): unless it is a
+    /// negation (`!GLOB`), the search reads hidden files it matches too.
+    Glob,
 }
 
 /// Whether and how an option takes a value.
@@ -420,6 +423,7 @@ fn parse_option(line: &str) -> Result<(Vec<String>, OptSpec), String> {
                 "net" => ValueKind::Net,
                 "archive" => ValueKind::Archive,
                 "list" => ValueKind::List,
+                "glob" => ValueKind::Glob,
                 "plain" => ValueKind::Plain,
                 other => return Err(format!("`{line}`: unknown value kind `:{other}`")),
             };
@@ -668,6 +672,11 @@ fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> 
                         Risk::Network,
                         format!("`{name} {}` uses the network", opt.label),
                     );
+                }
+                ValueKind::Glob => {
+                    if !args[index][attached.unwrap_or(0)..].starts_with('!') {
+                        state.walks = true;
+                    }
                 }
                 ValueKind::List => {
                     return Err(format!(

@@ -567,6 +567,10 @@ impl Analyzer<'_, '_> {
                         let value = value.trim_matches('/').to_string();
                         if name.starts_with("--exclude") {
                             excludes.push(value);
+                        } else if name == "--iglob" && !value.starts_with('!') {
+                            // Matched without regard to case: taken as matching
+                            // anything rather than guessing which case is meant.
+                            includes.push("*".to_string());
                         } else if name == "--include" {
                             includes.push(value);
                         } else if let Some(negated) = value.strip_prefix('!') {

@@ -176,7 +176,7 @@ mod tests {
     }
 
     #[test]
-        fn the_patterns_are_cores() {
+    fn the_patterns_are_cores() {
         let p: Vec<String> = DEFAULT_SECRET_ENV_PATTERNS
             .iter()
             .map(|s| s.to_string())
