@@ -133,14 +133,22 @@ fn prepare(
 ) -> Result<PreparedCall, CallError> {
     tool.handler
         .prepare(&call.input, location)
-        .map_err(|e| match e {
+        .map_err(|e| CallError::from_prepare(&call.name, e))
+}
+
+impl CallError {
+    /// The error a call to `tool` fails with when its input is refused before it
+    /// is judged (the text the caller sees, also for an oracle's answer).
+    pub fn from_prepare(tool: &str, error: PrepareError) -> CallError {
+        match error {
             PrepareError::InvalidInput { field, message } => CallError::InvalidInput {
-                tool: call.name.clone(),
+                tool: tool.to_string(),
                 field,
                 message,
             },
             PrepareError::Intent(e) => CallError::Intent(e),
-        })
+        }
+    }
 }
 
 /// Requests as `action resource` pairs, for a message.
