@@ -50,5 +50,5 @@ pub use registry::{
 pub use risk::{Decision, DecisionSource, Effect, Risk, RuleRef};
 pub use tool::{
     PrepareError, PreparedCall, RunError, SchemaError, Tool, ToolError, ToolHandler, ToolSpec,
-    ToolTraits, decode_input, handler,
+    ToolTraits, decode_input, handler, intent_of,
 };

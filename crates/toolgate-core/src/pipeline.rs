@@ -125,6 +125,39 @@ pub enum CallError {
     Bound(#[from] BoundError),
 }
 
+/// The gate's judgement of `requests`, computed on the blocking pool: a
+/// decision is CPU work (a shell command is parsed and analysed, rules are
+/// matched) and a slow one must never hold up the event loop, where a server
+/// with one thread serves every other call. A gate that panics fails the call
+/// (nothing runs) instead of the process.
+async fn evaluate_off_loop(
+    gate: &Arc<dyn Gate>,
+    call: &CallRequest,
+    location: &Arc<Location>,
+    requests: Vec<PermissionRequest>,
+) -> Result<Vec<Judged>, CallError> {
+    let gate = Arc::clone(gate);
+    let location = Arc::clone(location);
+    let call = call.clone();
+    tokio::task::spawn_blocking(move || {
+        let gate_call = GateCall {
+            tool: &call.name,
+            input: &call.input,
+            location: &location,
+            session_id: &call.identity.session_id,
+            call_id: &call.identity.call_id,
+        };
+        gate.evaluate(&gate_call, requests)
+    })
+    .await
+    .map_err(|e| {
+        CallError::Gate(GateError::Failed(format!(
+            "the decision could not be computed: {e}"
+        )))
+    })?
+    .map_err(CallError::Gate)
+}
+
 /// Decodes the input and computes the intent; nothing runs on failure.
 fn prepare(
     tool: &ResolvedTool,
@@ -133,14 +166,22 @@ fn prepare(
 ) -> Result<PreparedCall, CallError> {
     tool.handler
         .prepare(&call.input, location)
-        .map_err(|e| match e {
+        .map_err(|e| CallError::from_prepare(&call.name, e))
+}
+
+impl CallError {
+    /// The error a call to `tool` fails with when its input is refused before it
+    /// is judged (the text the caller sees, also for an oracle's answer).
+    pub fn from_prepare(tool: &str, error: PrepareError) -> CallError {
+        match error {
             PrepareError::InvalidInput { field, message } => CallError::InvalidInput {
-                tool: call.name.clone(),
+                tool: tool.to_string(),
                 field,
                 message,
             },
             PrepareError::Intent(e) => CallError::Intent(e),
-        })
+        }
+    }
 }
 
 /// Requests as `action resource` pairs, for a message.
@@ -339,7 +380,7 @@ impl Engine {
             call_id: &call.identity.call_id,
         };
         // 4. Judge, and make every judgement durable.
-        let judged = self.gate.evaluate(&gate_call, requests)?;
+        let judged = evaluate_off_loop(&self.gate, call, &location, requests).await?;
         if judged.is_empty() {
             return Err(CallError::Gate(GateError::Invalid(
                 "the gate returned no decisions".into(),

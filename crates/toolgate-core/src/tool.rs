@@ -281,11 +281,7 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
     }
 
     fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError> {
-        let decoded: T::Input = decode_input(input)?;
-        let requests = self
-            .tool
-            .intent(&decoded, location)
-            .map_err(PrepareError::Intent)?;
+        let (decoded, requests) = decode_and_intent(&*self.tool, input, location)?;
         let tool = Arc::clone(&self.tool);
         let validator = Arc::clone(&self.validator);
         let judged: Arc<[PermissionRequest]> = requests.clone().into();
@@ -310,6 +306,30 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
         });
         Ok(PreparedCall { requests, run })
     }
+}
+
+/// Decodes `input` for `tool` and computes its intent: every check a call
+/// passes before it is judged. The registry's handlers prepare calls with it,
+/// and an oracle that answers for a call without running it (`toolgate check`)
+/// uses it too, so both accept and refuse exactly the same inputs.
+pub fn intent_of<T: Tool>(
+    tool: &T,
+    input: &Value,
+    location: &Location,
+) -> Result<Vec<PermissionRequest>, PrepareError> {
+    decode_and_intent(tool, input, location).map(|(_, requests)| requests)
+}
+
+fn decode_and_intent<T: Tool>(
+    tool: &T,
+    input: &Value,
+    location: &Location,
+) -> Result<(T::Input, Vec<PermissionRequest>), PrepareError> {
+    let decoded: T::Input = decode_input(input)?;
+    let requests = tool
+        .intent(&decoded, location)
+        .map_err(PrepareError::Intent)?;
+    Ok((decoded, requests))
 }
 
 /// Decodes a JSON value into `T`, naming the offending field on error.

@@ -5,6 +5,9 @@
 //! A decision is the whole gate path: shell analysis, raising, rule lookup and
 //! the decision tree (`check::judge_call`). `judge-only` isolates the rule lookup;
 //! `analyze-only` compares the plain-line reader with the full grammar.
+//! `adversarial` decides inputs built to make the work blow up: a glob that
+//! makes a backtracking matcher exponential (`ls long/*a*a…*a*b` next to a
+//! 40-character name of `a`s).
 //!
 //! Last, when the binaries are there, the wall time of whole processes: one
 //! `toolgate check` (what an agent hook pays) and one `codex execpolicy check`
@@ -235,6 +238,33 @@ fn main() {
         group.finish();
     } else {
         eprintln!("repo-config benchmarks skipped: `git init` failed");
+    }
+    {
+        // Inputs built to blow the work up; each must cost about what an
+        // ordinary command does.
+        let mut group = c.benchmark_group("adversarial");
+        let long = location.root().join("long");
+        std::fs::create_dir_all(&long).expect("mkdir");
+        std::fs::write(long.join("a".repeat(40)), "x").expect("write");
+        let policy = &policies[0].1;
+        for stars in [12usize, 24] {
+            let command = format!("ls long/{}b", "*a".repeat(stars));
+            group.bench_with_input(
+                BenchmarkId::new("backtracking-glob", stars),
+                &command,
+                |b, cmd| {
+                    b.iter(|| {
+                        black_box(judge_call(
+                            policy,
+                            vec![request(cmd)],
+                            &location,
+                            &NoApprovals,
+                        ))
+                    })
+                },
+            );
+        }
+        group.finish();
     }
     c.final_summary();
     if std::env::args().any(|a| a == "--profile-time") {

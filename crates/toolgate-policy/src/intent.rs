@@ -1,9 +1,10 @@
 //! The intents of the built-in tools, computed from their DESIGN.md inputs.
 //!
-//! The tools crate computes the same requests in each tool's `intent`; this copy
-//! lets `toolgate check` answer for every built-in tool without its
-//! implementation, and serves as the test oracle for the tools' intents. It emits
-//! *base* requests, as the tools do; the gate does all raising.
+//! The tools crate computes the same requests in each tool's `intent`, and
+//! `toolgate check` asks the tools themselves (so it refuses exactly what they
+//! refuse); this copy serves the policy crate's own tests and documentation,
+//! and as an oracle for the tools' intents. It emits *base* requests, as the
+//! tools do; the gate does all raising.
 //!
 //! ```
 //! use serde_json::json;

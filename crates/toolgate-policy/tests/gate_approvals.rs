@@ -594,3 +594,57 @@ async fn channel_failure_denies() {
     assert_eq!(finals[0].effect, Effect::Deny);
     assert!(finals[0].reason.contains("no terminal"));
 }
+
+/// A command the analyser cannot (or gives up trying to) describe — nested
+/// past its limit, `eval` of a run-time value, a parse error; and, once the
+/// analysis has a CPU budget, one "too complex to analyse" — is asked even
+/// under a rule allowing every command, offers no lasting approval, saves
+/// nothing when a person says "always" anyway, and is asked again next time.
+#[tokio::test]
+async fn a_command_that_cannot_be_analysed_is_asked_every_time_and_saves_nothing() {
+    let mut s = setup("[permission.bash]\n\"*\" = \"allow\"\n");
+    let deep = format!("{}cat a{}", "$(echo ".repeat(40), ")".repeat(40));
+    let cases = [
+        deep.as_str(),
+        "eval \"$CMD\"",
+        "ls ( )",
+        "$(printf %s \"$X\") -rf .",
+    ];
+    for command in cases {
+        for round in 0..2 {
+            let gate = s.gate.clone();
+            let loc = s.loc.clone();
+            let request = PermissionRequest::new("bash", command, Risk::Execute)
+                .with_cwd(loc.root().display().to_string());
+            let judged = gate
+                .evaluate(&call(&loc, "s1", &json!({})), vec![request.clone()])
+                .unwrap();
+            assert!(
+                judged.iter().any(|j| j.decision.effect == Effect::Ask),
+                "{command:?} round {round}: not asked"
+            );
+            let task = tokio::spawn(async move {
+                let input = json!({});
+                evaluate_and_resolve(&gate, &call(&loc, "s1", &input), vec![request]).await
+            });
+            let (prompt, answer) = s.prompts.recv().await.expect("asked");
+            assert!(
+                !prompt.offer_always && !prompt.offer_session,
+                "{command:?}: a lasting approval offered"
+            );
+            // A client that offers "always" regardless: still only this once.
+            answer.send(Answer::Always).unwrap();
+            let finals = task.await.unwrap();
+            assert!(
+                finals.iter().all(|d| d.effect == Effect::Allow),
+                "{finals:?}"
+            );
+        }
+    }
+    assert_eq!(
+        s.store.saves.load(Ordering::SeqCst),
+        0,
+        "an approval was saved"
+    );
+    assert!(s.store.rows.lock().unwrap().is_empty());
+}

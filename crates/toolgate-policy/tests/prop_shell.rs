@@ -447,3 +447,185 @@ fn plain_reading_agrees_with_the_grammar() {
         })
         .unwrap();
 }
+
+/// The CPU time this thread has used so far.
+fn thread_cpu_time() -> std::time::Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the clock id is a constant
+    // every Linux kernel supports.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// Not a performance assertion (the machine is noisy; the decide bench
+/// measures speed): a hang detector. A decision has a 50 ms CPU budget; one
+/// that uses 40 times that is stuck (exponential matching, a walk without
+/// end), not slow.
+const HANG_CPU: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The stack a decision must fit in: a thread's default 2 MiB, as a server's
+/// worker threads have, not the main thread's 8 MiB.
+const DECISION_STACK: usize = 2 * 1024 * 1024;
+
+/// The longest command generated.
+const MAX_GENERATED: usize = 4096;
+
+/// Nests `inner` `depth` times in one construct of the grammar.
+fn nest(construct: u8, depth: usize, inner: &str) -> String {
+    let (open, close): (&str, &str) = match construct % 12 {
+        0 => ("$(", ")"),
+        1 => ("(", ")"),
+        2 => ("{ ", "; }"),
+        3 => ("\"$(", ")\""),
+        4 => ("$((", "))"),
+        5 => ("${x:-", "}"),
+        6 => ("if true; then ", "; fi"),
+        7 => ("bash -c \"", "\""),
+        8 => ("<(", ")"),
+        9 => ("[[ ( ", " ) ]]"),
+        10 => ("while true; do ", "; done"),
+        _ => ("f() { ", "; }; f"),
+    };
+    let mut s = String::with_capacity(depth * (open.len() + close.len()) + inner.len());
+    for _ in 0..depth {
+        s.push_str(open);
+    }
+    s.push_str(inner);
+    for _ in 0..depth {
+        s.push_str(close);
+    }
+    s
+}
+
+/// Command strings built to make the analysis work hard: deep nesting, long
+/// globs (that a backtracking matcher takes exponential time on), brace
+/// expansions (that multiply), quotes of every kind, and random mixes of the
+/// shell's punctuation; all cut to at most 4 KB.
+fn hard_command() -> impl Strategy<Value = String> {
+    let deep = (any::<u8>(), 1usize..1400, "[a-z ./*]{0,12}")
+        .prop_map(|(c, depth, inner)| nest(c, depth, &format!("cat {inner}")));
+    let mixed_nesting =
+        prop::collection::vec((any::<u8>(), 1usize..40), 1..20).prop_map(|levels| {
+            levels
+                .iter()
+                .rev()
+                .fold("ls".to_string(), |inner, &(c, d)| nest(c, d, &inner))
+        });
+    let glob_unit = prop::sample::select(&["*a", "?", "*", "[a-z]", "[!x]*", "*.", "**/"][..]);
+    let long_glob = (
+        prop::sample::select(&["ls ", "cat ", "grep -r x --include=", "rm -f ", "echo x > "][..]),
+        prop::sample::select(&["", "src/", "long/", "../", "~/.ssh/", "/etc/", ".env*/"][..]),
+        prop::collection::vec(glob_unit, 1..600),
+        prop::sample::select(&["b", "", ".rs", "*"][..]),
+    )
+        .prop_map(|(cmd, dir, units, tail)| format!("{cmd}{dir}{}{tail}", units.concat()));
+    let braces = (
+        prop::sample::select(&["echo ", "cat ", "touch ", "rm "][..]),
+        prop::collection::vec(
+            prop::sample::select(&["{a,b}", "{1..9}", "{a,{b,c}}", "{x,y,z}", "{1..99999999}"][..]),
+            1..300,
+        ),
+    )
+        .prop_map(|(cmd, parts)| format!("{cmd}{}", parts.concat()));
+    let quote_unit = prop::sample::select(
+        &[
+            "'a b'",
+            "\"c $d\"",
+            "$'\\x41'",
+            "$\"e\"",
+            "\\ ",
+            "\"$(ls)\"",
+            "'",
+            "\"",
+            "`ls`",
+            "\"`\"",
+            "\\\"",
+            "${x}",
+            "\"${x:-'y'}\"",
+            "$'\\''",
+        ][..],
+    );
+    let quotes = (
+        prop::sample::select(&["echo ", "cat ", "printf %s ", "grep "][..]),
+        prop::collection::vec(quote_unit, 1..400),
+    )
+        .prop_map(|(cmd, units)| format!("{cmd}{}", units.concat()));
+    let noise = proptest::string::string_regex(
+        "([a-z]{1,6}|[ .;&|<>()$`'\"\\\\{}\\[\\]*?!#=~/\n\t-]){0,600}",
+    )
+    .unwrap();
+    prop_oneof![deep, mixed_nesting, long_glob, braces, quotes, noise].prop_map(|mut s| {
+        if s.len() > MAX_GENERATED {
+            let mut end = MAX_GENERATED;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s.truncate(end);
+        }
+        s
+    })
+}
+
+#[test]
+fn hard_commands_never_panic_overflow_or_hang_and_opaque_is_never_allowed() {
+    use toolgate_core::PermissionRequest;
+    use toolgate_policy::check::judge_call;
+    use toolgate_policy::policy::NoApprovals;
+
+    let fx = Fixture::new();
+    // A directory holding the long names a backtracking glob chokes on.
+    let long = fx.ws.join("long");
+    std::fs::create_dir_all(&long).unwrap();
+    std::fs::write(long.join("a".repeat(40)), "x").unwrap();
+    std::fs::write(long.join(format!("{}b", "a".repeat(60))), "x").unwrap();
+    let policy = fx.policy(None);
+    runner(192)
+        .run(&hard_command(), |command| {
+            let request =
+                PermissionRequest::new("bash", command.clone(), toolgate_core::Risk::Execute)
+                    .with_cwd(fx.ws.display().to_string());
+            // A fresh 2 MiB thread per decision: a recursion too deep for it
+            // aborts the test binary, which fails the test.
+            let (judged, cpu) = std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .stack_size(DECISION_STACK)
+                    .spawn_scoped(s, || {
+                        let before = thread_cpu_time();
+                        let judged = judge_call(&policy, vec![request], &fx.location, &NoApprovals);
+                        (judged, thread_cpu_time() - before)
+                    })
+                    .expect("spawn the decision thread")
+                    .join()
+            })
+            .map_err(|_| TestCaseError::fail(format!("the decision panicked on {command:?}")))?;
+            prop_assert!(
+                cpu < HANG_CPU,
+                "{:?} of CPU deciding {} bytes: {:?}",
+                cpu,
+                command.len(),
+                command.chars().take(200).collect::<String>()
+            );
+            prop_assert!(!judged.is_empty(), "no requests for {command:?}");
+            for j in &judged {
+                if j.expanded.opaque || j.verdict.decision.reason.contains("too complex") {
+                    // Opaque (including "too complex to analyse"): at least
+                    // ask, and nothing an approval could be saved for.
+                    prop_assert!(
+                        j.verdict.decision.effect >= Effect::Ask,
+                        "opaque part allowed in {command:?}: {}",
+                        j.verdict.decision.reason
+                    );
+                    prop_assert!(
+                        j.expanded.request.save_pattern.is_none() && !j.verdict.reusable,
+                        "opaque part an approval could answer in {command:?}"
+                    );
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+}

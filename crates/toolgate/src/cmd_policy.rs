@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use serde_json::Value;
-use toolgate_core::{DecisionSource, Location, PermissionRequest};
+use toolgate_core::{CallError, DecisionSource, Location, PermissionRequest};
 use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
 use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome_for, run_batch};
 use toolgate_policy::config::Mode;
-use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{ApprovalLookup, Policy, approval_covers};
 use toolgate_store::SqliteApprovals;
+use toolgate_tools::BuiltinConfig;
 
 use crate::data_dir::DataDir;
 
@@ -97,16 +97,24 @@ pub struct ApprovalsRevokeArgs {
     pub id: i64,
 }
 
-/// The base requests of a call, without running anything. The CLI serves only
-/// the built-in tools, whose intents the policy crate computes from their
-/// inputs without compiling 13 JSON Schemas per process; `tests/intent_oracle.rs`
-/// checks that copy against the tools' own `intent`.
+/// The base requests of a call, without running anything: the tool's own
+/// decoding, input checks and intent (`toolgate_tools::builtin_intent`), so an
+/// input the tool would refuse is refused here with the same error. Only the
+/// one tool is built, and no JSON Schema.
 fn requests(
     tool: &str,
     input: &Value,
     location: &Location,
+    config: &BuiltinConfig,
 ) -> Result<Vec<PermissionRequest>, String> {
-    builtin_intent(tool, input, location).map_err(|e| e.to_string())
+    match toolgate_tools::builtin_intent(tool, input, location, config) {
+        Some(Ok(requests)) => Ok(requests),
+        Some(Err(e)) => Err(CallError::from_prepare(tool, e).to_string()),
+        None => Err(format!(
+            "unknown tool {tool:?}; the built-in tools are: {}",
+            toolgate_tools::BUILTIN_TOOL_NAMES.join(", ")
+        )),
+    }
 }
 
 fn location(root: Option<&Path>) -> Result<Location> {
@@ -190,7 +198,8 @@ pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
     let input = parse_input(input)?;
     let location = location(args.policy.root.as_deref())?;
     let policy = load_policy(&location, &args.policy, data)?;
-    let requests = requests(tool, &input, &location).map_err(|e| anyhow!(e))?;
+    let config = crate::runtime::tools_config(&policy, &location, data);
+    let requests = requests(tool, &input, &location, &config).map_err(|e| anyhow!(e))?;
     let saved = Saved::new(data, location.root());
     let answer = outcome_for(&policy, &judge_call(&policy, requests, &location, &saved));
     let mut out = std::io::stdout().lock();
@@ -233,11 +242,12 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
     let default_location = location(args.root.as_deref())?;
     // A bad config for the batch's own root is a usage error, before any line.
     let default_policy = load_policy(&default_location, args, data)?;
-    let mut policies: HashMap<PathBuf, (Location, Policy, Saved)> = HashMap::new();
+    let mut policies: HashMap<PathBuf, (Location, Policy, Saved, BuiltinConfig)> = HashMap::new();
     let saved = Saved::new(data, default_location.root());
+    let config = crate::runtime::tools_config(&default_policy, &default_location, data);
     policies.insert(
         default_location.root().to_path_buf(),
-        (default_location.clone(), default_policy, saved),
+        (default_location.clone(), default_policy, saved, config),
     );
     let reader: Box<dyn BufRead> = if path == "-" {
         Box::new(BufReader::new(std::io::stdin()))
@@ -257,14 +267,15 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
                 if !policies.contains_key(&key) {
                     let policy = load_policy(&loc, args, data).map_err(|e| e.to_string())?;
                     let saved = Saved::new(data, loc.root());
-                    policies.insert(key.clone(), (loc, policy, saved));
+                    let config = crate::runtime::tools_config(&policy, &loc, data);
+                    policies.insert(key.clone(), (loc, policy, saved, config));
                 }
                 key
             }
             None => default_root.clone(),
         };
-        let (loc, policy, saved) = policies.get(&key).ok_or("policy cache miss")?;
-        let requests = requests(&line.tool, &line.input, loc)?;
+        let (loc, policy, saved, config) = policies.get(&key).ok_or("policy cache miss")?;
+        let requests = requests(&line.tool, &line.input, loc, config)?;
         Ok(outcome_for(
             policy,
             &judge_call(policy, requests, loc, saved),
@@ -279,7 +290,8 @@ pub fn run_explain(args: ExplainArgs, data: Option<&DataDir>) -> Result<i32> {
     let input = parse_input(&args.input)?;
     let location = location(args.policy.root.as_deref())?;
     let policy = load_policy(&location, &args.policy, data)?;
-    let requests = requests(&args.tool, &input, &location).map_err(|e| anyhow!(e))?;
+    let config = crate::runtime::tools_config(&policy, &location, data);
+    let requests = requests(&args.tool, &input, &location, &config).map_err(|e| anyhow!(e))?;
     let saved = Saved::new(data, location.root());
     let judged = judge_call(&policy, requests, &location, &saved);
     print!("{}", explain(&policy, &args.tool, &input, &judged));

@@ -99,11 +99,13 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
             .max_bytes
             .unwrap_or(toolgate_core::bound::DEFAULT_MAX_BYTES),
     };
-    let allow_credential_files = reading_credentials_allowed(&policy, &location);
     let sandbox = crate::sandbox::SandboxAdapter::new(&policy);
     if let Some(line) = sandbox.startup_line() {
         eprintln!("{line}");
     }
+    let mut config = tools_config(&policy, &location, Some(&options.data));
+    config.process.question = options.questions;
+    config.process.sandbox = Some(Arc::new(sandbox));
     let approvals = SqliteApprovals::open(options.data.state_db())
         .with_context(|| format!("cannot open {}", options.data.state_db().display()))?;
     let gate = Arc::new(PolicyGate::new(
@@ -125,11 +127,6 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
         Ok(_) => {}
         Err(e) => tracing::warn!("could not sweep spilled outputs: {e}"),
     }
-    let mut config = BuiltinConfig::default();
-    config.files.allow_credential_files = allow_credential_files;
-    config.process.data_dir = options.data.root().to_path_buf();
-    config.process.question = options.questions;
-    config.process.sandbox = Some(Arc::new(sandbox));
     let tools = Registry::new();
     let registrations = toolgate_tools::register_builtins(&tools, &config)
         .context("cannot register the built-in tools")?;
@@ -149,6 +146,18 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
         sources,
         _registrations: registrations,
     })
+}
+
+/// The built-in tools' settings for a policy and a data directory: what
+/// `call`, `mcp` and `serve` run the tools with, and what `check` computes
+/// their intents with (no question channel: that is the caller's).
+pub fn tools_config(policy: &Policy, location: &Location, data: Option<&DataDir>) -> BuiltinConfig {
+    let mut config = BuiltinConfig::default();
+    config.files.allow_credential_files = reading_credentials_allowed(policy, location);
+    if let Some(data) = data {
+        config.process.data_dir = data.root().to_path_buf();
+    }
+    config
 }
 
 /// How often a server looks for changed config files.

@@ -1,5 +1,6 @@
-//! The policy's copy of the built-in intents (what `toolgate check` falls back
-//! to) against the tools' own intents: same actions, resources and risks.
+//! The policy's copy of the built-in intents (a test oracle for the policy
+//! crate; `toolgate check` asks the tools themselves) against the tools' own
+//! intents: same actions, resources and risks.
 
 use serde_json::json;
 use toolgate_core::{Location, Registry, ToolSet};

@@ -388,6 +388,10 @@ impl Tool for WebFetchTool {
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         check_timeout(input.timeout_ms)?;
         let url = parse_url(&input.url)?;
+        // What the guard refuses from the URL alone (a private or loopback
+        // literal) is refused here, before anyone is asked, with the message
+        // `execute` would give; names are checked again when they resolve.
+        self.policy.check(&url).map_err(refused)?;
         Ok(vec![PermissionRequest::new(
             "webfetch",
             url.to_string(),

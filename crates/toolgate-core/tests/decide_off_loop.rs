@@ -1,0 +1,155 @@
+//! Decisions run off the event loop: on a runtime with one thread (as
+//! `toolgate mcp` has), a call whose decision is slow never holds up another
+//! call, and a gate that panics fails its call, not the process.
+
+mod common;
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use common::*;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::*;
+
+/// Allows everything; the decision of the call with id `slow` does not return
+/// until the call with id `fast` has completed (or, so that a broken pipeline
+/// fails instead of hanging, until a generous limit passes).
+struct HeldGate {
+    fast_done: Mutex<mpsc::Receiver<()>>,
+}
+
+/// Only there so a regression fails the test rather than hanging it; no
+/// assertion depends on it.
+const HANG_GUARD: Duration = Duration::from_secs(20);
+
+#[async_trait]
+impl Gate for HeldGate {
+    fn evaluate(
+        &self,
+        call: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        if call.call_id == "slow" {
+            // Blocks its thread, as a long analysis does.
+            let _ = self.fast_done.lock().unwrap().recv_timeout(HANG_GUARD);
+        }
+        Ok(requests
+            .into_iter()
+            .map(|r| Judged {
+                decision: Decision::new(Effect::Allow, r.risk, DecisionSource::Rule, "held"),
+                request: r,
+            })
+            .collect())
+    }
+
+    async fn resolve(
+        &self,
+        _call: &GateCall<'_>,
+        judged: &[Judged],
+        _cancel: &CancellationToken,
+    ) -> Result<Vec<Decision>, GateError> {
+        Ok(judged.iter().map(|j| j.decision.clone()).collect())
+    }
+}
+
+struct PanickingGate;
+
+#[async_trait]
+impl Gate for PanickingGate {
+    fn evaluate(
+        &self,
+        _call: &GateCall<'_>,
+        _requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        panic!("the analysis blew up");
+    }
+
+    async fn resolve(
+        &self,
+        _call: &GateCall<'_>,
+        _judged: &[Judged],
+        _cancel: &CancellationToken,
+    ) -> Result<Vec<Decision>, GateError> {
+        unreachable!("never judged")
+    }
+}
+
+fn engine(gate: Arc<dyn Gate>, dir: &tempfile::TempDir) -> (Engine, Registry, Arc<MemorySink>) {
+    let process = Registry::new();
+    let sink = Arc::new(MemorySink::default());
+    let engine = Engine::new(
+        ToolSet::new(process.clone(), Registry::new()),
+        gate,
+        sink.clone(),
+        Arc::new(DirSpill(dir.path().join("data"))),
+    );
+    (engine, process, sink)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_slow_decision_does_not_delay_another_call_on_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let gate = Arc::new(HeldGate {
+        fast_done: Mutex::new(rx),
+    });
+    let (engine, process, _sink) = engine(gate, &dir);
+    let (echo, _runs) = Echo::new("e");
+    let _g = process.register("echo", echo).unwrap();
+    let catalogue = Arc::new(engine.materialize());
+    let location = Arc::new(Location::new(dir.path()).unwrap());
+    let finished = Arc::new(Mutex::new(Vec::new()));
+    let settle = |id: &'static str, done: Option<mpsc::Sender<()>>| {
+        let engine = engine.clone();
+        let catalogue = Arc::clone(&catalogue);
+        let location = Arc::clone(&location);
+        let finished = Arc::clone(&finished);
+        tokio::spawn(async move {
+            let out = engine
+                .settle(
+                    &catalogue,
+                    call("echo", json!({"text": id}), id),
+                    location,
+                    CancellationToken::new(),
+                )
+                .await;
+            finished.lock().unwrap().push(id);
+            if let Some(done) = done {
+                let _ = done.send(());
+            }
+            out.map(|o| o.content)
+        })
+    };
+    // The slow call is first in line; the fast one comes after it.
+    let slow = settle("slow", None);
+    let fast = settle("fast", Some(tx));
+    assert_eq!(fast.await.unwrap().unwrap(), vec![Content::text("e:fast")]);
+    assert_eq!(slow.await.unwrap().unwrap(), vec![Content::text("e:slow")]);
+    assert_eq!(*finished.lock().unwrap(), vec!["fast", "slow"]);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_gate_that_panics_fails_the_call_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, process, sink) = engine(Arc::new(PanickingGate), &dir);
+    let (echo, runs) = Echo::new("e");
+    let _g = process.register("echo", echo).unwrap();
+    let catalogue = engine.materialize();
+    let location = Arc::new(Location::new(dir.path()).unwrap());
+    let err = engine
+        .settle(
+            &catalogue,
+            call("echo", json!({"text": "x"}), "c1"),
+            location,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Gate(_)), "{err}");
+    assert!(err.to_string().contains("decision"), "{err}");
+    assert_eq!(*runs.lock().unwrap(), 0);
+    assert!(!sink.kinds().contains(&EventKind::ToolStarted));
+}
