@@ -352,6 +352,12 @@ fn run_attacks(test_name: &str, mode: &str, in_children: bool) -> Vec<String> {
             }
             continue;
         }
+        if row.tag == "oracle-tool" {
+            // "check and the tool agree" needs the tools, which this crate
+            // does not know: `crates/toolgate/tests/one_answer.rs` judges these
+            // rows with the real `toolgate check` against the real tools.
+            continue;
+        }
         answers.insert(row.line, judge(&fx, &policy, row));
     }
     answers.extend(judge_in_children(test_name, &children, mode));

@@ -245,3 +245,49 @@ fn an_input_the_tool_accepts_is_decided_by_check() {
         assert_eq!(line["decision"], decision.as_str(), "{tool} {input}");
     }
 }
+
+/// The attack corpus's oracle rows (`tag: oracle-tool` in the policy crate's
+/// `tests/corpus/attacks.jsonl`): each input, given to the real `toolgate
+/// check`, is refused (as the tool refuses it) or at least not allowed.
+#[test]
+fn the_attack_corpus_oracle_rows_are_refused_or_not_allowed() {
+    let e = env();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../toolgate-policy/tests/corpus/attacks.jsonl"
+    ))
+    .unwrap();
+    let home = e.home.display().to_string();
+    let ws = e.ws.display().to_string();
+    let mut judged = 0;
+    let mut allowed = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Ok(row) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if row["tag"] != "oracle-tool" {
+            continue;
+        }
+        let tool = row["tool"].as_str().unwrap_or("bash");
+        let mut input = match (row.get("input"), row["command"].as_str()) {
+            (Some(input), _) => input.to_string(),
+            (None, Some(c)) => json!({ "command": c }).to_string(),
+            (None, None) => panic!("attacks.jsonl:{}: no input", i + 1),
+        };
+        input = input.replace("{home}", &home).replace("{ws}", &ws);
+        let mut input: Value = serde_json::from_str(&input).unwrap();
+        if let Some(n) = row["repeat"].as_u64() {
+            // `repeat`: the command repeated to its size.
+            let c = input["command"].as_str().unwrap_or("").repeat(n as usize);
+            input["command"] = json!(c);
+        }
+        judged += 1;
+        if let Ok(decision) = check_one(&e, tool, &input) {
+            if decision == "allow" {
+                allowed.push(format!("attacks.jsonl:{} {tool} {input}", i + 1));
+            }
+        }
+    }
+    assert!(judged >= 20, "only {judged} oracle rows");
+    assert!(allowed.is_empty(), "allowed:\n{}", allowed.join("\n"));
+}

@@ -210,7 +210,6 @@ const AWK_OUTSIDE: &[(&str, &str)] = &[
     ),
     ("ARGV", "changing `ARGV` makes it read other files"),
     ("ARGC", "changing `ARGC` makes it read other files"),
-    ("PROCINFO", "`PROCINFO` reaches the process"),
     ("@include", "`@include` loads another file"),
     ("@load", "`@load` loads a native extension"),
     ("@namespace", "gawk namespaces are not read by the analyser"),
@@ -302,7 +301,7 @@ fn awk(program: &str) -> Result<ScriptEffect, String> {
             if let Some((_, why)) = AWK_OUTSIDE.iter().find(|(w, _)| *w == word) {
                 return Err((*why).to_string());
             }
-            if word == "ENVIRON" {
+            if word == "ENVIRON" || word == "PROCINFO" {
                 effect.raises = Some((
                     Risk::Credential,
                     "reads `ENVIRON`, the environment with its secrets".to_string(),

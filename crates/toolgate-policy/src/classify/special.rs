@@ -589,6 +589,21 @@ fn tar_mode(args: &[String], v: &mut Verdict) {
             modes.push_str(a);
         }
     }
+    // `-f host:file` (or old style `tar tf host:file`): rsh/ssh reach the host.
+    if args.iter().any(|a| {
+        let value = a.strip_prefix("--file=").unwrap_or(a);
+        !value.starts_with('-')
+            && value
+                .split('/')
+                .next()
+                .is_some_and(|head| head.contains(':'))
+    }) && !args.iter().any(|a| a == "--force-local")
+    {
+        v.raise(
+            Risk::Network,
+            "`tar` given `host:file` reaches the host with rsh/ssh",
+        );
+    }
     if modes
         .chars()
         .any(|c| matches!(c, 'c' | 'x' | 'r' | 'u' | 'A'))

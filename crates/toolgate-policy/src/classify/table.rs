@@ -751,7 +751,16 @@ const GO_SUBS: &[Sub] = &[
     ),
     sub(&["get", "install", "mod", "work", "download"], Network),
     sub(&["fmt", "clean", "fix"], Write),
-    sub(&["env", "version", "list", "doc", "help"], Read),
+    sub_f(
+        &["list"],
+        Read,
+        &[flag(
+            Short('u'),
+            Network,
+            "`go list -u` asks the module proxy for updates",
+        )],
+    ),
+    sub(&["env", "version", "doc", "help"], Read),
 ];
 
 const PIP_SUBS: &[Sub] = &[
@@ -844,7 +853,19 @@ const BREW_SUBS: &[Sub] = &[
 
 const GEM_SUBS: &[Sub] = &[
     sub(&["install", "update", "push", "fetch", "search"], Network),
-    sub(&["list", "info", "which", "env", "help", "contents"], Read),
+    sub_f(
+        &["list", "info"],
+        Read,
+        &[
+            flag(
+                Exact("--remote"),
+                Network,
+                "`gem list --remote` asks the gem server",
+            ),
+            flag(Short('r'), Network, "`gem list -r` asks the gem server"),
+        ],
+    ),
+    sub(&["which", "env", "help", "contents"], Read),
     sub(&["uninstall"], Write),
 ];
 
@@ -1823,6 +1844,16 @@ pub(crate) fn loads_code(var: &str) -> bool {
         || var.ends_with("_OPTIONS")
         || var.ends_with("_FLAGS")
         || var.ends_with("_HOME")
+}
+
+/// An assignment (`NAME=value`) that points a client at a daemon on another
+/// host (`DOCKER_HOST=tcp://…`): the command talks to the network.
+pub(crate) fn points_at_a_host(assignment: &str) -> bool {
+    let Some((name, value)) = assignment.split_once('=') else {
+        return false;
+    };
+    matches!(name, "DOCKER_HOST" | "CONTAINER_HOST" | "PODMAN_HOST")
+        && !value.starts_with("unix://")
 }
 
 /// Variables known only to change how a program formats what it prints. A

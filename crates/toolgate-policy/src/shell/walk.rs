@@ -22,7 +22,7 @@ use super::words::{self, Word, brace_expand};
 use super::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_NESTING, ShellContext, ShellRequest, TOO_COMPLEX};
 use crate::classify::table::{
     EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
-    loads_code,
+    loads_code, points_at_a_host,
 };
 use crate::classify::{arity_prefix, sql_destroys};
 
@@ -873,6 +873,12 @@ impl Analyzer<'_, '_> {
         }
         if let Some(why) = env_floor.or_else(|| self.tainted.clone()) {
             part.raise(Risk::Execute, why);
+        }
+        if let Some(w) = prefix_words.iter().find(|w| points_at_a_host(w)) {
+            part.raise(
+                Risk::Network,
+                format!("`{w}` points the program at another host"),
+            );
         }
         if let Some((risk, why)) = self.floor.clone() {
             part.raise(risk, why);

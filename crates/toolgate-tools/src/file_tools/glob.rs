@@ -101,6 +101,18 @@ fn compile(pattern: &str) -> Result<PathGlobs, ToolError> {
             "glob pattern {pattern:?} is absolute; give it relative to `path`"
         )));
     }
+    // `$HOME/…`, `${X}`, `~/…`: the glob tool expands no variables; taking
+    // them literally would quietly match nothing.
+    let bytes = pattern.as_bytes();
+    let expands = pattern.starts_with('~')
+        || bytes
+            .windows(2)
+            .any(|w| w[0] == b'$' && (w[1] == b'{' || w[1] == b'_' || w[1].is_ascii_alphabetic()));
+    if expands {
+        return Err(ToolError::InvalidInput(format!(
+            "glob pattern {pattern:?} holds a shell expansion (`~`, `$NAME`); the glob tool expands none: give a pattern relative to `path`"
+        )));
+    }
     PathGlobs::new(&[pattern])
 }
 

@@ -159,6 +159,25 @@ fn check_input(input: &BashInput) -> Result<Duration, ToolError> {
     }
 }
 
+/// The directory a command runs in, which must exist and be a directory (the
+/// intent checks it too, so `check` refuses what a call would refuse).
+fn existing_workdir(location: &Location, workdir: Option<&str>) -> Result<PathBuf, ToolError> {
+    let workdir = workdir_of(location, workdir)?;
+    if !workdir.exists() {
+        return Err(ToolError::InvalidInput(format!(
+            "workdir {} does not exist",
+            workdir.display()
+        )));
+    }
+    if !workdir.is_dir() {
+        return Err(ToolError::InvalidInput(format!(
+            "workdir {} is not a directory",
+            workdir.display()
+        )));
+    }
+    Ok(workdir)
+}
+
 fn workdir_of(location: &Location, workdir: Option<&str>) -> Result<PathBuf, ToolError> {
     match workdir {
         None => Ok(location.root().to_path_buf()),
@@ -330,19 +349,7 @@ impl BashTool {
 
     async fn run(&self, input: BashInput, ctx: &ToolContext) -> Result<BashOutput, ToolError> {
         let timeout = check_input(&input)?;
-        let workdir = workdir_of(&ctx.location, input.workdir.as_deref())?;
-        if !workdir.exists() {
-            return Err(ToolError::InvalidInput(format!(
-                "workdir {} does not exist",
-                workdir.display()
-            )));
-        }
-        if !workdir.is_dir() {
-            return Err(ToolError::InvalidInput(format!(
-                "workdir {} is not a directory",
-                workdir.display()
-            )));
-        }
+        let workdir = existing_workdir(&ctx.location, input.workdir.as_deref())?;
         let started = Instant::now();
         let deadline = started + timeout;
         let mut confined = self.confine(&input, ctx, &workdir)?;
@@ -528,7 +535,7 @@ impl Tool for BashTool {
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         check_input(input)?;
-        let workdir = workdir_of(location, input.workdir.as_deref())?
+        let workdir = existing_workdir(location, input.workdir.as_deref())?
             .display()
             .to_string();
         let mut requests = vec![
