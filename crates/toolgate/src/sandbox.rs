@@ -34,6 +34,12 @@ impl SandboxAdapter {
         }
     }
 
+    /// Whether this machine confines commands (whatever `[sandbox] mode`
+    /// says: the policy combines the two).
+    pub fn available(&self) -> bool {
+        self.support.available
+    }
+
     /// The one line to print at start when commands will not run confined.
     pub fn startup_line(&self) -> Option<String> {
         match self.mode {
