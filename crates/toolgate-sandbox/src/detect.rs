@@ -324,7 +324,7 @@ mod tests {
         std::fs::write(&cache, serde_json::to_vec(&entry).unwrap()).unwrap();
         assert_eq!(detect_cached(&cache).available, fresh.available);
         let again: CacheEntry = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
-        assert_eq!(Some(again.key), cache_key());
+        assert_eq!(Some(again.key.clone()), cache_key());
         // A matching entry is believed as it is: no trial run.
         let mut entry = again;
         entry.reasons = vec!["from the cache".into()];

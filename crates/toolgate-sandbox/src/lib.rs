@@ -56,6 +56,7 @@
 mod child;
 mod detect;
 pub mod masks;
+pub mod proxy;
 pub mod seccomp;
 mod spec;
 
