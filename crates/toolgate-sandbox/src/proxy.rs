@@ -276,11 +276,11 @@ fn split_authority(authority: &str, default_port: u16) -> Option<(String, u16)> 
 
 fn refuse(client: &mut UnixStream, status: &str, why: &str) -> io::Result<()> {
     let body = format!("toolgate sandbox proxy: {why}\n");
-    write!(
-        client,
+    let reply = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    )?;
+    );
+    client.write_all(reply.as_bytes())?;
     client.flush()
 }
 
@@ -357,11 +357,9 @@ fn serve(
         // The request line in origin form; the headers as they came.
         let head_text = String::from_utf8_lossy(&head.bytes);
         let headers = head_text.split_once('\n').map_or("", |(_, h)| h);
-        write!(
-            upstream,
-            "{} {rest} {}\r\n{headers}",
-            head.method, head.version
-        )?;
+        // One write: a server may answer after its first read.
+        let line = format!("{} {rest} {}\r\n{headers}", head.method, head.version);
+        upstream.write_all(line.as_bytes())?;
     }
     // Whatever the client sent after the head, then both ways until closed.
     let buffered = reader.buffer().to_vec();
