@@ -831,6 +831,7 @@ impl Policy {
     /// The entries of an untrusted project config that would have loosened
     /// the judgement `actual` of `request` (empty when the project config is
     /// trusted, absent, or would not have changed it).
+    #[allow(clippy::too_many_arguments)] // the judgement's inputs, as `judge_confined` takes them, plus its result
     pub fn ignored_for(
         &self,
         request: &PermissionRequest,

@@ -69,7 +69,7 @@ impl DomainList {
         if !is_dns_name(&h) || h.parse::<IpAddr>().is_ok() {
             return false;
         }
-        self.exact.iter().any(|e| *e == h)
+        self.exact.contains(&h)
             || self.suffixes.iter().any(|s| {
                 h.len() > s.len() + 1
                     && h.ends_with(s.as_str())
