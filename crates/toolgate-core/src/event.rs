@@ -31,6 +31,10 @@ pub enum EventKind {
     /// A session began (an MCP connection, a CLI invocation).
     #[serde(rename = "session.started")]
     SessionStarted,
+    /// A confined command's connection through the sandbox's allowlisting
+    /// proxy, admitted (`decision: allow`) or refused (`deny`).
+    #[serde(rename = "network.connection")]
+    NetworkConnection,
 }
 
 impl EventKind {
@@ -43,6 +47,7 @@ impl EventKind {
             EventKind::ToolCompleted => "tool.completed",
             EventKind::ToolFailed => "tool.failed",
             EventKind::SessionStarted => "session.started",
+            EventKind::NetworkConnection => "network.connection",
         }
     }
 
@@ -55,6 +60,7 @@ impl EventKind {
             "tool.completed" => EventKind::ToolCompleted,
             "tool.failed" => EventKind::ToolFailed,
             "session.started" => EventKind::SessionStarted,
+            "network.connection" => EventKind::NetworkConnection,
             _ => return None,
         })
     }

@@ -18,6 +18,10 @@ use crate::policy::{
 };
 use crate::rules::RuleEffect;
 
+/// The action of the request a bash call adds when it asks to run outside
+/// the sandbox (`"unsandboxed": true`).
+pub const UNSANDBOXED_ACTION: &str = "bash_unsandboxed";
+
 /// One judged request of a `check` answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRequest {
@@ -82,6 +86,8 @@ pub fn judge_call(
     location: &Location,
     approvals: &dyn ApprovalLookup,
 ) -> Vec<Judgement> {
+    // A call that asked to run outside the sandbox is judged as in `default`.
+    let confined = !requests.iter().any(|r| r.action == UNSANDBOXED_ACTION);
     expand(requests, location, policy.home())
         .into_iter()
         .map(|mut e| {
@@ -91,12 +97,13 @@ pub fn judge_call(
                     _ => why,
                 });
             }
-            let verdict = policy.judge(
+            let verdict = policy.judge_confined(
                 &e.request,
                 e.opaque,
                 e.reason.as_deref(),
                 location,
                 approvals,
+                confined,
             );
             let ignored = policy.ignored_for(
                 &e.request,
@@ -105,6 +112,7 @@ pub fn judge_call(
                 location,
                 approvals,
                 &verdict,
+                confined,
             );
             Judgement {
                 expanded: e,
@@ -142,10 +150,17 @@ pub fn outcome(judged: &[Judgement]) -> CheckOutcome {
         .map(|j| j.verdict.decision.risk)
         .max()
         .unwrap_or(Risk::Read);
+    // The allow holds only because of the sandbox when any request of it
+    // was allowed by mode `auto`, deciding or not; then that request decides.
+    let sandbox = decision == Effect::Allow
+        && judged
+            .iter()
+            .any(|j| j.verdict.decision.source == DecisionSource::Sandbox);
     // The deciding request: the strictest effect, then the highest risk.
     let deciding = judged
         .iter()
         .filter(|j| j.verdict.decision.effect == decision)
+        .filter(|j| !sandbox || j.verdict.decision.source == DecisionSource::Sandbox)
         .max_by_key(|j| j.verdict.decision.risk);
     let (reason, source) = deciding.map_or_else(
         || {
@@ -161,7 +176,7 @@ pub fn outcome(judged: &[Judgement]) -> CheckOutcome {
         risk,
         reason,
         source,
-        sandbox: decision == Effect::Allow && source == DecisionSource::Sandbox,
+        sandbox,
         requests: judged
             .iter()
             .map(|j| CheckRequest {
@@ -302,7 +317,9 @@ pub fn explain(policy: &Policy, tool: &str, input: &Value, judged: &[Judgement])
         if let Some(why) = &j.expanded.reason {
             s.push_str(&format!(" ({why})"));
         }
-        if j.expanded.opaque {
+        if j.expanded.opaque && d.source == DecisionSource::Sandbox {
+            s.push_str("\n   the command cannot be fully analysed: mode auto runs it only inside the sandbox, and no approval for it is saved");
+        } else if j.expanded.opaque {
             s.push_str("\n   the command cannot be fully analysed: it is asked at least, and no approval for it is saved");
         }
         s.push_str(&format!(

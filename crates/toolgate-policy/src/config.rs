@@ -88,6 +88,11 @@ pub enum Mode {
     AcceptEdits,
     /// Read-only: every request that is not `read` is denied.
     Plan,
+    /// Work the sandbox confines to the location runs without asking (writes
+    /// and programs with no network, nothing outside the location, no
+    /// protected path, nothing destructive); file-tool writes follow
+    /// `accept-edits`. Where the sandbox is not available it is `default`.
+    Auto,
 }
 
 impl Mode {
@@ -97,6 +102,7 @@ impl Mode {
             Mode::Default => "default",
             Mode::AcceptEdits => "accept-edits",
             Mode::Plan => "plan",
+            Mode::Auto => "auto",
         }
     }
 }
@@ -114,8 +120,9 @@ impl FromStr for Mode {
             "default" => Ok(Mode::Default),
             "accept-edits" | "acceptEdits" | "accept_edits" => Ok(Mode::AcceptEdits),
             "plan" => Ok(Mode::Plan),
+            "auto" => Ok(Mode::Auto),
             other => Err(format!(
-                "unknown mode {other:?}; use \"default\", \"accept-edits\" or \"plan\""
+                "unknown mode {other:?}; use \"default\", \"accept-edits\", \"auto\" or \"plan\""
             )),
         }
     }

@@ -24,7 +24,7 @@ use toolgate_core::{Decision, DecisionSource, Effect, Location, PermissionReques
 
 use crate::config::{
     ApprovalChannelName, ApprovalsConfig, ConfigError, ConfigFile, Mode, SandboxConfig,
-    ServeConfig, ToolOutputConfig, check_example, parse_config,
+    SandboxMode, ServeConfig, ToolOutputConfig, check_example, parse_config,
 };
 use crate::pattern::{Pattern, PatternBase, PatternKind};
 use crate::rules::{Layer, Rule, RuleEffect, RuleSet};
@@ -59,6 +59,10 @@ pub struct PolicySources {
     pub trust: Option<PathBuf>,
     /// toolgate's data directory: protected, like every config file above.
     pub data_dir: Option<PathBuf>,
+    /// Bash commands run confined by the sandbox on this machine (the binary
+    /// sets it from the sandbox's detection). Without it mode `auto` is
+    /// `default` (invariant 11). `[sandbox] mode = "off"` overrides it.
+    pub sandbox_available: bool,
 }
 
 impl PolicySources {
@@ -81,6 +85,7 @@ impl PolicySources {
             managed: Some(managed),
             trust: None,
             data_dir: None,
+            sandbox_available: false,
         }
     }
 
@@ -97,6 +102,7 @@ impl PolicySources {
             managed: None,
             trust: None,
             data_dir: None,
+            sandbox_available: false,
         }
     }
 }
@@ -124,6 +130,8 @@ pub struct Policy {
     managed_approvals: ApprovalsConfig,
     serve: Option<ServeConfig>,
     sandbox: SandboxConfig,
+    /// The machine confines bash commands (see [`PolicySources::sandbox_available`]).
+    sandbox_available: bool,
     root: PathBuf,
     home: PathBuf,
     files: Vec<String>,
@@ -538,6 +546,7 @@ impl Policy {
             managed_approvals,
             serve,
             sandbox,
+            sandbox_available: sources.sandbox_available,
             root: sources.root.clone(),
             home: sources.home.clone(),
             files: names,
@@ -601,6 +610,31 @@ impl Policy {
     /// `[tool_output]`, merged.
     pub fn tool_output(&self) -> ToolOutputConfig {
         self.tool_output
+    }
+
+    /// Records whether this machine confines bash commands (for a policy
+    /// loaded before the sandbox was detected: `check` detects it only when
+    /// the mode is `auto`).
+    pub fn set_sandbox_available(&mut self, available: bool) {
+        self.sandbox_available = available;
+        for inner in [&mut self.without_project, &mut self.as_trusted]
+            .into_iter()
+            .flatten()
+        {
+            inner.set_sandbox_available(available);
+        }
+    }
+
+    /// Whether bash commands run confined: the machine supports it and
+    /// `[sandbox] mode` is not `off`. Mode `auto` relies on it.
+    pub fn sandbox_confines(&self) -> bool {
+        self.sandbox_available && self.sandbox.mode != Some(SandboxMode::Off)
+    }
+
+    /// Whether mode `auto` is in force with a sandbox to back it: otherwise
+    /// `auto` is `default`.
+    pub fn auto_confined(&self) -> bool {
+        self.mode == Mode::Auto && self.sandbox_confines()
     }
 
     /// `[sandbox]`, merged: the last layer's `mode` (the managed layer's is
@@ -744,7 +778,29 @@ impl Policy {
         location: &Location,
         approvals: &dyn ApprovalLookup,
     ) -> Verdict {
-        let (v, layer) = self.judge_here(request, opaque, raised_reason, location, approvals);
+        self.judge_confined(request, opaque, raised_reason, location, approvals, true)
+    }
+
+    /// [`Policy::judge`] for a request of a call that will run inside the
+    /// sandbox (`confined`) or not: a call that asked to run unsandboxed is
+    /// judged as in `default`, so mode `auto` allows nothing of it.
+    pub fn judge_confined(
+        &self,
+        request: &PermissionRequest,
+        opaque: bool,
+        raised_reason: Option<&str>,
+        location: &Location,
+        approvals: &dyn ApprovalLookup,
+        confined: bool,
+    ) -> Verdict {
+        let (v, layer) = self.judge_here(
+            request,
+            opaque,
+            raised_reason,
+            location,
+            approvals,
+            confined,
+        );
         let Some(below) = self
             .without_project
             .as_deref()
@@ -752,7 +808,14 @@ impl Policy {
         else {
             return v;
         };
-        let mut b = below.judge(request, opaque, raised_reason, location, approvals);
+        let mut b = below.judge_confined(
+            request,
+            opaque,
+            raised_reason,
+            location,
+            approvals,
+            confined,
+        );
         if strictness(&b) > strictness(&v) {
             if let Some(rule) = &v.decision.rule {
                 b.decision.reason = format!(
@@ -768,6 +831,7 @@ impl Policy {
     /// The entries of an untrusted project config that would have loosened
     /// the judgement `actual` of `request` (empty when the project config is
     /// trusted, absent, or would not have changed it).
+    #[allow(clippy::too_many_arguments)] // the judgement's inputs, as `judge_confined` takes them, plus its result
     pub fn ignored_for(
         &self,
         request: &PermissionRequest,
@@ -776,10 +840,18 @@ impl Policy {
         location: &Location,
         approvals: &dyn ApprovalLookup,
         actual: &Verdict,
+        confined: bool,
     ) -> Option<Ignored> {
         let trusted = self.as_trusted.as_deref()?;
         let project = self.project.as_ref()?;
-        let would = trusted.judge(request, opaque, raised_reason, location, approvals);
+        let would = trusted.judge_confined(
+            request,
+            opaque,
+            raised_reason,
+            location,
+            approvals,
+            confined,
+        );
         if strictness(&would) >= strictness(actual) {
             return None;
         }
@@ -848,6 +920,7 @@ impl Policy {
         raised_reason: Option<&str>,
         location: &Location,
         approvals: &dyn ApprovalLookup,
+        confined: bool,
     ) -> (Verdict, Option<Layer>) {
         let guard = self.write_guard(request);
         let protected = match &guard {
@@ -963,6 +1036,15 @@ impl Policy {
                 None,
                 false,
             )
+        } else if let Some(why) = self.sandbox_allows(request, risk, opaque, location, confined) {
+            // 4b. Mode `auto`: the sandbox confines it to the location.
+            verdict(
+                Effect::Allow,
+                DecisionSource::Sandbox,
+                format!("{what}: {why}"),
+                None,
+                false,
+            )
         } else {
             // 4. The default for the risk.
             let (mut effect, mut why) = self.default_for(request, location);
@@ -1055,6 +1137,38 @@ impl Policy {
         }
     }
 
+    /// Why mode `auto` allows `request` inside the sandbox, or `None` when
+    /// it does not: a bash command (or an opaque part of one) at risk
+    /// `write` or `execute` — so no network, nothing destructive, no
+    /// credential — that is not run as another user, runs in the location,
+    /// and belongs to a call that runs confined. What it touches outside the
+    /// location, protected paths and unknown write targets are separate
+    /// requests, judged as in `default`.
+    fn sandbox_allows(
+        &self,
+        request: &PermissionRequest,
+        risk: Risk,
+        opaque: bool,
+        location: &Location,
+        confined: bool,
+    ) -> Option<&'static str> {
+        let runs_inside = request
+            .cwd
+            .as_deref()
+            .is_none_or(|cwd| location.contains(Path::new(cwd)));
+        let eligible = confined
+            && self.auto_confined()
+            && request.action == "bash"
+            && matches!(risk, Risk::Write | Risk::Execute)
+            && !runs_as_another_user(request)
+            && runs_inside;
+        eligible.then_some(if opaque {
+            "no rule matched; the command cannot be fully analysed, so mode auto runs it only inside the sandbox (writes confined to the location, protected paths read-only, credentials masked, no network), and no approval for it is saved"
+        } else {
+            "no rule matched; mode auto runs it inside the sandbox, which confines its effects to the location (protected paths read-only, credentials masked, no network)"
+        })
+    }
+
     /// The default effect for a request no rule matched, and why.
     fn default_for(&self, request: &PermissionRequest, location: &Location) -> (Effect, String) {
         let risk = request.risk;
@@ -1071,6 +1185,11 @@ impl Policy {
                     (
                         Effect::Allow,
                         "no rule matched; accept-edits mode allows writes inside the location".into(),
+                    )
+                } else if self.auto_confined() && inside {
+                    (
+                        Effect::Allow,
+                        "no rule matched; mode auto allows writes inside the location, as accept-edits does".into(),
                     )
                 } else {
                     (Effect::Ask, "no rule matched; writes are asked by default".into())
@@ -1144,12 +1263,13 @@ fn effect_verb(effect: Effect) -> &'static str {
     }
 }
 
-/// How permissive a mode is: plan < default < accept-edits.
+/// How permissive a mode is: plan < default < accept-edits < auto.
 fn mode_rank(mode: Mode) -> u8 {
     match mode {
         Mode::Plan => 0,
         Mode::Default => 1,
         Mode::AcceptEdits => 2,
+        Mode::Auto => 3,
     }
 }
 

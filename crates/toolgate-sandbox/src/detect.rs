@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What the machine can confine, as `toolgate sandbox status` prints it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -198,4 +198,143 @@ fn probe() -> Support {
 pub fn detect() -> Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     SUPPORT.get_or_init(probe).clone()
+}
+
+/// What [`detect_cached`] keeps between processes: the result of
+/// bubblewrap's trial run, and everything it depends on that is cheap to
+/// read again (the executable's path, size and modification time, the user,
+/// the boot, the Landlock ABI, seccomp).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct CacheKey {
+    bwrap: PathBuf,
+    size: u64,
+    mtime_ns: i128,
+    euid: u32,
+    boot_id: String,
+    landlock_abi: Option<u32>,
+    seccomp: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CacheEntry {
+    key: CacheKey,
+    available: bool,
+    mechanism: String,
+    filesystem: String,
+    network: String,
+    reasons: Vec<String>,
+}
+
+fn cache_key() -> Option<CacheKey> {
+    use std::os::unix::fs::MetadataExt;
+    let bwrap = find_bwrap()?;
+    let meta = std::fs::metadata(&bwrap).ok()?;
+    let mtime_ns = i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec());
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    Some(CacheKey {
+        bwrap,
+        size: meta.size(),
+        mtime_ns,
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        euid: unsafe { libc::geteuid() },
+        boot_id,
+        landlock_abi: landlock_abi(),
+        seccomp: crate::seccomp::available(),
+    })
+}
+
+/// [`detect`] for short-lived processes that only need to know (`toolgate
+/// check`): the result of bubblewrap's trial run is kept in `cache` (a file
+/// in the caller's data directory) and reused while the bubblewrap
+/// executable (path, size, modification time), the user, the boot, the
+/// Landlock ABI and seccomp are unchanged, so no process is spawned. It
+/// tells; it confines nothing: a process that runs commands confined uses
+/// [`detect`], which always tries. A cache that cannot be read or written
+/// is ignored.
+pub fn detect_cached(cache: &Path) -> Support {
+    let Some(key) = cache_key() else {
+        // No bubblewrap: nothing to spawn, so nothing worth caching.
+        return detect();
+    };
+    let hit = std::fs::read(cache)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<CacheEntry>(&bytes).ok())
+        .filter(|entry| entry.key == key);
+    if let Some(entry) = hit {
+        return Support {
+            available: entry.available,
+            mechanism: entry.mechanism,
+            filesystem: entry.filesystem,
+            network: entry.network,
+            reasons: entry.reasons,
+            bwrap: entry.available.then(|| key.bwrap.clone()),
+            landlock_abi: key.landlock_abi,
+            seccomp: key.seccomp,
+        };
+    }
+    let support = detect();
+    let entry = CacheEntry {
+        key,
+        available: support.available,
+        mechanism: support.mechanism.clone(),
+        filesystem: support.filesystem.clone(),
+        network: support.network.clone(),
+        reasons: support.reasons.clone(),
+    };
+    if let Err(e) = write_cache(cache, &entry) {
+        tracing::debug!("sandbox detection not cached in {}: {e}", cache.display());
+    }
+    support
+}
+
+/// Writes the cache whole or not at all (a temporary file renamed over it).
+fn write_cache(cache: &Path, entry: &CacheEntry) -> std::io::Result<()> {
+    let bytes = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+    let tmp = cache.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, cache).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_detection_agrees_with_a_fresh_probe_and_is_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("sandbox-support.json");
+        let fresh = detect();
+        let first = detect_cached(&cache);
+        assert_eq!(first.available, fresh.available);
+        if cache_key().is_none() {
+            assert!(!cache.exists(), "nothing is cached without bubblewrap");
+            return;
+        }
+        assert!(cache.exists(), "the trial run's result is kept");
+        // A cache whose key no longer matches (another bubblewrap) is
+        // probed again and rewritten, not believed.
+        let mut entry: CacheEntry =
+            serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
+        entry.key.size += 1;
+        entry.available = !fresh.available;
+        std::fs::write(&cache, serde_json::to_vec(&entry).unwrap()).unwrap();
+        assert_eq!(detect_cached(&cache).available, fresh.available);
+        let again: CacheEntry = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
+        assert_eq!(Some(again.key.clone()), cache_key());
+        // A matching entry is believed as it is: no trial run.
+        let mut entry = again;
+        entry.reasons = vec!["from the cache".into()];
+        std::fs::write(&cache, serde_json::to_vec(&entry).unwrap()).unwrap();
+        assert_eq!(
+            detect_cached(&cache).reasons,
+            vec!["from the cache".to_string()]
+        );
+        // A broken cache is ignored.
+        std::fs::write(&cache, b"{not json").unwrap();
+        assert_eq!(detect_cached(&cache).available, fresh.available);
+    }
 }

@@ -56,11 +56,12 @@
 mod child;
 mod detect;
 pub mod masks;
+pub mod proxy;
 pub mod seccomp;
 mod spec;
 
 pub use child::{CHILD_ARG, run_if_requested};
-pub use detect::{Support, detect, landlock_abi};
+pub use detect::{Support, detect, detect_cached, landlock_abi};
 pub use spec::{Confined, SCAN_LIMIT, SandboxSpec};
 
 /// Why a command could not be confined.

@@ -30,7 +30,7 @@ pub struct CallArgs {
     /// Extra config files, applied after the project's (repeatable).
     #[arg(long, value_name = "FILE")]
     pub config: Vec<PathBuf>,
-    /// default, accept-edits or plan.
+    /// default, accept-edits, auto or plan.
     #[arg(long, value_name = "MODE", value_parser = crate::cmd_policy::parse_mode)]
     pub mode: Option<Mode>,
     /// Print the whole result (content, structured output, decisions) as JSON.

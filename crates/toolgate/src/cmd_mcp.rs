@@ -45,7 +45,7 @@ pub struct ServerArgs {
     /// Extra config files, applied after the project's (repeatable).
     #[arg(long, value_name = "FILE")]
     pub config: Vec<PathBuf>,
-    /// default, accept-edits or plan.
+    /// default, accept-edits, auto or plan.
     #[arg(long, value_name = "MODE", value_parser = crate::cmd_policy::parse_mode)]
     pub mode: Option<Mode>,
     /// Where the approval page listens (loopback; port 0 picks a free port).

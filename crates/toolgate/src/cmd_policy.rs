@@ -14,7 +14,7 @@ use serde_json::Value;
 use toolgate_core::{CallError, DecisionSource, Location, PermissionRequest};
 use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
 use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome_for, run_batch};
-use toolgate_policy::config::Mode;
+use toolgate_policy::config::{Mode, SandboxMode};
 use toolgate_policy::policy::{ApprovalLookup, Policy, approval_covers};
 use toolgate_store::SqliteApprovals;
 use toolgate_tools::BuiltinConfig;
@@ -31,7 +31,7 @@ pub struct PolicyArgs {
     /// (repeatable). The managed layer still wins.
     #[arg(long, value_name = "FILE")]
     pub config: Vec<PathBuf>,
-    /// The mode: default, accept-edits or plan.
+    /// The mode: default, accept-edits, auto or plan.
     #[arg(long, value_name = "M", value_parser = parse_mode)]
     pub mode: Option<Mode>,
 }
@@ -125,9 +125,18 @@ fn location(root: Option<&Path>) -> Result<Location> {
 /// root) and ignored.
 fn load_policy(location: &Location, args: &PolicyArgs, data: Option<&DataDir>) -> Result<Policy> {
     let sources = crate::runtime::policy_sources(location, &args.config, args.mode, data);
-    let policy = Policy::load(&sources).map_err(|e| anyhow!("{e}"))?;
+    let mut policy = Policy::load(&sources).map_err(|e| anyhow!("{e}"))?;
     if let Some(e) = policy.project_error() {
         eprintln!("toolgate: project config ignored: {e}");
+    }
+    // Only mode `auto` depends on the sandbox: detect it only then, from the
+    // data directory's cache, so that `check` spawns nothing.
+    if policy.mode() == Mode::Auto && policy.sandbox().mode != Some(SandboxMode::Off) {
+        let support = match data {
+            Some(d) => toolgate_sandbox::detect_cached(&d.sandbox_cache()),
+            None => toolgate_sandbox::detect(),
+        };
+        policy.set_sandbox_available(support.available);
     }
     Ok(policy)
 }

@@ -42,6 +42,11 @@ impl DataDir {
         self.root.join("state.db")
     }
 
+    /// What `check` remembers of the sandbox's detection.
+    pub fn sandbox_cache(&self) -> PathBuf {
+        self.root.join("sandbox-support.json")
+    }
+
     /// The trust records of project configs.
     pub fn trust_file(&self) -> PathBuf {
         self.root.join(toolgate_policy::trust::TRUST_FILE_NAME)

@@ -80,13 +80,13 @@ pub fn policy_sources(
 /// Builds the engine.
 pub fn build(options: RuntimeOptions) -> Result<Runtime> {
     let location = Arc::new(location(options.root.as_deref())?);
-    let sources = policy_sources(
+    let mut sources = policy_sources(
         &location,
         &options.config,
         options.mode,
         Some(&options.data),
     );
-    let policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(notice) = policy.project_notice() {
         eprintln!("toolgate: {notice}");
     }
@@ -103,6 +103,10 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
     if let Some(line) = sandbox.startup_line() {
         eprintln!("{line}");
     }
+    // Mode `auto` allows only what runs confined: tell the policy (and its
+    // reloads) whether commands do.
+    sources.sandbox_available = sandbox.available();
+    policy.set_sandbox_available(sources.sandbox_available);
     let mut config = tools_config(&policy, &location, Some(&options.data));
     config.process.question = options.questions;
     config.process.sandbox = Some(Arc::new(sandbox));

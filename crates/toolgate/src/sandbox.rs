@@ -34,6 +34,12 @@ impl SandboxAdapter {
         }
     }
 
+    /// Whether this machine confines commands (whatever `[sandbox] mode`
+    /// says: the policy combines the two).
+    pub fn available(&self) -> bool {
+        self.support.available
+    }
+
     /// The one line to print at start when commands will not run confined.
     pub fn startup_line(&self) -> Option<String> {
         match self.mode {
@@ -180,4 +186,125 @@ fn exec(args: ExecArgs) -> Result<i32> {
     Ok(status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// The audit event for one connection through the sandbox's proxy:
+/// `network.connection`, resource `host:port`, decision allow or deny.
+// Only the tests use it until the proxy is wired into confined commands.
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn connection_event(
+    c: &toolgate_sandbox::proxy::ProxyConnection,
+    session_id: &str,
+    call_id: &str,
+) -> toolgate_core::Event {
+    use toolgate_core::{Effect, EventKind, EventPayload};
+    let payload = EventPayload {
+        action: Some(format!("network {}", c.method)),
+        resource: Some(format!("{}:{}", c.host, c.port)),
+        decision: Some(if c.allowed && c.error.is_none() {
+            Effect::Allow
+        } else {
+            Effect::Deny
+        }),
+        reason: Some(
+            c.error
+                .clone()
+                .unwrap_or_else(|| format!("{} is in [sandbox] allow_domains", c.host)),
+        ),
+        actor: Some("sandbox proxy".into()),
+        ..EventPayload::default()
+    };
+    toolgate_core::Event::now(EventKind::NetworkConnection, session_id, call_id, payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::io::{Read, Write};
+    use std::net::{IpAddr, Ipv4Addr, TcpListener};
+    use std::os::unix::net::UnixStream;
+    use std::sync::Arc;
+
+    use toolgate_core::{Effect, EventKind, EventSink};
+    use toolgate_sandbox::proxy::{DomainList, Proxy, ProxyConnection, Resolver};
+    use toolgate_store::{Durability, EventFilter, EventLog};
+
+    use super::connection_event;
+
+    #[test]
+    fn proxy_connections_allowed_and_refused_are_both_in_the_audit_log() {
+        let server = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Some(Ok(mut s)) = server.incoming().next() {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                );
+            }
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let log = Arc::new(EventLog::open(dir.path().join("audit.db"), Durability::Full).unwrap());
+        let pending: Arc<std::sync::Mutex<Vec<toolgate_core::Event>>> = Arc::default();
+        let into = Arc::clone(&pending);
+        let record = Arc::new(move |c: &ProxyConnection| {
+            if let Ok(mut p) = into.lock() {
+                p.push(connection_event(c, "s1", "call-1"));
+            }
+        });
+        let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let fixed: HashMap<String, IpAddr> = [
+            ("registry.test".to_string(), local),
+            ("evil.test".to_string(), local),
+        ]
+        .into();
+        let socket = dir.path().join("proxy.sock");
+        let proxy = Proxy::start(
+            &socket,
+            DomainList::parse(&["registry.test".into()]).unwrap(),
+            Resolver::Fixed(fixed),
+            record,
+        )
+        .unwrap();
+        let ask = |req: String| {
+            let mut c = UnixStream::connect(&socket).unwrap();
+            c.write_all(req.as_bytes()).unwrap();
+            let mut out = String::new();
+            c.read_to_string(&mut out).unwrap();
+            out
+        };
+        let ok = ask(format!(
+            "GET http://registry.test:{port}/ HTTP/1.1\r\nHost: registry.test\r\n\r\n"
+        ));
+        assert!(ok.ends_with("ok"), "{ok:?}");
+        let refused = ask(format!("CONNECT evil.test:{port} HTTP/1.1\r\n\r\n"));
+        assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
+        drop(proxy);
+        let batch = std::mem::take(&mut *pending.lock().unwrap());
+        futures::executor::block_on(log.submit_batch(batch)).unwrap();
+        let events = log
+            .query(&EventFilter {
+                kind: Some(EventKind::NetworkConnection),
+                ..EventFilter::default()
+            })
+            .unwrap();
+        let seen: Vec<(String, Option<Effect>)> = events
+            .iter()
+            .map(|e| {
+                (
+                    e.event.payload.resource.clone().unwrap_or_default(),
+                    e.event.payload.decision,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (format!("registry.test:{port}"), Some(Effect::Allow)),
+                (format!("evil.test:{port}"), Some(Effect::Deny)),
+            ]
+        );
+        assert!(log.verify().unwrap().is_ok(), "the hash chain holds");
+    }
 }

@@ -250,6 +250,7 @@ fn filter_form(f: &Filters) -> String {
         EventKind::ToolStarted,
         EventKind::ToolCompleted,
         EventKind::ToolFailed,
+        EventKind::NetworkConnection,
     ] {
         let selected = if f.kind == Some(k) { " selected" } else { "" };
         let _ = write!(out, "<option{selected}>{k}</option>");

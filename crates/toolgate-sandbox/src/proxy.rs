@@ -1,0 +1,400 @@
+//! The allowlisting HTTP/HTTPS proxy a confined command's network may go
+//! through (`[sandbox] allow_domains`).
+//!
+//! It listens on a unix socket (a path that can be bound into the sandbox,
+//! whose network namespace stays private) and serves two kinds of request:
+//! `CONNECT host:port` (HTTPS and anything tunnelled) and plain HTTP with an
+//! absolute URL (`GET http://host/path`). A host is admitted only when a
+//! [`DomainList`] entry names it — an exact name, or `*.suffix` for the names
+//! under `suffix` — and is refused otherwise; IP literals are never admitted.
+//! Every connection, admitted or refused, is reported to the caller's
+//! recorder (the binary writes it to the audit log).
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::SandboxError;
+
+/// The longest request head the proxy reads.
+const MAX_HEAD: usize = 16 * 1024;
+/// How long a client may take to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long connecting upstream may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The names a confined command may reach: exact names and `*.suffix`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DomainList {
+    exact: Vec<String>,
+    suffixes: Vec<String>,
+}
+
+impl DomainList {
+    /// Parses `allow_domains` entries. An entry is a DNS name (letters,
+    /// digits, `-` and `.`), optionally prefixed by `*.`; anything else is an
+    /// error naming the entry.
+    pub fn parse(entries: &[String]) -> Result<DomainList, SandboxError> {
+        let mut list = DomainList::default();
+        for entry in entries {
+            let e = entry.trim().trim_end_matches('.').to_ascii_lowercase();
+            let (name, suffix) = match e.strip_prefix("*.") {
+                Some(rest) => (rest.to_string(), true),
+                None => (e.clone(), false),
+            };
+            if !is_dns_name(&name) {
+                return Err(SandboxError::Spec(format!(
+                    "allow_domains entry {entry:?} is not a domain name or `*.suffix`"
+                )));
+            }
+            if suffix {
+                list.suffixes.push(name);
+            } else {
+                list.exact.push(name);
+            }
+        }
+        Ok(list)
+    }
+
+    /// Whether `host` is admitted (case-insensitive; a trailing dot ignored;
+    /// `*.example.com` admits `a.example.com`, not `example.com`).
+    pub fn admits(&self, host: &str) -> bool {
+        let h = host.trim_end_matches('.').to_ascii_lowercase();
+        if !is_dns_name(&h) || h.parse::<IpAddr>().is_ok() {
+            return false;
+        }
+        self.exact.contains(&h)
+            || self.suffixes.iter().any(|s| {
+                h.len() > s.len() + 1
+                    && h.ends_with(s.as_str())
+                    && h[..h.len() - s.len()].ends_with('.')
+            })
+    }
+
+    /// No entry at all.
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.suffixes.is_empty()
+    }
+}
+
+fn is_dns_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+}
+
+/// How the proxy finds a host's addresses.
+#[derive(Clone, Debug, Default)]
+pub enum Resolver {
+    /// The system resolver.
+    #[default]
+    System,
+    /// Fixed addresses for the names given, and no others (tests stand a
+    /// local server in for a registry with it).
+    Fixed(HashMap<String, IpAddr>),
+}
+
+impl Resolver {
+    fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        match self {
+            Resolver::System => Ok((host, port).to_socket_addrs()?.collect()),
+            Resolver::Fixed(map) => map
+                .get(&host.to_ascii_lowercase())
+                .map(|ip| vec![SocketAddr::new(*ip, port)])
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no fixed address")),
+        }
+    }
+}
+
+/// One connection the proxy saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProxyConnection {
+    /// The host asked for.
+    pub host: String,
+    /// The port asked for.
+    pub port: u16,
+    /// `CONNECT` or the HTTP method.
+    pub method: String,
+    /// Admitted by the allow list (and then connected, unless `error` says
+    /// otherwise).
+    pub allowed: bool,
+    /// Why it was refused, or why the upstream connection failed.
+    pub error: Option<String>,
+}
+
+/// Receives every connection the proxy saw.
+pub type Recorder = Arc<dyn Fn(&ProxyConnection) + Send + Sync>;
+
+/// A running proxy; stopped and its socket removed when dropped.
+pub struct Proxy {
+    socket: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("socket", &self.socket)
+            .finish()
+    }
+}
+
+impl Proxy {
+    /// Listens on the unix socket `socket` (which must not exist) and serves
+    /// until dropped.
+    pub fn start(
+        socket: &Path,
+        domains: DomainList,
+        resolver: Resolver,
+        record: Recorder,
+    ) -> Result<Proxy, SandboxError> {
+        let listener = UnixListener::bind(socket).map_err(|e| {
+            SandboxError::Setup(format!("cannot listen on {}: {e}", socket.display()))
+        })?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new((domains, resolver, record));
+        let stopping = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("toolgate-proxy".into())
+            .spawn(move || {
+                for conn in listener.incoming() {
+                    if stopping.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(conn) = conn else { continue };
+                    let shared = Arc::clone(&shared);
+                    let _ = std::thread::Builder::new()
+                        .name("toolgate-proxy-conn".into())
+                        .spawn(move || {
+                            let (domains, resolver, record) = &*shared;
+                            if let Err(e) = serve(conn, domains, resolver, record) {
+                                tracing::debug!("proxy connection ended: {e}");
+                            }
+                        });
+                }
+            })
+            .map_err(|e| SandboxError::Setup(format!("cannot start the proxy thread: {e}")))?;
+        Ok(Proxy {
+            socket: socket.to_path_buf(),
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The socket it listens on.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = UnixStream::connect(&self.socket);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// The request head: its first line split, and every byte read so far.
+struct Head {
+    method: String,
+    target: String,
+    version: String,
+    bytes: Vec<u8>,
+}
+
+fn read_head(reader: &mut BufReader<UnixStream>) -> io::Result<Head> {
+    let mut bytes = Vec::new();
+    loop {
+        let n = reader.read_until(b'\n', &mut bytes)?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "no request"));
+        }
+        if bytes.len() > MAX_HEAD {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "request head too long",
+            ));
+        }
+        if bytes.ends_with(b"\r\n\r\n") || bytes.ends_with(b"\n\n") {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let first = text.lines().next().unwrap_or_default();
+    let mut parts = first.split_whitespace();
+    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "bad request line",
+        ));
+    };
+    Ok(Head {
+        method: method.to_string(),
+        target: target.to_string(),
+        version: version.to_string(),
+        bytes,
+    })
+}
+
+/// `host:port` (a bracketed IPv6 literal stays bracketed, and is refused).
+fn split_authority(authority: &str, default_port: u16) -> Option<(String, u16)> {
+    if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let host = &authority[..=end];
+        let port = match authority[end + 1..].strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None => default_port,
+        };
+        return Some((host.to_string(), port));
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) => Some((h.to_string(), p.parse().ok()?)),
+        None => Some((authority.to_string(), default_port)),
+    }
+}
+
+fn refuse(client: &mut UnixStream, status: &str, why: &str) -> io::Result<()> {
+    let body = format!("toolgate sandbox proxy: {why}\n");
+    let reply = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    client.write_all(reply.as_bytes())?;
+    client.flush()
+}
+
+fn serve(
+    client: UnixStream,
+    domains: &DomainList,
+    resolver: &Resolver,
+    record: &Recorder,
+) -> io::Result<()> {
+    client.set_read_timeout(Some(HEAD_TIMEOUT))?;
+    let mut reader = BufReader::new(client.try_clone()?);
+    let mut client = client;
+    let head = read_head(&mut reader)?;
+    let connect = head.method.eq_ignore_ascii_case("CONNECT");
+    // CONNECT host:port, or an absolute http:// URL.
+    let (authority, rest) = if connect {
+        (head.target.clone(), String::new())
+    } else if let Some(after) = head.target.strip_prefix("http://") {
+        match after.find('/') {
+            Some(i) => (after[..i].to_string(), after[i..].to_string()),
+            None => (after.to_string(), "/".to_string()),
+        }
+    } else {
+        refuse(
+            &mut client,
+            "400 Bad Request",
+            "only CONNECT and absolute http:// URLs are proxied",
+        )?;
+        return Ok(());
+    };
+    let Some((host, port)) = split_authority(&authority, if connect { 443 } else { 80 }) else {
+        refuse(&mut client, "400 Bad Request", "bad host:port")?;
+        return Ok(());
+    };
+    let mut seen = ProxyConnection {
+        host: host.clone(),
+        port,
+        method: head.method.clone(),
+        allowed: domains.admits(&host),
+        error: None,
+    };
+    if !seen.allowed {
+        let why = format!("{host} is not in [sandbox] allow_domains");
+        seen.error = Some(why.clone());
+        record(&seen);
+        refuse(&mut client, "403 Forbidden", &why)?;
+        return Ok(());
+    }
+    let upstream = resolver.resolve(&host, port).and_then(|addrs| {
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+        for a in addrs {
+            match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    });
+    let mut upstream = match upstream {
+        Ok(s) => s,
+        Err(e) => {
+            let why = format!("cannot connect to {host}:{port}: {e}");
+            seen.error = Some(why.clone());
+            record(&seen);
+            refuse(&mut client, "502 Bad Gateway", &why)?;
+            return Ok(());
+        }
+    };
+    record(&seen);
+    client.set_read_timeout(None)?;
+    if connect {
+        client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+    } else {
+        // The request line in origin form; the headers as they came.
+        let head_text = String::from_utf8_lossy(&head.bytes);
+        let headers = head_text.split_once('\n').map_or("", |(_, h)| h);
+        // One write: a server may answer after its first read.
+        let line = format!("{} {rest} {}\r\n{headers}", head.method, head.version);
+        upstream.write_all(line.as_bytes())?;
+    }
+    // Whatever the client sent after the head, then both ways until closed.
+    let buffered = reader.buffer().to_vec();
+    upstream.write_all(&buffered)?;
+    let mut up_read = upstream.try_clone()?;
+    let mut down_write = client.try_clone()?;
+    let back = std::thread::spawn(move || {
+        let _ = io::copy(&mut up_read, &mut down_write);
+        let _ = down_write.shutdown(Shutdown::Write);
+    });
+    let mut client_read = reader.into_inner();
+    let _ = io::copy(&mut client_read, &mut upstream);
+    let _ = upstream.shutdown(Shutdown::Write);
+    let _ = back.join();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_names_and_suffixes_admit_only_what_they_name() {
+        let l = DomainList::parse(&["crates.io".into(), "*.npmjs.org".into()]).unwrap();
+        assert!(l.admits("crates.io"));
+        assert!(l.admits("CRATES.IO."));
+        assert!(!l.admits("static.crates.io"));
+        assert!(l.admits("registry.npmjs.org"));
+        assert!(!l.admits("npmjs.org"));
+        assert!(!l.admits("evilnpmjs.org"));
+        assert!(!l.admits("npmjs.org.evil.com"));
+        assert!(!l.admits("127.0.0.1"));
+        assert!(!l.admits("[::1]"));
+        assert!(DomainList::parse(&["*".into()]).is_err());
+        assert!(DomainList::parse(&["a b".into()]).is_err());
+        assert!(DomainList::parse(&["http://x.org".into()]).is_err());
+    }
+}
