@@ -260,3 +260,28 @@ fn a_cd_after_a_long_pipeline_lasts_for_the_rest_of_the_line() {
         .unwrap();
     assert_eq!(cat.request.cwd.as_deref(), Some(fx.ws.to_str().unwrap()));
 }
+
+/// A line the grammar cannot read exactly is opaque, and what its pieces
+/// would run still raises it: an opaque `ask` never hides a destructive
+/// command, a secret or the network behind it.
+#[test]
+fn an_opaque_line_never_hides_what_its_pieces_run() {
+    let fx = Fixture::new();
+    for (command, at_least) in [
+        ("! for i in 1; do rm -rf src; done", Risk::Destructive),
+        ("! function f { rm -rf src; }", Risk::Destructive),
+        ("cat <<EOF; cat < .env\nx\nEOF", Risk::Credential),
+        (
+            "case x in x) cat <<EOF; curl https://example.invalid\nx\nEOF;; esac",
+            Risk::Network,
+        ),
+    ] {
+        let parts = fx.analyze(command);
+        let top = parts.iter().map(|p| p.request.risk).max().unwrap();
+        assert!(top >= at_least, "{command:?}: {top} < {at_least}");
+        assert!(
+            parts.iter().any(|p| p.opaque),
+            "{command:?} should be opaque"
+        );
+    }
+}

@@ -157,6 +157,8 @@ pub(crate) struct Analyzer<'c, 'l> {
     /// Past this, the analysis stops: one opaque request.
     deadline: Instant,
     timed_out: bool,
+    /// Inside [`Analyzer::fallback_pieces`]: no second fallback.
+    in_fallback: bool,
 }
 
 pub(crate) fn analyze_top(
@@ -187,6 +189,7 @@ pub(crate) fn analyze_with_budget(
         walk_budget: super::paths::WALK_BUDGET,
         deadline: Instant::now() + budget,
         timed_out: false,
+        in_fallback: false,
     };
     let mut scope = Scope::new(ctx.cwd.clone());
     if command.trim().is_empty() {
@@ -328,6 +331,34 @@ impl Analyzer<'_, '_> {
         }
     }
 
+    /// A command the grammar could not read exactly is opaque; its pieces,
+    /// split naively on lines, operators and keywords, are judged as well, so
+    /// that what it would run (`rm -rf`, a secret, the network) still raises
+    /// it: this only adds requests, so the answer never gets weaker than the
+    /// opaque `ask`. Every request it adds is opaque (never saved).
+    fn fallback_pieces(&mut self, source: &str, scope: &Scope) {
+        if self.in_fallback || source.len() > FALLBACK_MAX_BYTES {
+            return;
+        }
+        self.in_fallback = true;
+        let first = self.out.len();
+        for piece in naive_pieces(source).into_iter().take(FALLBACK_MAX_PIECES) {
+            if self.out_of_time() {
+                break;
+            }
+            self.depth += 1;
+            self.code(piece, &mut scope.clone());
+            self.depth -= 1;
+        }
+        for r in &mut self.out[first..] {
+            r.opaque = true;
+            r.request.save_pattern = None;
+        }
+        self.in_fallback = false;
+    }
+
+    /// One opaque request for `source` (at least `ask`, never saved), and
+    /// its pieces judged as well (see [`Analyzer::fallback_pieces`]).
     fn opaque_whole(&mut self, source: &str, why: &str, scope: &Scope) {
         let resource: String = source.chars().take(4096).collect();
         self.push(
@@ -336,6 +367,9 @@ impl Analyzer<'_, '_> {
             format!("opaque: {why}"),
             scope,
         );
+        if !self.timed_out {
+            self.fallback_pieces(source, scope);
+        }
     }
 
     /// The word the shell passes for `w`, as far as it is known here; secret
@@ -563,6 +597,18 @@ impl Analyzer<'_, '_> {
             return;
         }
         let words = self.words(c, scope);
+        if let Some(first) = words.first().filter(|w| w.known && w.unquoted) {
+            if RESERVED_WORDS.contains(&first.text.as_str()) {
+                // A keyword where a command name goes: the grammar misread
+                // the line (`! for …` reads as commands `for`, `do`…).
+                self.opaque_whole(
+                    &c.resource,
+                    &format!("the parser read the keyword `{}` as a command", first.text),
+                    scope,
+                );
+                return;
+            }
+        }
         match c.form {
             Form::Test => {}
             Form::Declaration | Form::Unset => {
@@ -1376,3 +1422,63 @@ fn is_integer(text: &str) -> bool {
     let t = text.strip_prefix('-').unwrap_or(text);
     !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
 }
+
+/// The longest command whose pieces [`Analyzer::fallback_pieces`] judges.
+const FALLBACK_MAX_BYTES: usize = 64 * 1024;
+/// At most this many pieces are judged.
+const FALLBACK_MAX_PIECES: usize = 512;
+
+/// `source` split on newlines and the list and pipe operators, with leading
+/// keywords and grouping marks (`!`, `{`, `(`, `do`, `then`, `f() {`…) cut
+/// off each piece: a rough reading for commands the grammar could not read.
+fn naive_pieces(source: &str) -> Vec<&str> {
+    const LEADING: &[&str] = &[
+        "!", "{", "}", "(", ")", "do", "done", "then", "else", "elif", "fi", "if", "while",
+        "until", "time", "function", "esac", "in",
+    ];
+    let mut out = Vec::new();
+    for chunk in source.split(['\n', ';', '&', '|', '{', '}', '(', ')']) {
+        let mut piece = chunk.trim();
+        loop {
+            let before = piece;
+            for k in LEADING {
+                if let Some(rest) = piece.strip_prefix(k) {
+                    if rest.is_empty() || rest.starts_with([' ', '\t', '{', '(']) || k.len() == 1 {
+                        piece = rest.trim_start();
+                    }
+                }
+            }
+            // `f() {`, `name () {`: a function header.
+            if let Some(at) = piece.find("()") {
+                if piece[..at]
+                    .trim()
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                {
+                    piece = piece[at + 2..].trim_start();
+                }
+            }
+            // `for x in …`, `case x in`: the header runs nothing.
+            if piece.starts_with("for ")
+                || piece.starts_with("select ")
+                || piece.starts_with("case ")
+            {
+                piece = "";
+            }
+            if piece == before {
+                break;
+            }
+        }
+        let piece = piece.trim_end_matches(['}', ')', ' ', '\t']);
+        if !piece.is_empty() {
+            out.push(piece);
+        }
+    }
+    out
+}
+
+/// bash's reserved words: never a command name when bash reads the line.
+const RESERVED_WORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "in", "function", "{", "}", "!", "[[", "]]",
+];
