@@ -205,6 +205,19 @@ impl SandboxSpec {
         if Path::new("/var/tmp").is_dir() {
             cmd.args(["--tmpfs", "/var/tmp"]);
         }
+        // Host services listen on unix sockets under /run (a container
+        // daemon's socket is root-equivalent): an empty /run hides them. The
+        // resolver configuration often lives there; it is put back read-only.
+        if Path::new("/run").is_dir()
+            && !roots.iter().chain(&writable).any(|p| p.starts_with("/run"))
+        {
+            cmd.args(["--tmpfs", "/run"]);
+            if let Ok(target) = std::fs::canonicalize("/etc/resolv.conf") {
+                if target.starts_with("/run") {
+                    cmd.arg("--ro-bind").arg(&target).arg(&target);
+                }
+            }
+        }
         if helper.starts_with("/tmp") || helper.starts_with("/var/tmp") {
             cmd.arg("--ro-bind").arg(&helper).arg(&helper);
         }

@@ -355,3 +355,30 @@ fn nix_is_root() -> bool {
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
+
+/// Host services listen on unix sockets under `/run` (a container daemon's
+/// socket is root-equivalent): a confined command sees an empty `/run`.
+#[test]
+fn connect_to_a_unix_socket_under_run() {
+    let f = Fixture::new();
+    let path =
+        std::path::PathBuf::from(format!("/run/toolgate-escape-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let Ok(listener) = std::os::unix::net::UnixListener::bind(&path) else {
+        eprintln!("cannot bind {} here; skipped", path.display());
+        return;
+    };
+    listener.set_nonblocking(true).unwrap();
+    let script = format!(
+        "test -S {p} && echo present; python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{p}\"); print(\"connected\")'",
+        p = path.display()
+    );
+    let out = f.run(&script);
+    let _ = std::fs::remove_file(&path);
+    assert!(!stdout(&out).contains("present"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("connected"), "{}", stdout(&out));
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the socket was reached"
+    );
+}
