@@ -28,9 +28,24 @@ pub struct Fixture {
     pub outside: PathBuf,
 }
 
+/// Where fixtures live: the target's scratch directory, unless it is under
+/// `/tmp` or `/var/tmp`, which the sandbox replaces with private ones (a
+/// checkout under `/tmp` would otherwise make "outside" and "home" vanish
+/// inside the sandbox instead of being read-only).
+fn fixture_parent() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !(target.starts_with("/tmp") || target.starts_with("/var/tmp")) {
+        return target;
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+    let dir = home.join(".cache/toolgate-sandbox-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 impl Fixture {
     pub fn new() -> Self {
-        let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let base = tempfile::tempdir_in(fixture_parent()).unwrap();
         let root = base.path().canonicalize().unwrap();
         let ws = root.join("ws");
         let home = root.join("home");
