@@ -118,10 +118,15 @@ fn pytest_on_a_tiny_package() {
         "tests/test_calc.py",
         "from pkg.calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
     );
-    let out = f.run(&format!(
-        "cd \"$WS\" && {} -m pytest -q 2>&1",
-        venv_python.display()
-    ));
+    // The venv lives in the checkout, which may be under /tmp (private inside
+    // the sandbox): it is bound read-only, as a user would configure it.
+    let mut spec = f.spec();
+    spec.read_only
+        .push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv"));
+    let out = f.run_spec(
+        &spec,
+        &format!("cd \"$WS\" && {} -m pytest -q 2>&1", venv_python.display()),
+    );
     assert_ok(&out);
     assert!(stdout(&out).contains("1 passed"), "{}", stdout(&out));
 }
