@@ -110,7 +110,7 @@ pub fn classify(argv: &[String]) -> Verdict {
         ))
     } else {
         match spec::lookup(name) {
-            Some(s) => spec::judge(s, &argv[1..]),
+            Some(s) => spec::judge(&s, &argv[1..]),
             None => spec::Judged::Unproven(format!("`{name}` is not a program known to only read")),
         }
     };

@@ -27,13 +27,13 @@
 //!   `!args` the operands after it are not files.
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde::Deserialize;
 use toolgate_core::Risk;
 
 /// The spec files, one per family.
-const SPEC_FILES: &[(&str, &str)] = &[
+const SPEC_FILES: &[(&'static str, &'static str)] = &[
     ("coreutils.toml", include_str!("specs/coreutils.toml")),
     ("search.toml", include_str!("specs/search.toml")),
     ("text.toml", include_str!("specs/text.toml")),
@@ -44,7 +44,8 @@ const SPEC_FILES: &[(&str, &str)] = &[
 ];
 
 /// The wrappers' option specs (not read specs: a wrapper runs a command).
-const WRAPPER_FILE: (&str, &str) = ("wrappers.toml", include_str!("specs/wrappers.toml"));
+const WRAPPER_FILE: (&'static str, &'static str) =
+    ("wrappers.toml", include_str!("specs/wrappers.toml"));
 
 /// One entry of a spec file, as written.
 #[derive(Debug, Deserialize)]
@@ -234,33 +235,127 @@ pub enum Judged {
     Unproven(String),
 }
 
-static SPECS: LazyLock<HashMap<String, Arc<Spec>>> = LazyLock::new(|| match load_all() {
-    Ok(map) => map,
-    Err(e) => {
-        // A built-in spec that does not load proves nothing: every command
-        // is then unproven (asked), never allowed. A test keeps this from
-        // shipping.
-        tracing::error!("built-in read specs do not load: {e}");
-        HashMap::new()
-    }
-});
-
-/// Every spec by command name (aliases included).
-#[cfg(test)]
-pub(crate) fn all() -> &'static HashMap<String, Arc<Spec>> {
-    &SPECS
+/// Where each command's entry is in the spec files, found by a scan of their
+/// table headers; an entry is parsed the first time its command is looked
+/// up. (Parsing every file costs a process about a millisecond, and one
+/// decision needs a few entries.)
+struct Index {
+    by_name: HashMap<&'static str, usize>,
+    entries: Vec<IndexEntry>,
 }
 
-static WRAPPER_SPECS: LazyLock<HashMap<String, Arc<Spec>>> = LazyLock::new(|| {
-    load_files(&[WRAPPER_FILE]).unwrap_or_else(|e| {
-        // Without specs every wrapper's options are unknown: opaque, asked.
-        tracing::error!("built-in wrapper specs do not load: {e}");
-        HashMap::new()
-    })
-});
+struct IndexEntry {
+    /// The file, for errors.
+    file: &'static str,
+    /// The entry's tables (`[git]`, `[git.sub.status]`…) and the file's
+    /// option groups, as TOML.
+    text: String,
+    spec: OnceLock<Option<Arc<Spec>>>,
+}
+
+impl Index {
+    fn scan(files: &[(&'static str, &'static str)]) -> Index {
+        let mut by_name = HashMap::new();
+        let mut entries: Vec<IndexEntry> = Vec::new();
+        for (file, text) in files {
+            // Blocks: each starts at a `[header]` line at the start of a line.
+            let mut blocks: Vec<(&'static str, &'static str)> = Vec::new();
+            let mut start: Option<(usize, &'static str)> = None;
+            let mut offset = 0;
+            for line in text.split_inclusive('\n') {
+                if line.starts_with('[') {
+                    if let Some((at, header)) = start {
+                        blocks.push((header, &text[at..offset]));
+                    }
+                    let header = line.trim_start_matches('[').split(']').next().unwrap_or("");
+                    start = Some((offset, header));
+                }
+                offset += line.len();
+            }
+            if let Some((at, header)) = start {
+                blocks.push((header, &text[at..]));
+            }
+            let is_group = |block: &str| block.lines().any(|l| l.trim() == "group = true");
+            let groups: String = blocks
+                .iter()
+                .filter(|(_, b)| is_group(b))
+                .map(|(_, b)| *b)
+                .collect();
+            let mut by_top: Vec<(&'static str, String, Vec<&'static str>)> = Vec::new();
+            for (header, block) in &blocks {
+                if is_group(block) {
+                    continue;
+                }
+                let top = header.split('.').next().unwrap_or(header);
+                let at = match by_top.iter().position(|(t, _, _)| *t == top) {
+                    Some(at) => at,
+                    None => {
+                        by_top.push((top, String::new(), Vec::new()));
+                        by_top.len() - 1
+                    }
+                };
+                by_top[at].1.push_str(block);
+                if *header == top {
+                    by_top[at].2 = names_of(block).unwrap_or_else(|| vec![top]);
+                }
+            }
+            for (_, mut text, names) in by_top {
+                text.push_str(&groups);
+                for name in names {
+                    by_name.insert(name, entries.len());
+                }
+                entries.push(IndexEntry {
+                    file,
+                    text,
+                    spec: OnceLock::new(),
+                });
+            }
+        }
+        Index { by_name, entries }
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<Spec>> {
+        let entry = &self.entries[*self.by_name.get(name)?];
+        entry
+            .spec
+            .get_or_init(|| match load_files(&[(entry.file, &entry.text)]) {
+                Ok(map) => map.get(name).cloned(),
+                Err(e) => {
+                    // A built-in spec that does not load proves nothing: the
+                    // command is unproven (asked), never allowed. A test
+                    // keeps this from shipping.
+                    tracing::error!("built-in spec for `{name}` does not load: {e}");
+                    None
+                }
+            })
+            .clone()
+    }
+}
+
+/// The names a top-level table gives in its `names = ["…", …]` line.
+fn names_of(block: &'static str) -> Option<Vec<&'static str>> {
+    let line = block.lines().find(|l| l.starts_with("names = ["))?;
+    let inner = line.strip_prefix("names = [")?.split(']').next()?;
+    Some(
+        inner
+            .split(',')
+            .map(|n| n.trim().trim_matches('"'))
+            .filter(|n| !n.is_empty())
+            .collect(),
+    )
+}
+
+static SPECS: LazyLock<Index> = LazyLock::new(|| Index::scan(SPEC_FILES));
+static WRAPPER_SPECS: LazyLock<Index> = LazyLock::new(|| Index::scan(&[WRAPPER_FILE]));
+
+/// Every spec by command name (aliases included), all parsed.
+#[cfg(test)]
+pub(crate) fn all() -> HashMap<String, Arc<Spec>> {
+    load_all().unwrap_or_else(|e| panic!("{e}"))
+}
 
 /// The option spec of a wrapper (`env`, `timeout`, `xargs`…).
-pub(crate) fn wrapper_spec(name: &str) -> Option<&'static Arc<Spec>> {
+pub(crate) fn wrapper_spec(name: &str) -> Option<Arc<Spec>> {
     WRAPPER_SPECS.get(name)
 }
 
@@ -475,7 +570,7 @@ fn parse_option(line: &str) -> Result<(Vec<String>, OptSpec), String> {
 }
 
 /// The spec for a command name, if there is one.
-pub(crate) fn lookup(name: &str) -> Option<&'static Arc<Spec>> {
+pub(crate) fn lookup(name: &str) -> Option<Arc<Spec>> {
     SPECS.get(name)
 }
 
@@ -905,7 +1000,26 @@ mod tests {
     fn judged(cmd: &str) -> Judged {
         let w = words(cmd);
         let spec = lookup(&w[0]).unwrap_or_else(|| panic!("no spec for {}", w[0]));
-        judge(spec, &w[1..])
+        judge(&spec, &w[1..])
+    }
+
+    #[test]
+    fn the_lazy_index_finds_every_spec_as_the_full_load_does() {
+        let full = load_all().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(SPECS.by_name.len(), full.len());
+        for (name, spec) in &full {
+            let lazy = lookup(name).unwrap_or_else(|| panic!("`{name}` not in the index"));
+            assert_eq!(lazy.name, spec.name, "{name}");
+            assert_eq!(
+                (lazy.short.len(), lazy.long.len(), lazy.sub.len()),
+                (spec.short.len(), spec.long.len(), spec.sub.len()),
+                "{name}"
+            );
+        }
+        let wrappers = load_wrappers().unwrap_or_else(|e| panic!("{e}"));
+        for name in wrappers.keys() {
+            assert!(wrapper_spec(name).is_some(), "wrapper `{name}`");
+        }
     }
 
     #[test]
@@ -925,9 +1039,9 @@ mod tests {
     #[test]
     fn wrapper_options() {
         let env = wrapper_spec("env").unwrap();
-        let w = judge_wrapper(env, &words("-i -u X A=1 ls")).unwrap();
+        let w = judge_wrapper(&env, &words("-i -u X A=1 ls")).unwrap();
         assert_eq!(w.command_at, 3);
-        let w = judge_wrapper(env, &words("-CDIR ls")).unwrap();
+        let w = judge_wrapper(&env, &words("-CDIR ls")).unwrap();
         assert_eq!(
             w.chdir,
             Some(FileArg {
@@ -938,14 +1052,14 @@ mod tests {
         );
         assert_eq!(w.command_at, 1);
         assert!(
-            judge_wrapper(env, &words("-vS'id' ls"))
+            judge_wrapper(&env, &words("-vS'id' ls"))
                 .unwrap()
                 .raise
                 .is_some()
         );
-        assert!(judge_wrapper(env, &words("--sp=id ls")).is_err());
+        assert!(judge_wrapper(&env, &words("--sp=id ls")).is_err());
         let time = wrapper_spec("time").unwrap();
-        let w = judge_wrapper(time, &words("-oout ls")).unwrap();
+        let w = judge_wrapper(&time, &words("-oout ls")).unwrap();
         assert_eq!(
             w.files,
             vec![FileArg {

@@ -160,7 +160,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
             return part;
         };
         let texts: Vec<String> = words[i..].iter().map(|w| w.text.clone()).collect();
-        let options = match spec::judge_wrapper(spec, &texts) {
+        let options = match spec::judge_wrapper(&spec, &texts) {
             Ok(options) => options,
             Err(why) => {
                 part.make_opaque(why);

@@ -7,10 +7,57 @@
 //! Only those entries are looked at (usually none), so the common case costs
 //! nothing.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use toolgate_core::Location;
+
+/// The `PATH` entries the workspace or the home controls, for one `PATH`,
+/// home and set of roots: computed once and kept (a decision looks up several
+/// names, and most `PATH`s have no such entry at all).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Controlled {
+    path_var: OsString,
+    home: PathBuf,
+    roots: Vec<PathBuf>,
+    /// Absolute entries inside the home or a root.
+    dirs: Vec<PathBuf>,
+    /// Relative or empty entries (the command's own directory).
+    relative: Vec<PathBuf>,
+}
+
+static LAST: Mutex<Option<Arc<Controlled>>> = Mutex::new(None);
+
+fn controlled(path_var: &OsStr, location: &Location, home: &Path) -> Arc<Controlled> {
+    let roots: Vec<PathBuf> = location.roots().map(Path::to_path_buf).collect();
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(c) = last.as_ref() {
+        if c.path_var == path_var && c.home == home && c.roots == roots {
+            return c.clone();
+        }
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut relative = Vec::new();
+    for entry in std::env::split_paths(path_var) {
+        if entry.as_os_str().is_empty() || entry.is_relative() {
+            relative.push(entry);
+        } else if (entry.starts_with(home) || roots.iter().any(|r| entry.starts_with(r)))
+            && !dirs.contains(&entry)
+        {
+            dirs.push(entry);
+        }
+    }
+    let c = Arc::new(Controlled {
+        path_var: path_var.to_os_string(),
+        home: home.to_path_buf(),
+        roots,
+        dirs,
+        relative,
+    });
+    *last = Some(c.clone());
+    c
+}
 
 /// The file a `PATH` entry controlled by the workspace or the home holds
 /// under `name`, if any: the command may run it instead of the known program.
@@ -24,27 +71,21 @@ pub(crate) fn shadowing_program(
     if name.is_empty() || name.contains('/') {
         return None;
     }
-    let path_var = path_var?;
-    for entry in std::env::split_paths(path_var) {
-        let dir = if entry.as_os_str().is_empty() || entry.is_relative() {
-            // `PATH=.:…` or an empty entry: the command's own directory.
-            match cwd {
-                Some(cwd) => cwd.join(&entry),
-                None => return Some(entry.join(name)),
-            }
-        } else {
-            entry
+    let c = controlled(path_var?, location, home);
+    for entry in &c.relative {
+        // `PATH=.:…` or an empty entry: the command's own directory.
+        let Some(cwd) = cwd else {
+            return Some(entry.join(name));
         };
-        let controlled = dir.starts_with(home) || location.roots().any(|r| dir.starts_with(r));
-        if !controlled {
-            continue;
-        }
-        let candidate = dir.join(name);
+        let candidate = cwd.join(entry).join(name);
         if std::fs::symlink_metadata(&candidate).is_ok() {
             return Some(candidate);
         }
     }
-    None
+    c.dirs
+        .iter()
+        .map(|dir| dir.join(name))
+        .find(|candidate| std::fs::symlink_metadata(candidate).is_ok())
 }
 
 #[cfg(test)]
