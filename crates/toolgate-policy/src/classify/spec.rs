@@ -33,7 +33,7 @@ use serde::Deserialize;
 use toolgate_core::Risk;
 
 /// The spec files, one per family.
-const SPEC_FILES: &[(&'static str, &'static str)] = &[
+const SPEC_FILES: &[(&str, &str)] = &[
     ("coreutils.toml", include_str!("specs/coreutils.toml")),
     ("search.toml", include_str!("specs/search.toml")),
     ("text.toml", include_str!("specs/text.toml")),
@@ -44,7 +44,7 @@ const SPEC_FILES: &[(&'static str, &'static str)] = &[
 ];
 
 /// The wrappers' option specs (not read specs: a wrapper runs a command).
-const WRAPPER_FILE: (&'static str, &'static str) =
+const WRAPPER_FILE: (&str, &str) =
     ("wrappers.toml", include_str!("specs/wrappers.toml"));
 
 /// One entry of a spec file, as written.
