@@ -26,6 +26,9 @@ pub(crate) const NAMESPACE_ARGS: &[&str] = &[
     "--die-with-parent",
 ];
 
+/// Where the proxy's socket appears inside the sandbox.
+pub(crate) const PROXY_SOCKET_INSIDE: &str = "/dev/.toolgate-proxy.sock";
+
 /// At most this many directory entries are looked at per root when searching
 /// the location for `.env` files and hard links to credential files.
 pub const SCAN_LIMIT: usize = 200_000;
@@ -48,6 +51,12 @@ pub struct SandboxSpec {
     pub masked: Vec<PathBuf>,
     /// Whether the command keeps the machine's network.
     pub network: bool,
+    /// The unix socket of an allowlisting proxy ([`crate::proxy`]). When set
+    /// and `network` is not, the command's network is the proxy only: the
+    /// socket is bound into the sandbox, a forwarder listens on the
+    /// sandbox's own loopback, and the proxy variables (`HTTP_PROXY`,
+    /// `HTTPS_PROXY`, …) point at it.
+    pub proxy: Option<PathBuf>,
     /// The directory the command starts in.
     pub cwd: PathBuf,
     /// The executable that acts as the helper inside the sandbox (it must
@@ -87,6 +96,7 @@ impl SandboxSpec {
             read_only,
             masked,
             network: false,
+            proxy: None,
             helper: None,
         }
     }
@@ -234,11 +244,21 @@ impl SandboxSpec {
                 cmd.arg("--ro-bind").arg("/dev/null").arg(p);
             }
         }
+        let proxy = match (&self.proxy, self.network) {
+            (Some(socket), false) => {
+                // Bound last, onto the sandbox's own /dev, where no root or
+                // writable path can be mounted over it.
+                cmd.arg("--bind").arg(socket).arg(PROXY_SOCKET_INSIDE);
+                Some(PathBuf::from(PROXY_SOCKET_INSIDE))
+            }
+            _ => None,
+        };
         cmd.args(["--setenv", "TMPDIR", "/tmp"]);
         cmd.arg("--chdir").arg(&self.cwd);
         let child = ChildArgs {
             network: self.network,
             writable: roots.iter().chain(&writable).cloned().collect(),
+            proxy,
             program: program.as_ref().to_os_string(),
             args: args
                 .into_iter()
