@@ -126,16 +126,16 @@ fn confine_and_exec(child: &ChildArgs) -> SandboxError {
     // The forwarder's listener is bound first: once Landlock is in force,
     // binding a TCP port is refused.
     let forwarder = match (&child.proxy, child.network) {
-        (Some(socket), false) => match TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| Ok((l.local_addr()?.port(), l)))
-        {
-            Ok((port, listener)) => Some((port, listener, socket.clone())),
-            Err(e) => {
-                return SandboxError::Setup(format!(
-                    "cannot listen on the sandbox's loopback for the proxy: {e}"
-                ));
+        (Some(socket), false) => {
+            match TcpListener::bind("127.0.0.1:0").and_then(|l| Ok((l.local_addr()?.port(), l))) {
+                Ok((port, listener)) => Some((port, listener, socket.clone())),
+                Err(e) => {
+                    return SandboxError::Setup(format!(
+                        "cannot listen on the sandbox's loopback for the proxy: {e}"
+                    ));
+                }
             }
-        },
+        }
         _ => None,
     };
     if let Err(e) = set_no_new_privs() {

@@ -136,8 +136,10 @@ pub struct ProxyConnection {
     pub error: Option<String>,
 }
 
-/// Receives every connection the proxy saw.
-pub type Recorder = Arc<dyn Fn(&ProxyConnection) + Send + Sync>;
+/// Receives every connection the proxy saw, before any byte goes through
+/// it. An `Err` (the record could not be stored) refuses an admitted
+/// connection: nothing passes unrecorded.
+pub type Recorder = Arc<dyn Fn(&ProxyConnection) -> Result<(), String> + Send + Sync>;
 
 /// A running proxy; stopped and its socket removed when dropped.
 pub struct Proxy {
@@ -192,8 +194,7 @@ impl Proxy {
                     let _ = std::thread::Builder::new()
                         .name("toolgate-proxy-conn".into())
                         .spawn(move || {
-                            if let Err(e) = serve(conn, &rules.domains, &rules.resolver, &record)
-                            {
+                            if let Err(e) = serve(conn, &rules.domains, &rules.resolver, &record) {
                                 tracing::debug!("proxy connection ended: {e}");
                             }
                         });
@@ -426,7 +427,9 @@ fn serve(
     if !seen.allowed {
         let why = format!("{host} is not in [sandbox] allow_domains");
         seen.error = Some(why.clone());
-        record(&seen);
+        if let Err(e) = record(&seen) {
+            tracing::warn!("a refused proxy connection could not be recorded: {e}");
+        }
         refuse(&mut client, "403 Forbidden", &why)?;
         return Ok(());
     }
@@ -445,12 +448,18 @@ fn serve(
         Err(e) => {
             let why = format!("cannot connect to {host}:{port}: {e}");
             seen.error = Some(why.clone());
-            record(&seen);
+            if let Err(e) = record(&seen) {
+                tracing::warn!("a failed proxy connection could not be recorded: {e}");
+            }
             refuse(&mut client, "502 Bad Gateway", &why)?;
             return Ok(());
         }
     };
-    record(&seen);
+    if let Err(e) = record(&seen) {
+        let why = format!("the connection to {host}:{port} could not be recorded: {e}");
+        refuse(&mut client, "503 Service Unavailable", &why)?;
+        return Ok(());
+    }
     client.set_read_timeout(None)?;
     if connect {
         client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;

@@ -71,7 +71,10 @@ fn a_listed_name_passes_another_is_refused_and_both_are_recorded() {
         &socket,
         DomainList::parse(&["registry.test".into(), "*.pkg.test".into()]).unwrap(),
         Resolver::Fixed(fixed),
-        Arc::new(move |c: &ProxyConnection| log.lock().unwrap().push(c.clone())),
+        Arc::new(move |c: &ProxyConnection| {
+            log.lock().unwrap().push(c.clone());
+            Ok(())
+        }),
     )
     .unwrap();
 
@@ -150,7 +153,10 @@ type Seen = Arc<Mutex<Vec<ProxyConnection>>>;
 
 fn recorder(seen: &Seen) -> toolgate_sandbox::proxy::Recorder {
     let into = Arc::clone(seen);
-    Arc::new(move |c: &ProxyConnection| into.lock().unwrap().push(c.clone()))
+    Arc::new(move |c: &ProxyConnection| {
+        into.lock().unwrap().push(c.clone());
+        Ok(())
+    })
 }
 
 #[test]
@@ -176,10 +182,22 @@ fn a_confined_command_reaches_a_listed_name_only_through_the_proxy() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(text.contains("proxy=http://127.0.0.1:"), "{text}");
     assert!(text.contains("no_proxy=[]"), "{text}");
-    assert!(text.contains("ok GET /pkg.tgz HTTP/1.1"), "curl passes: {text}");
-    assert!(text.contains("ok GET /simple/ HTTP/1.1"), "urllib passes: {text}");
-    assert!(text.contains("evil=403"), "plain HTTP to an unlisted name: {text}");
-    assert!(text.contains("evil-https-refused"), "CONNECT to an unlisted name: {text}");
+    assert!(
+        text.contains("ok GET /pkg.tgz HTTP/1.1"),
+        "curl passes: {text}"
+    );
+    assert!(
+        text.contains("ok GET /simple/ HTTP/1.1"),
+        "urllib passes: {text}"
+    );
+    assert!(
+        text.contains("evil=403"),
+        "plain HTTP to an unlisted name: {text}"
+    );
+    assert!(
+        text.contains("evil-https-refused"),
+        "CONNECT to an unlisted name: {text}"
+    );
     drop(run);
     let seen = seen.lock().unwrap();
     let summary: Vec<(&str, &str, bool)> = seen
@@ -220,10 +238,16 @@ fn bypassing_the_proxy_reaches_nothing() {
     );
     let text = stdout(&out);
     assert!(!text.contains("REACHED"), "{text}");
-    assert!(!text.contains("BOUND"), "binding a port is refused too: {text}");
+    assert!(
+        !text.contains("BOUND"),
+        "binding a port is refused too: {text}"
+    );
     assert!(!text.contains("RESOLVED"), "{text}");
     drop(run);
-    assert!(seen.lock().unwrap().is_empty(), "nothing went through the proxy");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing went through the proxy"
+    );
 }
 
 #[test]
