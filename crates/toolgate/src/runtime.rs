@@ -108,7 +108,8 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
         })?,
     );
     // The sandbox's proxy records each connection in the audit log.
-    let sandbox = crate::sandbox::SandboxAdapter::new(&policy).with_events(log.clone());
+    let sandbox =
+        crate::sandbox::SandboxAdapter::new(&policy, Some(&options.data)).with_events(log.clone());
     if let Some(line) = sandbox.startup_line() {
         eprintln!("{line}");
     }

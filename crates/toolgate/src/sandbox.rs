@@ -50,8 +50,9 @@ impl std::fmt::Debug for SandboxAdapter {
 }
 
 impl SandboxAdapter {
-    /// The adapter for a policy, on this machine.
-    pub fn new(policy: &Policy) -> Self {
+    /// The adapter for a policy, on this machine (detected as
+    /// [`support`] says).
+    pub fn new(policy: &Policy, data: Option<&crate::data_dir::DataDir>) -> Self {
         let sb = policy.sandbox();
         let domains = DomainList::parse(&sb.allow_domains).unwrap_or_else(|e| {
             // The config parser admits only names and `*.suffix`, so this
@@ -60,7 +61,7 @@ impl SandboxAdapter {
             DomainList::default()
         });
         SandboxAdapter {
-            support: toolgate_sandbox::detect(),
+            support: support(data),
             mode: sb.mode.unwrap_or_default(),
             writable: sb.writable.clone(),
             domains,
@@ -129,6 +130,20 @@ impl SandboxAdapter {
             .map_err(|e| format!("the sandbox's proxy cannot start: {e}"))?;
         let record = recorder(self.events.clone(), session_id, call_id);
         service.serve(record).map(Some).map_err(|e| e.to_string())
+    }
+}
+
+/// What this machine can confine. A cached "available" (the data
+/// directory's record of an earlier probe, valid while bubblewrap, the user,
+/// the boot, Landlock and seccomp are unchanged) is trusted: were it wrong,
+/// bubblewrap would fail and the command would not run, so it fails closed.
+/// A cached "not available" is probed again, since acting on it would run
+/// commands unconfined. This saves the two bubblewrap runs of a probe on
+/// every `toolgate sandbox exec` and `toolgate call`.
+fn support(data: Option<&crate::data_dir::DataDir>) -> Support {
+    match data.map(|d| toolgate_sandbox::detect_cached(&d.sandbox_cache())) {
+        Some(cached) if cached.available => cached,
+        _ => toolgate_sandbox::detect(),
     }
 }
 
@@ -262,7 +277,7 @@ fn exec(
         Some(data),
     );
     let policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut adapter = SandboxAdapter::new(&policy);
+    let mut adapter = SandboxAdapter::new(&policy, Some(data));
     if !adapter.support.available {
         anyhow::bail!(
             "this machine cannot sandbox: {}",
