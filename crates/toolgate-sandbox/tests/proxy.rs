@@ -233,7 +233,8 @@ fn bypassing_the_proxy_reaches_nothing() {
             "curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:{port}/ && echo REACHED; \
              env -u HTTP_PROXY -u http_proxy python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 5)' && echo REACHED2; \
              python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); print(\"BOUND\")'; \
-             getent hosts example.com && echo RESOLVED; true"
+             getent hosts example.com && echo RESOLVED; \
+             curl -sS --max-time 5 -o /dev/null -w 'literal=%{{http_code}}\\n' http://127.0.0.1:{port}/; true"
         ),
     );
     let text = stdout(&out);
@@ -243,10 +244,15 @@ fn bypassing_the_proxy_reaches_nothing() {
         "binding a port is refused too: {text}"
     );
     assert!(!text.contains("RESOLVED"), "{text}");
+    // Through the proxy, the host's loopback by address: refused.
+    assert!(text.contains("literal=403"), "{text}");
     drop(run);
-    assert!(
-        seen.lock().unwrap().is_empty(),
-        "nothing went through the proxy"
+    let seen = seen.lock().unwrap();
+    let summary: Vec<(&str, bool)> = seen.iter().map(|c| (c.host.as_str(), c.allowed)).collect();
+    assert_eq!(
+        summary,
+        [("127.0.0.1", false)],
+        "only the literal reached the proxy"
     );
 }
 
