@@ -19,10 +19,22 @@ struct Env {
     outside: PathBuf,
 }
 
-/// Outside /tmp: the sandbox's /tmp is private, so a write "outside the
-/// location" must meet the host's read-only filesystem, not the tmpfs.
+/// Where fixtures live: outside /tmp and /var/tmp, which the sandbox
+/// replaces with private ones, so that a write "outside the location" meets
+/// the host's read-only filesystem and the fake home's key is there to mask.
+fn fixture_parent() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !(target.starts_with("/tmp") || target.starts_with("/var/tmp")) {
+        return target;
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+    let dir = home.join(".cache/toolgate-sandbox-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 fn env(config: &str) -> Env {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::tempdir_in(fixture_parent()).unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let ws = base.join("ws");
     let home = base.join("home");
