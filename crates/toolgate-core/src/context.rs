@@ -41,8 +41,9 @@ pub struct ToolContext {
     pub location: Arc<Location>,
     /// Cancelled when the call is cancelled or its future dropped; tools stop promptly.
     pub cancel: CancellationToken,
-    /// A request of this call at risk `network` was allowed (by a rule, an
-    /// approval or a mode): a sandboxed command may keep the network.
+    /// A request of this call at risk `network` was allowed by a rule, an
+    /// approval or a person (not by mode `auto` on the strength of the
+    /// sandbox's proxy): a sandboxed command may keep the machine's network.
     pub network_allowed: bool,
     progress: Option<mpsc::UnboundedSender<Progress>>,
     judged: Option<Arc<[PermissionRequest]>>,

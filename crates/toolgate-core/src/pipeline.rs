@@ -448,9 +448,14 @@ impl Engine {
         let started = Instant::now();
         let tool_cancel = cancel.child_token();
         let mut ctx = ToolContext::new(call.identity.clone(), location, tool_cancel.clone());
-        ctx.network_allowed = finals
-            .iter()
-            .any(|d| d.effect == Effect::Allow && d.risk == Risk::Network);
+        // The machine's network, only for a network request a rule, an
+        // approval or a person allowed: one that mode `auto` allowed because
+        // the sandbox's proxy serves it keeps the proxy only.
+        ctx.network_allowed = finals.iter().any(|d| {
+            d.effect == Effect::Allow
+                && d.risk == Risk::Network
+                && d.source != DecisionSource::Sandbox
+        });
         if let Some(tx) = progress {
             ctx = ctx.with_progress(tx);
         }

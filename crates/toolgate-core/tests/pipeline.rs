@@ -536,3 +536,82 @@ async fn an_intent_that_fails_after_the_answer_voids_it_too() {
     assert!(err.to_string().contains("symbolic links"), "{err}");
     assert_eq!(f.sink.last().payload.reason.as_deref(), Some("changed"));
 }
+
+/// Allows every request with the given source, without asking.
+struct SourceGate(DecisionSource);
+
+#[async_trait::async_trait]
+impl Gate for SourceGate {
+    fn evaluate(
+        &self,
+        _call: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        Ok(requests
+            .into_iter()
+            .map(|r| Judged {
+                decision: Decision::new(Effect::Allow, r.risk, self.0, "by source"),
+                request: r,
+            })
+            .collect())
+    }
+
+    async fn resolve(
+        &self,
+        _call: &GateCall<'_>,
+        judged: &[Judged],
+        _cancel: &CancellationToken,
+    ) -> Result<Vec<Decision>, GateError> {
+        Ok(judged.iter().map(|j| j.decision.clone()).collect())
+    }
+}
+
+/// A tool with one network request that says whether it was given the network.
+struct NetProbe;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NetIn {}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct NetOut {
+    network: bool,
+}
+
+impl Tool for NetProbe {
+    type Input = NetIn;
+    type Output = NetOut;
+    fn description(&self) -> String {
+        "network probe".into()
+    }
+    fn intent(&self, _: &NetIn, _: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
+        Ok(vec![PermissionRequest::new(
+            "bash",
+            "npm install",
+            Risk::Network,
+        )])
+    }
+    async fn execute(&self, _: NetIn, ctx: ToolContext) -> Result<NetOut, ToolError> {
+        Ok(NetOut {
+            network: ctx.network_allowed,
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_network_request_allowed_by_the_sandbox_does_not_grant_the_machines_network() {
+    for (source, network) in [
+        (DecisionSource::Sandbox, false),
+        (DecisionSource::Rule, true),
+        (DecisionSource::User, true),
+    ] {
+        let f = fixture(Arc::new(SourceGate(source)));
+        let _g = f.process.register("probe", NetProbe).unwrap();
+        let cat = f.engine.materialize();
+        let out = f.run(&cat, call("probe", json!({}), "c1")).await.unwrap();
+        assert_eq!(
+            out.structured,
+            Some(json!({ "network": network })),
+            "{source:?}"
+        );
+    }
+}

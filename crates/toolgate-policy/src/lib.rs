@@ -41,6 +41,7 @@ pub mod classify;
 pub mod config;
 pub mod expand;
 pub mod gate;
+pub mod installs;
 pub mod intent;
 pub mod pattern;
 pub mod policy;

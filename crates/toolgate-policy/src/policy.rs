@@ -1141,9 +1141,12 @@ impl Policy {
     /// it does not: a bash command (or an opaque part of one) at risk
     /// `write` or `execute` — so no network, nothing destructive, no
     /// credential — that is not run as another user, runs in the location,
-    /// and belongs to a call that runs confined. What it touches outside the
-    /// location, protected paths and unknown write targets are separate
-    /// requests, judged as in `default`.
+    /// and belongs to a call that runs confined; or, when `[sandbox]
+    /// allow_domains` is set, a package install from a registry
+    /// ([`crate::installs`]) at risk `network`, whose network in the sandbox
+    /// is the proxy only. What it touches outside the location, protected
+    /// paths and unknown write targets are separate requests, judged as in
+    /// `default`.
     fn sandbox_allows(
         &self,
         request: &PermissionRequest,
@@ -1156,16 +1159,30 @@ impl Policy {
             .cwd
             .as_deref()
             .is_none_or(|cwd| location.contains(Path::new(cwd)));
-        let eligible = confined
+        let common = confined
             && self.auto_confined()
             && request.action == "bash"
-            && matches!(risk, Risk::Write | Risk::Execute)
             && !runs_as_another_user(request)
             && runs_inside;
-        eligible.then_some(if opaque {
-            "no rule matched; the command cannot be fully analysed, so mode auto runs it only inside the sandbox (writes confined to the location, protected paths read-only, credentials masked, no network), and no approval for it is saved"
-        } else {
-            "no rule matched; mode auto runs it inside the sandbox, which confines its effects to the location (protected paths read-only, credentials masked, no network)"
+        // A package install whose only network is the sandbox's proxy to the
+        // registries the person listed.
+        if common
+            && risk == Risk::Network
+            && !opaque
+            && !self.sandbox.allow_domains.is_empty()
+            && crate::installs::is_registry_install(&request.resource)
+        {
+            return Some(
+                "no rule matched; a package install, which mode auto runs inside the sandbox with no network but the proxy to the registries in [sandbox] allow_domains (every connection recorded in the audit log; other hosts refused)",
+            );
+        }
+        let eligible = common && matches!(risk, Risk::Write | Risk::Execute);
+        let proxied = !self.sandbox.allow_domains.is_empty();
+        eligible.then_some(match (opaque, proxied) {
+            (true, false) => "no rule matched; the command cannot be fully analysed, so mode auto runs it only inside the sandbox (writes confined to the location, protected paths read-only, credentials masked, no network), and no approval for it is saved",
+            (true, true) => "no rule matched; the command cannot be fully analysed, so mode auto runs it only inside the sandbox (writes confined to the location, protected paths read-only, credentials masked, no network but the proxy to [sandbox] allow_domains), and no approval for it is saved",
+            (false, false) => "no rule matched; mode auto runs it inside the sandbox, which confines its effects to the location (protected paths read-only, credentials masked, no network)",
+            (false, true) => "no rule matched; mode auto runs it inside the sandbox, which confines its effects to the location (protected paths read-only, credentials masked, no network but the proxy to [sandbox] allow_domains)",
         })
     }
 

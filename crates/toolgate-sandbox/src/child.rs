@@ -8,11 +8,14 @@
 //! thing in `main`.
 
 use std::ffi::OsString;
+use std::io;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 
@@ -26,6 +29,9 @@ pub const CHILD_ARG: &str = "__toolgate-sandbox-child";
 pub(crate) struct ChildArgs {
     pub network: bool,
     pub writable: Vec<PathBuf>,
+    /// The proxy's unix socket, as seen inside the sandbox: the command's
+    /// only way out when it has no network of its own.
+    pub proxy: Option<PathBuf>,
     pub program: OsString,
     pub args: Vec<OsString>,
 }
@@ -38,6 +44,10 @@ impl ChildArgs {
         for w in &self.writable {
             out.push("--write".into());
             out.push(w.clone().into_os_string());
+        }
+        if let Some(p) = &self.proxy {
+            out.push("--proxy".into());
+            out.push(p.clone().into_os_string());
         }
         out.push("--".into());
         out.push(self.program.clone());
@@ -57,6 +67,10 @@ impl ChildArgs {
                 Some("--write") => {
                     let path = args.next().ok_or("--write needs a path")?;
                     parsed.writable.push(PathBuf::from(path));
+                }
+                Some("--proxy") => {
+                    let path = args.next().ok_or("--proxy needs a socket path")?;
+                    parsed.proxy = Some(PathBuf::from(path));
                 }
                 Some("--") => break,
                 _ => return Err(format!("unknown helper argument {arg:?}")),
@@ -96,19 +110,56 @@ pub fn run_if_requested() {
     std::process::exit(code);
 }
 
+/// The environment variables that point a command at the forwarder. Every
+/// proxy variable the common tools read (curl, pip, npm, cargo, go, git);
+/// `NO_PROXY` is emptied so that nothing is sent around the proxy.
+const PROXY_VARS: &[&str] = &[
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
 fn confine_and_exec(child: &ChildArgs) -> SandboxError {
+    // The forwarder's listener is bound first: once Landlock is in force,
+    // binding a TCP port is refused.
+    let forwarder = match (&child.proxy, child.network) {
+        (Some(socket), false) => {
+            match TcpListener::bind("127.0.0.1:0").and_then(|l| Ok((l.local_addr()?.port(), l))) {
+                Ok((port, listener)) => Some((port, listener, socket.clone())),
+                Err(e) => {
+                    return SandboxError::Setup(format!(
+                        "cannot listen on the sandbox's loopback for the proxy: {e}"
+                    ));
+                }
+            }
+        }
+        _ => None,
+    };
     if let Err(e) = set_no_new_privs() {
         return e;
     }
-    if let Err(e) = landlock_restrict(child) {
+    if let Err(e) = landlock_restrict(child, forwarder.as_ref().map(|f| f.0)) {
         return e;
     }
     if let Err(e) = crate::seccomp::apply() {
         return e;
     }
-    let err = std::process::Command::new(&child.program)
-        .args(&child.args)
-        .exec();
+    let mut command = std::process::Command::new(&child.program);
+    command.args(&child.args);
+    if let Some((port, listener, socket)) = forwarder {
+        if let Err(e) = start_forwarder(listener, &socket) {
+            return e;
+        }
+        let url = format!("http://127.0.0.1:{port}");
+        for var in PROXY_VARS {
+            command.env(var, &url);
+        }
+        command.env("NO_PROXY", "").env("no_proxy", "");
+    }
+    let err = command.exec();
     SandboxError::Exec {
         program: PathBuf::from(&child.program),
         source: err,
@@ -137,7 +188,102 @@ fn landlock_err(e: impl std::fmt::Display) -> SandboxError {
     SandboxError::Setup(format!("landlock: {e}"))
 }
 
-fn landlock_restrict(child: &ChildArgs) -> Result<(), SandboxError> {
+/// Runs the forwarder in a grandchild, already confined like the command
+/// (Landlock, seccomp): it accepts TCP connections on the sandbox's own
+/// loopback and carries each one to the proxy's unix socket. Forked twice so
+/// that it is a child of the sandbox's init, not of the command (which would
+/// otherwise see an unknown child), and dies with the sandbox.
+fn start_forwarder(listener: TcpListener, socket: &Path) -> Result<(), SandboxError> {
+    // SAFETY: the helper is single-threaded here (it runs first thing in
+    // `main`, before any thread is started), so the child may go on running
+    // ordinary Rust code.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(SandboxError::Setup(format!(
+            "cannot start the proxy forwarder: {}",
+            io::Error::last_os_error()
+        )));
+    }
+    if pid == 0 {
+        // SAFETY: as above; this intermediate child only forks and exits.
+        let grandchild = unsafe { libc::fork() };
+        if grandchild == 0 {
+            detach_stdio();
+            forward(&listener, socket);
+        }
+        // SAFETY: _exit ends this process without running the parent's
+        // exit handlers twice.
+        unsafe { libc::_exit(if grandchild < 0 { 1 } else { 0 }) }
+    }
+    drop(listener);
+    let mut status = 0;
+    // SAFETY: waits for the child just forked; `status` is a valid int.
+    let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+    if rc != pid || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+        return Err(SandboxError::Setup(
+            "cannot start the proxy forwarder: its process failed".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Points the forwarder's standard streams at `/dev/null`, so that it holds
+/// none of the command's pipes open (a reader of the command's output would
+/// otherwise wait for the forwarder too).
+fn detach_stdio() {
+    let Ok(null) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    else {
+        return;
+    };
+    use std::os::fd::AsRawFd;
+    for fd in 0..=2 {
+        // SAFETY: dup2 onto the standard descriptors of this process, which
+        // no Rust object owns here.
+        unsafe { libc::dup2(null.as_raw_fd(), fd) };
+    }
+}
+
+/// The forwarder's loop; never returns.
+fn forward(listener: &TcpListener, socket: &Path) -> ! {
+    for conn in listener.incoming() {
+        let Ok(tcp) = conn else { continue };
+        let socket = socket.to_path_buf();
+        let spawned = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let _ = relay(tcp, &socket);
+            });
+        if spawned.is_err() {
+            // Dropping the connection tells the client; the next may fit.
+            continue;
+        }
+    }
+    // SAFETY: ends the forwarder process; nothing is left to run.
+    unsafe { libc::_exit(0) }
+}
+
+/// Carries one connection both ways until each side has closed.
+fn relay(tcp: TcpStream, socket: &Path) -> io::Result<()> {
+    let unix = UnixStream::connect(socket)?;
+    let mut tcp_read = tcp.try_clone()?;
+    let mut unix_write = unix.try_clone()?;
+    let up = std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let _ = io::copy(&mut tcp_read, &mut unix_write);
+            let _ = unix_write.shutdown(Shutdown::Write);
+        })?;
+    let (mut unix_read, mut tcp_write) = (unix, tcp);
+    let _ = io::copy(&mut unix_read, &mut tcp_write);
+    let _ = tcp_write.shutdown(Shutdown::Write);
+    let _ = up.join();
+    Ok(())
+}
+
+fn landlock_restrict(child: &ChildArgs, proxy_port: Option<u16>) -> Result<(), SandboxError> {
     if crate::detect::landlock_abi().is_none() {
         return Ok(());
     }
@@ -155,9 +301,16 @@ fn landlock_restrict(child: &ChildArgs) -> Result<(), SandboxError> {
     }
     let mut write_roots: Vec<PathBuf> = child.writable.clone();
     write_roots.extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));
-    let status = ruleset
-        .create()
-        .map_err(landlock_err)?
+    let mut created = ruleset.create().map_err(landlock_err)?;
+    if let (Some(port), false) = (proxy_port, child.network) {
+        // The command may connect to the forwarder's port on the sandbox's
+        // own loopback (its network namespace has nothing else), and to
+        // nothing else over TCP.
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(landlock_err)?;
+    }
+    let status = created
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
         .map_err(landlock_err)?
         .add_rules(path_beneath_rules(
@@ -182,6 +335,7 @@ mod tests {
         let child = ChildArgs {
             network: false,
             writable: vec!["/ws".into(), "/home/u/.cargo".into()],
+            proxy: Some("/dev/.toolgate-proxy.sock".into()),
             program: "bash".into(),
             args: vec!["-c".into(), "--write x --".into()],
         };

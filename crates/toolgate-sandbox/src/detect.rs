@@ -250,9 +250,11 @@ fn cache_key() -> Option<CacheKey> {
 /// in the caller's data directory) and reused while the bubblewrap
 /// executable (path, size, modification time), the user, the boot, the
 /// Landlock ABI and seccomp are unchanged, so no process is spawned. It
-/// tells; it confines nothing: a process that runs commands confined uses
-/// [`detect`], which always tries. A cache that cannot be read or written
-/// is ignored.
+/// tells; it confines nothing. A process that runs commands confined may
+/// trust a cached "available" (were it wrong, bubblewrap fails and nothing
+/// runs), but must probe again with [`detect`] before acting on a cached
+/// "not available", which would run commands unconfined. A cache that
+/// cannot be read or written is ignored.
 pub fn detect_cached(cache: &Path) -> Support {
     let Some(key) = cache_key() else {
         // No bubblewrap: nothing to spawn, so nothing worth caching.

@@ -39,6 +39,19 @@
 //!    key ring, module loading, io_uring, the `TIOCSTI`/`TIOCLINUX` ioctls and
 //!    a few more ([`seccomp::refused_names`]).
 //!
+//! # Network through the proxy
+//!
+//! A command without the network gets a new network namespace with only its
+//! own loopback. When the spec names a [`proxy`] socket, that socket is bound
+//! into the sandbox, the helper listens on an ephemeral port of the sandbox's
+//! loopback before confining itself, forks (twice, so that it is a child of
+//! the sandbox's init) a forwarder that carries each TCP connection on that
+//! port to the socket, and sets `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (and
+//! their lower-case forms) to it, with `NO_PROXY` empty. Landlock admits TCP
+//! connections to that one port and no bind at all, so the proxy — which
+//! admits only the listed names and reports every connection — is the only
+//! way out. A command that ignores the variables reaches nothing.
+//!
 //! Support is detected by trying it: bubblewrap is run once with every
 //! namespace, the Landlock ABI is asked of the kernel, seccomp is probed with
 //! `prctl`. Never from the kernel version.

@@ -16,7 +16,7 @@ use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -136,8 +136,10 @@ pub struct ProxyConnection {
     pub error: Option<String>,
 }
 
-/// Receives every connection the proxy saw.
-pub type Recorder = Arc<dyn Fn(&ProxyConnection) + Send + Sync>;
+/// Receives every connection the proxy saw, before any byte goes through
+/// it. An `Err` (the record could not be stored) refuses an admitted
+/// connection: nothing passes unrecorded.
+pub type Recorder = Arc<dyn Fn(&ProxyConnection) -> Result<(), String> + Send + Sync>;
 
 /// A running proxy; stopped and its socket removed when dropped.
 pub struct Proxy {
@@ -154,6 +156,13 @@ impl std::fmt::Debug for Proxy {
     }
 }
 
+/// The names and resolver a proxy serves with, shared by its sockets.
+#[derive(Debug)]
+struct Rules {
+    domains: DomainList,
+    resolver: Resolver,
+}
+
 impl Proxy {
     /// Listens on the unix socket `socket` (which must not exist) and serves
     /// until dropped.
@@ -163,11 +172,14 @@ impl Proxy {
         resolver: Resolver,
         record: Recorder,
     ) -> Result<Proxy, SandboxError> {
+        Proxy::listen(socket, Arc::new(Rules { domains, resolver }), record)
+    }
+
+    fn listen(socket: &Path, rules: Arc<Rules>, record: Recorder) -> Result<Proxy, SandboxError> {
         let listener = UnixListener::bind(socket).map_err(|e| {
             SandboxError::Setup(format!("cannot listen on {}: {e}", socket.display()))
         })?;
         let stop = Arc::new(AtomicBool::new(false));
-        let shared = Arc::new((domains, resolver, record));
         let stopping = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("toolgate-proxy".into())
@@ -177,12 +189,12 @@ impl Proxy {
                         break;
                     }
                     let Ok(conn) = conn else { continue };
-                    let shared = Arc::clone(&shared);
+                    let rules = Arc::clone(&rules);
+                    let record = Arc::clone(&record);
                     let _ = std::thread::Builder::new()
                         .name("toolgate-proxy-conn".into())
                         .spawn(move || {
-                            let (domains, resolver, record) = &*shared;
-                            if let Err(e) = serve(conn, domains, resolver, record) {
+                            if let Err(e) = serve(conn, &rules.domains, &rules.resolver, &record) {
                                 tracing::debug!("proxy connection ended: {e}");
                             }
                         });
@@ -200,6 +212,96 @@ impl Proxy {
     pub fn socket(&self) -> &Path {
         &self.socket
     }
+}
+
+/// The proxy of one process: its allow list, its resolver and a private
+/// directory (mode 0700) for its sockets. Each confined run gets a socket of
+/// its own ([`ProxyService::serve`]), so every connection is reported as
+/// belonging to the run that made it. The directory is removed when dropped.
+#[derive(Debug)]
+pub struct ProxyService {
+    dir: PathBuf,
+    rules: Arc<Rules>,
+    next: AtomicU64,
+}
+
+/// The longest unix socket path the kernel accepts, less the terminating NUL.
+const MAX_SOCKET_PATH: usize = 107;
+
+impl ProxyService {
+    /// A service admitting `domains`, with its private directory under
+    /// `$XDG_RUNTIME_DIR` when set (else the temporary directory).
+    pub fn new(domains: DomainList, resolver: Resolver) -> Result<ProxyService, SandboxError> {
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute() && d.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let dir = private_dir(&base)?;
+        if dir.join("run-18446744073709551615.sock").as_os_str().len() > MAX_SOCKET_PATH {
+            let _ = std::fs::remove_dir(&dir);
+            return Err(SandboxError::Setup(format!(
+                "the proxy's directory {} is too long a path for a unix socket; set TMPDIR to a shorter one",
+                dir.display()
+            )));
+        }
+        Ok(ProxyService {
+            dir,
+            rules: Arc::new(Rules { domains, resolver }),
+            next: AtomicU64::new(0),
+        })
+    }
+
+    /// A new socket for one run; every connection on it goes to `record`.
+    /// The socket is removed when the returned proxy is dropped.
+    pub fn serve(&self, record: Recorder) -> Result<Proxy, SandboxError> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let socket = self.dir.join(format!("run-{n}.sock"));
+        Proxy::listen(&socket, Arc::clone(&self.rules), record)
+    }
+
+    /// The names it admits.
+    pub fn domains(&self) -> &DomainList {
+        &self.rules.domains
+    }
+
+    /// Its private directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for ProxyService {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A new directory under `base` that only this user may enter.
+fn private_dir(base: &Path) -> Result<PathBuf, SandboxError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let pid = std::process::id();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for attempt in 0..16u32 {
+        let dir = base.join(format!("toolgate-proxy-{pid}-{nanos:x}{attempt}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(SandboxError::Setup(format!(
+                    "cannot create the proxy's directory {}: {e}",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    Err(SandboxError::Setup(format!(
+        "cannot create the proxy's directory under {}: {}",
+        base.display(),
+        last.map_or_else(|| "no name was free".to_string(), |e| e.to_string())
+    )))
 }
 
 impl Drop for Proxy {
@@ -325,7 +427,9 @@ fn serve(
     if !seen.allowed {
         let why = format!("{host} is not in [sandbox] allow_domains");
         seen.error = Some(why.clone());
-        record(&seen);
+        if let Err(e) = record(&seen) {
+            tracing::warn!("a refused proxy connection could not be recorded: {e}");
+        }
         refuse(&mut client, "403 Forbidden", &why)?;
         return Ok(());
     }
@@ -344,12 +448,18 @@ fn serve(
         Err(e) => {
             let why = format!("cannot connect to {host}:{port}: {e}");
             seen.error = Some(why.clone());
-            record(&seen);
+            if let Err(e) = record(&seen) {
+                tracing::warn!("a failed proxy connection could not be recorded: {e}");
+            }
             refuse(&mut client, "502 Bad Gateway", &why)?;
             return Ok(());
         }
     };
-    record(&seen);
+    if let Err(e) = record(&seen) {
+        let why = format!("the connection to {host}:{port} could not be recorded: {e}");
+        refuse(&mut client, "503 Service Unavailable", &why)?;
+        return Ok(());
+    }
     client.set_read_timeout(None)?;
     if connect {
         client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;

@@ -26,6 +26,9 @@ pub(crate) const NAMESPACE_ARGS: &[&str] = &[
     "--die-with-parent",
 ];
 
+/// Where the proxy's socket appears inside the sandbox.
+pub(crate) const PROXY_SOCKET_INSIDE: &str = "/dev/.toolgate-proxy.sock";
+
 /// At most this many directory entries are looked at per root when searching
 /// the location for `.env` files and hard links to credential files.
 pub const SCAN_LIMIT: usize = 200_000;
@@ -48,6 +51,12 @@ pub struct SandboxSpec {
     pub masked: Vec<PathBuf>,
     /// Whether the command keeps the machine's network.
     pub network: bool,
+    /// The unix socket of an allowlisting proxy ([`crate::proxy`]). When set
+    /// and `network` is not, the command's network is the proxy only: the
+    /// socket is bound into the sandbox, a forwarder listens on the
+    /// sandbox's own loopback, and the proxy variables (`HTTP_PROXY`,
+    /// `HTTPS_PROXY`, …) point at it.
+    pub proxy: Option<PathBuf>,
     /// The directory the command starts in.
     pub cwd: PathBuf,
     /// The executable that acts as the helper inside the sandbox (it must
@@ -87,6 +96,7 @@ impl SandboxSpec {
             read_only,
             masked,
             network: false,
+            proxy: None,
             helper: None,
         }
     }
@@ -234,11 +244,21 @@ impl SandboxSpec {
                 cmd.arg("--ro-bind").arg("/dev/null").arg(p);
             }
         }
+        let proxy = match (&self.proxy, self.network) {
+            (Some(socket), false) => {
+                // Bound last, onto the sandbox's own /dev, where no root or
+                // writable path can be mounted over it.
+                cmd.arg("--bind").arg(socket).arg(PROXY_SOCKET_INSIDE);
+                Some(PathBuf::from(PROXY_SOCKET_INSIDE))
+            }
+            _ => None,
+        };
         cmd.args(["--setenv", "TMPDIR", "/tmp"]);
         cmd.arg("--chdir").arg(&self.cwd);
         let child = ChildArgs {
             network: self.network,
             writable: roots.iter().chain(&writable).cloned().collect(),
+            proxy,
             program: program.as_ref().to_os_string(),
             args: args
                 .into_iter()
@@ -406,62 +426,213 @@ struct Scan {
     masked: Vec<PathBuf>,
     protected: Vec<PathBuf>,
     truncated: bool,
+    /// Directories read this time (the others came from the cache).
+    dirs_read: usize,
+}
+
+/// A directory's identity and last change: when equal, its entries are the
+/// same names of the same kinds (creating, removing or renaming an entry
+/// changes the directory's modification and change times; the change time
+/// cannot be set back by a user).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Changed within `window` of `now` (seconds since the epoch): a change
+    /// in the same clock tick as the scan would leave the stamp as it was,
+    /// so such a directory is read again next time rather than trusted.
+    /// `now` and `window` in nanoseconds; `window` `None` trusts every
+    /// stamp (tests).
+    fn racy(&self, now: i128, window: Option<i128>) -> bool {
+        let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
+        window.is_some_and(|w| ns(self.mtime) >= now - w || ns(self.ctime) >= now - w)
+    }
+}
+
+/// What the scan found in one directory.
+#[derive(Debug)]
+struct DirScan {
+    stamp: Stamp,
+    entries: usize,
+    /// `.env` files (canonical) and hard links to credential files.
+    masked: Vec<PathBuf>,
+    /// Protected paths of a nested project (`sub/.git/config`, …), looked
+    /// up again on every run: they live in directories of their own, which
+    /// may change while this one does not.
+    nested: Vec<PathBuf>,
+    subdirs: Vec<PathBuf>,
+}
+
+/// The directories of one root as last scanned, valid for one set of
+/// credential inodes.
+#[derive(Debug, Default)]
+struct RootCache {
+    inodes: u64,
+    dirs: HashMap<PathBuf, DirScan>,
+}
+
+/// The scans of this process, by root.
+static SCAN_CACHE: Mutex<Option<HashMap<PathBuf, RootCache>>> = Mutex::new(None);
+
+/// At most this many roots are remembered.
+const CACHED_ROOTS: usize = 16;
+
+/// How recent (in nanoseconds) a directory's change may be for its scan to
+/// be kept: two seconds, coarser than any file system's timestamps.
+const RACY_WINDOW: i128 = 2_000_000_000;
+
+fn inode_key(inodes: &HashSet<(u64, u64)>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut sorted: Vec<&(u64, u64)> = inodes.iter().collect();
+    sorted.sort();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    sorted.hash(&mut h);
+    h.finish()
 }
 
 /// Walks a root (without following symlinks) for `.env` files, hard links to
-/// credential files, and protected paths of nested projects.
+/// credential files, and protected paths of nested projects. A directory
+/// whose [`Stamp`] is unchanged since the last walk (and not racy) is not
+/// read again: what it held is taken from the cache, which is dropped
+/// whole when the credential files' inodes change.
 fn scan_root(root: &Path, credential_inodes: &HashSet<(u64, u64)>) -> Scan {
-    let mut scan = Scan::default();
-    let mut seen = 0usize;
-    let mut stack = vec![root.to_path_buf()];
+    scan_root_within(root, credential_inodes, Some(RACY_WINDOW))
+}
+
+fn scan_root_within(
+    root: &Path,
+    credential_inodes: &HashSet<(u64, u64)>,
+    window: Option<i128>,
+) -> Scan {
+    let key = inode_key(credential_inodes);
+    let mut old = {
+        let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        guard
+            .get_or_insert_with(HashMap::new)
+            .remove(root)
+            .filter(|c| c.inodes == key)
+            .unwrap_or_default()
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(i128::MAX, |d| {
+            i128::try_from(d.as_nanos()).unwrap_or(i128::MAX)
+        });
     let nested_first: HashSet<&str> = masks::PROTECTED_IN_LOCATION
         .iter()
         .filter_map(|p| p.split('/').next())
         .collect();
+    let mut fresh = RootCache {
+        inodes: key,
+        dirs: HashMap::new(),
+    };
+    let mut scan = Scan::default();
+    let mut seen = 0usize;
+    let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
             continue;
         };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > SCAN_LIMIT {
-                scan.truncated = true;
-                return scan;
+        if !meta.is_dir() {
+            continue;
+        }
+        let stamp = Stamp::of(&meta);
+        let found = match old.dirs.remove(&dir) {
+            Some(d) if d.stamp == stamp => d,
+            _ => {
+                scan.dirs_read += 1;
+                let Some(d) = scan_dir(&dir, root, stamp, credential_inodes, &nested_first) else {
+                    continue;
+                };
+                d
             }
-            let Ok(ft) = entry.file_type() else { continue };
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let path = entry.path();
-            if masks::is_env_secret_file(&name) && (ft.is_file() || ft.is_symlink()) {
-                if let Ok(c) = path.canonicalize() {
-                    scan.masked.push(c);
-                }
-                continue;
+        };
+        seen += found.entries;
+        if seen > SCAN_LIMIT {
+            scan.truncated = true;
+            // An incomplete walk is not remembered.
+            return scan;
+        }
+        scan.masked.extend(found.masked.iter().cloned());
+        scan.protected
+            .extend(found.nested.iter().filter_map(|p| p.canonicalize().ok()));
+        stack.extend(found.subdirs.iter().cloned());
+        if !stamp.racy(now, window) {
+            fresh.dirs.insert(dir, found);
+        }
+    }
+    let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    if map.len() >= CACHED_ROOTS {
+        map.clear();
+    }
+    map.insert(root.to_path_buf(), fresh);
+    scan
+}
+
+/// Reads one directory: its `.env` files, hard links to credential files,
+/// nested projects' protected paths and subdirectories (not `.git`).
+fn scan_dir(
+    dir: &Path,
+    root: &Path,
+    stamp: Stamp,
+    credential_inodes: &HashSet<(u64, u64)>,
+    nested_first: &HashSet<&str>,
+) -> Option<DirScan> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut found = DirScan {
+        stamp,
+        entries: 0,
+        masked: Vec::new(),
+        nested: Vec::new(),
+        subdirs: Vec::new(),
+    };
+    for entry in entries.flatten() {
+        found.entries += 1;
+        let Ok(ft) = entry.file_type() else { continue };
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let path = entry.path();
+        if masks::is_env_secret_file(&name) && (ft.is_file() || ft.is_symlink()) {
+            if let Ok(c) = path.canonicalize() {
+                found.masked.push(c);
             }
-            if dir != root && nested_first.contains(name.as_ref()) {
-                for p in masks::PROTECTED_IN_LOCATION {
-                    if p.split('/').next() == Some(name.as_ref()) {
-                        let full = dir.join(p.trim_end_matches('/'));
-                        if let Ok(c) = full.canonicalize() {
-                            scan.protected.push(c);
-                        }
-                    }
+            continue;
+        }
+        if dir != root && nested_first.contains(name.as_ref()) {
+            for p in masks::PROTECTED_IN_LOCATION {
+                if p.split('/').next() == Some(name.as_ref()) {
+                    found.nested.push(dir.join(p.trim_end_matches('/')));
                 }
             }
-            if ft.is_dir() {
-                if name != ".git" {
-                    stack.push(path);
-                }
-            } else if ft.is_file() && !credential_inodes.is_empty() {
-                if let Ok(m) = entry.metadata() {
-                    if m.nlink() > 1 && credential_inodes.contains(&(m.dev(), m.ino())) {
-                        scan.masked.push(path);
-                    }
+        }
+        if ft.is_dir() {
+            if name != ".git" {
+                found.subdirs.push(path);
+            }
+        } else if ft.is_file() && !credential_inodes.is_empty() {
+            if let Ok(m) = entry.metadata() {
+                if m.nlink() > 1 && credential_inodes.contains(&(m.dev(), m.ino())) {
+                    found.masked.push(path);
                 }
             }
         }
     }
-    scan
+    Some(found)
 }
 
 #[cfg(test)]
@@ -528,6 +699,7 @@ mod tests {
         collect_inodes(home.path(), &mut inodes);
         let root = ws.path().canonicalize().unwrap();
         let scan = scan_root(&root, &inodes);
+        assert!(scan.dirs_read >= 2);
         let mut masked = scan.masked;
         masked.sort();
         assert_eq!(
@@ -538,5 +710,95 @@ mod tests {
                 root.join("sub/innocent.txt")
             ]
         );
+    }
+
+    /// Everything the scan finds, sorted.
+    fn found(root: &Path, inodes: &HashSet<(u64, u64)>) -> (Vec<PathBuf>, Vec<PathBuf>, usize) {
+        let scan = scan_root_within(root, inodes, None);
+        let (mut m, mut p) = (scan.masked, scan.protected);
+        m.sort();
+        p.sort();
+        (m, p, scan.dirs_read)
+    }
+
+    /// A change to a directory in the same clock tick as its scan would
+    /// leave its stamp as it was: wait for the next tick (not a timed
+    /// assertion: waiting longer only makes it surer).
+    fn next_tick() {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+
+    #[test]
+    fn a_cached_scan_reads_only_changed_directories_and_misses_nothing_added() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        let key = home.path().join("id_rsa");
+        std::fs::write(&key, "secret").unwrap();
+        for d in ["a/b", "c", "nested"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let mut inodes = HashSet::new();
+        collect_inodes(home.path(), &mut inodes);
+        let (m, _, read) = found(&root, &inodes);
+        assert!(m.is_empty());
+        assert_eq!(read, 5, "the first walk reads every directory");
+        let (_, _, read) = found(&root, &inodes);
+        assert_eq!(read, 0, "nothing changed: nothing is read again");
+
+        next_tick();
+        // A new .env deep down, a hard link to the key, a nested project's
+        // .git/hooks (created inside a directory that existed before).
+        std::fs::write(root.join("a/b/.env.local"), "A=1").unwrap();
+        std::fs::hard_link(&key, root.join("c/innocent.txt")).unwrap();
+        std::fs::create_dir_all(root.join("nested/.git")).unwrap();
+        let (m, p, read) = found(&root, &inodes);
+        assert_eq!(
+            m,
+            vec![root.join("a/b/.env.local"), root.join("c/innocent.txt")]
+        );
+        assert!(p.is_empty(), "no hooks yet: {p:?}");
+        assert_eq!(read, 3, "only the changed directories are read");
+        next_tick();
+        std::fs::create_dir_all(root.join("nested/.git/hooks")).unwrap();
+        let (_, p, read) = found(&root, &inodes);
+        assert_eq!(
+            p,
+            vec![root.join("nested/.git/hooks")],
+            "looked up on every run"
+        );
+        assert_eq!(read, 0);
+
+        // A directory replaced by another of the same name is read again.
+        next_tick();
+        std::fs::remove_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/.env"), "B=2").unwrap();
+        let (m, _, _) = found(&root, &inodes);
+        assert_eq!(m, vec![root.join("a/b/.env"), root.join("c/innocent.txt")]);
+
+        // A credential file that becomes an inode of the location (linked the
+        // other way round) changes the inode set: the whole cache goes.
+        next_tick();
+        std::fs::write(root.join("c/plain.txt"), "x").unwrap();
+        let (_, _, _) = found(&root, &inodes);
+        std::fs::hard_link(root.join("c/plain.txt"), home.path().join("id_ed25519")).unwrap();
+        let mut inodes2 = HashSet::new();
+        collect_inodes(home.path(), &mut inodes2);
+        let (m, _, read) = found(&root, &inodes2);
+        assert!(m.contains(&root.join("c/plain.txt")), "{m:?}");
+        assert_eq!(read, 5, "a new credential set reads everything again");
+    }
+
+    #[test]
+    fn a_racy_directory_is_read_again() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        let inodes = HashSet::new();
+        // Just created, so within the window: never trusted from the cache.
+        let first = scan_root_within(&root, &inodes, Some(3_600_000_000_000));
+        assert_eq!(first.dirs_read, 1);
+        let second = scan_root_within(&root, &inodes, Some(3_600_000_000_000));
+        assert_eq!(second.dirs_read, 1);
     }
 }

@@ -8,7 +8,10 @@ use std::net::{IpAddr, Ipv4Addr, TcpListener};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 
-use toolgate_sandbox::proxy::{DomainList, Proxy, ProxyConnection, Resolver};
+use toolgate_sandbox::proxy::{DomainList, Proxy, ProxyConnection, ProxyService, Resolver};
+
+mod common;
+use common::{Fixture, stderr, stdout};
 
 /// A registry stand-in: answers each connection with one `200 ok`, for a
 /// bounded number of connections.
@@ -68,7 +71,10 @@ fn a_listed_name_passes_another_is_refused_and_both_are_recorded() {
         &socket,
         DomainList::parse(&["registry.test".into(), "*.pkg.test".into()]).unwrap(),
         Resolver::Fixed(fixed),
-        Arc::new(move |c: &ProxyConnection| log.lock().unwrap().push(c.clone())),
+        Arc::new(move |c: &ProxyConnection| {
+            log.lock().unwrap().push(c.clone());
+            Ok(())
+        }),
     )
     .unwrap();
 
@@ -126,4 +132,142 @@ fn a_listed_name_passes_another_is_refused_and_both_are_recorded() {
         ]
     );
     assert!(seen.iter().all(|c| c.port == port));
+}
+
+/// A proxy service admitting `registry.test` (and mapping it, and
+/// `evil.test`, to the local stand-in), recording into `seen`.
+fn service() -> ProxyService {
+    let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let fixed: HashMap<String, IpAddr> = ["registry.test", "evil.test"]
+        .into_iter()
+        .map(|n| (n.to_string(), local))
+        .collect();
+    ProxyService::new(
+        DomainList::parse(&["registry.test".into()]).unwrap(),
+        Resolver::Fixed(fixed),
+    )
+    .unwrap()
+}
+
+type Seen = Arc<Mutex<Vec<ProxyConnection>>>;
+
+fn recorder(seen: &Seen) -> toolgate_sandbox::proxy::Recorder {
+    let into = Arc::clone(seen);
+    Arc::new(move |c: &ProxyConnection| {
+        into.lock().unwrap().push(c.clone());
+        Ok(())
+    })
+}
+
+#[test]
+fn a_confined_command_reaches_a_listed_name_only_through_the_proxy() {
+    let port = registry(3);
+    let fx = Fixture::new();
+    let svc = service();
+    let seen: Seen = Arc::default();
+    let run = svc.serve(recorder(&seen)).unwrap();
+    let mut spec = fx.spec();
+    spec.proxy = Some(run.socket().to_path_buf());
+    // curl (CONNECT-less plain HTTP through the proxy), python's urllib
+    // (reads the same variables), then a name that is not listed.
+    let script = format!(
+        "set -u; echo \"proxy=$HTTPS_PROXY no_proxy=[$NO_PROXY]\"; \
+         curl -sS --max-time 20 http://registry.test:{port}/pkg.tgz; echo; \
+         python3 -c 'import urllib.request as u; print(u.urlopen(\"http://registry.test:{port}/simple/\", timeout=20).read().decode())'; \
+         curl -sS --max-time 20 -o /dev/null -w 'evil=%{{http_code}}\\n' http://evil.test:{port}/x; \
+         curl -sS --max-time 20 https://evil.test:{port}/x || echo evil-https-refused"
+    );
+    let out = fx.run_spec(&spec, &script);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("proxy=http://127.0.0.1:"), "{text}");
+    assert!(text.contains("no_proxy=[]"), "{text}");
+    assert!(
+        text.contains("ok GET /pkg.tgz HTTP/1.1"),
+        "curl passes: {text}"
+    );
+    assert!(
+        text.contains("ok GET /simple/ HTTP/1.1"),
+        "urllib passes: {text}"
+    );
+    assert!(
+        text.contains("evil=403"),
+        "plain HTTP to an unlisted name: {text}"
+    );
+    assert!(
+        text.contains("evil-https-refused"),
+        "CONNECT to an unlisted name: {text}"
+    );
+    drop(run);
+    let seen = seen.lock().unwrap();
+    let summary: Vec<(&str, &str, bool)> = seen
+        .iter()
+        .map(|c| (c.host.as_str(), c.method.as_str(), c.allowed))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("registry.test", "GET", true),
+            ("registry.test", "GET", true),
+            ("evil.test", "GET", false),
+            ("evil.test", "CONNECT", false),
+        ]
+    );
+}
+
+#[test]
+fn bypassing_the_proxy_reaches_nothing() {
+    let port = registry(1);
+    let fx = Fixture::new();
+    let svc = service();
+    let seen: Seen = Arc::default();
+    let run = svc.serve(recorder(&seen)).unwrap();
+    let mut spec = fx.spec();
+    spec.proxy = Some(run.socket().to_path_buf());
+    // Straight to the host's listener, with the variables unset or ignored:
+    // the sandbox's network namespace has only its own loopback, and Landlock
+    // admits no TCP connection but to the forwarder's port.
+    let out = fx.run_spec(
+        &spec,
+        &format!(
+            "curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:{port}/ && echo REACHED; \
+             env -u HTTP_PROXY -u http_proxy python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 5)' && echo REACHED2; \
+             python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); print(\"BOUND\")'; \
+             getent hosts example.com && echo RESOLVED; \
+             curl -sS --max-time 5 -o /dev/null -w 'literal=%{{http_code}}\\n' http://127.0.0.1:{port}/; true"
+        ),
+    );
+    let text = stdout(&out);
+    assert!(!text.contains("REACHED"), "{text}");
+    assert!(
+        !text.contains("BOUND"),
+        "binding a port is refused too: {text}"
+    );
+    assert!(!text.contains("RESOLVED"), "{text}");
+    // Through the proxy, the host's loopback by address: refused.
+    assert!(text.contains("literal=403"), "{text}");
+    drop(run);
+    let seen = seen.lock().unwrap();
+    let summary: Vec<(&str, bool)> = seen.iter().map(|c| (c.host.as_str(), c.allowed)).collect();
+    assert_eq!(
+        summary,
+        [("127.0.0.1", false)],
+        "only the literal reached the proxy"
+    );
+}
+
+#[test]
+fn each_run_has_its_own_socket_in_a_private_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let svc = service();
+    let mode = std::fs::metadata(svc.dir()).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    let a = svc.serve(recorder(&Arc::default())).unwrap();
+    let b = svc.serve(recorder(&Arc::default())).unwrap();
+    assert_ne!(a.socket(), b.socket());
+    assert!(a.socket().starts_with(svc.dir()));
+    let dir = svc.dir().to_path_buf();
+    drop((a, b));
+    drop(svc);
+    assert!(!dir.exists(), "the directory goes with the service");
 }

@@ -154,7 +154,7 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Log(args) => cmd_log::run(args, &data),
         Command::Trust(args) => cmd_trust::run(args, &data),
-        Command::Sandbox(command) => sandbox::run(command),
+        Command::Sandbox(command) => sandbox::run(command, &data, durability),
     }
 }
 

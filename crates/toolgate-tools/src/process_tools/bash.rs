@@ -298,6 +298,8 @@ impl BashTool {
                 location: &ctx.location,
                 workdir,
                 network: ctx.network_allowed,
+                session_id: &ctx.identity.session_id,
+                call_id: &ctx.identity.call_id,
             })
             .map_err(ToolError::Failed)
     }

@@ -20,6 +20,11 @@ pub struct ConfineRequest<'a> {
     pub workdir: &'a Path,
     /// The call's network request was allowed: keep the network.
     pub network: bool,
+    /// The session the call belongs to (what the sandbox records, such as
+    /// connections through its proxy, is attributed to it).
+    pub session_id: &'a str,
+    /// The call's id.
+    pub call_id: &'a str,
 }
 
 /// A command ready to run confined.

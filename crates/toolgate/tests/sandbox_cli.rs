@@ -1,0 +1,333 @@
+//! `toolgate sandbox exec` and the bash tool as a user runs them: the real
+//! binary, a real workspace, the machine's sandbox, and the proxy of
+//! `[sandbox] allow_domains` with a local HTTP server on 127.0.0.1 standing
+//! in for a registry (`localhost` is the listed name: the system resolver
+//! maps it to the stand-in, so no test hook is needed).
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+struct Env {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    data: PathBuf,
+    home: PathBuf,
+    outside: PathBuf,
+}
+
+/// Where fixtures live: outside /tmp and /var/tmp, which the sandbox
+/// replaces with private ones, so that a write "outside the location" meets
+/// the host's read-only filesystem and the fake home's key is there to mask.
+fn fixture_parent() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !(target.starts_with("/tmp") || target.starts_with("/var/tmp")) {
+        return target;
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+    let dir = home.join(".cache/toolgate-sandbox-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn env(config: &str) -> Env {
+    let dir = tempfile::tempdir_in(fixture_parent()).unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let ws = base.join("ws");
+    let home = base.join("home");
+    let outside = base.join("outside");
+    for d in [
+        &ws,
+        &home.join(".config/toolgate"),
+        &home.join(".ssh"),
+        &outside,
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY\n").unwrap();
+    std::fs::write(home.join(".config/toolgate/config.toml"), config).unwrap();
+    Env {
+        _dir: dir,
+        data: base.join("data"),
+        ws,
+        home,
+        outside,
+    }
+}
+
+fn toolgate(e: &Env, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(&e.ws)
+        .env("TOOLGATE_DATA_DIR", &e.data)
+        .env("HOME", &e.home)
+        .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_RUNTIME_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    eprintln!(
+        "--- toolgate {args:?}\nstatus {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The sandbox tests need the sandbox (scripts/setup-sandbox.sh installs
+/// bubblewrap): its absence fails them, naming why.
+fn require_sandbox(e: &Env) {
+    let out = toolgate(e, &["sandbox", "status", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["available"].as_bool().unwrap(),
+        "the sandbox is not available here (run scripts/setup-sandbox.sh): {v}"
+    );
+}
+
+/// A registry stand-in on 127.0.0.1: answers each request with `200` and
+/// the request line, for `n` connections.
+fn registry(n: usize) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in listener.incoming().take(n) {
+            let Ok(mut s) = s else { continue };
+            let mut got = Vec::new();
+            let mut buf = [0u8; 2048];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => got.extend_from_slice(&buf[..k]),
+                }
+            }
+            let line = String::from_utf8_lossy(&got)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let body = format!("registry saw {line}");
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+const PROXIED: &str = "[sandbox]\nallow_domains = [\"localhost\"]\n";
+
+/// `(call_id, action, resource, decision)` of every `network.connection`
+/// event, from `toolgate log --json`.
+fn connections(e: &Env) -> Vec<(String, String, String, String)> {
+    let out = toolgate(e, &["log", "--json"]);
+    assert!(out.status.success());
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "network.connection")
+        .map(|v| {
+            let p = &v["payload"];
+            (
+                v["call_id"].as_str().unwrap_or_default().to_string(),
+                p["action"].as_str().unwrap_or_default().to_string(),
+                p["resource"].as_str().unwrap_or_default().to_string(),
+                p["decision"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn verify(e: &Env) {
+    let out = toolgate(e, &["log", "verify"]);
+    assert!(out.status.success(), "the hash chain holds");
+    assert!(stdout(&out).starts_with("ok"), "{}", stdout(&out));
+}
+
+#[test]
+fn bash_in_mode_auto_reaches_a_listed_registry_through_the_proxy_and_every_connection_is_logged() {
+    let e = env(PROXIED);
+    require_sandbox(&e);
+    let port = registry(2);
+    // A script the gate allows in mode auto (execute, confined): it fetches
+    // from the listed name, over plain HTTP and over a CONNECT tunnel, and
+    // from one that is not listed.
+    std::fs::write(
+        e.ws.join("fetch.sh"),
+        format!(
+            "curl -sS --max-time 20 http://localhost:{port}/pkg.tgz; echo\n\
+             python3 -c 'import urllib.request as u; print(u.urlopen(\"http://localhost:{port}/simple/\", timeout=20).read().decode())'\n\
+             curl -sS --max-time 20 -o /dev/null -w 'unlisted=%{{http_code}}\\n' http://registry.example/x\n\
+             curl -sS --max-time 20 https://registry.example/x || echo tunnel-refused\n"
+        ),
+    )
+    .unwrap();
+    let out = toolgate(
+        &e,
+        &[
+            "call",
+            "bash",
+            r#"{"command":"bash fetch.sh"}"#,
+            "--mode",
+            "auto",
+        ],
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("registry saw GET /pkg.tgz HTTP/1.1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("registry saw GET /simple/ HTTP/1.1"),
+        "{text}"
+    );
+    assert!(text.contains("unlisted=403"), "{text}");
+    assert!(text.contains("tunnel-refused"), "{text}");
+    let seen = connections(&e);
+    let summary: Vec<(&str, &str, &str)> = seen
+        .iter()
+        .map(|(_, a, r, d)| (a.as_str(), r.as_str(), d.as_str()))
+        .collect();
+    let local = format!("localhost:{port}");
+    assert_eq!(
+        summary,
+        [
+            ("network GET", local.as_str(), "allow"),
+            ("network GET", local.as_str(), "allow"),
+            ("network GET", "registry.example:80", "deny"),
+            ("network CONNECT", "registry.example:443", "deny"),
+        ]
+    );
+    // Attributed to the call that made them.
+    let log = stdout(&toolgate(&e, &["log", "--json"]));
+    let started: Value = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["kind"] == "tool.started")
+        .unwrap();
+    assert!(
+        seen.iter()
+            .all(|(call, ..)| call == started["call_id"].as_str().unwrap())
+    );
+    verify(&e);
+}
+
+#[test]
+fn without_allow_domains_a_confined_command_has_no_network_and_nothing_is_logged() {
+    let e = env("");
+    require_sandbox(&e);
+    let port = registry(1);
+    let out = toolgate(
+        &e,
+        &[
+            "sandbox",
+            "exec",
+            "--",
+            "bash",
+            "-c",
+            &format!(
+                "echo proxy=[${{HTTPS_PROXY:-}}]; curl -sS --max-time 5 http://localhost:{port}/ && echo REACHED; true"
+            ),
+        ],
+    );
+    let text = stdout(&out);
+    assert!(text.contains("proxy=[]"), "{text}");
+    assert!(!text.contains("REACHED"), "{text}");
+    assert!(connections(&e).is_empty());
+}
+
+#[test]
+fn sandbox_exec_goes_through_the_proxy_and_logs_like_the_bash_tool() {
+    let e = env(PROXIED);
+    require_sandbox(&e);
+    let port = registry(1);
+    let out = toolgate(
+        &e,
+        &[
+            "sandbox",
+            "exec",
+            "--",
+            "bash",
+            "-c",
+            &format!(
+                "curl -sS --max-time 20 http://localhost:{port}/a; echo; curl -sS --max-time 20 -o /dev/null -w 'other=%{{http_code}}' http://example.org/"
+            ),
+        ],
+    );
+    let text = stdout(&out);
+    assert!(out.status.success());
+    assert!(text.contains("registry saw GET /a HTTP/1.1"), "{text}");
+    assert!(text.contains("other=403"), "{text}");
+    let seen = connections(&e);
+    let decisions: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|(_, _, r, d)| (r.as_str(), d.as_str()))
+        .collect();
+    let local = format!("localhost:{port}");
+    assert_eq!(
+        decisions,
+        [(local.as_str(), "allow"), ("example.org:80", "deny")]
+    );
+    verify(&e);
+}
+
+#[test]
+fn sandbox_exec_runs_confined_refuses_writes_outside_and_passes_exit_codes_on() {
+    let e = env("");
+    require_sandbox(&e);
+    let outside = e.outside.join("escaped");
+    let inside = e.ws.join("made-inside");
+    let script = format!(
+        "touch {inside}; touch {outside} 2>/dev/null && echo WROTE-OUTSIDE; \
+         cat ~/.ssh/id_rsa 2>/dev/null | grep -q PRIVATE && echo READ-KEY; \
+         echo pid=$$; exit 7",
+        inside = inside.display(),
+        outside = outside.display()
+    );
+    let out = toolgate(&e, &["sandbox", "exec", "--", "bash", "-c", &script]);
+    let text = stdout(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "the command's exit code is toolgate's"
+    );
+    assert!(inside.exists(), "a write inside the location works");
+    assert!(
+        !outside.exists() && !text.contains("WROTE-OUTSIDE"),
+        "{text}"
+    );
+    assert!(!text.contains("READ-KEY"), "credentials are masked: {text}");
+    // Its own PID namespace: the shell is a low PID, not the host's.
+    let pid: u32 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("pid="))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap();
+    assert!(pid < 10, "pid {pid}");
+
+    // A signal death is 128 + the signal, as a shell reports it.
+    let out = toolgate(
+        &e,
+        &["sandbox", "exec", "--", "bash", "-c", "kill -TERM $$"],
+    );
+    assert_eq!(out.status.code(), Some(128 + 15));
+    // A program that does not exist: the helper's 127.
+    let out = toolgate(&e, &["sandbox", "exec", "--", "no-such-program-xyz"]);
+    assert_eq!(out.status.code(), Some(127));
+    // No command: a usage error (2).
+    let out = toolgate(&e, &["sandbox", "exec"]);
+    assert_eq!(out.status.code(), Some(2));
+}
