@@ -360,6 +360,7 @@ pub(crate) fn wrapper_spec(name: &str) -> Option<Arc<Spec>> {
 }
 
 /// Loads and checks every read spec file.
+#[cfg(test)]
 pub(crate) fn load_all() -> Result<HashMap<String, Arc<Spec>>, String> {
     load_files(SPEC_FILES)
 }
