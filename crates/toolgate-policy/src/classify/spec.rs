@@ -44,8 +44,7 @@ const SPEC_FILES: &[(&str, &str)] = &[
 ];
 
 /// The wrappers' option specs (not read specs: a wrapper runs a command).
-const WRAPPER_FILE: (&str, &str) =
-    ("wrappers.toml", include_str!("specs/wrappers.toml"));
+const WRAPPER_FILE: (&str, &str) = ("wrappers.toml", include_str!("specs/wrappers.toml"));
 
 /// One entry of a spec file, as written.
 #[derive(Debug, Deserialize)]
