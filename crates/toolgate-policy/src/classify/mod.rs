@@ -20,6 +20,8 @@ mod arity;
 mod paths;
 mod programs;
 pub(crate) mod spec;
+#[cfg(test)]
+mod spec_index;
 mod special;
 pub(crate) mod table;
 

@@ -234,118 +234,82 @@ pub enum Judged {
     Unproven(String),
 }
 
-/// Where each command's entry is in the spec files, found by a scan of their
-/// table headers; an entry is parsed the first time its command is looked
-/// up. (Parsing every file costs a process about a millisecond, and one
-/// decision needs a few entries.)
-struct Index {
-    by_name: HashMap<&'static str, usize>,
-    entries: Vec<IndexEntry>,
+/// One spec file's entries as the build script found them (see
+/// `spec_index.rs`): each entry's byte ranges in the file, and its names
+/// sorted, each with the entry it names.
+struct GeneratedFile {
+    file: &'static str,
+    entries: &'static [&'static [(usize, usize)]],
+    names: &'static [(&'static str, usize)],
 }
 
-struct IndexEntry {
-    /// The file, for errors.
-    file: &'static str,
-    /// The entry's tables (`[git]`, `[git.sub.status]`…) and the file's
-    /// option groups, as TOML.
-    text: String,
-    spec: OnceLock<Option<Arc<Spec>>>,
+include!(concat!(env!("OUT_DIR"), "/spec_index.rs"));
+
+/// The specs of a set of files, each entry parsed the first time its command
+/// is looked up. (Parsing every file costs a process about a millisecond, and
+/// one decision needs a few entries; the index itself is compiled in.)
+struct Index {
+    files: Vec<IndexedFile>,
+}
+
+struct IndexedFile {
+    text: &'static str,
+    generated: &'static GeneratedFile,
+    parsed: Vec<OnceLock<Option<Arc<Spec>>>>,
 }
 
 impl Index {
-    fn scan(files: &[(&'static str, &'static str)]) -> Index {
-        let mut by_name = HashMap::new();
-        let mut entries: Vec<IndexEntry> = Vec::new();
-        for (file, text) in files {
-            // Blocks: each starts at a `[header]` line at the start of a line.
-            let mut blocks: Vec<(&'static str, &'static str)> = Vec::new();
-            let mut start: Option<(usize, &'static str)> = None;
-            let mut offset = 0;
-            for line in text.split_inclusive('\n') {
-                if line.starts_with('[') {
-                    if let Some((at, header)) = start {
-                        blocks.push((header, &text[at..offset]));
-                    }
-                    let header = line.trim_start_matches('[').split(']').next().unwrap_or("");
-                    start = Some((offset, header));
+    fn new(files: &[(&'static str, &'static str)]) -> Index {
+        let files = files
+            .iter()
+            .filter_map(|(name, text)| {
+                let generated = GENERATED_INDEX.iter().find(|g| g.file == *name);
+                if generated.is_none() {
+                    // The build script indexes every file of `specs/`; a test
+                    // keeps this from shipping.
+                    tracing::error!("spec file `{name}` has no compiled index");
                 }
-                offset += line.len();
-            }
-            if let Some((at, header)) = start {
-                blocks.push((header, &text[at..]));
-            }
-            let is_group = |block: &str| block.lines().any(|l| l.trim() == "group = true");
-            let groups: String = blocks
-                .iter()
-                .filter(|(_, b)| is_group(b))
-                .map(|(_, b)| *b)
-                .collect();
-            let mut by_top: Vec<(&'static str, String, Vec<&'static str>)> = Vec::new();
-            for (header, block) in &blocks {
-                if is_group(block) {
-                    continue;
-                }
-                let top = header.split('.').next().unwrap_or(header);
-                let at = match by_top.iter().position(|(t, _, _)| *t == top) {
-                    Some(at) => at,
-                    None => {
-                        by_top.push((top, String::new(), Vec::new()));
-                        by_top.len() - 1
-                    }
-                };
-                by_top[at].1.push_str(block);
-                if *header == top {
-                    by_top[at].2 = names_of(block).unwrap_or_else(|| vec![top]);
-                }
-            }
-            for (_, mut text, names) in by_top {
-                text.push_str(&groups);
-                for name in names {
-                    by_name.insert(name, entries.len());
-                }
-                entries.push(IndexEntry {
-                    file,
+                generated.map(|generated| IndexedFile {
                     text,
-                    spec: OnceLock::new(),
-                });
-            }
-        }
-        Index { by_name, entries }
+                    generated,
+                    parsed: generated.entries.iter().map(|_| OnceLock::new()).collect(),
+                })
+            })
+            .collect();
+        Index { files }
     }
 
     fn get(&self, name: &str) -> Option<Arc<Spec>> {
-        let entry = &self.entries[*self.by_name.get(name)?];
-        entry
-            .spec
-            .get_or_init(|| match load_files(&[(entry.file, &entry.text)]) {
-                Ok(map) => map.get(name).cloned(),
-                Err(e) => {
-                    // A built-in spec that does not load proves nothing: the
-                    // command is unproven (asked), never allowed. A test
-                    // keeps this from shipping.
-                    tracing::error!("built-in spec for `{name}` does not load: {e}");
-                    None
+        // A later file's entry of the same name wins, as it did when the
+        // files were read into one map.
+        let (file, at) = self.files.iter().rev().find_map(|f| {
+            let names = f.generated.names;
+            let k = names.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
+            Some((f, names[k].1))
+        })?;
+        file.parsed[at]
+            .get_or_init(|| {
+                let text: String = file.generated.entries[at]
+                    .iter()
+                    .filter_map(|(from, to)| file.text.get(*from..*to))
+                    .collect();
+                match load_files(&[(file.generated.file, &text)]) {
+                    Ok(map) => map.get(name).cloned(),
+                    Err(e) => {
+                        // A built-in spec that does not load proves nothing: the
+                        // command is unproven (asked), never allowed. A test
+                        // keeps this from shipping.
+                        tracing::error!("built-in spec for `{name}` does not load: {e}");
+                        None
+                    }
                 }
             })
             .clone()
     }
 }
 
-/// The names a top-level table gives in its `names = ["…", …]` line.
-fn names_of(block: &'static str) -> Option<Vec<&'static str>> {
-    let line = block.lines().find(|l| l.starts_with("names = ["))?;
-    let inner = line.strip_prefix("names = [")?.split(']').next()?;
-    Some(
-        inner
-            .split(',')
-            .map(|n| n.trim().trim_matches('"'))
-            .filter(|n| !n.is_empty())
-            .collect(),
-    )
-}
-
-static SPECS: LazyLock<Index> = LazyLock::new(|| Index::scan(SPEC_FILES));
-static WRAPPER_SPECS: LazyLock<Index> = LazyLock::new(|| Index::scan(&[WRAPPER_FILE]));
+static SPECS: LazyLock<Index> = LazyLock::new(|| Index::new(SPEC_FILES));
+static WRAPPER_SPECS: LazyLock<Index> = LazyLock::new(|| Index::new(&[WRAPPER_FILE]));
 
 /// Every spec by command name (aliases included), all parsed.
 #[cfg(test)]
@@ -1006,7 +970,8 @@ mod tests {
     #[test]
     fn the_lazy_index_finds_every_spec_as_the_full_load_does() {
         let full = load_all().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(SPECS.by_name.len(), full.len());
+        let indexed: usize = SPECS.files.iter().map(|f| f.generated.names.len()).sum();
+        assert_eq!(indexed, full.len());
         for (name, spec) in &full {
             let lazy = lookup(name).unwrap_or_else(|| panic!("`{name}` not in the index"));
             assert_eq!(lazy.name, spec.name, "{name}");
@@ -1019,6 +984,37 @@ mod tests {
         let wrappers = load_wrappers().unwrap_or_else(|e| panic!("{e}"));
         for name in wrappers.keys() {
             assert!(wrapper_spec(name).is_some(), "wrapper `{name}`");
+        }
+    }
+
+    #[test]
+    fn the_compiled_index_is_a_scan_of_every_spec_file_and_only_of_them() {
+        let listed: Vec<(&str, &str)> = SPEC_FILES.iter().copied().chain([WRAPPER_FILE]).collect();
+        let mut generated: Vec<&str> = GENERATED_INDEX.iter().map(|g| g.file).collect();
+        let mut names: Vec<&str> = listed.iter().map(|(n, _)| *n).collect();
+        generated.sort();
+        names.sort();
+        assert_eq!(
+            generated, names,
+            "every file of specs/ is listed, and only those"
+        );
+        for (file, text) in listed {
+            let g = GENERATED_INDEX.iter().find(|g| g.file == file).unwrap();
+            let scanned = super::super::spec_index::scan(text);
+            let ranges: Vec<Vec<(usize, usize)>> =
+                scanned.iter().map(|e| e.ranges.clone()).collect();
+            let compiled: Vec<Vec<(usize, usize)>> = g.entries.iter().map(|r| r.to_vec()).collect();
+            assert_eq!(ranges, compiled, "{file}");
+            for e in &scanned {
+                for n in &e.names {
+                    let at = g.names.binary_search_by(|(x, _)| (*x).cmp(n.as_str()));
+                    let at =
+                        at.unwrap_or_else(|_| panic!("{file}: `{n}` not in the compiled names"));
+                    // The last entry of a name wins.
+                    let last = scanned.iter().rposition(|x| x.names.contains(n)).unwrap();
+                    assert_eq!(g.names[at].1, last, "{file}: `{n}`");
+                }
+            }
         }
     }
 
