@@ -111,11 +111,66 @@ pub enum Resolver {
 impl Resolver {
     fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
         match self {
-            Resolver::System => Ok((host, port).to_socket_addrs()?.collect()),
+            Resolver::System => {
+                // A listed name's DNS answer is chosen by whoever runs its zone:
+                // an answer of loopback or a private network would let a confined
+                // command reach the host's own services (DNS rebinding).
+                let addrs: Vec<SocketAddr> = (host, port)
+                    .to_socket_addrs()?
+                    .filter(|a| is_public(a.ip()))
+                    .collect();
+                if addrs.is_empty() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{host} has no public address (loopback, private and link-local answers are refused)"
+                        ),
+                    ));
+                }
+                Ok(addrs)
+            }
             Resolver::Fixed(map) => map
                 .get(&host.to_ascii_lowercase())
                 .map(|ip| vec![SocketAddr::new(*ip, port)])
                 .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no fixed address")),
+        }
+    }
+}
+
+/// Whether an address is on the public internet: not loopback, private
+/// (RFC 1918, unique-local), shared (100.64/10), link-local (cloud metadata
+/// lives there), documentation, unspecified, broadcast or multicast, and not
+/// one of those wrapped in IPv4-mapped or NAT64 form.
+fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+                || a >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let seg = v6.segments();
+            if seg[0] == 0x64 && seg[1] == 0xff9b {
+                let [.., a, b, c, d] = v6.octets();
+                return is_public(IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d)));
+            }
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (seg[0] & 0xfe00) == 0xfc00
+                || (seg[0] & 0xffc0) == 0xfe80
+                || (seg[0] == 0x2001 && seg[1] == 0x0db8))
         }
     }
 }
@@ -506,5 +561,52 @@ mod tests {
         assert!(DomainList::parse(&["*".into()]).is_err());
         assert!(DomainList::parse(&["a b".into()]).is_err());
         assert!(DomainList::parse(&["http://x.org".into()]).is_err());
+    }
+
+    #[test]
+    fn dns_rebinding_an_allowed_name_to_loopback_is_not_connected() {
+        // `localhost` comes from /etc/hosts: a listed name whose DNS answer is
+        // the host's own loopback (or a private network) must not reach it.
+        let err = Resolver::System.resolve("localhost", 80).unwrap_err();
+        assert!(err.to_string().contains("no public address"), "{err}");
+    }
+
+    #[test]
+    fn only_public_addresses_are_connected() {
+        for private in [
+            "127.0.0.1",
+            "127.9.9.9",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fe80::1",
+            "fc00::1",
+            "fd12::1",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "64:ff9b::7f00:1",
+            "2001:db8::1",
+        ] {
+            let ip: IpAddr = private.parse().unwrap();
+            assert!(!is_public(ip), "{private} must not count as public");
+        }
+        for public in [
+            "93.184.216.34",
+            "151.101.1.137",
+            "2606:4700::6810:84e5",
+            "172.32.0.1",
+        ] {
+            let ip: IpAddr = public.parse().unwrap();
+            assert!(is_public(ip), "{public} is public");
+        }
     }
 }
