@@ -16,7 +16,7 @@ use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -28,6 +28,9 @@ const MAX_HEAD: usize = 16 * 1024;
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long connecting upstream may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How many connections one socket serves at once (a thread each); more are
+/// refused, so a confined command cannot exhaust toolgate's threads.
+pub const MAX_CONNECTIONS: usize = 64;
 
 /// The names a confined command may reach: exact names and `*.suffix`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -211,6 +214,23 @@ impl std::fmt::Debug for Proxy {
     }
 }
 
+/// One connection's place in a socket's count; given back when dropped (also
+/// when the thread could not start: the closure, and the slot, are dropped).
+struct ActiveSlot(Arc<AtomicUsize>);
+
+impl ActiveSlot {
+    fn take(active: &Arc<AtomicUsize>) -> ActiveSlot {
+        active.fetch_add(1, Ordering::SeqCst);
+        ActiveSlot(Arc::clone(active))
+    }
+}
+
+impl Drop for ActiveSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// The names and resolver a proxy serves with, shared by its sockets.
 #[derive(Debug)]
 struct Rules {
@@ -236,6 +256,7 @@ impl Proxy {
         })?;
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
+        let active = Arc::new(AtomicUsize::new(0));
         let thread = std::thread::Builder::new()
             .name("toolgate-proxy".into())
             .spawn(move || {
@@ -243,12 +264,29 @@ impl Proxy {
                     if stopping.load(Ordering::SeqCst) {
                         break;
                     }
-                    let Ok(conn) = conn else { continue };
+                    let Ok(mut conn) = conn else { continue };
+                    if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                        let why = format!("more than {MAX_CONNECTIONS} connections at once");
+                        let seen = ProxyConnection {
+                            host: String::new(),
+                            port: 0,
+                            method: String::new(),
+                            allowed: false,
+                            error: Some(why.clone()),
+                        };
+                        if let Err(e) = record(&seen) {
+                            tracing::warn!("a refused proxy connection could not be recorded: {e}");
+                        }
+                        let _ = refuse(&mut conn, "503 Service Unavailable", &why);
+                        continue;
+                    }
                     let rules = Arc::clone(&rules);
                     let record = Arc::clone(&record);
+                    let slot = ActiveSlot::take(&active);
                     let _ = std::thread::Builder::new()
                         .name("toolgate-proxy-conn".into())
                         .spawn(move || {
+                            let _slot = slot;
                             if let Err(e) = serve(conn, &rules.domains, &rules.resolver, &record) {
                                 tracing::debug!("proxy connection ended: {e}");
                             }

@@ -271,3 +271,47 @@ fn each_run_has_its_own_socket_in_a_private_directory() {
     drop(svc);
     assert!(!dir.exists(), "the directory goes with the service");
 }
+
+#[test]
+fn connection_flood_is_refused_past_the_limit_and_recorded() {
+    use toolgate_sandbox::proxy::MAX_CONNECTIONS;
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("proxy.sock");
+    let seen: Arc<Mutex<Vec<ProxyConnection>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let _proxy = Proxy::start(
+        &socket,
+        DomainList::parse(&["registry.test".into()]).unwrap(),
+        Resolver::Fixed(HashMap::new()),
+        Arc::new(move |c: &ProxyConnection| {
+            log.lock().unwrap().push(c.clone());
+            Ok(())
+        }),
+    )
+    .unwrap();
+    // Connections that never send their head each hold a thread of the proxy.
+    let held: Vec<UnixStream> = (0..MAX_CONNECTIONS)
+        .map(|_| UnixStream::connect(&socket).unwrap())
+        .collect();
+    // The proxy counts a connection when it accepts it; give it time to.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The refusal may come before the request is written: only the reply counts.
+    let mut c = UnixStream::connect(&socket).unwrap();
+    let _ = c.write_all(b"CONNECT registry.test:443 HTTP/1.1\r\n\r\n");
+    let mut reply = String::new();
+    let _ = c.read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
+    assert!(reply.contains("connections at once"), "{reply}");
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|c| !c.allowed && c.error.as_deref().is_some_and(|e| e.contains("at once"))),
+        "the refusal is recorded"
+    );
+    // Once they close, new connections are served again.
+    drop(held);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let reply = exchange(&socket, "CONNECT other.test:443 HTTP/1.1\r\n\r\n");
+    assert!(reply.starts_with("HTTP/1.1 403"), "{reply}");
+}
