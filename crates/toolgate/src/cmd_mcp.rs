@@ -231,8 +231,18 @@ impl Running {
     }
 }
 
+/// What `toolgate mcp` says when a person started it on a terminal rather
+/// than a client on a pipe: it is waiting for JSON-RPC, and how to connect one.
+const TERMINAL_HINT: &str = "toolgate mcp: waiting for an MCP client on stdin. This is a stdio \
+server: a client starts it, e.g. {\"mcpServers\": {\"toolgate\": {\"command\": \"toolgate\", \
+\"args\": [\"mcp\", \"--root\", \"/path/to/project\"]}}}. For HTTP, run `toolgate serve`. \
+To judge a call by hand: `toolgate check bash '{\"command\":\"ls\"}'`. Ctrl-D quits.";
+
 /// Runs `toolgate mcp` until the client closes stdin; returns the exit status.
 pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Result<i32> {
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{TERMINAL_HINT}");
+    }
     let (running, ()) = Running::start(args.common, data, durability, |_| Ok(())).await?;
     let server = running.server.clone();
     let options = StdioOptions {

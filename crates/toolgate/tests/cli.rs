@@ -875,3 +875,39 @@ fn accept_edits_refuses_protected_paths_and_allows_src() {
         assert_ne!(v["decision"], "allow", "{command}: {v}");
     }
 }
+
+/// `toolgate mcp` started by a person on a terminal says what it is waiting
+/// for instead of sitting silent; on a pipe (a client) it says nothing of it.
+#[test]
+fn mcp_on_a_terminal_says_it_waits_for_a_client() {
+    let e = env();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    // `script` gives the command a pseudo-terminal; its own stdin is at end of
+    // file, which reaches toolgate as Ctrl-D, so the server stops at once.
+    let out = Command::new("script")
+        .args([
+            "-qec",
+            &format!("{bin} mcp --root {}", e.ws.display()),
+            "/dev/null",
+        ])
+        .current_dir(&e.ws)
+        .env("TOOLGATE_DATA_DIR", &e.data)
+        .env("HOME", &e.home)
+        .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let seen = stdout(&out);
+    assert!(
+        seen.contains("waiting for an MCP client on stdin"),
+        "{seen}"
+    );
+    assert!(seen.contains("toolgate serve"), "{seen}");
+
+    let piped = toolgate(&e, &["mcp", "--root", e.ws.to_str().unwrap()]);
+    assert!(
+        !stderr(&piped).contains("waiting for an MCP client"),
+        "{}",
+        stderr(&piped)
+    );
+}
