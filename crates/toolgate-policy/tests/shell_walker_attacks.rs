@@ -406,3 +406,46 @@ fn include_globs_select_dotfiles_as_grep_and_rg_do() {
         assert_allowed(&fx, command);
     }
 }
+
+/// A credential stored in git's objects is printed by any command that takes
+/// `REV:PATH`, not only by `git show`: the word names the credential whatever
+/// the command's spec says of its operands.
+#[test]
+fn revision_path_of_a_credential_through_any_git_command() {
+    let fx = Fixture::new();
+    for command in [
+        "git cat-file -p HEAD:.env",
+        "git cat-file blob HEAD:.env",
+        "git cat-file -p :.env",
+        "git cat-file -p HEAD:config/.env.production",
+        "git cat-file -p main:id_rsa",
+        "git cat-file -p HEAD:.npmrc",
+        "git --no-pager cat-file -p HEAD:.git-credentials",
+        "git show HEAD:.env",
+        "git diff HEAD:.env HEAD~1:.env",
+    ] {
+        assert_credential(&fx, command);
+    }
+    for benign in [
+        "git cat-file -p HEAD",
+        "git cat-file -p HEAD:README.md",
+        "git show HEAD:src/main.rs",
+    ] {
+        assert_allowed(&fx, benign);
+    }
+}
+
+/// Every object of the repository, or object names read from stdin, may be
+/// a stored credential: not proven read.
+#[test]
+fn cat_file_batch_prints_objects_it_was_not_given() {
+    let fx = Fixture::new();
+    for command in [
+        "git cat-file --batch-all-objects --batch",
+        "echo HEAD:.env | git cat-file --batch",
+        "git cat-file --batch-command < list",
+        "git cat-file --batch-check=%(objectname)",
+    ] {
+        assert_asked(&fx, command);
+    }
+}

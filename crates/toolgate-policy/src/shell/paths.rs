@@ -190,14 +190,7 @@ impl Analyzer<'_, '_> {
         } else {
             candidates.push((text.to_string(), true));
         }
-        // `git show HEAD:.env`, `scp host:~/.ssh/id_rsa .`: a path after a colon.
-        if let Some((_, after)) = text.split_once(':') {
-            if !after.is_empty() && !text.contains("://") {
-                if let Some(cred) = path_risk(Path::new(after), &self.ctx.home) {
-                    self.secret_request(text, cred, writes, scope);
-                }
-            }
-        }
+        self.colon_secret(text, writes, scope);
         for (candidate, operand) in candidates {
             if candidate.is_empty() || (!operand && !looks_like_path(&candidate)) {
                 continue;
@@ -281,6 +274,43 @@ impl Analyzer<'_, '_> {
             format!("opaque: cannot resolve path `{raw}`: {error}"),
             scope,
         );
+    }
+
+    /// `git show HEAD:.env`, `scp host:~/.ssh/id_rsa .`: a credential path
+    /// after a colon. Whether it was found.
+    fn colon_secret(&mut self, text: &str, writes: bool, scope: &Scope) -> bool {
+        let Some((_, after)) = text.split_once(':') else {
+            return false;
+        };
+        if after.is_empty() || text.contains("://") {
+            return false;
+        }
+        match path_risk(Path::new(after), &self.ctx.home) {
+            Some(cred) => {
+                self.secret_request(text, cred, writes, scope);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The words of a command that its spec does not take for files, checked
+    /// for `REV:PATH` and `HOST:PATH` forms that name a credential: a command
+    /// that prints an object by name (`git cat-file -p HEAD:.env`) reads it
+    /// whatever its spec says of its operands. `judged` are the words already
+    /// judged as paths.
+    pub(crate) fn colon_secrets(&mut self, args: &[Word], judged: &[String], scope: &Scope) {
+        for arg in args {
+            if !arg.known || judged.iter().any(|j| *j == arg.text) {
+                continue;
+            }
+            // `--option=REV:PATH` too.
+            let text = match arg.text.split_once('=') {
+                Some((opt, v)) if opt.starts_with('-') => v,
+                _ => arg.text.as_str(),
+            };
+            self.colon_secret(text, false, scope);
+        }
     }
 
     fn secret_request(&mut self, path: &str, risk: Risk, writes: bool, scope: &Scope) {

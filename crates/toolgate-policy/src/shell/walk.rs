@@ -1069,18 +1069,22 @@ impl Analyzer<'_, '_> {
             self.depth -= 1;
             self.floor = saved_floor;
         }
+        let mut judged: Vec<String> = Vec::new();
         if let Some(files) = part.files.take() {
             // The read spec named every file: each is judged as used.
             for (arg, writes) in files {
                 let risk = if writes { Risk::Write } else { Risk::Read };
                 self.path_argument(&arg, true, risk.max(part.risk), writes, &run_scope);
+                judged.push(arg.text);
             }
         } else if part.paths {
             let writes = part.risk >= Risk::Write;
             for (arg, after_dashes) in path_words(&part.name, &part.args) {
                 self.path_argument(&arg, after_dashes, part.risk, writes, &run_scope);
+                judged.push(arg.text);
             }
         }
+        self.colon_secrets(&part.args, &judged, &run_scope);
         for (file, writes) in std::mem::take(&mut part.wrapper_files) {
             let risk = if writes { Risk::Write } else { Risk::Read };
             self.path_argument(&file, true, risk, writes, &run_scope);
