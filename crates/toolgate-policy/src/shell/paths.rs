@@ -301,7 +301,7 @@ impl Analyzer<'_, '_> {
     /// judged as paths.
     pub(crate) fn colon_secrets(&mut self, args: &[Word], judged: &[String], scope: &Scope) {
         for arg in args {
-            if !arg.known || judged.iter().any(|j| *j == arg.text) {
+            if !arg.known || judged.contains(&arg.text) {
                 continue;
             }
             // `--option=REV:PATH` too.
