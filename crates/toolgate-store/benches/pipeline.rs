@@ -7,6 +7,10 @@
 //! - `concurrent/{8,64}`: calls/s with that many calls in flight on a
 //!   multi-thread runtime.
 //!
+//! - `hashing/format_{1,2}`: canonicalising one typical event payload and
+//!   hashing the event in each hash-chain format (what the submitter and the
+//!   committer add per event).
+//!
 //! After the criterion groups, a plain loop prints the per-call p50/p99 with
 //! the log, measured call by call.
 //!
@@ -26,6 +30,7 @@ use toolgate_core::{
     EventAck, EventSink, Gate, GateCall, GateError, Judged, Location, PermissionRequest, Registry,
     Risk, Tool, ToolContext, ToolError, ToolSet,
 };
+use toolgate_store::canonical::{GENESIS_HASH, HashInput, LogFormat};
 use toolgate_store::{Durability, EventLog, SpillStore};
 
 struct Echo;
@@ -207,6 +212,34 @@ fn concurrent(c: &mut Criterion) {
     group.finish();
 }
 
+fn hashing(c: &mut Criterion) {
+    let payload = json!({
+        "action": "read", "actor": "policy", "args": {"path": "notes.txt", "limit": 20},
+        "reason": "read `/ws/notes.txt` (read): no rule matched; reads are allowed by default",
+        "resource": "/ws/notes.txt", "riskAtDecision": "read", "sourcedFrom": "default",
+        "suggestedDecision": "allow", "tool": "read", "toolCallId": "call-1a232053fbf-4fd2-0"
+    });
+    let mut group = c.benchmark_group("hashing");
+    group.throughput(Throughput::Elements(1));
+    for format in [LogFormat::V1, LogFormat::V2] {
+        group.bench_function(format!("format_{}", format.number()), |b| {
+            b.iter(|| {
+                let canonical = format.canonical_payload(std::hint::black_box(&payload));
+                let input = HashInput {
+                    seq: 42,
+                    ts_ms: 1_700_000_000_000,
+                    kind: "permission.requested",
+                    session_id: "bench",
+                    call_id: "call-1a232053fbf-4fd2-0",
+                    payload_canonical: &canonical,
+                };
+                format.hash(&input, GENESIS_HASH)
+            })
+        });
+    }
+    group.finish();
+}
+
 /// Call-by-call percentiles, which criterion's per-sample means do not show.
 fn percentiles(_: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -268,6 +301,6 @@ criterion_group! {
         .sample_size(30)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = per_call, concurrent, percentiles
+    targets = per_call, concurrent, hashing, percentiles
 }
 criterion_main!(benches);

@@ -92,6 +92,15 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_serde_json_s_not_rfc_8785_s() {
+        // Where format 2 writes `[1e+21,1e-7,0,100]`: -0 and whole numbers differ.
+        assert_eq!(
+            canonical_json(&json!([1e21, 1e-7, -0.0, 100.0, 1e16, 1.5])),
+            "[1e+21,1e-7,-0.0,100.0,1e+16,1.5]"
+        );
+    }
+
+    #[test]
     fn envelope_matches_generic_canonicalisation() {
         let input = HashInput {
             seq: 7,
