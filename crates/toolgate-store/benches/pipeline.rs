@@ -7,9 +7,10 @@
 //! - `concurrent/{8,64}`: calls/s with that many calls in flight on a
 //!   multi-thread runtime.
 //!
-//! - `hashing/format_{1,2}`: canonicalising one typical event payload and
-//!   hashing the event in each hash-chain format (what the submitter and the
-//!   committer add per event).
+//! - `hashing/format_{1,2}`: what the submitter and the committer do for one
+//!   typical event payload in each hash-chain format (canonical forms to store
+//!   and to hash, then the hash); `format_2_with_a_float` is a payload that
+//!   needs the RFC 8785 canonicaliser.
 //!
 //! After the criterion groups, a plain loop prints the per-call p50/p99 with
 //! the log, measured call by call.
@@ -30,7 +31,9 @@ use toolgate_core::{
     EventAck, EventSink, Gate, GateCall, GateError, Judged, Location, PermissionRequest, Registry,
     Risk, Tool, ToolContext, ToolError, ToolSet,
 };
-use toolgate_store::canonical::{GENESIS_HASH, HashInput, LogFormat};
+use toolgate_store::canonical::{
+    GENESIS_HASH, HashInput, LogFormat, format1, stored_and_hashed_payload,
+};
 use toolgate_store::{Durability, EventLog, SpillStore};
 
 struct Echo;
@@ -219,21 +222,37 @@ fn hashing(c: &mut Criterion) {
         "resource": "/ws/notes.txt", "riskAtDecision": "read", "sourcedFrom": "default",
         "suggestedDecision": "allow", "tool": "read", "toolCallId": "call-1a232053fbf-4fd2-0"
     });
+    // The same with one float, which format 2 must hand to the canonicaliser.
+    let mut with_float = payload.clone();
+    with_float["args"]["ratio"] = json!(0.5);
     let mut group = c.benchmark_group("hashing");
     group.throughput(Throughput::Elements(1));
-    for format in [LogFormat::V1, LogFormat::V2] {
-        group.bench_function(format!("format_{}", format.number()), |b| {
+    let cases: [(&str, LogFormat, &serde_json::Value); 3] = [
+        ("format_1", LogFormat::V1, &payload),
+        ("format_2", LogFormat::V2, &payload),
+        ("format_2_with_a_float", LogFormat::V2, &with_float),
+    ];
+    for (name, format, payload) in cases {
+        group.bench_function(name, |b| {
             b.iter(|| {
-                let canonical = format.canonical_payload(std::hint::black_box(&payload));
+                // What the submitter and the committer do for one event.
+                let payload = std::hint::black_box(payload);
+                let (stored, hashed) = match format {
+                    LogFormat::V1 => {
+                        let stored = format1::canonical_json(payload);
+                        (stored.clone(), stored)
+                    }
+                    LogFormat::V2 => stored_and_hashed_payload(payload),
+                };
                 let input = HashInput {
                     seq: 42,
                     ts_ms: 1_700_000_000_000,
                     kind: "permission.requested",
                     session_id: "bench",
                     call_id: "call-1a232053fbf-4fd2-0",
-                    payload_canonical: &canonical,
+                    payload_canonical: &hashed,
                 };
-                format.hash(&input, GENESIS_HASH)
+                (stored, format.hash(&input, GENESIS_HASH))
             })
         });
     }

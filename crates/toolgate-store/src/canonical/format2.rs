@@ -23,14 +23,51 @@ use super::HashInput;
 /// Numbers are IEEE 754 doubles, as RFC 8785 requires: an integer beyond
 /// ±2^53 is written as the nearest double.
 pub fn canonical_json(value: &Value) -> String {
+    if same_as_format1(value) {
+        return super::format1::canonical_json(value);
+    }
     // A `Value` holds no NaN or infinity and a `Vec` never fails to grow, so
     // the canonicaliser has nothing to fail on.
     serde_json_canonicalizer::to_string(value).unwrap_or_default()
 }
 
-fn jcs<T: serde::Serialize>(value: &T) -> String {
-    // Strings and integers always serialise.
-    serde_json_canonicalizer::to_string(value).unwrap_or_default()
+/// The largest integer magnitude below which a JSON integer and the double
+/// RFC 8785 reads it as are written with the same digits.
+const EXACT_INTEGERS: u64 = 1 << 53;
+
+/// Whether format 1's canonical form of `value` is already its RFC 8785 form,
+/// so the (allocation-heavy) canonicaliser can be skipped: true when every
+/// number is an integer within ±2^53 (written as the same digits) and no
+/// object key holds a character from U+E000 up (below it, UTF-16 code-unit
+/// order is UTF-8 byte order). Strings are escaped the same way by both:
+/// `\"`, `\\`, `\b \t \n \f \r`, and lowercase `\u00xx` for the other
+/// controls. A test compares the two forms on values of every kind.
+pub fn same_as_format1(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
+        Value::Number(n) => n
+            .as_u64()
+            .or_else(|| n.as_i64().map(i64::unsigned_abs))
+            .is_some_and(|m| m <= EXACT_INTEGERS),
+        Value::Array(items) => items.iter().all(same_as_format1),
+        Value::Object(map) => map
+            .iter()
+            .all(|(k, v)| k.chars().all(|c| c < '\u{e000}') && same_as_format1(v)),
+    }
+}
+
+fn string(s: &str) -> String {
+    // serde_json escapes strings exactly as RFC 8785 does (see above).
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn integer(n: i64) -> String {
+    if n.unsigned_abs() <= EXACT_INTEGERS {
+        n.to_string()
+    } else {
+        // Integers always serialise.
+        serde_json_canonicalizer::to_string(&n).unwrap_or_default()
+    }
 }
 
 /// The bytes format 2 hashes. The keys are all ASCII, so their UTF-16 order
@@ -39,19 +76,19 @@ fn jcs<T: serde::Serialize>(value: &T) -> String {
 pub(super) fn preimage(input: &HashInput<'_>, prev_hash: &str) -> String {
     let mut out = String::with_capacity(input.payload_canonical.len() + 256);
     out.push_str("{\"call_id\":");
-    out.push_str(&jcs(&input.call_id));
+    out.push_str(&string(input.call_id));
     out.push_str(",\"format\":2,\"kind\":");
-    out.push_str(&jcs(&input.kind));
+    out.push_str(&string(input.kind));
     out.push_str(",\"payload\":");
     out.push_str(input.payload_canonical);
     out.push_str(",\"prev_hash\":");
-    out.push_str(&jcs(&prev_hash));
+    out.push_str(&string(prev_hash));
     out.push_str(",\"seq\":");
-    out.push_str(&jcs(&input.seq));
+    out.push_str(&integer(input.seq));
     out.push_str(",\"session_id\":");
-    out.push_str(&jcs(&input.session_id));
+    out.push_str(&string(input.session_id));
     out.push_str(",\"ts_ms\":");
-    out.push_str(&jcs(&input.ts_ms));
+    out.push_str(&integer(input.ts_ms));
     out.push('}');
     out
 }
@@ -63,6 +100,47 @@ mod tests {
 
     fn canonical_text(json_text: &str) -> String {
         canonical_json(&serde_json::from_str(json_text).unwrap())
+    }
+
+    fn by_the_canonicalizer(value: &Value) -> String {
+        serde_json_canonicalizer::to_string(value).unwrap()
+    }
+
+    #[test]
+    fn the_shortcut_is_taken_only_where_it_gives_the_canonicalizer_s_bytes() {
+        let controls: String = (0u8..0x20)
+            .map(char::from)
+            .chain(['\u{7f}', '\u{2028}'])
+            .collect();
+        let same = [
+            json!(null),
+            json!([
+                true,
+                false,
+                0,
+                -1,
+                9_007_199_254_740_992_u64,
+                -9_007_199_254_740_992_i64
+            ]),
+            json!({"b": "x", "a": {"é": 1, "中": [2, {"z": null, "\u{d7ff}": "q\"uo\\te/"}]}}),
+            json!({"s": controls, "\u{1}\n": "ctl key", "emoji value": "\u{1f600}\u{fb33}"}),
+        ];
+        for v in &same {
+            assert!(same_as_format1(v), "{v}");
+            assert_eq!(canonical_json(v), by_the_canonicalizer(v), "{v}");
+        }
+        let different = [
+            json!(1.5),
+            json!(100.0),
+            json!([9_007_199_254_740_993_u64]),
+            json!(i64::MIN),
+            json!({"\u{e000}": 1}),
+            json!({"a": [{"\u{1f600}": 1, "\u{fb33}": 2}]}),
+        ];
+        for v in &different {
+            assert!(!same_as_format1(v), "{v}");
+            assert_eq!(canonical_json(v), by_the_canonicalizer(v), "{v}");
+        }
     }
 
     #[test]

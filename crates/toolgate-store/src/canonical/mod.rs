@@ -79,6 +79,19 @@ impl LogFormat {
     }
 }
 
+/// What a new event's payload is stored as (format 1's form: sorted keys,
+/// every digit kept) and what it is hashed as (the current format's form),
+/// computed once when they are the same text, as they are for most payloads.
+pub fn stored_and_hashed_payload(payload: &serde_json::Value) -> (String, String) {
+    let stored = format1::canonical_json(payload);
+    let hashed = if format2::same_as_format1(payload) {
+        stored.clone()
+    } else {
+        LogFormat::CURRENT.canonical_payload(payload)
+    };
+    (stored, hashed)
+}
+
 /// The fields of one event that the hash covers, with the payload already canonical.
 #[derive(Clone, Copy, Debug)]
 pub struct HashInput<'a> {

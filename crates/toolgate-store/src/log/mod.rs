@@ -21,7 +21,7 @@ use toolgate_core::{Event, EventAck, EventSink, SinkError};
 pub use reader::{EventFilter, EventReader, StoredEvent};
 pub use verify::{Problem, VerifyReport, verify};
 
-use crate::canonical::{LogFormat, format1};
+use crate::canonical::stored_and_hashed_payload;
 use crate::error::StoreError;
 use crate::sqlite::{self, Access};
 use schema::LOG_FILE;
@@ -217,10 +217,7 @@ impl EventLog {
             // inserts. The column keeps every digit (sorted keys, serde_json's
             // numbers); the hash covers the current format's canonical form.
             let (payload, hashed_payload) = match serde_json::to_value(&event.payload) {
-                Ok(v) => (
-                    format1::canonical_json(&v),
-                    LogFormat::CURRENT.canonical_payload(&v),
-                ),
+                Ok(v) => stored_and_hashed_payload(&v),
                 Err(e) => {
                     let err =
                         SinkError::Storage(format!("the event payload cannot be serialised: {e}"));
