@@ -5,14 +5,18 @@
 //! recompute a hash from the stored columns.
 //!
 //! JCS comes from `serde_json_canonicalizer`. It and `serde_jcs` (0.2) both
-//! pass the RFC's number and key-order examples (tested below); this one was
-//! chosen because it formats numbers with the current `ryu-js` (the
-//! ECMAScript algorithm RFC 8785 prescribes, checked upstream against the
-//! reference implementation's generated number file), sorts keys by UTF-16
-//! code units, and turns on serde_json's `float_roundtrip`, without which
-//! reading a stored float back may be off by one unit in the last place and
-//! canonicalise differently from what was hashed. (`serde_jcs` 0.1 sorted keys
-//! by UTF-8 bytes, which is not RFC 8785.)
+//! gave the RFC's number and key-order examples exactly when compared before
+//! choosing (the tests below run them against this one). This one was chosen
+//! because it formats numbers with the current `ryu-js` 1.x (the ECMAScript
+//! algorithm RFC 8785 prescribes; upstream ships a test against the reference
+//! implementation's generated number file), sorts keys by UTF-16 code units,
+//! and turns on serde_json's `float_roundtrip`, without which reading a
+//! stored float back may be off by one unit in the last place and canonicalise
+//! differently from what was hashed. `serde_jcs` 0.2 uses `ryu-js` 0.2.
+//!
+//! The canonicaliser buffers and re-parses every member, so values whose
+//! format 1 form is already their RFC 8785 form (most event payloads: strings
+//! and small integers) skip it; see [`same_as_format1`].
 
 use serde_json::Value;
 
