@@ -7,6 +7,11 @@
 //! - `concurrent/{8,64}`: calls/s with that many calls in flight on a
 //!   multi-thread runtime.
 //!
+//! - `hashing/format_{1,2}`: what the submitter and the committer do for one
+//!   typical event payload in each hash-chain format (canonical forms to store
+//!   and to hash, then the hash); `format_2_with_a_float` is a payload that
+//!   needs the RFC 8785 canonicaliser.
+//!
 //! After the criterion groups, a plain loop prints the per-call p50/p99 with
 //! the log, measured call by call.
 //!
@@ -25,6 +30,9 @@ use toolgate_core::{
     CallIdentity, CallRequest, Catalogue, Decision, DecisionSource, Effect, Engine, Event,
     EventAck, EventSink, Gate, GateCall, GateError, Judged, Location, PermissionRequest, Registry,
     Risk, Tool, ToolContext, ToolError, ToolSet,
+};
+use toolgate_store::canonical::{
+    GENESIS_HASH, HashInput, LogFormat, format1, stored_and_hashed_payload,
 };
 use toolgate_store::{Durability, EventLog, SpillStore};
 
@@ -207,6 +215,50 @@ fn concurrent(c: &mut Criterion) {
     group.finish();
 }
 
+fn hashing(c: &mut Criterion) {
+    let payload = json!({
+        "action": "read", "actor": "policy", "args": {"path": "notes.txt", "limit": 20},
+        "reason": "read `/ws/notes.txt` (read): no rule matched; reads are allowed by default",
+        "resource": "/ws/notes.txt", "riskAtDecision": "read", "sourcedFrom": "default",
+        "suggestedDecision": "allow", "tool": "read", "toolCallId": "call-1a232053fbf-4fd2-0"
+    });
+    // The same with one float, which format 2 must hand to the canonicaliser.
+    let mut with_float = payload.clone();
+    with_float["args"]["ratio"] = json!(0.5);
+    let mut group = c.benchmark_group("hashing");
+    group.throughput(Throughput::Elements(1));
+    let cases: [(&str, LogFormat, &serde_json::Value); 3] = [
+        ("format_1", LogFormat::V1, &payload),
+        ("format_2", LogFormat::V2, &payload),
+        ("format_2_with_a_float", LogFormat::V2, &with_float),
+    ];
+    for (name, format, payload) in cases {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                // What the submitter and the committer do for one event.
+                let payload = std::hint::black_box(payload);
+                let (stored, hashed) = match format {
+                    LogFormat::V1 => {
+                        let stored = format1::canonical_json(payload);
+                        (stored.clone(), stored)
+                    }
+                    LogFormat::V2 => stored_and_hashed_payload(payload),
+                };
+                let input = HashInput {
+                    seq: 42,
+                    ts_ms: 1_700_000_000_000,
+                    kind: "permission.requested",
+                    session_id: "bench",
+                    call_id: "call-1a232053fbf-4fd2-0",
+                    payload_canonical: &hashed,
+                };
+                (stored, format.hash(&input, GENESIS_HASH))
+            })
+        });
+    }
+    group.finish();
+}
+
 /// Call-by-call percentiles, which criterion's per-sample means do not show.
 fn percentiles(_: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -268,6 +320,6 @@ criterion_group! {
         .sample_size(30)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = per_call, concurrent, percentiles
+    targets = per_call, concurrent, hashing, percentiles
 }
 criterion_main!(benches);

@@ -16,6 +16,7 @@ const STATE_FILE: FileKind = FileKind {
     application_id: 0x5447_5354,
     version: 1,
     page_size: 4096,
+    upgrades: &[],
     schema: "
         CREATE TABLE approvals (
             id         INTEGER PRIMARY KEY AUTOINCREMENT,

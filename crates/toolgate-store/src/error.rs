@@ -25,6 +25,17 @@ pub enum StoreError {
         /// The newest version this build knows.
         supported: i64,
     },
+    /// The log records a hash-chain format this build cannot verify (written by
+    /// a newer toolgate, or a damaged `log_formats` table).
+    #[error(
+        "the event log uses hash-chain format {format} from event {first_seq}; this toolgate knows formats 1 and 2"
+    )]
+    UnknownLogFormat {
+        /// The format number in the log.
+        format: i64,
+        /// The first seq recorded for it.
+        first_seq: i64,
+    },
     /// The log file does not exist (reading never creates it).
     #[error("no event log at {0}")]
     Missing(PathBuf),

@@ -3,7 +3,8 @@
 //! Durable state for toolgate, in the data directory:
 //!
 //! - [`EventLog`]: the audit log, a SQLite file in WAL mode where every event
-//!   row stores `hash = sha256(prev_hash || canonical JSON of the event)`, so
+//!   row stores `hash = sha256(RFC 8785 canonical JSON of the event and the
+//!   previous hash)`, so
 //!   [`verify`] finds any edited, deleted, reordered or inserted event. It
 //!   implements [`toolgate_core::EventSink`]: `submit` (or `submit_batch`)
 //!   queues the events, and everything waiting is committed in one transaction,
@@ -28,11 +29,16 @@
 //!
 //! ## The chain
 //!
-//! Each row stores `hash = hex(sha256(prev_hash || canonical JSON of {seq,
-//! ts_ms, kind, session_id, call_id, payload}))` (see [`canonical`]); the first
-//! event's `prev_hash` is 64 zeros, and a one-row head table records the last
-//! `(seq, hash)` so that events removed from the end are detected too. The hash
-//! is not keyed: it detects edits, gaps, reordering and insertions by anyone who
+//! Each row stores `hash = hex(sha256(JCS({call_id, format, kind, payload,
+//! prev_hash, seq, session_id, ts_ms})))`, where JCS is the RFC 8785 canonical
+//! JSON (see [`canonical`]); the first event's `prev_hash` is 64 zeros, and a
+//! one-row head table records the last `(seq, hash)` so that events removed
+//! from the end are detected too. Logs written before format 2 hash a slightly
+//! different canonical form (format 1); a table records from which seq each
+//! format applies, so those logs, and logs that continue them, still verify.
+//! `docs/audit-log.md` in the repository describes the format for verifiers in
+//! other languages. The hash is not keyed: it detects edits, gaps, reordering
+//! and insertions by anyone who
 //! does not also rewrite every later hash and the head.
 //!
 //! ```

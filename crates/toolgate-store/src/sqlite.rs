@@ -24,6 +24,9 @@ pub(crate) struct FileKind {
     pub schema: &'static str,
     /// The page size of a new file (only settable before the first table).
     pub page_size: u32,
+    /// `upgrades[i]` brings a file from version `i + 1` to `i + 2`; a file
+    /// opened for writing is brought to `version` first.
+    pub upgrades: &'static [&'static str],
 }
 
 /// Whether a connection may create and initialise the file.
@@ -56,7 +59,10 @@ pub(crate) fn open(path: &Path, kind: FileKind, access: Access) -> Result<Connec
     // Reading the header writes nothing; garbage fails here with "not a database".
     let state = read_state(&conn, path, kind)?;
     match state {
-        State::Ours => {}
+        State::Ours(found) if found < kind.version && access == Access::ReadWrite => {
+            upgrade(&conn, path, kind)?
+        }
+        State::Ours(_) => {}
         State::Empty if access == Access::ReadOnly => {
             return Err(not_ours(path, kind, "the file is an empty database"));
         }
@@ -79,7 +85,8 @@ pub(crate) fn open(path: &Path, kind: FileKind, access: Access) -> Result<Connec
 }
 
 enum State {
-    Ours,
+    /// Ours, at this schema version.
+    Ours(i64),
     Empty,
 }
 
@@ -116,7 +123,7 @@ fn read_state(conn: &Connection, path: &Path, kind: FileKind) -> Result<State, S
                 supported: kind.version,
             });
         }
-        return Ok(State::Ours);
+        return Ok(State::Ours(version));
     }
     if app == 0 && objects == 0 {
         return Ok(State::Empty);
@@ -151,6 +158,42 @@ fn initialise(conn: &Connection, path: &Path, kind: FileKind) -> Result<(), Stor
         "initialising {}",
         path.display()
     )))
+}
+
+/// Runs the upgrades from the file's version to `kind.version` in one
+/// transaction (immediate, so two processes upgrading serialise, and the
+/// second finds nothing left to do).
+fn upgrade(conn: &Connection, path: &Path, kind: FileKind) -> Result<(), StoreError> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+        .map_err(StoreError::sqlite(format!("upgrading {}", path.display())))?;
+    let found = match read_state(&tx, path, kind)? {
+        State::Ours(found) => found,
+        State::Empty => return Err(not_ours(path, kind, "the file is an empty database")),
+    };
+    for version in found..kind.version {
+        let script = usize::try_from(version - 1)
+            .ok()
+            .and_then(|i| kind.upgrades.get(i))
+            .ok_or_else(|| {
+                not_ours(
+                    path,
+                    kind,
+                    &format!("no upgrade is known from schema version {version}"),
+                )
+            })?;
+        tx.execute_batch(script)
+            .map_err(StoreError::sqlite(format!(
+                "upgrading {} from schema version {version}",
+                path.display()
+            )))?;
+    }
+    if found < kind.version {
+        tx.execute_batch(&format!("PRAGMA user_version = {};", kind.version))
+            .map_err(StoreError::sqlite("marking the file"))?;
+        tracing::info!(path = %path.display(), from = found, to = kind.version, "upgraded the {}", kind.name);
+    }
+    tx.commit()
+        .map_err(StoreError::sqlite(format!("upgrading {}", path.display())))
 }
 
 fn not_ours(path: &Path, kind: FileKind, detail: &str) -> StoreError {

@@ -3,6 +3,7 @@
 //! be waited for, else on the log's writer thread (see `writer`).
 
 mod checkpoint;
+mod formats;
 mod reader;
 mod schema;
 mod verify;
@@ -20,7 +21,7 @@ use toolgate_core::{Event, EventAck, EventSink, SinkError};
 pub use reader::{EventFilter, EventReader, StoredEvent};
 pub use verify::{Problem, VerifyReport, verify};
 
-use crate::canonical::canonical_json;
+use crate::canonical::stored_and_hashed_payload;
 use crate::error::StoreError;
 use crate::sqlite::{self, Access};
 use schema::LOG_FILE;
@@ -212,9 +213,11 @@ impl EventLog {
         };
         let mut pending = Vec::with_capacity(events.len());
         for event in events {
-            // Serialise on the caller's thread so the committer only hashes and inserts.
-            let payload = match serde_json::to_value(&event.payload) {
-                Ok(v) => canonical_json(&v),
+            // Serialise on the caller's thread so the committer only hashes and
+            // inserts. The column keeps every digit (sorted keys, serde_json's
+            // numbers); the hash covers the current format's canonical form.
+            let (payload, hashed_payload) = match serde_json::to_value(&event.payload) {
+                Ok(v) => stored_and_hashed_payload(&v),
                 Err(e) => {
                     let err =
                         SinkError::Storage(format!("the event payload cannot be serialised: {e}"));
@@ -227,6 +230,7 @@ impl EventLog {
                 session_id: event.session_id,
                 call_id: event.call_id,
                 payload,
+                hashed_payload,
             });
         }
         let (ack, done) = oneshot::channel();

@@ -42,7 +42,8 @@ pub struct StoredEvent {
     pub event: Event,
     /// The previous event's hash (64 zeros for the first).
     pub prev_hash: String,
-    /// `sha256(prev_hash || canonical JSON of the event)`, hex.
+    /// The SHA-256 of the event and `prev_hash` in the log's canonical form
+    /// ([`crate::canonical`]), hex.
     pub hash: String,
 }
 

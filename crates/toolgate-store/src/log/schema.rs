@@ -3,12 +3,17 @@
 use crate::sqlite::FileKind;
 
 /// The event log: one row per event, plus the head (last seq and hash) that the
-/// writers advance in the same transaction, so truncation shows up as a gap.
+/// writers advance in the same transaction, so truncation shows up as a gap,
+/// and the hash-chain formats in use (see [`crate::canonical::LogFormat`]).
+///
+/// Schema version 1 had no `log_formats` table: every event in it is format 1.
+/// Upgrading such a file records that, and that events from the next seq on are
+/// format 2.
 pub(crate) const LOG_FILE: FileKind = FileKind {
     name: "event log",
     // "TGLG"
     application_id: 0x5447_4C47,
-    version: 1,
+    version: 2,
     // Small pages: each commit rewrites whole pages into the WAL (the events
     // leaf, the session index leaf, the head), and an event row is ~1 KiB.
     page_size: 1024,
@@ -31,7 +36,25 @@ pub(crate) const LOG_FILE: FileKind = FileKind {
         );
         INSERT INTO log_head (id, seq, hash)
             VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');
+        CREATE TABLE log_formats (
+            first_seq INTEGER PRIMARY KEY,
+            format    INTEGER NOT NULL
+        );
+        INSERT INTO log_formats (first_seq, format) VALUES (1, 2);
     ",
+    upgrades: &[
+        // 1 -> 2: the events so far are format 1, the ones after them format 2
+        // (an empty log is format 2 from the start).
+        "
+        CREATE TABLE log_formats (
+            first_seq INTEGER PRIMARY KEY,
+            format    INTEGER NOT NULL
+        );
+        INSERT INTO log_formats (first_seq, format) VALUES (1, 1);
+        INSERT OR REPLACE INTO log_formats (first_seq, format)
+            SELECT seq + 1, 2 FROM log_head WHERE id = 1;
+        ",
+    ],
 };
 
 /// The columns of an event row, in the order the readers select them.

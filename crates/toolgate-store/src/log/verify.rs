@@ -6,9 +6,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::formats::FormatRuns;
 use super::reader::{EventReader, RawEvent};
 use super::schema::EVENT_COLUMNS;
-use crate::canonical::{GENESIS_HASH, HashInput, canonical_json, is_hash};
+use crate::canonical::{GENESIS_HASH, HashInput, is_hash};
 use crate::error::StoreError;
 
 /// How far a renumbered row is searched for its original seq when classifying
@@ -122,13 +123,14 @@ impl EventReader {
                     other => Err(other),
                 })
                 .map_err(StoreError::sqlite("reading the log head"))?;
+            let formats = FormatRuns::read(&tx)?;
             let mut stmt = tx
                 .prepare(&format!("SELECT {EVENT_COLUMNS} FROM events ORDER BY seq"))
                 .map_err(StoreError::sqlite("reading the event log"))?;
             let rows = stmt
                 .query_map([], RawEvent::from_row)
                 .map_err(StoreError::sqlite("reading the event log"))?;
-            walk(rows, head)
+            walk(rows, head, &formats)
         })
     }
 }
@@ -136,6 +138,7 @@ impl EventReader {
 fn walk(
     rows: impl Iterator<Item = rusqlite::Result<RawEvent>>,
     head: Option<(i64, String)>,
+    formats: &FormatRuns,
 ) -> Result<VerifyReport, StoreError> {
     let mut rows = rows.peekable();
     let mut expected_seq: i64 = 1;
@@ -169,8 +172,11 @@ fn walk(
                 "the stored hash or previous hash is not 64 lowercase hex digits",
             ));
         }
+        // Renumbered rows are hashed in the format of the place they are in:
+        // only the label of a break near a format change could be off.
+        let format = formats.at(seq);
         let payload = match serde_json::from_str::<Value>(c.payload) {
-            Ok(v) => canonical_json(&v),
+            Ok(v) => format.canonical_payload(&v),
             Err(e) => {
                 return Ok(broken(
                     seq,
@@ -187,7 +193,7 @@ fn walk(
             call_id: c.call_id,
             payload_canonical: &payload,
         };
-        let recomputed = input(seq).hash(c.prev_hash);
+        let recomputed = format.hash(&input(seq), c.prev_hash);
         if c.prev_hash == expected_prev && recomputed == c.hash {
             expected_prev = recomputed;
             expected_seq += 1;
@@ -242,7 +248,7 @@ fn walk(
             }
         }
         for d in 1..=MAX_RENUMBER {
-            if input(seq + d).hash(c.prev_hash) == c.hash {
+            if format.hash(&input(seq + d), c.prev_hash) == c.hash {
                 return Ok(broken(
                     seq,
                     Problem::Missing,
@@ -252,7 +258,7 @@ fn walk(
                     ),
                 ));
             }
-            if seq - d >= 1 && input(seq - d).hash(c.prev_hash) == c.hash {
+            if seq - d >= 1 && format.hash(&input(seq - d), c.prev_hash) == c.hash {
                 return Ok(broken(
                     seq - d,
                     Problem::Inserted,

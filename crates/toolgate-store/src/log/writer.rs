@@ -37,8 +37,10 @@ pub(crate) struct Pending {
     pub kind: &'static str,
     pub session_id: String,
     pub call_id: String,
-    /// The payload as canonical JSON (stored and hashed as is).
+    /// The payload as stored (JSON, keys sorted, every digit kept).
     pub payload: String,
+    /// The payload in the canonical form of the format written (hashed as is).
+    pub hashed_payload: String,
 }
 
 /// Events submitted together: committed in the same transaction, acknowledged
@@ -292,7 +294,7 @@ fn append_in_transaction(conn: &Connection, batches: &[Batch]) -> Result<u64, ru
             kind: p.kind,
             session_id: &p.session_id,
             call_id: &p.call_id,
-            payload_canonical: &p.payload,
+            payload_canonical: &p.hashed_payload,
         }
         .hash(&prev);
         insert.execute(params![
