@@ -449,3 +449,59 @@ fn cat_file_batch_prints_objects_it_was_not_given() {
         assert_asked(&fx, command);
     }
 }
+
+/// A glob over a directory that can be listed is judged by what it matches
+/// there (with the shell's leading-dot rule), not by every name it could
+/// match: `ls *` beside a `.env` reads no secret.
+#[test]
+fn a_glob_is_judged_by_its_matches_when_the_directory_can_be_listed() {
+    let fx = Fixture::new();
+    for benign in [
+        "ls notes/*",
+        "cat notes/*",
+        "wc -l src/*",
+        "head -n 3 docs/*",
+        "cat config/*",
+        "ls -la src/*",
+    ] {
+        assert_allowed(&fx, benign);
+    }
+    // Dotfiles with secrets that `*` does not match.
+    std::fs::create_dir_all(fx.ws.join("app")).unwrap();
+    std::fs::write(fx.ws.join("app/.env"), "TOKEN=x").unwrap();
+    std::fs::write(fx.ws.join("app/.npmrc"), "//r/:_authToken=x").unwrap();
+    std::fs::write(fx.ws.join("app/main.py"), "print(1)").unwrap();
+    for glob in ["ls app/*", "cat app/*", "wc -l app/*", "cd app && cat *"] {
+        assert_allowed(&fx, glob);
+    }
+    for secret in ["cat app/.*", "cd app && cat .*", "cat app/.e*"] {
+        let parts = fx.analyze(secret);
+        assert_eq!(
+            max_risk(&parts),
+            Risk::Credential,
+            "{secret:?}:\n  {}",
+            summary(&parts)
+        );
+    }
+    std::fs::create_dir_all(fx.ws.join("keys")).unwrap();
+    std::fs::write(fx.ws.join("keys/id_rsa"), "KEY").unwrap();
+    std::fs::write(fx.ws.join("keys/readme.txt"), "x").unwrap();
+    for secret in [
+        "cat keys/*",
+        "cat keys/id*",
+        "cat .*",
+        "cat .e*",
+        "cat */id_rsa",
+        "cat ~/.s*/id*",
+        "cat k*/*",
+        "GLOBIGNORE=x; cat *",
+    ] {
+        let parts = fx.analyze(secret);
+        assert_ne!(
+            default_decision(&parts),
+            Effect::Allow,
+            "{secret:?}:\n  {}",
+            summary(&parts)
+        );
+    }
+}

@@ -378,18 +378,23 @@ impl Analyzer<'_, '_> {
         }
     }
 
-    /// A glob argument: judged by the pattern's name, then by every entry it
-    /// matches now.
+    /// A glob argument: judged by every entry it matches now when its
+    /// directory can be listed in full; else by the names it could match.
     fn glob_requests(&mut self, joined: &Path, risk: Risk, writes: bool, scope: &Scope) {
-        if path_risk(joined, &self.ctx.home).is_some() {
-            self.secret_request(&joined.to_string_lossy(), Risk::Credential, writes, scope);
-        }
+        let could_match_a_secret = path_risk(joined, &self.ctx.home).is_some();
+        let by_pattern = |walker: &mut Self| {
+            if could_match_a_secret {
+                walker.secret_request(&joined.to_string_lossy(), Risk::Credential, writes, scope);
+            }
+        };
         let (Some(parent), Some(pattern)) = (joined.parent(), joined.file_name()) else {
+            by_pattern(self);
             return;
         };
         let pattern = pattern.to_string_lossy().into_owned();
         let parent_text = parent.to_string_lossy().into_owned();
         if has_glob(&parent_text) {
+            by_pattern(self);
             // Only the glob-free front can be judged for leaving the location.
             let front: PathBuf = parent
                 .components()
@@ -407,20 +412,28 @@ impl Analyzer<'_, '_> {
             self.paths
                 .resolve_from(self.ctx.location, &parent_text, Path::new("/"))
         else {
+            by_pattern(self);
             return;
         };
         self.resolved_requests(parent, &parent_resolved, risk, writes, scope);
         let Ok(entries) = std::fs::read_dir(&parent_resolved.path) else {
+            by_pattern(self);
             return;
         };
         let mut matched = 0;
-        for entry in entries.flatten() {
+        for entry in entries {
+            let Ok(entry) = entry else {
+                // Part of the listing is unknown.
+                by_pattern(self);
+                return;
+            };
             let name = entry.file_name().to_string_lossy().into_owned();
             if !glob_match(&pattern, &name) {
                 continue;
             }
             matched += 1;
             if matched > MAX_GLOB_MATCHES {
+                by_pattern(self);
                 break;
             }
             let lexical_entry = parent.join(&name);
