@@ -36,22 +36,6 @@ mod sandbox;
 use crate::rules::{Layer, Rule, RuleEffect};
 pub use sandbox::{SandboxConfig, SandboxMode};
 
-/// Actions a rule may name (tool names and `external_directory`).
-pub const KNOWN_ACTIONS: &[&str] = &[
-    "read",
-    "list",
-    "glob",
-    "grep",
-    "edit",
-    "bash",
-    "webfetch",
-    "websearch",
-    "todowrite",
-    "question",
-    "skill",
-    "external_directory",
-];
-
 /// A config error, naming the file, the line and the fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{file}:{line}: {message}. Fix: {fix}")]
@@ -487,7 +471,7 @@ impl Parser<'_> {
     }
 
     fn action(&self, action: &str, span: Range<usize>) -> Result<(), ConfigError> {
-        if KNOWN_ACTIONS.contains(&action)
+        if crate::actions::kind_of(action).is_some()
             || action.contains(['*', '?'])
             // Tools proxied from MCP servers are named `server__tool`.
             || action.contains("__")
@@ -498,7 +482,10 @@ impl Parser<'_> {
             "write" | "apply_patch" | "patch" => {
                 "write and apply_patch requests use the action `edit`; write `edit`".to_string()
             }
-            _ => format!("use one of: {}", KNOWN_ACTIONS.join(", ")),
+            _ => format!(
+                "use one of: {}",
+                crate::actions::names().collect::<Vec<_>>().join(", ")
+            ),
         };
         Err(self.err(span, format!("unknown action {action:?}"), fix))
     }
