@@ -478,15 +478,14 @@ impl Parser<'_> {
         {
             return Ok(());
         }
-        let fix = match action {
-            "write" | "apply_patch" | "patch" => {
-                "write and apply_patch requests use the action `edit`; write `edit`".to_string()
-            }
-            _ => format!(
-                "use one of: {}",
-                crate::actions::names().collect::<Vec<_>>().join(", ")
-            ),
-        };
+        // Rules name actions, not tools: say so, since a tool's name is the
+        // likeliest mistake (every tool that changes files asks for `edit`).
+        let fix = format!(
+            "use one of: {} (a rule names the action a request asks for, not the tool: \
+             every file change, by any tool, is the action `{}`)",
+            crate::actions::names().collect::<Vec<_>>().join(", "),
+            crate::actions::EDIT
+        );
         Err(self.err(span, format!("unknown action {action:?}"), fix))
     }
 
