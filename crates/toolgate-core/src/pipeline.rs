@@ -286,8 +286,10 @@ impl Engine {
         let gate = Arc::clone(&self.gate);
         let tools = &self.tools;
         tools.materialize(move |name| {
-            let spec = tools.active(name).map(|t| t.handler.spec().action.clone());
-            !gate.denies_wholesale(spec.flatten().as_deref().unwrap_or(name))
+            let named = tools
+                .active(name)
+                .and_then(|t| t.handler.spec().action.clone());
+            !gate.denies_wholesale(named.as_deref().unwrap_or(name))
         })
     }
 
