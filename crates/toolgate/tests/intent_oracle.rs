@@ -1,6 +1,6 @@
 //! The built-in tools' own intents, as the registry prepares them (what
 //! `toolgate check` judges and a real call runs with), against what each call
-//! must ask for: same actions, resources, kinds and risks. Every case is
+//! must ask for: same actions, resources, kinds, risks and notes. Every case is
 //! compared; a tool missing from the registry or refusing its input fails.
 
 use serde_json::json;
@@ -15,7 +15,8 @@ fn workspace() -> (tempfile::TempDir, Location) {
 }
 
 /// Every built-in tool's intent gives what is judged: actions, resources,
-/// kinds and risks.
+/// kinds, risks and notes (`create` or `overwrite`, what a patch does to each
+/// file).
 #[test]
 fn builtin_intents_agree_with_the_tools() {
     let (_d, loc) = workspace();
@@ -33,35 +34,40 @@ fn builtin_intents_agree_with_the_tools() {
         (
             "read",
             json!({"path": "src/a.rs"}),
-            vec![("read", at("src/a.rs"), path, Risk::Read)],
+            vec![("read", at("src/a.rs"), path, Risk::Read, None)],
         ),
         (
             "read",
             json!({"path": "/etc/hostname"}),
-            vec![("read", "/etc/hostname".into(), path, Risk::Read)],
+            vec![("read", "/etc/hostname".into(), path, Risk::Read, None)],
         ),
         (
             "write",
             json!({"path": "src/a.rs", "content": "x"}),
-            vec![("edit", at("src/a.rs"), path, Risk::Write)],
+            vec![("edit", at("src/a.rs"), path, Risk::Write, Some("overwrite"))],
         ),
         (
             "write",
             json!({"path": "src/new.rs", "content": "x"}),
-            vec![("edit", at("src/new.rs"), path, Risk::Write)],
+            vec![("edit", at("src/new.rs"), path, Risk::Write, Some("create"))],
         ),
         (
             "edit",
             json!({"path": "src/a.rs", "old_string": "a", "new_string": "b"}),
-            vec![("edit", at("src/a.rs"), path, Risk::Write)],
+            vec![("edit", at("src/a.rs"), path, Risk::Write, Some("overwrite"))],
         ),
         (
             "apply_patch",
             json!({ "patch": patch }),
-            ["src/n.rs", "src/a.rs", "src/b.rs", "src/old.rs"]
-                .iter()
-                .map(|p| ("edit", at(p), path, Risk::Write))
-                .collect(),
+            [
+                ("src/n.rs", "add"),
+                ("src/a.rs", "move-from"),
+                ("src/b.rs", "move-to"),
+                ("src/old.rs", "delete"),
+            ]
+            .iter()
+            .map(|&(p, note)| ("edit", at(p), path, Risk::Write, Some(note)))
+            .collect(),
         ),
         (
             "bash",
@@ -71,22 +77,23 @@ fn builtin_intents_agree_with_the_tools() {
                 "ls -la".into(),
                 ResourceKind::Command,
                 Risk::Execute,
+                None,
             )],
         ),
         (
             "list",
             json!({}),
-            vec![("list", root.clone(), path, Risk::Read)],
+            vec![("list", root.clone(), path, Risk::Read, None)],
         ),
         (
             "glob",
             json!({"pattern": "**/*.rs"}),
-            vec![("glob", root.clone(), path, Risk::Read)],
+            vec![("glob", root.clone(), path, Risk::Read, None)],
         ),
         (
             "grep",
             json!({"pattern": "fn", "path": "src"}),
-            vec![("grep", at("src"), path, Risk::Read)],
+            vec![("grep", at("src"), path, Risk::Read, None)],
         ),
         (
             "webfetch",
@@ -96,27 +103,34 @@ fn builtin_intents_agree_with_the_tools() {
                 "https://docs.rs/regex".into(),
                 ResourceKind::Url,
                 Risk::Network,
+                None,
             )],
         ),
         (
             "websearch",
             json!({"query": "rust regex"}),
-            vec![("websearch", "rust regex".into(), other, Risk::Network)],
+            vec![("websearch", "rust regex".into(), other, Risk::Network, None)],
         ),
         (
             "todowrite",
             json!({"todos": []}),
-            vec![("todowrite", "session todo list".into(), other, Risk::Read)],
+            vec![(
+                "todowrite",
+                "session todo list".into(),
+                other,
+                Risk::Read,
+                None,
+            )],
         ),
         (
             "question",
             json!({"questions": [{"question": "ok?"}]}),
-            vec![("question", "ok?".into(), other, Risk::Read)],
+            vec![("question", "ok?".into(), other, Risk::Read, None)],
         ),
         (
             "skill",
             json!({"name": "review"}),
-            vec![("skill", "review".into(), other, Risk::Read)],
+            vec![("skill", "review".into(), other, Risk::Read, None)],
         ),
     ];
     for name in toolgate_tools::BUILTIN_TOOL_NAMES {
@@ -136,7 +150,10 @@ fn builtin_intents_agree_with_the_tools() {
         let theirs: Vec<_> = prepared
             .requests
             .iter()
-            .map(|r| (r.action.as_str(), r.resource.clone(), r.kind, r.risk))
+            .map(|r| {
+                let note = r.note.as_deref();
+                (r.action.as_str(), r.resource.clone(), r.kind, r.risk, note)
+            })
             .collect();
         assert_eq!(theirs, expected, "{tool} {input}");
     }
