@@ -14,12 +14,50 @@ use tokio_util::sync::CancellationToken;
 use crate::location::Location;
 use crate::risk::{Decision, Risk};
 
-/// One thing a call would touch: `{action, resource, risk, save_pattern}`.
+/// What a request's resource is. The gate judges a resource by its kind, never
+/// by the tool that asked: every tool's paths get the same credential and
+/// outside-the-location checks, every command the shell analysis, every URL
+/// the check for embedded credentials.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceKind {
+    /// A filesystem path, resolved through the location (absolute, canonical).
+    Path,
+    /// A shell command line.
+    Command,
+    /// A URL.
+    Url,
+    /// Anything else (a search query, a skill name, a summary): judged as given.
+    #[default]
+    Other,
+}
+
+impl ResourceKind {
+    /// The name used in JSON: `path`, `command`, `url` or `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceKind::Path => "path",
+            ResourceKind::Command => "command",
+            ResourceKind::Url => "url",
+            ResourceKind::Other => "other",
+        }
+    }
+}
+
+impl std::fmt::Display for ResourceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One thing a call would touch: `{action, resource, kind, risk, save_pattern}`.
 ///
 /// ```
-/// use toolgate_core::{PermissionRequest, Risk};
-/// let r = PermissionRequest::new("read", "/ws/src/main.rs", Risk::Read);
-/// assert_eq!(r.action, "read");
+/// use toolgate_core::{PermissionRequest, ResourceKind, Risk};
+/// let r = PermissionRequest::path("read", "/ws/src/main.rs", Risk::Read);
+/// assert_eq!((r.action.as_str(), r.kind), ("read", ResourceKind::Path));
+/// let q = PermissionRequest::new("websearch", "rust regex", Risk::Network);
+/// assert_eq!(q.kind, ResourceKind::Other);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PermissionRequest {
@@ -28,6 +66,10 @@ pub struct PermissionRequest {
     pub action: String,
     /// What is touched: a canonical path, a command, a host.
     pub resource: String,
+    /// What the resource is; the gate's checks follow it. Records written
+    /// before requests carried a kind read as `other`.
+    #[serde(default)]
+    pub kind: ResourceKind,
     /// The risk class, as the tool sees it (the gate may raise it).
     pub risk: Risk,
     /// The pattern an `always`/`session` approval would save; `None` means an
@@ -42,17 +84,42 @@ pub struct PermissionRequest {
 }
 
 impl PermissionRequest {
-    /// A request whose save pattern is the resource itself.
+    /// A request of kind [`ResourceKind::Other`] whose save pattern is the
+    /// resource itself.
     pub fn new(action: impl Into<String>, resource: impl Into<String>, risk: Risk) -> Self {
         let resource = resource.into();
         PermissionRequest {
             action: action.into(),
             save_pattern: Some(resource.clone()),
             resource,
+            kind: ResourceKind::Other,
             risk,
             note: None,
             cwd: None,
         }
+    }
+
+    /// A request for a filesystem path (give it resolved through the
+    /// location); the gate checks it for credentials and for leaving the
+    /// location.
+    pub fn path(action: impl Into<String>, path: impl Into<String>, risk: Risk) -> Self {
+        PermissionRequest::new(action, path, risk).with_kind(ResourceKind::Path)
+    }
+
+    /// A request to run a shell command line; the gate analyses the command.
+    pub fn command(action: impl Into<String>, command: impl Into<String>, risk: Risk) -> Self {
+        PermissionRequest::new(action, command, risk).with_kind(ResourceKind::Command)
+    }
+
+    /// A request to reach a URL; the gate checks it for embedded credentials.
+    pub fn url(action: impl Into<String>, url: impl Into<String>, risk: Risk) -> Self {
+        PermissionRequest::new(action, url, risk).with_kind(ResourceKind::Url)
+    }
+
+    /// Sets the resource kind.
+    pub fn with_kind(mut self, kind: ResourceKind) -> Self {
+        self.kind = kind;
+        self
     }
 
     /// Sets the save pattern.
@@ -132,9 +199,11 @@ pub trait Gate: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<Vec<Decision>, GateError>;
 
-    /// Whether the policy denies every use of this tool, so that it is left out of
-    /// the catalogue the model sees. This is visibility only, never authorisation.
-    fn denies_wholesale(&self, _tool: &str) -> bool {
+    /// Whether the policy denies every request of `action` (a tool's name, or
+    /// the action it names in [`crate::Tool::action`]), so that the tool is
+    /// left out of the catalogue the model sees. This is visibility only,
+    /// never authorisation.
+    fn denies_wholesale(&self, _action: &str) -> bool {
         false
     }
 }

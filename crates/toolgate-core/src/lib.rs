@@ -40,7 +40,7 @@ pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, boun
 pub use content::{Content, ToolOutput};
 pub use context::{CallIdentity, Progress, ToolContext};
 pub use event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError, now_ms};
-pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
+pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest, ResourceKind};
 pub use location::{Location, PathError, ResolvedPath};
 pub use pipeline::{CallError, CallRequest, CallResult, Engine};
 pub use registry::{
@@ -50,5 +50,5 @@ pub use registry::{
 pub use risk::{Decision, DecisionSource, Effect, Risk, RuleRef};
 pub use tool::{
     PrepareError, PreparedCall, RunError, SchemaError, Tool, ToolError, ToolHandler, ToolSpec,
-    ToolTraits, decode_input, handler, intent_of,
+    ToolTraits, decode_input, handler,
 };

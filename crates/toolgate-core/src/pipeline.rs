@@ -280,11 +280,17 @@ impl Engine {
         &self.sink
     }
 
-    /// The catalogue the model sees, leaving out tools the gate denies wholesale.
+    /// The catalogue the model sees, leaving out tools whose action (their
+    /// name, unless the tool names another) the gate denies wholesale.
     pub fn materialize(&self) -> Catalogue {
         let gate = Arc::clone(&self.gate);
-        self.tools
-            .materialize(move |name| !gate.denies_wholesale(name))
+        let tools = &self.tools;
+        tools.materialize(move |name| {
+            let named = tools
+                .active(name)
+                .and_then(|t| t.handler.spec().action.clone());
+            !gate.denies_wholesale(named.as_deref().unwrap_or(name))
+        })
     }
 
     /// Settles one call. Cancelling `cancel` or dropping the future stops the tool

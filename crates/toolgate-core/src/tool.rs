@@ -31,7 +31,7 @@
 //! ```
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -133,6 +133,14 @@ pub trait Tool: Send + Sync + 'static {
         ToolTraits::default()
     }
 
+    /// The action this tool's requests ask for, when it is not the name the
+    /// tool is registered under (a file-writing tool may ask for `edit`). The
+    /// catalogue leaves the tool out when the gate denies this action
+    /// wholesale.
+    fn action(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The permission requests this input implies, with paths resolved. Computed
     /// before the tool runs; must not change anything.
     fn intent(
@@ -167,6 +175,9 @@ pub struct ToolSpec {
     pub output_schema: Value,
     /// Facts for clients.
     pub traits: ToolTraits,
+    /// The action the tool's requests ask for, when it is not the tool's
+    /// name (see [`Tool::action`]).
+    pub action: Option<String>,
 }
 
 /// Why a call could not be prepared.
@@ -235,26 +246,23 @@ pub trait ToolHandler: Send + Sync {
     }
 }
 
-/// Errors building a handler.
+/// A tool's output schema does not compile.
 #[derive(Debug, thiserror::Error)]
 #[error("tool schema is invalid: {0}")]
 pub struct SchemaError(String);
 
 /// Wraps a typed tool as a [`ToolHandler`].
+///
+/// Nothing is generated here: the spec (description and JSON Schemas) is
+/// built when it is first asked for, and the output schema compiled when the
+/// first output is checked, so a process that only prepares calls (`toolgate
+/// check`) never pays for them. An output schema that does not compile fails
+/// each output check, naming the schema error.
 pub fn handler<T: Tool>(tool: T) -> Result<Arc<dyn ToolHandler>, SchemaError> {
-    let input_schema = schema_value::<T::Input>();
-    let output_schema = schema_value::<T::Output>();
-    let validator =
-        jsonschema::validator_for(&output_schema).map_err(|e| SchemaError(e.to_string()))?;
     Ok(Arc::new(TypedHandler {
-        spec: ToolSpec {
-            description: tool.description(),
-            traits: tool.traits(),
-            input_schema,
-            output_schema,
-        },
         tool: Arc::new(tool),
-        validator: Arc::new(validator),
+        spec: OnceLock::new(),
+        validator: Arc::new(OutputValidator::default()),
     }))
 }
 
@@ -262,22 +270,58 @@ fn schema_value<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
 }
 
+/// The output schema of `T::Output`, compiled on first use.
+struct OutputValidator<O> {
+    compiled: OnceLock<Result<jsonschema::Validator, SchemaError>>,
+    output: std::marker::PhantomData<fn() -> O>,
+}
+
+impl<O> Default for OutputValidator<O> {
+    fn default() -> Self {
+        OutputValidator {
+            compiled: OnceLock::new(),
+            output: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<O: JsonSchema> OutputValidator<O> {
+    /// Checks `structured`, naming the first mismatch and where it is.
+    fn check(&self, structured: &Value) -> Result<(), String> {
+        let validator = self
+            .compiled
+            .get_or_init(|| {
+                jsonschema::validator_for(&schema_value::<O>())
+                    .map_err(|e| SchemaError(e.to_string()))
+            })
+            .as_ref()
+            .map_err(ToString::to_string)?;
+        match validator.iter_errors(structured).next() {
+            Some(err) => Err(format!("{err} at `{}`", err.instance_path())),
+            None => Ok(()),
+        }
+    }
+}
+
 struct TypedHandler<T: Tool> {
     tool: Arc<T>,
-    spec: ToolSpec,
-    validator: Arc<jsonschema::Validator>,
+    spec: OnceLock<ToolSpec>,
+    validator: Arc<OutputValidator<T::Output>>,
 }
 
 impl<T: Tool> ToolHandler for TypedHandler<T> {
     fn spec(&self) -> &ToolSpec {
-        &self.spec
+        self.spec.get_or_init(|| ToolSpec {
+            description: self.tool.description(),
+            traits: self.tool.traits(),
+            input_schema: schema_value::<T::Input>(),
+            output_schema: schema_value::<T::Output>(),
+            action: self.tool.action().map(str::to_string),
+        })
     }
 
     fn check_output(&self, structured: &Value) -> Result<(), String> {
-        match self.validator.iter_errors(structured).next() {
-            Some(err) => Err(format!("{err} at `{}`", err.instance_path())),
-            None => Ok(()),
-        }
+        self.validator.check(structured)
     }
 
     fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError> {
@@ -290,12 +334,9 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
                 let output = tool.execute(decoded, ctx.with_judged(judged)).await?;
                 let structured = serde_json::to_value(&output)
                     .map_err(|e| RunError::InvalidOutput(e.to_string()))?;
-                if let Some(err) = validator.iter_errors(&structured).next() {
-                    return Err(RunError::InvalidOutput(format!(
-                        "{err} at `{}`",
-                        err.instance_path()
-                    )));
-                }
+                validator
+                    .check(&structured)
+                    .map_err(RunError::InvalidOutput)?;
                 let content = tool.project(&output);
                 Ok(ToolOutput {
                     structured,
@@ -309,17 +350,7 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
 }
 
 /// Decodes `input` for `tool` and computes its intent: every check a call
-/// passes before it is judged. The registry's handlers prepare calls with it,
-/// and an oracle that answers for a call without running it (`toolgate check`)
-/// uses it too, so both accept and refuse exactly the same inputs.
-pub fn intent_of<T: Tool>(
-    tool: &T,
-    input: &Value,
-    location: &Location,
-) -> Result<Vec<PermissionRequest>, PrepareError> {
-    decode_and_intent(tool, input, location).map(|(_, requests)| requests)
-}
-
+/// passes before it is judged.
 fn decode_and_intent<T: Tool>(
     tool: &T,
     input: &Value,

@@ -180,6 +180,7 @@ mod tests {
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             output_schema: output,
             traits,
+            action: None,
         }
     }
 

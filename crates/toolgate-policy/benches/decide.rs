@@ -122,7 +122,7 @@ fn main() {
         })
         .collect();
     let request = |cmd: &str| {
-        PermissionRequest::new("bash", cmd, Risk::Execute)
+        PermissionRequest::command("bash", cmd, Risk::Execute)
             .with_cwd(location.root().display().to_string())
     };
 
@@ -205,7 +205,7 @@ fn main() {
         ..GitInvocation::new(repo_location.root(), home)
     };
     let status_request = || {
-        PermissionRequest::new("bash", "git status", Risk::Execute)
+        PermissionRequest::command("bash", "git status", Risk::Execute)
             .with_cwd(repo_location.root().display().to_string())
     };
     if repo_ok {

@@ -36,22 +36,6 @@ mod sandbox;
 use crate::rules::{Layer, Rule, RuleEffect};
 pub use sandbox::{SandboxConfig, SandboxMode};
 
-/// Actions a rule may name (tool names and `external_directory`).
-pub const KNOWN_ACTIONS: &[&str] = &[
-    "read",
-    "list",
-    "glob",
-    "grep",
-    "edit",
-    "bash",
-    "webfetch",
-    "websearch",
-    "todowrite",
-    "question",
-    "skill",
-    "external_directory",
-];
-
 /// A config error, naming the file, the line and the fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{file}:{line}: {message}. Fix: {fix}")]
@@ -487,19 +471,21 @@ impl Parser<'_> {
     }
 
     fn action(&self, action: &str, span: Range<usize>) -> Result<(), ConfigError> {
-        if KNOWN_ACTIONS.contains(&action)
+        if crate::actions::kind_of(action).is_some()
             || action.contains(['*', '?'])
             // Tools proxied from MCP servers are named `server__tool`.
             || action.contains("__")
         {
             return Ok(());
         }
-        let fix = match action {
-            "write" | "apply_patch" | "patch" => {
-                "write and apply_patch requests use the action `edit`; write `edit`".to_string()
-            }
-            _ => format!("use one of: {}", KNOWN_ACTIONS.join(", ")),
-        };
+        // Rules name actions, not tools: say so, since a tool's name is the
+        // likeliest mistake (every tool that changes files asks for `edit`).
+        let fix = format!(
+            "use one of: {} (a rule names the action a request asks for, not the tool: \
+             every file change, by any tool, is the action `{}`)",
+            crate::actions::names().collect::<Vec<_>>().join(", "),
+            crate::actions::EDIT
+        );
         Err(self.err(span, format!("unknown action {action:?}"), fix))
     }
 

@@ -1,16 +1,17 @@
 //! Step 2 of the decision tree: from the base requests a tool emits to the
 //! requests the gate judges.
 //!
-//! A bash request is split by the shell analyser into one request per sub-command,
-//! redirect, credential path and external directory. Path requests are raised to
-//! `credential` for secrets and, outside the location, one level up with an added
-//! `external_directory` request. A URL that embeds credentials makes a webfetch
+//! What happens to a request follows its [`ResourceKind`], whichever tool
+//! asked. A command is split by the shell analyser into one request per
+//! sub-command, redirect, credential path and external directory. A path is
+//! raised to `credential` for secrets and, outside the location, one level up
+//! with an added `external_directory` request. A URL that embeds credentials is
 //! `credential`. Destructive and opaque requests lose their save pattern: no
 //! approval for them is ever saved or reused.
 
 use std::path::{Path, PathBuf};
 
-use toolgate_core::{Location, PermissionRequest, Risk};
+use toolgate_core::{Location, PermissionRequest, ResourceKind, Risk};
 
 use toolgate_core::credential::CredentialKind;
 
@@ -29,23 +30,15 @@ pub struct Expanded {
     pub reason: Option<String>,
 }
 
-/// Actions whose resource is a filesystem path.
-pub fn is_path_action(action: &str) -> bool {
-    matches!(
-        action,
-        "read" | "list" | "glob" | "grep" | "edit" | "write" | "apply_patch"
-    )
-}
-
 /// Expands and raises the base requests of one call.
 pub fn expand(requests: Vec<PermissionRequest>, location: &Location, home: &Path) -> Vec<Expanded> {
     let mut out: Vec<Expanded> = Vec::with_capacity(requests.len() + 2);
     for request in requests {
-        match request.action.as_str() {
-            "bash" => expand_bash(request, location, home, &mut out),
-            "webfetch" => out.push(raise_url(request)),
-            a if is_path_action(a) => raise_path(request, None, false, location, home, &mut out),
-            _ => push(&mut out, plain(request)),
+        match request.kind {
+            ResourceKind::Command => expand_command(request, location, home, &mut out),
+            ResourceKind::Url => out.push(raise_url(request)),
+            ResourceKind::Path => raise_path(request, None, false, location, home, &mut out),
+            ResourceKind::Other => push(&mut out, plain(request)),
         }
     }
     for e in &mut out {
@@ -86,7 +79,7 @@ fn push(out: &mut Vec<Expanded>, e: Expanded) {
     out.push(e);
 }
 
-fn expand_bash(
+fn expand_command(
     request: PermissionRequest,
     location: &Location,
     home: &Path,
@@ -107,7 +100,7 @@ fn expand_bash(
         push(
             out,
             Expanded {
-                request: PermissionRequest::new(
+                request: PermissionRequest::path(
                     "external_directory",
                     dir.clone(),
                     request.risk.raised(),
@@ -126,7 +119,7 @@ fn expand_bash(
     }
     for part in parts {
         let mut r = part.request;
-        if r.cwd.is_none() && r.action == "bash" {
+        if r.cwd.is_none() && r.kind == ResourceKind::Command {
             r.cwd = Some(cwd.display().to_string());
         }
         let reason = (!part.reason.is_empty()).then_some(part.reason);
@@ -186,7 +179,7 @@ fn raise_path(
             format!("{dir_text}/**")
         };
         external = Some(Expanded {
-            request: PermissionRequest::new("external_directory", dir_text.clone(), request.risk)
+            request: PermissionRequest::path("external_directory", dir_text.clone(), request.risk)
                 .with_save_pattern(Some(pattern)),
             opaque: false,
             reason: Some(format!("{dir_text} is outside the location")),

@@ -455,11 +455,7 @@ impl Gate for PolicyGate {
         Ok(finals)
     }
 
-    fn denies_wholesale(&self, tool: &str) -> bool {
-        let action = match tool {
-            "write" | "apply_patch" => "edit",
-            other => other,
-        };
+    fn denies_wholesale(&self, action: &str) -> bool {
         self.policy().denies_wholesale(action)
     }
 }

@@ -6,18 +6,18 @@
 //!
 //! * [`config`] parses the TOML layers, [`rules`] compiles them once,
 //!   [`policy`] is the decision tree over them;
-//! * [`expand`] raises a call's base requests (shell analysis, credential paths,
-//!   paths outside the location, URLs with credentials);
+//! * [`expand`] raises a call's base requests by the kind of their resource
+//!   (shell analysis of commands; credential paths and paths outside the
+//!   location; URLs with credentials), whichever tool asked;
+//! * [`actions`] is the vocabulary rules name;
 //! * [`gate::PolicyGate`] is the `toolgate_core::Gate` of the settle pipeline,
 //!   with saved approvals behind the [`approvals::ApprovalStore`] port and people
 //!   behind the [`approvals::ApprovalChannel`] port;
 //! * [`check`] answers `toolgate check` and `toolgate policy explain`.
 //!
 //! ```
-//! use serde_json::json;
-//! use toolgate_core::{Effect, Location};
+//! use toolgate_core::{Effect, Location, PermissionRequest, Risk};
 //! use toolgate_policy::check::check;
-//! use toolgate_policy::intent::builtin_intent;
 //! use toolgate_policy::policy::{NoApprovals, Policy};
 //! use toolgate_policy::rules::Layer;
 //!
@@ -26,8 +26,9 @@
 //! let config = "[permission.edit]\n\"src/**\" = \"allow\"\n";
 //! let policy = Policy::from_texts(location.root(), "/home/u".as_ref(),
 //!     &[("project.toml", Layer::Project, config)], None).unwrap();
-//! let input = json!({"path": "src/main.rs", "content": "fn main() {}"});
-//! let requests = builtin_intent("write", &input, &location).unwrap();
+//! // What a tool's intent gives for writing `src/main.rs`: a path request.
+//! let path = location.root().join("src/main.rs").display().to_string();
+//! let requests = vec![PermissionRequest::path("edit", path, Risk::Write)];
 //! let answer = check(&policy, requests, &location, &NoApprovals);
 //! assert_eq!(answer.decision, Effect::Allow);
 //! assert_eq!(answer.requests[0].rule.as_deref(), Some("project.toml:2"));
@@ -35,6 +36,7 @@
 
 #![deny(missing_docs)]
 
+pub mod actions;
 pub mod approvals;
 pub mod check;
 pub mod classify;
@@ -42,7 +44,6 @@ pub mod config;
 pub mod expand;
 pub mod gate;
 pub mod installs;
-pub mod intent;
 pub mod pattern;
 pub mod policy;
 pub mod repo_config;

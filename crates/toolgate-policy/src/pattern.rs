@@ -29,6 +29,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
 use regex::Regex;
+use toolgate_core::ResourceKind;
 
 /// The longest pattern text accepted. Far above any rule a person writes, and
 /// low enough that every pattern's expression compiles within the regex
@@ -47,14 +48,19 @@ pub enum PatternKind {
 }
 
 impl PatternKind {
-    /// The kind used for resources of `action`.
-    pub fn for_action(action: &str) -> PatternKind {
-        match action {
-            "bash" => PatternKind::Command,
-            "read" | "list" | "glob" | "grep" | "edit" | "write" | "apply_patch"
-            | "external_directory" => PatternKind::Path,
-            _ => PatternKind::Generic,
+    /// How patterns over resources of `kind` read.
+    pub fn for_kind(kind: ResourceKind) -> PatternKind {
+        match kind {
+            ResourceKind::Command => PatternKind::Command,
+            ResourceKind::Path => PatternKind::Path,
+            ResourceKind::Url | ResourceKind::Other => PatternKind::Generic,
         }
+    }
+
+    /// The kind used for resources of `action`, by the kind of resource the
+    /// action is about ([`crate::actions`]); generic for any other action.
+    pub fn for_action(action: &str) -> PatternKind {
+        crate::actions::kind_of(action).map_or(PatternKind::Generic, PatternKind::for_kind)
     }
 }
 

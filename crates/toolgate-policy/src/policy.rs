@@ -744,7 +744,7 @@ impl Policy {
     /// for a request that is not a write to a path, or whose path is known
     /// and not protected.
     pub fn write_guard(&self, request: &PermissionRequest) -> Option<WriteGuard> {
-        if !matches!(request.action.as_str(), "edit" | "write" | "apply_patch") {
+        if request.action != crate::actions::EDIT {
             return None;
         }
         let path = Path::new(&request.resource);
@@ -1195,7 +1195,7 @@ impl Policy {
                 // Accept-edits: a write whose target is known, inside the
                 // location (protected paths and unknown targets never get here).
                 let path = Path::new(&request.resource);
-                let inside = matches!(request.action.as_str(), "edit" | "write" | "apply_patch")
+                let inside = request.action == crate::actions::EDIT
                     && known_target(path)
                     && location.contains(path);
                 if self.mode == Mode::AcceptEdits && inside {

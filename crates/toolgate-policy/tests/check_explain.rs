@@ -1,14 +1,17 @@
 //! `check`, the JSONL batch runner, `explain`, and the built-in intents against
 //! the tools' own.
 
+#[path = "support/intent.rs"]
+mod intent;
+
 use std::path::Path;
 
+use intent::builtin_intent;
 use serde_json::{Value, json};
 use toolgate_core::{Effect, Location};
 use toolgate_policy::check::{
     BatchLine, CheckOutcome, Judgement, check, explain, judge_call, run_batch,
 };
-use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{NoApprovals, Policy};
 use toolgate_policy::rules::Layer;
 

@@ -151,12 +151,12 @@ fn call<'a>(loc: &'a Location, session: &'a str, input: &'a serde_json::Value) -
 
 fn edit_req(loc: &Location, rel: &str) -> PermissionRequest {
     let p = loc.root().join(rel);
-    PermissionRequest::new("edit", p.display().to_string(), Risk::Write)
+    PermissionRequest::path("edit", p.display().to_string(), Risk::Write)
         .with_save_pattern(Some(format!("{}/*", p.parent().unwrap().display())))
 }
 
 fn net_req(host: &str) -> PermissionRequest {
-    PermissionRequest::new("webfetch", format!("https://{host}/x"), Risk::Network)
+    PermissionRequest::url("webfetch", format!("https://{host}/x"), Risk::Network)
         .with_save_pattern(Some(format!("https://{host}/*")))
 }
 
@@ -332,7 +332,7 @@ async fn force_ask_offers_no_always_and_saves_nothing() {
 async fn destructive_is_asked_again_right_after_an_identical_approval() {
     let mut s = setup("");
     let rm = || {
-        PermissionRequest::new("edit", "/ws/x", Risk::Destructive)
+        PermissionRequest::path("edit", "/ws/x", Risk::Destructive)
             .with_save_pattern(Some("/ws/*".into()))
     };
     for round in 0..2 {
@@ -531,7 +531,7 @@ async fn allow_and_deny_keep_their_decisions_and_a_deny_skips_asking() {
         silent_gate("[permission.webfetch]\n\"https://evil.example/*\" = \"deny\"\n");
     let input = json!({});
     let c = call(&loc, "s1", &input);
-    let read = PermissionRequest::new(
+    let read = PermissionRequest::path(
         "read",
         loc.root().join("a").display().to_string(),
         Risk::Read,
@@ -614,7 +614,7 @@ async fn a_command_that_cannot_be_analysed_is_asked_every_time_and_saves_nothing
         for round in 0..2 {
             let gate = s.gate.clone();
             let loc = s.loc.clone();
-            let request = PermissionRequest::new("bash", command, Risk::Execute)
+            let request = PermissionRequest::command("bash", command, Risk::Execute)
                 .with_cwd(loc.root().display().to_string());
             let judged = gate
                 .evaluate(&call(&loc, "s1", &json!({})), vec![request.clone()])

@@ -2,11 +2,14 @@
 //! location is allowed with source `sandbox`; what leaves it is decided as in
 //! `default`; without a sandbox `auto` is `default` (invariant 11).
 
+#[path = "support/intent.rs"]
+mod intent;
+
+use intent::builtin_intent;
 use serde_json::{Value, json};
 use toolgate_core::{DecisionSource, Effect, Location};
 use toolgate_policy::check::{CheckOutcome, check};
 use toolgate_policy::config::Mode;
-use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{NoApprovals, Policy, PolicySources};
 use toolgate_policy::rules::Layer;
 use toolgate_policy::trust::TrustStore;

@@ -1,13 +1,16 @@
 //! Every path of the decision tree and every layer interaction, through
 //! `Policy::judge` and `check`.
 
+#[path = "support/intent.rs"]
+mod intent;
+
 use std::path::Path;
 
+use intent::builtin_intent;
 use serde_json::json;
 use toolgate_core::{DecisionSource, Effect, Location, PermissionRequest, Risk};
 use toolgate_policy::check::check;
 use toolgate_policy::config::Mode;
-use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{ApprovalLookup, NoApprovals, Policy, PolicySources, Verdict};
 use toolgate_policy::rules::{Layer, RuleEffect};
 use toolgate_policy::shell::{ShellContext, analyze};
@@ -32,12 +35,12 @@ fn policy(f: &Fixture, layers: &[(&str, Layer, &str)], mode: Option<Mode>) -> Po
 }
 
 fn bash(cmd: &str, risk: Risk) -> PermissionRequest {
-    PermissionRequest::new("bash", cmd, risk).with_save_pattern(Some(format!("{cmd} *")))
+    PermissionRequest::command("bash", cmd, risk).with_save_pattern(Some(format!("{cmd} *")))
 }
 
 fn edit(f: &Fixture, rel: &str) -> PermissionRequest {
     let p = f.loc.root().join(rel).display().to_string();
-    PermissionRequest::new("edit", p, Risk::Write)
+    PermissionRequest::path("edit", p, Risk::Write)
 }
 
 fn judge(p: &Policy, f: &Fixture, r: &PermissionRequest) -> Verdict {
@@ -215,7 +218,7 @@ fn saved_approval_loses_to_configured_deny_and_to_force_ask() {
     let v = p.judge(&bash("rm x", Risk::Write), false, None, &f.loc, &saved);
     assert_eq!(v.decision.effect, Effect::Deny);
     // A default deny (credential) is not turned into allow either.
-    let v = PermissionRequest::new("read", "/home/u/.ssh/id_rsa", Risk::Credential);
+    let v = PermissionRequest::path("read", "/home/u/.ssh/id_rsa", Risk::Credential);
     let v = p.judge(
         &v,
         false,
@@ -253,13 +256,13 @@ fn bare_wildcard_never_allows_destructive_or_credential() {
     let v = judge(
         &p,
         &f,
-        &PermissionRequest::new("read", "/ws/.env", Risk::Credential),
+        &PermissionRequest::path("read", "/ws/.env", Risk::Credential),
     );
     assert_eq!(v.decision.effect, Effect::Deny);
     let v = judge(
         &p,
         &f,
-        &PermissionRequest::new("edit", "/ws/.env", Risk::Credential),
+        &PermissionRequest::path("edit", "/ws/.env", Risk::Credential),
     );
     assert_eq!(v.decision.effect, Effect::Deny);
     // A rule naming the command or path may.
@@ -275,7 +278,7 @@ fn bare_wildcard_never_allows_destructive_or_credential() {
     let v = judge(
         &p,
         &f,
-        &PermissionRequest::new("read", env, Risk::Credential),
+        &PermissionRequest::path("read", env, Risk::Credential),
     );
     assert_eq!(v.decision.effect, Effect::Allow);
     // A bare wildcard may still ask or deny them.
@@ -407,7 +410,7 @@ fn relative_and_home_path_patterns() {
     let v = judge(
         &p,
         &f,
-        &PermissionRequest::new("read", "/home/u/.ssh/config", Risk::Read),
+        &PermissionRequest::path("read", "/home/u/.ssh/config", Risk::Read),
     );
     assert_eq!(v.decision.effect, Effect::Deny);
 }

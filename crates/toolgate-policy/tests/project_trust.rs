@@ -3,13 +3,16 @@
 //! writes to protected paths are never allowed by a mode or a bare wildcard;
 //! accept-edits allows only known targets inside the location.
 
+#[path = "support/intent.rs"]
+mod intent;
+
 use std::path::{Path, PathBuf};
 
+use intent::builtin_intent;
 use serde_json::{Value, json};
 use toolgate_core::{DecisionSource, Effect, Location, Risk};
 use toolgate_policy::check::{CheckOutcome, check};
 use toolgate_policy::config::Mode;
-use toolgate_policy::intent::builtin_intent;
 use toolgate_policy::policy::{ApprovalLookup, NoApprovals, Policy, PolicySources};
 use toolgate_policy::trust::{TrustStore, sha256_hex};
 

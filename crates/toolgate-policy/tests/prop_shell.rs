@@ -586,7 +586,7 @@ fn hard_commands_never_panic_overflow_or_hang_and_opaque_is_never_allowed() {
     runner(192)
         .run(&hard_command(), |command| {
             let request =
-                PermissionRequest::new("bash", command.clone(), toolgate_core::Risk::Execute)
+                PermissionRequest::command("bash", command.clone(), toolgate_core::Risk::Execute)
                     .with_cwd(fx.ws.display().to_string());
             // A fresh 2 MiB thread per decision: a recursion too deep for it
             // aborts the test binary, which fails the test.

@@ -12,10 +12,7 @@
 pub mod file_tools;
 pub mod process_tools;
 
-use serde_json::Value;
-use toolgate_core::{
-    Location, PermissionRequest, PrepareError, Registration, Registry, RegistryError, intent_of,
-};
+use toolgate_core::{Registration, Registry, RegistryError};
 
 /// Configuration of every built-in tool.
 #[derive(Clone, Debug, Default)]
@@ -53,51 +50,3 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "question",
     "skill",
 ];
-
-/// What the built-in tool `name` would ask for with `input`, computed by the
-/// tool itself exactly as a real call prepares it (decoding, every input
-/// check, the intent), without registering anything or building any schema:
-/// for answering about a call without running it (`toolgate check`). An input
-/// the tool refuses is refused here with the same error. `None` when `name` is
-/// not a built-in tool.
-///
-/// ```
-/// use serde_json::json;
-/// use toolgate_core::Location;
-/// use toolgate_tools::{BuiltinConfig, builtin_intent};
-/// let dir = tempfile::tempdir().unwrap();
-/// let loc = Location::new(dir.path()).unwrap();
-/// let config = BuiltinConfig::default();
-/// let reqs = builtin_intent("read", &json!({"path": "a.txt"}), &loc, &config).unwrap().unwrap();
-/// assert_eq!(reqs[0].action, "read");
-/// let refused = builtin_intent("glob", &json!({"pattern": "/etc/*"}), &loc, &config).unwrap();
-/// assert!(refused.unwrap_err().to_string().contains("absolute"));
-/// assert!(builtin_intent("nope", &json!({}), &loc, &config).is_none());
-/// ```
-pub fn builtin_intent(
-    name: &str,
-    input: &Value,
-    location: &Location,
-    config: &BuiltinConfig,
-) -> Option<Result<Vec<PermissionRequest>, PrepareError>> {
-    use file_tools::*;
-    use process_tools::*;
-    let files = || FileState::new(config.files.clone());
-    let process = &config.process;
-    Some(match name {
-        "read" => intent_of(&ReadTool::new(files()), input, location),
-        "write" => intent_of(&WriteTool::new(files()), input, location),
-        "edit" => intent_of(&EditTool::new(files()), input, location),
-        "apply_patch" => intent_of(&ApplyPatchTool::new(files()), input, location),
-        "list" => intent_of(&ListTool::new(files()), input, location),
-        "glob" => intent_of(&GlobTool::new(files()), input, location),
-        "grep" => intent_of(&GrepTool::new(files()), input, location),
-        "bash" => intent_of(&BashTool::new(process), input, location),
-        "webfetch" => intent_of(&WebFetchTool::new(process), input, location),
-        "websearch" => intent_of(&WebSearchTool::new(process), input, location),
-        "todowrite" => intent_of(&TodoWriteTool::new(process), input, location),
-        "question" => intent_of(&QuestionTool::new(process), input, location),
-        "skill" => intent_of(&SkillTool::new(process), input, location),
-        _ => return None,
-    })
-}

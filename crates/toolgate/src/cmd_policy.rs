@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use serde_json::Value;
-use toolgate_core::{CallError, DecisionSource, Location, PermissionRequest};
+use toolgate_core::{
+    CallError, DecisionSource, Location, PermissionRequest, Registration, Registry, ToolSet,
+};
 use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
 use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome_for, run_batch};
 use toolgate_policy::config::{Mode, SandboxMode};
@@ -97,23 +99,44 @@ pub struct ApprovalsRevokeArgs {
     pub id: i64,
 }
 
-/// The base requests of a call, without running anything: the tool's own
-/// decoding, input checks and intent (`toolgate_tools::builtin_intent`), so an
-/// input the tool would refuse is refused here with the same error. Only the
-/// one tool is built, and no JSON Schema.
+/// The built-in tools, registered as for a real call. Registering builds no
+/// JSON Schema (a tool's spec is made on first use), so a check pays only for
+/// the intent it computes.
+struct BuiltinTools {
+    set: ToolSet,
+    _registrations: Vec<Registration>,
+}
+
+impl BuiltinTools {
+    fn new(config: &BuiltinConfig) -> Result<BuiltinTools> {
+        let registry = Registry::new();
+        let registrations = toolgate_tools::register_builtins(&registry, config)
+            .context("cannot register the built-in tools")?;
+        Ok(BuiltinTools {
+            set: ToolSet::new(Registry::new(), registry),
+            _registrations: registrations,
+        })
+    }
+}
+
+/// The base requests of a call, without running anything: the registered
+/// tool's own decoding, input checks and intent, exactly as a call prepares
+/// it, so an input the tool would refuse is refused here with the same error.
 fn requests(
     tool: &str,
     input: &Value,
     location: &Location,
-    config: &BuiltinConfig,
+    tools: &BuiltinTools,
 ) -> Result<Vec<PermissionRequest>, String> {
-    match toolgate_tools::builtin_intent(tool, input, location, config) {
-        Some(Ok(requests)) => Ok(requests),
-        Some(Err(e)) => Err(CallError::from_prepare(tool, e).to_string()),
-        None => Err(format!(
+    let Some(active) = tools.set.active(tool) else {
+        return Err(format!(
             "unknown tool {tool:?}; the built-in tools are: {}",
             toolgate_tools::BUILTIN_TOOL_NAMES.join(", ")
-        )),
+        ));
+    };
+    match active.handler.prepare(input, location) {
+        Ok(prepared) => Ok(prepared.requests),
+        Err(e) => Err(CallError::from_prepare(tool, e).to_string()),
     }
 }
 
@@ -207,8 +230,8 @@ pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
     let input = parse_input(input)?;
     let location = location(args.policy.root.as_deref())?;
     let policy = load_policy(&location, &args.policy, data)?;
-    let config = crate::runtime::tools_config(&policy, &location, data);
-    let requests = requests(tool, &input, &location, &config).map_err(|e| anyhow!(e))?;
+    let tools = BuiltinTools::new(&crate::runtime::tools_config(&policy, &location, data))?;
+    let requests = requests(tool, &input, &location, &tools).map_err(|e| anyhow!(e))?;
     let saved = Saved::new(data, location.root());
     let answer = outcome_for(&policy, &judge_call(&policy, requests, &location, &saved));
     let mut out = std::io::stdout().lock();
@@ -251,12 +274,16 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
     let default_location = location(args.root.as_deref())?;
     // A bad config for the batch's own root is a usage error, before any line.
     let default_policy = load_policy(&default_location, args, data)?;
-    let mut policies: HashMap<PathBuf, (Location, Policy, Saved, BuiltinConfig)> = HashMap::new();
+    let mut policies: HashMap<PathBuf, (Location, Policy, Saved, BuiltinTools)> = HashMap::new();
     let saved = Saved::new(data, default_location.root());
-    let config = crate::runtime::tools_config(&default_policy, &default_location, data);
+    let tools = BuiltinTools::new(&crate::runtime::tools_config(
+        &default_policy,
+        &default_location,
+        data,
+    ))?;
     policies.insert(
         default_location.root().to_path_buf(),
-        (default_location.clone(), default_policy, saved, config),
+        (default_location.clone(), default_policy, saved, tools),
     );
     let reader: Box<dyn BufRead> = if path == "-" {
         Box::new(BufReader::new(std::io::stdin()))
@@ -277,14 +304,15 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
                     let policy = load_policy(&loc, args, data).map_err(|e| e.to_string())?;
                     let saved = Saved::new(data, loc.root());
                     let config = crate::runtime::tools_config(&policy, &loc, data);
-                    policies.insert(key.clone(), (loc, policy, saved, config));
+                    let tools = BuiltinTools::new(&config).map_err(|e| format!("{e:#}"))?;
+                    policies.insert(key.clone(), (loc, policy, saved, tools));
                 }
                 key
             }
             None => default_root.clone(),
         };
-        let (loc, policy, saved, config) = policies.get(&key).ok_or("policy cache miss")?;
-        let requests = requests(&line.tool, &line.input, loc, config)?;
+        let (loc, policy, saved, tools) = policies.get(&key).ok_or("policy cache miss")?;
+        let requests = requests(&line.tool, &line.input, loc, tools)?;
         Ok(outcome_for(
             policy,
             &judge_call(policy, requests, loc, saved),
@@ -299,8 +327,8 @@ pub fn run_explain(args: ExplainArgs, data: Option<&DataDir>) -> Result<i32> {
     let input = parse_input(&args.input)?;
     let location = location(args.policy.root.as_deref())?;
     let policy = load_policy(&location, &args.policy, data)?;
-    let config = crate::runtime::tools_config(&policy, &location, data);
-    let requests = requests(&args.tool, &input, &location, &config).map_err(|e| anyhow!(e))?;
+    let tools = BuiltinTools::new(&crate::runtime::tools_config(&policy, &location, data))?;
+    let requests = requests(&args.tool, &input, &location, &tools).map_err(|e| anyhow!(e))?;
     let saved = Saved::new(data, location.root());
     let judged = judge_call(&policy, requests, &location, &saved);
     print!("{}", explain(&policy, &args.tool, &input, &judged));

@@ -1,10 +1,10 @@
-//! The policy's copy of the built-in intents (a test oracle for the policy
-//! crate; `toolgate check` asks the tools themselves) against the tools' own
-//! intents: same actions, resources and risks.
+//! The built-in tools' own intents, as the registry prepares them (what
+//! `toolgate check` judges and a real call runs with), against what each call
+//! must ask for: same actions, resources, kinds, risks and notes. Every case is
+//! compared; a tool missing from the registry or refusing its input fails.
 
 use serde_json::json;
-use toolgate_core::{Location, Registry, ToolSet};
-use toolgate_policy::intent::{BUILTIN_TOOLS, builtin_intent};
+use toolgate_core::{Location, Registry, ResourceKind, Risk, ToolSet};
 
 fn workspace() -> (tempfile::TempDir, Location) {
     let dir = tempfile::tempdir().unwrap();
@@ -14,8 +14,9 @@ fn workspace() -> (tempfile::TempDir, Location) {
     (dir, loc)
 }
 
-/// The policy's copy of the built-in intents agrees with the tools' own on what
-/// is judged: actions, resources and risks.
+/// Every built-in tool's intent gives what is judged: actions, resources,
+/// kinds, risks and notes (`create` or `overwrite`, what a patch does to each
+/// file).
 #[test]
 fn builtin_intents_agree_with_the_tools() {
     let (_d, loc) = workspace();
@@ -24,43 +25,136 @@ fn builtin_intents_agree_with_the_tools() {
         toolgate_tools::register_builtins(&registry, &toolgate_tools::BuiltinConfig::default())
             .unwrap();
     let tools = ToolSet::new(Registry::new(), registry);
+    let root = loc.root().display().to_string();
+    let at = |rel: &str| format!("{root}/{rel}");
     let patch = "*** Begin Patch\n*** Add File: src/n.rs\n+x\n*** Update File: src/a.rs\n*** Move to: src/b.rs\n@@\n-fn a() {}\n+fn b() {}\n*** Delete File: src/old.rs\n*** End Patch\n";
-    let inputs = [
-        ("read", json!({"path": "src/a.rs"})),
-        ("read", json!({"path": "/etc/hostname"})),
-        ("write", json!({"path": "src/a.rs", "content": "x"})),
-        ("write", json!({"path": "src/new.rs", "content": "x"})),
+    let path = ResourceKind::Path;
+    let other = ResourceKind::Other;
+    let cases = [
+        (
+            "read",
+            json!({"path": "src/a.rs"}),
+            vec![("read", at("src/a.rs"), path, Risk::Read, None)],
+        ),
+        (
+            "read",
+            json!({"path": "/etc/hostname"}),
+            vec![("read", "/etc/hostname".into(), path, Risk::Read, None)],
+        ),
+        (
+            "write",
+            json!({"path": "src/a.rs", "content": "x"}),
+            vec![("edit", at("src/a.rs"), path, Risk::Write, Some("overwrite"))],
+        ),
+        (
+            "write",
+            json!({"path": "src/new.rs", "content": "x"}),
+            vec![("edit", at("src/new.rs"), path, Risk::Write, Some("create"))],
+        ),
         (
             "edit",
             json!({"path": "src/a.rs", "old_string": "a", "new_string": "b"}),
+            vec![("edit", at("src/a.rs"), path, Risk::Write, Some("overwrite"))],
         ),
-        ("apply_patch", json!({ "patch": patch })),
-        ("bash", json!({"command": "ls -la", "workdir": "src"})),
-        ("list", json!({})),
-        ("glob", json!({"pattern": "**/*.rs"})),
-        ("grep", json!({"pattern": "fn", "path": "src"})),
-        ("webfetch", json!({"url": "https://docs.rs/regex"})),
-        ("websearch", json!({"query": "rust regex"})),
-        ("todowrite", json!({"todos": []})),
-        ("question", json!({"questions": [{"question": "ok?"}]})),
-        ("skill", json!({"name": "review"})),
+        (
+            "apply_patch",
+            json!({ "patch": patch }),
+            [
+                ("src/n.rs", "add"),
+                ("src/a.rs", "move-from"),
+                ("src/b.rs", "move-to"),
+                ("src/old.rs", "delete"),
+            ]
+            .iter()
+            .map(|&(p, note)| ("edit", at(p), path, Risk::Write, Some(note)))
+            .collect(),
+        ),
+        (
+            "bash",
+            json!({"command": "ls -la", "workdir": "src"}),
+            vec![(
+                "bash",
+                "ls -la".into(),
+                ResourceKind::Command,
+                Risk::Execute,
+                None,
+            )],
+        ),
+        (
+            "list",
+            json!({}),
+            vec![("list", root.clone(), path, Risk::Read, None)],
+        ),
+        (
+            "glob",
+            json!({"pattern": "**/*.rs"}),
+            vec![("glob", root.clone(), path, Risk::Read, None)],
+        ),
+        (
+            "grep",
+            json!({"pattern": "fn", "path": "src"}),
+            vec![("grep", at("src"), path, Risk::Read, None)],
+        ),
+        (
+            "webfetch",
+            json!({"url": "https://docs.rs/regex"}),
+            vec![(
+                "webfetch",
+                "https://docs.rs/regex".into(),
+                ResourceKind::Url,
+                Risk::Network,
+                None,
+            )],
+        ),
+        (
+            "websearch",
+            json!({"query": "rust regex"}),
+            vec![("websearch", "rust regex".into(), other, Risk::Network, None)],
+        ),
+        (
+            "todowrite",
+            json!({"todos": []}),
+            vec![(
+                "todowrite",
+                "session todo list".into(),
+                other,
+                Risk::Read,
+                None,
+            )],
+        ),
+        (
+            "question",
+            json!({"questions": [{"question": "ok?"}]}),
+            vec![("question", "ok?".into(), other, Risk::Read, None)],
+        ),
+        (
+            "skill",
+            json!({"name": "review"}),
+            vec![("skill", "review".into(), other, Risk::Read, None)],
+        ),
     ];
-    let mut compared = 0;
-    for (tool, input) in inputs {
-        assert!(BUILTIN_TOOLS.contains(&tool));
-        let Some(t) = tools.active(tool) else {
-            continue;
-        };
-        let Ok(prepared) = t.handler.prepare(&input, &loc) else {
-            continue;
-        };
-        let ours = builtin_intent(tool, &input, &loc).unwrap();
-        let key =
-            |r: &toolgate_core::PermissionRequest| (r.action.clone(), r.resource.clone(), r.risk);
-        let theirs: Vec<_> = prepared.requests.iter().map(key).collect();
-        let mine: Vec<_> = ours.iter().map(key).collect();
-        assert_eq!(mine, theirs, "{tool} {input}");
-        compared += 1;
+    for name in toolgate_tools::BUILTIN_TOOL_NAMES {
+        assert!(
+            cases.iter().any(|(t, _, _)| t == name),
+            "{name} has no case"
+        );
     }
-    assert!(compared >= 10, "only {compared} tools could be compared");
+    for (tool, input, expected) in cases {
+        let t = tools
+            .active(tool)
+            .unwrap_or_else(|| panic!("{tool} is not registered"));
+        let prepared = t
+            .handler
+            .prepare(&input, &loc)
+            .unwrap_or_else(|e| panic!("{tool} {input} was refused: {e}"));
+        let theirs: Vec<_> = prepared
+            .requests
+            .iter()
+            .map(|r| {
+                let note = r.note.as_deref();
+                (r.action.as_str(), r.resource.clone(), r.kind, r.risk, note)
+            })
+            .collect();
+        assert_eq!(theirs, expected, "{tool} {input}");
+    }
 }

@@ -125,7 +125,7 @@ impl Analyzer<'_, '_> {
         }
         let what = if writes { "writes" } else { "reads" };
         self.push(
-            PermissionRequest::new("bash", raw, risk.max(Risk::Write)).with_save_pattern(None),
+            PermissionRequest::command("bash", raw, risk.max(Risk::Write)).with_save_pattern(None),
             true,
             format!("opaque: it {what} `{raw}`, a path only known at run time"),
             scope,
@@ -208,7 +208,7 @@ impl Analyzer<'_, '_> {
         let path = self.expand_tilde(raw);
         if is_proc_environ(Path::new(&path)) {
             self.push(
-                PermissionRequest::new(
+                PermissionRequest::path(
                     if writes { "edit" } else { "read" },
                     path.clone(),
                     Risk::Credential,
@@ -269,7 +269,7 @@ impl Analyzer<'_, '_> {
 
     fn unresolvable(&mut self, raw: &str, error: &str, scope: &Scope) {
         self.push(
-            PermissionRequest::new("bash", raw, Risk::Execute),
+            PermissionRequest::command("bash", raw, Risk::Execute),
             true,
             format!("opaque: cannot resolve path `{raw}`: {error}"),
             scope,
@@ -316,7 +316,7 @@ impl Analyzer<'_, '_> {
     fn secret_request(&mut self, path: &str, risk: Risk, writes: bool, scope: &Scope) {
         let action = if writes { "edit" } else { "read" };
         self.push(
-            PermissionRequest::new(action, path, risk),
+            PermissionRequest::path(action, path, risk),
             false,
             format!("{path} holds secrets"),
             scope,
@@ -345,7 +345,7 @@ impl Analyzer<'_, '_> {
                 // A file the command writes is judged like a redirect target:
                 // protected paths (`.git/hooks/…`, `.envrc`) are seen.
                 self.push(
-                    PermissionRequest::new("edit", resolved_text.clone(), Risk::Write),
+                    PermissionRequest::path("edit", resolved_text.clone(), Risk::Write),
                     false,
                     format!("writes {resolved_text}"),
                     scope,
@@ -359,7 +359,7 @@ impl Analyzer<'_, '_> {
             .unwrap_or_else(|| resolved.path.clone());
         let dir_text = dir.to_string_lossy().into_owned();
         self.push(
-            PermissionRequest::new("external_directory", dir_text.clone(), risk.raised()),
+            PermissionRequest::path("external_directory", dir_text.clone(), risk.raised()),
             false,
             format!("{resolved_text} is outside the location"),
             scope,
@@ -367,7 +367,7 @@ impl Analyzer<'_, '_> {
         if self.ctx.location.contains(&lexical_path) {
             // Named inside, lands outside: asked every time, on top of the above.
             self.push(
-                PermissionRequest::new("external_directory", dir_text, Risk::Destructive),
+                PermissionRequest::path("external_directory", dir_text, Risk::Destructive),
                 false,
                 format!(
                     "{} is a symlink that leads outside the location, to {resolved_text}",
@@ -470,7 +470,7 @@ impl Analyzer<'_, '_> {
                 self.secret_request(&target.text, cred, writes, scope);
             }
             self.push(
-                PermissionRequest::new(action, target.text.clone(), risk).with_save_pattern(None),
+                PermissionRequest::path(action, target.text.clone(), risk).with_save_pattern(None),
                 true,
                 format!(
                     "opaque: redirect target `{}` is only known at run time",
@@ -489,7 +489,7 @@ impl Analyzer<'_, '_> {
             .or_else(|| target.text.strip_prefix("/dev/udp/"))
         {
             self.push(
-                PermissionRequest::new("bash", target.text.clone(), Risk::Network)
+                PermissionRequest::command("bash", target.text.clone(), Risk::Network)
                     .with_save_pattern(None),
                 false,
                 format!("the redirect opens a network connection to {endpoint}"),
@@ -510,7 +510,7 @@ impl Analyzer<'_, '_> {
             None if path.starts_with('/') => PathBuf::from("/"),
             None => {
                 self.push(
-                    PermissionRequest::new("edit", target.text.clone(), Risk::Write)
+                    PermissionRequest::path("edit", target.text.clone(), Risk::Write)
                         .with_save_pattern(None),
                     true,
                     format!(
@@ -557,7 +557,7 @@ impl Analyzer<'_, '_> {
         };
         let note = if op.contains(">>") { "append" } else { note };
         self.push(
-            PermissionRequest::new("edit", resolved_text.clone(), risk).with_note(note),
+            PermissionRequest::path("edit", resolved_text.clone(), risk).with_note(note),
             false,
             reason,
             scope,
@@ -660,7 +660,7 @@ impl Analyzer<'_, '_> {
             for path in found {
                 let shown = path.to_string_lossy().into_owned();
                 self.push(
-                    PermissionRequest::new("read", shown.clone(), Risk::Credential),
+                    PermissionRequest::path("read", shown.clone(), Risk::Credential),
                     false,
                     format!("the recursive read would read {shown}, which holds secrets"),
                     scope,

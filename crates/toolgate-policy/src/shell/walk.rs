@@ -216,7 +216,7 @@ pub(crate) fn analyze_with_budget(
         if a.out.is_empty() {
             // Only comments or blank lines: runs nothing.
             a.push(
-                PermissionRequest::new("bash", command.trim(), Risk::Read),
+                PermissionRequest::command("bash", command.trim(), Risk::Read),
                 false,
                 "runs nothing (comments only)".into(),
                 &scope,
@@ -362,7 +362,7 @@ impl Analyzer<'_, '_> {
     fn opaque_whole(&mut self, source: &str, why: &str, scope: &Scope) {
         let resource: String = source.chars().take(4096).collect();
         self.push(
-            PermissionRequest::new("bash", resource, Risk::Execute),
+            PermissionRequest::command("bash", resource, Risk::Execute),
             true,
             format!("opaque: {why}"),
             scope,
@@ -476,7 +476,7 @@ impl Analyzer<'_, '_> {
             format!("`{text}` expands {var}, a variable that holds a secret")
         };
         self.push(
-            PermissionRequest::new(
+            PermissionRequest::path(
                 "read",
                 format!("${}", var.trim_start_matches('!')),
                 Risk::Credential,
@@ -656,7 +656,7 @@ impl Analyzer<'_, '_> {
         }
         let save = (risk == Risk::Read).then(|| c.resource.clone());
         self.push(
-            PermissionRequest::new("bash", c.resource.clone(), risk).with_save_pattern(save),
+            PermissionRequest::command("bash", c.resource.clone(), risk).with_save_pattern(save),
             false,
             reason,
             scope,
@@ -702,7 +702,7 @@ impl Analyzer<'_, '_> {
         match why {
             Some(why) => self.opaque_whole(&c.resource, &why, scope),
             None => self.push(
-                PermissionRequest::new("bash", c.resource.clone(), Risk::Read)
+                PermissionRequest::command("bash", c.resource.clone(), Risk::Read)
                     .with_save_pattern(None),
                 false,
                 "tests a condition".into(),
@@ -784,7 +784,7 @@ impl Analyzer<'_, '_> {
         let unknown = words.iter().any(|w| !w.known);
         let save = (risk < Risk::Destructive && !unknown).then(|| arity_prefix(&argv));
         self.push(
-            PermissionRequest::new("bash", c.resource.clone(), risk).with_save_pattern(save),
+            PermissionRequest::command("bash", c.resource.clone(), risk).with_save_pattern(save),
             false,
             reason,
             scope,
@@ -1102,7 +1102,7 @@ impl Analyzer<'_, '_> {
                 Some(arity_prefix(&argv))
             };
             let mut request =
-                PermissionRequest::new("bash", resource, part.risk).with_save_pattern(save);
+                PermissionRequest::command("bash", resource, part.risk).with_save_pattern(save);
             if let Some(note) = &part.note {
                 request = request.with_note(note.clone());
             }

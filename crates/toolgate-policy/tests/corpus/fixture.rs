@@ -14,15 +14,18 @@
 
 #![allow(dead_code)]
 
+#[path = "../support/intent.rs"]
+mod intent;
+
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use intent::{IntentError, builtin_intent};
 use serde_json::Value;
 use toolgate_core::{Effect, Location, Risk};
 use toolgate_policy::check::{CheckOutcome, check};
 use toolgate_policy::config::Mode;
-use toolgate_policy::intent::{IntentError, builtin_intent};
 use toolgate_policy::policy::{NoApprovals, Policy};
 use toolgate_policy::shell::{ShellContext, ShellRequest, analyze};
 

@@ -84,6 +84,10 @@ impl Tool for ApplyPatchTool {
     type Input = ApplyPatchInput;
     type Output = ApplyPatchOutput;
 
+    fn action(&self) -> Option<&'static str> {
+        Some("edit")
+    }
+
     fn description(&self) -> String {
         "Applies a patch in the `*** Begin Patch` format (Add File / Update File with \
          optional Move to / Delete File; @@ hunks of ' ', '-', '+' lines; *** End of File; \

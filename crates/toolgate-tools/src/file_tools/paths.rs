@@ -61,7 +61,7 @@ pub fn read_request(
     } else {
         Risk::Read
     };
-    PermissionRequest::new(action, resolved.path.to_string_lossy(), risk)
+    PermissionRequest::path(action, resolved.path.to_string_lossy(), risk)
 }
 
 /// A write-risk `edit` request for `resolved` with a note (`credential` when
@@ -72,7 +72,7 @@ pub fn edit_request(location: &Location, resolved: &ResolvedPath, note: &str) ->
     } else {
         Risk::Write
     };
-    PermissionRequest::new("edit", resolved.path.to_string_lossy(), risk).with_note(note)
+    PermissionRequest::path("edit", resolved.path.to_string_lossy(), risk).with_note(note)
 }
 
 /// The judged request of `action` for `resolved`, when the call runs after a

@@ -55,6 +55,10 @@ impl Tool for WriteTool {
     type Input = WriteInput;
     type Output = WriteOutput;
 
+    fn action(&self) -> Option<&'static str> {
+        Some("edit")
+    }
+
     fn description(&self) -> String {
         "Creates or overwrites a file with the given content, creating missing parent \
          directories. An existing file keeps its BOM and line-ending style. Refused if the \

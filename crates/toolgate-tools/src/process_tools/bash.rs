@@ -541,7 +541,7 @@ impl Tool for BashTool {
             .display()
             .to_string();
         let mut requests = vec![
-            PermissionRequest::new("bash", input.command.clone(), Risk::Execute)
+            PermissionRequest::command("bash", input.command.clone(), Risk::Execute)
                 .with_cwd(workdir.clone()),
         ];
         if input.unsandboxed {
@@ -552,6 +552,8 @@ impl Tool for BashTool {
                 .map(str::trim)
                 .filter(|r| !r.is_empty())
                 .unwrap_or("no reason given");
+            // Kind `other`: the command is analysed once, as the first
+            // request; this one only asks to leave the sandbox.
             requests.push(
                 PermissionRequest::new(
                     "bash_unsandboxed",

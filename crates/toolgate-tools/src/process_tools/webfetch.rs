@@ -166,6 +166,19 @@ fn parse_url(text: &str) -> Result<Url, ToolError> {
     Ok(url)
 }
 
+/// `scheme://host/*`, what an approval of a fetch saves: the host, never
+/// more. `None` (nothing saved) when the authority holds credentials or a
+/// wildcard.
+fn host_save_pattern(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = &rest[..end];
+    if host.is_empty() || host.contains('@') || host.contains(['*', '?']) {
+        return None;
+    }
+    Some(format!("{scheme}://{host}/*"))
+}
+
 fn refused(r: Refused) -> ToolError {
     ToolError::Failed(r.to_string())
 }
@@ -392,11 +405,11 @@ impl Tool for WebFetchTool {
         // literal) is refused here, before anyone is asked, with the message
         // `execute` would give; names are checked again when they resolve.
         self.policy.check(&url).map_err(refused)?;
-        Ok(vec![PermissionRequest::new(
-            "webfetch",
-            url.to_string(),
-            Risk::Network,
-        )])
+        let url = url.to_string();
+        let pattern = host_save_pattern(&url);
+        Ok(vec![
+            PermissionRequest::url("webfetch", url, Risk::Network).with_save_pattern(pattern),
+        ])
     }
 
     async fn execute(
@@ -437,6 +450,15 @@ mod tests {
         assert_eq!(body_kind("", b"  <!DOCTYPE html><p>x"), BodyKind::Html);
         assert_eq!(body_kind("", b"plain"), BodyKind::Text);
         assert_eq!(body_kind("", b"a\0b"), BodyKind::Binary);
+    }
+
+    #[test]
+    fn webfetch_saves_the_host_only() {
+        assert_eq!(
+            host_save_pattern("https://docs.rs/regex/latest?x=1"),
+            Some("https://docs.rs/*".into())
+        );
+        assert_eq!(host_save_pattern("https://u:p@h/x"), None);
     }
 
     #[test]
