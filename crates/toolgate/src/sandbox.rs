@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use toolgate_core::EventSink;
+use toolgate_core::{EventSink, Failure};
 use toolgate_policy::config::SandboxMode;
 use toolgate_policy::policy::Policy;
 use toolgate_sandbox::proxy::{
@@ -31,7 +31,7 @@ pub struct SandboxAdapter {
     /// `[sandbox] allow_domains`, parsed; empty: no proxy.
     domains: DomainList,
     /// The proxy, started on the first confined command that needs it.
-    proxy: OnceLock<Result<ProxyService, String>>,
+    proxy: OnceLock<Result<ProxyService, Failure>>,
     /// Where the proxy's connections are recorded.
     events: Option<Arc<dyn EventSink>>,
 }
@@ -117,19 +117,21 @@ impl SandboxAdapter {
         network: bool,
         session_id: &str,
         call_id: &str,
-    ) -> Result<Option<Proxy>, String> {
+    ) -> Result<Option<Proxy>, Failure> {
         if network || self.domains.is_empty() {
             return Ok(None);
         }
         let service = self
             .proxy
             .get_or_init(|| {
-                ProxyService::new(self.domains.clone(), Resolver::System).map_err(|e| e.to_string())
+                ProxyService::new(self.domains.clone(), Resolver::System).map_err(Failure::of)
             })
             .as_ref()
-            .map_err(|e| format!("the sandbox's proxy cannot start: {e}"))?;
+            .map_err(|e| {
+                Failure::new(format!("the sandbox's proxy cannot start: {e}")).because(e.clone())
+            })?;
         let record = recorder(self.events.clone(), session_id, call_id);
-        service.serve(record).map(Some).map_err(|e| e.to_string())
+        service.serve(record).map(Some).map_err(Failure::of)
     }
 }
 
@@ -171,15 +173,15 @@ struct RunGuard {
 }
 
 impl CommandSandbox for SandboxAdapter {
-    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, String> {
+    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, Failure> {
         match self.mode {
             SandboxMode::Off => return Ok(None),
             SandboxMode::Auto if !self.support.available => return Ok(None),
             SandboxMode::Required if !self.support.available => {
-                return Err(format!(
+                return Err(Failure::new(format!(
                     "[sandbox] mode = \"required\" and this machine cannot sandbox: {}",
                     self.support.reasons.join("; ")
-                ));
+                )));
             }
             _ => {}
         }
@@ -189,7 +191,7 @@ impl CommandSandbox for SandboxAdapter {
         spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
         let mut confined = spec
             .command(&self.support, request.program, request.args)
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::of)?;
         let command = std::mem::replace(&mut confined.command, std::process::Command::new("false"));
         let refuses = if proxy.is_some() {
             REFUSES_PROXIED

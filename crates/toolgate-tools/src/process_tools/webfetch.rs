@@ -14,7 +14,7 @@ use reqwest::{Client, Response, Url};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{
-    Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
+    Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
 
 use super::ProcessToolsConfig;
@@ -181,7 +181,7 @@ fn request_error(url: &Url, err: reqwest::Error) -> ToolError {
         message.push_str(&format!(": {s}"));
         source = s.source();
     }
-    ToolError::Failed(message)
+    ToolError::Caused(Failure::new(message).because(err))
 }
 
 fn accept_header(format: FetchFormat) -> &'static str {
@@ -341,7 +341,7 @@ impl WebFetchTool {
             };
             let content = match (kind, format) {
                 (BodyKind::Html, FetchFormat::Markdown) => to_markdown(&text).map_err(|e| {
-                    ToolError::Failed(format!("converting {url} to markdown failed: {e}"))
+                    ToolError::caused(format!("converting {url} to markdown failed"), e)
                 })?,
                 (BodyKind::Html, FetchFormat::Text) => to_text(&text),
                 _ => text,

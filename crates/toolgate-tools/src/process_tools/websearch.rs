@@ -15,7 +15,7 @@ use reqwest::{Client, StatusCode, Url};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{
-    Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
+    Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
 
 use super::ProcessToolsConfig;
@@ -406,7 +406,7 @@ impl Tool for WebSearchTool {
         let query = input.query.trim().to_string();
         let provider = self
             .provider()
-            .map_err(|e| ToolError::Failed(e.to_string()))?;
+            .map_err(|e| ToolError::Caused(Failure::of(e)))?;
         let search = tokio::time::timeout(self.config.timeout, provider.search(&query, count));
         let results = tokio::select! {
             () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
@@ -414,7 +414,7 @@ impl Tool for WebSearchTool {
                 .map_err(|_| ToolError::Failed(format!(
                     "{} did not answer within {} s", provider.name(), self.config.timeout.as_secs()
                 )))?
-                .map_err(|e| ToolError::Failed(e.to_string()))?,
+                .map_err(|e| ToolError::Caused(Failure::of(e)))?,
         };
         Ok(WebSearchOutput {
             query,
