@@ -99,10 +99,28 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(e) => {
-            eprintln!("toolgate: error: {e:#}");
+            eprintln!("toolgate: error: {}", error_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its chain of causes on one line, each cause once: most
+/// messages already name their cause, and a cause whose text the line shows
+/// is not repeated.
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// Logs to stderr at `warn`, or as `TOOLGATE_LOG` says. Parsing a filter

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use toolgate_core::{EventSink, Failure};
 use toolgate_policy::config::SandboxMode;
@@ -278,7 +278,7 @@ fn exec(
         args.policy.mode,
         Some(data),
     );
-    let policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let policy = Policy::load(&sources)?;
     let mut adapter = SandboxAdapter::new(&policy, Some(data));
     if !adapter.support.available {
         anyhow::bail!(
@@ -294,11 +294,8 @@ fn exec(
     // the log is only opened when there is a proxy.
     let _log = if !args.network && !adapter.domains.is_empty() {
         let log = Arc::new(
-            toolgate_store::EventLog::open(data.audit_db(), durability).map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot open the audit log {}: {e}",
-                    data.audit_db().display()
-                )
+            toolgate_store::EventLog::open(data.audit_db(), durability).with_context(|| {
+                format!("cannot open the audit log {}", data.audit_db().display())
             })?,
         );
         adapter = adapter.with_events(log.clone());
@@ -314,9 +311,7 @@ fn exec(
     let roots = location.roots().map(PathBuf::from).collect();
     let mut spec = adapter.spec(roots, cwd, args.network);
     let session = crate::cmd_call::new_id("sandbox-exec");
-    let proxy = adapter
-        .proxy_for(args.network, &session, "exec")
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let proxy = adapter.proxy_for(args.network, &session, "exec")?;
     spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
     let mut confined = spec.command(&adapter.support, program, rest)?;
     let status = confined.command.status()?;
