@@ -2,6 +2,9 @@
 //! `toolgate mcp` has), a call whose decision is slow never holds up another
 //! call, and a gate that panics fails its call, not the process.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::mpsc;

@@ -1,6 +1,9 @@
 //! `builtin_intent` (one tool built alone, no registry, no schema) gives what a
 //! registered tool's `prepare` gives: the same requests, or the same refusal.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::{Value, json};
 use toolgate_core::{Location, Registry, ToolSet};
 use toolgate_tools::{BUILTIN_TOOL_NAMES, BuiltinConfig, builtin_intent, register_builtins};

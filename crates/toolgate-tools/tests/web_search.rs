@@ -1,5 +1,8 @@
 //! websearch against a local server playing the Brave Search API.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 #[path = "web_support/mod.rs"]

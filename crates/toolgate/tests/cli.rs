@@ -1,6 +1,9 @@
 //! The `toolgate` binary as a user runs it: real processes, a real data
 //! directory, a real workspace.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

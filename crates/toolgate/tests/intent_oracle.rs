@@ -2,6 +2,9 @@
 //! crate; `toolgate check` asks the tools themselves) against the tools' own
 //! intents: same actions, resources and risks.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 use toolgate_core::{Location, Registry, ToolSet};
 use toolgate_policy::intent::{BUILTIN_TOOLS, builtin_intent};
