@@ -188,3 +188,23 @@ fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+    use toolgate_core::Failure;
+
+    #[test]
+    fn the_error_line_shows_each_cause_of_the_chain_once() {
+        let io = std::io::Error::other("disk full");
+        let plain = anyhow::Error::new(io).context("cannot save the approval");
+        assert_eq!(error_line(&plain), "cannot save the approval: disk full");
+        // A message that already names its cause does not repeat it.
+        let named = Failure::caused("committing 1 event(s) failed", std::io::Error::other("EIO"));
+        let wrapped = anyhow::Error::new(named).context("cannot flush the audit log");
+        assert_eq!(
+            error_line(&wrapped),
+            "cannot flush the audit log: committing 1 event(s) failed: EIO"
+        );
+    }
+}
