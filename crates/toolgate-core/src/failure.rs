@@ -10,9 +10,6 @@ use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
 
-/// Any error, as a port's source.
-pub type BoxError = Box<dyn Error + Send + Sync + 'static>;
-
 /// What failed, in words, with the error that caused it when there is one.
 ///
 /// It reads as its message: `Display`, `Deref<Target = str>` and comparison
@@ -66,13 +63,6 @@ impl Failure {
         E: Error + Send + Sync + 'static,
     {
         self.source = Some(Arc::new(source));
-        self
-    }
-
-    /// Keeps an already boxed error as the cause (message unchanged).
-    #[must_use]
-    pub fn because_boxed(mut self, source: BoxError) -> Self {
-        self.source = Some(Arc::from(source));
         self
     }
 

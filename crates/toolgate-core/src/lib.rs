@@ -41,7 +41,7 @@ pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, boun
 pub use content::{Content, ToolOutput};
 pub use context::{CallIdentity, Progress, ToolContext};
 pub use event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError, now_ms};
-pub use failure::{BoxError, Failure};
+pub use failure::Failure;
 pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
 pub use location::{Location, PathError, ResolvedPath};
 pub use pipeline::{CallError, CallRequest, CallResult, Engine};
