@@ -195,7 +195,7 @@ pub enum SinkError {
     Closed,
     /// Writing failed; nothing that depends on this event may continue.
     #[error("the audit log could not store the event: {0}")]
-    Storage(String),
+    Storage(#[source] crate::failure::Failure),
 }
 
 /// Resolves to the event's sequence number once the event is durable.

@@ -171,7 +171,7 @@ pub struct GateCall<'a> {
 pub enum GateError {
     /// The gate could not evaluate (for example its approvals store failed).
     #[error("gate failed: {0}")]
-    Failed(String),
+    Failed(#[source] crate::failure::Failure),
     /// The request could not be analysed at all.
     #[error("invalid request: {0}")]
     Invalid(String),

@@ -27,6 +27,7 @@ pub mod content;
 pub mod context;
 pub mod credential;
 pub mod event;
+pub mod failure;
 pub mod gate;
 pub mod location;
 pub mod pipeline;
@@ -40,6 +41,7 @@ pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, boun
 pub use content::{Content, ToolOutput};
 pub use context::{CallIdentity, Progress, ToolContext};
 pub use event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError, now_ms};
+pub use failure::Failure;
 pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest, ResourceKind};
 pub use location::{Location, PathError, ResolvedPath};
 pub use pipeline::{CallError, CallRequest, CallResult, Engine};

@@ -31,6 +31,7 @@ use crate::bound::{BoundError, OutputBounds, OutputStore, bound};
 use crate::content::Content;
 use crate::context::{CallIdentity, Progress, ToolContext};
 use crate::event::{Event, EventKind, EventPayload, EventSink, SinkError};
+use crate::failure::Failure;
 use crate::gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
 use crate::location::Location;
 use crate::registry::{Catalogue, LookupError, ResolvedTool, ToolSet};
@@ -151,8 +152,9 @@ async fn evaluate_off_loop(
     })
     .await
     .map_err(|e| {
-        CallError::Gate(GateError::Failed(format!(
-            "the decision could not be computed: {e}"
+        CallError::Gate(GateError::Failed(Failure::caused(
+            "the decision could not be computed",
+            e,
         )))
     })?
     .map_err(CallError::Gate)

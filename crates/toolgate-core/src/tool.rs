@@ -95,6 +95,10 @@ pub enum ToolError {
     /// The tool ran and failed; the message is for the model.
     #[error("{0}")]
     Failed(String),
+    /// The tool failed because of another error, kept as the source; the
+    /// message (for the model) names what was being done and that error.
+    #[error("{0}")]
+    Caused(#[source] crate::failure::Failure),
     /// An I/O operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -109,6 +113,15 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// `what` failed because of `source`, kept as the source; reads
+    /// `"{what}: {source}"`.
+    pub fn caused<E>(what: impl std::fmt::Display, source: E) -> Self
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        ToolError::Caused(crate::failure::Failure::caused(what, source))
+    }
+
     /// An I/O error with context.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         ToolError::Io {

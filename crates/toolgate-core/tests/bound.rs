@@ -1,5 +1,8 @@
 //! Output bounding: limits, head and tail, media, structured output.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::DirSpill;

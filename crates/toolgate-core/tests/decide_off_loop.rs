@@ -2,6 +2,9 @@
 //! `toolgate mcp` has), a call whose decision is slow never holds up another
 //! call, and a gate that panics fails its call, not the process.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::mpsc;
@@ -152,4 +155,39 @@ async fn a_gate_that_panics_fails_the_call_and_nothing_runs() {
     assert!(err.to_string().contains("decision"), "{err}");
     assert_eq!(*runs.lock().unwrap(), 0);
     assert!(!sink.kinds().contains(&EventKind::ToolStarted));
+}
+
+/// Whether `err` or one of its causes is an `E`.
+fn caused_by<E: std::error::Error + 'static>(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(err);
+    while let Some(e) = cause {
+        if e.downcast_ref::<E>().is_some() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_gate_that_panics_keeps_the_join_error_as_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, process, _sink) = engine(Arc::new(PanickingGate), &dir);
+    let (echo, _runs) = Echo::new("e");
+    let _g = process.register("echo", echo).unwrap();
+    let catalogue = engine.materialize();
+    let location = Arc::new(Location::new(dir.path()).unwrap());
+    let err = engine
+        .settle(
+            &catalogue,
+            call("echo", json!({"text": "x"}), "c1"),
+            location,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    let CallError::Gate(gate_error @ GateError::Failed(_)) = &err else {
+        panic!("not a failed gate: {err}");
+    };
+    assert!(caused_by::<tokio::task::JoinError>(gate_error), "{err}");
 }

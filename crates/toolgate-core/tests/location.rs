@@ -1,5 +1,8 @@
 //! The path resolver against traversal, symlinks and malformed paths.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,9 @@
 //! The settle pipeline end to end: order of events, refusals, cancellation,
 //! panics, invalid input and output, spills.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;

@@ -1,5 +1,8 @@
 //! The two-layer registry: names, guards, layering, catalogue and stale calls.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;

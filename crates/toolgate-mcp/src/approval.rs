@@ -21,6 +21,7 @@ use rmcp::service::{ElicitationMode, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use toolgate_core::Failure;
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 
 use crate::mrtr::{APPROVAL_KEY, InputAsk};
@@ -129,9 +130,9 @@ impl ElicitationChannel {
             });
         }
         let peer = self.lock().get(session_id).cloned().ok_or_else(|| {
-            ChannelError::Unavailable(format!(
+            ChannelError::Unavailable(Failure::new(format!(
                 "no MCP client with the elicitation capability is connected for session {session_id}"
-            ))
+            )))
         })?;
         match peer.create_elicitation(params).await {
             Ok(answer) => Ok(answer),
@@ -141,7 +142,10 @@ impl ElicitationChannel {
                     "the MCP client disconnected".into(),
                 ))
             }
-            Err(e) => Err(ChannelError::Failed(format!("elicitation failed: {e}"))),
+            Err(e) => Err(ChannelError::Failed(Failure::caused(
+                "elicitation failed",
+                e,
+            ))),
         }
     }
 }
@@ -212,7 +216,8 @@ pub fn approval_form(prompt: &AskPrompt) -> (String, ElicitationSchema) {
 /// Interprets the client's answer. Declining or dismissing the form rejects;
 /// a choice the prompt did not offer is an error.
 pub fn parse_answer(answer: &ElicitResult, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
-    let invalid = |m: String| ChannelError::Failed(format!("invalid elicitation answer: {m}"));
+    let invalid =
+        |m: String| ChannelError::Failed(format!("invalid elicitation answer: {m}").into());
     let content = match answer.action {
         ElicitationAction::Accept => answer.content.as_ref(),
         // Decline, cancel, or anything newer: not an approval.

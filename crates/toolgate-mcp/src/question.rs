@@ -8,6 +8,7 @@
 
 use rmcp::model::{ElicitResult, ElicitationAction, ElicitationSchema};
 use serde_json::{Map, Value, json};
+use toolgate_core::Failure;
 use toolgate_policy::approvals::ChannelError;
 
 use crate::approval::ElicitationChannel;
@@ -27,13 +28,13 @@ pub struct FormQuestion {
 pub enum QuestionFormError {
     /// No client that can answer forms is connected for the session.
     #[error("{0}")]
-    Unavailable(String),
+    Unavailable(#[source] Failure),
     /// The user declined or dismissed the form.
     #[error("the user declined to answer")]
     Declined,
     /// The elicitation failed or its answer is unusable.
     #[error("{0}")]
-    Failed(String),
+    Failed(#[source] Failure),
 }
 
 fn field(i: usize) -> String {
@@ -45,7 +46,7 @@ fn other_field(i: usize) -> String {
 }
 
 /// The message and form schema for `questions`.
-pub fn question_form(questions: &[FormQuestion]) -> Result<(String, ElicitationSchema), String> {
+pub fn question_form(questions: &[FormQuestion]) -> Result<(String, ElicitationSchema), Failure> {
     let mut message = String::from("toolgate: the model asks you");
     let mut properties = Map::new();
     let mut required = Vec::new();
@@ -82,7 +83,7 @@ pub fn question_form(questions: &[FormQuestion]) -> Result<(String, ElicitationS
         schema.insert("required".into(), Value::Array(required));
     }
     let schema = ElicitationSchema::from_json_schema(schema)
-        .map_err(|e| format!("cannot build the question form: {e}"))?;
+        .map_err(|e| Failure::caused("cannot build the question form", e))?;
     Ok((message, schema))
 }
 
@@ -93,7 +94,8 @@ pub fn question_answers(
     reply: &ElicitResult,
     questions: &[FormQuestion],
 ) -> Result<Vec<String>, QuestionFormError> {
-    let invalid = |m: String| QuestionFormError::Failed(format!("invalid answer to the form: {m}"));
+    let invalid =
+        |m: String| QuestionFormError::Failed(format!("invalid answer to the form: {m}").into());
     if !matches!(reply.action, ElicitationAction::Accept) {
         return Err(QuestionFormError::Declined);
     }

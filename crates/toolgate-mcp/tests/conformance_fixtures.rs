@@ -9,6 +9,9 @@
 //! is installed by `scripts/setup-conformance.sh`; `crates/toolgate/tests/conformance.rs`
 //! runs the scenarios that apply to `toolgate serve` as shipped.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;

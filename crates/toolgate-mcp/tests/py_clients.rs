@@ -7,6 +7,9 @@
 //! Without the venv the suite is skipped with a message, except in CI
 //! (`CI=true`), where that is a failure.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -3,6 +3,9 @@
 //! SDK, whose validator is Ajv) printed "unknown format \"uint\" ignored" for
 //! each unsigned field that `schemars` marks with its own `uint*` formats.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::Value;
 use toolgate_core::{Registry, ToolSet};
 use toolgate_mcp::convert::mcp_tools;

@@ -18,6 +18,9 @@
 //!
 //! Run: `cargo build --release -p toolgate && cargo bench -p toolgate-policy --bench decide`
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;

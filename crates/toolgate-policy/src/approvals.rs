@@ -2,6 +2,7 @@
 //! `toolgate-store`), and the approval-channel port through which a person answers.
 
 use serde::{Deserialize, Serialize};
+use toolgate_core::Failure;
 
 /// An approval saved for a project ("always").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,7 +24,7 @@ pub struct SavedApproval {
 pub enum ApprovalStoreError {
     /// The store failed.
     #[error("approval store failed: {0}")]
-    Storage(String),
+    Storage(#[source] Failure),
     /// No approval with that id.
     #[error("no saved approval with id {0}")]
     NotFound(i64),
@@ -102,10 +103,10 @@ pub enum Answer {
 pub enum ChannelError {
     /// Nobody can be asked (no terminal, the client does not support elicitation).
     #[error("no one can be asked: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] Failure),
     /// The channel failed.
     #[error("approval channel failed: {0}")]
-    Failed(String),
+    Failed(#[source] Failure),
 }
 
 /// How the gate reaches a person (terminal, MCP elicitation, web page). Dropping
@@ -204,7 +205,10 @@ async fn ask_in_order(
     let mut asking = futures::stream::FuturesUnordered::new();
     let mut waiting = channels.iter();
     let mut errors = Vec::new();
-    let mut all_unavailable = true;
+    // The combined error keeps as its cause the first channel that failed, or,
+    // when none did, the first that had no one to ask.
+    let mut first_failed: Option<ChannelError> = None;
+    let mut first_unavailable: Option<ChannelError> = None;
     let mut escalate_at = tokio::time::Instant::now();
     loop {
         // Start the next channel when nothing is asking or its turn has come.
@@ -227,13 +231,16 @@ async fn ask_in_order(
                 // Returning drops the other questions: they are withdrawn.
                 Some(Ok(answer)) => return Ok(answer),
                 Some(Err(e)) => {
-                    if !matches!(e, ChannelError::Unavailable(_)) {
-                        all_unavailable = false;
+                    match e {
+                        ChannelError::Unavailable(why) => {
+                            errors.push(why.message().to_string());
+                            first_unavailable.get_or_insert(ChannelError::Unavailable(why));
+                        }
+                        failed => {
+                            errors.push(failed.to_string());
+                            first_failed.get_or_insert(failed);
+                        }
                     }
-                    errors.push(match e {
-                        ChannelError::Unavailable(why) => why,
-                        other => other.to_string(),
-                    });
                     // This channel's turn is over: the next one starts now.
                     escalate_at = tokio::time::Instant::now();
                 }
@@ -247,9 +254,10 @@ async fn ask_in_order(
     } else {
         errors.join("; ")
     };
-    Err(if all_unavailable {
-        ChannelError::Unavailable(why)
-    } else {
-        ChannelError::Failed(why)
+    let why = Failure::new(why);
+    Err(match (first_failed, first_unavailable) {
+        (Some(cause), _) => ChannelError::Failed(why.because(cause)),
+        (_, Some(cause)) => ChannelError::Unavailable(why.because(cause)),
+        _ => ChannelError::Unavailable(why),
     })
 }

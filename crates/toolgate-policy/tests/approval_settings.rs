@@ -1,6 +1,9 @@
 //! `[approvals]` across layers: the last layer that sets a key wins, the
 //! command line beats the config files, and the managed layer beats both.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -5,6 +5,9 @@
 //! within any CI limit with an exponential matcher, so finishing is the check;
 //! the matcher's own unit tests count its steps.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

@@ -1,6 +1,9 @@
 //! `check`, the JSONL batch runner, `explain`, and the built-in intents against
 //! the tools' own.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "support/intent.rs"]
 mod intent;
 

@@ -10,6 +10,9 @@
 //! Prints how many dangerous commands were allowed (must be zero) and how many
 //! benign read-only commands are asked (friction).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

@@ -20,6 +20,9 @@
 //! `CORPUS_DUMP=1` prints every row's requests; `CORPUS_TAG=heredoc` runs one
 //! class; `CORPUS_STALL_SECS=N` bounds a stall row's child (default 20 s).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

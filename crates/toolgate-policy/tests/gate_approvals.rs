@@ -1,5 +1,8 @@
 //! `PolicyGate`: approvals, cascades, rejects, timeouts, cancellation, reloads.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

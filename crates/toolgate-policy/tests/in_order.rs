@@ -4,6 +4,9 @@
 //! `FirstAnswer`, its zero-delay case (every channel asked at once), is tested
 //! here too, on the same channels.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,9 @@
 //! location is allowed with source `sandbox`; what leaves it is decided as in
 //! `default`; without a sandbox `auto` is `default` (invariant 11).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "support/intent.rs"]
 mod intent;
 

@@ -1,6 +1,9 @@
 //! Every path of the decision tree and every layer interaction, through
 //! `Policy::judge` and `check`.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "support/intent.rs"]
 mod intent;
 

@@ -3,6 +3,9 @@
 //! writes to protected paths are never allowed by a mode or a bare wildcard;
 //! accept-edits allows only known targets inside the location.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "support/intent.rs"]
 mod intent;
 

@@ -7,6 +7,9 @@
 //! Commands come from the corpus in `tests/corpus/shell.jsonl` (those that keep
 //! their meaning when combined: one line, no comment, no `cd`, no parse error).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

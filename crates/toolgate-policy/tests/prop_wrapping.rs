@@ -17,6 +17,9 @@
 //! every command and prints, per construct, how many got weaker (with
 //! examples); the proptests nest constructs and generate commands.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

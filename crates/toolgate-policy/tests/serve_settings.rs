@@ -1,6 +1,9 @@
 //! `[serve]` across layers: the last layer that sets it wins, the managed
 //! layer last of all, and the project layer may not set it.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use toolgate_policy::config::TokenSource;

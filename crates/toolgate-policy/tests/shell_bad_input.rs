@@ -1,6 +1,9 @@
 //! Bad input to the shell analyser: it never panics, never returns nothing, and
 //! never lets something it cannot read be allowed.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

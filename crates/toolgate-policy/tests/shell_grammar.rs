@@ -2,6 +2,9 @@
 //! is skipped (the heredoc line), every construct is walked, and a parse with
 //! errors is opaque.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

@@ -2,6 +2,9 @@
 //! (read from the grammar's own `node-types.json`), and the vendored copy of
 //! that file is the crate's.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::Value;
 use toolgate_policy::shell::grammar;
 

@@ -1,6 +1,9 @@
 //! The shape of what `shell::analyze` returns: actions, resources, save
 //! patterns, notes and working directories that the gate codes against.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

@@ -3,6 +3,9 @@
 //! secrets in expansions and `/proc/*/environ`, and inputs that would crash or
 //! stall the gate. Each test holds several instances of its class.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "corpus/fixture.rs"]
 mod fixture;
 

@@ -9,6 +9,9 @@
 //! crate's `toolgate-sandbox` binary (built by `cargo bench` before the
 //! bench runs).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -3,6 +3,9 @@
 //! kind of write or read works where it is allowed, so a failure is the
 //! sandbox's and not a broken fixture's.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::Write;

@@ -1,6 +1,9 @@
 //! Routine work succeeds inside the sandbox: a Rust crate builds and tests
 //! offline, make, git branch work, pytest, npm test.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::Path;

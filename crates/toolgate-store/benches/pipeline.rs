@@ -17,6 +17,9 @@
 //!
 //! Run: `cargo bench -p toolgate-store --bench pipeline`
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

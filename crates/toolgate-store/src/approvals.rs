@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use toolgate_core::now_ms;
+use toolgate_core::{Failure, now_ms};
 use toolgate_policy::approvals::{ApprovalStore, ApprovalStoreError, SavedApproval};
 
 use crate::error::StoreError;
@@ -136,19 +136,19 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SavedApproval> {
 }
 
 fn storage(e: rusqlite::Error) -> ApprovalStoreError {
-    ApprovalStoreError::Storage(e.to_string())
+    ApprovalStoreError::Storage(Failure::of(e))
 }
 
 fn check_field(name: &str, value: &str) -> Result<(), ApprovalStoreError> {
     if value.is_empty() {
-        return Err(ApprovalStoreError::Storage(format!(
+        return Err(ApprovalStoreError::Storage(Failure::new(format!(
             "refusing to save an approval with an empty {name}"
-        )));
+        ))));
     }
     if value.contains('\0') {
-        return Err(ApprovalStoreError::Storage(format!(
+        return Err(ApprovalStoreError::Storage(Failure::new(format!(
             "refusing to save an approval whose {name} contains a NUL byte"
-        )));
+        ))));
     }
     Ok(())
 }

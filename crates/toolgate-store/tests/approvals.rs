@@ -1,5 +1,8 @@
 //! Saved approvals in a real SQLite state database.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use toolgate_policy::approvals::{ApprovalStore, ApprovalStoreError};
 use toolgate_store::SqliteApprovals;
 

@@ -5,6 +5,9 @@
 //! runs `crash_child_appends_until_killed`, which appends forever from several
 //! tasks and prints `acked SEQ N` after each ack.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

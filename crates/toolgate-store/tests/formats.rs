@@ -3,6 +3,9 @@
 //! found, an unknown format is named, and a second implementation (Python)
 //! recomputes the format 2 hashes from the documented rules alone.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

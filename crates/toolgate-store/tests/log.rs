@@ -1,5 +1,8 @@
 //! The event log against real SQLite files.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::HashSet;

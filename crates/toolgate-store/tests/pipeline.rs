@@ -2,6 +2,9 @@
 //! order of the steps, a dropped call's `tool.failed` is committed, and a
 //! failing spill fails the call.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use async_trait::async_trait;

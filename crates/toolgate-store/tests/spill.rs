@@ -1,5 +1,8 @@
 //! The spill store and its retention sweep, on real files.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs::File;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, SystemTime};

@@ -1,5 +1,8 @@
 //! `verify` against logs tampered with through a raw SQLite connection.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{event, raw, write_events};

@@ -8,6 +8,9 @@
 //! (skipped, and said, where there is none). Exits non-zero when a growth is
 //! 16 MiB or more.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::sync::Arc;

@@ -4,6 +4,9 @@
 //! (target: under 10 ms). The location is at rest (older than the scan
 //! cache's two-second window), as between an agent's calls.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::sync::Arc;

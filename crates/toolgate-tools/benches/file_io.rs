@@ -5,6 +5,9 @@
 //!
 //! Run: `cargo bench -p toolgate-tools --bench file_io`.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -13,6 +13,9 @@
 //! Our side runs the tools in-process; the rg side spawns rg each iteration,
 //! which is what a tool would have to do to use it.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

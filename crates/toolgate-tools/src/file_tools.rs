@@ -80,7 +80,7 @@ where
     }
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| ToolError::Failed(format!("{tool} task failed: {e}")))?
+        .map_err(|e| ToolError::caused(format!("{tool} task failed"), e))?
 }
 
 /// Whether `path` is missing or a regular file of at most [`INLINE_FILE_BYTES`]

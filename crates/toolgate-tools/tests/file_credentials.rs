@@ -7,6 +7,9 @@
 //! The tools know the home from `HOME`: this test binary sets one fake home
 //! for all its tests, before any tool runs.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod file_support;
 
 use std::path::{Path, PathBuf};
@@ -255,7 +258,7 @@ async fn a_symlink_swapped_in_a_loop_never_lets_an_allowed_read_or_write_act_out
             let mut n = 0usize;
             while !stop.load(Ordering::Relaxed) {
                 n += 1;
-                let target = if n % 2 == 0 {
+                let target = if n.is_multiple_of(2) {
                     &inside_file
                 } else {
                     &outside_file

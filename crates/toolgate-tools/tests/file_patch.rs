@@ -1,6 +1,9 @@
 //! `apply_patch`: success paths, bad patches and atomic rollback, through the
 //! real handler on a tempdir.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod file_support;
 
 use file_support::{Ws, canon, err, text};

@@ -1,6 +1,9 @@
 //! `list`, `glob` and `grep`: success paths and bad inputs, through the real
 //! handler on a tempdir.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod file_support;
 
 use std::time::{Duration, SystemTime};

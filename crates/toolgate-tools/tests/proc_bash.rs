@@ -1,5 +1,8 @@
 //! bash: real processes, real process groups.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 
@@ -397,4 +400,49 @@ async fn projection_shows_output_and_status() {
     let out = run(&env, input("echo hi; exit 2")).await.unwrap();
     let text = tool.project(&out)[0].as_text().unwrap().to_string();
     assert_eq!(text, "hi\n(exit code 2)");
+}
+
+/// A sandbox whose profile file is missing: it refuses every command with the
+/// I/O error that stopped it.
+#[derive(Debug)]
+struct MissingProfile(std::path::PathBuf);
+
+impl toolgate_tools::process_tools::CommandSandbox for MissingProfile {
+    fn confine(
+        &self,
+        _request: &toolgate_tools::process_tools::ConfineRequest<'_>,
+    ) -> Result<Option<toolgate_tools::process_tools::ConfinedCommand>, toolgate_core::Failure>
+    {
+        let profile = std::fs::read(&self.0)
+            .map_err(|e| toolgate_core::Failure::caused("cannot read the sandbox profile", e))?;
+        panic!("the profile exists: {} bytes", profile.len());
+    }
+}
+
+#[tokio::test]
+async fn a_refusing_sandbox_keeps_its_io_error_and_nothing_runs() {
+    let mut env = Env::new();
+    let profile = env.root().join("no-profile");
+    env.config.sandbox = Some(std::sync::Arc::new(MissingProfile(profile)));
+    let marker = env.root().join("ran");
+    let command = format!("touch {}", marker.display());
+    let err = run(&env, input(&command)).await.unwrap_err();
+    assert!(matches!(err, ToolError::Caused(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("cannot read the sandbox profile: "),
+        "{err}"
+    );
+    let mut cause = std::error::Error::source(&err);
+    let mut io = None;
+    while let Some(e) = cause {
+        io = io.or(e.downcast_ref::<std::io::Error>());
+        cause = e.source();
+    }
+    assert_eq!(
+        io.map(std::io::Error::kind),
+        Some(std::io::ErrorKind::NotFound),
+        "{err}"
+    );
+    assert!(!marker.exists());
 }

@@ -1,6 +1,9 @@
 //! bash's environment: secrets withheld, pagers forced. A binary of its own,
 //! with one test, because it sets variables in this process.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 

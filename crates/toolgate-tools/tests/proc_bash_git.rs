@@ -3,6 +3,9 @@
 //! through the real bash tool. Each attack is first shown to work without the
 //! wall (plain `git` from this process), so the test cannot pass vacuously.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 

@@ -1,6 +1,9 @@
 //! 100 MB of bash output keeps this process's memory bounded. A binary of its
 //! own with one test, so no other test's allocations count.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 

@@ -1,6 +1,9 @@
 //! The process tools are registered under their DESIGN.md names with exactly
 //! the DESIGN.md input fields.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 

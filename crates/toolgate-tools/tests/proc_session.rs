@@ -1,5 +1,8 @@
 //! todowrite, question and skill.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 
@@ -481,4 +484,49 @@ async fn unknown_skill_lists_available_ones() {
         h.prepare(&json!({"name": "a", "args": "x"}), &loc),
         Err(PrepareError::InvalidInput { .. })
     ));
+}
+
+/// A channel whose terminal is gone: reading it fails with a real I/O error.
+struct GoneTerminal(std::path::PathBuf);
+
+#[async_trait]
+impl QuestionChannel for GoneTerminal {
+    async fn ask(
+        &self,
+        _caller: &CallIdentity,
+        _questions: &[Question],
+        _cancel: &CancellationToken,
+    ) -> Result<Vec<String>, QuestionError> {
+        let line = std::fs::read_to_string(&self.0).map_err(|e| {
+            QuestionError::Failed(toolgate_core::Failure::caused(
+                "cannot read the terminal",
+                e,
+            ))
+        })?;
+        Ok(vec![line])
+    }
+}
+
+#[tokio::test]
+async fn a_failed_question_keeps_the_channels_io_error() {
+    let mut env = Env::new();
+    env.config.question = Some(Arc::new(GoneTerminal(env.root().join("no-tty"))));
+    let tool = QuestionTool::new(&env.config);
+    let err = tool.execute(questions(), env.ctx()).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("could not ask the user: cannot read the terminal: "),
+        "{err}"
+    );
+    let mut cause = std::error::Error::source(&err);
+    let mut io = None;
+    while let Some(e) = cause {
+        io = io.or(e.downcast_ref::<std::io::Error>());
+        cause = e.source();
+    }
+    assert_eq!(
+        io.map(std::io::Error::kind),
+        Some(std::io::ErrorKind::NotFound),
+        "{err}"
+    );
 }

@@ -2,6 +2,9 @@
 //! No test sends traffic anywhere but loopback: private targets such as
 //! 10.0.0.1 are refused before any connection is attempted.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 #[path = "web_support/mod.rs"]

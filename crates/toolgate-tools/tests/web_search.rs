@@ -1,5 +1,8 @@
 //! websearch against a local server playing the Brave Search API.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "proc_support/mod.rs"]
 mod support;
 #[path = "web_support/mod.rs"]
@@ -194,4 +197,24 @@ async fn schema_and_intent() {
             other => panic!("{input} accepted: {other:?}"),
         }
     }
+}
+
+#[test]
+fn a_bad_endpoint_keeps_the_parse_error_as_the_cause() {
+    use toolgate_tools::process_tools::{BraveSearch, SearchError};
+    // reqwest is built without a crypto provider (as the tools install one).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let err = match BraveSearch::new(reqwest::Client::new(), "not a url", "k".into()) {
+        Err(e) => e,
+        Ok(_) => panic!("a bad endpoint was accepted"),
+    };
+    assert!(matches!(err, SearchError::Request { .. }), "{err}");
+    let parse = reqwest::Url::parse("not a url").unwrap_err().to_string();
+    assert_eq!(
+        err.to_string(),
+        format!("Brave Search request failed: invalid endpoint \"not a url\": {parse}")
+    );
+    // The request error, its failure, then the URL parser's own error.
+    let cause = std::error::Error::source(&err).and_then(std::error::Error::source);
+    assert_eq!(cause.map(ToString::to_string), Some(parse), "{err}");
 }

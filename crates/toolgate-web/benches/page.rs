@@ -5,6 +5,9 @@
 //!
 //! `cargo bench -p toolgate-web --bench page`
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};

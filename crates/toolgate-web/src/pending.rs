@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::{oneshot, watch};
-use toolgate_core::Risk;
+use toolgate_core::{Failure, Risk};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 
 /// Longest reject message accepted from the page.
@@ -272,9 +272,11 @@ impl ApprovalChannel for WebApprovals {
         };
         self.inner.bump();
         tracing::info!(id, call_id = %prompt.call_id, tool = %prompt.tool, "ask waiting on the web page");
-        answered
-            .await
-            .map_err(|_| ChannelError::Failed(format!("web ask {id} was dropped unanswered")))
+        answered.await.map_err(|e| {
+            ChannelError::Failed(
+                Failure::new(format!("web ask {id} was dropped unanswered")).because(e),
+            )
+        })
     }
 }
 

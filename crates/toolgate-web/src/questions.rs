@@ -12,6 +12,7 @@ use std::sync::{Arc, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
+use toolgate_core::Failure;
 use toolgate_policy::approvals::ChannelError;
 
 use crate::pending::{Inner, Waiting, WebApprovals, Withdraw};
@@ -230,9 +231,11 @@ impl WebApprovals {
         };
         self.inner.bump();
         tracing::info!(id, call_id, "question waiting on the web page");
-        replied
-            .await
-            .map_err(|_| ChannelError::Failed(format!("web question {id} was dropped unanswered")))
+        replied.await.map_err(|e| {
+            ChannelError::Failed(
+                Failure::new(format!("web question {id} was dropped unanswered")).because(e),
+            )
+        })
     }
 }
 

@@ -10,6 +10,9 @@
 //! a message, except when `CI=true`, where it fails. `TOOLGATE_SCREENSHOT=path`
 //! keeps the screenshot (docs/approval-page.png was made that way).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;

@@ -1,6 +1,9 @@
 //! The approval page over real HTTP: a server on 127.0.0.1, a real client, a
 //! real SQLite audit log and approval store.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

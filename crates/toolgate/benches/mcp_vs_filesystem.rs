@@ -16,6 +16,9 @@
 //! Run: `scripts/setup-bench-peers.sh && cargo bench -p toolgate --bench mcp_vs_filesystem`
 //! (`BENCH_CALLS=N` changes the calls per operation; default 500).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};

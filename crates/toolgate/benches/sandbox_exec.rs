@@ -4,6 +4,9 @@
 //! cached detection of the data directory) adds at p50 (target: under
 //! 10 ms). The location is at rest and has no config of its own.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

@@ -48,7 +48,7 @@ pub fn parse_input(text: &str) -> Result<Value> {
     } else {
         text.to_string()
     };
-    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("the input is not valid JSON: {e}"))
+    serde_json::from_str(&text).context("the input is not valid JSON")
 }
 
 /// A fresh id: time plus process id plus a counter, unique enough for logs.

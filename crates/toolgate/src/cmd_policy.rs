@@ -148,7 +148,7 @@ fn location(root: Option<&Path>) -> Result<Location> {
 /// root) and ignored.
 fn load_policy(location: &Location, args: &PolicyArgs, data: Option<&DataDir>) -> Result<Policy> {
     let sources = crate::runtime::policy_sources(location, &args.config, args.mode, data);
-    let mut policy = Policy::load(&sources).map_err(|e| anyhow!("{e}"))?;
+    let mut policy = Policy::load(&sources)?;
     if let Some(e) = policy.project_error() {
         eprintln!("toolgate: project config ignored: {e}");
     }
@@ -375,8 +375,7 @@ pub fn run_approvals_list(args: ApprovalsListArgs, data: &DataDir) -> Result<i32
             store.list_project(&loc.root().display().to_string())
         }
         None => store.list_all(),
-    }
-    .map_err(|e| anyhow!("{e}"))?;
+    }?;
     let mut out = std::io::stdout().lock();
     if args.json {
         for r in &rows {
@@ -404,7 +403,7 @@ pub fn run_approvals_list(args: ApprovalsListArgs, data: &DataDir) -> Result<i32
 /// `toolgate approvals revoke ID`.
 pub fn run_approvals_revoke(args: ApprovalsRevokeArgs, data: &DataDir) -> Result<i32> {
     let store = open_store(data)?;
-    let gone = store.revoke(args.id).map_err(|e| anyhow!("{e}"))?;
+    let gone = store.revoke(args.id)?;
     println!(
         "revoked {}: {} `{}` for {}",
         gone.id, gone.action, gone.pattern, gone.project

@@ -49,7 +49,7 @@ pub fn run(args: TrustArgs, data: &DataDir) -> Result<i32> {
     let file = project_config(args.dir.as_deref())?;
     if args.revoke {
         let key = config_key(&file);
-        return match store.revoke(&key).map_err(|e| anyhow!("{e}"))? {
+        return match store.revoke(&key)? {
             Some(r) => {
                 println!(
                     "no longer trusted: {} (sha256 {})",
@@ -72,7 +72,7 @@ fn short(sha: &str) -> &str {
 }
 
 fn list(store: &TrustStore) -> Result<i32> {
-    let records = store.list().map_err(|e| anyhow!("{e}"))?;
+    let records = store.list()?;
     let mut out = std::io::stdout().lock();
     if records.is_empty() {
         writeln!(out, "no trusted project configs")?;
@@ -106,9 +106,9 @@ fn trust(
     // Judged as untrusted, against the user and managed layers of this machine.
     let mut sources = crate::runtime::policy_sources(&location, &[], None, Some(data));
     sources.trust = None;
-    let policy = Policy::load(&sources).map_err(|e| anyhow!("{e}"))?;
+    let policy = Policy::load(&sources)?;
     if let Some(e) = policy.project_error() {
-        bail!("cannot trust a broken config: {e}");
+        return Err(anyhow::Error::new(e.clone()).context("cannot trust a broken config"));
     }
     let project = policy
         .project()
@@ -133,17 +133,17 @@ fn trust(
     if yes {
         print!("{text}");
     } else {
-        let confirmed =
-            crate::terminal::confirm(&format!("{text}Trust this exact file? [y/N] "))
-                .map_err(|e| anyhow!("{e}; to trust without asking, run `toolgate trust --yes`"))?;
+        let confirmed = crate::terminal::confirm(&format!("{text}Trust this exact file? [y/N] "))
+            .map_err(|e| {
+            let hint = format!("{e}; to trust without asking, run `toolgate trust --yes`");
+            anyhow::Error::new(e).context(hint)
+        })?;
         if !confirmed {
             println!("not trusted: {}", project.path.display());
             return Ok(1);
         }
     }
-    store
-        .trust(&project.path, &project.sha256)
-        .map_err(|e| anyhow!("{e}"))?;
+    store.trust(&project.path, &project.sha256)?;
     println!(
         "trusted: {} (sha256 {})",
         project.path.display(),

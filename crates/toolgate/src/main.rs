@@ -99,10 +99,28 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(e) => {
-            eprintln!("toolgate: error: {e:#}");
+            eprintln!("toolgate: error: {}", error_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its chain of causes on one line, each cause once: most
+/// messages already name their cause, and a cause whose text the line shows
+/// is not repeated.
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// Logs to stderr at `warn`, or as `TOOLGATE_LOG` says. Parsing a filter
@@ -169,4 +187,24 @@ fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
         .worker_threads(2)
         .enable_all()
         .build()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+    use toolgate_core::Failure;
+
+    #[test]
+    fn the_error_line_shows_each_cause_of_the_chain_once() {
+        let io = std::io::Error::other("disk full");
+        let plain = anyhow::Error::new(io).context("cannot save the approval");
+        assert_eq!(error_line(&plain), "cannot save the approval: disk full");
+        // A message that already names its cause does not repeat it.
+        let named = Failure::caused("committing 1 event(s) failed", std::io::Error::other("EIO"));
+        let wrapped = anyhow::Error::new(named).context("cannot flush the audit log");
+        assert_eq!(
+            error_line(&wrapped),
+            "cannot flush the audit log: committing 1 event(s) failed: EIO"
+        );
+    }
 }

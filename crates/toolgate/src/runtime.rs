@@ -86,7 +86,7 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
         options.mode,
         Some(&options.data),
     );
-    let mut policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut policy = Policy::load(&sources)?;
     if let Some(notice) = policy.project_notice() {
         eprintln!("toolgate: {notice}");
     }

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use toolgate_core::EventSink;
+use toolgate_core::{EventSink, Failure};
 use toolgate_policy::config::SandboxMode;
 use toolgate_policy::policy::Policy;
 use toolgate_sandbox::proxy::{
@@ -31,7 +31,7 @@ pub struct SandboxAdapter {
     /// `[sandbox] allow_domains`, parsed; empty: no proxy.
     domains: DomainList,
     /// The proxy, started on the first confined command that needs it.
-    proxy: OnceLock<Result<ProxyService, String>>,
+    proxy: OnceLock<Result<ProxyService, Failure>>,
     /// Where the proxy's connections are recorded.
     events: Option<Arc<dyn EventSink>>,
 }
@@ -117,19 +117,21 @@ impl SandboxAdapter {
         network: bool,
         session_id: &str,
         call_id: &str,
-    ) -> Result<Option<Proxy>, String> {
+    ) -> Result<Option<Proxy>, Failure> {
         if network || self.domains.is_empty() {
             return Ok(None);
         }
         let service = self
             .proxy
             .get_or_init(|| {
-                ProxyService::new(self.domains.clone(), Resolver::System).map_err(|e| e.to_string())
+                ProxyService::new(self.domains.clone(), Resolver::System).map_err(Failure::of)
             })
             .as_ref()
-            .map_err(|e| format!("the sandbox's proxy cannot start: {e}"))?;
+            .map_err(|e| {
+                Failure::new(format!("the sandbox's proxy cannot start: {e}")).because(e.clone())
+            })?;
         let record = recorder(self.events.clone(), session_id, call_id);
-        service.serve(record).map(Some).map_err(|e| e.to_string())
+        service.serve(record).map(Some).map_err(Failure::of)
     }
 }
 
@@ -171,15 +173,15 @@ struct RunGuard {
 }
 
 impl CommandSandbox for SandboxAdapter {
-    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, String> {
+    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, Failure> {
         match self.mode {
             SandboxMode::Off => return Ok(None),
             SandboxMode::Auto if !self.support.available => return Ok(None),
             SandboxMode::Required if !self.support.available => {
-                return Err(format!(
+                return Err(Failure::new(format!(
                     "[sandbox] mode = \"required\" and this machine cannot sandbox: {}",
                     self.support.reasons.join("; ")
-                ));
+                )));
             }
             _ => {}
         }
@@ -189,7 +191,7 @@ impl CommandSandbox for SandboxAdapter {
         spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
         let mut confined = spec
             .command(&self.support, request.program, request.args)
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::of)?;
         let command = std::mem::replace(&mut confined.command, std::process::Command::new("false"));
         let refuses = if proxy.is_some() {
             REFUSES_PROXIED
@@ -276,7 +278,7 @@ fn exec(
         args.policy.mode,
         Some(data),
     );
-    let policy = Policy::load(&sources).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let policy = Policy::load(&sources)?;
     let mut adapter = SandboxAdapter::new(&policy, Some(data));
     if !adapter.support.available {
         anyhow::bail!(
@@ -292,11 +294,8 @@ fn exec(
     // the log is only opened when there is a proxy.
     let _log = if !args.network && !adapter.domains.is_empty() {
         let log = Arc::new(
-            toolgate_store::EventLog::open(data.audit_db(), durability).map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot open the audit log {}: {e}",
-                    data.audit_db().display()
-                )
+            toolgate_store::EventLog::open(data.audit_db(), durability).with_context(|| {
+                format!("cannot open the audit log {}", data.audit_db().display())
             })?,
         );
         adapter = adapter.with_events(log.clone());
@@ -312,9 +311,7 @@ fn exec(
     let roots = location.roots().map(PathBuf::from).collect();
     let mut spec = adapter.spec(roots, cwd, args.network);
     let session = crate::cmd_call::new_id("sandbox-exec");
-    let proxy = adapter
-        .proxy_for(args.network, &session, "exec")
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let proxy = adapter.proxy_for(args.network, &session, "exec")?;
     spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
     let mut confined = spec.command(&adapter.support, program, rest)?;
     let status = confined.command.status()?;

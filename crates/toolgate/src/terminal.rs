@@ -8,6 +8,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 
 use async_trait::async_trait;
+use toolgate_core::Failure;
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 
 /// The terminal approval channel.
@@ -16,11 +17,11 @@ pub struct TerminalChannel;
 
 fn open_tty() -> Result<(File, File), ChannelError> {
     let read = File::open("/dev/tty")
-        .map_err(|e| ChannelError::Unavailable(format!("no terminal to ask on: {e}")))?;
+        .map_err(|e| ChannelError::Unavailable(Failure::caused("no terminal to ask on", e)))?;
     let write = OpenOptions::new()
         .write(true)
         .open("/dev/tty")
-        .map_err(|e| ChannelError::Unavailable(format!("no terminal to ask on: {e}")))?;
+        .map_err(|e| ChannelError::Unavailable(Failure::caused("no terminal to ask on", e)))?;
     Ok((read, write))
 }
 
@@ -31,11 +32,11 @@ pub fn confirm(text: &str) -> Result<bool, ChannelError> {
     write
         .write_all(text.as_bytes())
         .and_then(|()| write.flush())
-        .map_err(|e| ChannelError::Failed(e.to_string()))?;
+        .map_err(|e| ChannelError::Failed(Failure::of(e)))?;
     let mut line = String::new();
     BufReader::new(read)
         .read_line(&mut line)
-        .map_err(|e| ChannelError::Failed(e.to_string()))?;
+        .map_err(|e| ChannelError::Failed(Failure::of(e)))?;
     Ok(matches!(
         line.trim().to_ascii_lowercase().as_str(),
         "y" | "yes"
@@ -87,11 +88,11 @@ impl ApprovalChannel for TerminalChannel {
             loop {
                 write
                     .write_all(render_prompt(&prompt).as_bytes())
-                    .map_err(|e| ChannelError::Failed(e.to_string()))?;
+                    .map_err(|e| ChannelError::Failed(Failure::of(e)))?;
                 let mut line = String::new();
                 let n = lines
                     .read_line(&mut line)
-                    .map_err(|e| ChannelError::Failed(e.to_string()))?;
+                    .map_err(|e| ChannelError::Failed(Failure::of(e)))?;
                 if n == 0 {
                     return Err(ChannelError::Unavailable("the terminal closed".into()));
                 }
@@ -102,7 +103,7 @@ impl ApprovalChannel for TerminalChannel {
             }
         })
         .await
-        .map_err(|e| ChannelError::Failed(e.to_string()))?
+        .map_err(|e| ChannelError::Failed(Failure::of(e)))?
     }
 }
 
@@ -196,11 +197,11 @@ impl toolgate_tools::process_tools::QuestionChannel for TerminalQuestions {
                 text.push_str("> ");
                 write
                     .write_all(text.as_bytes())
-                    .map_err(|e| QuestionError::Failed(e.to_string()))?;
+                    .map_err(|e| QuestionError::Failed(Failure::of(e)))?;
                 let mut line = String::new();
                 if lines
                     .read_line(&mut line)
-                    .map_err(|e| QuestionError::Failed(e.to_string()))?
+                    .map_err(|e| QuestionError::Failed(Failure::of(e)))?
                     == 0
                 {
                     return Err(QuestionError::Failed("the terminal closed".into()));
@@ -210,7 +211,7 @@ impl toolgate_tools::process_tools::QuestionChannel for TerminalQuestions {
             Ok(answers)
         });
         tokio::select! {
-            r = work => r.map_err(|e| QuestionError::Failed(e.to_string()))?,
+            r = work => r.map_err(|e| QuestionError::Failed(Failure::of(e)))?,
             () = cancel.cancelled() => Err(QuestionError::Cancelled),
         }
     }

@@ -6,6 +6,9 @@
 //! Needs the SDK's venv (`bash scripts/setup-python-mcp.sh`); without it the
 //! tests are skipped with a message, except in CI (`CI=true`).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,6 +1,9 @@
 //! The `toolgate` binary as a user runs it: real processes, a real data
 //! directory, a real workspace.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -909,5 +912,29 @@ fn mcp_on_a_terminal_says_it_waits_for_a_client() {
         !stderr(&piped).contains("waiting for an MCP client"),
         "{}",
         stderr(&piped)
+    );
+}
+
+#[test]
+fn a_failing_command_prints_its_cause_chain_on_one_line() {
+    let e = env();
+    std::fs::create_dir_all(&e.data).unwrap();
+    let state = e.data.join("state.db");
+    std::fs::write(&state, "plain text, not a database ".repeat(8)).unwrap();
+    let o = toolgate(&e, &["approvals", "list"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    // The context the binary adds, then the store's error that caused it.
+    let context = format!("toolgate: error: cannot open {}: ", state.display());
+    assert!(lines[0].starts_with(&context), "{err}");
+    assert!(lines[0].contains("not a toolgate state database"), "{err}");
+    assert!(lines[0].ends_with("not a SQLite database"), "{err}");
+    // Each cause once.
+    assert_eq!(
+        lines[0].matches("not a SQLite database").count(),
+        1,
+        "{err}"
     );
 }

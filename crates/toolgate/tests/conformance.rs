@@ -9,6 +9,9 @@
 //! The suite cannot send a bearer token, so the server runs with `--no-auth`,
 //! which `serve` accepts only on loopback.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

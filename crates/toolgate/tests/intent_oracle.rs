@@ -3,6 +3,9 @@
 //! must ask for: same actions, resources, kinds, risks and notes. Every case is
 //! compared; a tool missing from the registry or refusing its input fails.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::json;
 use toolgate_core::{Location, Registry, ResourceKind, Risk, ToolSet};
 

@@ -5,6 +5,9 @@
 //! the script's answer (a deny, right after deciding) would come first. The
 //! test asserts the order of the answers, never a duration.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 

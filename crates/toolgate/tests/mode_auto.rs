@@ -1,6 +1,9 @@
 //! `toolgate check --mode auto --json` as a user runs it: the real binary, a
 //! real workspace, the machine's real sandbox detection.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -4,6 +4,9 @@
 //! batch, with the same message; an input the tool accepts gets a decision.
 //! Real processes of the real binary on both sides.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

@@ -2,6 +2,9 @@
 //! binary of this workspace, or `cargo run` refuses with "could not determine
 //! which binary to run" (the workspace has more than one binary).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::Command;
 

@@ -3,6 +3,9 @@
 //! name. Both tools run through the real pipeline and the real policy gate,
 //! and every decision recorded for them is compared.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 

@@ -4,6 +4,9 @@
 //! in for a registry (`localhost` is the listed name: the system resolver
 //! maps it to the stand-in, so no test hook is needed).
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;

@@ -2,6 +2,9 @@
 //! `token_env` in the user layer, never the project's; checked before use, never
 //! printed; `--token` still beats it. Real process, real HTTP on 127.0.0.1.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;

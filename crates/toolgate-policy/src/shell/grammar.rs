@@ -212,7 +212,7 @@ pub(crate) fn validate(
     loop {
         let node = cursor.node();
         seen += 1;
-        if seen % 1024 == 0 && deadline.is_some_and(|d| Instant::now() > d) {
+        if seen.is_multiple_of(1024) && deadline.is_some_and(|d| Instant::now() > d) {
             return Err(Unwalkable::TooComplex);
         }
         if (node.is_error() || node.is_missing()) && syntax.is_none() {

@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
-use toolgate_core::{Event, EventAck, EventSink, SinkError};
+use toolgate_core::{Event, EventAck, EventSink, Failure, SinkError};
 
 pub use reader::{EventFilter, EventReader, StoredEvent};
 pub use verify::{Problem, VerifyReport, verify};
@@ -219,8 +219,10 @@ impl EventLog {
             let (payload, hashed_payload) = match serde_json::to_value(&event.payload) {
                 Ok(v) => stored_and_hashed_payload(&v),
                 Err(e) => {
-                    let err =
-                        SinkError::Storage(format!("the event payload cannot be serialised: {e}"));
+                    let err = SinkError::Storage(Failure::caused(
+                        "the event payload cannot be serialised",
+                        e,
+                    ));
                     return Box::pin(async move { Err(err) });
                 }
             };

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, params};
 use tokio::sync::oneshot;
-use toolgate_core::SinkError;
+use toolgate_core::{Failure, SinkError};
 
 use crate::canonical::HashInput;
 use crate::sqlite::BUSY_TIMEOUT;
@@ -195,9 +195,11 @@ impl Shared {
                     }
                     _ => "",
                 };
-                let message = format!("committing {count} event(s) failed: {e}{hint}");
+                let failure =
+                    Failure::new(format!("committing {count} event(s) failed: {e}{hint}"))
+                        .because(e);
                 for b in taken {
-                    let _ = b.ack.send(Err(SinkError::Storage(message.clone())));
+                    let _ = b.ack.send(Err(SinkError::Storage(failure.clone())));
                 }
                 Ok(())
             }

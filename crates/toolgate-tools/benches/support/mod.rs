@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use toolgate_core::Failure;
 use toolgate_sandbox::{SandboxSpec, Support};
 use toolgate_tools::process_tools::{CommandSandbox, ConfineRequest, ConfinedCommand};
 
@@ -28,14 +29,14 @@ impl Sandbox {
 }
 
 impl CommandSandbox for Sandbox {
-    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, String> {
+    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, Failure> {
         let roots: Vec<PathBuf> = request.location.roots().map(PathBuf::from).collect();
         let mut spec = SandboxSpec::for_location(roots, None);
         spec.cwd = request.workdir.to_path_buf();
         spec.network = request.network;
         let mut confined = spec
             .command(&self.support, request.program, request.args)
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::of)?;
         let command = std::mem::replace(&mut confined.command, std::process::Command::new("false"));
         Ok(Some(ConfinedCommand {
             command,

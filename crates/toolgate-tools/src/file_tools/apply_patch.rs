@@ -208,7 +208,7 @@ impl Tool for ApplyPatchTool {
             })
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("apply_patch task failed: {e}")))?
+        .map_err(|e| ToolError::caused("apply_patch task failed", e))?
     }
 
     fn project(&self, output: &ApplyPatchOutput) -> Vec<Content> {

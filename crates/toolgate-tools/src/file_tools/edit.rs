@@ -95,7 +95,7 @@ impl Tool for EditTool {
             edit_file(&state, &session, target, &resolved.path, &shown, &input)
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("edit task failed: {e}")))?
+        .map_err(|e| ToolError::caused("edit task failed", e))?
     }
 
     fn project(&self, output: &EditOutput) -> Vec<toolgate_core::Content> {

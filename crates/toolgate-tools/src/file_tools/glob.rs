@@ -162,7 +162,7 @@ impl Tool for GlobTool {
                         )
                     })
                     .await
-                    .map_err(|e| ToolError::Failed(format!("glob task failed: {e}")))??
+                    .map_err(|e| ToolError::caused("glob task failed", e))??
                 }
             };
         Ok(newest_first(

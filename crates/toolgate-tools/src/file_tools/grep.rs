@@ -189,7 +189,7 @@ impl Tool for GrepTool {
             })
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("grep task failed: {e}")))?
+        .map_err(|e| ToolError::caused("grep task failed", e))?
     }
 
     fn project(&self, output: &GrepOutput) -> Vec<Content> {

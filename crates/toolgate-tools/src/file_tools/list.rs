@@ -109,7 +109,7 @@ impl Tool for ListTool {
                     )
                 })
                 .await
-                .map_err(|e| ToolError::Failed(format!("list task failed: {e}")))??;
+                .map_err(|e| ToolError::caused("list task failed", e))??;
                 Ok(listing(display, names, "", unreadable, limit))
             }
         }

@@ -365,7 +365,7 @@ where
     fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
         let seen = self.seen;
         self.seen += 1;
-        if seen % CANCEL_CHECK_EVERY == 0 && self.cancel.is_cancelled() {
+        if seen.is_multiple_of(CANCEL_CHECK_EVERY) && self.cancel.is_cancelled() {
             return WalkState::Quit;
         }
         match entry {

@@ -301,7 +301,7 @@ impl BashTool {
                 session_id: &ctx.identity.session_id,
                 call_id: &ctx.identity.call_id,
             })
-            .map_err(ToolError::Failed)
+            .map_err(ToolError::Caused)
     }
 
     fn spawn(

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    CallIdentity, Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError,
-    ToolTraits,
+    CallIdentity, Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext,
+    ToolError, ToolTraits,
 };
 
 use super::ProcessToolsConfig;
@@ -48,7 +48,7 @@ pub enum QuestionError {
     Declined(Option<String>),
     /// The channel failed (closed terminal, lost connection, …).
     #[error("could not ask the user: {0}")]
-    Failed(String),
+    Failed(#[source] Failure),
     /// The call was cancelled while waiting.
     #[error("cancelled while waiting for an answer")]
     Cancelled,
@@ -209,7 +209,7 @@ impl Tool for QuestionTool {
         let answers = match answers {
             Ok(a) => a,
             Err(QuestionError::Cancelled) => return Err(ToolError::Cancelled),
-            Err(e) => return Err(ToolError::Failed(e.to_string())),
+            Err(e) => return Err(ToolError::Caused(Failure::of(e))),
         };
         if answers.len() != input.questions.len() {
             return Err(ToolError::Failed(format!(

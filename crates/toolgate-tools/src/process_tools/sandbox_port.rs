@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::path::Path;
 
-use toolgate_core::Location;
+use toolgate_core::{Failure, Location};
 
 /// What to confine.
 #[derive(Debug)]
@@ -49,6 +49,7 @@ impl std::fmt::Debug for ConfinedCommand {
 /// Confines bash commands.
 pub trait CommandSandbox: Send + Sync + std::fmt::Debug {
     /// The confined command; `Ok(None)` runs it unconfined (sandbox off, or
-    /// unavailable where that is allowed); `Err` refuses to run it, naming why.
-    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, String>;
+    /// unavailable where that is allowed); `Err` refuses to run it, naming why
+    /// and keeping the error underneath.
+    fn confine(&self, request: &ConfineRequest<'_>) -> Result<Option<ConfinedCommand>, Failure>;
 }

@@ -331,7 +331,7 @@ impl Tool for SkillTool {
             }
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("skill discovery failed: {e}")))?;
+        .map_err(|e| ToolError::caused("skill discovery failed", e))?;
         let (skill, files, more_files) = found?;
         Ok(SkillOutput {
             name: skill.name,

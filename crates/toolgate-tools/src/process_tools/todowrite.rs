@@ -107,7 +107,7 @@ impl TodoWriteTool {
         let path = self.list_path(session_id);
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                ToolError::Failed(format!("todo list {} is corrupt: {e}", path.display()))
+                ToolError::caused(format!("todo list {} is corrupt", path.display()), e)
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(e) => Err(ToolError::io(format!("reading {}", path.display()), e)),
@@ -207,11 +207,11 @@ impl Tool for TodoWriteTool {
         check_todos(&input.todos)?;
         let path = self.list_path(&ctx.identity.session_id);
         let bytes = serde_json::to_vec_pretty(&input.todos)
-            .map_err(|e| ToolError::Failed(format!("encoding the todo list: {e}")))?;
+            .map_err(|e| ToolError::caused("encoding the todo list", e))?;
         let dir = self.dir.clone();
         tokio::task::spawn_blocking(move || write_atomically(&dir, &path, &bytes))
             .await
-            .map_err(|e| ToolError::Failed(format!("saving the todo list: {e}")))??;
+            .map_err(|e| ToolError::caused("saving the todo list", e))??;
         let count = |s: TodoStatus| input.todos.iter().filter(|t| t.status == s).count();
         Ok(TodoWriteOutput {
             pending: count(TodoStatus::Pending),

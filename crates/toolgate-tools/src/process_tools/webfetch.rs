@@ -14,7 +14,7 @@ use reqwest::{Client, Response, Url};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{
-    Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
+    Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
 
 use super::ProcessToolsConfig;
@@ -91,7 +91,7 @@ struct Clients {
 
 /// Builds an HTTP client: rustls, no proxy, no automatic redirects, optionally
 /// with the guarded resolver.
-pub(super) fn http_client(guarded: bool) -> Result<Client, String> {
+pub(super) fn http_client(guarded: bool) -> Result<Client, Failure> {
     // reqwest is built without a bundled crypto provider; install ring unless
     // the host program installed one already (that one is then used).
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -105,7 +105,7 @@ pub(super) fn http_client(guarded: bool) -> Result<Client, String> {
     }
     builder
         .build()
-        .map_err(|e| format!("could not build the HTTP client: {e}"))
+        .map_err(|e| Failure::caused("could not build the HTTP client", e))
 }
 
 /// The `webfetch` tool.
@@ -113,7 +113,7 @@ pub(super) fn http_client(guarded: bool) -> Result<Client, String> {
 pub struct WebFetchTool {
     policy: NetPolicy,
     max_bytes: usize,
-    clients: Arc<OnceLock<Result<Clients, String>>>,
+    clients: Arc<OnceLock<Result<Clients, Failure>>>,
 }
 
 impl WebFetchTool {
@@ -135,7 +135,7 @@ impl WebFetchTool {
                 })
             })
             .as_ref()
-            .map_err(|e| ToolError::Failed(e.clone()))
+            .map_err(|e| ToolError::Caused(e.clone()))
     }
 }
 
@@ -194,7 +194,7 @@ fn request_error(url: &Url, err: reqwest::Error) -> ToolError {
         message.push_str(&format!(": {s}"));
         source = s.source();
     }
-    ToolError::Failed(message)
+    ToolError::Caused(Failure::new(message).because(err))
 }
 
 fn accept_header(format: FetchFormat) -> &'static str {
@@ -354,7 +354,7 @@ impl WebFetchTool {
             };
             let content = match (kind, format) {
                 (BodyKind::Html, FetchFormat::Markdown) => to_markdown(&text).map_err(|e| {
-                    ToolError::Failed(format!("converting {url} to markdown failed: {e}"))
+                    ToolError::caused(format!("converting {url} to markdown failed"), e)
                 })?,
                 (BodyKind::Html, FetchFormat::Text) => to_text(&text),
                 _ => text,

@@ -15,7 +15,7 @@ use reqwest::{Client, StatusCode, Url};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::{
-    Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
+    Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
 
 use super::ProcessToolsConfig;
@@ -66,12 +66,13 @@ pub enum SearchError {
         message: String,
     },
     /// The request did not complete.
-    #[error("{provider} request failed: {message}")]
+    #[error("{provider} request failed: {cause}")]
     Request {
         /// The provider.
         provider: String,
-        /// The transport error.
-        message: String,
+        /// The transport error, kept as the source.
+        #[source]
+        cause: Failure,
     },
     /// The provider's answer could not be understood.
     #[error("{provider} returned an unexpected response: {message}")]
@@ -171,7 +172,7 @@ impl BraveSearch {
     pub fn new(client: Client, endpoint: &str, api_key: String) -> Result<Self, SearchError> {
         let endpoint = Url::parse(endpoint).map_err(|e| SearchError::Request {
             provider: "Brave Search".into(),
-            message: format!("invalid endpoint {endpoint:?}: {e}"),
+            cause: Failure::caused(format!("invalid endpoint {endpoint:?}"), e),
         })?;
         Ok(BraveSearch {
             client,
@@ -187,16 +188,16 @@ impl BraveSearch {
         }
     }
 
-    fn request_error(&self, e: &reqwest::Error) -> SearchError {
+    fn request_error(&self, e: reqwest::Error) -> SearchError {
         let mut message = e.to_string();
-        let mut source = std::error::Error::source(e);
+        let mut source = std::error::Error::source(&e);
         while let Some(s) = source {
             message.push_str(&format!(": {s}"));
             source = s.source();
         }
         SearchError::Request {
             provider: self.name().into(),
-            message,
+            cause: Failure::new(message).because(e),
         }
     }
 }
@@ -241,10 +242,10 @@ impl SearchProvider for BraveSearch {
             .header("X-Subscription-Token", &self.api_key)
             .send()
             .await
-            .map_err(|e| self.request_error(&e))?;
+            .map_err(|e| self.request_error(e))?;
         let status = response.status();
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.request_error(&e))? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.request_error(e))? {
             if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
                 return Err(self.error(format!("response larger than {MAX_RESPONSE_BYTES} bytes")));
             }
@@ -309,7 +310,7 @@ pub struct WebSearchOutput {
 #[derive(Debug, Clone)]
 pub struct WebSearchTool {
     config: WebSearchConfig,
-    client: Arc<OnceLock<Result<Client, String>>>,
+    client: Arc<OnceLock<Result<Client, Failure>>>,
 }
 
 impl WebSearchTool {
@@ -333,9 +334,9 @@ impl WebSearchTool {
             .client
             .get_or_init(|| http_client(false))
             .clone()
-            .map_err(|message| SearchError::Request {
+            .map_err(|cause| SearchError::Request {
                 provider: "Brave Search".into(),
-                message,
+                cause,
             })?;
         Ok(Arc::new(BraveSearch::new(
             client,
@@ -406,7 +407,7 @@ impl Tool for WebSearchTool {
         let query = input.query.trim().to_string();
         let provider = self
             .provider()
-            .map_err(|e| ToolError::Failed(e.to_string()))?;
+            .map_err(|e| ToolError::Caused(Failure::of(e)))?;
         let search = tokio::time::timeout(self.config.timeout, provider.search(&query, count));
         let results = tokio::select! {
             () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
@@ -414,7 +415,7 @@ impl Tool for WebSearchTool {
                 .map_err(|_| ToolError::Failed(format!(
                     "{} did not answer within {} s", provider.name(), self.config.timeout.as_secs()
                 )))?
-                .map_err(|e| ToolError::Failed(e.to_string()))?,
+                .map_err(|e| ToolError::Caused(Failure::of(e)))?,
         };
         Ok(WebSearchOutput {
             query,

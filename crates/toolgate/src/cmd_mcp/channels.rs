@@ -39,7 +39,7 @@ struct Off(&'static str);
 #[async_trait]
 impl ApprovalChannel for Off {
     async fn ask(&self, _prompt: &AskPrompt) -> Result<Answer, ChannelError> {
-        Err(ChannelError::Unavailable(self.0.to_string()))
+        Err(ChannelError::Unavailable(self.0.into()))
     }
 }
 

@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
-use toolgate_core::CallIdentity;
+use toolgate_core::{CallIdentity, Failure};
 use toolgate_mcp::{ElicitationChannel, FormQuestion, QuestionFormError};
 use toolgate_policy::config::ApprovalChannelName;
 use toolgate_policy::gate::PolicyGate;
@@ -76,7 +76,7 @@ enum Tried {
     /// Ends the question (declined, cancelled).
     Stop(QuestionError),
     /// This channel could not ask; why.
-    Next(String),
+    Next(Failure),
 }
 
 impl ConfiguredQuestions {
@@ -103,7 +103,7 @@ impl ConfiguredQuestions {
                 match asked {
                     Ok(answers) => Tried::Answered(answers),
                     Err(QuestionFormError::Declined) => Tried::Stop(QuestionError::Declined(None)),
-                    Err(e) => Tried::Next(e.to_string()),
+                    Err(e) => Tried::Next(Failure::of(e)),
                 }
             }
             ApprovalChannelName::Web => {
@@ -125,7 +125,7 @@ impl ConfiguredQuestions {
                 match asked {
                     Ok(QuestionReply::Answered(answers)) => Tried::Answered(answers),
                     Ok(QuestionReply::Declined(why)) => Tried::Stop(QuestionError::Declined(why)),
-                    Err(e) => Tried::Next(e.to_string()),
+                    Err(e) => Tried::Next(Failure::of(e)),
                 }
             }
             ApprovalChannelName::Terminal => {
@@ -148,16 +148,25 @@ impl QuestionChannel for ConfiguredQuestions {
         cancel: &CancellationToken,
     ) -> Result<Vec<String>, QuestionError> {
         let mut reasons = Vec::new();
+        // The first channel's failure is kept as the cause.
+        let mut first: Option<Failure> = None;
         for name in self.order() {
             match self.try_channel(name, caller, questions, cancel).await {
                 Tried::Answered(answers) => return Ok(answers),
                 Tried::Stop(e) => return Err(e),
-                Tried::Next(why) => reasons.push(format!("{name}: {why}")),
+                Tried::Next(why) => {
+                    reasons.push(format!("{name}: {why}"));
+                    first.get_or_insert(why);
+                }
             }
         }
-        Err(QuestionError::Failed(format!(
+        let why = Failure::new(format!(
             "no channel can ask the user ({})",
             reasons.join("; ")
-        )))
+        ));
+        Err(QuestionError::Failed(match first {
+            Some(cause) => why.because(cause),
+            None => why,
+        }))
     }
 }

@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use toolgate_mcp::auth::validate_token;
 use toolgate_policy::config::{ServeConfig, TokenSource};
 
@@ -15,10 +15,8 @@ pub fn read_configured(config: &ServeConfig) -> Result<String> {
     let token = match &config.token {
         TokenSource::File(path) => {
             let shown = path.display();
-            let meta = std::fs::metadata(path).map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot read the serve token file {shown} (token_file at {origin}): {e}"
-                )
+            let meta = std::fs::metadata(path).with_context(|| {
+                format!("cannot read the serve token file {shown} (token_file at {origin})")
             })?;
             if !meta.is_file() {
                 bail!(
@@ -32,10 +30,8 @@ pub fn read_configured(config: &ServeConfig) -> Result<String> {
                      (mode {mode:o}); run `chmod 600 {shown}`"
                 );
             }
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot read the serve token file {shown} (token_file at {origin}): {e}"
-                )
+            let text = std::fs::read_to_string(path).with_context(|| {
+                format!("cannot read the serve token file {shown} (token_file at {origin})")
             })?;
             let token = text.lines().next().unwrap_or("").trim().to_string();
             if token.is_empty() {
@@ -54,7 +50,10 @@ pub fn read_configured(config: &ServeConfig) -> Result<String> {
             }
         },
     };
-    validate_token(&token).map_err(|e| anyhow::anyhow!("{e} (from {})", describe(config)))?;
+    validate_token(&token).map_err(|e| {
+        let from = format!("{e} (from {})", describe(config));
+        anyhow::Error::new(e).context(from)
+    })?;
     Ok(token)
 }
 

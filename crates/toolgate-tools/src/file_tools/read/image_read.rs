@@ -73,10 +73,11 @@ pub fn read_image(
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(format!("cannot read {display}"), e))?;
     let undecodable = |e: image::ImageError| {
-        ToolError::Failed(format!(
-            "{display} looks like a {} image but cannot be decoded: {e}",
-            format.extensions_str().first().copied().unwrap_or("?")
-        ))
+        let kind = format.extensions_str().first().copied().unwrap_or("?");
+        ToolError::caused(
+            format!("{display} looks like a {kind} image but cannot be decoded"),
+            e,
+        )
     };
     let (width, height) = ImageReader::with_format(Cursor::new(&bytes), format)
         .into_dimensions()
@@ -110,7 +111,7 @@ pub fn read_image(
     let mut encoded = Cursor::new(Vec::new());
     small
         .write_to(&mut encoded, out_format)
-        .map_err(|e| ToolError::Failed(format!("cannot re-encode {display}: {e}")))?;
+        .map_err(|e| ToolError::caused(format!("cannot re-encode {display}"), e))?;
     let encoded = encoded.into_inner();
     Ok(ImageRead {
         mime_type: out_format.to_mime_type().to_string(),
