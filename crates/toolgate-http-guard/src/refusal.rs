@@ -12,7 +12,7 @@ pub enum Refusal {
     NoHost,
     /// A `Host` that is neither loopback nor configured.
     #[error(
-        "host {host:?} is not allowed (DNS-rebinding protection): only loopback names \
+        "Host {host:?} is not allowed (DNS-rebinding protection): only loopback names \
          and configured hosts are served"
     )]
     HostNotAllowed {
@@ -20,7 +20,7 @@ pub enum Refusal {
         host: String,
     },
     /// An `Origin` that is neither loopback nor configured.
-    #[error("origin {origin:?} is not allowed (DNS-rebinding protection)")]
+    #[error("Origin {origin:?} is not allowed (DNS-rebinding protection)")]
     OriginNotAllowed {
         /// The `Origin` value (`<not text>` when it was not text).
         origin: String,
