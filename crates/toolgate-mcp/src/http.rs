@@ -22,13 +22,13 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::pipeline::CANCEL_GRACE;
+use toolgate_http_guard::{Admission, AllowedPeers, Credential, HttpGuard, OriginRule, Token};
 
 use crate::auth::validate_token;
 use crate::disconnect::{ClientGone, WatchedBody};
 use crate::error::ServeError;
 use crate::frame::{INVALID_REQUEST, PARSE_ERROR, error_line, scan_id, syntax_error};
 use crate::server::ToolgateServer;
-use toolgate_http_guard::{Admission, AllowedPeers, Credential, HttpGuard, OriginRule, Token};
 
 /// How much of an oversized body is read to find the request's id.
 const ID_PREFIX: usize = 64 * 1024;
