@@ -22,12 +22,12 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::pipeline::CANCEL_GRACE;
+use toolgate_http_guard::{Admission, AllowedPeers, Credential, HttpGuard, OriginRule, Token};
 
-use crate::auth::{bearer_matches, validate_token};
+use crate::auth::validate_token;
 use crate::disconnect::{ClientGone, WatchedBody};
 use crate::error::ServeError;
 use crate::frame::{INVALID_REQUEST, PARSE_ERROR, error_line, scan_id, syntax_error};
-use crate::origin::AllowedPeers;
 use crate::server::ToolgateServer;
 
 /// How much of an oversized body is read to find the request's id.
@@ -87,8 +87,7 @@ impl HttpOptions {
 
 #[derive(Clone)]
 struct Guard {
-    auth: HttpAuth,
-    allowed: Arc<AllowedPeers>,
+    http: Arc<HttpGuard>,
     max_request_bytes: usize,
 }
 
@@ -182,9 +181,16 @@ pub fn router(
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    let credential = match &options.auth {
+        HttpAuth::Bearer(token) => Credential::Bearer(Token::new(token.clone())),
+        HttpAuth::Disabled => Credential::Open,
+    };
     let guard = Guard {
-        auth: options.auth.clone(),
-        allowed: Arc::new(options.allowed.clone()),
+        http: Arc::new(HttpGuard {
+            peers: options.allowed.clone(),
+            origin: OriginRule::Peers,
+            credential,
+        }),
         max_request_bytes: options.max_request_bytes,
     };
     Router::new()
@@ -223,48 +229,16 @@ fn refuse(status: StatusCode, message: String) -> Response {
 }
 
 async fn check_request(State(guard): State<Guard>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_string)
-        .or_else(|| request.uri().authority().map(|a| a.to_string()));
-    match host {
-        Some(h) if guard.allowed.host_allowed(&h) => {}
-        Some(h) => {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                format!("Host {h:?} is not allowed (DNS-rebinding protection)"),
-            );
-        }
-        None => return refuse(StatusCode::BAD_REQUEST, "missing Host header".into()),
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("<not text>");
-        if !guard.allowed.origin_allowed(origin) {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                format!("Origin {origin:?} is not allowed (DNS-rebinding protection)"),
-            );
-        }
-    }
-    if let HttpAuth::Bearer(token) = &guard.auth {
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok());
-        if !bearer_matches(presented, token) {
-            let what = if presented.is_some() {
-                "invalid"
-            } else {
-                "missing"
-            };
+    match guard.http.check(&request) {
+        Ok(Admission::Admit) => {}
+        // Only a browser session signs in; the bearer guard never asks to.
+        Ok(Admission::SignIn(_)) => {
             return refuse(
                 StatusCode::UNAUTHORIZED,
-                format!(
-                    "{what} bearer token: send `Authorization: Bearer <token>` (printed by `toolgate serve`)"
-                ),
+                "sign-in is not offered here".into(),
             );
         }
+        Err(refusal) => return refuse(refusal.status(), refusal.to_string()),
     }
     let request = if request.method() == Method::POST {
         match checked_body(request, guard.max_request_bytes).await {

@@ -93,8 +93,7 @@ pub use stdio::{StdioOptions, serve_stdio, serve_stdio_on};
 pub mod auth;
 pub mod disconnect;
 pub mod http;
-pub mod origin;
 
 pub use auth::{TOKEN_FILE, generate_token, write_token_file};
 pub use http::{BoundHttp, HttpAuth, HttpOptions, MCP_PATH, bind_http, serve_http};
-pub use origin::AllowedPeers;
+pub use toolgate_http_guard::AllowedPeers;

@@ -3,7 +3,6 @@
 //! read back from its first `permission.requested` event (the only one that
 //! carries it), which the pipeline makes durable before anyone is asked.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::Value;
@@ -11,7 +10,7 @@ use similar::TextDiff;
 use toolgate_core::EventKind;
 use toolgate_store::{EventFilter, EventReader};
 
-use crate::html::escape;
+use maud::{Markup, html};
 
 /// Most lines of a diff or file content shown on the page.
 const MAX_LINES: usize = 2000;
@@ -36,27 +35,24 @@ pub fn call_args(audit_db: &Path, session_id: &str, call_id: &str) -> Option<Val
 }
 
 /// HTML showing what the call would do (empty when there is nothing to add).
-pub fn render(tool: &str, args: &Value) -> String {
+pub fn render(tool: &str, args: &Value) -> Markup {
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     match tool {
-        "bash" => {
-            let mut out = String::new();
-            if let Some(command) = text("command") {
-                let _ = write!(
-                    out,
-                    "<section class=\"detail\"><h3>Command</h3><pre class=\"command\">{}</pre>",
-                    escape(command)
-                );
-                if let Some(dir) = text("workdir") {
-                    let _ = write!(out, "<p>in <code>{}</code></p>", escape(dir));
+        "bash" => match text("command") {
+            Some(command) => html! {
+                section class="detail" {
+                    h3 { "Command" }
+                    pre class="command" { (command) }
+                    @if let Some(dir) = text("workdir") {
+                        p { "in " code { (dir) } }
+                    }
+                    @if let Some(why) = text("description") {
+                        p class="said" { "The model says: " (why) }
+                    }
                 }
-                if let Some(why) = text("description") {
-                    let _ = write!(out, "<p class=\"said\">The model says: {}</p>", escape(why));
-                }
-                out.push_str("</section>");
-            }
-            out
-        }
+            },
+            None => html! {},
+        },
         "edit" => match (text("path"), text("old_string"), text("new_string")) {
             (Some(path), Some(old), Some(new)) => {
                 let diff = TextDiff::from_lines(old, new)
@@ -69,7 +65,7 @@ pub fn render(tool: &str, args: &Value) -> String {
                 } else {
                     ""
                 };
-                section(&format!("Edit{all}"), &diff_html(&diff))
+                section(&format!("Edit{all}"), diff_html(&diff))
             }
             _ => json_section(args),
         },
@@ -77,75 +73,73 @@ pub fn render(tool: &str, args: &Value) -> String {
             (Some(path), Some(content)) => {
                 let added: String = content.lines().map(|l| format!("+{l}\n")).collect();
                 let diff = format!("+++ {path} (whole new content)\n{added}");
-                section("Write", &diff_html(&diff))
+                section("Write", diff_html(&diff))
             }
             _ => json_section(args),
         },
         "apply_patch" => match text("patch") {
-            Some(patch) => section("Patch", &diff_html(patch)),
+            Some(patch) => section("Patch", diff_html(patch)),
             None => json_section(args),
         },
         _ => json_section(args),
     }
 }
 
-fn section(title: &str, body: &str) -> String {
-    format!(
-        "<section class=\"detail\"><h3>{}</h3>{body}</section>",
-        escape(title)
-    )
+fn section(title: &str, body: Markup) -> Markup {
+    html! {
+        section class="detail" { h3 { (title) } (body) }
+    }
 }
 
-fn json_section(args: &Value) -> String {
+fn json_section(args: &Value) -> Markup {
     if args.as_object().is_some_and(|o| o.is_empty()) {
-        return String::new();
+        return html! {};
     }
     let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
-    section("Input", &format!("<pre>{}</pre>", clipped(&pretty)))
+    section("Input", html! { pre { (clipped(&pretty)) } })
+}
+
+/// The class of a diff line, by its first characters.
+fn line_class(line: &str) -> &'static str {
+    if line.starts_with("+++") || line.starts_with("---") || line.starts_with("***") {
+        "head"
+    } else if line.starts_with("@@") {
+        "hunk"
+    } else if line.starts_with('+') {
+        "add"
+    } else if line.starts_with('-') {
+        "del"
+    } else {
+        "ctx"
+    }
 }
 
 /// A diff with one span per line, coloured by its first character.
-fn diff_html(diff: &str) -> String {
-    let mut out = String::from("<pre class=\"diff\">");
+fn diff_html(diff: &str) -> Markup {
     let total = diff.lines().count();
-    for line in diff.lines().take(MAX_LINES) {
-        let class = if line.starts_with("+++") || line.starts_with("---") || line.starts_with("***")
-        {
-            "head"
-        } else if line.starts_with("@@") {
-            "hunk"
-        } else if line.starts_with('+') {
-            "add"
-        } else if line.starts_with('-') {
-            "del"
-        } else {
-            "ctx"
-        };
-        // One block span per line, no newline between them: the spans are the lines.
-        let _ = write!(out, "<span class=\"{class}\">{}</span>", escape(line));
+    // One block span per line, no newline between them: the spans are the lines.
+    html! {
+        pre class="diff" {
+            @for line in diff.lines().take(MAX_LINES) {
+                span class=(line_class(line)) { (line) }
+            }
+            @if total > MAX_LINES {
+                span class="more" {
+                    "… " (total - MAX_LINES) " more lines (the full input is in the audit log)"
+                }
+            }
+        }
     }
-    if total > MAX_LINES {
-        let _ = write!(
-            out,
-            "<span class=\"more\">… {} more lines (the full input is in the audit log)</span>",
-            total - MAX_LINES
-        );
-    }
-    out.push_str("</pre>");
-    out
 }
 
+/// The text, cut after [`MAX_LINES`] lines with a note.
 fn clipped(text: &str) -> String {
     let total = text.lines().count();
     if total <= MAX_LINES {
-        return escape(text);
+        return text.to_string();
     }
     let head: Vec<&str> = text.lines().take(MAX_LINES).collect();
-    format!(
-        "{}\n… {} more lines",
-        escape(&head.join("\n")),
-        total - MAX_LINES
-    )
+    format!("{}\n… {} more lines", head.join("\n"), total - MAX_LINES)
 }
 
 #[cfg(test)]
@@ -158,7 +152,8 @@ mod tests {
         let html = render(
             "edit",
             &json!({"path": "src/a.rs", "old_string": "let x = 1;\n", "new_string": "let x = 2;\n"}),
-        );
+        )
+        .into_string();
         assert!(
             html.contains("<span class=\"del\">-let x = 1;</span>"),
             "{html}"
@@ -175,9 +170,10 @@ mod tests {
 
     #[test]
     fn bash_shows_the_escaped_command() {
-        let html = render("bash", &json!({"command": "echo '<b>' && rm -rf /tmp/x"}));
+        let html = render("bash", &json!({"command": "echo '<b>' && rm -rf /tmp/x"})).into_string();
+        // maud leaves `'` as it is: it quotes every attribute with `"`.
         assert!(
-            html.contains("echo &#39;&lt;b&gt;&#39; &amp;&amp; rm -rf /tmp/x"),
+            html.contains("echo '&lt;b&gt;' &amp;&amp; rm -rf /tmp/x"),
             "{html}"
         );
     }
@@ -185,7 +181,7 @@ mod tests {
     #[test]
     fn long_content_is_clipped_with_a_note() {
         let content = "x\n".repeat(MAX_LINES + 5);
-        let html = render("write", &json!({"path": "big.txt", "content": content}));
+        let html = render("write", &json!({"path": "big.txt", "content": content})).into_string();
         assert!(html.contains("more lines"), "{html}");
         assert_eq!(html.matches("class=\"add\"").count(), MAX_LINES - 1);
     }

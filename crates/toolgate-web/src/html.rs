@@ -1,25 +1,12 @@
-//! Small HTML helpers: escaping, the page frame, timestamps.
+//! Small HTML helpers: the page frame, timestamps. Pages are built with
+//! `maud`, which escapes every spliced value unless told it is markup.
+
+use maud::{Markup, PreEscaped, html};
 
 /// The page's stylesheet, served at `/approvals/static/style.css`.
 pub const STYLE_CSS: &str = include_str!("../assets/style.css");
 /// The page's script, served at `/approvals/static/app.js`.
 pub const APP_JS: &str = include_str!("../assets/app.js");
-
-/// Escapes text for an HTML text node or a quoted attribute value.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// Which tab of the page is shown.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,39 +19,73 @@ pub enum Tab {
     Saved,
 }
 
+/// The doctype, in the spelling the page has always had.
+const DOCTYPE: PreEscaped<&str> = PreEscaped("<!doctype html>\n");
+
 /// A whole page: head, navigation, `body`.
-pub fn page(title: &str, tab: Tab, body: &str) -> String {
+pub fn page(title: &str, tab: Tab, body: Markup) -> String {
     let link = |t: Tab, href: &str, label: &str| {
-        let current = if t == tab {
-            " aria-current=\"page\""
-        } else {
-            ""
-        };
-        format!("<a href=\"{href}\"{current}>{label}</a>")
+        html! {
+            a href=(href) aria-current=[(t == tab).then_some("page")] { (label) }
+        }
     };
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>{title} · toolgate</title>\
-<link rel=\"stylesheet\" href=\"/approvals/static/style.css\">\
-<script src=\"/approvals/static/app.js\" defer></script></head>\
-<body><header><strong>toolgate</strong><nav>{}{}{}</nav></header><main>{body}</main></body></html>\n",
-        link(Tab::Pending, "/", "Pending"),
-        link(Tab::Audit, "/approvals/audit", "Audit log"),
-        link(Tab::Saved, "/approvals/saved", "Saved approvals"),
-        title = escape(title),
-    )
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · toolgate" }
+                link rel="stylesheet" href="/approvals/static/style.css";
+                script src="/approvals/static/app.js" defer {}
+            }
+            body {
+                header {
+                    strong { "toolgate" }
+                    nav {
+                        (link(Tab::Pending, "/", "Pending"))
+                        (link(Tab::Audit, "/approvals/audit", "Audit log"))
+                        (link(Tab::Saved, "/approvals/saved", "Saved approvals"))
+                    }
+                }
+                main { (body) }
+            }
+        }
+    };
+    page.into_string() + "\n"
 }
 
-/// A minimal page for errors and the sign-in step (no navigation, no script).
-pub fn message_page(title: &str, message: &str, extra_head: &str) -> String {
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{extra_head}\
-<title>{t} · toolgate</title><link rel=\"stylesheet\" href=\"/approvals/static/style.css\"></head>\
-<body><main class=\"message\"><h1>{t}</h1><p>{m}</p></main></body></html>\n",
-        t = escape(title),
-        m = escape(message),
-    )
+/// A minimal page for errors (no navigation, no script).
+pub fn message_page(title: &str, message: &str) -> String {
+    small_page(title, message, None)
+}
+
+/// The sign-in step's page: it refreshes itself to `target` at once.
+pub fn refresh_page(title: &str, message: &str, target: &str) -> String {
+    small_page(title, message, Some(target))
+}
+
+fn small_page(title: &str, message: &str, refresh_to: Option<&str>) -> String {
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                @if let Some(target) = refresh_to {
+                    meta http-equiv="refresh" content={ "0; url=" (target) };
+                }
+                title { (title) " · toolgate" }
+                link rel="stylesheet" href="/approvals/static/style.css";
+            }
+            body {
+                main class="message" {
+                    h1 { (title) }
+                    p { (message) }
+                }
+            }
+        }
+    };
+    page.into_string() + "\n"
 }
 
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM:SS` UTC.
@@ -77,14 +98,6 @@ pub fn utc_time(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            escape("<img src=x onerror='a'>&\""),
-            "&lt;img src=x onerror=&#39;a&#39;&gt;&amp;&quot;"
-        );
-    }
 
     #[test]
     fn formats_utc_times() {

@@ -190,7 +190,7 @@ pub fn router(state: WebState) -> Router {
     if state.token.is_empty() {
         tracing::warn!("the approval page has an empty token: every request will be refused");
     }
-    let shared = Arc::new(state.clone());
+    let shared = Arc::new(guard::page_guard(&state));
     let app = Arc::new(views::App::new(state));
     Router::new()
         .route("/", get(views::pending::page_handler))

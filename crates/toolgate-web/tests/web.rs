@@ -1309,3 +1309,131 @@ async fn a_question_answered_elsewhere_or_cancelled_leaves_the_page() {
     let (status, body) = page.reply(id, r#"{"answers": ["sqlite", "t"]}"#).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
 }
+
+/// A script element, a quote that would end an attribute, and the end of a
+/// text area, in one string.
+const HOSTILE: &str = "<script>alert(1)</script>\" onmouseover=\"alert(2)</textarea><b>x";
+
+/// Panics if `html` shows any part of [`HOSTILE`] unescaped, or never shows it.
+fn assert_escaped(view: &str, html: &str) {
+    for raw in ["<script>alert", "\" onmouseover", "</textarea>", "<b>x"] {
+        assert!(!html.contains(raw), "{view}: {raw:?} unescaped in\n{html}");
+    }
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{view}: the hostile text is not shown escaped in\n{html}"
+    );
+}
+
+#[tokio::test]
+async fn hostile_text_is_escaped_on_every_view() {
+    let page = start().await;
+    let call = |tool: &str| format!("{HOSTILE}-{tool}");
+    let log = EventLog::open(&page.audit_db, Durability::Normal).unwrap();
+    for (tool, args) in [
+        (
+            "bash",
+            serde_json::json!({"command": HOSTILE, "workdir": HOSTILE, "description": HOSTILE}),
+        ),
+        (
+            "edit",
+            serde_json::json!({"path": HOSTILE, "old_string": HOSTILE, "new_string": "x\n"}),
+        ),
+        ("webfetch", serde_json::json!({"url": HOSTILE})),
+    ] {
+        let mut event = permission(
+            EventKind::PermissionRequested,
+            "s1",
+            &call(tool),
+            tool,
+            None,
+            args,
+        );
+        event.payload.reason = Some(HOSTILE.into());
+        event.payload.preview = Some(HOSTILE.into());
+        log.submit(event).await.unwrap();
+    }
+    log.close().unwrap();
+
+    // Asks whose details the page reads from the call's arguments.
+    let mut stream = page.get("/approvals/events").await;
+    let mut buf = String::new();
+    let mut asks = Vec::new();
+    for tool in ["bash", "edit", "webfetch"] {
+        let mut prompt = prompt(&call(tool), tool, Risk::Write, HOSTILE);
+        prompt.items[0].action = HOSTILE.into();
+        prompt.items[0].reason = HOSTILE.into();
+        asks.push(page.ask(prompt).await.1);
+    }
+    // A question: its text, its options (attribute values) and its ids.
+    let channel = page.approvals.clone();
+    let question = tokio::spawn(async move {
+        let asked = [PageQuestion {
+            question: HOSTILE.into(),
+            options: Some(vec![HOSTILE.into(), "plain".into()]),
+        }];
+        channel.ask_questions(HOSTILE, HOSTILE, &asked).await
+    });
+    // A saved rule.
+    page.store.save(HOSTILE, HOSTILE, HOSTILE).unwrap();
+
+    let cards = next_pending(&mut stream, &mut buf, |a| a.len() == 3).await;
+    for card in &cards {
+        assert_escaped("card in the event stream", card["html"].as_str().unwrap());
+    }
+    let questions = next_list(&mut stream, &mut buf, "questions", |q| q.len() == 1).await;
+    assert_escaped("question card", questions[0]["html"].as_str().unwrap());
+
+    let html = page.get("/").await.text().await.unwrap();
+    assert_escaped("pending page", &html);
+    assert!(
+        html.contains("<pre class=\"command\">&lt;script&gt;"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<span class=\"del\">-&lt;script&gt;"),
+        "{html}"
+    );
+    assert!(
+        html.contains("\\&quot; onmouseover=\\&quot;"),
+        "generic input: {html}"
+    );
+    assert!(
+        html.contains("value=\"&lt;script&gt;alert(1)&lt;/script&gt;&quot; onmouseover=&quot;"),
+        "option value: {html}"
+    );
+
+    let html = page.get("/approvals/saved").await.text().await.unwrap();
+    assert_escaped("saved approvals", &html);
+    let html = page.get("/approvals/audit").await.text().await.unwrap();
+    assert_escaped("audit log", &html);
+    let filter: String = form_urlencoded::byte_serialize(HOSTILE.as_bytes()).collect();
+    let r = page
+        .get(&format!("/approvals/audit?session={filter}&tool={filter}"))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_escaped("audit filters", &r.text().await.unwrap());
+    // An error page that repeats what was sent.
+    let r = page
+        .get(&format!("/approvals/audit?decision={filter}"))
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert_escaped("error page", &r.text().await.unwrap());
+    // The sign-in page carries the rest of the URL into its refresh target.
+    let r = page
+        .client
+        .get(page.url(&format!("/?token={}&next={filter}", page.token)))
+        .send()
+        .await
+        .unwrap();
+    let html = r.text().await.unwrap();
+    assert!(html.contains("http-equiv=\"refresh\""), "{html}");
+    for raw in ["<script>", "\" onmouseover", "</textarea>"] {
+        assert!(!html.contains(raw), "sign-in: {raw:?} in {html}");
+    }
+
+    for task in asks {
+        task.abort();
+    }
+    question.abort();
+}

@@ -1,18 +1,18 @@
 //! The audit log with filters, and `log verify`'s verdict.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
+use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::json;
 use toolgate_core::{Effect, EventKind};
 use toolgate_store::{EventFilter, EventReader, StoredEvent, VerifyReport};
 
-use crate::html::{Tab, escape, page, utc_time};
+use crate::html::{Tab, page, utc_time};
 use crate::views::{App, reply_error, wants_json};
 
 /// Events shown when no limit is given.
@@ -183,144 +183,128 @@ pub async fn handler(
             },
         };
     }
-    let mut body = String::from("<h1>Audit log</h1>");
-    match &audit {
-        None => {
-            let _ = write!(
-                body,
-                "<p class=\"verdict\">No audit log yet at <code>{}</code>.</p>",
-                escape(&app.web.audit_db.display().to_string())
-            );
+    let db_shown = app.web.audit_db.display().to_string();
+    let events = match &audit {
+        Some(a) => a.events.as_slice(),
+        None => &[],
+    };
+    let body = html! {
+        h1 { "Audit log" }
+        @match &audit {
+            None => p class="verdict" { "No audit log yet at " code { (db_shown) } "." },
+            Some(a) => @match &a.verdict {
+                Ok(v) => p class={ "verdict " (if v.is_ok() { "ok" } else { "broken" }) } id="verdict" {
+                    b { "log verify:" } " " (v)
+                },
+                Err(e) => p class="verdict broken" id="verdict" { b { "log verify failed:" } " " (e) },
+            },
         }
-        Some(a) => match &a.verdict {
-            Ok(v) => {
-                let class = if v.is_ok() { "ok" } else { "broken" };
-                let _ = write!(
-                    body,
-                    "<p class=\"verdict {class}\" id=\"verdict\"><b>log verify:</b> {}</p>",
-                    escape(&v.to_string())
-                );
-            }
-            Err(e) => {
-                let _ = write!(
-                    body,
-                    "<p class=\"verdict broken\" id=\"verdict\"><b>log verify failed:</b> {}</p>",
-                    escape(e)
-                );
-            }
-        },
-    }
-    body.push_str(&filter_form(&filters));
-    let events = audit.map(|a| a.events).unwrap_or_default();
-    if events.is_empty() {
-        body.push_str("<p class=\"empty\">No event matches.</p>");
-    } else {
-        body.push_str(&table(&events));
-    }
-    Html(page("Audit log", Tab::Audit, &body)).into_response()
+        (filter_form(&filters))
+        @if events.is_empty() {
+            p class="empty" { "No event matches." }
+        } @else {
+            (table(events))
+        }
+    };
+    Html(page("Audit log", Tab::Audit, body)).into_response()
 }
 
-fn filter_form(f: &Filters) -> String {
-    let value = |v: &Option<String>| escape(v.as_deref().unwrap_or(""));
-    let mut out = format!(
-        "<form class=\"filters\" method=\"get\" action=\"/approvals/audit\">\
-<label>Session <input name=\"session\" value=\"{}\"></label>\
-<label>Call <input name=\"call\" value=\"{}\"></label>\
-<label>Tool <input name=\"tool\" value=\"{}\"></label><label>Decision <select name=\"decision\">\
-<option value=\"\">any</option>",
-        value(&f.session),
-        value(&f.call),
-        value(&f.tool)
-    );
-    for d in [Effect::Allow, Effect::Ask, Effect::Deny] {
-        let selected = if f.decision == Some(d) {
-            " selected"
-        } else {
-            ""
-        };
-        let _ = write!(out, "<option{selected}>{d}</option>");
+const DECISIONS: [Effect; 3] = [Effect::Allow, Effect::Ask, Effect::Deny];
+const KINDS: [EventKind; 7] = [
+    EventKind::SessionStarted,
+    EventKind::PermissionRequested,
+    EventKind::PermissionResolved,
+    EventKind::ToolStarted,
+    EventKind::ToolCompleted,
+    EventKind::ToolFailed,
+    EventKind::NetworkConnection,
+];
+
+fn filter_form(f: &Filters) -> Markup {
+    let value = |v: &Option<String>| v.clone().unwrap_or_default();
+    html! {
+        form class="filters" method="get" action="/approvals/audit" {
+            label { "Session " input name="session" value=(value(&f.session)); }
+            label { "Call " input name="call" value=(value(&f.call)); }
+            label { "Tool " input name="tool" value=(value(&f.tool)); }
+            label {
+                "Decision "
+                select name="decision" {
+                    option value="" { "any" }
+                    @for d in DECISIONS { option selected[f.decision == Some(d)] { (d) } }
+                }
+            }
+            label {
+                "Kind "
+                select name="kind" {
+                    option value="" { "any" }
+                    @for k in KINDS { option selected[f.kind == Some(k)] { (k) } }
+                }
+            }
+            label { "Newest " input name="limit" size="5" value=(f.limit); }
+            button { "Filter" }
+            " "
+            a href="/approvals/audit" { "clear" }
+        }
     }
-    out.push_str(
-        "</select></label><label>Kind <select name=\"kind\"><option value=\"\">any</option>",
-    );
-    for k in [
-        EventKind::SessionStarted,
-        EventKind::PermissionRequested,
-        EventKind::PermissionResolved,
-        EventKind::ToolStarted,
-        EventKind::ToolCompleted,
-        EventKind::ToolFailed,
-        EventKind::NetworkConnection,
-    ] {
-        let selected = if f.kind == Some(k) { " selected" } else { "" };
-        let _ = write!(out, "<option{selected}>{k}</option>");
-    }
-    let _ = write!(
-        out,
-        "</select></label><label>Newest <input name=\"limit\" size=\"5\" value=\"{}\"></label>\
-<button>Filter</button> <a href=\"/approvals/audit\">clear</a></form>",
-        f.limit
-    );
-    out
 }
 
-fn table(events: &[StoredEvent]) -> String {
-    let mut out = String::from(
-        "<table class=\"audit\"><thead><tr><th>#</th><th>Time (UTC)</th><th>Event</th>\
-<th>Session</th><th>Call</th><th>Tool</th><th>Request</th><th>Decision</th><th>Source</th>\
-<th>Details</th></tr></thead><tbody>",
-    );
-    for e in events {
-        let p = &e.event.payload;
-        let request = match (&p.action, &p.resource) {
-            (Some(a), Some(r)) => format!("<b>{}</b> <code>{}</code>", escape(a), escape(r)),
-            _ => String::new(),
-        };
-        let decision = p.decision.map_or(String::new(), |d| {
-            format!("<span class=\"decision-{d}\">{d}</span>")
-        });
-        let source = p
-            .sourced_from
-            .map_or(String::new(), |s| s.as_str().to_string());
-        let details = [p.reason.as_deref(), p.preview.as_deref()]
-            .into_iter()
-            .flatten()
-            .map(escape)
-            .collect::<Vec<_>>()
-            .join(" · ");
-        let session_link = format!(
-            "<a href=\"/approvals/audit?session={}\">{}</a>",
-            escape(
-                &form_urlencoded::byte_serialize(e.event.session_id.as_bytes()).collect::<String>()
-            ),
-            escape(&e.event.session_id)
-        );
-        let call_link = if e.event.call_id.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "<a href=\"/approvals/audit?call={}\">{}</a>",
-                escape(
-                    &form_urlencoded::byte_serialize(e.event.call_id.as_bytes())
-                        .collect::<String>()
-                ),
-                escape(&e.event.call_id)
-            )
-        };
-        let _ = write!(
-            out,
-            "<tr class=\"kind-{kind_class}\"><td>{seq}</td><td>{time}</td><td>{kind}</td>\
-<td>{session_link}</td><td>{call_link}</td><td>{tool}</td><td>{request}</td><td>{decision}</td>\
-<td>{source}</td><td class=\"details\">{details}</td></tr>",
-            kind_class = e.event.kind.as_str().replace('.', "-"),
-            seq = e.seq,
-            time = utc_time(e.event.ts_ms),
-            kind = e.event.kind,
-            tool = escape(p.tool.as_deref().unwrap_or("")),
-        );
+/// A query-string value, percent-encoded.
+fn encoded(value: &str) -> String {
+    form_urlencoded::byte_serialize(value.as_bytes()).collect()
+}
+
+fn table(events: &[StoredEvent]) -> Markup {
+    html! {
+        table class="audit" {
+            thead {
+                tr {
+                    th { "#" } th { "Time (UTC)" } th { "Event" } th { "Session" } th { "Call" }
+                    th { "Tool" } th { "Request" } th { "Decision" } th { "Source" } th { "Details" }
+                }
+            }
+            tbody {
+                @for e in events { (row(e)) }
+            }
+        }
     }
-    out.push_str("</tbody></table>");
-    out
+}
+
+fn row(e: &StoredEvent) -> Markup {
+    let p = &e.event.payload;
+    let details = [p.reason.as_deref(), p.preview.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let session = &e.event.session_id;
+    let call = &e.event.call_id;
+    html! {
+        tr class={ "kind-" (e.event.kind.as_str().replace('.', "-")) } {
+            td { (e.seq) }
+            td { (utc_time(e.event.ts_ms)) }
+            td { (e.event.kind) }
+            td { a href={ "/approvals/audit?session=" (encoded(session)) } { (session) } }
+            td {
+                @if !call.is_empty() {
+                    a href={ "/approvals/audit?call=" (encoded(call)) } { (call) }
+                }
+            }
+            td { (p.tool.as_deref().unwrap_or("")) }
+            td {
+                @if let (Some(a), Some(r)) = (&p.action, &p.resource) {
+                    b { (a) } " " code { (r) }
+                }
+            }
+            td {
+                @if let Some(d) = p.decision {
+                    span class={ "decision-" (d) } { (d) }
+                }
+            }
+            td { (p.sourced_from.map_or("", |s| s.as_str())) }
+            td class="details" { (details) }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub fn reply_error(status: StatusCode, message: &str, json: bool) -> Response {
         return (status, axum::Json(json!({ "error": message }))).into_response();
     }
     let title = status.canonical_reason().unwrap_or("Error");
-    let mut response = (status, Html(message_page(title, message, ""))).into_response();
+    let mut response = (status, Html(message_page(title, message))).into_response();
     response.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::Form;
@@ -12,13 +11,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use futures::{Stream, StreamExt};
+use maud::{PreEscaped, html};
 use serde::Deserialize;
 use serde_json::json;
 use tokio_stream::wrappers::WatchStream;
 use toolgate_policy::approvals::Answer;
 
 use crate::detail;
-use crate::html::{Tab, escape, page};
+use crate::html::{Tab, page};
 use crate::pending::{AnswerError, PendingAsk};
 use crate::views::{App, parse_id, reply_error, wants_json};
 
@@ -26,28 +26,24 @@ use crate::views::{App, parse_id, reply_error, wants_json};
 pub async fn page_handler(State(app): State<Arc<App>>) -> Html<String> {
     let cards = cards(&app).await;
     let questions = app.web.approvals.pending_questions();
-    let mut body = String::from(
-        "<h1>Pending requests <span id=\"count\" class=\"count\"></span></h1>\
-<p id=\"live\" class=\"live\">Updates live while this page is open.</p>\
-<section id=\"questions-section\"",
-    );
-    if questions.is_empty() {
-        body.push_str(" hidden");
-    }
-    body.push_str("><h2>Questions from the model</h2><div id=\"questions\">");
-    for q in &questions {
-        body.push_str(&super::questions::card(q));
-    }
-    body.push_str("</div></section><div id=\"pending\">");
-    for (_, html) in &cards {
-        body.push_str(html);
-    }
-    body.push_str("</div><p id=\"empty\" class=\"empty\"");
-    if !cards.is_empty() || !questions.is_empty() {
-        body.push_str(" hidden");
-    }
-    body.push_str(">Nothing is waiting for you.</p>");
-    Html(page("Pending requests", Tab::Pending, &body))
+    let body = html! {
+        h1 { "Pending requests " span id="count" class="count" {} }
+        p id="live" class="live" { "Updates live while this page is open." }
+        section id="questions-section" hidden[questions.is_empty()] {
+            h2 { "Questions from the model" }
+            div id="questions" {
+                @for q in &questions { (super::questions::card_markup(q)) }
+            }
+        }
+        div id="pending" {
+            // Cards are rendered (and escaped) once, then cached as markup.
+            @for (_, card) in &cards { (PreEscaped(card)) }
+        }
+        p id="empty" class="empty" hidden[!cards.is_empty() || !questions.is_empty()] {
+            "Nothing is waiting for you."
+        }
+    };
+    Html(page("Pending requests", Tab::Pending, body))
 }
 
 /// `GET /approvals/pending`: the pending asks as JSON.
@@ -222,73 +218,65 @@ async fn cards(app: &Arc<App>) -> Vec<(u64, String)> {
 /// One ask as an `<article>` with its answer form; works without the script.
 pub fn card(ask: &PendingAsk, args: Option<&serde_json::Value>) -> String {
     let p = &ask.prompt;
-    let risk = ask.risk();
     let destructive = ask.is_destructive();
     let deadline = ask
         .asked_ms
         .saturating_add(i64::try_from(p.timeout_ms).unwrap_or(i64::MAX));
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<article class=\"ask risk-{risk}\" id=\"ask-{id}\" data-id=\"{id}\" data-destructive=\"{d}\" \
-data-deadline=\"{deadline}\"><header><strong class=\"tool\">{tool}</strong> <span class=\"ids\">session {session} · call {call}</span> \
-<span class=\"timer\"></span></header><ul class=\"items\">",
-        id = ask.id,
-        d = u8::from(destructive),
-        tool = escape(&p.tool),
-        session = escape(&p.session_id),
-        call = escape(&p.call_id),
-    );
-    for item in &p.items {
-        let _ = write!(
-            out,
-            "<li><span class=\"risk-tag risk-{r}\">{r}</span> <b>{action}</b>\
-<pre class=\"resource\">{resource}</pre><p class=\"reason\">{reason}</p></li>",
-            r = item.risk,
-            action = escape(&item.action),
-            resource = escape(&item.resource),
-            reason = escape(&item.reason),
-        );
-    }
-    out.push_str("</ul>");
-    if let Some(args) = args {
-        out.push_str(&detail::render(&p.tool, args));
-    }
-    let _ = write!(
-        out,
-        "<form class=\"answer\" method=\"post\" action=\"/approvals/pending/{}/answer\">",
-        ask.id
-    );
-    // The form's default button, disabled: Enter in the reject message (or
-    // anywhere) must not press "Allow once", the first real button, when the
-    // script is off. With the script, Enter in the message rejects.
-    out.push_str(
-        "<button type=\"submit\" class=\"no-default\" disabled hidden aria-hidden=\"true\" \
-tabindex=\"-1\"></button>",
-    );
-    if destructive {
-        out.push_str(
-            "<p class=\"warning\">Destructive: this cannot be undone, and it is asked every \
-time.</p><label class=\"confirm\"><input type=\"checkbox\" name=\"confirm\" value=\"yes\"> \
-I have read it and want it to run</label>",
-        );
-    }
-    out.push_str("<div class=\"buttons\"><button name=\"answer\" value=\"once\" class=\"allow\">Allow once</button>");
-    if ask.offers_session() {
-        out.push_str("<button name=\"answer\" value=\"session\" class=\"allow\">Allow for this session</button>");
-    }
-    if ask.offers_always() {
-        out.push_str(
-            "<button name=\"answer\" value=\"always\" class=\"allow\">Always allow (save)</button>",
-        );
-    }
-    let _ = write!(
-        out,
-        "</div><div class=\"reject-row\"><input type=\"text\" name=\"message\" maxlength=\"{max}\" \
-placeholder=\"Message to the model (optional; without one, this session's other pending requests are rejected too)\" aria-label=\"Message to the model\">\
-<button name=\"answer\" value=\"reject\" class=\"reject\">Reject</button></div>\
-<p class=\"error\" role=\"alert\"></p></form></article>",
-        max = crate::pending::MAX_MESSAGE_CHARS,
-    );
-    out
+    let card = html! {
+        article class={ "ask risk-" (ask.risk()) } id={ "ask-" (ask.id) } data-id=(ask.id)
+            data-destructive=(u8::from(destructive)) data-deadline=(deadline) {
+            header {
+                strong class="tool" { (p.tool) }
+                " "
+                span class="ids" { "session " (p.session_id) " · call " (p.call_id) }
+                " "
+                span class="timer" {}
+            }
+            ul class="items" {
+                @for item in &p.items {
+                    li {
+                        span class={ "risk-tag risk-" (item.risk) } { (item.risk) }
+                        " "
+                        b { (item.action) }
+                        pre class="resource" { (item.resource) }
+                        p class="reason" { (item.reason) }
+                    }
+                }
+            }
+            @if let Some(args) = args { (detail::render(&p.tool, args)) }
+            form class="answer" method="post" action={ "/approvals/pending/" (ask.id) "/answer" } {
+                // The form's default button, disabled: Enter in the reject message
+                // (or anywhere) must not press "Allow once", the first real button,
+                // when the script is off. With the script, Enter in the message rejects.
+                button type="submit" class="no-default" disabled hidden aria-hidden="true"
+                    tabindex="-1" {}
+                @if destructive {
+                    p class="warning" {
+                        "Destructive: this cannot be undone, and it is asked every time."
+                    }
+                    label class="confirm" {
+                        input type="checkbox" name="confirm" value="yes";
+                        " I have read it and want it to run"
+                    }
+                }
+                div class="buttons" {
+                    button name="answer" value="once" class="allow" { "Allow once" }
+                    @if ask.offers_session() {
+                        button name="answer" value="session" class="allow" { "Allow for this session" }
+                    }
+                    @if ask.offers_always() {
+                        button name="answer" value="always" class="allow" { "Always allow (save)" }
+                    }
+                }
+                div class="reject-row" {
+                    input type="text" name="message" maxlength=(crate::pending::MAX_MESSAGE_CHARS)
+                        placeholder="Message to the model (optional; without one, this session's other pending requests are rejected too)"
+                        aria-label="Message to the model";
+                    button name="answer" value="reject" class="reject" { "Reject" }
+                }
+                p class="error" role="alert" {}
+            }
+        }
+    };
+    card.into_string()
 }

@@ -6,7 +6,6 @@
 //! (the picked option or the text), `answer_N_other` (own words, which win),
 //! `message`.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -14,9 +13,9 @@ use axum::extract::{Path, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use maud::{Markup, html};
 use serde_json::{Value, json};
 
-use crate::html::escape;
 use crate::questions::{MAX_ANSWER_CHARS, PendingQuestion, QuestionAnswerError, QuestionReply};
 use crate::views::{App, parse_id, reply_error, wants_json};
 
@@ -212,61 +211,61 @@ fn from_form(body: &[u8], pending: &PendingQuestion) -> Result<QuestionReply, Qu
 
 /// One `question` call as an `<article>` with its form; works without the script.
 pub fn card(pending: &PendingQuestion) -> String {
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<article class=\"question\" id=\"question-{id}\" data-id=\"{id}\" data-count=\"{n}\">\
-<header><strong class=\"tool\">question</strong> <span class=\"ids\">session {session} · call {call}</span></header>\
-<form class=\"reply\" method=\"post\" action=\"/approvals/questions/{id}/answer\">",
-        id = pending.id,
-        n = pending.questions.len(),
-        session = escape(&pending.session_id),
-        call = escape(&pending.call_id),
-    );
-    for (i, q) in pending.questions.iter().enumerate() {
-        let n = i + 1;
-        let _ = write!(
-            out,
-            "<fieldset class=\"asked\" data-n=\"{n}\"><legend>{text}</legend>",
-            text = escape(&q.question),
-        );
-        match q.options.as_deref().filter(|o| !o.is_empty()) {
-            Some(options) => {
-                out.push_str("<div class=\"options\">");
-                for option in options {
-                    let _ = write!(
-                        out,
-                        "<label class=\"option\"><input type=\"radio\" name=\"answer_{n}\" \
-value=\"{o}\"> {o}</label>",
-                        o = escape(option),
-                    );
-                }
-                let _ = write!(
-                    out,
-                    "</div><input type=\"text\" class=\"own\" name=\"answer_{n}_other\" \
-maxlength=\"{MAX_ANSWER_CHARS}\" placeholder=\"…or answer in your own words\" \
-aria-label=\"Answer {n} in your own words\">"
-                );
+    card_markup(pending).into_string()
+}
+
+/// [`card`] as markup, to place into a page.
+pub fn card_markup(pending: &PendingQuestion) -> Markup {
+    let id = pending.id;
+    html! {
+        article class="question" id={ "question-" (id) } data-id=(id)
+            data-count=(pending.questions.len()) {
+            header {
+                strong class="tool" { "question" }
+                " "
+                span class="ids" { "session " (pending.session_id) " · call " (pending.call_id) }
             }
-            None => {
-                let _ = write!(
-                    out,
-                    "<input type=\"text\" class=\"own\" name=\"answer_{n}\" \
-maxlength=\"{MAX_ANSWER_CHARS}\" placeholder=\"Your answer\" aria-label=\"Answer {n}\">"
-                );
+            form class="reply" method="post" action={ "/approvals/questions/" (id) "/answer" } {
+                @for (i, q) in pending.questions.iter().enumerate() {
+                    @let n = i + 1;
+                    fieldset class="asked" data-n=(n) {
+                        legend { (q.question) }
+                        @match q.options.as_deref().filter(|o| !o.is_empty()) {
+                            Some(options) => {
+                                div class="options" {
+                                    @for option in options {
+                                        label class="option" {
+                                            input type="radio" name={ "answer_" (n) } value=(option);
+                                            " " (option)
+                                        }
+                                    }
+                                }
+                                input type="text" class="own" name={ "answer_" (n) "_other" }
+                                    maxlength=(MAX_ANSWER_CHARS)
+                                    placeholder="…or answer in your own words"
+                                    aria-label={ "Answer " (n) " in your own words" };
+                            }
+                            None => {
+                                input type="text" class="own" name={ "answer_" (n) }
+                                    maxlength=(MAX_ANSWER_CHARS) placeholder="Your answer"
+                                    aria-label={ "Answer " (n) };
+                            }
+                        }
+                    }
+                }
+                div class="buttons" {
+                    button name="reply" value="answer" class="allow" { "Send answer" }
+                }
+                div class="reject-row" {
+                    input type="text" name="message" maxlength=(MAX_ANSWER_CHARS)
+                        placeholder="Why you decline (optional, the model sees it)"
+                        aria-label="Why you decline";
+                    button name="reply" value="decline" class="reject" { "Decline" }
+                }
+                p class="error" role="alert" {}
             }
         }
-        out.push_str("</fieldset>");
     }
-    let _ = write!(
-        out,
-        "<div class=\"buttons\"><button name=\"reply\" value=\"answer\" class=\"allow\">Send \
-answer</button></div><div class=\"reject-row\"><input type=\"text\" name=\"message\" \
-maxlength=\"{MAX_ANSWER_CHARS}\" placeholder=\"Why you decline (optional, the model sees it)\" \
-aria-label=\"Why you decline\"><button name=\"reply\" value=\"decline\" class=\"reject\">Decline</button></div>\
-<p class=\"error\" role=\"alert\"></p></form></article>"
-    );
-    out
 }
 
 #[cfg(test)]

@@ -1,16 +1,16 @@
 //! The saved ("always") approvals, with revoke.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
+use maud::html;
 use serde::Deserialize;
 use serde_json::json;
 use toolgate_policy::approvals::{ApprovalStoreError, SavedApproval};
 
-use crate::html::{Tab, escape, page, utc_time};
+use crate::html::{Tab, page, utc_time};
 use crate::views::{App, parse_id, reply_error, wants_json};
 
 /// The notice shown after a revoke.
@@ -40,38 +40,42 @@ pub async fn list_handler(
     if json {
         return axum::Json(approvals).into_response();
     }
-    let mut body = String::from("<h1>Saved approvals</h1>");
-    if let Some(id) = query.revoked.as_deref().and_then(|r| r.parse::<i64>().ok()) {
-        let _ = write!(
-            body,
-            "<p class=\"notice\" role=\"status\">Revoked saved approval #{id}.</p>"
-        );
-    }
-    if approvals.is_empty() {
-        body.push_str(
-            "<p class=\"empty\">No approval is saved. Answering \"always\" saves one.</p>",
-        );
-    } else {
-        body.push_str(
-            "<table class=\"saved\"><thead><tr><th>#</th><th>Project</th><th>Action</th>\
-<th>Pattern</th><th>Saved (UTC)</th><th></th></tr></thead><tbody>",
-        );
-        for a in &approvals {
-            let _ = write!(
-                body,
-                "<tr id=\"saved-{id}\"><td>{id}</td><td><code>{project}</code></td><td>{action}</td>\
-<td><code>{pattern}</code></td><td>{time}</td><td><form method=\"post\" \
-action=\"/approvals/saved/{id}/revoke\"><button class=\"reject\">Revoke</button></form></td></tr>",
-                id = a.id,
-                project = escape(&a.project),
-                action = escape(&a.action),
-                pattern = escape(&a.pattern),
-                time = utc_time(a.created_ms),
-            );
+    let revoked = query.revoked.as_deref().and_then(|r| r.parse::<i64>().ok());
+    let body = html! {
+        h1 { "Saved approvals" }
+        @if let Some(id) = revoked {
+            p class="notice" role="status" { "Revoked saved approval #" (id) "." }
         }
-        body.push_str("</tbody></table>");
-    }
-    Html(page("Saved approvals", Tab::Saved, &body)).into_response()
+        @if approvals.is_empty() {
+            p class="empty" { "No approval is saved. Answering \"always\" saves one." }
+        } @else {
+            table class="saved" {
+                thead {
+                    tr {
+                        th { "#" } th { "Project" } th { "Action" } th { "Pattern" }
+                        th { "Saved (UTC)" } th {}
+                    }
+                }
+                tbody {
+                    @for a in &approvals {
+                        tr id={ "saved-" (a.id) } {
+                            td { (a.id) }
+                            td { code { (a.project) } }
+                            td { (a.action) }
+                            td { code { (a.pattern) } }
+                            td { (utc_time(a.created_ms)) }
+                            td {
+                                form method="post" action={ "/approvals/saved/" (a.id) "/revoke" } {
+                                    button class="reject" { "Revoke" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Html(page("Saved approvals", Tab::Saved, body)).into_response()
 }
 
 /// `POST /approvals/saved/{id}/revoke`.
