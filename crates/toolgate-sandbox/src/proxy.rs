@@ -114,30 +114,37 @@ pub enum Resolver {
 impl Resolver {
     fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
         match self {
-            Resolver::System => {
-                // A listed name's DNS answer is chosen by whoever runs its zone:
-                // an answer of loopback or a private network would let a confined
-                // command reach the host's own services (DNS rebinding).
-                let addrs: Vec<SocketAddr> = (host, port)
-                    .to_socket_addrs()?
-                    .filter(|a| is_public(a.ip()))
-                    .collect();
-                if addrs.is_empty() {
-                    return Err(io::Error::new(
-                        io::ErrorKind::PermissionDenied,
-                        format!(
-                            "{host} has no public address (loopback, private and link-local answers are refused)"
-                        ),
-                    ));
-                }
-                Ok(addrs)
-            }
+            Resolver::System => admit_addresses(host, (host, port).to_socket_addrs()?.collect()),
             Resolver::Fixed(map) => map
                 .get(&host.to_ascii_lowercase())
                 .map(|ip| vec![SocketAddr::new(*ip, port)])
                 .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no fixed address")),
         }
     }
+}
+
+/// The addresses of `host` the proxy may connect to. A listed name's DNS
+/// answer is chosen by whoever runs its zone: an answer of loopback or a
+/// private network would let a confined command reach the host's own
+/// services (DNS rebinding), so only public addresses are kept. The names
+/// reserved for loopback (`localhost`, `*.localhost`, RFC 6761) are the
+/// exception: they never come from DNS, and listing one is the user's own
+/// choice to reach this machine.
+fn admit_addresses(host: &str, addrs: Vec<SocketAddr>) -> io::Result<Vec<SocketAddr>> {
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    if name == "localhost" || name.ends_with(".localhost") {
+        return Ok(addrs.into_iter().filter(|a| a.ip().is_loopback()).collect());
+    }
+    let public: Vec<SocketAddr> = addrs.into_iter().filter(|a| is_public(a.ip())).collect();
+    if public.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{host} has no public address (loopback, private and link-local answers are refused)"
+            ),
+        ));
+    }
+    Ok(public)
 }
 
 /// Whether an address is on the public internet: not loopback, private
@@ -603,10 +610,27 @@ mod tests {
 
     #[test]
     fn dns_rebinding_an_allowed_name_to_loopback_is_not_connected() {
-        // `localhost` comes from /etc/hosts: a listed name whose DNS answer is
-        // the host's own loopback (or a private network) must not reach it.
-        let err = Resolver::System.resolve("localhost", 80).unwrap_err();
-        assert!(err.to_string().contains("no public address"), "{err}");
+        let at = |ip: &str| SocketAddr::new(ip.parse().unwrap(), 443);
+        for private in ["127.0.0.1", "10.0.0.5", "169.254.169.254", "::1", "fd00::1"] {
+            let err = admit_addresses("registry.example", vec![at(private)]).unwrap_err();
+            assert!(
+                err.to_string().contains("no public address"),
+                "{private}: {err}"
+            );
+        }
+        // A mixed answer keeps only the public part.
+        let kept = admit_addresses(
+            "registry.example",
+            vec![at("127.0.0.1"), at("93.184.216.34")],
+        );
+        assert_eq!(kept.unwrap(), vec![at("93.184.216.34")]);
+        // The loopback names are the user's own choice, and only loopback.
+        for local in ["localhost", "LOCALHOST.", "registry.localhost"] {
+            let kept = admit_addresses(local, vec![at("127.0.0.1"), at("93.184.216.34")]);
+            assert_eq!(kept.unwrap(), vec![at("127.0.0.1")], "{local}");
+        }
+        // Through the system resolver (/etc/hosts): localhost is loopback.
+        assert!(Resolver::System.resolve("localhost", 80).is_ok());
     }
 
     #[test]
