@@ -42,7 +42,7 @@ impl Default for StdioOptions {
 /// then waits for cancelled calls to record their end.
 ///
 /// When stdin and stdout are pipes or sockets (as MCP clients start servers),
-/// they are read and written on the runtime's own thread, through the event
+/// they are read and written on the runtime's worker threads, through the event
 /// loop; `tokio::io::stdin`/`stdout` would hand every read and write to a
 /// blocking-pool thread, two thread switches per message. A terminal or a file
 /// falls back to those.

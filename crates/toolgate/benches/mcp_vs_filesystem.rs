@@ -5,7 +5,8 @@
 //! Measures cold start to the first `tools/list`; latency p50/p99 and server CPU
 //! per call (from `/proc/PID/stat`) for reading a 4 KB file, listing a 1,000-entry
 //! directory, a name search (`**/*signal*.rs` over a few hundred files) and writing
-//! a 4 KB file; and peak RSS (`VmHWM`). toolgate runs with its audit log on, in
+//! a 4 KB file; calls per second reading the 4 KB file with 8 calls in flight on
+//! the one connection; and peak RSS (`VmHWM`). toolgate runs with its audit log on, in
 //! `accept-edits` mode so writes are allowed.
 //!
 //! Two floor servers run in the same rotation (see `floor/mod.rs`): the least a
@@ -14,7 +15,8 @@
 //! doing this work can avoid.
 //!
 //! Run: `scripts/setup-bench-peers.sh && cargo bench -p toolgate --bench mcp_vs_filesystem`
-//! (`BENCH_CALLS=N` changes the calls per operation; default 500).
+//! (`BENCH_CALLS=N` changes the calls per operation, default 500; `BENCH_TOOLGATE=PATH`
+//! runs another toolgate binary, such as an older commit's, against the same reference).
 
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -107,6 +109,57 @@ impl Server {
         r
     }
 
+    /// Calls `tool` `total` times over the one connection, keeping `depth`
+    /// requests outstanding (a new one is sent as each answer arrives); returns
+    /// the wall time from the first request to the last answer.
+    fn call_in_flight(&mut self, tool: &str, args: &Value, total: usize, depth: usize) -> Duration {
+        let started = Instant::now();
+        let mut sent = 0;
+        let mut answered = 0;
+        let mut outstanding = std::collections::HashSet::new();
+        let send_next = |s: &mut Server, outstanding: &mut std::collections::HashSet<u64>| {
+            let id = s.next_id;
+            s.next_id += 1;
+            s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tool, "arguments": args}}));
+            outstanding.insert(id);
+        };
+        while sent < depth.min(total) {
+            send_next(self, &mut outstanding);
+            sent += 1;
+        }
+        while answered < total {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(n > 0, "{} closed its stdout", self.name);
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if v.get("method").is_some() {
+                continue;
+            }
+            let Some(id) = v.get("id").and_then(Value::as_u64) else {
+                continue;
+            };
+            if !outstanding.remove(&id) {
+                continue;
+            }
+            assert!(v.get("error").is_none(), "{} {tool} failed: {v}", self.name);
+            assert_ne!(
+                v["result"]["isError"],
+                json!(true),
+                "{} {tool} failed: {v}",
+                self.name
+            );
+            answered += 1;
+            if sent < total {
+                send_next(self, &mut outstanding);
+                sent += 1;
+            }
+        }
+        started.elapsed()
+    }
+
     fn cpu(&self) -> Duration {
         cpu_time(self.child.id())
     }
@@ -190,7 +243,12 @@ fn fixture() -> Fixture {
 }
 
 fn toolgate(f: &Fixture) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    // `BENCH_TOOLGATE=PATH` measures another build (an older commit's) with this bench.
+    let bin = std::env::var_os("BENCH_TOOLGATE").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_toolgate")),
+        PathBuf::from,
+    );
+    let mut cmd = Command::new(bin);
     cmd.args(["mcp", "--root"])
         .arg(&f.root)
         .args(["--mode", "accept-edits"])
@@ -378,6 +436,43 @@ fn main() {
         );
         floors.push((*label, row[1].2, row[2].2, row[3].2));
     }
+    // Throughput with several calls outstanding on the one connection, as an
+    // agent that runs tool calls in parallel sends them. Alternating in rounds.
+    const IN_FLIGHT: usize = 8;
+    const ROUNDS: usize = 5;
+    let per_round = calls.div_ceil(ROUNDS).max(IN_FLIGHT);
+    let read_variants = &ops[0].1;
+    let mut wall = [Duration::ZERO; 2];
+    let mut flight_cpu = [Duration::ZERO; 2];
+    for (i, s) in servers[..2].iter_mut().enumerate() {
+        let (tool, args) = &read_variants[i];
+        s.call_in_flight(tool, args, IN_FLIGHT * 4, IN_FLIGHT);
+    }
+    for _ in 0..ROUNDS {
+        for (i, s) in servers[..2].iter_mut().enumerate() {
+            let (tool, args) = &read_variants[i];
+            let cpu0 = s.cpu();
+            wall[i] += s.call_in_flight(tool, args, per_round, IN_FLIGHT);
+            flight_cpu[i] += s.cpu().saturating_sub(cpu0);
+        }
+    }
+    let total = (per_round * ROUNDS) as f64;
+    let rate = |i: usize| total / wall[i].as_secs_f64();
+    println!(
+        "{:<28} {:>10.0} {:>10} {:>12.0} | {:>10.0} {:>10} {:>12.0} | {:>7.1}x",
+        format!("read 4 KB, {IN_FLIGHT} in flight"),
+        rate(0),
+        "calls/s",
+        micros(flight_cpu[0]) / total,
+        rate(1),
+        "calls/s",
+        micros(flight_cpu[1]) / total,
+        rate(0) / rate(1)
+    );
+    println!(
+        "  ({IN_FLIGHT} requests outstanding on one stdio connection, {} calls each in {ROUNDS} alternating rounds; the ratio is toolgate's calls/s over the reference's)",
+        per_round * ROUNDS
+    );
     println!(
         "\nfloor: the same calls on a blocking std server (no SDK, no policy), without and with toolgate's audit log"
     );

@@ -151,11 +151,9 @@ fn run(cli: Cli) -> Result<i32> {
     let data = DataDir::locate(cli.data_dir.as_deref())?;
     match cli.command {
         Command::Call(args) => tokio_runtime()?.block_on(cmd_call::run(args, data, durability)),
-        // One client on stdio: a single-threaded runtime saves a cross-thread
-        // wake-up per message (blocking work still goes to the blocking pool).
-        Command::Mcp(args) => {
-            single_thread_runtime()?.block_on(cmd_mcp::run_mcp(args, data, durability))
-        }
+        // Clients send calls in parallel on the one connection: a call's CPU
+        // work (intent, reading, encoding) runs on either worker meanwhile.
+        Command::Mcp(args) => tokio_runtime()?.block_on(cmd_mcp::run_mcp(args, data, durability)),
         Command::Serve(args) => {
             tokio_runtime()?.block_on(cmd_mcp::run_serve(args, data, durability))
         }
@@ -174,12 +172,6 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Trust(args) => cmd_trust::run(args, &data),
         Command::Sandbox(command) => sandbox::run(command, &data, durability),
     }
-}
-
-fn single_thread_runtime() -> Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
 }
 
 fn tokio_runtime() -> Result<tokio::runtime::Runtime> {

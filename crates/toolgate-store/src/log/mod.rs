@@ -2,6 +2,7 @@
 //! committed in one transaction, on the submitter's thread when nothing has to
 //! be waited for, else on the log's writer thread (see `writer`).
 
+mod ack;
 mod checkpoint;
 mod formats;
 mod reader;
@@ -65,7 +66,6 @@ const WRITER_CACHE: &str = "PRAGMA cache_size = -256";
 #[derive(Debug)]
 pub struct EventLog {
     path: PathBuf,
-    queue: Option<mpsc::Sender<Message>>,
     writer: Option<JoinHandle<()>>,
     checkpointer: Option<JoinHandle<()>>,
     reader: EventReader,
@@ -115,7 +115,11 @@ impl EventLog {
         let (tx, rx) = mpsc::channel();
         // A `NORMAL` commit is cheaper than two thread switches; a `FULL` one
         // syncs, so those are grouped on the writer thread.
-        let shared = Arc::new(Shared::new(write_conn, durability == Durability::Normal));
+        let shared = Arc::new(Shared::new(
+            write_conn,
+            tx,
+            durability == Durability::Normal,
+        ));
         let writer_shared = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
             .name("tg-log-writer".into())
@@ -127,7 +131,6 @@ impl EventLog {
             })?;
         Ok(EventLog {
             path,
-            queue: Some(tx),
             writer: Some(writer),
             checkpointer: Some(checkpointer),
             reader: EventReader::from_connection(read_conn),
@@ -167,11 +170,10 @@ impl EventLog {
     /// Blocks until every event submitted before this call is committed (or
     /// failed). Do not call it from an async task; await the acks instead.
     pub fn flush(&self) -> Result<(), StoreError> {
-        let queue = self.queue.as_ref().ok_or(StoreError::WriterStopped)?;
         let (tx, rx) = mpsc::channel();
-        queue
-            .send(Message::Flush(tx))
-            .map_err(|_| StoreError::WriterStopped)?;
+        if !self.shared.tell_writer(Message::Flush(tx)) {
+            return Err(StoreError::WriterStopped);
+        }
         rx.recv().map_err(|_| StoreError::WriterStopped)
     }
 
@@ -182,7 +184,7 @@ impl EventLog {
 
     fn shutdown(&mut self) -> Result<(), StoreError> {
         // Closing the queue lets the writer drain it and exit.
-        drop(self.queue.take());
+        self.shared.stop_writer();
         let written = match self.writer.take() {
             Some(handle) => handle.join().map_err(|_| StoreError::WriterStopped),
             None => Ok(()),
@@ -205,12 +207,12 @@ impl Drop for EventLog {
 }
 
 impl EventLog {
-    /// Queues `events` as one batch and commits it now when nothing has to be
-    /// waited for; otherwise the writer thread will.
+    /// Queues `events` as one batch; its ack commits it, with whatever other
+    /// calls queued meanwhile (see `ack`).
     fn submit_events(&self, events: Vec<Event>) -> EventAck {
-        let Some(queue) = self.queue.as_ref() else {
+        if !self.shared.is_open() {
             return Box::pin(async { Err(SinkError::Closed) });
-        };
+        }
         let mut pending = Vec::with_capacity(events.len());
         for event in events {
             // Serialise on the caller's thread so the committer only hashes and
@@ -240,13 +242,7 @@ impl EventLog {
             events: pending,
             ack,
         });
-        let sent = self.shared.commit_inline() || queue.send(Message::Wake).is_ok();
-        Box::pin(async move {
-            if !sent {
-                return Err(SinkError::Closed);
-            }
-            done.await.map_err(|_| SinkError::Closed)?
-        })
+        Box::pin(ack::Committed::new(Arc::clone(&self.shared), done))
     }
 }
 

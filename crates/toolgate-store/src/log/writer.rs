@@ -8,7 +8,9 @@
 //!
 //! With `synchronous = NORMAL` a commit is a few page writes to the WAL, cheaper
 //! than waking a thread and being woken back, so a submitter that finds the
-//! connection free commits the queue itself ([`Shared::commit_inline`]). It never
+//! connection free commits the queue itself ([`Shared::commit_inline`]), after
+//! stepping aside once so that the other calls in flight queue theirs first
+//! (see `ack`). It never
 //! waits for anything there: it gives up (and leaves the queue to the writer
 //! thread) when another thread holds the connection or another process holds
 //! the file's write lock. The writer thread waits for both, with the busy timeout,
@@ -16,7 +18,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
@@ -70,6 +72,9 @@ pub(crate) struct Shared {
     queue: Mutex<VecDeque<Batch>>,
     /// `None` once the log is closed.
     conn: Mutex<Option<Connection>>,
+    /// The writer thread's wake-ups; `None` once the log is closing (the
+    /// thread drains the queue and exits when this, the only sender, is gone).
+    wakes: Mutex<Option<Sender<Message>>>,
     pub counters: Counters,
     /// Whether submitters may commit on their own thread.
     inline: bool,
@@ -85,13 +90,46 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(conn: Connection, inline: bool) -> Shared {
+    pub(crate) fn new(conn: Connection, wakes: Sender<Message>, inline: bool) -> Shared {
         Shared {
             queue: Mutex::new(VecDeque::new()),
             conn: Mutex::new(Some(conn)),
+            wakes: Mutex::new(Some(wakes)),
             counters: Counters::default(),
             inline,
         }
+    }
+
+    /// Sends `message` to the writer thread; false once the log is closing.
+    pub(crate) fn tell_writer(&self, message: Message) -> bool {
+        self.wakes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|w| w.send(message).is_ok())
+    }
+
+    /// Wakes the writer thread for what is queued; false once the log is closing.
+    pub(crate) fn wake_writer(&self) -> bool {
+        self.tell_writer(Message::Wake)
+    }
+
+    /// Whether the log still takes events.
+    pub(crate) fn is_open(&self) -> bool {
+        self.wakes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// Stops taking events: the writer thread drains the queue and exits.
+    pub(crate) fn stop_writer(&self) {
+        drop(
+            self.wakes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
     }
 
     fn queue(&self) -> MutexGuard<'_, VecDeque<Batch>> {

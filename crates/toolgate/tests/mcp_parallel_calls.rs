@@ -1,0 +1,135 @@
+//! `toolgate mcp` serves calls in flight at the same time: a client on a real
+//! pipe sends eight calls before reading any answer; all eight are answered,
+//! and afterwards the real audit log holds each call's events in the order of
+//! the pipeline (judged, decided, started, completed), their commits grouped or
+//! not, with an intact hash chain.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use toolgate_core::EventKind;
+use toolgate_store::{EventFilter, EventReader, verify};
+
+const IN_FLIGHT: usize = 8;
+
+#[test]
+fn eight_calls_in_flight_all_complete_and_each_is_logged_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let ws = base.join("ws");
+    let home = base.join("home");
+    let data = base.join("data");
+    std::fs::create_dir_all(ws.join("dir")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    for i in 0..IN_FLIGHT {
+        std::fs::write(ws.join(format!("f{i}.txt")), format!("content {i}\n")).unwrap();
+        std::fs::write(ws.join(format!("dir/e{i}.txt")), "x").unwrap();
+    }
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("mcp")
+        .arg("--root")
+        .arg(&ws)
+        .args(["--no-web", "--approval-channels", "mcp"])
+        .env("TOOLGATE_DATA_DIR", &data)
+        .env("HOME", &home)
+        .env("TOOLGATE_MANAGED_CONFIG", home.join("no-managed.toml"))
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("TOOLGATE_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut to_server = server.stdin.take().unwrap();
+    let mut from_server = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |message: Value| {
+        writeln!(to_server, "{message}").unwrap();
+        to_server.flush().unwrap();
+    };
+    send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "parallel-test", "version": "1"}
+        }
+    }));
+    let mut line = String::new();
+    from_server.read_line(&mut line).unwrap();
+    let init: Value = serde_json::from_str(&line).unwrap();
+    assert!(init["result"]["protocolVersion"].is_string(), "{init}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // Reads and lists mixed, all sent before any answer is read.
+    let mut expected = HashMap::new();
+    for i in 0..IN_FLIGHT {
+        let id = 100 + i as i64;
+        let (tool, arguments, needle) = if i % 2 == 0 {
+            let path = format!("f{i}.txt");
+            ("read", json!({"path": path}), format!("content {i}"))
+        } else {
+            ("list", json!({"path": "dir"}), format!("e{i}.txt"))
+        };
+        send(json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}
+        }));
+        expected.insert(id, needle);
+    }
+    let mut answered = HashSet::new();
+    while answered.len() < IN_FLIGHT {
+        let mut line = String::new();
+        let n = from_server.read_line(&mut line).unwrap();
+        assert!(n > 0, "the server hung up after answering {answered:?}");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message.get("method").is_some() {
+            continue; // a notification or a request from the server
+        }
+        let id = message["id"].as_i64().unwrap();
+        let needle = &expected[&id];
+        assert_ne!(message["result"]["isError"], true, "{message}");
+        assert!(message.to_string().contains(needle.as_str()), "{message}");
+        assert!(answered.insert(id), "answered twice: {message}");
+    }
+    drop(to_server);
+    let status = server.wait().unwrap();
+    assert!(status.success(), "{status}");
+
+    let log = data.join("audit.db");
+    let report = verify(&log).unwrap();
+    assert!(report.is_ok(), "{report:?}");
+    let events = EventReader::open(&log)
+        .unwrap()
+        .query(&EventFilter::default())
+        .unwrap();
+    let mut per_call: HashMap<String, Vec<(u64, EventKind)>> = HashMap::new();
+    for stored in &events {
+        if !stored.event.call_id.is_empty() {
+            per_call
+                .entry(stored.event.call_id.clone())
+                .or_default()
+                .push((stored.seq, stored.event.kind));
+        }
+    }
+    assert_eq!(per_call.len(), IN_FLIGHT, "{per_call:?}");
+    for (call, kinds) in &per_call {
+        assert!(
+            kinds.windows(2).all(|w| w[0].0 < w[1].0),
+            "{call}: {kinds:?}"
+        );
+        let order: Vec<EventKind> = kinds.iter().map(|(_, k)| *k).collect();
+        assert_eq!(
+            order,
+            vec![
+                EventKind::PermissionRequested,
+                EventKind::PermissionResolved,
+                EventKind::ToolStarted,
+                EventKind::ToolCompleted,
+            ],
+            "{call}"
+        );
+    }
+}
