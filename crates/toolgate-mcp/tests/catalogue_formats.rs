@@ -1,5 +1,6 @@
 //! A catalogue in the three wire formats: MCP (`tools/list`), OpenAI and
 //! Anthropic. Moved from core with its assertions when the converters left it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[allow(dead_code)] // the shared fixtures; this test uses only the echo tool
 mod common;
