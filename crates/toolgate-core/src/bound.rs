@@ -94,7 +94,7 @@ pub struct Bounded {
 /// # impl toolgate_core::OutputStore for NoSpill {
 /// #     fn spill(&self, _: &str, _: &str) -> Result<std::path::PathBuf, toolgate_core::SpillError> { unreachable!() }
 /// # }
-/// let out = ToolOutput { structured: serde_json::json!({}), content: vec![Content::text("hi")] };
+/// let out = ToolOutput { structured: serde_json::json!({}), content: vec![Content::text("hi")], exit_status: None };
 /// let b = bound(out, OutputBounds::default(), &NoSpill, "call-1").unwrap();
 /// assert_eq!(b.content, vec![Content::text("hi")]);
 /// assert!(b.spill_path.is_none());

@@ -46,4 +46,11 @@ pub struct ToolOutput {
     pub structured: Value,
     /// The projection to model content.
     pub content: Vec<Content>,
+    /// How the work the tool ran ended, for the audit log: a process's exit
+    /// code, or any status code a tool reports (`0` for success). `None` when
+    /// the tool has no such status or the process did not exit normally. Core
+    /// records it as the completed event's `exit_code` and reads nothing of a
+    /// tool's own output to find it (see [`crate::Tool::exit_status`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
 }

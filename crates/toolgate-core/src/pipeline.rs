@@ -468,6 +468,7 @@ impl Engine {
             ctx = ctx.with_progress(tx);
         }
         let output = run_cancellable(prepared.run(ctx), cancel, &tool_cancel).await?;
+        let exit_status = output.exit_status;
         // 7–8. Encoded and checked by the handler; now bound.
         let mut bounded = bound(
             output,
@@ -490,11 +491,7 @@ impl Engine {
         payload.bytes_full = Some(bounded.bytes_full);
         payload.bytes_returned = Some(bounded.bytes_returned);
         payload.spill_path = bounded.spill_path.as_ref().map(|p| p.display().to_string());
-        payload.exit_code = bounded
-            .structured
-            .as_ref()
-            .and_then(|s| s.get("exit_code"))
-            .and_then(Value::as_i64);
+        payload.exit_code = exit_status.map(i64::from);
         payload.preview = bounded
             .content
             .iter()

@@ -21,8 +21,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use serde_json::{Value, json};
-
 use crate::tool::{SchemaError, Tool, ToolHandler, ToolSpec, handler};
 
 /// Errors from registration and lookup.
@@ -290,62 +288,5 @@ impl Catalogue {
             .binary_search_by(|e| e.name.as_str().cmp(name))
             .ok()
             .map(|i| &self.entries[i])
-    }
-
-    /// MCP `tools/list` entries (`name`, `description`, `inputSchema`, `outputSchema`).
-    pub fn to_mcp(&self) -> Value {
-        Value::Array(
-            self.entries
-                .iter()
-                .map(|e| {
-                    json!({
-                        "name": e.name,
-                        "description": e.spec.description,
-                        "inputSchema": e.spec.input_schema,
-                        "outputSchema": e.spec.output_schema,
-                        "annotations": {
-                            "readOnlyHint": e.spec.traits.read_only,
-                            "destructiveHint": e.spec.traits.destructive,
-                            "openWorldHint": e.spec.traits.open_world,
-                        }
-                    })
-                })
-                .collect(),
-        )
-    }
-
-    /// OpenAI function-tool entries.
-    pub fn to_openai(&self) -> Value {
-        Value::Array(
-            self.entries
-                .iter()
-                .map(|e| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": e.name,
-                            "description": e.spec.description,
-                            "parameters": e.spec.input_schema,
-                        }
-                    })
-                })
-                .collect(),
-        )
-    }
-
-    /// Anthropic Messages API tool entries.
-    pub fn to_anthropic(&self) -> Value {
-        Value::Array(
-            self.entries
-                .iter()
-                .map(|e| {
-                    json!({
-                        "name": e.name,
-                        "description": e.spec.description,
-                        "input_schema": e.spec.input_schema,
-                    })
-                })
-                .collect(),
-        )
     }
 }

@@ -169,6 +169,13 @@ pub trait Tool: Send + Sync + 'static {
         ctx: ToolContext,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 
+    /// How the work ended, when the tool ran something that reports a status
+    /// (a process's exit code): recorded in the audit log as the call's exit
+    /// code. By default none.
+    fn exit_status(&self, _output: &Self::Output) -> Option<i32> {
+        None
+    }
+
     /// The content the model sees; by default the output as pretty JSON text.
     fn project(&self, output: &Self::Output) -> Vec<Content> {
         vec![Content::text(
@@ -354,6 +361,7 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
                 Ok(ToolOutput {
                     structured,
                     content,
+                    exit_status: tool.exit_status(&output),
                 })
             }
             .boxed()

@@ -13,6 +13,7 @@ fn out(text: &str) -> ToolOutput {
     ToolOutput {
         structured: json!({"text": text}),
         content: vec![Content::text(text)],
+        exit_status: None,
     }
 }
 
@@ -89,6 +90,7 @@ fn structured_output_is_measured_when_there_is_no_text() {
     let o = ToolOutput {
         structured: json!({ "items": items }),
         content: vec![],
+        exit_status: None,
     };
     let b = bound(
         o,
@@ -111,6 +113,7 @@ fn media_passes_unchanged_up_to_5_mib_and_errors_beyond() {
     let o = ToolOutput {
         structured: json!({}),
         content: vec![Content::text("pic"), small.clone()],
+        exit_status: None,
     };
     let b = bound(
         o,
@@ -127,6 +130,7 @@ fn media_passes_unchanged_up_to_5_mib_and_errors_beyond() {
     let o = ToolOutput {
         structured: json!({}),
         content: vec![big],
+        exit_status: None,
     };
     let err = bound(
         o,
@@ -159,6 +163,7 @@ fn a_shrunk_structured_output_keeps_its_shape_and_fits() {
     let o = ToolOutput {
         structured: json!({"items": items, "count": 5000, "note": "x".repeat(200_000)}),
         content: vec![Content::text(items.join("\n"))],
+        exit_status: None,
     };
     let b = bound(
         o,

@@ -618,3 +618,44 @@ async fn a_network_request_allowed_by_the_sandbox_does_not_grant_the_machines_ne
         );
     }
 }
+
+/// Returns its input; reports `exit_code` as its exit status only when
+/// `report` is set, so the field alone must not reach the audit log.
+struct ExitReporter;
+
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Exit {
+    exit_code: i32,
+    report: bool,
+}
+
+impl Tool for ExitReporter {
+    type Input = Exit;
+    type Output = Exit;
+    fn description(&self) -> String {
+        "exit".into()
+    }
+    fn intent(&self, _: &Exit, _: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
+        Ok(vec![PermissionRequest::new("exit", "*", Risk::Read)])
+    }
+    fn exit_status(&self, output: &Exit) -> Option<i32> {
+        output.report.then_some(output.exit_code)
+    }
+    async fn execute(&self, input: Exit, _: ToolContext) -> Result<Exit, ToolError> {
+        Ok(input)
+    }
+}
+
+#[tokio::test]
+async fn the_audited_exit_code_is_the_tools_exit_status_not_a_field_of_its_output() {
+    let f = fixture(ScriptedGate::new(Effect::Allow, Effect::Allow));
+    let _g = f.process.register("exit", ExitReporter).unwrap();
+    let cat = f.engine.materialize();
+    for (code, report, audited) in [(3, true, Some(3)), (7, false, None)] {
+        let input = json!({"exit_code": code, "report": report});
+        f.run(&cat, call("exit", input, "c1")).await.unwrap();
+        let completed = f.sink.last();
+        assert_eq!(completed.kind, EventKind::ToolCompleted);
+        assert_eq!(completed.payload.exit_code, audited, "{code} {report}");
+    }
+}

@@ -1,5 +1,7 @@
 //! Conversions between toolgate-core values and MCP wire types: the advertised
-//! tool list and call results.
+//! tool list and call results. The only MCP form of a catalogue: core knows no
+//! wire format, and the server and every other user of the MCP form call
+//! [`mcp_tools`].
 
 use std::sync::Arc;
 
@@ -225,6 +227,30 @@ mod tests {
             v.get("outputSchema").is_none(),
             "non-object output schema is not advertised"
         );
+    }
+
+    /// Where core's former `Catalogue::to_mcp` disagreed with this converter.
+    /// MCP's schema (2025-06-18) types `Tool.outputSchema` as an object schema
+    /// (`type: "object"`), so a string or missing schema must not be sent, and
+    /// `destructiveHint` is meaningful only when `readOnlyHint` is false, so a
+    /// read-only tool is never advertised as destructive.
+    #[test]
+    fn read_only_is_never_destructive_and_only_object_output_schemas_are_sent() {
+        let traits = ToolTraits {
+            destructive: true,
+            ..ToolTraits::read_only()
+        };
+        for output in [json!({"type": "string"}), Value::Null] {
+            let entry = CatalogueEntry {
+                name: "stat".into(),
+                id: 1,
+                spec: spec(traits, output.clone()),
+            };
+            let v = wire(&mcp_tool(&entry));
+            assert_eq!(v["annotations"]["readOnlyHint"], true);
+            assert_eq!(v["annotations"]["destructiveHint"], false, "{output}");
+            assert!(v.get("outputSchema").is_none(), "{output}");
+        }
     }
 
     #[test]

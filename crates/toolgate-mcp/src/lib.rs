@@ -10,6 +10,8 @@
 //!   results with `isError: true`; an unknown tool is JSON-RPC `-32602`.
 //! - Transports: [`serve_stdio`] and streamable HTTP ([`serve_http`]) with a
 //!   bearer token, `--no-auth` on loopback only, and DNS-rebinding protection.
+//! - [`convert::mcp_tools`] is the one MCP form of a catalogue (the server's
+//!   `tools/list`); [`model_api_tools`] gives the OpenAI and Anthropic forms.
 //! - [`ElicitationChannel`] is the policy's approval channel through MCP
 //!   elicitation (server-to-client requests up to 2025-11-25, input-required
 //!   results on 2026-07-28).
@@ -77,6 +79,7 @@
 
 pub mod approval;
 pub mod convert;
+pub mod model_api_tools;
 pub mod server;
 
 pub use approval::ElicitationChannel;

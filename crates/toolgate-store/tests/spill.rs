@@ -42,6 +42,7 @@ fn bounding_through_the_store_names_the_spill_file() {
     let out = ToolOutput {
         structured: serde_json::json!({}),
         content: vec![Content::text(full.clone())],
+        exit_status: None,
     };
     let bounded = bound(out, OutputBounds::default(), &store, "call-7").unwrap();
     let path = bounded.spill_path.unwrap();

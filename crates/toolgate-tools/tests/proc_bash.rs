@@ -51,6 +51,21 @@ async fn runs_in_the_root_and_merges_stdout_and_stderr() {
     assert!(out.spill_path.is_none());
 }
 
+/// The exit code is the tool's exit status, which core audits; a command ended
+/// by a signal has none.
+#[tokio::test]
+async fn the_exit_code_is_reported_as_the_tools_exit_status() {
+    let env = Env::new();
+    let h = handler(BashTool::new(&env.config)).unwrap();
+    for (command, status) in [("exit 3", Some(3)), ("kill -KILL $$", None)] {
+        let prepared = h
+            .prepare(&json!({ "command": command }), &env.location())
+            .unwrap();
+        let out = prepared.run(env.ctx()).await.unwrap();
+        assert_eq!(out.exit_status, status, "{command}");
+    }
+}
+
 #[tokio::test]
 async fn command_not_found_is_exit_127_with_bash_message() {
     let env = Env::new();

@@ -531,6 +531,10 @@ impl Tool for BashTool {
             .into()
     }
 
+    fn exit_status(&self, output: &BashOutput) -> Option<i32> {
+        output.exit_code
+    }
+
     fn intent(
         &self,
         input: &BashInput,
