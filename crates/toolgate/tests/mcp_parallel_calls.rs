@@ -4,6 +4,9 @@
 //! the pipeline (judged, decided, started, completed), their commits grouped or
 //! not, with an intact hash chain.
 
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
