@@ -128,8 +128,8 @@ pub enum CallError {
 
 /// The gate's judgement of `requests`, computed on the blocking pool: a
 /// decision is CPU work (a shell command is parsed and analysed, rules are
-/// matched) and a slow one must never hold up the event loop, where a server
-/// with one thread serves every other call. A gate that panics fails the call
+/// matched) and a slow one must never hold up the event loop, whose few
+/// workers serve every other call. A gate that panics fails the call
 /// (nothing runs) instead of the process.
 async fn evaluate_off_loop(
     gate: &Arc<dyn Gate>,
