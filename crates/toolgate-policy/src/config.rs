@@ -32,8 +32,10 @@ use toml::de::{DeTable, DeValue};
 
 use crate::pattern::{PatternBase, PatternKind};
 
+mod raw;
 mod sandbox;
 use crate::rules::{Layer, Rule, RuleEffect};
+use raw::{FirstProblem, RawApprovals, RawServe, RawToolOutput, Written};
 pub use sandbox::{SandboxConfig, SandboxMode};
 
 /// A config error, naming the file, the line and the fix.
@@ -430,46 +432,6 @@ impl Parser<'_> {
         }
     }
 
-    fn tool_output(&self, value: &Spanned<DeValue<'_>>) -> Result<ToolOutputConfig, ConfigError> {
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`tool_output` must be a table",
-                "write [tool_output] with max_lines = N and max_bytes = N",
-            ));
-        };
-        let mut out = ToolOutputConfig::default();
-        for (key, v) in sorted(table) {
-            let n = match v
-                .get_ref()
-                .as_integer()
-                .map(|i| i.as_str().replace('_', ""))
-            {
-                Some(s) => s.parse::<usize>().ok().filter(|n| *n > 0),
-                None => None,
-            };
-            let slot = match key.get_ref().as_ref() {
-                "max_lines" => &mut out.max_lines,
-                "max_bytes" => &mut out.max_bytes,
-                other => {
-                    return Err(self.err(
-                        key.span(),
-                        format!("unknown key {other:?} in [tool_output]"),
-                        "use max_lines or max_bytes",
-                    ));
-                }
-            };
-            *slot = Some(n.ok_or_else(|| {
-                self.err(
-                    v.span(),
-                    format!("`{}` must be a positive integer", key.get_ref()),
-                    "write it like max_lines = 2000",
-                )
-            })?);
-        }
-        Ok(out)
-    }
-
     fn action(&self, action: &str, span: Range<usize>) -> Result<(), ConfigError> {
         if crate::actions::kind_of(action).is_some()
             || action.contains(['*', '?'])
@@ -641,39 +603,148 @@ impl Parser<'_> {
     }
 }
 
-/// `[approvals]` parsing.
+/// Reading a section into its serde type, and the checks every section shares.
 impl Parser<'_> {
-    fn approvals(&self, value: &Spanned<DeValue<'_>>) -> Result<ApprovalsConfig, ConfigError> {
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`approvals` must be a table",
-                "write [approvals] with channels = [\"mcp\", \"web\", \"terminal\"]",
-            ));
-        };
-        let mut out = ApprovalsConfig::default();
-        for (key, v) in sorted(table) {
-            match key.get_ref().as_ref() {
-                "channels" => out.channels = Some(self.approval_channels(v)?),
-                "escalate_after" => out.escalate_after = Some(self.escalate_after(v)?),
-                other => {
-                    return Err(self.err(
+    /// The table a section must be, or today's "must be a table" error.
+    fn section_table<'t, 'i>(
+        &self,
+        value: &'t Spanned<DeValue<'i>>,
+        name: &str,
+        fix: &str,
+    ) -> Result<&'t DeTable<'i>, ConfigError> {
+        value
+            .get_ref()
+            .as_table()
+            .ok_or_else(|| self.err(value.span(), format!("`{name}` must be a table"), fix))
+    }
+
+    /// Reads `value` into its serde type `T`.
+    fn read<'de, T: serde::Deserialize<'de>>(
+        &self,
+        value: &Spanned<DeValue<'de>>,
+    ) -> Result<T, ConfigError> {
+        raw::read(value).map_err(|e| {
+            self.err(
+                e.span().unwrap_or_else(|| value.span()),
+                format!("invalid TOML: {}", e.message().trim()),
+                "correct the TOML syntax at that line (strings need quotes, tables need [brackets])",
+            )
+        })
+    }
+
+    /// Notes every key of `table` that is not one of `known`.
+    fn unknown_keys(
+        &self,
+        table: &DeTable<'_>,
+        known: &[&str],
+        section: &str,
+        fix: &str,
+        first: &mut FirstProblem<ConfigError>,
+    ) {
+        for (key, _) in table.iter() {
+            let name: &str = key.get_ref();
+            if !known.contains(&name) {
+                first.note(
+                    key.span().start,
+                    self.err(
                         key.span(),
-                        format!("unknown key {other:?} in [approvals]"),
-                        "use channels or escalate_after",
-                    ));
-                }
+                        format!("unknown key {name:?} in {section}"),
+                        fix,
+                    ),
+                );
             }
         }
-        Ok(out)
+    }
+
+    /// A string, or today's "must be a string" error.
+    fn text<'v>(
+        &self,
+        value: &'v Spanned<Written>,
+        what: &str,
+        example: &str,
+    ) -> Result<&'v str, ConfigError> {
+        value.get_ref().as_str().ok_or_else(|| {
+            self.err(
+                value.span(),
+                format!(
+                    "`{what}` must be a string, not {}",
+                    value.get_ref().type_str()
+                ),
+                format!("write it like {example}"),
+            )
+        })
+    }
+}
+
+/// `[tool_output]` checks.
+impl Parser<'_> {
+    fn tool_output(&self, value: &Spanned<DeValue<'_>>) -> Result<ToolOutputConfig, ConfigError> {
+        let table = self.section_table(
+            value,
+            "tool_output",
+            "write [tool_output] with max_lines = N and max_bytes = N",
+        )?;
+        let written: RawToolOutput = self.read(value)?;
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawToolOutput::KEYS,
+            "[tool_output]",
+            "use max_lines or max_bytes",
+            &mut first,
+        );
+        let positive = |name: &str, v: &Spanned<Written>| {
+            match v.get_ref() {
+                Written::Integer(i) => usize::try_from(*i).ok().filter(|n| *n > 0),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!("`{name}` must be a positive integer"),
+                    "write it like max_lines = 2000",
+                )
+            })
+        };
+        let out = ToolOutputConfig {
+            max_lines: first.field(written.max_lines.as_ref(), |v| positive("max_lines", v)),
+            max_bytes: first.field(written.max_bytes.as_ref(), |v| positive("max_bytes", v)),
+        };
+        first.into_result(out)
+    }
+}
+
+/// `[approvals]` checks.
+impl Parser<'_> {
+    fn approvals(&self, value: &Spanned<DeValue<'_>>) -> Result<ApprovalsConfig, ConfigError> {
+        let table = self.section_table(
+            value,
+            "approvals",
+            "write [approvals] with channels = [\"mcp\", \"web\", \"terminal\"]",
+        )?;
+        let written: RawApprovals = self.read(value)?;
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawApprovals::KEYS,
+            "[approvals]",
+            "use channels or escalate_after",
+            &mut first,
+        );
+        let out = ApprovalsConfig {
+            channels: first.field(written.channels.as_ref(), |v| self.approval_channels(v)),
+            escalate_after: first
+                .field(written.escalate_after.as_ref(), |v| self.escalate_after(v)),
+        };
+        first.into_result(out)
     }
 
     fn approval_channels(
         &self,
-        value: &Spanned<DeValue<'_>>,
+        value: &Spanned<Written>,
     ) -> Result<Vec<ApprovalChannelName>, ConfigError> {
         let example = "write it like channels = [\"mcp\", \"web\", \"terminal\"]";
-        let Some(list) = value.get_ref().as_array() else {
+        let Some(list) = value.get_ref().as_list() else {
             return Err(self.err(
                 value.span(),
                 "`channels` in [approvals] must be a list of channel names",
@@ -681,8 +752,8 @@ impl Parser<'_> {
             ));
         };
         let mut channels = Vec::new();
-        for item in list.iter() {
-            let name = self.string(item, "channels", "\"web\"")?;
+        for item in list {
+            let name = self.text(item, "channels", "\"web\"")?;
             let channel = name.parse::<ApprovalChannelName>().map_err(|message| {
                 self.err(
                     item.span(),
@@ -709,13 +780,8 @@ impl Parser<'_> {
         Ok(channels)
     }
 
-    fn escalate_after(&self, value: &Spanned<DeValue<'_>>) -> Result<Duration, ConfigError> {
-        let secs = match value.get_ref() {
-            DeValue::Integer(i) => i.as_str().replace('_', "").parse::<f64>().ok(),
-            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
-            _ => None,
-        };
-        match secs {
+    fn escalate_after(&self, value: &Spanned<Written>) -> Result<Duration, ConfigError> {
+        match value.get_ref().as_number() {
             Some(s) if s.is_finite() && (0.0..=86_400.0).contains(&s) => {
                 Ok(Duration::from_secs_f64(s))
             }
@@ -728,7 +794,7 @@ impl Parser<'_> {
     }
 }
 
-/// `[serve]` parsing.
+/// `[serve]` checks.
 impl Parser<'_> {
     fn serve(&self, value: &Spanned<DeValue<'_>>) -> Result<Option<ServeConfig>, ConfigError> {
         if self.layer == Layer::Project {
@@ -738,82 +804,85 @@ impl Parser<'_> {
                 "put [serve] in ~/.config/toolgate/config.toml, /etc/toolgate/config.toml or a file given with --config",
             ));
         }
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`serve` must be a table",
-                "write [serve] with token_file = \"~/.config/toolgate/serve-token\"",
-            ));
+        let table = self.section_table(
+            value,
+            "serve",
+            "write [serve] with token_file = \"~/.config/toolgate/serve-token\"",
+        )?;
+        let written: RawServe = self.read(value)?;
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawServe::KEYS,
+            "[serve]",
+            "use token_file or token_env",
+            &mut first,
+        );
+        first.field::<(), _>(written.token.as_ref(), |v| {
+            Err(self.err(
+                v.span(),
+                "a bearer token written in a config file is refused (config files are shared and copied)",
+                "put the token in a file readable only by you and set token_file, or set token_env to the name of an environment variable",
+            ))
+        });
+        let file = first.field(written.token_file.as_ref(), |v| self.token_file(v));
+        let env = first.field(written.token_env.as_ref(), |v| self.token_env(v));
+        let mut sources: Vec<_> = file.into_iter().chain(env).collect();
+        sources.sort_by_key(|(at, _)| at.start);
+        let mut sources = sources.into_iter();
+        let Some((at, token)) = sources.next() else {
+            return first.into_result(None);
         };
-        let mut out: Option<ServeConfig> = None;
-        for (key, v) in sorted(table) {
-            let line = self.lines.line(key.span().start);
-            let token = match key.get_ref().as_ref() {
-                "token_file" => {
-                    let text = self.string(
-                        v,
-                        "token_file",
-                        "token_file = \"~/.config/toolgate/serve-token\"",
-                    )?;
-                    if text.trim().is_empty() {
-                        return Err(self.err(
-                            v.span(),
-                            "`token_file` is empty",
-                            "name the file that holds the token",
-                        ));
-                    }
-                    TokenSource::File(self.config_relative(text))
-                }
-                "token_env" => {
-                    let name =
-                        self.string(v, "token_env", "token_env = \"TOOLGATE_SERVE_TOKEN\"")?;
-                    let valid = name
-                        .chars()
-                        .next()
-                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                    if !valid {
-                        return Err(self.err(
-                            v.span(),
-                            format!("`token_env` = {name:?} is not an environment variable name"),
-                            "use letters, digits and _, not starting with a digit, e.g. token_env = \"TOOLGATE_SERVE_TOKEN\"",
-                        ));
-                    }
-                    TokenSource::Env(name.to_string())
-                }
-                "token" => {
-                    return Err(self.err(
-                        key.span(),
-                        "a bearer token written in a config file is refused (config files are shared and copied)",
-                        "put the token in a file readable only by you and set token_file, or set token_env to the name of an environment variable",
-                    ));
-                }
-                other => {
-                    return Err(self.err(
-                        key.span(),
-                        format!("unknown key {other:?} in [serve]"),
-                        "use token_file or token_env",
-                    ));
-                }
-            };
-            if let Some(first) = &out {
-                return Err(self.err(
-                    key.span(),
-                    format!(
-                        "[serve] sets both token_file and token_env (the first at {})",
-                        first.origin
-                    ),
+        let origin = format!("{}:{}", self.file, self.lines.line(at.start));
+        if let Some((second, _)) = sources.next() {
+            first.note(
+                second.start,
+                self.err(
+                    second,
+                    format!("[serve] sets both token_file and token_env (the first at {origin})"),
                     "keep one of them",
-                ));
-            }
-            out = Some(ServeConfig {
-                token,
-                origin: format!("{}:{line}", self.file),
-            });
+                ),
+            );
         }
-        Ok(out)
+        first.into_result(Some(ServeConfig { token, origin }))
     }
 
+    fn token_file(&self, v: &Spanned<Written>) -> Result<(Range<usize>, TokenSource), ConfigError> {
+        let text = self.text(
+            v,
+            "token_file",
+            "token_file = \"~/.config/toolgate/serve-token\"",
+        )?;
+        if text.trim().is_empty() {
+            return Err(self.err(
+                v.span(),
+                "`token_file` is empty",
+                "name the file that holds the token",
+            ));
+        }
+        Ok((v.span(), TokenSource::File(self.config_relative(text))))
+    }
+
+    fn token_env(&self, v: &Spanned<Written>) -> Result<(Range<usize>, TokenSource), ConfigError> {
+        let name = self.text(v, "token_env", "token_env = \"TOOLGATE_SERVE_TOKEN\"")?;
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(self.err(
+                v.span(),
+                format!("`token_env` = {name:?} is not an environment variable name"),
+                "use letters, digits and _, not starting with a digit, e.g. token_env = \"TOOLGATE_SERVE_TOKEN\"",
+            ));
+        }
+        Ok((v.span(), TokenSource::Env(name.to_string())))
+    }
+}
+
+/// Paths in config.
+impl Parser<'_> {
     /// A path from config: `~/` is the home directory; a relative path is
     /// relative to the config file's directory.
     fn config_relative(&self, text: &str) -> std::path::PathBuf {
@@ -1070,6 +1139,28 @@ max_bytes = 51_200
             assert!(e.message.contains("escalate_after"), "{bad}: {e}");
         }
         assert!(err("approvals = 1\n").message.contains("must be a table"));
+    }
+
+    #[test]
+    fn a_section_reports_its_first_mistake_in_the_order_written() {
+        let e = err("[approvals]\nchanels = 1\nchannels = []\n");
+        assert_eq!(e.line, 2, "{e}");
+        let e = err("[approvals]\nchannels = []\nchanels = 1\n");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("empty"), "{e}");
+        let e = err("[tool_output]\nmax_bytes = 0\nmax_lines = -1\n");
+        assert!(e.message.contains("max_bytes"), "{e}");
+        let e = parse_in(
+            "[serve]\ntoken_env = \"B\"\ntoken_file = \"a\"\nzzz = 1\n",
+            Layer::User,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(
+            e.message
+                .contains("(the first at /home/u/.config/toolgate/config.toml:2)"),
+            "{e}"
+        );
     }
 
     pub(super) fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {
