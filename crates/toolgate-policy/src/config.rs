@@ -21,6 +21,7 @@
 //! assert_eq!(err.line, 2);
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
@@ -35,7 +36,7 @@ use crate::pattern::{PatternBase, PatternKind};
 mod raw;
 mod sandbox;
 use crate::rules::{Layer, Rule, RuleEffect};
-use raw::{FirstProblem, RawApprovals, RawServe, RawToolOutput, Written};
+use raw::{FirstProblem, RawApprovals, RawRule, RawServe, RawToolOutput, Written};
 pub use sandbox::{SandboxConfig, SandboxMode};
 
 /// A config error, naming the file, the line and the fix.
@@ -288,14 +289,15 @@ pub fn parse_config(
         match key.get_ref().as_ref() {
             "mode" => {
                 out.lines.mode = line;
-                let s = p.string(value, "mode", "mode = \"default\"")?;
+                let written = p.read(value)?;
+                let s = p.text(&written, "mode", "mode = \"default\"")?;
                 out.mode = Some(s.parse::<Mode>().map_err(|fix| {
                     ConfigError::new(file, line, format!("unknown mode {s:?}"), fix)
                 })?);
             }
             "timeout" => {
                 out.lines.timeout = line;
-                out.ask_timeout = Some(p.timeout(value)?);
+                out.ask_timeout = Some(p.timeout(&p.read(value)?)?);
             }
             "tool_output" => {
                 out.lines.tool_output = line;
@@ -398,31 +400,8 @@ impl Parser<'_> {
         ConfigError::new(self.file, self.lines.line(span.start), message, fix)
     }
 
-    fn string<'v>(
-        &self,
-        value: &'v Spanned<DeValue<'_>>,
-        what: &str,
-        example: &str,
-    ) -> Result<&'v str, ConfigError> {
-        value.get_ref().as_str().ok_or_else(|| {
-            self.err(
-                value.span(),
-                format!(
-                    "`{what}` must be a string, not {}",
-                    value.get_ref().type_str()
-                ),
-                format!("write it like {example}"),
-            )
-        })
-    }
-
-    fn timeout(&self, value: &Spanned<DeValue<'_>>) -> Result<Duration, ConfigError> {
-        let secs = match value.get_ref() {
-            DeValue::Integer(i) => i.as_str().replace('_', "").parse::<f64>().ok(),
-            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
-            _ => None,
-        };
-        match secs {
+    fn timeout(&self, value: &Spanned<Written>) -> Result<Duration, ConfigError> {
+        match value.get_ref().as_number() {
             Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
             _ => Err(self.err(
                 value.span(),
@@ -451,7 +430,7 @@ impl Parser<'_> {
         Err(self.err(span, format!("unknown action {action:?}"), fix))
     }
 
-    fn effect(&self, value: &Spanned<DeValue<'_>>) -> Result<RuleEffect, ConfigError> {
+    fn effect(&self, value: &Spanned<Written>) -> Result<RuleEffect, ConfigError> {
         let text = value.get_ref().as_str();
         text.and_then(RuleEffect::parse).ok_or_else(|| {
             let shown = text.map_or_else(
@@ -491,30 +470,27 @@ impl Parser<'_> {
         value: &Spanned<DeValue<'_>>,
         out: &mut Vec<OrderedRule>,
     ) -> Result<(), ConfigError> {
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`permission` must be a table",
-                "write [permission] followed by lines like read = \"allow\"",
-            ));
-        };
+        let table = self.section_table(
+            value,
+            "permission",
+            "write [permission] followed by lines like read = \"allow\"",
+        )?;
         for (key, v) in sorted(table) {
             let action = key.get_ref().as_ref();
             self.action(action, key.span())?;
-            match v.get_ref() {
-                DeValue::Table(patterns) => {
-                    for (pattern, effect) in sorted(patterns) {
-                        let effect_value = self.effect(effect)?;
-                        let rule =
-                            self.rule(action, pattern.get_ref(), effect_value, pattern.span())?;
-                        out.push((pattern.span().start, rule, Vec::new()));
-                    }
+            if v.get_ref().is_table() {
+                let patterns: BTreeMap<Spanned<String>, Spanned<Written>> = self.read(v)?;
+                let mut patterns: Vec<_> = patterns.iter().collect();
+                patterns.sort_by_key(|(pattern, _)| pattern.span().start);
+                for (pattern, effect) in patterns {
+                    let effect = self.effect(effect)?;
+                    let rule = self.rule(action, pattern.get_ref(), effect, pattern.span())?;
+                    out.push((pattern.span().start, rule, Vec::new()));
                 }
-                _ => {
-                    let effect = self.effect(v)?;
-                    let rule = self.rule(action, "*", effect, key.span())?;
-                    out.push((key.span().start, rule, Vec::new()));
-                }
+            } else {
+                let effect = self.effect(&self.read(v)?)?;
+                let rule = self.rule(action, "*", effect, key.span())?;
+                out.push((key.span().start, rule, Vec::new()));
             }
         }
         Ok(())
@@ -546,60 +522,77 @@ impl Parser<'_> {
                 .map(|(k, _)| k.span().start)
                 .min()
                 .unwrap_or(item.span().start);
-            let mut action = None;
-            let mut resource = None;
-            let mut effect = None;
-            let mut examples = Vec::new();
-            for (key, v) in sorted(table) {
-                match key.get_ref().as_ref() {
-                    "action" => {
-                        let a = self.string(v, "action", "action = \"bash\"")?;
-                        self.action(a, v.span())?;
-                        action = Some(a);
-                    }
-                    "resource" => {
-                        resource =
-                            Some(self.string(v, "resource", "resource = \"git status *\"")?)
-                    }
-                    "effect" => effect = Some(self.effect(v)?),
-                    k @ ("match" | "not_match") => {
-                        let must = k == "match";
-                        let Some(list) = v.get_ref().as_array() else {
-                            return Err(self.err(
-                                v.span(),
-                                format!("`{k}` must be a list of strings"),
-                                format!("write it like {k} = [\"cargo test\"]"),
-                            ));
-                        };
-                        for ex in list.iter() {
-                            let text = self.string(ex, k, "\"cargo test -p core\"")?;
-                            examples.push((text.to_string(), must));
-                        }
-                    }
-                    other => {
-                        return Err(self.err(
-                            key.span(),
-                            format!("unknown key {other:?} in [[rules]]"),
-                            "use action, resource, effect, match or not_match",
-                        ));
-                    }
-                }
-            }
-            let missing = |what: &str, example: &str| {
-                ConfigError::new(
-                    self.file,
-                    self.lines.line(at),
-                    format!("this [[rules]] entry has no `{what}`"),
-                    format!("add {example}"),
-                )
-            };
-            let action = action.ok_or_else(|| missing("action", "action = \"bash\""))?;
-            let effect = effect.ok_or_else(|| missing("effect", "effect = \"allow\""))?;
-            let resource = resource.unwrap_or("*");
-            let rule = self.rule(action, resource, effect, at..at)?;
-            out.push((at, rule, examples));
+            let written: RawRule = self.read(item)?;
+            out.push(self.one_rule(table, &written, at)?);
         }
         Ok(())
+    }
+
+    /// One `[[rules]]` entry, which starts at byte `at`.
+    fn one_rule(
+        &self,
+        table: &DeTable<'_>,
+        written: &RawRule,
+        at: usize,
+    ) -> Result<OrderedRule, ConfigError> {
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawRule::KEYS,
+            "[[rules]]",
+            "use action, resource, effect, match or not_match",
+            &mut first,
+        );
+        let action = first.field(written.action.as_ref(), |v| {
+            let a = self.text(v, "action", "action = \"bash\"")?;
+            self.action(a, v.span())?;
+            Ok(a)
+        });
+        let resource = first.field(written.resource.as_ref(), |v| {
+            self.text(v, "resource", "resource = \"git status *\"")
+        });
+        let effect = first.field(written.effect.as_ref(), |v| self.effect(v));
+        let mut lists: Vec<_> = [
+            ("match", &written.must_match),
+            ("not_match", &written.not_match),
+        ]
+        .into_iter()
+        .filter_map(|(name, list)| Some((name, list.as_ref()?)))
+        .collect();
+        lists.sort_by_key(|(_, list)| list.span().start);
+        let mut examples = Vec::new();
+        for (name, list) in lists {
+            if let Some(texts) = first.field(Some(list), |v| self.examples(name, v)) {
+                examples.extend(texts.into_iter().map(|t| (t, name == "match")));
+            }
+        }
+        let (action, resource, effect) = first.into_result((action, resource, effect))?;
+        let missing = |what: &str, example: &str| {
+            ConfigError::new(
+                self.file,
+                self.lines.line(at),
+                format!("this [[rules]] entry has no `{what}`"),
+                format!("add {example}"),
+            )
+        };
+        let action = action.ok_or_else(|| missing("action", "action = \"bash\""))?;
+        let effect = effect.ok_or_else(|| missing("effect", "effect = \"allow\""))?;
+        let rule = self.rule(action, resource.unwrap_or("*"), effect, at..at)?;
+        Ok((at, rule, examples))
+    }
+
+    /// `match` or `not_match`: a list of example strings.
+    fn examples(&self, name: &str, value: &Spanned<Written>) -> Result<Vec<String>, ConfigError> {
+        let Some(list) = value.get_ref().as_list() else {
+            return Err(self.err(
+                value.span(),
+                format!("`{name}` must be a list of strings"),
+                format!("write it like {name} = [\"cargo test\"]"),
+            ));
+        };
+        list.iter()
+            .map(|ex| Ok(self.text(ex, name, "\"cargo test -p core\"")?.to_string()))
+            .collect()
     }
 }
 
@@ -1161,6 +1154,27 @@ max_bytes = 51_200
                 .contains("(the first at /home/u/.config/toolgate/config.toml:2)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn rules_and_effects_keep_their_order_and_type_names() {
+        let e = err("[[rules]]\ncolour = 1\naction = \"nope\"\n");
+        assert!(e.message.contains("colour"), "{e}");
+        let e = err("[[rules]]\naction = \"nope\"\ncolour = 1\n");
+        assert!(e.message.contains("unknown action"), "{e}");
+        let e = err("[[rules]]\naction = \"bash\"\ncolour = 1\n");
+        assert!(e.message.contains("colour"), "{e}");
+        let e = err("[permission]\nread = 1979-05-27\n");
+        assert!(e.message.contains("bad effect datetime"), "{e}");
+        let e = err("[permission.bash]\n\"ls\" = [1]\n");
+        assert!(e.message.contains("bad effect array"), "{e}");
+        let f = parse("[[rules]]\nnot_match = [\"b\"]\naction = \"bash\"\nresource = \"a*\"\neffect = \"allow\"\nmatch = [\"a\", \"ab\"]\n").unwrap();
+        let got: Vec<_> = f
+            .examples
+            .iter()
+            .map(|(_, t, m)| (t.as_str(), *m))
+            .collect();
+        assert_eq!(got, [("b", false), ("a", true), ("ab", true)]);
     }
 
     pub(super) fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {

@@ -195,6 +195,22 @@ impl RawSandbox {
     pub(super) const KEYS: &[&str] = &["mode", "writable", "allow_domains"];
 }
 
+/// One `[[rules]]` entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct RawRule {
+    pub action: Option<Spanned<Written>>,
+    pub resource: Option<Spanned<Written>>,
+    pub effect: Option<Spanned<Written>>,
+    #[serde(rename = "match")]
+    pub must_match: Option<Spanned<Written>>,
+    pub not_match: Option<Spanned<Written>>,
+}
+
+impl RawRule {
+    pub(super) const KEYS: &[&str] = &["action", "resource", "effect", "match", "not_match"];
+}
+
 /// The first problem of a section in the order written: every check reports
 /// at the offset where today's reading meets it, and the earliest wins.
 pub(super) struct FirstProblem<E> {
@@ -216,10 +232,10 @@ impl<E> FirstProblem<E> {
 
     /// Checks one optional field, met at its span's start; `None` when it is
     /// absent or wrong.
-    pub(super) fn field<T, V>(
+    pub(super) fn field<'v, T, V>(
         &mut self,
-        value: Option<&Spanned<V>>,
-        check: impl FnOnce(&Spanned<V>) -> Result<T, E>,
+        value: Option<&'v Spanned<V>>,
+        check: impl FnOnce(&'v Spanned<V>) -> Result<T, E>,
     ) -> Option<T> {
         let value = value?;
         match check(value) {
