@@ -8,6 +8,11 @@
 //! project layer). Every mistake is a [`ConfigError`] naming the file, the line
 //! and the fix.
 //!
+//! Reading is two steps: serde reads each value into types that keep it with
+//! its span whatever its type (`config/raw.rs`), and a validation pass turns
+//! those into the types below, reporting the first mistake in the order
+//! written.
+//!
 //! ```
 //! use std::path::Path;
 //! use toolgate_policy::config::parse_config;
