@@ -1182,6 +1182,22 @@ max_bytes = 51_200
         assert_eq!(got, [("b", false), ("a", true), ("ab", true)]);
     }
 
+    #[test]
+    fn numbers_are_read_as_toml_means_them() {
+        // Hexadecimal, octal and binary integers are their value, not their
+        // digits read as decimal.
+        let f =
+            parse("timeout = 0x10\n[tool_output]\nmax_lines = 0o17\nmax_bytes = 0b101\n").unwrap();
+        assert_eq!(f.ask_timeout, Some(Duration::from_secs(16)));
+        let out = f.tool_output.unwrap();
+        assert_eq!((out.max_lines, out.max_bytes), (Some(15), Some(5)));
+        let f = parse("[approvals]\nescalate_after = 0xa\n").unwrap();
+        assert_eq!(
+            f.approvals.unwrap().escalate_after,
+            Some(Duration::from_secs(10))
+        );
+    }
+
     pub(super) fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {
         parse_config(text, "/home/u/.config/toolgate/config.toml", layer, &base())
     }
