@@ -8,6 +8,11 @@
 //! project layer). Every mistake is a [`ConfigError`] naming the file, the line
 //! and the fix.
 //!
+//! Reading is two steps: serde reads each value into types that keep it with
+//! its span whatever its type (`config/raw.rs`), and a validation pass turns
+//! those into the types below, reporting the first mistake in the order
+//! written.
+//!
 //! ```
 //! use std::path::Path;
 //! use toolgate_policy::config::parse_config;
@@ -21,6 +26,7 @@
 //! assert_eq!(err.line, 2);
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
@@ -32,8 +38,10 @@ use toml::de::{DeTable, DeValue};
 
 use crate::pattern::{PatternBase, PatternKind};
 
+mod raw;
 mod sandbox;
 use crate::rules::{Layer, Rule, RuleEffect};
+use raw::{FirstProblem, RawApprovals, RawRule, RawServe, RawToolOutput, Written};
 pub use sandbox::{SandboxConfig, SandboxMode};
 
 /// A config error, naming the file, the line and the fix.
@@ -286,14 +294,15 @@ pub fn parse_config(
         match key.get_ref().as_ref() {
             "mode" => {
                 out.lines.mode = line;
-                let s = p.string(value, "mode", "mode = \"default\"")?;
+                let written = p.read(value)?;
+                let s = p.text(&written, "mode", "mode = \"default\"")?;
                 out.mode = Some(s.parse::<Mode>().map_err(|fix| {
                     ConfigError::new(file, line, format!("unknown mode {s:?}"), fix)
                 })?);
             }
             "timeout" => {
                 out.lines.timeout = line;
-                out.ask_timeout = Some(p.timeout(value)?);
+                out.ask_timeout = Some(p.timeout(&p.read(value)?)?);
             }
             "tool_output" => {
                 out.lines.tool_output = line;
@@ -396,31 +405,8 @@ impl Parser<'_> {
         ConfigError::new(self.file, self.lines.line(span.start), message, fix)
     }
 
-    fn string<'v>(
-        &self,
-        value: &'v Spanned<DeValue<'_>>,
-        what: &str,
-        example: &str,
-    ) -> Result<&'v str, ConfigError> {
-        value.get_ref().as_str().ok_or_else(|| {
-            self.err(
-                value.span(),
-                format!(
-                    "`{what}` must be a string, not {}",
-                    value.get_ref().type_str()
-                ),
-                format!("write it like {example}"),
-            )
-        })
-    }
-
-    fn timeout(&self, value: &Spanned<DeValue<'_>>) -> Result<Duration, ConfigError> {
-        let secs = match value.get_ref() {
-            DeValue::Integer(i) => i.as_str().replace('_', "").parse::<f64>().ok(),
-            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
-            _ => None,
-        };
-        match secs {
+    fn timeout(&self, value: &Spanned<Written>) -> Result<Duration, ConfigError> {
+        match value.get_ref().as_number() {
             Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
             _ => Err(self.err(
                 value.span(),
@@ -428,46 +414,6 @@ impl Parser<'_> {
                 "write it like timeout = 30",
             )),
         }
-    }
-
-    fn tool_output(&self, value: &Spanned<DeValue<'_>>) -> Result<ToolOutputConfig, ConfigError> {
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`tool_output` must be a table",
-                "write [tool_output] with max_lines = N and max_bytes = N",
-            ));
-        };
-        let mut out = ToolOutputConfig::default();
-        for (key, v) in sorted(table) {
-            let n = match v
-                .get_ref()
-                .as_integer()
-                .map(|i| i.as_str().replace('_', ""))
-            {
-                Some(s) => s.parse::<usize>().ok().filter(|n| *n > 0),
-                None => None,
-            };
-            let slot = match key.get_ref().as_ref() {
-                "max_lines" => &mut out.max_lines,
-                "max_bytes" => &mut out.max_bytes,
-                other => {
-                    return Err(self.err(
-                        key.span(),
-                        format!("unknown key {other:?} in [tool_output]"),
-                        "use max_lines or max_bytes",
-                    ));
-                }
-            };
-            *slot = Some(n.ok_or_else(|| {
-                self.err(
-                    v.span(),
-                    format!("`{}` must be a positive integer", key.get_ref()),
-                    "write it like max_lines = 2000",
-                )
-            })?);
-        }
-        Ok(out)
     }
 
     fn action(&self, action: &str, span: Range<usize>) -> Result<(), ConfigError> {
@@ -489,7 +435,7 @@ impl Parser<'_> {
         Err(self.err(span, format!("unknown action {action:?}"), fix))
     }
 
-    fn effect(&self, value: &Spanned<DeValue<'_>>) -> Result<RuleEffect, ConfigError> {
+    fn effect(&self, value: &Spanned<Written>) -> Result<RuleEffect, ConfigError> {
         let text = value.get_ref().as_str();
         text.and_then(RuleEffect::parse).ok_or_else(|| {
             let shown = text.map_or_else(
@@ -529,30 +475,27 @@ impl Parser<'_> {
         value: &Spanned<DeValue<'_>>,
         out: &mut Vec<OrderedRule>,
     ) -> Result<(), ConfigError> {
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`permission` must be a table",
-                "write [permission] followed by lines like read = \"allow\"",
-            ));
-        };
+        let table = self.section_table(
+            value,
+            "permission",
+            "write [permission] followed by lines like read = \"allow\"",
+        )?;
         for (key, v) in sorted(table) {
             let action = key.get_ref().as_ref();
             self.action(action, key.span())?;
-            match v.get_ref() {
-                DeValue::Table(patterns) => {
-                    for (pattern, effect) in sorted(patterns) {
-                        let effect_value = self.effect(effect)?;
-                        let rule =
-                            self.rule(action, pattern.get_ref(), effect_value, pattern.span())?;
-                        out.push((pattern.span().start, rule, Vec::new()));
-                    }
+            if v.get_ref().is_table() {
+                let patterns: BTreeMap<Spanned<String>, Spanned<Written>> = self.read(v)?;
+                let mut patterns: Vec<_> = patterns.iter().collect();
+                patterns.sort_by_key(|(pattern, _)| pattern.span().start);
+                for (pattern, effect) in patterns {
+                    let effect = self.effect(effect)?;
+                    let rule = self.rule(action, pattern.get_ref(), effect, pattern.span())?;
+                    out.push((pattern.span().start, rule, Vec::new()));
                 }
-                _ => {
-                    let effect = self.effect(v)?;
-                    let rule = self.rule(action, "*", effect, key.span())?;
-                    out.push((key.span().start, rule, Vec::new()));
-                }
+            } else {
+                let effect = self.effect(&self.read(v)?)?;
+                let rule = self.rule(action, "*", effect, key.span())?;
+                out.push((key.span().start, rule, Vec::new()));
             }
         }
         Ok(())
@@ -584,96 +527,222 @@ impl Parser<'_> {
                 .map(|(k, _)| k.span().start)
                 .min()
                 .unwrap_or(item.span().start);
-            let mut action = None;
-            let mut resource = None;
-            let mut effect = None;
-            let mut examples = Vec::new();
-            for (key, v) in sorted(table) {
-                match key.get_ref().as_ref() {
-                    "action" => {
-                        let a = self.string(v, "action", "action = \"bash\"")?;
-                        self.action(a, v.span())?;
-                        action = Some(a);
-                    }
-                    "resource" => {
-                        resource =
-                            Some(self.string(v, "resource", "resource = \"git status *\"")?)
-                    }
-                    "effect" => effect = Some(self.effect(v)?),
-                    k @ ("match" | "not_match") => {
-                        let must = k == "match";
-                        let Some(list) = v.get_ref().as_array() else {
-                            return Err(self.err(
-                                v.span(),
-                                format!("`{k}` must be a list of strings"),
-                                format!("write it like {k} = [\"cargo test\"]"),
-                            ));
-                        };
-                        for ex in list.iter() {
-                            let text = self.string(ex, k, "\"cargo test -p core\"")?;
-                            examples.push((text.to_string(), must));
-                        }
-                    }
-                    other => {
-                        return Err(self.err(
-                            key.span(),
-                            format!("unknown key {other:?} in [[rules]]"),
-                            "use action, resource, effect, match or not_match",
-                        ));
-                    }
-                }
-            }
-            let missing = |what: &str, example: &str| {
-                ConfigError::new(
-                    self.file,
-                    self.lines.line(at),
-                    format!("this [[rules]] entry has no `{what}`"),
-                    format!("add {example}"),
-                )
-            };
-            let action = action.ok_or_else(|| missing("action", "action = \"bash\""))?;
-            let effect = effect.ok_or_else(|| missing("effect", "effect = \"allow\""))?;
-            let resource = resource.unwrap_or("*");
-            let rule = self.rule(action, resource, effect, at..at)?;
-            out.push((at, rule, examples));
+            let written: RawRule = self.read(item)?;
+            out.push(self.one_rule(table, &written, at)?);
         }
         Ok(())
     }
-}
 
-/// `[approvals]` parsing.
-impl Parser<'_> {
-    fn approvals(&self, value: &Spanned<DeValue<'_>>) -> Result<ApprovalsConfig, ConfigError> {
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`approvals` must be a table",
-                "write [approvals] with channels = [\"mcp\", \"web\", \"terminal\"]",
-            ));
-        };
-        let mut out = ApprovalsConfig::default();
-        for (key, v) in sorted(table) {
-            match key.get_ref().as_ref() {
-                "channels" => out.channels = Some(self.approval_channels(v)?),
-                "escalate_after" => out.escalate_after = Some(self.escalate_after(v)?),
-                other => {
-                    return Err(self.err(
-                        key.span(),
-                        format!("unknown key {other:?} in [approvals]"),
-                        "use channels or escalate_after",
-                    ));
-                }
+    /// One `[[rules]]` entry, which starts at byte `at`.
+    fn one_rule(
+        &self,
+        table: &DeTable<'_>,
+        written: &RawRule,
+        at: usize,
+    ) -> Result<OrderedRule, ConfigError> {
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawRule::KEYS,
+            "[[rules]]",
+            "use action, resource, effect, match or not_match",
+            &mut first,
+        );
+        let action = first.field(written.action.as_ref(), |v| {
+            let a = self.text(v, "action", "action = \"bash\"")?;
+            self.action(a, v.span())?;
+            Ok(a)
+        });
+        let resource = first.field(written.resource.as_ref(), |v| {
+            self.text(v, "resource", "resource = \"git status *\"")
+        });
+        let effect = first.field(written.effect.as_ref(), |v| self.effect(v));
+        let mut lists: Vec<_> = [
+            ("match", &written.must_match),
+            ("not_match", &written.not_match),
+        ]
+        .into_iter()
+        .filter_map(|(name, list)| Some((name, list.as_ref()?)))
+        .collect();
+        lists.sort_by_key(|(_, list)| list.span().start);
+        let mut examples = Vec::new();
+        for (name, list) in lists {
+            if let Some(texts) = first.field(Some(list), |v| self.examples(name, v)) {
+                examples.extend(texts.into_iter().map(|t| (t, name == "match")));
             }
         }
-        Ok(out)
+        let (action, resource, effect) = first.into_result((action, resource, effect))?;
+        let missing = |what: &str, example: &str| {
+            ConfigError::new(
+                self.file,
+                self.lines.line(at),
+                format!("this [[rules]] entry has no `{what}`"),
+                format!("add {example}"),
+            )
+        };
+        let action = action.ok_or_else(|| missing("action", "action = \"bash\""))?;
+        let effect = effect.ok_or_else(|| missing("effect", "effect = \"allow\""))?;
+        let rule = self.rule(action, resource.unwrap_or("*"), effect, at..at)?;
+        Ok((at, rule, examples))
+    }
+
+    /// `match` or `not_match`: a list of example strings.
+    fn examples(&self, name: &str, value: &Spanned<Written>) -> Result<Vec<String>, ConfigError> {
+        let Some(list) = value.get_ref().as_list() else {
+            return Err(self.err(
+                value.span(),
+                format!("`{name}` must be a list of strings"),
+                format!("write it like {name} = [\"cargo test\"]"),
+            ));
+        };
+        list.iter()
+            .map(|ex| Ok(self.text(ex, name, "\"cargo test -p core\"")?.to_string()))
+            .collect()
+    }
+}
+
+/// Reading a section into its serde type, and the checks every section shares.
+impl Parser<'_> {
+    /// The table a section must be, or today's "must be a table" error.
+    fn section_table<'t, 'i>(
+        &self,
+        value: &'t Spanned<DeValue<'i>>,
+        name: &str,
+        fix: &str,
+    ) -> Result<&'t DeTable<'i>, ConfigError> {
+        value
+            .get_ref()
+            .as_table()
+            .ok_or_else(|| self.err(value.span(), format!("`{name}` must be a table"), fix))
+    }
+
+    /// Reads `value` into its serde type `T`.
+    fn read<'de, T: serde::Deserialize<'de>>(
+        &self,
+        value: &Spanned<DeValue<'de>>,
+    ) -> Result<T, ConfigError> {
+        raw::read(value).map_err(|e| {
+            self.err(
+                e.span().unwrap_or_else(|| value.span()),
+                format!("invalid TOML: {}", e.message().trim()),
+                "correct the TOML syntax at that line (strings need quotes, tables need [brackets])",
+            )
+        })
+    }
+
+    /// Notes every key of `table` that is not one of `known`.
+    fn unknown_keys(
+        &self,
+        table: &DeTable<'_>,
+        known: &[&str],
+        section: &str,
+        fix: &str,
+        first: &mut FirstProblem<ConfigError>,
+    ) {
+        for (key, _) in table.iter() {
+            let name: &str = key.get_ref();
+            if !known.contains(&name) {
+                first.note(
+                    key.span().start,
+                    self.err(
+                        key.span(),
+                        format!("unknown key {name:?} in {section}"),
+                        fix,
+                    ),
+                );
+            }
+        }
+    }
+
+    /// A string, or today's "must be a string" error.
+    fn text<'v>(
+        &self,
+        value: &'v Spanned<Written>,
+        what: &str,
+        example: &str,
+    ) -> Result<&'v str, ConfigError> {
+        value.get_ref().as_str().ok_or_else(|| {
+            self.err(
+                value.span(),
+                format!(
+                    "`{what}` must be a string, not {}",
+                    value.get_ref().type_str()
+                ),
+                format!("write it like {example}"),
+            )
+        })
+    }
+}
+
+/// `[tool_output]` checks.
+impl Parser<'_> {
+    fn tool_output(&self, value: &Spanned<DeValue<'_>>) -> Result<ToolOutputConfig, ConfigError> {
+        let table = self.section_table(
+            value,
+            "tool_output",
+            "write [tool_output] with max_lines = N and max_bytes = N",
+        )?;
+        let written: RawToolOutput = self.read(value)?;
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawToolOutput::KEYS,
+            "[tool_output]",
+            "use max_lines or max_bytes",
+            &mut first,
+        );
+        let positive = |name: &str, v: &Spanned<Written>| {
+            match v.get_ref() {
+                Written::Integer(i) => usize::try_from(*i).ok().filter(|n| *n > 0),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                self.err(
+                    v.span(),
+                    format!("`{name}` must be a positive integer"),
+                    "write it like max_lines = 2000",
+                )
+            })
+        };
+        let out = ToolOutputConfig {
+            max_lines: first.field(written.max_lines.as_ref(), |v| positive("max_lines", v)),
+            max_bytes: first.field(written.max_bytes.as_ref(), |v| positive("max_bytes", v)),
+        };
+        first.into_result(out)
+    }
+}
+
+/// `[approvals]` checks.
+impl Parser<'_> {
+    fn approvals(&self, value: &Spanned<DeValue<'_>>) -> Result<ApprovalsConfig, ConfigError> {
+        let table = self.section_table(
+            value,
+            "approvals",
+            "write [approvals] with channels = [\"mcp\", \"web\", \"terminal\"]",
+        )?;
+        let written: RawApprovals = self.read(value)?;
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawApprovals::KEYS,
+            "[approvals]",
+            "use channels or escalate_after",
+            &mut first,
+        );
+        let out = ApprovalsConfig {
+            channels: first.field(written.channels.as_ref(), |v| self.approval_channels(v)),
+            escalate_after: first
+                .field(written.escalate_after.as_ref(), |v| self.escalate_after(v)),
+        };
+        first.into_result(out)
     }
 
     fn approval_channels(
         &self,
-        value: &Spanned<DeValue<'_>>,
+        value: &Spanned<Written>,
     ) -> Result<Vec<ApprovalChannelName>, ConfigError> {
         let example = "write it like channels = [\"mcp\", \"web\", \"terminal\"]";
-        let Some(list) = value.get_ref().as_array() else {
+        let Some(list) = value.get_ref().as_list() else {
             return Err(self.err(
                 value.span(),
                 "`channels` in [approvals] must be a list of channel names",
@@ -681,8 +750,8 @@ impl Parser<'_> {
             ));
         };
         let mut channels = Vec::new();
-        for item in list.iter() {
-            let name = self.string(item, "channels", "\"web\"")?;
+        for item in list {
+            let name = self.text(item, "channels", "\"web\"")?;
             let channel = name.parse::<ApprovalChannelName>().map_err(|message| {
                 self.err(
                     item.span(),
@@ -709,13 +778,8 @@ impl Parser<'_> {
         Ok(channels)
     }
 
-    fn escalate_after(&self, value: &Spanned<DeValue<'_>>) -> Result<Duration, ConfigError> {
-        let secs = match value.get_ref() {
-            DeValue::Integer(i) => i.as_str().replace('_', "").parse::<f64>().ok(),
-            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
-            _ => None,
-        };
-        match secs {
+    fn escalate_after(&self, value: &Spanned<Written>) -> Result<Duration, ConfigError> {
+        match value.get_ref().as_number() {
             Some(s) if s.is_finite() && (0.0..=86_400.0).contains(&s) => {
                 Ok(Duration::from_secs_f64(s))
             }
@@ -728,7 +792,7 @@ impl Parser<'_> {
     }
 }
 
-/// `[serve]` parsing.
+/// `[serve]` checks.
 impl Parser<'_> {
     fn serve(&self, value: &Spanned<DeValue<'_>>) -> Result<Option<ServeConfig>, ConfigError> {
         if self.layer == Layer::Project {
@@ -738,82 +802,85 @@ impl Parser<'_> {
                 "put [serve] in ~/.config/toolgate/config.toml, /etc/toolgate/config.toml or a file given with --config",
             ));
         }
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`serve` must be a table",
-                "write [serve] with token_file = \"~/.config/toolgate/serve-token\"",
-            ));
+        let table = self.section_table(
+            value,
+            "serve",
+            "write [serve] with token_file = \"~/.config/toolgate/serve-token\"",
+        )?;
+        let written: RawServe = self.read(value)?;
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawServe::KEYS,
+            "[serve]",
+            "use token_file or token_env",
+            &mut first,
+        );
+        first.field::<(), _>(written.token.as_ref(), |v| {
+            Err(self.err(
+                v.span(),
+                "a bearer token written in a config file is refused (config files are shared and copied)",
+                "put the token in a file readable only by you and set token_file, or set token_env to the name of an environment variable",
+            ))
+        });
+        let file = first.field(written.token_file.as_ref(), |v| self.token_file(v));
+        let env = first.field(written.token_env.as_ref(), |v| self.token_env(v));
+        let mut sources: Vec<_> = file.into_iter().chain(env).collect();
+        sources.sort_by_key(|(at, _)| at.start);
+        let mut sources = sources.into_iter();
+        let Some((at, token)) = sources.next() else {
+            return first.into_result(None);
         };
-        let mut out: Option<ServeConfig> = None;
-        for (key, v) in sorted(table) {
-            let line = self.lines.line(key.span().start);
-            let token = match key.get_ref().as_ref() {
-                "token_file" => {
-                    let text = self.string(
-                        v,
-                        "token_file",
-                        "token_file = \"~/.config/toolgate/serve-token\"",
-                    )?;
-                    if text.trim().is_empty() {
-                        return Err(self.err(
-                            v.span(),
-                            "`token_file` is empty",
-                            "name the file that holds the token",
-                        ));
-                    }
-                    TokenSource::File(self.config_relative(text))
-                }
-                "token_env" => {
-                    let name =
-                        self.string(v, "token_env", "token_env = \"TOOLGATE_SERVE_TOKEN\"")?;
-                    let valid = name
-                        .chars()
-                        .next()
-                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                    if !valid {
-                        return Err(self.err(
-                            v.span(),
-                            format!("`token_env` = {name:?} is not an environment variable name"),
-                            "use letters, digits and _, not starting with a digit, e.g. token_env = \"TOOLGATE_SERVE_TOKEN\"",
-                        ));
-                    }
-                    TokenSource::Env(name.to_string())
-                }
-                "token" => {
-                    return Err(self.err(
-                        key.span(),
-                        "a bearer token written in a config file is refused (config files are shared and copied)",
-                        "put the token in a file readable only by you and set token_file, or set token_env to the name of an environment variable",
-                    ));
-                }
-                other => {
-                    return Err(self.err(
-                        key.span(),
-                        format!("unknown key {other:?} in [serve]"),
-                        "use token_file or token_env",
-                    ));
-                }
-            };
-            if let Some(first) = &out {
-                return Err(self.err(
-                    key.span(),
-                    format!(
-                        "[serve] sets both token_file and token_env (the first at {})",
-                        first.origin
-                    ),
+        let origin = format!("{}:{}", self.file, self.lines.line(at.start));
+        if let Some((second, _)) = sources.next() {
+            first.note(
+                second.start,
+                self.err(
+                    second,
+                    format!("[serve] sets both token_file and token_env (the first at {origin})"),
                     "keep one of them",
-                ));
-            }
-            out = Some(ServeConfig {
-                token,
-                origin: format!("{}:{line}", self.file),
-            });
+                ),
+            );
         }
-        Ok(out)
+        first.into_result(Some(ServeConfig { token, origin }))
     }
 
+    fn token_file(&self, v: &Spanned<Written>) -> Result<(Range<usize>, TokenSource), ConfigError> {
+        let text = self.text(
+            v,
+            "token_file",
+            "token_file = \"~/.config/toolgate/serve-token\"",
+        )?;
+        if text.trim().is_empty() {
+            return Err(self.err(
+                v.span(),
+                "`token_file` is empty",
+                "name the file that holds the token",
+            ));
+        }
+        Ok((v.span(), TokenSource::File(self.config_relative(text))))
+    }
+
+    fn token_env(&self, v: &Spanned<Written>) -> Result<(Range<usize>, TokenSource), ConfigError> {
+        let name = self.text(v, "token_env", "token_env = \"TOOLGATE_SERVE_TOKEN\"")?;
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(self.err(
+                v.span(),
+                format!("`token_env` = {name:?} is not an environment variable name"),
+                "use letters, digits and _, not starting with a digit, e.g. token_env = \"TOOLGATE_SERVE_TOKEN\"",
+            ));
+        }
+        Ok((v.span(), TokenSource::Env(name.to_string())))
+    }
+}
+
+/// Paths in config.
+impl Parser<'_> {
     /// A path from config: `~/` is the home directory; a relative path is
     /// relative to the config file's directory.
     fn config_relative(&self, text: &str) -> std::path::PathBuf {
@@ -1070,6 +1137,65 @@ max_bytes = 51_200
             assert!(e.message.contains("escalate_after"), "{bad}: {e}");
         }
         assert!(err("approvals = 1\n").message.contains("must be a table"));
+    }
+
+    #[test]
+    fn a_section_reports_its_first_mistake_in_the_order_written() {
+        let e = err("[approvals]\nchanels = 1\nchannels = []\n");
+        assert_eq!(e.line, 2, "{e}");
+        let e = err("[approvals]\nchannels = []\nchanels = 1\n");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("empty"), "{e}");
+        let e = err("[tool_output]\nmax_bytes = 0\nmax_lines = -1\n");
+        assert!(e.message.contains("max_bytes"), "{e}");
+        let e = parse_in(
+            "[serve]\ntoken_env = \"B\"\ntoken_file = \"a\"\nzzz = 1\n",
+            Layer::User,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(
+            e.message
+                .contains("(the first at /home/u/.config/toolgate/config.toml:2)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn rules_and_effects_keep_their_order_and_type_names() {
+        let e = err("[[rules]]\ncolour = 1\naction = \"nope\"\n");
+        assert!(e.message.contains("colour"), "{e}");
+        let e = err("[[rules]]\naction = \"nope\"\ncolour = 1\n");
+        assert!(e.message.contains("unknown action"), "{e}");
+        let e = err("[[rules]]\naction = \"bash\"\ncolour = 1\n");
+        assert!(e.message.contains("colour"), "{e}");
+        let e = err("[permission]\nread = 1979-05-27\n");
+        assert!(e.message.contains("bad effect datetime"), "{e}");
+        let e = err("[permission.bash]\n\"ls\" = [1]\n");
+        assert!(e.message.contains("bad effect array"), "{e}");
+        let f = parse("[[rules]]\nnot_match = [\"b\"]\naction = \"bash\"\nresource = \"a*\"\neffect = \"allow\"\nmatch = [\"a\", \"ab\"]\n").unwrap();
+        let got: Vec<_> = f
+            .examples
+            .iter()
+            .map(|(_, t, m)| (t.as_str(), *m))
+            .collect();
+        assert_eq!(got, [("b", false), ("a", true), ("ab", true)]);
+    }
+
+    #[test]
+    fn numbers_are_read_as_toml_means_them() {
+        // Hexadecimal, octal and binary integers are their value, not their
+        // digits read as decimal.
+        let f =
+            parse("timeout = 0x10\n[tool_output]\nmax_lines = 0o17\nmax_bytes = 0b101\n").unwrap();
+        assert_eq!(f.ask_timeout, Some(Duration::from_secs(16)));
+        let out = f.tool_output.unwrap();
+        assert_eq!((out.max_lines, out.max_bytes), (Some(15), Some(5)));
+        let f = parse("[approvals]\nescalate_after = 0xa\n").unwrap();
+        assert_eq!(
+            f.approvals.unwrap().escalate_after,
+            Some(Duration::from_secs(10))
+        );
     }
 
     pub(super) fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {

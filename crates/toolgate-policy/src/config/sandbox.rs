@@ -15,7 +15,8 @@ use std::path::PathBuf;
 use toml::Spanned;
 use toml::de::DeValue;
 
-use super::{ConfigError, Parser, sorted};
+use super::raw::{FirstProblem, RawSandbox, Written};
+use super::{ConfigError, Parser};
 use crate::rules::Layer;
 
 /// `[sandbox] mode`.
@@ -59,78 +60,82 @@ impl Parser<'_> {
         &self,
         value: &Spanned<DeValue<'_>>,
     ) -> Result<SandboxConfig, ConfigError> {
-        let Some(table) = value.get_ref().as_table() else {
-            return Err(self.err(
-                value.span(),
-                "`sandbox` must be a table",
-                "write [sandbox] with mode = \"auto\"",
-            ));
+        let table = self.section_table(value, "sandbox", "write [sandbox] with mode = \"auto\"")?;
+        let written: RawSandbox = self.read(value)?;
+        let mut first = FirstProblem::new();
+        self.unknown_keys(
+            table,
+            RawSandbox::KEYS,
+            "[sandbox]",
+            "use mode, writable or allow_domains",
+            &mut first,
+        );
+        let out = SandboxConfig {
+            mode: first.field(written.mode.as_ref(), |v| self.sandbox_mode(v)),
+            writable: first
+                .field(written.writable.as_ref(), |v| self.writable(v))
+                .unwrap_or_default(),
+            allow_domains: first
+                .field(written.allow_domains.as_ref(), |v| self.allow_domains(v))
+                .unwrap_or_default(),
         };
-        let mut out = SandboxConfig::default();
-        for (key, v) in sorted(table) {
-            let name = key.get_ref().as_ref();
-            match name {
-                "mode" => {
-                    let s = self.string(v, "mode", "mode = \"auto\"")?;
-                    let mode = match s {
-                        "auto" => SandboxMode::Auto,
-                        "required" => SandboxMode::Required,
-                        "off" => SandboxMode::Off,
-                        other => {
-                            return Err(self.err(
-                                v.span(),
-                                format!("unknown sandbox mode {other:?}"),
-                                "use \"auto\", \"required\" or \"off\"",
-                            ));
-                        }
-                    };
-                    if self.layer == Layer::Project && mode != SandboxMode::Required {
-                        return Err(self.project_loosens(v, "[sandbox] mode"));
-                    }
-                    out.mode = Some(mode);
-                }
-                "writable" | "allow_domains" => {
-                    if self.layer == Layer::Project {
-                        return Err(self.project_loosens(v, &format!("[sandbox] {name}")));
-                    }
-                    let items = self.string_list(v, name)?;
-                    if name == "writable" {
-                        for item in items {
-                            if item.trim().is_empty() {
-                                return Err(self.err(
-                                    v.span(),
-                                    "an empty path in [sandbox] writable",
-                                    "name a directory, e.g. \"~/.cargo/registry\"",
-                                ));
-                            }
-                            out.writable.push(self.config_relative(&item));
-                        }
-                    } else {
-                        for item in items {
-                            if !valid_domain_pattern(&item) {
-                                return Err(self.err(
-                                    v.span(),
-                                    format!("{item:?} in [sandbox] allow_domains is not a host name or *.suffix"),
-                                    "write names like \"crates.io\" or \"*.npmjs.org\"",
-                                ));
-                            }
-                            out.allow_domains.push(item.to_ascii_lowercase());
-                        }
-                    }
-                }
-                other => {
-                    return Err(self.err(
-                        key.span(),
-                        format!("unknown key {other:?} in [sandbox]"),
-                        "use mode, writable or allow_domains",
-                    ));
-                }
-            }
-        }
-        Ok(out)
+        first.into_result(out)
     }
 
-    fn project_loosens(&self, v: &Spanned<DeValue<'_>>, what: &str) -> ConfigError {
+    fn sandbox_mode(&self, v: &Spanned<Written>) -> Result<SandboxMode, ConfigError> {
+        let mode = match self.text(v, "mode", "mode = \"auto\"")? {
+            "auto" => SandboxMode::Auto,
+            "required" => SandboxMode::Required,
+            "off" => SandboxMode::Off,
+            other => {
+                return Err(self.err(
+                    v.span(),
+                    format!("unknown sandbox mode {other:?}"),
+                    "use \"auto\", \"required\" or \"off\"",
+                ));
+            }
+        };
+        if self.layer == Layer::Project && mode != SandboxMode::Required {
+            return Err(self.project_loosens(v, "[sandbox] mode"));
+        }
+        Ok(mode)
+    }
+
+    fn writable(&self, v: &Spanned<Written>) -> Result<Vec<PathBuf>, ConfigError> {
+        self.string_list(v, "writable")?
+            .into_iter()
+            .map(|item| {
+                if item.trim().is_empty() {
+                    return Err(self.err(
+                        v.span(),
+                        "an empty path in [sandbox] writable",
+                        "name a directory, e.g. \"~/.cargo/registry\"",
+                    ));
+                }
+                Ok(self.config_relative(item))
+            })
+            .collect()
+    }
+
+    fn allow_domains(&self, v: &Spanned<Written>) -> Result<Vec<String>, ConfigError> {
+        self.string_list(v, "allow_domains")?
+            .into_iter()
+            .map(|item| {
+                if !valid_domain_pattern(item) {
+                    return Err(self.err(
+                        v.span(),
+                        format!(
+                            "{item:?} in [sandbox] allow_domains is not a host name or *.suffix"
+                        ),
+                        "write names like \"crates.io\" or \"*.npmjs.org\"",
+                    ));
+                }
+                Ok(item.to_ascii_lowercase())
+            })
+            .collect()
+    }
+
+    fn project_loosens(&self, v: &Spanned<Written>, what: &str) -> ConfigError {
         self.err(
             v.span(),
             format!("{what} is not read from a project's config: a cloned repository could loosen its own sandbox"),
@@ -138,19 +143,23 @@ impl Parser<'_> {
         )
     }
 
-    fn string_list(
+    /// A list of strings; a project may not set one at all (each loosens).
+    fn string_list<'v>(
         &self,
-        v: &Spanned<DeValue<'_>>,
+        v: &'v Spanned<Written>,
         name: &str,
-    ) -> Result<Vec<String>, ConfigError> {
+    ) -> Result<Vec<&'v str>, ConfigError> {
+        if self.layer == Layer::Project {
+            return Err(self.project_loosens(v, &format!("[sandbox] {name}")));
+        }
         let fix = format!("write {name} = [\"…\", \"…\"]");
-        let Some(array) = v.get_ref().as_array() else {
+        let Some(items) = v.get_ref().as_list() else {
             return Err(self.err(v.span(), format!("`{name}` must be a list of strings"), fix));
         };
-        array
+        items
             .iter()
             .map(|item| {
-                item.get_ref().as_str().map(str::to_string).ok_or_else(|| {
+                item.get_ref().as_str().ok_or_else(|| {
                     self.err(
                         item.span(),
                         format!("`{name}` must be a list of strings"),

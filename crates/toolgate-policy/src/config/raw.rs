@@ -1,0 +1,257 @@
+//! The config's sections as written: serde types holding every value with its
+//! byte span, before anything is checked.
+//!
+//! Nothing here refuses a value: a value of the wrong type is kept as
+//! [`Written::Other`] so that the validation pass (the rest of `config`) can
+//! name it with the file, the line and the fix, in the order written.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use toml::Spanned;
+use toml::de::DeValue;
+
+/// The key under which the toml crate hands a datetime to serde.
+const DATETIME_FIELD: &str = "$__toml_private_datetime";
+
+/// One value as written, whatever its type.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Written {
+    /// A string.
+    Text(String),
+    /// An integer (wide enough for any TOML integer).
+    Integer(i128),
+    /// A float.
+    Float(f64),
+    /// An array, each item with its span.
+    List(Vec<Spanned<Written>>),
+    /// Anything else (a boolean, a datetime, a table), by its TOML type name.
+    Other(&'static str),
+}
+
+impl Written {
+    /// The TOML type name, as messages show it.
+    pub(super) fn type_str(&self) -> &'static str {
+        match self {
+            Written::Text(_) => "string",
+            Written::Integer(_) => "integer",
+            Written::Float(_) => "float",
+            Written::List(_) => "array",
+            Written::Other(name) => name,
+        }
+    }
+
+    /// The text, if this is a string.
+    pub(super) fn as_str(&self) -> Option<&str> {
+        match self {
+            Written::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is an array.
+    pub(super) fn as_list(&self) -> Option<&[Spanned<Written>]> {
+        match self {
+            Written::List(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is an integer or a float.
+    pub(super) fn as_number(&self) -> Option<f64> {
+        match self {
+            // Precision does not matter here: callers bound it to a day of seconds.
+            #[allow(clippy::cast_precision_loss)]
+            Written::Integer(i) => Some(*i as f64),
+            Written::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Written {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(WrittenVisitor)
+    }
+}
+
+struct WrittenVisitor;
+
+impl<'de> Visitor<'de> for WrittenVisitor {
+    type Value = Written;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any TOML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Written, E> {
+        Ok(Written::Other("boolean"))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Written, E> {
+        Ok(Written::Integer(v.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Written, E> {
+        Ok(Written::Integer(v.into()))
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Written, E> {
+        Ok(Written::Integer(v))
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Written, E> {
+        Ok(Written::Integer(i128::try_from(v).unwrap_or(i128::MAX)))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Written, E> {
+        Ok(Written::Float(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Written, E> {
+        Ok(Written::Text(v.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Written, E> {
+        Ok(Written::Text(v))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Written, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Spanned<Written>>()? {
+            items.push(item);
+        }
+        Ok(Written::List(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Written, A::Error> {
+        let mut kind = "table";
+        if let Some(key) = map.next_key::<String>()? {
+            if key == DATETIME_FIELD {
+                kind = "datetime";
+            }
+            map.next_value::<IgnoredAny>()?;
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        }
+        Ok(Written::Other(kind))
+    }
+}
+
+/// Reads one parsed value into its serde type (spans stay those of the file).
+pub(super) fn read<'de, T: Deserialize<'de>>(
+    value: &Spanned<DeValue<'de>>,
+) -> Result<T, toml::de::Error> {
+    T::deserialize(value.clone().into_deserializer())
+}
+
+/// `[tool_output]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct RawToolOutput {
+    pub max_lines: Option<Spanned<Written>>,
+    pub max_bytes: Option<Spanned<Written>>,
+}
+
+impl RawToolOutput {
+    pub(super) const KEYS: &[&str] = &["max_lines", "max_bytes"];
+}
+
+/// `[approvals]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct RawApprovals {
+    pub channels: Option<Spanned<Written>>,
+    pub escalate_after: Option<Spanned<Written>>,
+}
+
+impl RawApprovals {
+    pub(super) const KEYS: &[&str] = &["channels", "escalate_after"];
+}
+
+/// `[serve]`. `token` is read only to refuse it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct RawServe {
+    pub token_file: Option<Spanned<Written>>,
+    pub token_env: Option<Spanned<Written>>,
+    pub token: Option<Spanned<Written>>,
+}
+
+impl RawServe {
+    pub(super) const KEYS: &[&str] = &["token_file", "token_env", "token"];
+}
+
+/// `[sandbox]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct RawSandbox {
+    pub mode: Option<Spanned<Written>>,
+    pub writable: Option<Spanned<Written>>,
+    pub allow_domains: Option<Spanned<Written>>,
+}
+
+impl RawSandbox {
+    pub(super) const KEYS: &[&str] = &["mode", "writable", "allow_domains"];
+}
+
+/// One `[[rules]]` entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct RawRule {
+    pub action: Option<Spanned<Written>>,
+    pub resource: Option<Spanned<Written>>,
+    pub effect: Option<Spanned<Written>>,
+    #[serde(rename = "match")]
+    pub must_match: Option<Spanned<Written>>,
+    pub not_match: Option<Spanned<Written>>,
+}
+
+impl RawRule {
+    pub(super) const KEYS: &[&str] = &["action", "resource", "effect", "match", "not_match"];
+}
+
+/// The first problem of a section in the order written: every check reports
+/// at the offset where today's reading meets it, and the earliest wins.
+pub(super) struct FirstProblem<E> {
+    first: Option<(usize, E)>,
+}
+
+impl<E> FirstProblem<E> {
+    /// No problem yet.
+    pub(super) fn new() -> Self {
+        FirstProblem { first: None }
+    }
+
+    /// Records `problem`, met at byte `at`.
+    pub(super) fn note(&mut self, at: usize, problem: E) {
+        if self.first.as_ref().is_none_or(|(seen, _)| at < *seen) {
+            self.first = Some((at, problem));
+        }
+    }
+
+    /// Checks one optional field, met at its span's start; `None` when it is
+    /// absent or wrong.
+    pub(super) fn field<'v, T, V>(
+        &mut self,
+        value: Option<&'v Spanned<V>>,
+        check: impl FnOnce(&'v Spanned<V>) -> Result<T, E>,
+    ) -> Option<T> {
+        let value = value?;
+        match check(value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.note(value.span().start, e);
+                None
+            }
+        }
+    }
+
+    /// `Ok(value)` when nothing was wrong, else the first problem.
+    pub(super) fn into_result<T>(self, value: T) -> Result<T, E> {
+        match self.first {
+            None => Ok(value),
+            Some((_, e)) => Err(e),
+        }
+    }
+}
