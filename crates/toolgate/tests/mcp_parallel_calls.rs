@@ -8,12 +8,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use toolgate_core::EventKind;
 use toolgate_store::{EventFilter, EventReader, verify};
+
+#[path = "support/stdio_mcp.rs"]
+mod stdio_mcp;
+use stdio_mcp::StdioMcp;
 
 const IN_FLIGHT: usize = 8;
 
@@ -30,41 +32,7 @@ fn eight_calls_in_flight_all_complete_and_each_is_logged_in_order() {
         std::fs::write(ws.join(format!("f{i}.txt")), format!("content {i}\n")).unwrap();
         std::fs::write(ws.join(format!("dir/e{i}.txt")), "x").unwrap();
     }
-    let mut server = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("mcp")
-        .arg("--root")
-        .arg(&ws)
-        .args(["--no-web", "--approval-channels", "mcp"])
-        .env("TOOLGATE_DATA_DIR", &data)
-        .env("HOME", &home)
-        .env("TOOLGATE_MANAGED_CONFIG", home.join("no-managed.toml"))
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("TOOLGATE_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut to_server = server.stdin.take().unwrap();
-    let mut from_server = BufReader::new(server.stdout.take().unwrap());
-    let mut send = |message: Value| {
-        writeln!(to_server, "{message}").unwrap();
-        to_server.flush().unwrap();
-    };
-    send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "parallel-test", "version": "1"}
-        }
-    }));
-    let mut line = String::new();
-    from_server.read_line(&mut line).unwrap();
-    let init: Value = serde_json::from_str(&line).unwrap();
-    assert!(init["result"]["protocolVersion"].is_string(), "{init}");
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut server = StdioMcp::start(&ws, &data, &home, &[], "parallel-test");
 
     // Reads and lists mixed, all sent before any answer is read.
     let mut expected = HashMap::new();
@@ -76,7 +44,7 @@ fn eight_calls_in_flight_all_complete_and_each_is_logged_in_order() {
         } else {
             ("list", json!({"path": "dir"}), format!("e{i}.txt"))
         };
-        send(json!({
+        server.send(json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": arguments}
         }));
@@ -84,21 +52,15 @@ fn eight_calls_in_flight_all_complete_and_each_is_logged_in_order() {
     }
     let mut answered = HashSet::new();
     while answered.len() < IN_FLIGHT {
-        let mut line = String::new();
-        let n = from_server.read_line(&mut line).unwrap();
-        assert!(n > 0, "the server hung up after answering {answered:?}");
-        let message: Value = serde_json::from_str(&line).unwrap();
-        if message.get("method").is_some() {
-            continue; // a notification or a request from the server
-        }
-        let id = message["id"].as_i64().unwrap();
+        let Some((id, message)) = server.next_answer() else {
+            panic!("the server hung up after answering {answered:?}");
+        };
         let needle = &expected[&id];
         assert_ne!(message["result"]["isError"], true, "{message}");
         assert!(message.to_string().contains(needle.as_str()), "{message}");
         assert!(answered.insert(id), "answered twice: {message}");
     }
-    drop(to_server);
-    let status = server.wait().unwrap();
+    let status = server.close();
     assert!(status.success(), "{status}");
 
     let log = data.join("audit.db");

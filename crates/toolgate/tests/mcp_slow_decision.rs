@@ -8,10 +8,13 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::ffi::OsStr;
 
-use serde_json::{Value, json};
+use serde_json::json;
+
+#[path = "support/stdio_mcp.rs"]
+mod stdio_mcp;
+use stdio_mcp::StdioMcp;
 
 #[test]
 fn a_slow_decision_does_not_delay_a_quick_call() {
@@ -26,53 +29,17 @@ fn a_slow_decision_does_not_delay_a_quick_call() {
     // it is decided (nothing runs, nobody is asked).
     let config = base.join("deny-cat.toml");
     std::fs::write(&config, "[permission.bash]\n\"cat *\" = \"deny\"\n").unwrap();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("mcp")
-        .arg("--root")
-        .arg(&ws)
-        .arg("--config")
-        .arg(&config)
-        .args(["--no-web", "--approval-channels", "mcp"])
-        .env("TOOLGATE_DATA_DIR", base.join("data"))
-        .env("HOME", &home)
-        .env("TOOLGATE_MANAGED_CONFIG", home.join("no-managed.toml"))
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("TOOLGATE_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut to_server = server.stdin.take().unwrap();
-    let mut from_server = BufReader::new(server.stdout.take().unwrap());
-    let mut send = |message: Value| {
-        writeln!(to_server, "{message}").unwrap();
-        to_server.flush().unwrap();
-    };
-    send(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            // No elicitation: the client cannot be asked.
-            "capabilities": {},
-            "clientInfo": {"name": "order-test", "version": "1"}
-        }
-    }));
-    let mut line = String::new();
-    from_server.read_line(&mut line).unwrap();
-    let init: Value = serde_json::from_str(&line).unwrap();
-    assert!(init["result"]["protocolVersion"].is_string(), "{init}");
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let extra = [OsStr::new("--config"), config.as_os_str()];
+    let mut server = StdioMcp::start(&ws, &base.join("data"), &home, &extra, "order-test");
 
     // About 88 KB (under the bash tool's 128 KB limit): thousands of parts,
     // each classified, its path resolved and matched against the rules.
     let script = vec!["cat a.txt"; 8000].join("; ");
-    send(json!({
+    server.send(json!({
         "jsonrpc": "2.0", "id": 10, "method": "tools/call",
         "params": {"name": "bash", "arguments": {"command": script}}
     }));
-    send(json!({
+    server.send(json!({
         "jsonrpc": "2.0", "id": 11, "method": "tools/call",
         "params": {"name": "read", "arguments": {"path": "a.txt"}}
     }));
@@ -80,21 +47,13 @@ fn a_slow_decision_does_not_delay_a_quick_call() {
     let mut order = Vec::new();
     let mut answers = std::collections::HashMap::new();
     while order.len() < 2 {
-        let mut line = String::new();
-        let n = from_server.read_line(&mut line).unwrap();
-        assert!(n > 0, "the server hung up after {order:?}");
-        let message: Value = serde_json::from_str(&line).unwrap();
-        let Some(id) = message["id"].as_i64() else {
-            continue; // a notification
+        let Some((id, message)) = server.next_answer() else {
+            panic!("the server hung up after {order:?}");
         };
-        if message.get("method").is_some() {
-            continue; // a request from the server
-        }
         order.push(id);
         answers.insert(id, message);
     }
-    drop(to_server);
-    let _ = server.wait();
+    let _ = server.close();
 
     let slow = &answers[&10];
     assert_eq!(slow["result"]["isError"], true, "{slow}");
