@@ -134,10 +134,12 @@ async fn a_slow_decision_does_not_delay_another_call_on_one_thread() {
     assert_eq!(*finished.lock().unwrap(), vec!["fast", "slow"]);
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn a_gate_that_panics_fails_the_call_and_nothing_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let (engine, process, sink) = engine(Arc::new(PanickingGate), &dir);
+/// One call through a gate that panics: its error, how often the tool ran,
+/// and the events recorded.
+async fn call_through_a_panicking_gate(
+    dir: &tempfile::TempDir,
+) -> (CallError, Arc<std::sync::Mutex<usize>>, Arc<MemorySink>) {
+    let (engine, process, sink) = engine(Arc::new(PanickingGate), dir);
     let (echo, runs) = Echo::new("e");
     let _g = process.register("echo", echo).unwrap();
     let catalogue = engine.materialize();
@@ -151,6 +153,13 @@ async fn a_gate_that_panics_fails_the_call_and_nothing_runs() {
         )
         .await
         .unwrap_err();
+    (err, runs, sink)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_gate_that_panics_fails_the_call_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (err, runs, sink) = call_through_a_panicking_gate(&dir).await;
     assert!(matches!(err, CallError::Gate(_)), "{err}");
     assert!(err.to_string().contains("decision"), "{err}");
     assert_eq!(*runs.lock().unwrap(), 0);
@@ -172,20 +181,7 @@ fn caused_by<E: std::error::Error + 'static>(err: &(dyn std::error::Error + 'sta
 #[tokio::test(flavor = "current_thread")]
 async fn a_gate_that_panics_keeps_the_join_error_as_the_cause() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, process, _sink) = engine(Arc::new(PanickingGate), &dir);
-    let (echo, _runs) = Echo::new("e");
-    let _g = process.register("echo", echo).unwrap();
-    let catalogue = engine.materialize();
-    let location = Arc::new(Location::new(dir.path()).unwrap());
-    let err = engine
-        .settle(
-            &catalogue,
-            call("echo", json!({"text": "x"}), "c1"),
-            location,
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let (err, _runs, _sink) = call_through_a_panicking_gate(&dir).await;
     let CallError::Gate(gate_error @ GateError::Failed(_)) = &err else {
         panic!("not a failed gate: {err}");
     };
