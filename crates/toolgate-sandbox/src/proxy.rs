@@ -154,7 +154,7 @@ fn admit_addresses(host: &str, addrs: Vec<SocketAddr>) -> io::Result<Vec<SocketA
 fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
+            let [a, b, c, _] = v4.octets();
             !(v4.is_loopback()
                 || v4.is_private()
                 || v4.is_link_local()
@@ -164,25 +164,47 @@ fn is_public(ip: IpAddr) -> bool {
                 || v4.is_documentation()
                 || a == 0
                 || (a == 100 && (64..128).contains(&b))
+                || (a == 198 && (18..20).contains(&b))
+                || (a == 192 && b == 0 && c == 0)
                 || a >= 240)
         }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Some(v4) => is_public(IpAddr::V4(v4)),
+            None => {
+                let seg = v6.segments();
+                !(v6.is_loopback()
+                    || v6.is_unspecified()
+                    || v6.is_multicast()
+                    // Local-use NAT64 (RFC 8215): translated to the site's own IPv4.
+                    || (seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1)
+                    || (seg[0] & 0xfe00) == 0xfc00
+                    || (seg[0] & 0xffc0) == 0xfe80
+                    || (seg[0] == 0x2001 && seg[1] == 0x0db8))
             }
-            let seg = v6.segments();
-            if seg[0] == 0x64 && seg[1] == 0xff9b {
-                let [.., a, b, c, d] = v6.octets();
-                return is_public(IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d)));
-            }
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (seg[0] & 0xfe00) == 0xfc00
-                || (seg[0] & 0xffc0) == 0xfe80
-                || (seg[0] == 0x2001 && seg[1] == 0x0db8))
-        }
+        },
     }
+}
+
+/// The IPv4 address an IPv6 address stands for, in the forms that reach an
+/// IPv4 host: mapped (`::ffff:a.b.c.d`), compatible (`::a.b.c.d`, not `::`
+/// or `::1`), 6to4 (`2002:AABB:CCDD::`) and well-known NAT64 (`64:ff9b::/96`).
+fn embedded_v4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    let seg = v6.segments();
+    let o = v6.octets();
+    let last = std::net::Ipv4Addr::new(o[12], o[13], o[14], o[15]);
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    if seg[..6].iter().all(|s| *s == 0) && !v6.is_loopback() && !v6.is_unspecified() {
+        return Some(last);
+    }
+    if seg[0] == 0x2002 {
+        return Some(std::net::Ipv4Addr::new(o[2], o[3], o[4], o[5]));
+    }
+    if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6].iter().all(|s| *s == 0) {
+        return Some(last);
+    }
+    None
 }
 
 /// One connection the proxy saw.
@@ -657,6 +679,15 @@ mod tests {
             "::ffff:10.0.0.1",
             "64:ff9b::7f00:1",
             "2001:db8::1",
+            // IPv4-compatible (deprecated), 6to4 and local-NAT64 forms of
+            // loopback and private addresses; benchmarking and IETF ranges.
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "2002:7f00:1::",
+            "2002:a00:1::",
+            "64:ff9b:1::a00:1",
+            "198.18.0.1",
+            "192.0.0.8",
         ] {
             let ip: IpAddr = private.parse().unwrap();
             assert!(!is_public(ip), "{private} must not count as public");
