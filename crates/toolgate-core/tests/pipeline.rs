@@ -119,6 +119,7 @@ async fn ask_answered_allow_runs_and_reject_with_message_reaches_the_model() {
 
     let gate = Arc::new(ScriptedGate {
         effect: Effect::Ask,
+        source: DecisionSource::Rule,
         answer: Effect::Deny,
         feedback: Some("use the staging branch".into()),
         asked: Default::default(),
@@ -540,35 +541,6 @@ async fn an_intent_that_fails_after_the_answer_voids_it_too() {
     assert_eq!(f.sink.last().payload.reason.as_deref(), Some("changed"));
 }
 
-/// Allows every request with the given source, without asking.
-struct SourceGate(DecisionSource);
-
-#[async_trait::async_trait]
-impl Gate for SourceGate {
-    fn evaluate(
-        &self,
-        _call: &GateCall<'_>,
-        requests: Vec<PermissionRequest>,
-    ) -> Result<Vec<Judged>, GateError> {
-        Ok(requests
-            .into_iter()
-            .map(|r| Judged {
-                decision: Decision::new(Effect::Allow, r.risk, self.0, "by source"),
-                request: r,
-            })
-            .collect())
-    }
-
-    async fn resolve(
-        &self,
-        _call: &GateCall<'_>,
-        judged: &[Judged],
-        _cancel: &CancellationToken,
-    ) -> Result<Vec<Decision>, GateError> {
-        Ok(judged.iter().map(|j| j.decision.clone()).collect())
-    }
-}
-
 /// A tool with one network request that says whether it was given the network.
 struct NetProbe;
 
@@ -607,7 +579,7 @@ async fn a_network_request_allowed_by_the_sandbox_does_not_grant_the_machines_ne
         (DecisionSource::Rule, true),
         (DecisionSource::User, true),
     ] {
-        let f = fixture(Arc::new(SourceGate(source)));
+        let f = fixture(ScriptedGate::allowing_from(source));
         let _g = f.process.register("probe", NetProbe).unwrap();
         let cat = f.engine.materialize();
         let out = f.run(&cat, call("probe", json!({}), "c1")).await.unwrap();

@@ -17,6 +17,8 @@ use toolgate_core::*;
 /// resolved to `answer`, after `during_ask` ran (what happens while a person reads).
 pub struct ScriptedGate {
     pub effect: Effect,
+    /// The source of the first decision (`Rule` unless set).
+    pub source: DecisionSource,
     pub answer: Effect,
     pub feedback: Option<String>,
     pub asked: Mutex<usize>,
@@ -27,6 +29,7 @@ impl ScriptedGate {
     pub fn new(effect: Effect, answer: Effect) -> Arc<Self> {
         Arc::new(ScriptedGate {
             effect,
+            source: DecisionSource::Rule,
             answer,
             feedback: None,
             asked: Mutex::new(0),
@@ -38,10 +41,23 @@ impl ScriptedGate {
     pub fn allowing_after(during_ask: impl Fn() + Send + Sync + 'static) -> Arc<Self> {
         Arc::new(ScriptedGate {
             effect: Effect::Ask,
+            source: DecisionSource::Rule,
             answer: Effect::Allow,
             feedback: None,
             asked: Mutex::new(0),
             during_ask: Some(Box::new(during_ask)),
+        })
+    }
+
+    /// Allows everything with `source`, without asking.
+    pub fn allowing_from(source: DecisionSource) -> Arc<Self> {
+        Arc::new(ScriptedGate {
+            effect: Effect::Allow,
+            source,
+            answer: Effect::Allow,
+            feedback: None,
+            asked: Mutex::new(0),
+            during_ask: None,
         })
     }
 }
@@ -56,7 +72,7 @@ impl Gate for ScriptedGate {
         Ok(requests
             .into_iter()
             .map(|r| Judged {
-                decision: Decision::new(self.effect, r.risk, DecisionSource::Rule, "scripted"),
+                decision: Decision::new(self.effect, r.risk, self.source, "scripted"),
                 request: r,
             })
             .collect())
