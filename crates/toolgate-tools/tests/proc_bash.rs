@@ -448,14 +448,8 @@ async fn a_refusing_sandbox_keeps_its_io_error_and_nothing_runs() {
             .starts_with("cannot read the sandbox profile: "),
         "{err}"
     );
-    let mut cause = std::error::Error::source(&err);
-    let mut io = None;
-    while let Some(e) = cause {
-        io = io.or(e.downcast_ref::<std::io::Error>());
-        cause = e.source();
-    }
     assert_eq!(
-        io.map(std::io::Error::kind),
+        support::io_cause_kind(&err),
         Some(std::io::ErrorKind::NotFound),
         "{err}"
     );

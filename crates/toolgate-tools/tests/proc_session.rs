@@ -518,14 +518,8 @@ async fn a_failed_question_keeps_the_channels_io_error() {
             .starts_with("could not ask the user: cannot read the terminal: "),
         "{err}"
     );
-    let mut cause = std::error::Error::source(&err);
-    let mut io = None;
-    while let Some(e) = cause {
-        io = io.or(e.downcast_ref::<std::io::Error>());
-        cause = e.source();
-    }
     assert_eq!(
-        io.map(std::io::Error::kind),
+        support::io_cause_kind(&err),
         Some(std::io::ErrorKind::NotFound),
         "{err}"
     );

@@ -93,3 +93,15 @@ pub fn read_pid(path: &Path) -> i32 {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The kind of the first `std::io::Error` in `err`'s chain of causes.
+pub fn io_cause_kind(err: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+    let mut cause = err.source();
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        cause = e.source();
+    }
+    None
+}
