@@ -1198,6 +1198,17 @@ max_bytes = 51_200
         );
     }
 
+    #[test]
+    fn an_integer_too_large_for_toml_names_its_line() {
+        let e = err("mode = \"default\"\ntimeout = 999999999999999999999999999999999999999999\n");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("overflow"), "{e}");
+        assert!(e.to_string().contains("Fix:"), "{e}");
+        // Within i64 but beyond any timeout: refused by the section's own check.
+        let e = err("timeout = 99999999999999999\n");
+        assert_eq!(e.line, 1, "{e}");
+    }
+
     pub(super) fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {
         parse_config(text, "/home/u/.config/toolgate/config.toml", layer, &base())
     }
