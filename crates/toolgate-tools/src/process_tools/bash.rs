@@ -163,17 +163,21 @@ fn check_input(input: &BashInput) -> Result<Duration, ToolError> {
 /// intent checks it too, so `check` refuses what a call would refuse).
 fn existing_workdir(location: &Location, workdir: Option<&str>) -> Result<PathBuf, ToolError> {
     let workdir = workdir_of(location, workdir)?;
-    if !workdir.exists() {
-        return Err(ToolError::InvalidInput(format!(
-            "workdir {} does not exist",
-            workdir.display()
-        )));
-    }
-    if !workdir.is_dir() {
-        return Err(ToolError::InvalidInput(format!(
-            "workdir {} is not a directory",
-            workdir.display()
-        )));
+    // One `stat`: exists, and is a directory.
+    match std::fs::metadata(&workdir) {
+        Err(_) => {
+            return Err(ToolError::InvalidInput(format!(
+                "workdir {} does not exist",
+                workdir.display()
+            )));
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(ToolError::InvalidInput(format!(
+                "workdir {} is not a directory",
+                workdir.display()
+            )));
+        }
+        Ok(_) => {}
     }
     Ok(workdir)
 }
