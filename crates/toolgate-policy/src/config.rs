@@ -39,10 +39,10 @@ use toml::de::{DeTable, DeValue};
 use crate::pattern::{PatternBase, PatternKind};
 
 mod raw;
-mod sandbox;
+mod sandbox_section;
 use crate::rules::{Layer, Rule, RuleEffect};
 use raw::{FirstProblem, RawApprovals, RawRule, RawServe, RawToolOutput, Written};
-pub use sandbox::{SandboxConfig, SandboxMode};
+pub use sandbox_section::{SandboxConfig, SandboxMode};
 
 /// A config error, naming the file, the line and the fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
