@@ -8,7 +8,7 @@
 //! `config.worktree`, submodules' configs (which `git status` reads when it
 //! recurses), and the targets of `include.path` and `includeIf.*.path`
 //! (conditional ones are treated as applying). Files are read with an exact
-//! parser of git's syntax ([`parse`]); nothing runs `git`.
+//! parser of git's syntax ([`git_config_syntax`]); nothing runs `git`.
 //!
 //! A key found in a configuration the repository or the command line controls
 //! is judged against an allowlist of keys known to run nothing ([`keys`]):
@@ -45,8 +45,8 @@
 //! assert!(why.contains("core.fsmonitor") && why.ends_with("config:2"), "{why}");
 //! ```
 
+pub mod git_config_syntax;
 pub mod keys;
-pub mod parse;
 pub mod tools;
 
 use std::collections::HashMap;
@@ -58,7 +58,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use toolgate_core::Location;
 
-use self::parse::Entry;
+use self::git_config_syntax::Entry;
 
 /// Config files larger than this are not read (fail closed).
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -656,7 +656,7 @@ fn load(path: &Path) -> Loaded {
         }
     }
     bytes.truncate(filled);
-    let parsed: Parsed = Arc::new(parse::parse(&bytes).map_err(|e| e.to_string()));
+    let parsed: Parsed = Arc::new(git_config_syntax::parse(&bytes).map_err(|e| e.to_string()));
     {
         let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
         if c.map.len() >= CACHE_ENTRIES {

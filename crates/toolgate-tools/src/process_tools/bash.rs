@@ -32,12 +32,12 @@ use toolgate_core::{
 };
 
 use super::ProcessToolsConfig;
+use super::command_env::command_env;
 use super::output_capture::{Capture, MEMORY_LIMIT_BYTES};
 use super::process_group::{
     GroupGuard, KILL_GRACE, Termination, group_alive, terminate, wait_gone,
 };
 use super::sandbox_port::{CommandSandbox, ConfineRequest, ConfinedCommand};
-use super::secret_env::command_env;
 
 /// Timeout when the call gives none: 2 minutes.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
