@@ -14,9 +14,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use toolgate_core::test_util::{MemorySink, call};
 use toolgate_core::{
-    CallIdentity, CallRequest, Engine, Event, EventAck, EventKind, EventSink, Location,
-    PermissionRequest, Registry, Risk, Tool, ToolContext, ToolError, ToolSet,
+    Engine, EventKind, Location, PermissionRequest, Registry, Risk, Tool, ToolContext, ToolError,
+    ToolSet,
 };
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 use toolgate_policy::gate::PolicyGate;
@@ -57,19 +58,6 @@ impl Tool for OpenDoc {
     }
 }
 
-/// Keeps every event in memory.
-#[derive(Default)]
-struct Events(Mutex<Vec<Event>>);
-
-impl EventSink for Events {
-    fn submit(&self, event: Event) -> EventAck {
-        let mut events = self.0.lock().unwrap();
-        events.push(event);
-        let seq = events.len() as u64;
-        Box::pin(async move { Ok(seq) })
-    }
-}
-
 /// Refuses every ask, recording what it was asked.
 #[derive(Default)]
 struct Refuse(Mutex<Vec<AskPrompt>>);
@@ -90,7 +78,7 @@ struct Setup {
     home: PathBuf,
     out: PathBuf,
     engine: Engine,
-    events: Arc<Events>,
+    events: Arc<MemorySink>,
     asked: Arc<Refuse>,
     location: Arc<Location>,
     _registrations: Vec<toolgate_core::Registration>,
@@ -119,7 +107,7 @@ fn setup() -> Setup {
         toolgate_tools::register_builtins(&registry, &toolgate_tools::BuiltinConfig::default())
             .unwrap();
     registrations.push(registry.register("open_doc", OpenDoc).unwrap());
-    let events = Arc::new(Events::default());
+    let events = Arc::new(MemorySink::default());
     let engine = Engine::new(
         ToolSet::new(Registry::new(), registry),
         gate,
@@ -152,15 +140,7 @@ struct Judgement {
 async fn judge(s: &Setup, tool: &str, path: &str, call_id: &str) -> Judgement {
     let asked_before = s.asked.0.lock().unwrap().len();
     let catalogue = s.engine.materialize();
-    let call = CallRequest {
-        name: tool.into(),
-        input: json!({ "path": path }),
-        identity: CallIdentity {
-            session_id: "s1".into(),
-            call_id: call_id.into(),
-            ..CallIdentity::default()
-        },
-    };
+    let call = call(tool, json!({ "path": path }), call_id);
     let result = s
         .engine
         .settle(
@@ -174,7 +154,7 @@ async fn judge(s: &Setup, tool: &str, path: &str, call_id: &str) -> Judgement {
     let as_read = |text: &str| text.replace(tool, "read");
     let resolved = s
         .events
-        .0
+        .events
         .lock()
         .unwrap()
         .iter()
