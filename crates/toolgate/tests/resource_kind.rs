@@ -7,9 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -19,9 +18,10 @@ use toolgate_core::{
     Engine, EventKind, Location, PermissionRequest, Registry, Risk, Tool, ToolContext, ToolError,
     ToolSet,
 };
-use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
+use toolgate_policy::approvals::Answer;
 use toolgate_policy::gate::PolicyGate;
 use toolgate_policy::policy::Policy;
+use toolgate_policy::test_util::RecordingChannel;
 use toolgate_store::{SpillStore, SqliteApprovals};
 
 /// An embedder's tool: opens a document by path, asking for its own action.
@@ -58,20 +58,6 @@ impl Tool for OpenDoc {
     }
 }
 
-/// Refuses every ask, recording what it was asked.
-#[derive(Default)]
-struct Refuse(Mutex<Vec<AskPrompt>>);
-
-#[async_trait]
-impl ApprovalChannel for Refuse {
-    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
-        self.0.lock().unwrap().push(prompt.clone());
-        Ok(Answer::Reject {
-            message: Some("no".into()),
-        })
-    }
-}
-
 struct Setup {
     _dir: tempfile::TempDir,
     ws: PathBuf,
@@ -79,7 +65,7 @@ struct Setup {
     out: PathBuf,
     engine: Engine,
     events: Arc<MemorySink>,
-    asked: Arc<Refuse>,
+    asked: Arc<RecordingChannel>,
     location: Arc<Location>,
     _registrations: Vec<toolgate_core::Registration>,
 }
@@ -100,7 +86,10 @@ fn setup() -> Setup {
     let location = Arc::new(Location::new(&ws).unwrap());
     let policy = Policy::from_texts(&ws, &home, &[], None).unwrap();
     let approvals = Arc::new(SqliteApprovals::open(base.join("state.db")).unwrap());
-    let asked = Arc::new(Refuse::default());
+    // Refuses every ask, recording what it was asked.
+    let asked = Arc::new(RecordingChannel::answering(Answer::Reject {
+        message: Some("no".into()),
+    }));
     let gate = Arc::new(PolicyGate::new(policy, approvals, asked.clone()));
     let registry = Registry::new();
     let mut registrations =
@@ -138,7 +127,7 @@ struct Judgement {
 }
 
 async fn judge(s: &Setup, tool: &str, path: &str, call_id: &str) -> Judgement {
-    let asked_before = s.asked.0.lock().unwrap().len();
+    let asked_before = s.asked.count();
     let catalogue = s.engine.materialize();
     let call = call(tool, json!({ "path": path }), call_id);
     let result = s
@@ -173,7 +162,7 @@ async fn judge(s: &Setup, tool: &str, path: &str, call_id: &str) -> Judgement {
             })
         })
         .collect();
-    let asked = s.asked.0.lock().unwrap()[asked_before..]
+    let asked = s.asked.prompts()[asked_before..]
         .iter()
         .map(|prompt| {
             prompt
