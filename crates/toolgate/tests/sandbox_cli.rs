@@ -11,28 +11,18 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
 use support::cli_env::CliEnv as Env;
-
-/// Where fixtures live: outside /tmp and /var/tmp, which the sandbox
-/// replaces with private ones, so that a write "outside the location" meets
-/// the host's read-only filesystem and the fake home's key is there to mask.
-fn fixture_parent() -> PathBuf {
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    if !(target.starts_with("/tmp") || target.starts_with("/var/tmp")) {
-        return target;
-    }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
-    let dir = home.join(".cache/toolgate-sandbox-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use toolgate_sandbox::test_util::scratch_parent;
 
 fn env(config: &str) -> Env {
-    let e = Env::in_dir(&fixture_parent());
+    // Outside /tmp and /var/tmp, which the sandbox replaces with private ones,
+    // so that a write "outside the location" meets the host's read-only
+    // filesystem and the fake home's key is there to mask.
+    let e = Env::in_dir(&scratch_parent(Path::new(env!("CARGO_TARGET_TMPDIR"))).unwrap());
     std::fs::create_dir_all(e.base.join("outside")).unwrap();
     e.write(e.home.join(".ssh/id_rsa"), "PRIVATE KEY\n");
     e.write(e.home.join(".config/toolgate/config.toml"), config);
