@@ -5,31 +5,39 @@ use std::sync::Arc;
 
 use crate::Location;
 
-/// A temporary directory holding a workspace `ws` (the location's root) and
-/// beside it the place for a data directory, `data` (not created: the
-/// stores create it as they do in real use).
+/// A temporary directory, canonical (so that resolved paths compare equal),
+/// holding a workspace `ws` (the location's root) and a home `home`, both
+/// created, and beside them the place for a data directory `data` (not
+/// created: the stores create it as they do in real use).
 pub struct TempWorkspace {
-    dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    base: PathBuf,
     location: Arc<Location>,
 }
 
 impl TempWorkspace {
-    /// Creates the directory and its workspace.
+    /// Creates the directory, its workspace and its home.
     ///
     /// # Panics
-    /// When the temporary directory cannot be made: the test cannot run.
+    /// When the directories cannot be made: the test cannot run.
     #[allow(clippy::expect_used)] // a test fixture: set-up failing fails the test
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let ws = dir.path().join("ws");
+        let base = std::fs::canonicalize(dir.path()).expect("the temporary directory");
+        let ws = base.join("ws");
         std::fs::create_dir(&ws).expect("the workspace directory");
+        std::fs::create_dir(base.join("home")).expect("the home directory");
         let location = Arc::new(Location::new(&ws).expect("the workspace is a location"));
-        TempWorkspace { dir, location }
+        TempWorkspace {
+            _dir: dir,
+            base,
+            location,
+        }
     }
 
     /// The temporary directory that holds everything.
     pub fn base(&self) -> &Path {
-        self.dir.path()
+        &self.base
     }
 
     /// The location whose root is the workspace.
@@ -37,9 +45,32 @@ impl TempWorkspace {
         Arc::clone(&self.location)
     }
 
+    /// The workspace, the location's root.
+    pub fn ws(&self) -> PathBuf {
+        self.base.join("ws")
+    }
+
+    /// The home directory beside the workspace.
+    pub fn home(&self) -> PathBuf {
+        self.base.join("home")
+    }
+
     /// The data directory beside the workspace.
     pub fn data(&self) -> PathBuf {
-        self.dir.path().join("data")
+        self.base.join("data")
+    }
+
+    /// Writes `text` to `path`, creating the directories it needs.
+    ///
+    /// # Panics
+    /// When the file cannot be written: the test cannot run.
+    #[allow(clippy::expect_used)] // a test fixture: set-up failing fails the test
+    pub fn write(&self, path: impl AsRef<Path>, text: &str) {
+        let path = path.as_ref();
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("the file's directory");
+        }
+        std::fs::write(path, text).expect("the file is written");
     }
 }
 
