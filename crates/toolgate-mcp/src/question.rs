@@ -257,4 +257,18 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, QuestionFormError::Unavailable(_)), "{err}");
     }
+
+    #[tokio::test]
+    async fn without_a_client_the_question_port_passes_to_the_next_channel() {
+        let channel = ElicitationChannel::new();
+        let caller = CallIdentity {
+            session_id: "nobody".into(),
+            call_id: "call".into(),
+            ..CallIdentity::default()
+        };
+        let err = QuestionChannel::ask(&channel, &caller, &questions(), &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, QuestionError::Failed(_)), "{err}");
+    }
 }
