@@ -163,10 +163,10 @@ impl QuestionChannel for ElicitationChannel {
         questions: &[Question],
         cancel: &CancellationToken,
     ) -> Result<Vec<String>, QuestionError> {
-        let asked = tokio::select! {
-            r = self.ask_questions(&caller.session_id, &caller.call_id, questions) => r,
-            () = cancel.cancelled() => return Err(QuestionError::Cancelled),
-        };
+        let asked = cancel
+            .run_until_cancelled(self.ask_questions(&caller.session_id, &caller.call_id, questions))
+            .await
+            .ok_or(QuestionError::Cancelled)?;
         match asked {
             Ok(answers) => Ok(answers),
             Err(QuestionFormError::Declined) => Err(QuestionError::Declined(None)),

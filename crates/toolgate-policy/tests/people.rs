@@ -53,6 +53,15 @@ struct Recording {
     log: Log,
 }
 
+/// Channel `name`, doing `does` and writing its name in `log` when asked.
+fn recording(name: ApprovalChannelName, does: Does, log: &Log) -> Arc<Recording> {
+    Arc::new(Recording {
+        name,
+        does,
+        log: log.clone(),
+    })
+}
+
 #[async_trait]
 impl ApprovalChannel for Recording {
     async fn ask(&self, _prompt: &AskPrompt) -> Result<Answer, ChannelError> {
@@ -106,14 +115,7 @@ fn channels(log: &Log, does: impl Fn(ApprovalChannelName) -> Does) -> Channels {
     [Mcp, Web, Terminal]
         .into_iter()
         .fold(Channels::new(), |channels, name| {
-            channels.with(
-                name,
-                Arc::new(Recording {
-                    name,
-                    does: does(name),
-                    log: log.clone(),
-                }),
-            )
+            channels.with(name, recording(name, does(name), log))
         })
 }
 
@@ -214,13 +216,8 @@ async fn a_channel_that_cannot_ask_passes_to_the_next_at_once() {
 #[tokio::test]
 async fn a_name_without_a_channel_counts_as_off() {
     let log = Log::default();
-    let terminal = Recording {
-        name: Terminal,
-        does: Does::Fail,
-        log: log.clone(),
-    };
     let people = Channels::new()
-        .with(Terminal, Arc::new(terminal))
+        .with(Terminal, recording(Terminal, Does::Fail, &log))
         .asked_under(SharedPolicy::new(user("")));
     let e = approve(&people).await.unwrap_err();
     assert!(matches!(e, ChannelError::Unavailable(_)), "{e}");
@@ -394,13 +391,8 @@ async fn the_gate_asks_through_people_and_its_new_policy_sets_the_next_order() {
 #[tokio::test]
 async fn one_channel_is_asked_whatever_the_order() {
     let log = Log::default();
-    let terminal = Recording {
-        name: Terminal,
-        does: Does::Answer,
-        log: log.clone(),
-    };
     let shared = SharedPolicy::new(user("[approvals]\nchannels = [\"web\"]\n"));
-    let one = Asking::One(Arc::new(terminal)).under(&shared);
+    let one = Asking::One(recording(Terminal, Does::Answer, &log)).under(&shared);
     assert_eq!(
         ApprovalChannel::ask(&*one, &prompt()).await.unwrap(),
         Answer::Once

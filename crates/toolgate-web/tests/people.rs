@@ -13,15 +13,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    CallIdentity, DecisionSource, Effect, Gate, GateCall, Location, PermissionRequest, Question,
-    QuestionChannel, QuestionError, Risk,
+    CallIdentity, Decision, DecisionSource, Effect, Gate, GateCall, Location, PermissionRequest,
+    Question, QuestionChannel, QuestionError, Risk,
 };
-use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt};
+use toolgate_policy::approvals::Answer;
 use toolgate_policy::config::ApprovalChannelName::{Mcp, Terminal, Web};
 use toolgate_policy::gate::PolicyGate;
-use toolgate_policy::people::{Asking, Channels, People};
+use toolgate_policy::people::{Asking, Channels, PersonChannel};
 use toolgate_policy::policy::{Policy, PolicySources};
 use toolgate_policy::shared_policy::SharedPolicy;
 use toolgate_store::SqliteApprovals;
@@ -70,6 +71,37 @@ impl Setup {
         SharedPolicy::new(Policy::load(&self.sources).unwrap())
     }
 
+    /// The gate over the config, asking through `channels`, and the same
+    /// channels as the `question` tool would be given them.
+    fn gate(&self, channels: Channels) -> (Arc<PolicyGate>, Arc<dyn PersonChannel>) {
+        let shared = self.policy();
+        let people = Asking::InPolicyOrder(channels).under(&shared);
+        let store = SqliteApprovals::open(self.dir.path().join("state.db")).unwrap();
+        let gate = PolicyGate::sharing(shared, Arc::new(store), people.clone());
+        (Arc::new(gate), people)
+    }
+
+    /// Has `gate` decide an edit in the workspace, which the default policy asks.
+    fn decide(&self, gate: &Arc<PolicyGate>) -> JoinHandle<Vec<Decision>> {
+        let (gate, location) = (gate.clone(), Location::new(self.root()).unwrap());
+        tokio::spawn(async move {
+            let input = json!({});
+            let call = GateCall {
+                tool: "edit",
+                input: &input,
+                location: &location,
+                session_id: "s",
+                call_id: "c",
+            };
+            let path = location.root().join("a.rs").display().to_string();
+            let request = PermissionRequest::path("edit", path, Risk::Write);
+            let judged = gate.evaluate(&call, vec![request]).unwrap();
+            gate.resolve(&call, &judged, &CancellationToken::new())
+                .await
+                .unwrap()
+        })
+    }
+
     fn root(&self) -> PathBuf {
         self.dir.path().join("ws")
     }
@@ -96,36 +128,23 @@ async fn until(found: impl Fn() -> Option<u64>) -> u64 {
     }
 }
 
-fn prompt() -> AskPrompt {
-    AskPrompt {
-        session_id: "s".into(),
-        call_id: "c".into(),
-        tool: "bash".into(),
-        items: Vec::new(),
-        offer_session: true,
-        offer_always: true,
-        timeout_ms: 60_000,
-    }
-}
-
+/// Two questions, one with choices.
 fn questions() -> Vec<Question> {
+    let ask = |text: &str, options: Option<&[&str]>| Question {
+        question: text.into(),
+        options: options.map(|o| o.iter().map(|&c| c.to_string()).collect()),
+    };
     vec![
-        Question {
-            question: "Which database?".into(),
-            options: Some(vec!["sqlite".into(), "postgres".into()]),
-        },
-        Question {
-            question: "Table name?".into(),
-            options: None,
-        },
+        ask("Which database?", Some(&["sqlite", "postgres"])),
+        ask("Table name?", None),
     ]
 }
 
 /// Asks `questions()` through `people`, as the `question` tool does.
 fn ask_questions(
-    people: &Arc<People>,
+    people: &Arc<dyn PersonChannel>,
     cancel: &CancellationToken,
-) -> tokio::task::JoinHandle<Result<Vec<String>, QuestionError>> {
+) -> JoinHandle<Result<Vec<String>, QuestionError>> {
     let (people, cancel) = (people.clone(), cancel.clone());
     tokio::spawn(async move {
         let caller = CallIdentity {
@@ -140,32 +159,8 @@ fn ask_questions(
 #[tokio::test]
 async fn the_gate_asks_on_the_page_named_first_and_a_reload_moves_the_next_ask() {
     let setup = Setup::new("[approvals]\nchannels = [\"web\", \"mcp\"]\nescalate_after = 30\n");
-    let shared = setup.policy();
-    let people = Asking::InPolicyOrder(setup.channels()).under(&shared);
-    let store = SqliteApprovals::open(setup.dir.path().join("state.db")).unwrap();
-    let gate = Arc::new(PolicyGate::sharing(shared, Arc::new(store), people));
-    let location = Location::new(setup.root()).unwrap();
-    let decide = |gate: Arc<PolicyGate>| {
-        let location = location.clone();
-        tokio::spawn(async move {
-            let input = json!({});
-            let call = GateCall {
-                tool: "edit",
-                input: &input,
-                location: &location,
-                session_id: "s",
-                call_id: "c",
-            };
-            let path = location.root().join("a.rs").display().to_string();
-            let request = PermissionRequest::path("edit", path, Risk::Write);
-            let judged = gate.evaluate(&call, vec![request]).unwrap();
-            gate.resolve(&call, &judged, &CancellationToken::new())
-                .await
-                .unwrap()
-        })
-    };
-
-    let deciding = decide(gate.clone());
+    let (gate, _) = setup.gate(setup.channels());
+    let deciding = setup.decide(&gate);
     let id = ask_on(&setup.second).await;
     assert!(setup.first.pending().is_empty(), "mcp asked before web");
     setup.second.answer(id, Answer::Once, false).unwrap();
@@ -175,7 +170,7 @@ async fn the_gate_asks_on_the_page_named_first_and_a_reload_moves_the_next_ask()
 
     setup.write_config("[approvals]\nchannels = [\"mcp\", \"web\"]\nescalate_after = 30\n");
     gate.reload(&setup.sources).unwrap();
-    let deciding = decide(gate.clone());
+    let deciding = setup.decide(&gate);
     let id = ask_on(&setup.first).await;
     assert!(setup.second.pending().is_empty(), "web asked before mcp");
     setup
@@ -190,17 +185,13 @@ async fn the_gate_asks_on_the_page_named_first_and_a_reload_moves_the_next_ask()
 #[tokio::test]
 async fn a_page_that_is_off_passes_the_ask_and_the_question_on_at_once() {
     let setup = Setup::new("[approvals]\nchannels = [\"web\", \"mcp\"]\nescalate_after = 30\n");
-    let people = Arc::new(
+    let (gate, people) = setup.gate(
         setup
             .channels()
-            .with_off(Web, "the approval page is off (--no-web)")
-            .asked_under(setup.policy()),
+            .with_off(Web, "the approval page is off (--no-web)"),
     );
     let started = Instant::now();
-    let asking = tokio::spawn({
-        let people = people.clone();
-        async move { ApprovalChannel::ask(&*people, &prompt()).await }
-    });
+    let deciding = setup.decide(&gate);
     let id = ask_on(&setup.first).await;
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -208,7 +199,8 @@ async fn a_page_that_is_off_passes_the_ask_and_the_question_on_at_once() {
         started.elapsed()
     );
     setup.first.answer(id, Answer::Session, false).unwrap();
-    assert_eq!(asking.await.unwrap().unwrap(), Answer::Session);
+    let finals = deciding.await.unwrap();
+    assert_eq!(finals[0].effect, Effect::Allow);
 
     let asking = ask_questions(&people, &CancellationToken::new());
     let id = question_on(&setup.first).await;
@@ -225,7 +217,7 @@ async fn a_page_that_is_off_passes_the_ask_and_the_question_on_at_once() {
 async fn a_question_is_answered_on_the_page_named_first_through_the_same_port() {
     let setup = Setup::new("[approvals]\nchannels = [\"web\", \"mcp\"]\n");
     let shared = setup.policy();
-    let people = Arc::new(setup.channels().asked_under(shared.clone()));
+    let people: Arc<dyn PersonChannel> = Arc::new(setup.channels().asked_under(shared.clone()));
     let asking = ask_questions(&people, &CancellationToken::new());
     let id = question_on(&setup.second).await;
     assert!(setup.first.pending_questions().is_empty());
@@ -255,7 +247,7 @@ async fn a_question_is_answered_on_the_page_named_first_through_the_same_port() 
 #[tokio::test]
 async fn a_question_declined_on_the_page_is_asked_nowhere_else() {
     let setup = Setup::new("[approvals]\nchannels = [\"web\", \"mcp\"]\n");
-    let people = Arc::new(setup.channels().asked_under(setup.policy()));
+    let people: Arc<dyn PersonChannel> = Arc::new(setup.channels().asked_under(setup.policy()));
     let asking = ask_questions(&people, &CancellationToken::new());
     let id = question_on(&setup.second).await;
     setup
@@ -273,7 +265,7 @@ async fn a_question_declined_on_the_page_is_asked_nowhere_else() {
 #[tokio::test]
 async fn a_cancelled_question_leaves_the_page() {
     let setup = Setup::new("[approvals]\nchannels = [\"web\", \"mcp\"]\n");
-    let people = Arc::new(setup.channels().asked_under(setup.policy()));
+    let people: Arc<dyn PersonChannel> = Arc::new(setup.channels().asked_under(setup.policy()));
     let cancel = CancellationToken::new();
     let asking = ask_questions(&people, &cancel);
     question_on(&setup.second).await;
