@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-// The question type and its port are core's, shared with the page and MCP.
 use toolgate_core::{
     Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
+// The question type and its port are core's, shared with the page and MCP.
 pub use toolgate_core::{Question, QuestionChannel, QuestionError};
 
 use super::ProcessToolsConfig;
