@@ -32,6 +32,7 @@ pub mod gate;
 pub mod location;
 pub mod pipeline;
 pub mod protected;
+pub mod question;
 pub mod registry;
 pub mod risk;
 pub mod secret_env;
@@ -47,6 +48,7 @@ pub use failure::Failure;
 pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest, ResourceKind};
 pub use location::{Location, PathError, ResolvedPath};
 pub use pipeline::{CallError, CallRequest, CallResult, Engine};
+pub use question::{Question, QuestionChannel, QuestionError};
 pub use registry::{
     Catalogue, CatalogueEntry, LookupError, Registration, Registry, RegistryError, ToolSet,
     valid_tool_name,
