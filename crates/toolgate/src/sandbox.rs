@@ -49,8 +49,9 @@ impl std::fmt::Debug for SandboxAdapter {
 }
 
 impl SandboxAdapter {
-    /// The adapter for a policy, on this machine (detected as
-    /// [`support`] says).
+    /// The adapter for a policy, on this machine. A detection that the data
+    /// directory remembers as available is trusted (bubblewrap fails closed if
+    /// it is wrong); otherwise the machine is probed.
     pub fn new(policy: &Policy, data: Option<&DataDir>) -> Self {
         let sb = policy.sandbox();
         let domains = DomainList::parse(&sb.allow_domains).unwrap_or_else(|e| {

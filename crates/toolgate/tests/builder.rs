@@ -285,3 +285,60 @@ fn call_mcp_and_serve_start_the_engine_and_check_does_not() {
         );
     }
 }
+
+/// Answers every ask with "once", and counts them.
+#[derive(Default)]
+struct AllowOnce(std::sync::atomic::AtomicUsize);
+
+#[async_trait::async_trait]
+impl toolgate_policy::approvals::ApprovalChannel for AllowOnce {
+    async fn ask(
+        &self,
+        _prompt: &toolgate_policy::approvals::AskPrompt,
+    ) -> Result<toolgate_policy::approvals::Answer, toolgate_policy::approvals::ChannelError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(toolgate_policy::approvals::Answer::Once)
+    }
+}
+
+/// Runs nothing confined, and remembers each program it was asked about.
+#[derive(Debug, Default)]
+struct Recording(std::sync::Mutex<Vec<String>>);
+
+impl toolgate_tools::process_tools::CommandSandbox for Recording {
+    fn confine(
+        &self,
+        request: &toolgate_tools::process_tools::ConfineRequest<'_>,
+    ) -> Result<Option<toolgate_tools::process_tools::ConfinedCommand>, toolgate_core::Failure>
+    {
+        self.0.lock().unwrap().push(request.program.to_string());
+        Ok(None)
+    }
+}
+
+#[test]
+fn the_builders_channel_answers_asks_and_its_sandbox_confines_bash() {
+    let d = dirs();
+    let channel = std::sync::Arc::new(AllowOnce::default());
+    let sandbox = std::sync::Arc::new(Recording::default());
+    let gate = builder(&d)
+        .approvals(channel.clone())
+        .sandbox(toolgate::SandboxChoice::Custom {
+            sandbox: sandbox.clone(),
+            confines: false,
+        })
+        .session_id("embedded")
+        .build()
+        .unwrap();
+    assert_eq!(gate.session_id(), "embedded");
+    let catalogue = gate.catalogue().unwrap();
+    assert!(gate.start().unwrap().sandbox_notice().is_none());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(gate.settle(&catalogue, "bash", json!({"command": "rm -rf build"})))
+        .unwrap();
+    assert_eq!(channel.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(
+        !sandbox.0.lock().unwrap().is_empty(),
+        "bash asked the sandbox"
+    );
+}
