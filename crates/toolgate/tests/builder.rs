@@ -342,3 +342,17 @@ fn the_builders_channel_answers_asks_and_its_sandbox_confines_bash() {
         "bash asked the sandbox"
     );
 }
+
+#[test]
+fn a_toolgate_can_be_shared_between_tasks() {
+    fn shareable<T: Send + Sync>() {}
+    fn sendable<T: Send>(_: &T) {}
+    shareable::<toolgate::Toolgate>();
+    shareable::<Builder>();
+    let d = dirs();
+    let toolgate = builder(&d).build().unwrap();
+    let catalogue = toolgate.catalogue().unwrap();
+    // The future of a call can be spawned on a multi-threaded runtime.
+    let call = toolgate.settle(&catalogue, "read", json!({"path": "a.txt"}));
+    sendable(&call);
+}
