@@ -1,6 +1,6 @@
 //! `toolgate check`, `toolgate policy explain|test` and `toolgate approvals
-//! list|revoke`: thin wrappers over `toolgate_policy::check` and the approvals
-//! store. Exit status: 0 when every call was evaluated, 2 on a usage or config
+//! list|revoke`: thin wrappers over [`toolgate::Toolgate::check`] (an engine
+//! built and never started) and the approvals store. Exit status: 0 when every call was evaluated, 2 on a usage or config
 //! error (returned as `Err`, which `main` maps to 2).
 
 use std::collections::HashMap;
