@@ -1,8 +1,8 @@
 //! Where each command's entry is in a spec file, found from its table headers
-//! alone (no TOML parsing). The build script runs this on every spec file and
-//! compiles the result into the crate, so a `check` process starts with the
-//! index ready instead of scanning 55 KB of text; `spec.rs` parses one entry
-//! the first time its command is looked up.
+//! alone (no TOML parsing). The build script runs this on every spec file,
+//! parses each entry's text, and compiles the entries and their index into
+//! the crate, so a `check` process starts with the index ready and decodes
+//! (`read_spec.rs`) only the entries of the commands it judges.
 //!
 //! std only: the build script includes this file by path.
 
