@@ -53,7 +53,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use toolgate_core::Location;
@@ -367,23 +367,12 @@ fn parse_globals(args: &[String], env: &Env<'_>, findings: &mut Vec<Finding>) ->
 /// `path` made absolute against `base`, with `.` and `..` folded lexically
 /// (as git does for `-C`, `GIT_DIR` and `gitdir:` paths).
 fn join(base: &Path, path: &str) -> PathBuf {
-    let mut out = PathBuf::new();
     let p = Path::new(path);
-    let full = if p.is_absolute() {
-        p.to_path_buf()
+    if p.is_absolute() {
+        crate::shell::lexical(p)
     } else {
-        base.join(p)
-    };
-    for c in full.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
+        crate::shell::lexical(&base.join(p))
     }
-    out
 }
 
 fn tilde(path: &str, home: &Path) -> PathBuf {

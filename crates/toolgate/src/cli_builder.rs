@@ -54,3 +54,17 @@ pub fn build(builder: Builder) -> Result<Toolgate> {
         other => anyhow::Error::new(other),
     })
 }
+
+/// Starts the engine of a command that runs tools (`call`, `mcp`, `serve`),
+/// first saying on stderr what a person should know: project config entries
+/// ignored, and bash commands that will not run confined.
+pub fn start_noting(toolgate: &Toolgate) -> Result<&toolgate::Started> {
+    if let Some(notice) = toolgate.project_notice() {
+        eprintln!("toolgate: {notice}");
+    }
+    let started = toolgate.start()?;
+    if let Some(line) = started.sandbox_notice() {
+        eprintln!("{line}");
+    }
+    Ok(started)
+}

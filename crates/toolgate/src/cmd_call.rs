@@ -57,13 +57,7 @@ pub async fn run(args: CallArgs, data: DataDir, durability: Durability) -> Resul
         crate::cli_builder::builder(args.root.as_deref(), &args.config, mode, &data, durability)?
             .asking(Asking::One(Arc::new(TerminalChannel)));
     let toolgate = crate::cli_builder::build(builder)?;
-    if let Some(notice) = toolgate.project_notice() {
-        eprintln!("toolgate: {notice}");
-    }
-    let started = toolgate.start()?;
-    if let Some(line) = started.sandbox_notice() {
-        eprintln!("{line}");
-    }
+    let started = crate::cli_builder::start_noting(&toolgate)?;
     let catalogue = started.engine().materialize();
     let session_id = args.session.clone().unwrap_or_else(|| new_id("cli"));
     let call = CallRequest {

@@ -128,13 +128,7 @@ fn mcp_toolgate(
     )?
     .asking(Asking::InPolicyOrder(channels));
     let toolgate = crate::cli_builder::build(builder)?;
-    if let Some(notice) = toolgate.project_notice() {
-        eprintln!("toolgate: {notice}");
-    }
-    let started = toolgate.start()?;
-    if let Some(line) = started.sandbox_notice() {
-        eprintln!("{line}");
-    }
+    let started = crate::cli_builder::start_noting(&toolgate)?;
     let policy = started.gate().policy();
     let order = policy.approval_channels(cli.as_deref());
     let order: Vec<&str> = order.iter().map(|c| c.as_str()).collect();

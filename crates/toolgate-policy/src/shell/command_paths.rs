@@ -48,7 +48,7 @@ fn has_glob(s: &str) -> bool {
 }
 
 /// Folds `.` and `..` without looking at the filesystem.
-fn lexical(path: &Path) -> PathBuf {
+pub(crate) fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
