@@ -3,12 +3,10 @@
 //! read back from its first `permission.requested` event (the only one that
 //! carries it), which the pipeline makes durable before anyone is asked.
 
-use std::path::Path;
-
 use serde_json::Value;
 use similar::TextDiff;
 use toolgate_core::EventKind;
-use toolgate_store::{EventFilter, EventReader};
+use toolgate_core::event_query::{EventFilter, EventQuery, QueryError};
 
 use maud::{Markup, html};
 
@@ -16,8 +14,7 @@ use maud::{Markup, html};
 const MAX_LINES: usize = 2000;
 
 /// The decoded input of call `call_id`, when the audit log has it.
-pub fn call_args(audit_db: &Path, session_id: &str, call_id: &str) -> Option<Value> {
-    let reader = EventReader::open(audit_db).ok()?;
+pub fn call_args(events: &dyn EventQuery, session_id: &str, call_id: &str) -> Option<Value> {
     let filter = EventFilter {
         session: Some(session_id.to_string()),
         call_id: Some(call_id.to_string()),
@@ -25,8 +22,9 @@ pub fn call_args(audit_db: &Path, session_id: &str, call_id: &str) -> Option<Val
         limit: Some(1),
         ..EventFilter::default()
     };
-    match reader.query(&filter) {
-        Ok(events) => events.into_iter().next()?.event.payload.args,
+    match events.query(&filter) {
+        Ok(found) => found.into_iter().next()?.event.payload.args,
+        Err(QueryError::NoLog(_)) => None,
         Err(e) => {
             tracing::warn!(error = %e, call_id, "cannot read the call's input from the audit log");
             None

@@ -49,7 +49,7 @@
 //! let approvals = WebApprovals::new();
 //! let state = WebState {
 //!     approvals: approvals.clone(),
-//!     audit_db: dir.path().join("events.db"),
+//!     events: Arc::new(toolgate_store::LogQuery::new(dir.path().join("events.db"))),
 //!     store: Arc::new(toolgate_store::SqliteApprovals::open(dir.path().join("state.db"))?),
 //!     token: toolgate_web::new_token()?,
 //!     allowed_hosts: Vec::new(),
@@ -94,7 +94,6 @@ mod questions;
 mod views;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
@@ -102,6 +101,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::header;
 use axum::routing::{get, post};
 use tokio::task::JoinHandle;
+use toolgate_core::EventQuery;
 use toolgate_policy::approvals::ApprovalStore;
 
 pub use guard::host_allowed;
@@ -122,8 +122,8 @@ const MAX_QUESTION_BODY: usize = 1024 * 1024;
 pub struct WebState {
     /// The approval channel whose asks the page shows and answers.
     pub approvals: WebApprovals,
-    /// The audit log file (`events.db`); it may not exist yet.
-    pub audit_db: PathBuf,
+    /// The audit log, read for the audit view and for the input of asked calls.
+    pub events: Arc<dyn EventQuery>,
     /// Where saved approvals live (listed and revoked on the page).
     pub store: Arc<dyn ApprovalStore>,
     /// The secret in the printed URL. Empty: nobody can sign in.
@@ -135,7 +135,6 @@ pub struct WebState {
 impl std::fmt::Debug for WebState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WebState")
-            .field("audit_db", &self.audit_db)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("token", &"<redacted>")
             .finish_non_exhaustive()

@@ -23,7 +23,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
 use toolgate_core::{Event, EventKind, EventPayload, EventSink, Risk};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskItem, AskPrompt, ChannelError};
-use toolgate_store::{Durability, EventLog, SqliteApprovals};
+use toolgate_store::{Durability, EventLog, LogQuery, SqliteApprovals};
 use toolgate_web::{
     PageQuestion, QuestionReply, WebApprovals, WebState, new_token, page_url, serve_standalone,
 };
@@ -48,7 +48,7 @@ impl Page {
         let token = new_token().unwrap();
         let state = WebState {
             approvals: approvals.clone(),
-            audit_db,
+            events: Arc::new(LogQuery::new(audit_db)),
             store: Arc::new(SqliteApprovals::open(dir.join("state.db")).unwrap()),
             token: token.clone(),
             allowed_hosts: Vec::new(),

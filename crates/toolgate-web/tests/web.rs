@@ -15,7 +15,7 @@ use toolgate_core::{Effect, Event, EventKind, EventPayload, EventSink, Risk};
 use toolgate_policy::approvals::{
     Answer, ApprovalChannel, ApprovalStore, AskItem, AskPrompt, ChannelError,
 };
-use toolgate_store::{Durability, EventLog, SqliteApprovals};
+use toolgate_store::{Durability, EventLog, LogQuery, SqliteApprovals};
 use toolgate_web::{
     MAX_ANSWER_CHARS, PageQuestion, QuestionReply, WebApprovals, WebError, WebState, new_token,
     serve_standalone,
@@ -54,7 +54,7 @@ async fn start_with(allowed_hosts: Vec<String>) -> Page {
     let token = new_token().unwrap();
     let state = WebState {
         approvals: approvals.clone(),
-        audit_db: audit_db.clone(),
+        events: Arc::new(LogQuery::new(&audit_db)),
         store: store.clone(),
         token: token.clone(),
         allowed_hosts,
@@ -937,7 +937,7 @@ async fn serving_refuses_unsafe_setups() {
     let dir = tempfile::tempdir().unwrap();
     let state = |token: &str, hosts: Vec<String>| WebState {
         approvals: WebApprovals::new(),
-        audit_db: dir.path().join("events.db"),
+        events: Arc::new(LogQuery::new(dir.path().join("events.db"))),
         store: Arc::new(SqliteApprovals::open(dir.path().join("state.db")).unwrap()),
         token: token.into(),
         allowed_hosts: hosts,

@@ -195,12 +195,16 @@ async fn cards(app: &Arc<App>) -> Vec<(u64, String)> {
             .collect()
     };
     if !missing.is_empty() {
-        let db = app.web.audit_db.clone();
+        let events = Arc::clone(&app.web.events);
         let rendered = tokio::task::spawn_blocking(move || {
             missing
                 .iter()
                 .map(|ask| {
-                    let args = detail::call_args(&db, &ask.prompt.session_id, &ask.prompt.call_id);
+                    let args = detail::call_args(
+                        events.as_ref(),
+                        &ask.prompt.session_id,
+                        &ask.prompt.call_id,
+                    );
                     (ask.id, card(ask, args.as_ref()))
                 })
                 .collect::<Vec<_>>()
