@@ -32,6 +32,7 @@ pub mod failure;
 pub mod gate;
 pub mod location;
 pub mod pipeline;
+pub mod preview;
 pub mod protected;
 pub mod registry;
 pub mod risk;
@@ -47,6 +48,7 @@ pub use failure::Failure;
 pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest, ResourceKind};
 pub use location::{Location, PathError, ResolvedPath};
 pub use pipeline::{CallError, CallRequest, CallResult, Engine};
+pub use preview::{Preview, PreviewBody, PreviewField};
 pub use registry::{
     Catalogue, CatalogueEntry, LookupError, Registration, Registry, RegistryError, ToolSet,
     valid_tool_name,

@@ -47,6 +47,7 @@ fn prompt() -> AskPrompt {
         offer_session: true,
         offer_always: true,
         timeout_ms: 1000,
+        preview: None,
     }
 }
 

@@ -77,6 +77,7 @@ fn prompt() -> AskPrompt {
         offer_session: true,
         offer_always: true,
         timeout_ms: 1000,
+        preview: None,
     }
 }
 

@@ -55,6 +55,7 @@ fn prompt(i: usize) -> AskPrompt {
         offer_session: true,
         offer_always: true,
         timeout_ms: 600_000,
+        preview: None,
     }
 }
 

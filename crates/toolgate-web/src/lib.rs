@@ -71,6 +71,7 @@
 //!     offer_session: true,
 //!     offer_always: true,
 //!     timeout_ms: 60_000,
+//!     preview: None,
 //! };
 //! let asking = approvals.clone();
 //! let waiting = tokio::spawn(async move { asking.ask(&prompt).await });

@@ -157,6 +157,7 @@ fn prompt(call_id: &str, tool: &str, risk: Risk, resource: &str) -> AskPrompt {
         offer_session: risk != Risk::Destructive,
         offer_always: risk != Risk::Destructive,
         timeout_ms: 300_000,
+        preview: None,
     }
 }
 

@@ -11,7 +11,9 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, COOKIE, HOST, ORIGIN, SET_COOKIE};
 use serde_json::Value;
 use tokio::task::JoinHandle;
-use toolgate_core::{Effect, Event, EventKind, EventPayload, EventSink, Risk};
+use toolgate_core::{
+    Effect, Event, EventKind, EventPayload, EventSink, Preview, PreviewBody, Risk,
+};
 use toolgate_policy::approvals::{
     Answer, ApprovalChannel, ApprovalStore, AskItem, AskPrompt, ChannelError,
 };
@@ -184,6 +186,7 @@ fn prompt(call_id: &str, tool: &str, risk: Risk, resource: &str) -> AskPrompt {
         offer_session: true,
         offer_always: true,
         timeout_ms: 60_000,
+        preview: None,
     }
 }
 
@@ -914,12 +917,14 @@ async fn the_audit_view_filters_and_shows_the_verify_verdict() {
 }
 
 #[tokio::test]
-async fn an_edit_ask_shows_its_diff_from_the_audit_log() {
+async fn an_edit_ask_shows_the_diff_of_its_preview() {
     let page = start().await;
     write_log(&page.audit_db).await;
-    let (_id, task) = page
-        .ask(prompt("c2", "edit", Risk::Write, "/ws/src/lib.rs"))
-        .await;
+    let mut edit = prompt("c2", "edit", Risk::Write, "/ws/src/lib.rs");
+    edit.preview = Some(Preview::new("Edit").with_body(PreviewBody::Diff(
+        "--- src/lib.rs\n+++ src/lib.rs\n@@ -1 +1 @@\n-fn old() {}\n+fn new() {}\n".into(),
+    )));
+    let (_id, task) = page.ask(edit).await;
     let html = page.get("/").await.text().await.unwrap();
     assert!(
         html.contains("<span class=\"del\">-fn old() {}</span>"),
@@ -1355,7 +1360,8 @@ async fn hostile_text_is_escaped_on_every_view() {
     }
     log.close().unwrap();
 
-    // Asks whose details the page reads from the call's arguments.
+    // Asks with the previews their tools give (a command, a diff), and one
+    // without, whose input the page reads from the audit log.
     let mut stream = page.get("/approvals/events").await;
     let mut buf = String::new();
     let mut asks = Vec::new();
@@ -1363,6 +1369,18 @@ async fn hostile_text_is_escaped_on_every_view() {
         let mut prompt = prompt(&call(tool), tool, Risk::Write, HOSTILE);
         prompt.items[0].action = HOSTILE.into();
         prompt.items[0].reason = HOSTILE.into();
+        prompt.preview = match tool {
+            "bash" => Some(
+                Preview::new(HOSTILE)
+                    .with_body(PreviewBody::Command(HOSTILE.into()))
+                    .with_field("in", HOSTILE)
+                    .with_field(HOSTILE, HOSTILE),
+            ),
+            "edit" => Some(Preview::new("Edit").with_body(PreviewBody::Diff(format!(
+                "--- {HOSTILE}\n+++ {HOSTILE}\n@@ -1 +1 @@\n-{HOSTILE}\n+x\n"
+            )))),
+            _ => None,
+        };
         asks.push(page.ask(prompt).await.1);
     }
     // A question: its text, its options (attribute values) and its ids.
