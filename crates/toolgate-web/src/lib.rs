@@ -11,9 +11,11 @@
 //!   words) until a person answers, one text per question, or declines; dropping
 //!   the future (cancelled, answered elsewhere) takes them off the page.
 //! - [`router`] serves the page: pending asks and questions live over server-sent events, with a
-//!   colour per risk class, the full command and the diff of edits and patches;
+//!   colour per risk class and the preview the call's tool gave with the ask
+//!   (a command, a diff, labelled facts; the logged input when there is none);
 //!   the audit log with filters and `log verify`'s verdict; the saved approvals
-//!   with revoke.
+//!   with revoke. The audit log is read through core's [`EventQuery`] port;
+//!   the page knows no store and no tool.
 //! - Protection: a token (`?token=…` exchanged for an HttpOnly SameSite=Strict
 //!   cookie), `Host` must be loopback or configured, `Origin` must be this page on
 //!   every state-changing request, no CORS, loopback listening by default.
@@ -37,6 +39,7 @@
 //! (`{"error": "…"}`); others get pages and redirects.
 //!
 //! [`ApprovalChannel`]: toolgate_policy::approvals::ApprovalChannel
+//! [`EventQuery`]: toolgate_core::EventQuery
 //!
 //! ```
 //! use std::sync::Arc;

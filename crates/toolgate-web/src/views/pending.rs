@@ -183,7 +183,7 @@ fn to_answer(form: &AnswerForm) -> Result<Answer, AnswerError> {
 }
 
 /// The cards of the pending asks, oldest first, from the cache when rendered
-/// before (the audit log is read once per ask).
+/// before (the audit log is read at most once per ask).
 async fn cards(app: &Arc<App>) -> Vec<(u64, String)> {
     let asks = app.web.approvals.pending();
     let missing: Vec<PendingAsk> = {
