@@ -28,6 +28,7 @@
 //! ```
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Where an entry of the table is anchored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -362,30 +363,52 @@ pub struct Protected {
 #[derive(Clone, Debug)]
 pub struct ProtectedPaths {
     home: PathBuf,
-    own: Vec<PathBuf>,
+    /// Toolgate's own places as given.
+    own_given: Vec<PathBuf>,
+    /// The same, symlinks resolved, computed on first use: most decisions
+    /// judge no write, and resolving costs a `readlink` per path component.
+    own: OnceLock<Vec<PathBuf>>,
 }
 
 impl ProtectedPaths {
     /// The table for `home`, plus `own`: toolgate's config files and data
     /// directory wherever this machine keeps them (each covers itself and
-    /// everything beneath).
+    /// everything beneath). Relative paths are dropped; an existing path is
+    /// judged by its canonical form (resolved the first time it is needed),
+    /// one that does not exist by the path given.
     pub fn new(home: impl Into<PathBuf>, own: impl IntoIterator<Item = PathBuf>) -> Self {
+        let mut own_given: Vec<PathBuf> = Vec::new();
+        for p in own.into_iter().filter(|p| p.is_absolute()) {
+            if !own_given.contains(&p) {
+                own_given.push(p);
+            }
+        }
         ProtectedPaths {
             home: home.into(),
-            own: own.into_iter().filter(|p| p.is_absolute()).collect(),
+            own_given,
+            own: OnceLock::new(),
         }
     }
 
-    /// Toolgate's own places added to the table.
+    /// Toolgate's own places added to the table (canonical where they exist).
     pub fn own(&self) -> &[PathBuf] {
-        &self.own
+        self.own.get_or_init(|| {
+            let mut resolved: Vec<PathBuf> = Vec::with_capacity(self.own_given.len());
+            for p in &self.own_given {
+                let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                if !resolved.contains(&p) {
+                    resolved.push(p);
+                }
+            }
+            resolved
+        })
     }
 
     /// Whether `path` (absolute, as judged) is protected, and why. A relative
     /// path is never protected by a home or root entry, only by an entry
     /// anchored anywhere.
     pub fn check(&self, path: &Path) -> Option<Protected> {
-        for own in &self.own {
+        for own in self.own() {
             if path.starts_with(own) {
                 let name = own
                     .file_name()

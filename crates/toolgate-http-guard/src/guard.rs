@@ -5,8 +5,8 @@ use http::{HeaderMap, Method, Request};
 
 use crate::peers::AllowedPeers;
 use crate::refusal::Refusal;
+use crate::secret_token::Token;
 use crate::session::{SignIn, cookie_name, cookie_value, query_token};
-use crate::token::Token;
 
 /// Which `Origin` a request may carry.
 #[derive(Clone, Debug)]

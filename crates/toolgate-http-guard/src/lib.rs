@@ -44,11 +44,11 @@
 mod guard;
 mod peers;
 mod refusal;
+mod secret_token;
 mod session;
-mod token;
 
 pub use guard::{Admission, Credential, HttpGuard, OriginRule, same_origin};
 pub use peers::{AllowedPeers, host_name, port_or_80};
 pub use refusal::Refusal;
+pub use secret_token::Token;
 pub use session::{SignIn, cookie_name, cookie_value, query_token};
-pub use token::Token;

@@ -70,7 +70,7 @@ fn built_in_tools_advertise_only_formats_validators_know() {
     let data = tempfile::tempdir().unwrap();
     let tools = Registry::new();
     let mut config = BuiltinConfig::default();
-    config.process.data_dir = data.path().to_path_buf();
+    config.set_data_dir(data.path());
     let _registrations = toolgate_tools::register_builtins(&tools, &config).unwrap();
     let catalogue = ToolSet::new(Registry::new(), tools).materialize(|_| true);
     let listed = serde_json::to_value(mcp_tools(&catalogue)).unwrap();

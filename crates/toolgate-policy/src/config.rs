@@ -8,10 +8,10 @@
 //! project layer). Every mistake is a [`ConfigError`] naming the file, the line
 //! and the fix.
 //!
-//! Reading is two steps: serde reads each value into types that keep it with
-//! its span whatever its type (`config/raw.rs`), and a validation pass turns
-//! those into the types below, reporting the first mistake in the order
-//! written.
+//! Reading is two steps: serde reads the whole file into types that keep every
+//! value with its span whatever its type, and every table with its keys
+//! (`config/raw.rs`); a validation pass turns those into the types below,
+//! reporting the first mistake in the order written.
 //!
 //! ```
 //! use std::path::Path;
@@ -39,10 +39,13 @@ use toml::de::{DeTable, DeValue};
 use crate::pattern::{PatternBase, PatternKind};
 
 mod raw;
-mod sandbox;
+mod sandbox_section;
 use crate::rules::{Layer, Rule, RuleEffect};
-use raw::{FirstProblem, RawApprovals, RawRule, RawServe, RawToolOutput, Written};
-pub use sandbox::{SandboxConfig, SandboxMode};
+use raw::{
+    FirstProblem, RawApprovals, RawConfig, RawPermission, RawRule, RawRules, RawServe,
+    RawToolOutput, Section, Written,
+};
+pub use sandbox_section::{SandboxConfig, SandboxMode};
 
 /// A config error, naming the file, the line and the fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -287,35 +290,64 @@ pub fn parse_config(
         lines: &lines,
         base,
     };
+    let doc = Spanned::new(doc.span(), DeValue::Table(doc.into_inner()));
+    let (raw, keys) = match p.read::<Section<RawConfig>>(doc)? {
+        Section::Table { fields, keys } => (fields, keys),
+        // A document is always a table.
+        Section::Other(_) => (RawConfig::default(), Vec::new()),
+    };
     // Rules from both forms, each with its byte offset, so they keep file order.
     let mut ordered: Vec<OrderedRule> = Vec::new();
-    for (key, value) in sorted(doc.get_ref()) {
+    for key in in_order(&keys) {
         let line = lines.line(key.span().start);
-        match key.get_ref().as_ref() {
+        match key.get_ref().as_str() {
             "mode" => {
                 out.lines.mode = line;
-                let written = p.read(value)?;
-                let s = p.text(&written, "mode", "mode = \"default\"")?;
-                out.mode = Some(s.parse::<Mode>().map_err(|fix| {
-                    ConfigError::new(file, line, format!("unknown mode {s:?}"), fix)
-                })?);
+                if let Some(written) = &raw.mode {
+                    let s = p.text(written, "mode", "mode = \"default\"")?;
+                    out.mode = Some(s.parse::<Mode>().map_err(|fix| {
+                        ConfigError::new(file, line, format!("unknown mode {s:?}"), fix)
+                    })?);
+                }
             }
             "timeout" => {
                 out.lines.timeout = line;
-                out.ask_timeout = Some(p.timeout(&p.read(value)?)?);
+                if let Some(written) = &raw.timeout {
+                    out.ask_timeout = Some(p.timeout(written)?);
+                }
             }
             "tool_output" => {
                 out.lines.tool_output = line;
-                out.tool_output = Some(p.tool_output(value)?);
+                if let Some(section) = &raw.tool_output {
+                    out.tool_output = Some(p.tool_output(section)?);
+                }
             }
             "approvals" => {
                 out.lines.approvals = line;
-                out.approvals = Some(p.approvals(value)?);
+                if let Some(section) = &raw.approvals {
+                    out.approvals = Some(p.approvals(section)?);
+                }
             }
-            "serve" => out.serve = p.serve(value)?,
-            "sandbox" => out.sandbox = Some(p.sandbox(value)?),
-            "permission" => p.permission(value, &mut ordered)?,
-            "rules" => p.rules(value, &mut ordered)?,
+            "serve" => {
+                if let Some(section) = &raw.serve {
+                    out.serve = p.serve(section)?;
+                }
+            }
+            "sandbox" => {
+                if let Some(section) = &raw.sandbox {
+                    out.sandbox = Some(p.sandbox(section)?);
+                }
+            }
+            "permission" => {
+                if let Some(section) = &raw.permission {
+                    p.permission(section, &mut ordered)?;
+                }
+            }
+            "rules" => {
+                if let Some(rules) = &raw.rules {
+                    p.rules(rules, &mut ordered)?;
+                }
+            }
             other => {
                 return Err(ConfigError::new(
                     file,
@@ -386,13 +418,21 @@ struct Parser<'a> {
     base: &'a PatternBase<'a>,
 }
 
-type SpannedKey<'i> = Spanned<std::borrow::Cow<'i, str>>;
+/// A table's keys in the order written (by their offsets).
+fn in_order(keys: &[Spanned<String>]) -> Vec<&Spanned<String>> {
+    let mut keys: Vec<_> = keys.iter().collect();
+    keys.sort_by_key(|k| k.span().start);
+    keys
+}
 
-/// A table's entries in the order written (by their keys' offsets).
-fn sorted<'t, 'i>(table: &'t DeTable<'i>) -> Vec<(&'t SpannedKey<'i>, &'t Spanned<DeValue<'i>>)> {
-    let mut entries: Vec<_> = table.iter().collect();
-    entries.sort_by_key(|(k, _)| k.span().start);
-    entries
+/// A map's entries in the order written, each key with its span.
+fn entries<'m, V>(
+    map: &'m BTreeMap<String, V>,
+    keys: &'m [Spanned<String>],
+) -> impl Iterator<Item = (&'m Spanned<String>, &'m V)> {
+    in_order(keys)
+        .into_iter()
+        .filter_map(|key| Some((key, map.get(key.get_ref())?)))
 }
 
 impl Parser<'_> {
@@ -472,30 +512,34 @@ impl Parser<'_> {
     /// `pattern = effect`.
     fn permission(
         &self,
-        value: &Spanned<DeValue<'_>>,
+        section: &Spanned<Section<RawPermission>>,
         out: &mut Vec<OrderedRule>,
     ) -> Result<(), ConfigError> {
-        let table = self.section_table(
-            value,
+        let (actions, keys) = self.section_table(
+            section,
             "permission",
             "write [permission] followed by lines like read = \"allow\"",
         )?;
-        for (key, v) in sorted(table) {
-            let action = key.get_ref().as_ref();
+        for (key, value) in entries(actions, keys) {
+            let action = key.get_ref().as_str();
             self.action(action, key.span())?;
-            if v.get_ref().is_table() {
-                let patterns: BTreeMap<Spanned<String>, Spanned<Written>> = self.read(v)?;
-                let mut patterns: Vec<_> = patterns.iter().collect();
-                patterns.sort_by_key(|(pattern, _)| pattern.span().start);
-                for (pattern, effect) in patterns {
-                    let effect = self.effect(effect)?;
-                    let rule = self.rule(action, pattern.get_ref(), effect, pattern.span())?;
-                    out.push((pattern.span().start, rule, Vec::new()));
+            match value.get_ref() {
+                Section::Table {
+                    fields: patterns,
+                    keys,
+                } => {
+                    for (pattern, effect) in entries(patterns, keys) {
+                        let effect = self.effect(effect)?;
+                        let rule = self.rule(action, pattern.get_ref(), effect, pattern.span())?;
+                        out.push((pattern.span().start, rule, Vec::new()));
+                    }
                 }
-            } else {
-                let effect = self.effect(&self.read(v)?)?;
-                let rule = self.rule(action, "*", effect, key.span())?;
-                out.push((key.span().start, rule, Vec::new()));
+                Section::Other(written) => {
+                    let written = Spanned::new(value.span(), written.clone());
+                    let effect = self.effect(&written)?;
+                    let rule = self.rule(action, "*", effect, key.span())?;
+                    out.push((key.span().start, rule, Vec::new()));
+                }
             }
         }
         Ok(())
@@ -504,31 +548,34 @@ impl Parser<'_> {
     /// `[[rules]]`: `{action, resource, effect, match?, not_match?}`.
     fn rules(
         &self,
-        value: &Spanned<DeValue<'_>>,
+        value: &Spanned<RawRules>,
         out: &mut Vec<OrderedRule>,
     ) -> Result<(), ConfigError> {
-        let Some(items) = value.get_ref().as_array() else {
+        let RawRules::List(items) = value.get_ref() else {
             return Err(self.err(
                 value.span(),
                 "`rules` must be an array of tables",
                 "write each rule as a [[rules]] section",
             ));
         };
-        for item in items.iter() {
-            let Some(table) = item.get_ref().as_table() else {
+        for item in items {
+            let Section::Table {
+                fields: written,
+                keys,
+            } = item.get_ref()
+            else {
                 return Err(self.err(
                     item.span(),
                     "each entry of `rules` must be a table",
                     "write each rule as a [[rules]] section with action, resource and effect",
                 ));
             };
-            let at = table
+            let at = keys
                 .iter()
-                .map(|(k, _)| k.span().start)
+                .map(|k| k.span().start)
                 .min()
                 .unwrap_or(item.span().start);
-            let written: RawRule = self.read(item)?;
-            out.push(self.one_rule(table, &written, at)?);
+            out.push(self.one_rule(keys, written, at)?);
         }
         Ok(())
     }
@@ -536,13 +583,13 @@ impl Parser<'_> {
     /// One `[[rules]]` entry, which starts at byte `at`.
     fn one_rule(
         &self,
-        table: &DeTable<'_>,
+        keys: &[Spanned<String>],
         written: &RawRule,
         at: usize,
     ) -> Result<OrderedRule, ConfigError> {
         let mut first = FirstProblem::new();
         self.unknown_keys(
-            table,
+            keys,
             RawRule::KEYS,
             "[[rules]]",
             "use action, resource, effect, match or not_match",
@@ -603,43 +650,47 @@ impl Parser<'_> {
 
 /// Reading a section into its serde type, and the checks every section shares.
 impl Parser<'_> {
-    /// The table a section must be, or today's "must be a table" error.
-    fn section_table<'t, 'i>(
+    /// The table a section must be, with its keys, or today's "must be a
+    /// table" error.
+    fn section_table<'s, T>(
         &self,
-        value: &'t Spanned<DeValue<'i>>,
+        section: &'s Spanned<Section<T>>,
         name: &str,
         fix: &str,
-    ) -> Result<&'t DeTable<'i>, ConfigError> {
-        value
-            .get_ref()
-            .as_table()
-            .ok_or_else(|| self.err(value.span(), format!("`{name}` must be a table"), fix))
+    ) -> Result<(&'s T, &'s [Spanned<String>]), ConfigError> {
+        match section.get_ref() {
+            Section::Table { fields, keys } => Ok((fields, keys)),
+            Section::Other(_) => {
+                Err(self.err(section.span(), format!("`{name}` must be a table"), fix))
+            }
+        }
     }
 
-    /// Reads `value` into its serde type `T`.
+    /// Reads the parsed file into its serde type `T`.
     fn read<'de, T: serde::Deserialize<'de>>(
         &self,
-        value: &Spanned<DeValue<'de>>,
+        value: Spanned<DeValue<'de>>,
     ) -> Result<T, ConfigError> {
+        let whole = value.span();
         raw::read(value).map_err(|e| {
             self.err(
-                e.span().unwrap_or_else(|| value.span()),
+                e.span().unwrap_or(whole),
                 format!("invalid TOML: {}", e.message().trim()),
                 "correct the TOML syntax at that line (strings need quotes, tables need [brackets])",
             )
         })
     }
 
-    /// Notes every key of `table` that is not one of `known`.
+    /// Notes every key of a table that is not one of `known`.
     fn unknown_keys(
         &self,
-        table: &DeTable<'_>,
+        keys: &[Spanned<String>],
         known: &[&str],
         section: &str,
         fix: &str,
         first: &mut FirstProblem<ConfigError>,
     ) {
-        for (key, _) in table.iter() {
+        for key in keys {
             let name: &str = key.get_ref();
             if !known.contains(&name) {
                 first.note(
@@ -676,16 +727,18 @@ impl Parser<'_> {
 
 /// `[tool_output]` checks.
 impl Parser<'_> {
-    fn tool_output(&self, value: &Spanned<DeValue<'_>>) -> Result<ToolOutputConfig, ConfigError> {
-        let table = self.section_table(
-            value,
+    fn tool_output(
+        &self,
+        section: &Spanned<Section<RawToolOutput>>,
+    ) -> Result<ToolOutputConfig, ConfigError> {
+        let (written, keys) = self.section_table(
+            section,
             "tool_output",
             "write [tool_output] with max_lines = N and max_bytes = N",
         )?;
-        let written: RawToolOutput = self.read(value)?;
         let mut first = FirstProblem::new();
         self.unknown_keys(
-            table,
+            keys,
             RawToolOutput::KEYS,
             "[tool_output]",
             "use max_lines or max_bytes",
@@ -714,16 +767,18 @@ impl Parser<'_> {
 
 /// `[approvals]` checks.
 impl Parser<'_> {
-    fn approvals(&self, value: &Spanned<DeValue<'_>>) -> Result<ApprovalsConfig, ConfigError> {
-        let table = self.section_table(
-            value,
+    fn approvals(
+        &self,
+        section: &Spanned<Section<RawApprovals>>,
+    ) -> Result<ApprovalsConfig, ConfigError> {
+        let (written, keys) = self.section_table(
+            section,
             "approvals",
             "write [approvals] with channels = [\"mcp\", \"web\", \"terminal\"]",
         )?;
-        let written: RawApprovals = self.read(value)?;
         let mut first = FirstProblem::new();
         self.unknown_keys(
-            table,
+            keys,
             RawApprovals::KEYS,
             "[approvals]",
             "use channels or escalate_after",
@@ -794,23 +849,25 @@ impl Parser<'_> {
 
 /// `[serve]` checks.
 impl Parser<'_> {
-    fn serve(&self, value: &Spanned<DeValue<'_>>) -> Result<Option<ServeConfig>, ConfigError> {
+    fn serve(
+        &self,
+        section: &Spanned<Section<RawServe>>,
+    ) -> Result<Option<ServeConfig>, ConfigError> {
         if self.layer == Layer::Project {
             return Err(self.err(
-                value.span(),
+                section.span(),
                 "[serve] is not read from a project's config: a cloned repository could set a bearer token it knows",
                 "put [serve] in ~/.config/toolgate/config.toml, /etc/toolgate/config.toml or a file given with --config",
             ));
         }
-        let table = self.section_table(
-            value,
+        let (written, keys) = self.section_table(
+            section,
             "serve",
             "write [serve] with token_file = \"~/.config/toolgate/serve-token\"",
         )?;
-        let written: RawServe = self.read(value)?;
         let mut first = FirstProblem::new();
         self.unknown_keys(
-            table,
+            keys,
             RawServe::KEYS,
             "[serve]",
             "use token_file or token_env",
@@ -1207,6 +1264,44 @@ max_bytes = 51_200
         // Within i64 but beyond any timeout: refused by the section's own check.
         let e = err("timeout = 99999999999999999\n");
         assert_eq!(e.line, 1, "{e}");
+    }
+
+    #[test]
+    fn a_datetime_is_a_value_of_its_own_type_wherever_it_is_written() {
+        let e = err("\n\ntool_output = 1979-05-27\n");
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("`tool_output` must be a table"), "{e}");
+        let e = err("rules = 1979-05-27\n");
+        assert!(e.message.contains("must be an array of tables"), "{e}");
+        let e = err("rules = [1979-05-27]\n");
+        assert!(
+            e.message.contains("each entry of `rules` must be a table"),
+            "{e}"
+        );
+        let e = err("[[rules]]\naction = 1979-05-27\n");
+        assert!(e.message.contains("must be a string, not datetime"), "{e}");
+        let e = err("[permission.bash]\n\"ls\" = 1979-05-27\n");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("bad effect datetime"), "{e}");
+    }
+
+    #[test]
+    fn keys_keep_their_lines_in_every_kind_of_table() {
+        let f = parse("[permission]\nbash.\"ls *\" = \"allow\"\nread = \"allow\"\n[tool_output]\nmax_lines = 5\n")
+            .unwrap();
+        let got: Vec<_> = f
+            .rules
+            .iter()
+            .map(|r| (r.action.as_str(), r.resource.text.as_str(), r.line))
+            .collect();
+        assert_eq!(got, [("bash", "ls *", 2), ("read", "*", 3)]);
+        assert_eq!(f.lines.tool_output, 4);
+        let e = err("tool_output.max_lines = 5\ntool_output.rows = 1\n");
+        assert_eq!(e.line, 2, "{e}");
+        assert!(
+            e.message.contains("unknown key \"rows\" in [tool_output]"),
+            "{e}"
+        );
     }
 
     pub(super) fn parse_in(text: &str, layer: Layer) -> Result<ConfigFile, ConfigError> {

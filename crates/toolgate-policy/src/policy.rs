@@ -534,8 +534,7 @@ impl Policy {
                     .trust
                     .iter()
                     .filter_map(|t| t.parent().map(Path::to_path_buf)),
-            )
-            .map(|p| std::fs::canonicalize(&p).unwrap_or(p));
+            );
         Ok(Policy {
             rules: compile(normal)?,
             managed: compile(managed)?,

@@ -8,7 +8,7 @@
 //! `config.worktree`, submodules' configs (which `git status` reads when it
 //! recurses), and the targets of `include.path` and `includeIf.*.path`
 //! (conditional ones are treated as applying). Files are read with an exact
-//! parser of git's syntax ([`parse`]); nothing runs `git`.
+//! parser of git's syntax ([`git_config_syntax`]); nothing runs `git`.
 //!
 //! A key found in a configuration the repository or the command line controls
 //! is judged against an allowlist of keys known to run nothing ([`keys`]):
@@ -45,20 +45,20 @@
 //! assert!(why.contains("core.fsmonitor") && why.ends_with("config:2"), "{why}");
 //! ```
 
+pub mod git_config_syntax;
 pub mod keys;
-pub mod parse;
 pub mod tools;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use toolgate_core::Location;
 
-use self::parse::Entry;
+use self::git_config_syntax::Entry;
 
 /// Config files larger than this are not read (fail closed).
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -397,19 +397,21 @@ fn tilde(path: &str, home: &Path) -> PathBuf {
 /// git's `validate_headref`: HEAD is a symlink into `refs/`, a `ref: refs/…`
 /// file or an object id.
 fn valid_head(head: &Path) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(head) else {
-        return false;
-    };
-    if meta.file_type().is_symlink() {
-        return std::fs::read_link(head).is_ok_and(|t| t.starts_with("refs/"));
-    }
-    if !meta.is_file() {
-        return false;
-    }
+    // Opened without following a symlink (and without blocking on a FIFO):
+    // one `open` answers "missing", "a symlink" and "a file" at once. A
+    // directory or anything else reads as no bytes: not a valid HEAD.
     let mut buf = [0u8; 256];
-    let n = std::fs::File::open(head)
-        .and_then(|mut f| f.read(&mut buf))
-        .unwrap_or(0);
+    let n = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(head)
+    {
+        Ok(mut f) => f.read(&mut buf).unwrap_or(0),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return std::fs::read_link(head).is_ok_and(|t| t.starts_with("refs/"));
+        }
+        Err(_) => return false,
+    };
     let text = &buf[..n];
     if let Some(rest) = text.strip_prefix(b"ref:") {
         let rest = rest.trim_ascii_start();
@@ -420,21 +422,30 @@ fn valid_head(head: &Path) -> bool {
 }
 
 /// git's `is_git_directory`: HEAD, and `objects/` and `refs/` in the common
-/// directory.
-fn is_git_directory(dir: &Path) -> bool {
-    // HEAD first: most directories have none, and it costs one lstat.
+/// directory. `Some` for a git directory, holding what its `commondir` file
+/// says (read once here, resolved by the caller with [`common_dir_of`]).
+fn is_git_directory(dir: &Path) -> Option<CommonDir> {
+    // HEAD first: most directories have none, and it costs one open.
     if !valid_head(&dir.join("HEAD")) {
-        return false;
+        return None;
     }
-    let common = common_dir_of(dir).unwrap_or_else(|| dir.to_path_buf());
-    common.join("objects").is_dir() && common.join("refs").is_dir()
+    let text = commondir_text(dir);
+    let common = common_dir_of(dir, &text).unwrap_or_else(|| dir.to_path_buf());
+    (common.join("objects").is_dir() && common.join("refs").is_dir()).then_some(text)
 }
 
-/// The `commondir` file of a git directory, resolved.
-fn common_dir_of(dir: &Path) -> Option<PathBuf> {
+/// The text of a git directory's `commondir` file, when it has one.
+type CommonDir = Option<String>;
+
+fn commondir_text(dir: &Path) -> CommonDir {
     let text = std::fs::read_to_string(dir.join("commondir")).ok()?;
     let t = text.trim_end_matches(['\n', '\r']);
-    (!t.is_empty()).then(|| join(dir, t))
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+/// The common directory a `commondir` text names, resolved against `dir`.
+fn common_dir_of(dir: &Path, text: &CommonDir) -> Option<PathBuf> {
+    text.as_deref().map(|t| join(dir, t))
 }
 
 /// A `gitdir: PATH` file: the directory it names.
@@ -458,6 +469,8 @@ struct Repo {
     work_tree: Option<PathBuf>,
     /// `git_dir` is known to be canonical already.
     canonical: bool,
+    /// Its `commondir` text, when discovery read it already.
+    commondir: Option<CommonDir>,
 }
 
 /// git's discovery from `start`, walking up. It does not stop at
@@ -478,22 +491,30 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
         });
         match meta {
             Ok((m, _)) if m.is_file() => match read_gitfile(&dotgit) {
-                Ok(target) if is_git_directory(&target) => {
-                    return Some(Repo {
-                        git_dir: target,
-                        work_tree: Some(d.to_path_buf()),
-                        canonical: false,
-                    });
-                }
+                Ok(target) => match is_git_directory(&target) {
+                    Some(commondir) => {
+                        return Some(Repo {
+                            git_dir: target,
+                            work_tree: Some(d.to_path_buf()),
+                            canonical: false,
+                            commondir: Some(commondir),
+                        });
+                    }
+                    // git stops with "not a git repository": nothing runs.
+                    None => return None,
+                },
                 // git stops with "not a git repository": nothing runs.
                 _ => return None,
             },
-            Ok((m, plain)) if m.is_dir() && is_git_directory(&dotgit) => {
-                return Some(Repo {
-                    git_dir: dotgit,
-                    work_tree: Some(d.to_path_buf()),
-                    canonical: plain,
-                });
+            Ok((m, plain)) if m.is_dir() => {
+                if let Some(commondir) = is_git_directory(&dotgit) {
+                    return Some(Repo {
+                        git_dir: dotgit,
+                        work_tree: Some(d.to_path_buf()),
+                        canonical: plain,
+                        commondir: Some(commondir),
+                    });
+                }
             }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -503,11 +524,12 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
                 format!("cannot inspect ({e})"),
             )),
         }
-        if is_git_directory(d) {
+        if let Some(commondir) = is_git_directory(d) {
             return Some(Repo {
                 git_dir: d.to_path_buf(),
                 work_tree: None,
                 canonical: true,
+                commondir: Some(commondir),
             });
         }
         dir = d.parent();
@@ -564,14 +586,43 @@ struct Loaded {
 
 /// Reads and parses `path`, through the cache: one `stat` when nothing
 /// changed. The stamp is of the file the path reaches (symlinks followed),
-/// so a retargeted link or a replaced file is read anew.
+/// so a retargeted link or a replaced file is read anew. A path not read
+/// before is opened at once (no `stat` first): the opened file's own
+/// metadata is the stamp, and its canonical path comes from the descriptor.
 fn load(path: &Path) -> Loaded {
     let fail = |e: String| Loaded {
         canonical: real(path),
         parsed: Err(e),
     };
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
+    let cached = {
+        let c = cache().lock().unwrap_or_else(|p| p.into_inner());
+        c.map.get(path).cloned()
+    };
+    if let Some((stamp, canonical, parsed)) = cached {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() && Stamp::of(&m) == stamp => {
+                return Loaded {
+                    canonical,
+                    parsed: Ok(Some(parsed)),
+                };
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Loaded {
+                    canonical: path.to_path_buf(),
+                    parsed: Ok(None),
+                };
+            }
+            // Changed, or no longer a file: read anew below.
+            _ => {}
+        }
+    }
+    // Never blocks on a FIFO planted where a config file is expected.
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Loaded {
                 canonical: path.to_path_buf(),
@@ -580,55 +631,57 @@ fn load(path: &Path) -> Loaded {
         }
         Err(e) => return fail(format!("cannot read: {e}")),
     };
+    let meta = match file.metadata() {
+        Ok(m) => m,
+        Err(e) => return fail(format!("cannot read: {e}")),
+    };
     if !meta.is_file() {
         return fail("not a regular file".into());
-    }
-    let stamp = Stamp::of(&meta);
-    {
-        let c = cache().lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((s, canonical, parsed)) = c.map.get(path)
-            && *s == stamp
-        {
-            return Loaded {
-                canonical: canonical.clone(),
-                parsed: Ok(Some(parsed.clone())),
-            };
-        }
     }
     if meta.len() > MAX_CONFIG_BYTES {
         return fail(format!("larger than {MAX_CONFIG_BYTES} bytes"));
     }
-    let canonical = real(path);
-    let mut file = match std::fs::File::open(&canonical) {
-        Ok(f) => f,
-        Err(e) => return fail(format!("cannot read: {e}")),
-    };
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    if let Err(e) = file
-        .by_ref()
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_end(&mut bytes)
+    let canonical = canonical_of_open(&file, path);
+    // Read what the stamp says is there, no end-of-file probe after it: a
+    // file that changes meanwhile has another stamp, so the next load reads
+    // it again.
+    let mut bytes = vec![0u8; meta.len() as usize];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return fail(format!("cannot read: {e}")),
+        }
+    }
+    bytes.truncate(filled);
+    let parsed: Parsed = Arc::new(git_config_syntax::parse(&bytes).map_err(|e| e.to_string()));
     {
-        return fail(format!("cannot read: {e}"));
-    }
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return fail(format!("larger than {MAX_CONFIG_BYTES} bytes"));
-    }
-    let parsed: Parsed = Arc::new(parse::parse(&bytes).map_err(|e| e.to_string()));
-    // Cache only what was read under the stamp we saw.
-    if file.metadata().map(|m| Stamp::of(&m)).ok() == Some(stamp) {
         let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
         if c.map.len() >= CACHE_ENTRIES {
             c.map.clear();
         }
         c.map.insert(
             path.to_path_buf(),
-            (stamp, canonical.clone(), parsed.clone()),
+            (Stamp::of(&meta), canonical.clone(), parsed.clone()),
         );
     }
     Loaded {
         canonical,
         parsed: Ok(Some(parsed)),
+    }
+}
+
+/// The canonical path of an open file: one `readlink` of its descriptor's
+/// `/proc` entry instead of one per component of `path`, else (no `/proc`,
+/// or the file was unlinked meanwhile) the path resolved by name.
+fn canonical_of_open(file: &std::fs::File, path: &Path) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    let link = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    match std::fs::read_link(link) {
+        Ok(p) if p.is_absolute() && !p.to_string_lossy().ends_with(" (deleted)") => p,
+        _ => real(path),
     }
 }
 
@@ -895,12 +948,14 @@ pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
             git_dir: p,
             work_tree: None,
             canonical: false,
+            commondir: None,
         })
     } else if globals.bare {
         Some(Repo {
             git_dir: start.clone(),
             work_tree: None,
             canonical: true,
+            commondir: None,
         })
     } else {
         discover(&start, &mut findings)
@@ -913,9 +968,17 @@ pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
         };
         let common = match known("GIT_COMMON_DIR", &mut findings) {
             (Some(c), _) if !c.is_empty() => real(&join(&start, &c)),
-            _ => common_dir_of(&git_dir)
-                .map(|c| real(&c))
-                .unwrap_or_else(|| git_dir.clone()),
+            _ => {
+                // Discovery read `commondir` already; an explicit git dir
+                // has not been looked at yet.
+                let text = match &repo.commondir {
+                    Some(text) => text.clone(),
+                    None => commondir_text(&git_dir),
+                };
+                common_dir_of(&git_dir, &text)
+            }
+            .map(|c| real(&c))
+            .unwrap_or_else(|| git_dir.clone()),
         };
         walk.outside_canonical(git_dir.clone());
         walk.outside_canonical(common.clone());

@@ -101,7 +101,7 @@ fn bwrap_version(bwrap: &Path) -> String {
 /// Runs bubblewrap once with every namespace a confined command gets.
 fn try_bwrap(bwrap: &Path) -> Result<(), String> {
     let out = Command::new(bwrap)
-        .args(crate::spec::NAMESPACE_ARGS)
+        .args(crate::sandbox_spec::NAMESPACE_ARGS)
         .arg("--unshare-net")
         .args([
             "--ro-bind",

@@ -70,12 +70,12 @@ mod child;
 mod detect;
 pub mod masks;
 pub mod proxy;
+mod sandbox_spec;
 pub mod seccomp;
-mod spec;
 
 pub use child::{CHILD_ARG, run_if_requested};
 pub use detect::{Support, detect, detect_cached, landlock_abi};
-pub use spec::{Confined, SCAN_LIMIT, SandboxSpec};
+pub use sandbox_spec::{Confined, SCAN_LIMIT, SandboxSpec};
 
 /// Why a command could not be confined.
 #[derive(Debug, thiserror::Error)]

@@ -33,10 +33,10 @@ mod glob;
 mod grep;
 mod ledger;
 mod list;
-mod paths;
+mod location_paths;
+mod parallel_walk;
 mod read;
 mod text;
-mod walk;
 mod write;
 
 use std::sync::Arc;

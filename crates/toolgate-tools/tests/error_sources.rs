@@ -7,14 +7,14 @@
 use std::error::Error;
 
 use toolgate_core::ToolError;
-use toolgate_tools::process_tools::{ProcessToolsConfig, TodoWriteTool};
+use toolgate_tools::session_tools::{SessionToolsConfig, TodoWriteTool};
 
 #[test]
 fn a_corrupt_todo_list_keeps_the_json_error() {
     let dir = tempfile::tempdir().unwrap();
-    let tool = TodoWriteTool::new(&ProcessToolsConfig {
+    let tool = TodoWriteTool::new(&SessionToolsConfig {
         data_dir: dir.path().to_path_buf(),
-        ..ProcessToolsConfig::default()
+        ..SessionToolsConfig::default()
     });
     let path = tool.list_path("s1");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -1,4 +1,4 @@
-//! The process tools are registered under their DESIGN.md names with exactly
+//! The process, web and session tools are registered under their DESIGN.md names with exactly
 //! the DESIGN.md input fields.
 
 // A failed setup step should stop a test or bench loudly.
@@ -11,13 +11,15 @@ use std::collections::BTreeSet;
 
 use support::Env;
 use toolgate_core::{Registry, ToolSet};
-use toolgate_tools::process_tools::register;
+use toolgate_tools::{process_tools, session_tools, web_tools};
 
 #[test]
 fn names_and_input_fields_match_the_design() {
     let env = Env::new();
     let process = Registry::new();
-    let _guards = register(&process, &env.config).unwrap();
+    let mut guards = process_tools::register(&process, &env.config).unwrap();
+    guards.extend(web_tools::register(&process, &env.web).unwrap());
+    guards.extend(session_tools::register(&process, &env.session).unwrap());
     let catalogue = ToolSet::new(process, Registry::new()).materialize(|_| true);
     let expected: &[(&str, &[&str], &[&str])] = &[
         (

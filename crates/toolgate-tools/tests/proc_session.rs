@@ -14,7 +14,7 @@ use serde_json::json;
 use support::Env;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{CallIdentity, PrepareError, Risk, Tool, ToolError, handler};
-use toolgate_tools::process_tools::{
+use toolgate_tools::session_tools::{
     Question, QuestionChannel, QuestionError, QuestionInput, QuestionTool, SkillInput, SkillTool,
     Todo, TodoPriority, TodoStatus, TodoWriteInput, TodoWriteTool,
 };
@@ -30,7 +30,7 @@ fn todo(content: &str, status: TodoStatus, priority: TodoPriority) -> Todo {
 #[tokio::test]
 async fn todowrite_stores_per_session_and_returns_the_whole_list() {
     let env = Env::new();
-    let tool = TodoWriteTool::new(&env.config);
+    let tool = TodoWriteTool::new(&env.session);
     let list = vec![
         todo("write tests", TodoStatus::InProgress, TodoPriority::High),
         todo("fix bug", TodoStatus::Pending, TodoPriority::Medium),
@@ -100,7 +100,7 @@ async fn todowrite_stores_per_session_and_returns_the_whole_list() {
 #[tokio::test]
 async fn todowrite_session_ids_cannot_escape() {
     let env = Env::new();
-    let tool = TodoWriteTool::new(&env.config);
+    let tool = TodoWriteTool::new(&env.session);
     let ctx = env.ctx_with(CancellationToken::new(), "../../escape");
     tool.execute(
         TodoWriteInput {
@@ -129,7 +129,7 @@ async fn todowrite_session_ids_cannot_escape() {
 #[tokio::test]
 async fn todowrite_bad_inputs() {
     let env = Env::new();
-    let h = handler(TodoWriteTool::new(&env.config)).unwrap();
+    let h = handler(TodoWriteTool::new(&env.session)).unwrap();
     let loc = env.location();
     let ok = h
         .prepare(
@@ -188,8 +188,8 @@ async fn todowrite_unwritable_data_dir_fails() {
     let mut env = Env::new();
     let file = env.data.path().join("file");
     std::fs::write(&file, "x").unwrap();
-    env.config.data_dir = file;
-    let err = TodoWriteTool::new(&env.config)
+    env.session.data_dir = file;
+    let err = TodoWriteTool::new(&env.session)
         .execute(
             TodoWriteInput {
                 todos: vec![todo("x", TodoStatus::Pending, TodoPriority::Low)],
@@ -244,7 +244,7 @@ fn questions() -> QuestionInput {
 }
 
 fn with_channel(env: &mut Env, answers: Result<Vec<String>, String>, delay: Duration) {
-    env.config.question = Some(Arc::new(Scripted { answers, delay }));
+    env.session.question = Some(Arc::new(Scripted { answers, delay }));
 }
 
 #[tokio::test]
@@ -255,7 +255,7 @@ async fn question_asks_through_the_channel() {
         Ok(vec!["SQLite".into(), "events".into()]),
         Duration::ZERO,
     );
-    let tool = QuestionTool::new(&env.config);
+    let tool = QuestionTool::new(&env.session);
     let out = tool.execute(questions(), env.ctx()).await.unwrap();
     assert_eq!(out.answers.len(), 2);
     assert_eq!(out.answers[0].question, "Which database?");
@@ -271,7 +271,7 @@ async fn question_asks_through_the_channel() {
 #[tokio::test]
 async fn question_failures() {
     let env = Env::new();
-    let err = QuestionTool::new(&env.config)
+    let err = QuestionTool::new(&env.session)
         .execute(questions(), env.ctx())
         .await
         .unwrap_err()
@@ -280,14 +280,14 @@ async fn question_failures() {
 
     let mut env = Env::new();
     with_channel(&mut env, Err("not now".into()), Duration::ZERO);
-    let err = QuestionTool::new(&env.config)
+    let err = QuestionTool::new(&env.session)
         .execute(questions(), env.ctx())
         .await
         .unwrap_err();
     assert_eq!(err.to_string(), "the user declined to answer: not now");
 
     with_channel(&mut env, Ok(vec!["only one".into()]), Duration::ZERO);
-    let err = QuestionTool::new(&env.config)
+    let err = QuestionTool::new(&env.session)
         .execute(questions(), env.ctx())
         .await
         .unwrap_err();
@@ -300,7 +300,7 @@ async fn question_failures() {
     with_channel(&mut env, Ok(vec![]), Duration::from_secs(30));
     let cancel = CancellationToken::new();
     let ctx = env.ctx_with(cancel.clone(), "session-1");
-    let tool = QuestionTool::new(&env.config);
+    let tool = QuestionTool::new(&env.session);
     let call = tokio::spawn(async move { tool.execute(questions(), ctx).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
     cancel.cancel();
@@ -310,7 +310,7 @@ async fn question_failures() {
 #[tokio::test]
 async fn question_bad_inputs() {
     let env = Env::new();
-    let h = handler(QuestionTool::new(&env.config)).unwrap();
+    let h = handler(QuestionTool::new(&env.session)).unwrap();
     let loc = env.location();
     let ok = h
         .prepare(&json!({"questions": [{"question": "Go?"}]}), &loc)
@@ -360,7 +360,7 @@ fn write(path: &std::path::Path, text: &str) {
 async fn skill_loads_project_skill_with_files() {
     let mut env = Env::new();
     let user = tempfile::tempdir().unwrap();
-    env.config.user_skills_dir = Some(user.path().to_path_buf());
+    env.session.user_skills_dir = Some(user.path().to_path_buf());
     let skills = env.root.path().join(".toolgate/skills");
     write(
         &skills.join("pdf-tools/SKILL.md"),
@@ -383,7 +383,7 @@ async fn skill_loads_project_skill_with_files() {
         "No frontmatter: named after its directory.\n",
     );
 
-    let tool = SkillTool::new(&env.config);
+    let tool = SkillTool::new(&env.session);
     let out = tool
         .execute(SkillInput { name: "pdf".into() }, env.ctx())
         .await
@@ -433,8 +433,8 @@ async fn skill_loads_project_skill_with_files() {
 #[tokio::test]
 async fn unknown_skill_lists_available_ones() {
     let mut env = Env::new();
-    env.config.user_skills_dir = None;
-    let tool = SkillTool::new(&env.config);
+    env.session.user_skills_dir = None;
+    let tool = SkillTool::new(&env.session);
     let err = tool
         .execute(SkillInput { name: "x".into() }, env.ctx())
         .await
@@ -468,7 +468,7 @@ async fn unknown_skill_lists_available_ones() {
         "invalid input: unknown skill \"gamma\"; available skills:\n- alpha: first\n- beta"
     );
 
-    let h = handler(SkillTool::new(&env.config)).unwrap();
+    let h = handler(SkillTool::new(&env.session)).unwrap();
     let loc = env.location();
     let call = h.prepare(&json!({"name": "alpha"}), &loc).unwrap();
     let r = &call.requests[0];
@@ -510,8 +510,8 @@ impl QuestionChannel for GoneTerminal {
 #[tokio::test]
 async fn a_failed_question_keeps_the_channels_io_error() {
     let mut env = Env::new();
-    env.config.question = Some(Arc::new(GoneTerminal(env.root().join("no-tty"))));
-    let tool = QuestionTool::new(&env.config);
+    env.session.question = Some(Arc::new(GoneTerminal(env.root().join("no-tty"))));
+    let tool = QuestionTool::new(&env.session);
     let err = tool.execute(questions(), env.ctx()).await.unwrap_err();
     assert!(
         err.to_string()

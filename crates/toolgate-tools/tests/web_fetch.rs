@@ -16,7 +16,7 @@ use serde_json::json;
 use support::Env;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{PrepareError, Risk, Tool, ToolError, handler};
-use toolgate_tools::process_tools::{
+use toolgate_tools::web_tools::{
     FetchFormat, MAX_RESPONSE_BYTES, WebFetchInput, WebFetchOutput, WebFetchTool,
 };
 use web_support::{Reply, Server};
@@ -35,14 +35,12 @@ fn fetch_input(url: &str, format: Option<FetchFormat>) -> WebFetchInput {
 /// An env whose webfetch may reach private addresses (for the test servers).
 fn open_env() -> Env {
     let mut env = Env::new();
-    env.config.allow_private_network = true;
+    env.web.allow_private_network = true;
     env
 }
 
 async fn fetch(env: &Env, input: WebFetchInput) -> Result<WebFetchOutput, ToolError> {
-    WebFetchTool::new(&env.config)
-        .execute(input, env.ctx())
-        .await
+    WebFetchTool::new(&env.web).execute(input, env.ctx()).await
 }
 
 fn site() -> Server {
@@ -254,7 +252,7 @@ async fn timeout_and_cancellation() {
     assert!(started.elapsed() < Duration::from_secs(4)); // before the 5 s stall ends
 
     let cancel = CancellationToken::new();
-    let tool = WebFetchTool::new(&env.config);
+    let tool = WebFetchTool::new(&env.web);
     let ctx = env.ctx_with(cancel.clone(), "s");
     let url = server.url("/stall");
     let call = tokio::spawn(async move { tool.execute(fetch_input(&url, None), ctx).await });
@@ -344,7 +342,7 @@ async fn redirect_from_an_allowed_host_to_private_addresses_is_refused() {
     let origin_port = origin.addr.port();
     let mut env = Env::new();
     // Only this exact host:port is allowed, so the test server can be reached.
-    env.config.allowed_hosts = vec![origin.host_port()];
+    env.web.allowed_hosts = vec![origin.host_port()];
 
     let ok = fetch(&env, fetch_input(&origin.url("/ok"), None))
         .await
@@ -397,7 +395,7 @@ async fn redirect_from_an_allowed_host_to_private_addresses_is_refused() {
 #[tokio::test]
 async fn schema_and_intent() {
     let env = Env::new();
-    let h = handler(WebFetchTool::new(&env.config)).unwrap();
+    let h = handler(WebFetchTool::new(&env.web)).unwrap();
     let loc = env.location();
     let call = h
         .prepare(
@@ -449,7 +447,7 @@ async fn https_uses_rustls() {
     // the TLS client (rustls with the ring provider) is built and used.
     let server = site();
     let mut env = Env::new();
-    env.config.allowed_hosts = vec![server.host_port()];
+    env.web.allowed_hosts = vec![server.host_port()];
     let url = format!("https://{}/page", server.host_port());
     let err = fetch(&env, fetch_input(&url, None))
         .await

@@ -11,7 +11,7 @@ mod web_support;
 use serde_json::json;
 use support::Env;
 use toolgate_core::{PrepareError, Risk, Tool, handler};
-use toolgate_tools::process_tools::{WebSearchInput, WebSearchTool};
+use toolgate_tools::web_tools::{WebSearchInput, WebSearchTool};
 use web_support::{Reply, Seen, Server};
 
 const KEY: &str = "test-key-123";
@@ -46,10 +46,10 @@ fn brave(req: &Seen) -> Reply {
 
 fn env_for(server: &Server, key: Option<&str>) -> Env {
     let mut env = Env::new();
-    env.config.websearch.endpoint = server.url("/res/v1/web/search");
-    env.config.websearch.api_key = key.map(String::from);
+    env.web.websearch.endpoint = server.url("/res/v1/web/search");
+    env.web.websearch.api_key = key.map(String::from);
     // A variable nobody sets, so the key can only come from the config.
-    env.config.websearch.api_key_env = "TOOLGATE_TEST_UNSET_BRAVE_KEY".into();
+    env.web.websearch.api_key_env = "TOOLGATE_TEST_UNSET_BRAVE_KEY".into();
     env
 }
 
@@ -64,7 +64,7 @@ fn query(q: &str, n: Option<u32>) -> WebSearchInput {
 async fn returns_results_from_the_provider() {
     let server = Server::start(brave);
     let env = env_for(&server, Some(KEY));
-    let tool = WebSearchTool::new(&env.config);
+    let tool = WebSearchTool::new(&env.web);
     let out = tool
         .execute(query("rust language & more", Some(2)), env.ctx())
         .await
@@ -98,7 +98,7 @@ async fn returns_results_from_the_provider() {
 async fn without_a_key_says_how_to_configure() {
     let server = Server::start(brave);
     let env = env_for(&server, None);
-    let err = WebSearchTool::new(&env.config)
+    let err = WebSearchTool::new(&env.web)
         .execute(query("rust", None), env.ctx())
         .await
         .unwrap_err()
@@ -115,7 +115,7 @@ async fn without_a_key_says_how_to_configure() {
 async fn provider_errors_are_reported() {
     let server = Server::start(brave);
     let bad_key = env_for(&server, Some("wrong"));
-    let err = WebSearchTool::new(&bad_key.config)
+    let err = WebSearchTool::new(&bad_key.web)
         .execute(query("rust", None), bad_key.ctx())
         .await
         .unwrap_err()
@@ -126,7 +126,7 @@ async fn provider_errors_are_reported() {
     );
 
     let env = env_for(&server, Some(KEY));
-    let tool = WebSearchTool::new(&env.config);
+    let tool = WebSearchTool::new(&env.web);
     let err = tool
         .execute(query("ratelimited", None), env.ctx())
         .await
@@ -159,8 +159,8 @@ async fn provider_errors_are_reported() {
         .local_addr()
         .unwrap()
         .port();
-    unreachable.config.websearch.endpoint = format!("http://127.0.0.1:{port}/res/v1/web/search");
-    let err = WebSearchTool::new(&unreachable.config)
+    unreachable.web.websearch.endpoint = format!("http://127.0.0.1:{port}/res/v1/web/search");
+    let err = WebSearchTool::new(&unreachable.web)
         .execute(query("rust", None), unreachable.ctx())
         .await
         .unwrap_err()
@@ -171,7 +171,7 @@ async fn provider_errors_are_reported() {
 #[tokio::test]
 async fn schema_and_intent() {
     let env = Env::new();
-    let h = handler(WebSearchTool::new(&env.config)).unwrap();
+    let h = handler(WebSearchTool::new(&env.web)).unwrap();
     let loc = env.location();
     let call = h
         .prepare(&json!({"query": " rust async ", "num_results": 5}), &loc)
@@ -201,7 +201,7 @@ async fn schema_and_intent() {
 
 #[test]
 fn a_bad_endpoint_keeps_the_parse_error_as_the_cause() {
-    use toolgate_tools::process_tools::{BraveSearch, SearchError};
+    use toolgate_tools::web_tools::{BraveSearch, SearchError};
     // reqwest is built without a crypto provider (as the tools install one).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let err = match BraveSearch::new(reqwest::Client::new(), "not a url", "k".into()) {

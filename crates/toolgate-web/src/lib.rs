@@ -91,8 +91,8 @@
 #![deny(missing_docs)]
 
 mod detail;
-mod guard;
 mod html;
+mod page_protection;
 mod pending;
 mod questions;
 mod views;
@@ -108,7 +108,7 @@ use tokio::task::JoinHandle;
 use toolgate_core::EventQuery;
 use toolgate_policy::approvals::ApprovalStore;
 
-pub use guard::host_allowed;
+pub use page_protection::host_allowed;
 pub use pending::{AnswerError, MAX_MESSAGE_CHARS, PendingAsk, WebApprovals, check_answer};
 pub use questions::{
     MAX_ANSWER_CHARS, PageQuestion, PendingQuestion, QuestionAnswerError, QuestionReply,
@@ -193,20 +193,27 @@ pub fn router(state: WebState) -> Router {
     if state.token.is_empty() {
         tracing::warn!("the approval page has an empty token: every request will be refused");
     }
-    let shared = Arc::new(guard::page_guard(&state));
+    let shared = Arc::new(page_protection::page_guard(&state));
     let app = Arc::new(views::App::new(state));
     Router::new()
-        .route("/", get(views::pending::page_handler))
-        .route("/approvals/pending", get(views::pending::list_handler))
-        .route("/approvals/events", get(views::pending::events_handler))
+        .route("/", get(views::pending_page::page_handler))
+        .route("/approvals/pending", get(views::pending_page::list_handler))
+        .route(
+            "/approvals/events",
+            get(views::pending_page::events_handler),
+        )
         .route(
             "/approvals/pending/{id}/answer",
-            post(views::pending::answer_handler),
+            post(views::pending_page::answer_handler),
         )
-        .route("/approvals/questions", get(views::questions::list_handler))
+        .route(
+            "/approvals/questions",
+            get(views::questions_page::list_handler),
+        )
         .route(
             "/approvals/questions/{id}/answer",
-            post(views::questions::answer_handler).layer(DefaultBodyLimit::max(MAX_QUESTION_BODY)),
+            post(views::questions_page::answer_handler)
+                .layer(DefaultBodyLimit::max(MAX_QUESTION_BODY)),
         )
         .route("/approvals/audit", get(views::audit::handler))
         .route("/approvals/saved", get(views::saved::list_handler))
@@ -218,7 +225,10 @@ pub fn router(state: WebState) -> Router {
         .route("/approvals/static/style.css", get(style))
         .with_state(app)
         .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(axum::middleware::from_fn_with_state(shared, guard::protect))
+        .layer(axum::middleware::from_fn_with_state(
+            shared,
+            page_protection::protect,
+        ))
 }
 
 async fn script() -> impl axum::response::IntoResponse {

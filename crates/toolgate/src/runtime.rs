@@ -12,7 +12,7 @@ use toolgate_policy::gate::PolicyGate;
 use toolgate_policy::policy::{Policy, PolicySources};
 use toolgate_store::{DEFAULT_RETENTION, Durability, EventLog, SpillStore, SqliteApprovals};
 use toolgate_tools::BuiltinConfig;
-use toolgate_tools::process_tools::QuestionChannel;
+use toolgate_tools::session_tools::QuestionChannel;
 
 use crate::data_dir::DataDir;
 
@@ -118,7 +118,7 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
     sources.sandbox_available = sandbox.available();
     policy.set_sandbox_available(sources.sandbox_available);
     let mut config = tools_config(&policy, &location, Some(&options.data));
-    config.process.question = options.questions;
+    config.session.question = options.questions;
     config.process.sandbox = Some(Arc::new(sandbox));
     let approvals = SqliteApprovals::open(options.data.state_db())
         .with_context(|| format!("cannot open {}", options.data.state_db().display()))?;
@@ -161,7 +161,7 @@ pub fn tools_config(policy: &Policy, location: &Location, data: Option<&DataDir>
     let mut config = BuiltinConfig::default();
     config.files.allow_credential_files = reading_credentials_allowed(policy, location);
     if let Some(data) = data {
-        config.process.data_dir = data.root().to_path_buf();
+        config.set_data_dir(data.root());
     }
     config
 }

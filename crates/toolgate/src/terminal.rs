@@ -226,14 +226,14 @@ pub fn interpret_choice(line: &str, options: Option<&[String]>) -> String {
 }
 
 #[async_trait]
-impl toolgate_tools::process_tools::QuestionChannel for TerminalQuestions {
+impl toolgate_tools::session_tools::QuestionChannel for TerminalQuestions {
     async fn ask(
         &self,
         _caller: &toolgate_core::CallIdentity,
-        questions: &[toolgate_tools::process_tools::Question],
+        questions: &[toolgate_tools::session_tools::Question],
         cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<Vec<String>, toolgate_tools::process_tools::QuestionError> {
-        use toolgate_tools::process_tools::QuestionError;
+    ) -> Result<Vec<String>, toolgate_tools::session_tools::QuestionError> {
+        use toolgate_tools::session_tools::QuestionError;
         let (read, mut write) = open_tty().map_err(|e| {
             QuestionError::Failed(match e {
                 ChannelError::Unavailable(why) | ChannelError::Failed(why) => why,

@@ -229,7 +229,7 @@ pub fn test_server(paths: &Paths) -> TestServer {
     let spill = Arc::new(SpillStore::new(&paths.data));
     let tools = Registry::new();
     let mut builtin = BuiltinConfig::default();
-    builtin.process.data_dir = paths.data.clone();
+    builtin.set_data_dir(&paths.data);
     let mut registrations = toolgate_tools::register_builtins(&tools, &builtin).unwrap();
     registrations.push(tools.register("echo", Echo).unwrap());
     registrations.push(tools.register("slow", Slow).unwrap());

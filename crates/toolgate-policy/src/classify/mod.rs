@@ -17,9 +17,9 @@
 //! ```
 
 mod arity;
-mod paths;
+mod credential_paths;
 mod programs;
-pub(crate) mod spec;
+pub(crate) mod read_spec;
 #[cfg(test)]
 mod spec_index;
 mod special;
@@ -27,9 +27,9 @@ pub(crate) mod table;
 
 pub use arity::arity_prefix;
 pub(crate) use arity::is_assignment;
-pub(crate) use paths::glob_match;
-pub use paths::{credential_of, path_risk, path_risk_in};
-pub use spec::FileArg;
+pub(crate) use credential_paths::glob_match;
+pub use credential_paths::{credential_of, path_risk, path_risk_in};
+pub use read_spec::FileArg;
 pub(crate) use special::sql_destroys;
 
 use toolgate_core::Risk;
@@ -96,7 +96,7 @@ pub fn command_name(word: &str) -> &str {
 /// Classifies one simple command given as its words (`argv[0]` is the command).
 ///
 /// A command is `read` only when its read spec proves every word harmless
-/// (see [`spec`]); otherwise it is at least `execute`, raised further by what
+/// (see [`read_spec`]); otherwise it is at least `execute`, raised further by what
 /// the command table knows of it (a destructive flag, the network).
 /// Wrappers, shells and interpreters are the shell analyser's business; here
 /// they are plain executors. An empty `argv` is `read` (it runs nothing).
@@ -107,17 +107,19 @@ pub fn classify(argv: &[String]) -> Verdict {
     let name = command_name(first);
     let table = table::lookup(name).map(|row| by_table(row, name, &argv[1..]));
     let judged = if first.contains('/') {
-        spec::Judged::Unproven(format!(
+        read_spec::Judged::Unproven(format!(
             "`{first}` is run by its path, not found by name as the known `{name}`"
         ))
     } else {
-        match spec::lookup(name) {
-            Some(s) => spec::judge(&s, &argv[1..]),
-            None => spec::Judged::Unproven(format!("`{name}` is not a program known to only read")),
+        match read_spec::lookup(name) {
+            Some(s) => read_spec::judge(&s, &argv[1..]),
+            None => {
+                read_spec::Judged::Unproven(format!("`{name}` is not a program known to only read"))
+            }
         }
     };
     match judged {
-        spec::Judged::Proven {
+        read_spec::Judged::Proven {
             risk,
             reason,
             files,
@@ -140,7 +142,7 @@ pub fn classify(argv: &[String]) -> Verdict {
             verdict.sub_at = sub_at;
             verdict
         }
-        spec::Judged::Unproven(why) => {
+        read_spec::Judged::Unproven(why) => {
             let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Execute, "", true));
             if verdict.risk < Risk::Execute || verdict.reason.is_empty() {
                 verdict.risk = verdict.risk.max(Risk::Execute);

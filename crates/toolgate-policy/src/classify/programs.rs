@@ -6,7 +6,7 @@
 
 use toolgate_core::Risk;
 
-use super::spec::Program;
+use super::read_spec::Program;
 
 /// What a script that only reads may still do: print secrets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -7,7 +7,6 @@
 //! `execute`. Wrappers (`env`, `timeout`, `sudo`…) have their own table because
 //! the shell analyser unwraps them before classifying.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use toolgate_core::Risk::{self, *};
@@ -1659,8 +1658,9 @@ pub(crate) static WRAPPERS: &[Wrapper] = &[
 
 /// Command name → row, built once from [`COMMANDS`] (the first row naming a
 /// command wins).
-static BY_NAME: LazyLock<HashMap<&'static str, &'static Cmd>> = LazyLock::new(|| {
-    let mut map = HashMap::new();
+static BY_NAME: LazyLock<foldhash::HashMap<&'static str, &'static Cmd>> = LazyLock::new(|| {
+    let names = COMMANDS.iter().map(|row| row.names.len()).sum();
+    let mut map = foldhash::HashMap::with_capacity_and_hasher(names, Default::default());
     for row in COMMANDS {
         for name in row.names {
             map.entry(*name).or_insert(row);

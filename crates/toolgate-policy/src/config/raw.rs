@@ -1,14 +1,19 @@
-//! The config's sections as written: serde types holding every value with its
-//! byte span, before anything is checked.
+//! The config as written: serde types holding every value with its byte span,
+//! and every table with its keys and their spans, before anything is checked.
 //!
 //! Nothing here refuses a value: a value of the wrong type is kept as
-//! [`Written::Other`] so that the validation pass (the rest of `config`) can
+//! [`Written`] (a table where a value was expected, or the other way round,
+//! by its TOML type) so that the validation pass (the rest of `config`) can
 //! name it with the file, the line and the fix, in the order written.
 
+use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::{self, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, DeserializeSeed, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess, Visitor,
+};
 use toml::Spanned;
 use toml::de::DeValue;
 
@@ -138,11 +143,205 @@ impl<'de> Visitor<'de> for WrittenVisitor {
     }
 }
 
-/// Reads one parsed value into its serde type (spans stay those of the file).
+/// Reads a parsed value into its serde type (spans stay those of the file).
 pub(super) fn read<'de, T: Deserialize<'de>>(
-    value: &Spanned<DeValue<'de>>,
+    value: Spanned<DeValue<'de>>,
 ) -> Result<T, toml::de::Error> {
-    T::deserialize(value.clone().into_deserializer())
+    T::deserialize(value.into_deserializer())
+}
+
+/// A table as written: its values read into `T`, and its keys with their
+/// spans (for unknown keys, lines and the order written). Anything that is not
+/// a table is kept as [`Written`].
+#[derive(Debug)]
+pub(super) enum Section<T> {
+    /// A table.
+    Table {
+        /// Its values.
+        fields: T,
+        /// Its keys, as serde met them (sort by span for the order written).
+        keys: Vec<Spanned<String>>,
+    },
+    /// Not a table.
+    Other(Written),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Section<T> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(SectionVisitor(PhantomData))
+    }
+}
+
+struct SectionVisitor<T>(PhantomData<T>);
+
+/// A visitor's scalar methods, each keeping the value as [`WrittenVisitor`]
+/// reads it, then through `$wrap`.
+macro_rules! scalars_as_written {
+    ($wrap:expr) => {
+        scalars_as_written!(@each $wrap; visit_bool(bool), visit_i64(i64), visit_u64(u64),
+            visit_i128(i128), visit_u128(u128), visit_f64(f64), visit_str(&str),
+            visit_string(String));
+    };
+    (@each $wrap:expr; $($method:ident($ty:ty)),*) => {
+        $(fn $method<E: de::Error>(self, v: $ty) -> Result<Self::Value, E> {
+            WrittenVisitor.$method(v).map($wrap)
+        })*
+    };
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for SectionVisitor<T> {
+    type Value = Section<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any TOML value")
+    }
+
+    scalars_as_written!(Section::Other);
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Section<T>, A::Error> {
+        WrittenVisitor.visit_seq(seq).map(Section::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Section<T>, A::Error> {
+        // A table's keys carry their spans; the one key of a datetime (which
+        // toml hands over as a map) does not.
+        let first = match map.next_key_seed(FirstKey)? {
+            None => None,
+            Some(Some(key)) => Some(key),
+            Some(None) => {
+                map.next_value::<IgnoredAny>()?;
+                return Ok(Section::Other(Written::Other("datetime")));
+            }
+        };
+        let mut keys = Vec::new();
+        let fields = T::deserialize(de::value::MapAccessDeserializer::new(KeyRecorder {
+            map,
+            pending: first.map(|key| {
+                let name = key.get_ref().clone();
+                keys.push(key);
+                name
+            }),
+            keys: &mut keys,
+        }))?;
+        Ok(Section::Table { fields, keys })
+    }
+}
+
+/// Reads a map's first key with its span, or `None` when it has none.
+struct FirstKey;
+
+impl<'de> DeserializeSeed<'de> for FirstKey {
+    type Value = Option<Spanned<String>>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        Ok(Spanned::<String>::deserialize(d).ok())
+    }
+}
+
+/// Hands a table to `T` key by key, keeping each key with its span.
+struct KeyRecorder<'k, A> {
+    map: A,
+    /// The first key, already read.
+    pending: Option<String>,
+    keys: &'k mut Vec<Spanned<String>>,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for KeyRecorder<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        if let Some(name) = self.pending.take() {
+            return seed.deserialize(name.into_deserializer()).map(Some);
+        }
+        self.map.next_key_seed(RecordedKey {
+            seed,
+            keys: self.keys,
+        })
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+/// Reads a key with its span, records it, and gives `seed` its text.
+struct RecordedKey<'k, K> {
+    seed: K,
+    keys: &'k mut Vec<Spanned<String>>,
+}
+
+impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for RecordedKey<'_, K> {
+    type Value = K::Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<K::Value, D::Error> {
+        let key = Spanned::<String>::deserialize(d)?;
+        let name = key.get_ref().clone();
+        self.keys.push(key);
+        self.seed.deserialize(name.into_deserializer())
+    }
+}
+
+/// A whole config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct RawConfig {
+    pub mode: Option<Spanned<Written>>,
+    pub timeout: Option<Spanned<Written>>,
+    pub permission: Option<Spanned<Section<RawPermission>>>,
+    pub rules: Option<Spanned<RawRules>>,
+    pub tool_output: Option<Spanned<Section<RawToolOutput>>>,
+    pub approvals: Option<Spanned<Section<RawApprovals>>>,
+    pub serve: Option<Spanned<Section<RawServe>>>,
+    pub sandbox: Option<Spanned<Section<RawSandbox>>>,
+}
+
+/// `[permission]`: each action's effect, or its table of `pattern = effect`
+/// (a [`Section`] whose `Other` is the effect).
+pub(super) type RawPermission = BTreeMap<String, Spanned<Section<RawPatterns>>>;
+
+/// `[permission.ACTION]`: `pattern = effect`.
+pub(super) type RawPatterns = BTreeMap<String, Spanned<Written>>;
+
+/// `rules`: the `[[rules]]` entries, or whatever else was written.
+#[derive(Debug)]
+pub(super) enum RawRules {
+    /// An array, each entry with its span.
+    List(Vec<Spanned<Section<RawRule>>>),
+    /// Not an array.
+    Other,
+}
+
+impl<'de> Deserialize<'de> for RawRules {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(RulesVisitor)
+    }
+}
+
+struct RulesVisitor;
+
+impl<'de> Visitor<'de> for RulesVisitor {
+    type Value = RawRules;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any TOML value")
+    }
+
+    scalars_as_written!(|_| RawRules::Other);
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawRules, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Spanned<Section<RawRule>>>()? {
+            items.push(item);
+        }
+        Ok(RawRules::List(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawRules, A::Error> {
+        WrittenVisitor.visit_map(map).map(|_| RawRules::Other)
+    }
 }
 
 /// `[tool_output]`.

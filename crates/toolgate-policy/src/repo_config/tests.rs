@@ -632,7 +632,7 @@ fn parser_agrees_with_git_on_tricky_files() {
                 }
             })
             .collect();
-        let ours: Vec<(String, Option<String>)> = parse::parse(text.as_bytes())
+        let ours: Vec<(String, Option<String>)> = git_config_syntax::parse(text.as_bytes())
             .unwrap()
             .into_iter()
             .map(|e| (e.key, e.value))

@@ -4,7 +4,7 @@
 use toolgate_core::Risk;
 
 use super::words::Word;
-use crate::classify::spec;
+use crate::classify::read_spec;
 use crate::classify::table::{
     DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, env_is_harmless, loads_code, wrapper_for,
 };
@@ -155,12 +155,12 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
         }
         let via_xargs = matches!(name, "xargs" | "gxargs");
         i += 1;
-        let Some(spec) = spec::wrapper_spec(name) else {
+        let Some(spec) = read_spec::wrapper_spec(name) else {
             part.make_opaque(format!("`{name}` has no option spec"));
             return part;
         };
         let texts: Vec<String> = words[i..].iter().map(|w| w.text.clone()).collect();
-        let options = match spec::judge_wrapper(&spec, &texts) {
+        let options = match read_spec::judge_wrapper(&spec, &texts) {
             Ok(options) => options,
             Err(why) => {
                 part.make_opaque(why);

@@ -37,15 +37,15 @@
 //! assert!(opaque.iter().any(|p| p.opaque));
 //! ```
 
+mod analyzer;
 mod argv;
 mod builtins;
+mod command_paths;
 pub mod grammar;
 mod ir;
-mod paths;
 mod plain;
 mod program;
 mod resolve;
-mod walk;
 mod words;
 
 use std::path::PathBuf;
@@ -99,14 +99,14 @@ pub const ANOTHER_USER_NOTE: &str = "runs as another user";
 /// redirect target, one per secret touched and one per directory outside the
 /// location. Never empty: an empty command is one opaque request.
 pub fn analyze(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
-    walk::analyze_top(command, ctx, true)
+    analyzer::analyze_top(command, ctx, true)
 }
 
 /// [`analyze`] with every line read by tree-sitter-bash, even a plain one that
 /// [`analyze`] reads without the grammar. The answers must be the same; tests
 /// compare the two.
 pub fn analyze_with_grammar(command: &str, ctx: &ShellContext<'_>) -> Vec<ShellRequest> {
-    walk::analyze_top(command, ctx, false)
+    analyzer::analyze_top(command, ctx, false)
 }
 
 /// [`analyze`] with a CPU budget other than the default 50 ms: past it, the
@@ -117,5 +117,5 @@ pub fn analyze_with_budget(
     ctx: &ShellContext<'_>,
     budget: std::time::Duration,
 ) -> Vec<ShellRequest> {
-    walk::analyze_with_budget(command, ctx, true, budget)
+    analyzer::analyze_with_budget(command, ctx, true, budget)
 }

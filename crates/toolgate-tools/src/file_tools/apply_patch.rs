@@ -10,14 +10,14 @@ use toolgate_core::{
 };
 
 use super::ledger::hash_bytes;
-use super::{FileState, paths};
+use super::{FileState, location_paths};
 
 mod commit;
-mod parse;
+mod patch_syntax;
 mod plan;
 mod seek;
 
-use parse::{FileOp, Patch, parse};
+use patch_syntax::{FileOp, Patch, parse};
 pub use seek::MatchLevel;
 
 /// Input of `apply_patch`.
@@ -108,14 +108,14 @@ impl Tool for ApplyPatchTool {
         for op in &patch.ops {
             match op {
                 FileOp::Add { path, .. } => {
-                    requests.push(paths::edit_request(
+                    requests.push(location_paths::edit_request(
                         location,
                         &location.resolve(path)?,
                         "add",
                     ));
                 }
                 FileOp::Delete { path, .. } => {
-                    requests.push(paths::edit_request(
+                    requests.push(location_paths::edit_request(
                         location,
                         &location.resolve(path)?,
                         "delete",
@@ -126,10 +126,16 @@ impl Tool for ApplyPatchTool {
                     match move_to {
                         Some(dest) => {
                             let dest = location.resolve(dest)?;
-                            requests.push(paths::edit_request(location, &source, "move-from"));
-                            requests.push(paths::edit_request(location, &dest, "move-to"));
+                            requests.push(location_paths::edit_request(
+                                location,
+                                &source,
+                                "move-from",
+                            ));
+                            requests.push(location_paths::edit_request(location, &dest, "move-to"));
                         }
-                        None => requests.push(paths::edit_request(location, &source, "update")),
+                        None => {
+                            requests.push(location_paths::edit_request(location, &source, "update"))
+                        }
                     }
                 }
             }
@@ -186,7 +192,7 @@ impl Tool for ApplyPatchTool {
                 }
             }
             commit::commit(&location, &plan.changes, |p| {
-                paths::relative(location.root(), p)
+                location_paths::relative(location.root(), p)
             })?;
             for change in &plan.changes {
                 match &change.after {

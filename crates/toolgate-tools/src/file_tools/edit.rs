@@ -11,7 +11,7 @@ use toolgate_core::{
 
 use super::ledger::{Freshness, hash_bytes};
 use super::text::{TextFile, line_of, looks_binary};
-use super::{FileState, fsio, paths};
+use super::{FileState, fsio, location_paths};
 
 mod candidates;
 
@@ -75,13 +75,15 @@ impl Tool for EditTool {
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         check_strings(input)?;
-        let resolved = paths::resolve(location, Some(&input.path))?;
+        let resolved = location_paths::resolve(location, Some(&input.path))?;
         let note = if resolved.exists {
             "overwrite"
         } else {
             "create"
         };
-        Ok(vec![paths::edit_request(location, &resolved, note)])
+        Ok(vec![location_paths::edit_request(
+            location, &resolved, note,
+        )])
     }
 
     /// The replacement as a unified diff of `old_string` to `new_string`.
@@ -101,9 +103,9 @@ impl Tool for EditTool {
 
     async fn execute(&self, input: EditInput, ctx: ToolContext) -> Result<EditOutput, ToolError> {
         check_strings(&input)?;
-        let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
-        let shown = paths::relative(ctx.location.root(), &resolved.path);
-        let judged = paths::judged(&ctx, "edit", &resolved)?.cloned();
+        let resolved = location_paths::resolve(&ctx.location, Some(&input.path))?;
+        let shown = location_paths::relative(ctx.location.root(), &resolved.path);
+        let judged = location_paths::judged(&ctx, "edit", &resolved)?.cloned();
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
         let location = Arc::clone(&ctx.location);
@@ -149,7 +151,7 @@ fn edit_file(
     input: &EditInput,
 ) -> Result<EditOutput, ToolError> {
     let display = path.display().to_string();
-    paths::require_file(path, &display)?;
+    location_paths::require_file(path, &display)?;
     // Read as judged: no symlink followed on the way.
     let bytes = fsio::read_existing(location, path, judged)?
         .ok_or_else(|| ToolError::Failed(format!("file not found: {display}")))?;

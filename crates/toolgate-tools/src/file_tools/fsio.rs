@@ -224,7 +224,7 @@ pub fn write_error(path: &Path, e: io::Error) -> ToolError {
 /// `None` when nothing is there (or a parent is not a directory: the write
 /// reports it). A directory or a special file is an error naming it; so is a
 /// hard link to a credential that was not judged as one
-/// ([`paths::check_opened`](super::paths::check_opened)).
+/// ([`location_paths::check_opened`](super::location_paths::check_opened)).
 pub fn read_existing(
     location: &Location,
     path: &Path,
@@ -255,10 +255,10 @@ pub fn read_existing(
     if !meta.is_file() {
         return Err(ToolError::Failed(format!(
             "{display} is {}; only regular files can be written",
-            super::paths::special_kind(&meta)
+            super::location_paths::special_kind(&meta)
         )));
     }
-    super::paths::check_opened(location, path, &meta, judged)?;
+    super::location_paths::check_opened(location, path, &meta, judged)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.read_to_end(&mut bytes)
         .map_err(|e| ToolError::io(format!("cannot read {display}"), e))?;

@@ -11,8 +11,8 @@ use toolgate_core::{
 };
 
 use super::list::more_note;
-use super::walk::{self, PathGlobs};
-use super::{FileState, paths};
+use super::parallel_walk::{self, PathGlobs};
+use super::{FileState, location_paths};
 
 /// Input of `glob`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -59,10 +59,10 @@ impl GlobTool {
 
 /// A file under `root` matching `globs`, with its modification time.
 fn hit(root: &Path, globs: &PathGlobs, e: &ignore::DirEntry) -> Option<(SystemTime, String)> {
-    if !walk::is_file(e) {
+    if !parallel_walk::is_file(e) {
         return None;
     }
-    let rel = walk::under(root, e.path());
+    let rel = parallel_walk::under(root, e.path());
     if !globs.is_match(rel) {
         return None;
     }
@@ -136,35 +136,41 @@ impl Tool for GlobTool {
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         compile(&input.pattern)?;
-        let resolved = paths::resolve(location, input.path.as_deref())?;
-        Ok(vec![paths::read_request(location, "glob", &resolved)])
+        let resolved = location_paths::resolve(location, input.path.as_deref())?;
+        Ok(vec![location_paths::read_request(
+            location, "glob", &resolved,
+        )])
     }
 
     async fn execute(&self, input: GlobInput, ctx: ToolContext) -> Result<GlobOutput, ToolError> {
         let globs = compile(&input.pattern)?;
-        let (root, display) = paths::existing_dir(&ctx, "glob", input.path.as_deref())?;
-        let builder = walk::walker(&root, &self.state.config, None);
+        let (root, display) = location_paths::existing_dir(&ctx, "glob", input.path.as_deref())?;
+        let builder = parallel_walk::walker(&root, &self.state.config, None);
         // A small tree is walked right here (walker threads and the hand-off
         // cost more than the walk); a large one again, in parallel, off the
         // event loop.
         let visit = |e: &ignore::DirEntry| hit(&root, &globs, e);
-        let walked =
-            match walk::collect_small(&builder, &ctx.cancel, walk::INLINE_WALK_ENTRIES, visit)? {
-                Some(found) => found,
-                None => {
-                    let cancel = ctx.cancel.clone();
-                    tokio::task::spawn_blocking(move || {
-                        walk::collect_parallel(
-                            &builder,
-                            &cancel,
-                            || (),
-                            |_, e| hit(&root, &globs, e),
-                        )
-                    })
-                    .await
-                    .map_err(|e| ToolError::caused("glob task failed", e))??
-                }
-            };
+        let walked = match parallel_walk::collect_small(
+            &builder,
+            &ctx.cancel,
+            parallel_walk::INLINE_WALK_ENTRIES,
+            visit,
+        )? {
+            Some(found) => found,
+            None => {
+                let cancel = ctx.cancel.clone();
+                tokio::task::spawn_blocking(move || {
+                    parallel_walk::collect_parallel(
+                        &builder,
+                        &cancel,
+                        || (),
+                        |_, e| hit(&root, &globs, e),
+                    )
+                })
+                .await
+                .map_err(|e| ToolError::caused("glob task failed", e))??
+            }
+        };
         Ok(newest_first(
             display,
             walked,

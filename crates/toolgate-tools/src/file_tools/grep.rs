@@ -14,8 +14,8 @@ use toolgate_core::{
 };
 
 use super::list::{more_note, relative_name};
-use super::walk::{self, PathGlobs};
-use super::{FileState, fsio, paths};
+use super::parallel_walk::{self, PathGlobs};
+use super::{FileState, fsio, location_paths};
 
 mod collect;
 
@@ -166,14 +166,16 @@ impl Tool for GrepTool {
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         compile(input)?;
-        let resolved = paths::resolve(location, input.path.as_deref())?;
-        Ok(vec![paths::read_request(location, "grep", &resolved)])
+        let resolved = location_paths::resolve(location, input.path.as_deref())?;
+        Ok(vec![location_paths::read_request(
+            location, "grep", &resolved,
+        )])
     }
 
     async fn execute(&self, input: GrepInput, ctx: ToolContext) -> Result<GrepOutput, ToolError> {
         let query = compile(&input)?;
-        let resolved = paths::resolve(&ctx.location, input.path.as_deref())?;
-        paths::judged(&ctx, "grep", &resolved)?;
+        let resolved = location_paths::resolve(&ctx.location, input.path.as_deref())?;
+        location_paths::judged(&ctx, "grep", &resolved)?;
         let state = Arc::clone(&self.state);
         let cancel = ctx.cancel.clone();
         let location = Arc::clone(&ctx.location);
@@ -221,25 +223,25 @@ fn search(
     } else {
         root.parent().unwrap_or(root)
     };
-    let builder = walk::walker(root, &state.config, None);
+    let builder = parallel_walk::walker(root, &state.config, None);
     // Hard links to credential files, looked up only once a file with more
     // than one link matches.
     let allow_credentials = state.config.allow_credential_files;
     let roots: Vec<&Path> = location.roots().collect();
     let inodes: OnceLock<Arc<CredentialInodes>> = OnceLock::new();
     let home = credential::home_dir();
-    let (_, unreadable) = walk::collect_parallel(
+    let (_, unreadable) = parallel_walk::collect_parallel(
         &builder,
         cancel,
         // A matcher per thread: a clone gets its own regex cache pool, so the
         // threads do not contend for one.
         || (searcher(query.context), query.matcher.clone()),
         |(searcher, matcher), e| {
-            if !walk::is_file(e) {
+            if !parallel_walk::is_file(e) {
                 return None;
             }
             if let Some(include) = &query.include {
-                let rel = walk::under(base, e.path());
+                let rel = parallel_walk::under(base, e.path());
                 if !include.is_match(rel) {
                     return None;
                 }

@@ -10,8 +10,8 @@ use toolgate_core::{
     Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
 };
 
-use super::walk::{self, PathGlobs};
-use super::{FileState, paths};
+use super::parallel_walk::{self, PathGlobs};
+use super::{FileState, location_paths};
 
 /// Input of `list`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -76,36 +76,46 @@ impl Tool for ListTool {
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
-        let resolved = paths::resolve(location, input.path.as_deref())?;
-        Ok(vec![paths::read_request(location, "list", &resolved)])
+        let resolved = location_paths::resolve(location, input.path.as_deref())?;
+        Ok(vec![location_paths::read_request(
+            location, "list", &resolved,
+        )])
     }
 
     async fn execute(&self, input: ListInput, ctx: ToolContext) -> Result<ListOutput, ToolError> {
         let ignore = PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
-        let (root, display) = paths::existing_dir(&ctx, "list", input.path.as_deref())?;
-        let builder = walk::walker(&root, &self.state.config, Some(ignore));
+        let (root, display) = location_paths::existing_dir(&ctx, "list", input.path.as_deref())?;
+        let builder = parallel_walk::walker(&root, &self.state.config, Some(ignore));
         let limit = self.state.config.result_limit;
         // A small tree is walked right here, its names gathered in one buffer;
         // a large one again, in parallel, off the event loop.
         let mut text = String::new();
         let visit = |e: &ignore::DirEntry| {
-            walk::is_file(e).then(|| {
+            parallel_walk::is_file(e).then(|| {
                 let start = text.len();
-                text.push_str(&walk::path_text(walk::under(&root, e.path())));
+                text.push_str(&parallel_walk::path_text(parallel_walk::under(
+                    &root,
+                    e.path(),
+                )));
                 Span(start, text.len())
             })
         };
-        match walk::collect_small(&builder, &ctx.cancel, walk::INLINE_WALK_ENTRIES, visit)? {
+        match parallel_walk::collect_small(
+            &builder,
+            &ctx.cancel,
+            parallel_walk::INLINE_WALK_ENTRIES,
+            visit,
+        )? {
             Some((spans, unreadable)) => Ok(listing(display, spans, &text, unreadable, limit)),
             None => {
                 let cancel = ctx.cancel.clone();
                 let root = root.clone();
                 let (names, unreadable) = tokio::task::spawn_blocking(move || {
-                    walk::collect_parallel(
+                    parallel_walk::collect_parallel(
                         &builder,
                         &cancel,
                         || (),
-                        |_, e| walk::is_file(e).then(|| relative_name(&root, e.path())),
+                        |_, e| parallel_walk::is_file(e).then(|| relative_name(&root, e.path())),
                     )
                 })
                 .await
@@ -187,7 +197,7 @@ fn first_sorted_by<T>(items: &mut Vec<T>, limit: usize, cmp: impl Fn(&T, &T) -> 
 
 /// `path` relative to `root`, `/` separated.
 pub fn relative_name(root: &Path, path: &Path) -> String {
-    walk::path_text(walk::under(root, path)).into_owned()
+    parallel_walk::path_text(parallel_walk::under(root, path)).into_owned()
 }
 
 /// The "N more" note shared by `list`, `glob` and `grep`.

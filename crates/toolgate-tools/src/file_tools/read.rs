@@ -14,7 +14,7 @@ use toolgate_core::{
 
 use super::ledger::ContentHash;
 use super::text::{BINARY_SAMPLE_BYTES, count_chars, cut_line, looks_binary};
-use super::{DEFAULT_READ_LINES, FileState, MAX_LINE_CHARS, fsio, paths};
+use super::{DEFAULT_READ_LINES, FileState, MAX_LINE_CHARS, fsio, location_paths};
 
 mod image_read;
 
@@ -135,14 +135,16 @@ impl Tool for ReadTool {
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError> {
         check_window(input)?;
-        let resolved = paths::resolve(location, Some(&input.path))?;
-        Ok(vec![paths::read_request(location, "read", &resolved)])
+        let resolved = location_paths::resolve(location, Some(&input.path))?;
+        Ok(vec![location_paths::read_request(
+            location, "read", &resolved,
+        )])
     }
 
     async fn execute(&self, input: ReadInput, ctx: ToolContext) -> Result<ReadOutput, ToolError> {
         check_window(&input)?;
-        let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
-        let judged = paths::judged(&ctx, "read", &resolved)?.cloned();
+        let resolved = location_paths::resolve(&ctx.location, Some(&input.path))?;
+        let judged = location_paths::judged(&ctx, "read", &resolved)?.cloned();
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
         let location = Arc::clone(&ctx.location);
@@ -224,10 +226,10 @@ fn read_path(
     if !meta.is_file() {
         return Err(ToolError::Failed(format!(
             "{display} is {}; only regular files and directories can be read",
-            paths::special_kind(&meta)
+            location_paths::special_kind(&meta)
         )));
     }
-    paths::check_opened(location, path, &meta, judged)?;
+    location_paths::check_opened(location, path, &meta, judged)?;
     let mut sample = Vec::with_capacity(BINARY_SAMPLE_BYTES);
     (&mut file)
         .take(BINARY_SAMPLE_BYTES as u64)

@@ -11,7 +11,7 @@ use toolgate_core::{
 
 use super::ledger::{Freshness, hash_bytes};
 use super::text::{BOM, LineEnding};
-use super::{FileState, fsio, paths};
+use super::{FileState, fsio, location_paths};
 
 /// Input of `write`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -73,13 +73,15 @@ impl Tool for WriteTool {
         input: &WriteInput,
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError> {
-        let resolved = paths::resolve(location, Some(&input.path))?;
+        let resolved = location_paths::resolve(location, Some(&input.path))?;
         let note = if resolved.exists {
             "overwrite"
         } else {
             "create"
         };
-        Ok(vec![paths::edit_request(location, &resolved, note)])
+        Ok(vec![location_paths::edit_request(
+            location, &resolved, note,
+        )])
     }
 
     /// The path, the size and the whole new content as added lines.
@@ -99,8 +101,8 @@ impl Tool for WriteTool {
     }
 
     async fn execute(&self, input: WriteInput, ctx: ToolContext) -> Result<WriteOutput, ToolError> {
-        let resolved = paths::resolve(&ctx.location, Some(&input.path))?;
-        let judged = paths::judged(&ctx, "edit", &resolved)?.cloned();
+        let resolved = location_paths::resolve(&ctx.location, Some(&input.path))?;
+        let judged = location_paths::judged(&ctx, "edit", &resolved)?.cloned();
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
         let location = Arc::clone(&ctx.location);

@@ -33,12 +33,12 @@ use toolgate_core::{
 };
 
 use super::ProcessToolsConfig;
+use super::command_env::command_env;
 use super::output_capture::{Capture, MEMORY_LIMIT_BYTES};
 use super::process_group::{
     GroupGuard, KILL_GRACE, Termination, group_alive, terminate, wait_gone,
 };
 use super::sandbox_port::{CommandSandbox, ConfineRequest, ConfinedCommand};
-use super::secret_env::command_env;
 
 /// Timeout when the call gives none: 2 minutes.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -164,17 +164,21 @@ fn check_input(input: &BashInput) -> Result<Duration, ToolError> {
 /// intent checks it too, so `check` refuses what a call would refuse).
 fn existing_workdir(location: &Location, workdir: Option<&str>) -> Result<PathBuf, ToolError> {
     let workdir = workdir_of(location, workdir)?;
-    if !workdir.exists() {
-        return Err(ToolError::InvalidInput(format!(
-            "workdir {} does not exist",
-            workdir.display()
-        )));
-    }
-    if !workdir.is_dir() {
-        return Err(ToolError::InvalidInput(format!(
-            "workdir {} is not a directory",
-            workdir.display()
-        )));
+    // One `stat`: exists, and is a directory.
+    match std::fs::metadata(&workdir) {
+        Err(_) => {
+            return Err(ToolError::InvalidInput(format!(
+                "workdir {} does not exist",
+                workdir.display()
+            )));
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(ToolError::InvalidInput(format!(
+                "workdir {} is not a directory",
+                workdir.display()
+            )));
+        }
+        Ok(_) => {}
     }
     Ok(workdir)
 }

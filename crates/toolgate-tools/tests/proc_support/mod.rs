@@ -10,12 +10,19 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{CallIdentity, Location, ToolContext};
 use toolgate_tools::process_tools::ProcessToolsConfig;
+use toolgate_tools::session_tools::SessionToolsConfig;
+use toolgate_tools::web_tools::WebToolsConfig;
 
 /// A workspace root and a data dir, both temporary.
 pub struct Env {
     pub root: tempfile::TempDir,
     pub data: tempfile::TempDir,
+    /// Settings of bash.
     pub config: ProcessToolsConfig,
+    /// Settings of webfetch and websearch.
+    pub web: WebToolsConfig,
+    /// Settings of todowrite, question and skill.
+    pub session: SessionToolsConfig,
 }
 
 impl Env {
@@ -24,10 +31,20 @@ impl Env {
         let data = tempfile::tempdir().unwrap();
         let config = ProcessToolsConfig {
             data_dir: data.path().to_path_buf(),
-            user_skills_dir: None,
             ..ProcessToolsConfig::default()
         };
-        Env { root, data, config }
+        let session = SessionToolsConfig {
+            data_dir: data.path().to_path_buf(),
+            user_skills_dir: None,
+            ..SessionToolsConfig::default()
+        };
+        Env {
+            root,
+            data,
+            config,
+            web: WebToolsConfig::default(),
+            session,
+        }
     }
 
     pub fn root(&self) -> PathBuf {

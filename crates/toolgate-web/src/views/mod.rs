@@ -1,8 +1,8 @@
 //! The page's handlers, one module per tab, and what they share.
 
 pub mod audit;
-pub mod pending;
-pub mod questions;
+pub mod pending_page;
+pub mod questions_page;
 pub mod saved;
 
 use std::collections::HashMap;

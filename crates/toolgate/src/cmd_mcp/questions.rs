@@ -23,7 +23,7 @@ use toolgate_core::{CallIdentity, Failure};
 use toolgate_mcp::{ElicitationChannel, FormQuestion, QuestionFormError};
 use toolgate_policy::config::ApprovalChannelName;
 use toolgate_policy::gate::PolicyGate;
-use toolgate_tools::process_tools::{Question, QuestionChannel, QuestionError};
+use toolgate_tools::session_tools::{Question, QuestionChannel, QuestionError};
 use toolgate_web::{PageQuestion, QuestionReply, WebApprovals};
 
 /// Asks the `question` tool's questions through the configured channels.

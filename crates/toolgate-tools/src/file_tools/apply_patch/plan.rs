@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use toolgate_core::{Location, ToolError};
 
-use super::parse::{FileOp, Hunk, LineKind, Patch};
+use super::patch_syntax::{FileOp, Hunk, LineKind, Patch};
 use super::seek::{self, MatchLevel};
 use super::{PatchStatus, PatchedFile};
-use crate::file_tools::paths;
+use crate::file_tools::location_paths;
 use crate::file_tools::text::{TextFile, looks_binary};
 
 /// One file change: its content before (`None`: did not exist) and after
@@ -42,7 +42,7 @@ pub fn plan(patch: &Patch, location: &Location) -> Result<Plan, ToolError> {
     let mut changes = Vec::new();
     let mut files = Vec::new();
     let mut touched = HashSet::new();
-    let shown = |p: &PathBuf| paths::relative(location.root(), p);
+    let shown = |p: &PathBuf| location_paths::relative(location.root(), p);
     let mut claim = |path: &PathBuf, line: usize| {
         if touched.insert(path.clone()) {
             Ok(())
@@ -200,7 +200,7 @@ fn read_existing(
         return Err(failed(
             line,
             name,
-            &format!("is {}", paths::special_kind(&meta)),
+            &format!("is {}", location_paths::special_kind(&meta)),
         ));
     }
     let bytes =
@@ -314,7 +314,7 @@ fn not_found(hunk: &Hunk, old: &[&str], name: &str) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::file_tools::apply_patch::parse::parse;
+    use crate::file_tools::apply_patch::patch_syntax::parse;
 
     fn hunks(patch: &str) -> Vec<Hunk> {
         match parse(patch).unwrap().ops.remove(0) {

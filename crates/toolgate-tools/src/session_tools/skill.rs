@@ -15,7 +15,7 @@ use toolgate_core::{
     Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
 
-use super::ProcessToolsConfig;
+use super::SessionToolsConfig;
 
 /// How many supporting files are listed.
 const MAX_FILES: usize = 10;
@@ -70,7 +70,7 @@ pub struct SkillTool {
 
 impl SkillTool {
     /// A skill tool searching the project and `config.user_skills_dir`.
-    pub fn new(config: &ProcessToolsConfig) -> Self {
+    pub fn new(config: &SessionToolsConfig) -> Self {
         SkillTool {
             user_dir: config.user_skills_dir.clone(),
         }

@@ -18,7 +18,7 @@ use toolgate_core::{
     Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
 
-use super::ProcessToolsConfig;
+use super::WebToolsConfig;
 use super::html_text::to_text;
 use super::webfetch::http_client;
 
@@ -315,7 +315,7 @@ pub struct WebSearchTool {
 
 impl WebSearchTool {
     /// A websearch tool with `config.websearch`.
-    pub fn new(config: &ProcessToolsConfig) -> Self {
+    pub fn new(config: &WebToolsConfig) -> Self {
         WebSearchTool {
             config: config.websearch.clone(),
             client: Arc::new(OnceLock::new()),

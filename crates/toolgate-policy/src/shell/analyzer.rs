@@ -186,7 +186,7 @@ pub(crate) fn analyze_with_budget(
         redefined: HashSet::new(),
         paths: PathCache::default(),
         walk_cache: HashMap::new(),
-        walk_budget: super::paths::WALK_BUDGET,
+        walk_budget: super::command_paths::WALK_BUDGET,
         deadline: Instant::now() + budget,
         timed_out: false,
         in_fallback: false,

@@ -17,7 +17,7 @@ use toolgate_core::{
     Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
 
-use super::ProcessToolsConfig;
+use super::WebToolsConfig;
 use super::html_text::{to_markdown, to_text};
 use super::net_guard::{GuardedResolver, NetPolicy, Refused, Route, find_refusal};
 
@@ -118,7 +118,7 @@ pub struct WebFetchTool {
 
 impl WebFetchTool {
     /// A webfetch tool with the network settings of `config`.
-    pub fn new(config: &ProcessToolsConfig) -> Self {
+    pub fn new(config: &WebToolsConfig) -> Self {
         WebFetchTool {
             policy: NetPolicy::new(config.allow_private_network, &config.allowed_hosts),
             max_bytes: MAX_RESPONSE_BYTES,

@@ -5,7 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 use toolgate_core::{PermissionRequest, ResolvedPath, Risk};
 
-use super::walk::{Analyzer, Scope};
+use super::analyzer::{Analyzer, Scope};
 use super::words::Word;
 use crate::classify::{glob_match, is_assignment, path_risk, path_risk_in};
 

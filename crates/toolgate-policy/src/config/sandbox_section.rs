@@ -13,9 +13,8 @@
 use std::path::PathBuf;
 
 use toml::Spanned;
-use toml::de::DeValue;
 
-use super::raw::{FirstProblem, RawSandbox, Written};
+use super::raw::{FirstProblem, RawSandbox, Section, Written};
 use super::{ConfigError, Parser};
 use crate::rules::Layer;
 
@@ -58,13 +57,13 @@ pub struct SandboxConfig {
 impl Parser<'_> {
     pub(super) fn sandbox(
         &self,
-        value: &Spanned<DeValue<'_>>,
+        section: &Spanned<Section<RawSandbox>>,
     ) -> Result<SandboxConfig, ConfigError> {
-        let table = self.section_table(value, "sandbox", "write [sandbox] with mode = \"auto\"")?;
-        let written: RawSandbox = self.read(value)?;
+        let (written, keys) =
+            self.section_table(section, "sandbox", "write [sandbox] with mode = \"auto\"")?;
         let mut first = FirstProblem::new();
         self.unknown_keys(
-            table,
+            keys,
             RawSandbox::KEYS,
             "[sandbox]",
             "use mode, writable or allow_domains",

@@ -30,6 +30,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde::Deserialize;
+
+/// The maps of a built spec: keys are the spec's own words, built once per
+/// process and looked up on every decision, so a fast hasher pays.
+type FastMap<K, V> = foldhash::HashMap<K, V>;
 use toolgate_core::Risk;
 
 /// The spec files, one per family.
@@ -181,9 +185,9 @@ pub(crate) struct Spec {
     needs_sub: bool,
     bundled_first: bool,
     pub(crate) program: Option<Program>,
-    short: HashMap<char, Arc<OptSpec>>,
-    long: HashMap<String, Arc<OptSpec>>,
-    sub: HashMap<String, Arc<Spec>>,
+    short: FastMap<char, Arc<OptSpec>>,
+    long: FastMap<String, Arc<OptSpec>>,
+    sub: FastMap<String, Arc<Spec>>,
     /// Examples the tests hold the spec to.
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) read_examples: Vec<String>,
@@ -404,8 +408,8 @@ fn build(name: &str, text: SpecText) -> Result<Spec, String> {
         Some("jq") => Some(Program::Jq),
         Some(other) => return Err(format!("unknown program `{other}`")),
     };
-    let mut short = HashMap::new();
-    let mut long = HashMap::new();
+    let mut short = FastMap::default();
+    let mut long = FastMap::default();
     for line in &text.options {
         let (aliases, opt) = parse_option(line)?;
         let opt = Arc::new(opt);
@@ -425,7 +429,7 @@ fn build(name: &str, text: SpecText) -> Result<Spec, String> {
             }
         }
     }
-    let mut sub = HashMap::new();
+    let mut sub = FastMap::default();
     for (sub_name, entry) in text.sub {
         let names = if entry.names.is_empty() {
             vec![sub_name.clone()]

@@ -13,7 +13,7 @@ use toolgate_core::{
     Content, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
 
-use super::ProcessToolsConfig;
+use super::SessionToolsConfig;
 
 /// The most todos one list may hold.
 const MAX_TODOS: usize = 200;
@@ -90,7 +90,7 @@ pub struct TodoWriteTool {
 
 impl TodoWriteTool {
     /// A todowrite tool storing lists under `config.data_dir/todos`.
-    pub fn new(config: &ProcessToolsConfig) -> Self {
+    pub fn new(config: &SessionToolsConfig) -> Self {
         TodoWriteTool {
             dir: config.data_dir.join("todos"),
         }

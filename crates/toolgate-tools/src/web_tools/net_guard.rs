@@ -17,7 +17,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 /// Why `ip` must not be fetched, or `None` for a public address.
 ///
 /// ```
-/// use toolgate_tools::process_tools::forbidden_reason;
+/// use toolgate_tools::web_tools::forbidden_reason;
 /// assert_eq!(forbidden_reason("10.1.2.3".parse().unwrap()), Some("private"));
 /// assert_eq!(forbidden_reason("::ffff:127.0.0.1".parse().unwrap()), Some("loopback"));
 /// assert_eq!(forbidden_reason("93.184.216.34".parse().unwrap()), None);

@@ -14,7 +14,7 @@ use toolgate_core::{
     ToolError, ToolTraits,
 };
 
-use super::ProcessToolsConfig;
+use super::SessionToolsConfig;
 
 const MAX_QUESTIONS: usize = 20;
 const MAX_OPTIONS: usize = 20;
@@ -98,7 +98,7 @@ impl std::fmt::Debug for QuestionTool {
 
 impl QuestionTool {
     /// A question tool using `config.question`.
-    pub fn new(config: &ProcessToolsConfig) -> Self {
+    pub fn new(config: &SessionToolsConfig) -> Self {
         QuestionTool {
             channel: config.question.clone(),
         }

@@ -32,7 +32,7 @@ pub async fn page_handler(State(app): State<Arc<App>>) -> Html<String> {
         section id="questions-section" hidden[questions.is_empty()] {
             h2 { "Questions from the model" }
             div id="questions" {
-                @for q in &questions { (super::questions::card_markup(q)) }
+                @for q in &questions { (super::questions_page::card_markup(q)) }
             }
         }
         div id="pending" {
@@ -86,7 +86,7 @@ pub async fn events_handler(
                         "id": q.id,
                         "session_id": q.session_id,
                         "call_id": q.call_id,
-                        "html": super::questions::card(q),
+                        "html": super::questions_page::card(q),
                     })
                 })
                 .collect();
