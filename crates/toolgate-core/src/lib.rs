@@ -37,6 +37,8 @@ pub mod protected;
 pub mod registry;
 pub mod risk;
 pub mod secret_env;
+#[cfg(feature = "test-util")]
+pub mod test_util;
 pub mod tool;
 
 pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, bound};

@@ -3,10 +3,8 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
-use common::DirSpill;
 use serde_json::json;
+use toolgate_core::test_util::DirSpill;
 use toolgate_core::*;
 
 fn out(text: &str) -> ToolOutput {

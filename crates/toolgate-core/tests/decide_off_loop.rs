@@ -5,79 +5,35 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::test_util::*;
 use toolgate_core::*;
-
-/// Allows everything; the decision of the call with id `slow` does not return
-/// until the call with id `fast` has completed (or, so that a broken pipeline
-/// fails instead of hanging, until a generous limit passes).
-struct HeldGate {
-    fast_done: Mutex<mpsc::Receiver<()>>,
-}
 
 /// Only there so a regression fails the test rather than hanging it; no
 /// assertion depends on it.
 const HANG_GUARD: Duration = Duration::from_secs(20);
 
-#[async_trait]
-impl Gate for HeldGate {
-    fn evaluate(
-        &self,
-        call: &GateCall<'_>,
-        requests: Vec<PermissionRequest>,
-    ) -> Result<Vec<Judged>, GateError> {
+/// Allows everything; the decision of the call with id `slow` does not return
+/// until the call with id `fast` has completed (or, so that a broken pipeline
+/// fails instead of hanging, until a generous limit passes).
+fn held_gate(fast_done: mpsc::Receiver<()>) -> Arc<ScriptedGate> {
+    let fast_done = Mutex::new(fast_done);
+    ScriptedGate::allowing_once(move |call| {
         if call.call_id == "slow" {
             // Blocks its thread, as a long analysis does.
-            let _ = self.fast_done.lock().unwrap().recv_timeout(HANG_GUARD);
+            let _ = fast_done.lock().unwrap().recv_timeout(HANG_GUARD);
         }
-        Ok(requests
-            .into_iter()
-            .map(|r| Judged {
-                decision: Decision::new(Effect::Allow, r.risk, DecisionSource::Rule, "held"),
-                request: r,
-            })
-            .collect())
-    }
-
-    async fn resolve(
-        &self,
-        _call: &GateCall<'_>,
-        judged: &[Judged],
-        _cancel: &CancellationToken,
-    ) -> Result<Vec<Decision>, GateError> {
-        Ok(judged.iter().map(|j| j.decision.clone()).collect())
-    }
+    })
 }
 
-struct PanickingGate;
-
-#[async_trait]
-impl Gate for PanickingGate {
-    fn evaluate(
-        &self,
-        _call: &GateCall<'_>,
-        _requests: Vec<PermissionRequest>,
-    ) -> Result<Vec<Judged>, GateError> {
-        panic!("the analysis blew up");
-    }
-
-    async fn resolve(
-        &self,
-        _call: &GateCall<'_>,
-        _judged: &[Judged],
-        _cancel: &CancellationToken,
-    ) -> Result<Vec<Decision>, GateError> {
-        unreachable!("never judged")
-    }
+/// A gate whose analysis panics before it decides anything.
+fn panicking_gate() -> Arc<ScriptedGate> {
+    ScriptedGate::allowing_once(|_| panic!("the analysis blew up"))
 }
 
 fn engine(gate: Arc<dyn Gate>, dir: &tempfile::TempDir) -> (Engine, Registry, Arc<MemorySink>) {
@@ -96,9 +52,7 @@ fn engine(gate: Arc<dyn Gate>, dir: &tempfile::TempDir) -> (Engine, Registry, Ar
 async fn a_slow_decision_does_not_delay_another_call_on_one_thread() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, rx) = mpsc::channel();
-    let gate = Arc::new(HeldGate {
-        fast_done: Mutex::new(rx),
-    });
+    let gate = held_gate(rx);
     let (engine, process, _sink) = engine(gate, &dir);
     let (echo, _runs) = Echo::new("e");
     let _g = process.register("echo", echo).unwrap();
@@ -139,7 +93,7 @@ async fn a_slow_decision_does_not_delay_another_call_on_one_thread() {
 async fn call_through_a_panicking_gate(
     dir: &tempfile::TempDir,
 ) -> (CallError, Arc<std::sync::Mutex<usize>>, Arc<MemorySink>) {
-    let (engine, process, sink) = engine(Arc::new(PanickingGate), dir);
+    let (engine, process, sink) = engine(panicking_gate(), dir);
     let (echo, runs) = Echo::new("e");
     let _g = process.register("echo", echo).unwrap();
     let catalogue = engine.materialize();

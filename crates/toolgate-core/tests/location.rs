@@ -7,27 +7,25 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use toolgate_core::location::{EntryKind, FileSystem, PathLookup};
+use toolgate_core::test_util::TempWorkspace;
 use toolgate_core::{Location, PathError};
 
 struct Fx {
-    _dir: tempfile::TempDir,
+    _tmp: TempWorkspace,
     ws: PathBuf,
     outside: PathBuf,
     loc: Location,
 }
 
 fn fx() -> Fx {
-    let dir = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(dir.path()).unwrap();
-    let ws = base.join("ws");
-    let outside = base.join("outside");
+    let tmp = TempWorkspace::new();
+    let (ws, outside) = (tmp.ws(), tmp.base().join("outside"));
     std::fs::create_dir_all(ws.join("src/deep")).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(ws.join("src/a.rs"), "fn main() {}").unwrap();
-    std::fs::write(outside.join("secret.txt"), "s").unwrap();
+    tmp.write(ws.join("src/a.rs"), "fn main() {}");
+    tmp.write(outside.join("secret.txt"), "s");
     let loc = Location::new(&ws).unwrap();
     Fx {
-        _dir: dir,
+        _tmp: tmp,
         ws,
         outside,
         loc,

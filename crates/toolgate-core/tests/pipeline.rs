@@ -4,21 +4,19 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::test_util::*;
 use toolgate_core::*;
 
 struct Fixture {
     engine: Engine,
     sink: Arc<MemorySink>,
     location: Arc<Location>,
-    _dir: tempfile::TempDir,
+    _ws: TempWorkspace,
     process: Registry,
 }
 
@@ -32,22 +30,20 @@ impl Fixture {
 }
 
 fn fixture(gate: Arc<dyn Gate>) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let ws = TempWorkspace::new();
     let sink = Arc::new(MemorySink::default());
     let process = Registry::new();
     let engine = Engine::new(
         ToolSet::new(process.clone(), Registry::new()),
         gate,
         sink.clone(),
-        Arc::new(DirSpill(dir.path().join("data"))),
+        Arc::new(DirSpill(ws.data())),
     );
     Fixture {
         engine,
         sink,
-        location: Arc::new(Location::new(&ws).unwrap()),
-        _dir: dir,
+        location: ws.location(),
+        _ws: ws,
         process,
     }
 }
@@ -117,14 +113,7 @@ async fn ask_answered_allow_runs_and_reject_with_message_reaches_the_model() {
     assert_eq!(events[1].payload.decision, Some(Effect::Allow));
     assert_eq!(events[1].payload.sourced_from, Some(DecisionSource::User));
 
-    let gate = Arc::new(ScriptedGate {
-        effect: Effect::Ask,
-        source: DecisionSource::Rule,
-        answer: Effect::Deny,
-        feedback: Some("use the staging branch".into()),
-        asked: Default::default(),
-        during_ask: None,
-    });
+    let gate = ScriptedGate::answering_with(Effect::Ask, Effect::Deny, "use the staging branch");
     let f = fixture(gate);
     let (echo, runs) = Echo::new("v1");
     let _g = f.process.register("echo", echo).unwrap();
@@ -429,9 +418,7 @@ impl Tool for PathReader {
     }
     async fn execute(&self, _: PathIn, _: ToolContext) -> Result<EchoOut, ToolError> {
         *self.runs.lock().unwrap() += 1;
-        Ok(EchoOut {
-            text: "read".into(),
-        })
+        Ok(EchoOut::new("read"))
     }
     fn project(&self, o: &EchoOut) -> Vec<Content> {
         vec![Content::text(o.text.clone())]

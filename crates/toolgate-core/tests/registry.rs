@@ -3,13 +3,11 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::sync::Arc;
 
-use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::test_util::*;
 use toolgate_core::*;
 
 fn engine(tools: ToolSet) -> (Engine, Arc<MemorySink>, tempfile::TempDir) {

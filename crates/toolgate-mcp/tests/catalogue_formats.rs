@@ -2,10 +2,8 @@
 //! Anthropic. Moved from core with its assertions when the converters left it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)] // the shared fixtures; this test uses only the echo tool
-mod common;
-
 use serde_json::json;
+use toolgate_core::test_util::Echo;
 use toolgate_core::{Registry, ToolSet};
 use toolgate_mcp::convert::mcp_tools;
 use toolgate_mcp::model_api_tools::{anthropic_tools, openai_tools};
@@ -13,7 +11,7 @@ use toolgate_mcp::model_api_tools::{anthropic_tools, openai_tools};
 #[test]
 fn catalogue_exports_three_formats() {
     let process = Registry::new();
-    let _echo = process.register("echo", common::Echo).unwrap();
+    let _echo = process.register("echo", Echo::plain()).unwrap();
     let cat = ToolSet::new(process, Registry::new()).materialize(|_| true);
     let mcp = serde_json::to_value(mcp_tools(&cat)).unwrap();
     assert_eq!(mcp[0]["name"], "echo");

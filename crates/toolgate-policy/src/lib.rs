@@ -49,4 +49,6 @@ pub mod policy;
 pub mod repo_config;
 pub mod rules;
 pub mod shell;
+#[cfg(feature = "test-util")]
+pub mod test_util;
 pub mod trust;

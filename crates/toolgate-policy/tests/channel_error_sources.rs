@@ -14,6 +14,7 @@ use toolgate_core::Failure;
 use toolgate_policy::approvals::{
     Answer, ApprovalChannel, AskPrompt, ChannelError, FirstAnswer, InOrder,
 };
+use toolgate_policy::test_util::{Nobody, ask_prompt};
 
 /// Fails by reading a file that is not there, as a channel whose state file
 /// went missing would.
@@ -28,27 +29,9 @@ impl ApprovalChannel for Broken {
     }
 }
 
-/// Nobody to ask.
-struct Nobody;
-
-#[async_trait]
-impl ApprovalChannel for Nobody {
-    async fn ask(&self, _prompt: &AskPrompt) -> Result<Answer, ChannelError> {
-        Err(ChannelError::Unavailable("no terminal".into()))
-    }
-}
-
+/// An ask the channels here never read.
 fn prompt() -> AskPrompt {
-    AskPrompt {
-        session_id: "s".into(),
-        call_id: "c".into(),
-        tool: "bash".into(),
-        items: Vec::new(),
-        offer_session: true,
-        offer_always: true,
-        timeout_ms: 1000,
-        preview: None,
-    }
+    ask_prompt("c", "bash")
 }
 
 /// The first cause of `err` (itself included) that is an `io::Error`.

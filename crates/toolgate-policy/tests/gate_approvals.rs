@@ -22,6 +22,7 @@ use toolgate_policy::approvals::{
 use toolgate_policy::gate::PolicyGate;
 use toolgate_policy::policy::{Policy, PolicySources};
 use toolgate_policy::rules::Layer;
+use toolgate_policy::test_util::Nobody;
 
 /// A real in-memory implementation of the approvals port, deduplicating like the
 /// SQLite one must.
@@ -581,17 +582,10 @@ async fn reload_keeps_the_last_valid_policy() {
 
 #[tokio::test]
 async fn channel_failure_denies() {
-    struct Broken;
-    #[async_trait]
-    impl ApprovalChannel for Broken {
-        async fn ask(&self, _: &AskPrompt) -> Result<Answer, ChannelError> {
-            Err(ChannelError::Unavailable("no terminal".into()))
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     let loc = Location::new(dir.path()).unwrap();
     let policy = Policy::from_texts(loc.root(), Path::new("/home/u"), &[], None).unwrap();
-    let gate = PolicyGate::new(policy, Arc::new(MemoryStore::default()), Arc::new(Broken));
+    let gate = PolicyGate::new(policy, Arc::new(MemoryStore::default()), Arc::new(Nobody));
     let input = json!({});
     let finals =
         evaluate_and_resolve(&gate, &call(&loc, "s", &input), vec![net_req("docs.rs")]).await;

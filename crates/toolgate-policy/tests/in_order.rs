@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use toolgate_policy::approvals::{
     Answer, ApprovalChannel, AskPrompt, ChannelError, FirstAnswer, InOrder,
 };
+use toolgate_policy::test_util::ask_prompt;
 
 /// What happened to one channel's question.
 #[derive(Debug, Default)]
@@ -68,17 +69,9 @@ fn unavailable() -> Result<Answer, ChannelError> {
     Err(ChannelError::Unavailable("no terminal".into()))
 }
 
+/// An ask the channels here never read.
 fn prompt() -> AskPrompt {
-    AskPrompt {
-        session_id: "s".into(),
-        call_id: "c".into(),
-        tool: "bash".into(),
-        items: Vec::new(),
-        offer_session: true,
-        offer_always: true,
-        timeout_ms: 1000,
-        preview: None,
-    }
+    ask_prompt("c", "bash")
 }
 
 const LONG: Duration = Duration::from_secs(30);

@@ -10,6 +10,7 @@ mod intent;
 
 use intent::builtin_intent;
 use serde_json::{Value, json};
+use toolgate_core::test_util::TempWorkspace;
 use toolgate_core::{DecisionSource, Effect, Location};
 use toolgate_policy::check::{CheckOutcome, check};
 use toolgate_policy::config::Mode;
@@ -18,24 +19,21 @@ use toolgate_policy::rules::Layer;
 use toolgate_policy::trust::TrustStore;
 
 struct Ws {
-    _dir: tempfile::TempDir,
+    _tmp: TempWorkspace,
     loc: Location,
     home: std::path::PathBuf,
 }
 
 fn ws() -> Ws {
-    let dir = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(dir.path()).unwrap();
-    let root = base.join("ws");
-    let home = base.join("home");
-    std::fs::create_dir_all(root.join("src")).unwrap();
+    let tmp = TempWorkspace::new();
+    let (root, home) = (tmp.ws(), tmp.home());
     std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::write(root.join("src/a.rs"), "x").unwrap();
-    std::fs::write(root.join("a"), "x").unwrap();
+    tmp.write(root.join("src/a.rs"), "x");
+    tmp.write(root.join("a"), "x");
     let loc = Location::new(&root).unwrap();
     Ws {
-        _dir: dir,
+        _tmp: tmp,
         loc,
         home,
     }

@@ -72,6 +72,8 @@ pub mod masks;
 pub mod proxy;
 mod sandbox_spec;
 pub mod seccomp;
+#[cfg(feature = "test-util")]
+pub mod test_util;
 
 pub use child::{CHILD_ARG, run_if_requested};
 pub use detect::{Support, detect, detect_cached, landlock_abi};

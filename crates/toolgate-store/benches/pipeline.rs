@@ -1,5 +1,5 @@
 //! The full settle pipeline (`toolgate_core::Engine::settle`) with this crate's
-//! stores: a trivial tool, a bench-local gate that allows everything, the
+//! stores: a trivial tool (the shared echo), a gate that allows everything, the
 //! `SpillStore` and the `EventLog` (Durability::Normal) in a tempdir.
 //!
 //! - `per_call/event_log` vs `per_call/discard_sink`: the cost of one allowed
@@ -23,84 +23,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use toolgate_core::{
-    CallIdentity, CallRequest, Catalogue, Decision, DecisionSource, Effect, Engine, Event,
-    EventAck, EventSink, Gate, GateCall, GateError, Judged, Location, PermissionRequest, Registry,
-    Risk, Tool, ToolContext, ToolError, ToolSet,
-};
+use toolgate_core::test_util::{DiscardSink, Echo, ScriptedGate, call};
+use toolgate_core::{CallRequest, Catalogue, Engine, EventSink, Location, Registry, ToolSet};
 use toolgate_store::canonical::{
     GENESIS_HASH, HashInput, LogFormat, format1, stored_and_hashed_payload,
 };
 use toolgate_store::{Durability, EventLog, SpillStore};
-
-struct Echo;
-
-#[derive(Deserialize, JsonSchema)]
-struct EchoIn {
-    text: String,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct EchoOut {
-    text: String,
-}
-
-impl Tool for Echo {
-    type Input = EchoIn;
-    type Output = EchoOut;
-    fn description(&self) -> String {
-        "Repeats its input.".into()
-    }
-    fn intent(&self, _: &EchoIn, _: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
-        Ok(vec![PermissionRequest::new("echo", "*", Risk::Read)])
-    }
-    async fn execute(&self, input: EchoIn, _: ToolContext) -> Result<EchoOut, ToolError> {
-        Ok(EchoOut { text: input.text })
-    }
-}
-
-/// Allows everything; for this benchmark only.
-struct AllowAll;
-
-#[async_trait]
-impl Gate for AllowAll {
-    fn evaluate(
-        &self,
-        _: &GateCall<'_>,
-        requests: Vec<PermissionRequest>,
-    ) -> Result<Vec<Judged>, GateError> {
-        Ok(requests
-            .into_iter()
-            .map(|request| Judged {
-                decision: Decision::new(Effect::Allow, request.risk, DecisionSource::Rule, "bench"),
-                request,
-            })
-            .collect())
-    }
-    async fn resolve(
-        &self,
-        _: &GateCall<'_>,
-        judged: &[Judged],
-        _: &CancellationToken,
-    ) -> Result<Vec<Decision>, GateError> {
-        Ok(judged.iter().map(|j| j.decision.clone()).collect())
-    }
-}
-
-/// Acknowledges every event at once and keeps nothing.
-struct Discard;
-
-impl EventSink for Discard {
-    fn submit(&self, _: Event) -> EventAck {
-        Box::pin(async { Ok(0) })
-    }
-}
 
 struct Setup {
     engine: Engine,
@@ -115,13 +46,13 @@ fn setup(log: bool) -> Setup {
     let sink: Arc<dyn EventSink> = if log {
         Arc::new(EventLog::open(dir.path().join("events.db"), Durability::Normal).unwrap())
     } else {
-        Arc::new(Discard)
+        Arc::new(DiscardSink)
     };
     let tools = ToolSet::new(Registry::new(), Registry::new());
-    let registration = tools.process().register("echo", Echo).unwrap();
+    let registration = tools.process().register("echo", Echo::plain()).unwrap();
     let engine = Engine::new(
         tools,
-        Arc::new(AllowAll),
+        ScriptedGate::allow_all(),
         sink,
         Arc::new(SpillStore::new(dir.path())),
     );
@@ -136,23 +67,15 @@ fn setup(log: bool) -> Setup {
     }
 }
 
-fn call(n: u64) -> CallRequest {
-    CallRequest {
-        name: "echo".into(),
-        input: json!({"text": "hello"}),
-        identity: CallIdentity {
-            session_id: "bench".into(),
-            call_id: format!("call-{n}"),
-            ..CallIdentity::default()
-        },
-    }
+fn echo_call(n: u64) -> CallRequest {
+    call("echo", json!({"text": "hello"}), &format!("call-{n}"))
 }
 
 async fn one(s: &Setup, n: u64) {
     s.engine
         .settle(
             &s.catalogue,
-            call(n),
+            echo_call(n),
             Arc::clone(&s.location),
             CancellationToken::new(),
         )

@@ -7,110 +7,36 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use toolgate_core::{
-    CallError, CallIdentity, CallRequest, Decision, DecisionSource, Effect, Engine, EventKind,
-    EventSink, Gate, GateCall, GateError, Judged, Location, PermissionRequest, Registry, Risk,
-    Tool, ToolContext, ToolError, ToolSet,
-};
+use toolgate_core::test_util::{Echo, ScriptedGate, Sleeper, call};
+use toolgate_core::{CallError, Engine, EventKind, EventSink, Location, Registry, ToolSet};
 use toolgate_store::{Durability, EventFilter, EventLog, EventReader, SpillStore, verify};
 
-struct Repeat;
-
-#[derive(Deserialize, JsonSchema)]
-struct RepeatIn {
-    line: String,
-    times: usize,
-    #[serde(default)]
-    hang: bool,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct RepeatOut {
-    line: String,
-    lines: usize,
-}
-
-impl Tool for Repeat {
-    type Input = RepeatIn;
-    type Output = RepeatOut;
-    fn description(&self) -> String {
-        "Prints a line many times.".into()
-    }
-    fn intent(&self, _: &RepeatIn, _: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
-        Ok(vec![PermissionRequest::new("repeat", "*", Risk::Read)])
-    }
-    async fn execute(&self, input: RepeatIn, _: ToolContext) -> Result<RepeatOut, ToolError> {
-        if input.hang {
-            std::future::pending::<()>().await;
-        }
-        Ok(RepeatOut {
-            line: input.line,
-            lines: input.times,
-        })
-    }
-    fn project(&self, out: &RepeatOut) -> Vec<toolgate_core::Content> {
-        vec![toolgate_core::Content::text(
-            format!("{}\n", out.line).repeat(out.lines),
-        )]
-    }
-}
-
-struct AllowAll;
-
-#[async_trait]
-impl Gate for AllowAll {
-    fn evaluate(
-        &self,
-        _: &GateCall<'_>,
-        requests: Vec<PermissionRequest>,
-    ) -> Result<Vec<Judged>, GateError> {
-        Ok(requests
-            .into_iter()
-            .map(|request| Judged {
-                decision: Decision::new(Effect::Allow, request.risk, DecisionSource::Rule, "test"),
-                request,
-            })
-            .collect())
-    }
-    async fn resolve(
-        &self,
-        _: &GateCall<'_>,
-        judged: &[Judged],
-        _: &CancellationToken,
-    ) -> Result<Vec<Decision>, GateError> {
-        Ok(judged.iter().map(|j| j.decision.clone()).collect())
-    }
-}
-
-fn call(id: &str, input: serde_json::Value) -> CallRequest {
-    CallRequest {
-        name: "repeat".into(),
-        input,
-        identity: CallIdentity {
-            session_id: "s1".into(),
-            call_id: id.into(),
-            ..CallIdentity::default()
-        },
-    }
-}
-
-fn engine(data: &std::path::Path, log: Arc<EventLog>) -> (Engine, toolgate_core::Registration) {
+/// An engine that allows everything, on `log` and a spill store in `data`,
+/// with an `echo` (whose repeated text is long enough to spill) and a `sleep`
+/// that only ends when its call is dropped.
+fn engine(
+    data: &std::path::Path,
+    log: Arc<EventLog>,
+) -> (Engine, Vec<toolgate_core::Registration>) {
     let tools = ToolSet::new(Registry::new(), Registry::new());
-    let reg = tools.process().register("repeat", Repeat).unwrap();
+    let regs = vec![
+        tools.process().register("echo", Echo::plain()).unwrap(),
+        tools
+            .process()
+            .register("sleep", Sleeper { stubborn: true })
+            .unwrap(),
+    ];
     let sink: Arc<dyn EventSink> = log;
     (
         Engine::new(
             tools,
-            Arc::new(AllowAll),
+            ScriptedGate::allow_all(),
             sink,
             Arc::new(SpillStore::new(data)),
         ),
-        reg,
+        regs,
     )
 }
 
@@ -124,7 +50,7 @@ async fn a_call_leaves_its_steps_in_order_and_its_spill_on_disk() {
     let result = engine
         .settle(
             &cat,
-            call("c1", json!({"line": "x", "times": 5000})),
+            call("echo", json!({"text": "x\n", "repeat": 5000}), "c1"),
             location,
             CancellationToken::new(),
         )
@@ -165,7 +91,7 @@ async fn a_dropped_call_still_records_tool_failed() {
     let cat = engine.materialize();
     let fut = engine.settle(
         &cat,
-        call("hang", json!({"line": "x", "times": 1, "hang": true})),
+        call("sleep", json!({}), "hang"),
         location,
         CancellationToken::new(),
     );
@@ -196,7 +122,7 @@ async fn a_failing_spill_fails_the_call_and_is_logged() {
     let err = engine
         .settle(
             &cat,
-            call("big", json!({"line": "x", "times": 5000})),
+            call("echo", json!({"text": "x\n", "repeat": 5000}), "big"),
             location,
             CancellationToken::new(),
         )

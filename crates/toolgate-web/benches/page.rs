@@ -13,7 +13,8 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::future::join_all;
 use toolgate_core::{Effect, Event, EventKind, EventPayload, EventSink, Risk};
-use toolgate_policy::approvals::{ApprovalChannel, AskItem, AskPrompt};
+use toolgate_policy::approvals::{ApprovalChannel, AskPrompt};
+use toolgate_policy::test_util::ask_about;
 use toolgate_store::{Durability, EventLog, LogQuery, SqliteApprovals};
 use toolgate_web::{WebApprovals, WebState, serve_standalone};
 
@@ -42,20 +43,17 @@ fn event(i: usize) -> Event {
 }
 
 fn prompt(i: usize) -> AskPrompt {
+    let resource = format!("cargo test -p crate{i}");
     AskPrompt {
         session_id: "bench".into(),
-        call_id: format!("ask{i}"),
-        tool: "bash".into(),
-        items: vec![AskItem {
-            action: "bash".into(),
-            resource: format!("cargo test -p crate{i}"),
-            risk: Risk::Execute,
-            reason: "runs a program".into(),
-        }],
-        offer_session: true,
-        offer_always: true,
         timeout_ms: 600_000,
-        preview: None,
+        ..ask_about(
+            &format!("ask{i}"),
+            "bash",
+            Risk::Execute,
+            &resource,
+            "runs a program",
+        )
     }
 }
 

@@ -22,7 +22,8 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
 use toolgate_core::{Preview, PreviewBody, Risk};
-use toolgate_policy::approvals::{Answer, ApprovalChannel, AskItem, AskPrompt, ChannelError};
+use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
+use toolgate_policy::test_util::ask_about;
 use toolgate_store::{LogQuery, SqliteApprovals};
 use toolgate_web::{
     PageQuestion, QuestionReply, WebApprovals, WebState, new_token, page_url, serve_standalone,
@@ -139,25 +140,18 @@ fn missing_browser() -> Option<String> {
 }
 
 fn prompt(call_id: &str, tool: &str, risk: Risk, resource: &str) -> AskPrompt {
+    let reason = match risk {
+        Risk::Destructive => "deletes files recursively; asked every time",
+        Risk::Network => "talks to the network",
+        Risk::Write => "changes a file in the workspace",
+        _ => "runs a program",
+    };
     AskPrompt {
         session_id: "s-browser".into(),
-        call_id: call_id.into(),
-        tool: tool.into(),
-        items: vec![AskItem {
-            action: tool.into(),
-            resource: resource.into(),
-            risk,
-            reason: match risk {
-                Risk::Destructive => "deletes files recursively; asked every time".into(),
-                Risk::Network => "talks to the network".into(),
-                Risk::Write => "changes a file in the workspace".into(),
-                _ => "runs a program".into(),
-            },
-        }],
         offer_session: risk != Risk::Destructive,
         offer_always: risk != Risk::Destructive,
         timeout_ms: 300_000,
-        preview: None,
+        ..ask_about(call_id, tool, risk, resource, reason)
     }
 }
 

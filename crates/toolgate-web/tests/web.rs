@@ -14,9 +14,8 @@ use tokio::task::JoinHandle;
 use toolgate_core::{
     Effect, Event, EventKind, EventPayload, EventSink, Preview, PreviewBody, Risk,
 };
-use toolgate_policy::approvals::{
-    Answer, ApprovalChannel, ApprovalStore, AskItem, AskPrompt, ChannelError,
-};
+use toolgate_policy::approvals::{Answer, ApprovalChannel, ApprovalStore, AskPrompt, ChannelError};
+use toolgate_policy::test_util::ask_about;
 use toolgate_store::{Durability, EventLog, LogQuery, SqliteApprovals};
 use toolgate_web::{
     MAX_ANSWER_CHARS, PageQuestion, QuestionReply, WebApprovals, WebError, WebState, new_token,
@@ -173,21 +172,13 @@ impl Page {
 }
 
 fn prompt(call_id: &str, tool: &str, risk: Risk, resource: &str) -> AskPrompt {
-    AskPrompt {
-        session_id: "s1".into(),
-        call_id: call_id.into(),
-        tool: tool.into(),
-        items: vec![AskItem {
-            action: tool.into(),
-            resource: resource.into(),
-            risk,
-            reason: format!("{risk} needs a person"),
-        }],
-        offer_session: true,
-        offer_always: true,
-        timeout_ms: 60_000,
-        preview: None,
-    }
+    ask_about(
+        call_id,
+        tool,
+        risk,
+        resource,
+        format!("{risk} needs a person"),
+    )
 }
 
 async fn resolved(task: JoinHandle<Result<Answer, ChannelError>>) -> Answer {

@@ -4,46 +4,22 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-struct Env {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    data: PathBuf,
-    home: PathBuf,
-}
+use support::cli_env::{CliEnv as Env, isolate};
 
 fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(dir.path()).unwrap();
-    let ws = base.join("ws");
-    let home = base.join("home");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(ws.join("a.txt"), "hello\nworld\n").unwrap();
-    Env {
-        _dir: dir,
-        data: base.join("data"),
-        ws,
-        home,
-    }
+    let e = Env::new();
+    e.write(e.ws.join("a.txt"), "hello\nworld\n");
+    e
 }
 
 fn toolgate(e: &Env, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(&e.ws)
-        .env("TOOLGATE_DATA_DIR", &e.data)
-        .env("HOME", &e.home)
-        .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+    e.command(args).output().unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -491,12 +467,8 @@ struct Mcp {
 impl Mcp {
     fn start(e: &Env) -> Mcp {
         use std::process::Stdio;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["mcp"])
-            .current_dir(&e.ws)
-            .env("TOOLGATE_DATA_DIR", &e.data)
-            .env("HOME", &e.home)
-            .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
+        let mut child = e
+            .command(&["mcp"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -591,11 +563,8 @@ fn log_follow_prints_new_events_as_they_arrive() {
             .status
             .success()
     );
-    let mut follower = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["log", "--follow", "--json"])
-        .current_dir(&e.ws)
-        .env("TOOLGATE_DATA_DIR", &e.data)
-        .env("HOME", &e.home)
+    let mut follower = e
+        .command(&["log", "--follow", "--json"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -887,19 +856,16 @@ fn mcp_on_a_terminal_says_it_waits_for_a_client() {
     let bin = env!("CARGO_BIN_EXE_toolgate");
     // `script` gives the command a pseudo-terminal; its own stdin is at end of
     // file, which reaches toolgate as Ctrl-D, so the server stops at once.
-    let out = Command::new("script")
+    let mut script = Command::new("script");
+    script
         .args([
             "-qec",
             &format!("{bin} mcp --root {}", e.ws.display()),
             "/dev/null",
         ])
         .current_dir(&e.ws)
-        .env("TOOLGATE_DATA_DIR", &e.data)
-        .env("HOME", &e.home)
-        .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .stdin(std::process::Stdio::null());
+    let out = isolate(&mut script, &e.data, &e.home).output().unwrap();
     let seen = stdout(&out);
     assert!(
         seen.contains("waiting for an MCP client on stdin"),

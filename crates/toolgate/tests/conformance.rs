@@ -124,6 +124,8 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
 
 mod conformance_support;
 use conformance_support::{Suite, checks, text};
+mod support;
+use support::cli_env::CliEnv;
 
 /// The suite's CLI, run in `cwd`.
 fn suite_command(suite: &Suite, cwd: &Path) -> Command {
@@ -151,28 +153,17 @@ fn server_scenarios(suite: &Suite, cwd: &Path) -> Vec<String> {
 struct Server {
     child: Child,
     url: String,
-    _dir: tempfile::TempDir,
+    _env: CliEnv,
 }
 
 impl Server {
     fn start() -> Server {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        let (ws, home) = (base.join("ws"), base.join("home"));
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(ws.join("a.txt"), "hello\n").unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--no-auth", "--root"])
-            .arg(&ws)
-            .current_dir(&ws)
-            .env("TOOLGATE_DATA_DIR", base.join("data"))
-            .env("HOME", &home)
-            .env("TOOLGATE_MANAGED_CONFIG", home.join("no-managed.toml"))
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("XDG_CONFIG_HOME")
+        let e = CliEnv::new();
+        e.write(e.ws.join("a.txt"), "hello\n");
+        let mut child = e
+            .command(&["serve", "--listen", "127.0.0.1:0", "--no-auth", "--root"])
+            .arg(&e.ws)
             .env_remove("TOOLGATE_SERVE_TOKEN")
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -203,7 +194,7 @@ impl Server {
         Server {
             child,
             url,
-            _dir: dir,
+            _env: e,
         }
     }
 }

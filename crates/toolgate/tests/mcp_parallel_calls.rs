@@ -13,26 +13,20 @@ use serde_json::json;
 use toolgate_core::EventKind;
 use toolgate_store::{EventFilter, EventReader, verify};
 
-#[path = "support/stdio_mcp.rs"]
-mod stdio_mcp;
-use stdio_mcp::StdioMcp;
+mod support;
+use support::cli_env::CliEnv;
+use support::stdio_mcp::StdioMcp;
 
 const IN_FLIGHT: usize = 8;
 
 #[test]
 fn eight_calls_in_flight_all_complete_and_each_is_logged_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(dir.path()).unwrap();
-    let ws = base.join("ws");
-    let home = base.join("home");
-    let data = base.join("data");
-    std::fs::create_dir_all(ws.join("dir")).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
+    let e = CliEnv::new();
     for i in 0..IN_FLIGHT {
-        std::fs::write(ws.join(format!("f{i}.txt")), format!("content {i}\n")).unwrap();
-        std::fs::write(ws.join(format!("dir/e{i}.txt")), "x").unwrap();
+        e.write(e.ws.join(format!("f{i}.txt")), &format!("content {i}\n"));
+        e.write(e.ws.join(format!("dir/e{i}.txt")), "x");
     }
-    let mut server = StdioMcp::start(&ws, &data, &home, &[], "parallel-test");
+    let mut server = StdioMcp::start(&e.ws, &e.data, &e.home, &[], "parallel-test");
 
     // Reads and lists mixed, all sent before any answer is read.
     let mut expected = HashMap::new();
@@ -63,7 +57,7 @@ fn eight_calls_in_flight_all_complete_and_each_is_logged_in_order() {
     let status = server.close();
     assert!(status.success(), "{status}");
 
-    let log = data.join("audit.db");
+    let log = e.data.join("audit.db");
     let report = verify(&log).unwrap();
     assert!(report.is_ok(), "{report:?}");
     let events = EventReader::open(&log)

@@ -12,25 +12,20 @@ use std::ffi::OsStr;
 
 use serde_json::json;
 
-#[path = "support/stdio_mcp.rs"]
-mod stdio_mcp;
-use stdio_mcp::StdioMcp;
+mod support;
+use support::cli_env::CliEnv;
+use support::stdio_mcp::StdioMcp;
 
 #[test]
 fn a_slow_decision_does_not_delay_a_quick_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(dir.path()).unwrap();
-    let ws = base.join("ws");
-    let home = base.join("home");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(ws.join("a.txt"), "hello\n").unwrap();
+    let e = CliEnv::new();
+    e.write(e.ws.join("a.txt"), "hello\n");
     // Every part of the slow script is denied, so its answer comes as soon as
     // it is decided (nothing runs, nobody is asked).
-    let config = base.join("deny-cat.toml");
-    std::fs::write(&config, "[permission.bash]\n\"cat *\" = \"deny\"\n").unwrap();
+    let config = e.base.join("deny-cat.toml");
+    e.write(&config, "[permission.bash]\n\"cat *\" = \"deny\"\n");
     let extra = [OsStr::new("--config"), config.as_os_str()];
-    let mut server = StdioMcp::start(&ws, &base.join("data"), &home, &extra, "order-test");
+    let mut server = StdioMcp::start(&e.ws, &e.data, &e.home, &extra, "order-test");
 
     // About 88 KB (under the bash tool's 128 KB limit): thousands of parts,
     // each classified, its path resolved and matched against the rules.

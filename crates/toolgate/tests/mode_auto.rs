@@ -4,48 +4,22 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-use std::process::Command;
+mod support;
 
 use serde_json::{Value, json};
-
-struct Env {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    data: PathBuf,
-    home: PathBuf,
-}
+use support::cli_env::CliEnv as Env;
 
 fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(dir.path()).unwrap();
-    let ws = base.join("ws");
-    let home = base.join("home");
-    std::fs::create_dir_all(ws.join("src")).unwrap();
-    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::write(home.join(".ssh/id_rsa"), "secret").unwrap();
-    std::fs::write(ws.join("a"), "x").unwrap();
-    Env {
-        _dir: dir,
-        data: base.join("data"),
-        ws,
-        home,
-    }
+    let e = Env::new();
+    std::fs::create_dir_all(e.ws.join("src")).unwrap();
+    std::fs::create_dir_all(e.ws.join(".git/hooks")).unwrap();
+    e.write(e.home.join(".ssh/id_rsa"), "secret");
+    e.write(e.ws.join("a"), "x");
+    e
 }
 
 fn toolgate(e: &Env, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(&e.ws)
-        .env("TOOLGATE_DATA_DIR", &e.data)
-        .env("HOME", &e.home)
-        .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+    e.command(args).output().unwrap()
 }
 
 fn check(e: &Env, mode: &str, command: &str, extra: &[&str]) -> Value {

@@ -7,48 +7,23 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
-
-struct Env {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    data: PathBuf,
-    home: PathBuf,
-}
+use support::cli_env::CliEnv as Env;
 
 fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(dir.path()).unwrap();
-    let ws = base.join("ws");
-    let home = base.join("home");
-    std::fs::create_dir_all(ws.join("src")).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(ws.join("a.txt"), "hello\nworld\n").unwrap();
-    std::fs::write(ws.join("src/lib.rs"), "fn a() {}\n").unwrap();
-    Env {
-        _dir: dir,
-        data: base.join("data"),
-        ws,
-        home,
-    }
+    let e = Env::new();
+    e.write(e.ws.join("a.txt"), "hello\nworld\n");
+    e.write(e.ws.join("src/lib.rs"), "fn a() {}\n");
+    e
 }
 
 fn command(e: &Env, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    c.args(args)
-        .current_dir(&e.ws)
-        .env("TOOLGATE_DATA_DIR", &e.data)
-        .env("HOME", &e.home)
-        .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("TOOLGATE_LOG")
-        .stdin(Stdio::null());
-    c
+    e.command(args)
 }
 
 /// Runs with `-` standing for `input`, given on stdin (a 128 KB command does

@@ -7,20 +7,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use toolgate_core::test_util::{MemorySink, call};
 use toolgate_core::{
-    CallIdentity, CallRequest, Engine, Event, EventAck, EventKind, EventSink, Location,
-    PermissionRequest, Registry, Risk, Tool, ToolContext, ToolError, ToolSet,
+    Engine, EventKind, Location, PermissionRequest, Registry, Risk, Tool, ToolContext, ToolError,
+    ToolSet,
 };
-use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
+use toolgate_policy::approvals::Answer;
 use toolgate_policy::gate::PolicyGate;
 use toolgate_policy::policy::Policy;
+use toolgate_policy::test_util::RecordingChannel;
 use toolgate_store::{SpillStore, SqliteApprovals};
 
 /// An embedder's tool: opens a document by path, asking for its own action.
@@ -57,41 +58,14 @@ impl Tool for OpenDoc {
     }
 }
 
-/// Keeps every event in memory.
-#[derive(Default)]
-struct Events(Mutex<Vec<Event>>);
-
-impl EventSink for Events {
-    fn submit(&self, event: Event) -> EventAck {
-        let mut events = self.0.lock().unwrap();
-        events.push(event);
-        let seq = events.len() as u64;
-        Box::pin(async move { Ok(seq) })
-    }
-}
-
-/// Refuses every ask, recording what it was asked.
-#[derive(Default)]
-struct Refuse(Mutex<Vec<AskPrompt>>);
-
-#[async_trait]
-impl ApprovalChannel for Refuse {
-    async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
-        self.0.lock().unwrap().push(prompt.clone());
-        Ok(Answer::Reject {
-            message: Some("no".into()),
-        })
-    }
-}
-
 struct Setup {
     _dir: tempfile::TempDir,
     ws: PathBuf,
     home: PathBuf,
     out: PathBuf,
     engine: Engine,
-    events: Arc<Events>,
-    asked: Arc<Refuse>,
+    events: Arc<MemorySink>,
+    asked: Arc<RecordingChannel>,
     location: Arc<Location>,
     _registrations: Vec<toolgate_core::Registration>,
 }
@@ -112,14 +86,17 @@ fn setup() -> Setup {
     let location = Arc::new(Location::new(&ws).unwrap());
     let policy = Policy::from_texts(&ws, &home, &[], None).unwrap();
     let approvals = Arc::new(SqliteApprovals::open(base.join("state.db")).unwrap());
-    let asked = Arc::new(Refuse::default());
+    // Refuses every ask, recording what it was asked.
+    let asked = Arc::new(RecordingChannel::answering(Answer::Reject {
+        message: Some("no".into()),
+    }));
     let gate = Arc::new(PolicyGate::new(policy, approvals, asked.clone()));
     let registry = Registry::new();
     let mut registrations =
         toolgate_tools::register_builtins(&registry, &toolgate_tools::BuiltinConfig::default())
             .unwrap();
     registrations.push(registry.register("open_doc", OpenDoc).unwrap());
-    let events = Arc::new(Events::default());
+    let events = Arc::new(MemorySink::default());
     let engine = Engine::new(
         ToolSet::new(Registry::new(), registry),
         gate,
@@ -150,17 +127,9 @@ struct Judgement {
 }
 
 async fn judge(s: &Setup, tool: &str, path: &str, call_id: &str) -> Judgement {
-    let asked_before = s.asked.0.lock().unwrap().len();
+    let asked_before = s.asked.count();
     let catalogue = s.engine.materialize();
-    let call = CallRequest {
-        name: tool.into(),
-        input: json!({ "path": path }),
-        identity: CallIdentity {
-            session_id: "s1".into(),
-            call_id: call_id.into(),
-            ..CallIdentity::default()
-        },
-    };
+    let call = call(tool, json!({ "path": path }), call_id);
     let result = s
         .engine
         .settle(
@@ -174,7 +143,7 @@ async fn judge(s: &Setup, tool: &str, path: &str, call_id: &str) -> Judgement {
     let as_read = |text: &str| text.replace(tool, "read");
     let resolved = s
         .events
-        .0
+        .events
         .lock()
         .unwrap()
         .iter()
@@ -193,7 +162,7 @@ async fn judge(s: &Setup, tool: &str, path: &str, call_id: &str) -> Judgement {
             })
         })
         .collect();
-    let asked = s.asked.0.lock().unwrap()[asked_before..]
+    let asked = s.asked.prompts()[asked_before..]
         .iter()
         .map(|prompt| {
             prompt

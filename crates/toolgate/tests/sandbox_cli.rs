@@ -7,71 +7,32 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
-
-struct Env {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    data: PathBuf,
-    home: PathBuf,
-    outside: PathBuf,
-}
-
-/// Where fixtures live: outside /tmp and /var/tmp, which the sandbox
-/// replaces with private ones, so that a write "outside the location" meets
-/// the host's read-only filesystem and the fake home's key is there to mask.
-fn fixture_parent() -> PathBuf {
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    if !(target.starts_with("/tmp") || target.starts_with("/var/tmp")) {
-        return target;
-    }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
-    let dir = home.join(".cache/toolgate-sandbox-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::cli_env::CliEnv as Env;
+use toolgate_sandbox::test_util::scratch_parent;
 
 fn env(config: &str) -> Env {
-    let dir = tempfile::tempdir_in(fixture_parent()).unwrap();
-    let base = std::fs::canonicalize(dir.path()).unwrap();
-    let ws = base.join("ws");
-    let home = base.join("home");
-    let outside = base.join("outside");
-    for d in [
-        &ws,
-        &home.join(".config/toolgate"),
-        &home.join(".ssh"),
-        &outside,
-    ] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY\n").unwrap();
-    std::fs::write(home.join(".config/toolgate/config.toml"), config).unwrap();
-    Env {
-        _dir: dir,
-        data: base.join("data"),
-        ws,
-        home,
-        outside,
-    }
+    // Outside /tmp and /var/tmp, which the sandbox replaces with private ones,
+    // so that a write "outside the location" meets the host's read-only
+    // filesystem and the fake home's key is there to mask.
+    let e = Env::in_dir(&scratch_parent(Path::new(env!("CARGO_TARGET_TMPDIR"))).unwrap());
+    std::fs::create_dir_all(e.base.join("outside")).unwrap();
+    e.write(e.home.join(".ssh/id_rsa"), "PRIVATE KEY\n");
+    e.write(e.home.join(".config/toolgate/config.toml"), config);
+    e
 }
 
 fn toolgate(e: &Env, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(&e.ws)
-        .env("TOOLGATE_DATA_DIR", &e.data)
-        .env("HOME", &e.home)
-        .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("XDG_CONFIG_HOME")
+    let out = e
+        .command(args)
         .env_remove("XDG_RUNTIME_DIR")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     eprintln!(
@@ -291,7 +252,7 @@ fn sandbox_exec_goes_through_the_proxy_and_logs_like_the_bash_tool() {
 fn sandbox_exec_runs_confined_refuses_writes_outside_and_passes_exit_codes_on() {
     let e = env("");
     require_sandbox(&e);
-    let outside = e.outside.join("escaped");
+    let outside = e.base.join("outside/escaped");
     let inside = e.ws.join("made-inside");
     let script = format!(
         "touch {inside}; touch {outside} 2>/dev/null && echo WROTE-OUTSIDE; \

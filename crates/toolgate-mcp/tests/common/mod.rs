@@ -1,8 +1,9 @@
 //! The engine of the MCP tests, wired like `toolgate mcp`: the real policy gate
 //! (asking through MCP elicitation), the SQLite audit log and approvals, the
 //! spill store and every built-in tool, plus four small test tools whose
-//! timing and outcome the tests control: echo (read-only), slow (progress,
-//! cancellable), guarded (a write: asked) and forbidden (network: asked).
+//! timing and outcome the tests control: echo (read-only: the plain echo of
+//! toolgate-core's test-util), slow (progress, cancellable), guarded (a
+//! write: asked) and forbidden (network: asked).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toolgate_core::test_util::Echo;
 use toolgate_core::{
     Engine, Location, PermissionRequest, Progress, Registration, Registry, Risk, Tool, ToolContext,
     ToolError, ToolSet, ToolTraits,
@@ -24,47 +26,6 @@ use toolgate_tools::BuiltinConfig;
 /// A read of the workspace root: the default policy allows it.
 fn workspace_read(loc: &Location) -> PermissionRequest {
     PermissionRequest::new("read", loc.root().display().to_string(), Risk::Read)
-}
-
-/// Repeats its input (read-only).
-pub struct Echo;
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EchoIn {
-    /// What to repeat.
-    pub text: String,
-}
-#[derive(Serialize, JsonSchema)]
-pub struct EchoOut {
-    text: String,
-    length: usize,
-}
-
-impl Tool for Echo {
-    type Input = EchoIn;
-    type Output = EchoOut;
-    fn description(&self) -> String {
-        "Repeats its input.".into()
-    }
-    fn traits(&self) -> ToolTraits {
-        ToolTraits::read_only()
-    }
-    fn intent(&self, i: &EchoIn, _: &Location) -> Result<Vec<PermissionRequest>, ToolError> {
-        Ok(vec![PermissionRequest::new(
-            "echo",
-            i.text.chars().take(40).collect::<String>(),
-            Risk::Read,
-        )])
-    }
-    async fn execute(&self, i: EchoIn, _: ToolContext) -> Result<EchoOut, ToolError> {
-        Ok(EchoOut {
-            length: i.text.len(),
-            text: i.text,
-        })
-    }
-    fn project(&self, o: &EchoOut) -> Vec<toolgate_core::Content> {
-        vec![toolgate_core::Content::text(o.text.clone())]
-    }
 }
 
 /// Works in steps, reporting progress, until done or cancelled.
@@ -231,7 +192,7 @@ pub fn test_server(paths: &Paths) -> TestServer {
     let mut builtin = BuiltinConfig::default();
     builtin.set_data_dir(&paths.data);
     let mut registrations = toolgate_tools::register_builtins(&tools, &builtin).unwrap();
-    registrations.push(tools.register("echo", Echo).unwrap());
+    registrations.push(tools.register("echo", Echo::plain()).unwrap());
     registrations.push(tools.register("slow", Slow).unwrap());
     registrations.push(tools.register("guarded", Guarded).unwrap());
     registrations.push(tools.register("forbidden", Forbidden).unwrap());

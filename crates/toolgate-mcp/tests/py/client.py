@@ -11,24 +11,15 @@ and forbidden (denied by the test policy).
 import argparse
 import asyncio
 import os
-import sys
 
 import httpx2
 import mcp.types as types
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from checks import check, fail, text_of
+
 TEST_ENV = ("TOOLGATE_MCP_TEST_ROLE", "TOOLGATE_MCP_TEST_ROOT", "TOOLGATE_MCP_TEST_DATA", "HOME", "PATH")
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
 
 
 def connect(args, **kwargs):
@@ -41,10 +32,6 @@ def connect(args, **kwargs):
         server = streamable_http_client(args.url, http_client=http)
     info = types.Implementation(name="toolgate-py-test", version="9.8.7")
     return Client(server, mode=args.mode, client_info=info, read_timeout_seconds=30, **kwargs)
-
-
-def text_of(result):
-    return "".join(c.text for c in result.content if getattr(c, "type", None) == "text")
 
 
 async def catalogue(args):

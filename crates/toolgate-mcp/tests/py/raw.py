@@ -14,6 +14,8 @@ import sys
 import threading
 import urllib.parse
 
+from checks import check, fail
+
 BIG = 50 * 1024 * 1024
 INIT = {
     "jsonrpc": "2.0",
@@ -25,16 +27,6 @@ INIT = {
         "clientInfo": {"name": "raw-test", "version": "0.0.1"},
     },
 }
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
 
 
 def echo_call(id_, text):

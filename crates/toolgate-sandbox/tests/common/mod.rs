@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use toolgate_sandbox::test_util::scratch_parent;
 use toolgate_sandbox::{SandboxSpec, Support};
 
 /// The machine's support; the sandbox tests need it (scripts/setup-sandbox.sh
@@ -28,24 +29,10 @@ pub struct Fixture {
     pub outside: PathBuf,
 }
 
-/// Where fixtures live: the target's scratch directory, unless it is under
-/// `/tmp` or `/var/tmp`, which the sandbox replaces with private ones (a
-/// checkout under `/tmp` would otherwise make "outside" and "home" vanish
-/// inside the sandbox instead of being read-only).
-fn fixture_parent() -> PathBuf {
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    if !(target.starts_with("/tmp") || target.starts_with("/var/tmp")) {
-        return target;
-    }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
-    let dir = home.join(".cache/toolgate-sandbox-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 impl Fixture {
     pub fn new() -> Self {
-        let base = tempfile::tempdir_in(fixture_parent()).unwrap();
+        let parent = scratch_parent(Path::new(env!("CARGO_TARGET_TMPDIR"))).unwrap();
+        let base = tempfile::tempdir_in(parent).unwrap();
         let root = base.path().canonicalize().unwrap();
         let ws = root.join("ws");
         let home = root.join("home");

@@ -16,6 +16,7 @@ import re
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import httpx2
 import mcp.types as types
@@ -23,19 +24,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
-
-
-def text_of(result):
-    return "".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+# The helpers the MCP crate's Python clients share (its venv runs this too).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "toolgate-mcp/tests/py"))
+from checks import check, fail, text_of  # noqa: E402
 
 
 class Server:

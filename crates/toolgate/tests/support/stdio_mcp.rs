@@ -8,6 +8,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 
 use serde_json::{Value, json};
 
+use super::cli_env::isolate;
+
 /// The running server and both ends of its pipe.
 pub struct StdioMcp {
     child: Child,
@@ -20,18 +22,13 @@ impl StdioMcp {
     /// with its data in `data` and `home` as HOME, and completes the
     /// initialize handshake (a client without elicitation).
     pub fn start(ws: &Path, data: &Path, home: &Path, extra: &[&OsStr], client: &str) -> StdioMcp {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .arg("mcp")
-            .arg("--root")
-            .arg(ws)
-            .args(extra)
-            .args(["--no-web", "--approval-channels", "mcp"])
-            .env("TOOLGATE_DATA_DIR", data)
-            .env("HOME", home)
-            .env("TOOLGATE_MANAGED_CONFIG", home.join("no-managed.toml"))
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("TOOLGATE_LOG")
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command.arg("mcp").arg("--root").arg(ws).args(extra).args([
+            "--no-web",
+            "--approval-channels",
+            "mcp",
+        ]);
+        let mut child = isolate(&mut command, data, home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -1,0 +1,30 @@
+//! Shared test stand-ins for the approvals port, compiled only with the
+//! `test-util` feature: prompts built in one line, and channels whose answer
+//! a test fixes. (The fixtures of core's ports are in
+//! `toolgate_core::test_util`.)
+//!
+//! A crate's tests enable it through their dev-dependency:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! toolgate-policy = { workspace = true, features = ["test-util"] }
+//! ```
+//!
+//! ```
+//! use toolgate_core::Risk;
+//! use toolgate_policy::approvals::{Answer, ApprovalChannel};
+//! use toolgate_policy::test_util::{RecordingChannel, ask_about};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let channel = RecordingChannel::answering(Answer::Once);
+//! let prompt = ask_about("c1", "bash", Risk::Execute, "make", "runs a program");
+//! assert_eq!(channel.ask(&prompt).await.unwrap(), Answer::Once);
+//! assert_eq!(channel.prompts(), vec![prompt]);
+//! # });
+//! ```
+
+mod channels;
+mod prompts;
+
+pub use channels::{Nobody, RecordingChannel};
+pub use prompts::{ask_about, ask_prompt};
