@@ -34,6 +34,7 @@ pub mod location;
 pub mod pipeline;
 pub mod preview;
 pub mod protected;
+pub mod question;
 pub mod registry;
 pub mod risk;
 pub mod secret_env;
@@ -51,6 +52,7 @@ pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest, ResourceKin
 pub use location::{Location, PathError, ResolvedPath};
 pub use pipeline::{CallError, CallRequest, CallResult, Engine};
 pub use preview::{Preview, PreviewBody, PreviewField};
+pub use question::{Question, QuestionChannel, QuestionError};
 pub use registry::{
     Catalogue, CatalogueEntry, LookupError, Registration, Registry, RegistryError, ToolSet,
     valid_tool_name,

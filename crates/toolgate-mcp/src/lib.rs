@@ -83,7 +83,7 @@ pub mod model_api_tools;
 pub mod server;
 
 pub use approval::ElicitationChannel;
-pub use question::{FormQuestion, QuestionFormError};
+pub use question::QuestionFormError;
 pub use server::{ToolgateConnection, ToolgateServer};
 pub mod error;
 pub mod frame;

@@ -6,22 +6,15 @@
 //! filled in. On protocol 2026-07-28 the form travels in an input-required
 //! result under [`QUESTION_KEY`].
 
+use async_trait::async_trait;
 use rmcp::model::{ElicitResult, ElicitationAction, ElicitationSchema};
 use serde_json::{Map, Value, json};
-use toolgate_core::Failure;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{CallIdentity, Failure, Question, QuestionChannel, QuestionError};
 use toolgate_policy::approvals::ChannelError;
 
 use crate::approval::ElicitationChannel;
 use crate::mrtr::QUESTION_KEY;
-
-/// One question as the form shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FormQuestion {
-    /// The question text.
-    pub question: String,
-    /// Choices to offer, if any.
-    pub options: Option<Vec<String>>,
-}
 
 /// Why the client gave no answers.
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +39,7 @@ fn other_field(i: usize) -> String {
 }
 
 /// The message and form schema for `questions`.
-pub fn question_form(questions: &[FormQuestion]) -> Result<(String, ElicitationSchema), Failure> {
+pub fn question_form(questions: &[Question]) -> Result<(String, ElicitationSchema), Failure> {
     let mut message = String::from("toolgate: the model asks you");
     let mut properties = Map::new();
     let mut required = Vec::new();
@@ -92,7 +85,7 @@ pub fn question_form(questions: &[FormQuestion]) -> Result<(String, ElicitationS
 /// a choice that was not offered is an error naming the question.
 pub fn question_answers(
     reply: &ElicitResult,
-    questions: &[FormQuestion],
+    questions: &[Question],
 ) -> Result<Vec<String>, QuestionFormError> {
     let invalid =
         |m: String| QuestionFormError::Failed(format!("invalid answer to the form: {m}").into());
@@ -145,7 +138,7 @@ impl ElicitationChannel {
         &self,
         session_id: &str,
         call_id: &str,
-        questions: &[FormQuestion],
+        questions: &[Question],
     ) -> Result<Vec<String>, QuestionFormError> {
         let (message, schema) = question_form(questions).map_err(QuestionFormError::Failed)?;
         let reply = self
@@ -159,17 +152,40 @@ impl ElicitationChannel {
     }
 }
 
+/// The client as a question channel: a declined form ends the question; a
+/// client that cannot be asked, or a form that fails, is a
+/// [`QuestionError::Failed`], so the next channel may be tried.
+#[async_trait]
+impl QuestionChannel for ElicitationChannel {
+    async fn ask(
+        &self,
+        caller: &CallIdentity,
+        questions: &[Question],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>, QuestionError> {
+        let asked = cancel
+            .run_until_cancelled(self.ask_questions(&caller.session_id, &caller.call_id, questions))
+            .await
+            .ok_or(QuestionError::Cancelled)?;
+        match asked {
+            Ok(answers) => Ok(answers),
+            Err(QuestionFormError::Declined) => Err(QuestionError::Declined(None)),
+            Err(e) => Err(QuestionError::Failed(Failure::of(e))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn questions() -> Vec<FormQuestion> {
+    fn questions() -> Vec<Question> {
         vec![
-            FormQuestion {
+            Question {
                 question: "Which database?".into(),
                 options: Some(vec!["sqlite".into(), "postgres".into()]),
             },
-            FormQuestion {
+            Question {
                 question: "Anything else?".into(),
                 options: None,
             },
@@ -240,5 +256,19 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, QuestionFormError::Unavailable(_)), "{err}");
+    }
+
+    #[tokio::test]
+    async fn without_a_client_the_question_port_passes_to_the_next_channel() {
+        let channel = ElicitationChannel::new();
+        let caller = CallIdentity {
+            session_id: "nobody".into(),
+            call_id: "call".into(),
+            ..CallIdentity::default()
+        };
+        let err = QuestionChannel::ask(&channel, &caller, &questions(), &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, QuestionError::Failed(_)), "{err}");
     }
 }

@@ -1,5 +1,6 @@
 //! The approvals port: where `always` approvals are saved (implemented by
 //! `toolgate-store`), and the approval-channel port through which a person answers.
+//! [`crate::people`] asks several channels in the order of the policy in force.
 
 use serde::{Deserialize, Serialize};
 use toolgate_core::Failure;

@@ -11,7 +11,7 @@
 //! loads cleanly, so a running server keeps its last valid policy.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -26,6 +26,7 @@ use crate::check::{Judgement, judge_call};
 use crate::config::ConfigError;
 use crate::policy::{ApprovalLookup, Policy, PolicySources, approval_covers};
 use crate::rules::RuleEffect;
+use crate::shared_policy::SharedPolicy;
 
 /// An approval given for the rest of a session.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +62,7 @@ struct State {
 
 /// The gate: compiled policy, saved and session approvals, and the channel.
 pub struct PolicyGate {
-    policy: RwLock<Arc<Policy>>,
+    policy: SharedPolicy,
     store: Arc<dyn ApprovalStore>,
     channel: Arc<dyn ApprovalChannel>,
     timeout: Option<Duration>,
@@ -105,8 +106,18 @@ impl PolicyGate {
         store: Arc<dyn ApprovalStore>,
         channel: Arc<dyn ApprovalChannel>,
     ) -> Self {
+        PolicyGate::sharing(SharedPolicy::new(policy), store, channel)
+    }
+
+    /// A gate over the policy of `policy`, which other holders of the handle
+    /// read too (a reload here is seen there).
+    pub fn sharing(
+        policy: SharedPolicy,
+        store: Arc<dyn ApprovalStore>,
+        channel: Arc<dyn ApprovalChannel>,
+    ) -> Self {
         PolicyGate {
-            policy: RwLock::new(Arc::new(policy)),
+            policy,
             store,
             channel,
             timeout: None,
@@ -122,12 +133,17 @@ impl PolicyGate {
 
     /// The policy in force.
     pub fn policy(&self) -> Arc<Policy> {
-        Arc::clone(&self.policy.read().unwrap_or_else(PoisonError::into_inner))
+        self.policy.current()
+    }
+
+    /// The handle on the policy in force, shared with this gate.
+    pub fn shared_policy(&self) -> SharedPolicy {
+        self.policy.clone()
     }
 
     /// Installs a new policy.
     pub fn replace_policy(&self, policy: Policy) {
-        *self.policy.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(policy);
+        self.policy.replace(policy);
     }
 
     /// Reloads from `sources`; on error the current policy stays in force.

@@ -12,7 +12,10 @@
 //! * [`actions`] is the vocabulary rules name;
 //! * [`gate::PolicyGate`] is the `toolgate_core::Gate` of the settle pipeline,
 //!   with saved approvals behind the [`approvals::ApprovalStore`] port and people
-//!   behind the [`approvals::ApprovalChannel`] port;
+//!   behind the [`approvals::ApprovalChannel`] port, over a
+//!   [`shared_policy::SharedPolicy`] that a reload swaps;
+//! * [`people`] asks a person, for approvals and for the `question` tool's
+//!   answers, through the channels in the order of the policy in force;
 //! * [`check`] answers `toolgate check` and `toolgate policy explain`.
 //!
 //! ```
@@ -45,9 +48,11 @@ pub mod expand;
 pub mod gate;
 pub mod installs;
 pub mod pattern;
+pub mod people;
 pub mod policy;
 pub mod repo_config;
 pub mod rules;
+pub mod shared_policy;
 pub mod shell;
 #[cfg(feature = "test-util")]
 pub mod test_util;

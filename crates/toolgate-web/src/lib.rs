@@ -111,8 +111,7 @@ use toolgate_policy::approvals::ApprovalStore;
 pub use page_protection::host_allowed;
 pub use pending::{AnswerError, MAX_MESSAGE_CHARS, PendingAsk, WebApprovals, check_answer};
 pub use questions::{
-    MAX_ANSWER_CHARS, PageQuestion, PendingQuestion, QuestionAnswerError, QuestionReply,
-    check_reply,
+    MAX_ANSWER_CHARS, PendingQuestion, QuestionAnswerError, QuestionReply, check_reply,
 };
 
 /// Largest request body accepted (answer and revoke forms are tiny).

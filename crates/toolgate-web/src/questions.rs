@@ -10,25 +10,17 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
 
+use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
-use toolgate_core::Failure;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{CallIdentity, Failure, Question, QuestionChannel, QuestionError};
 use toolgate_policy::approvals::ChannelError;
 
 use crate::pending::{Inner, Waiting, WebApprovals, Withdraw};
 
 /// Longest answer (and decline message) accepted from the page, in characters.
 pub const MAX_ANSWER_CHARS: usize = 4000;
-
-/// One question as the page shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PageQuestion {
-    /// The question text.
-    pub question: String,
-    /// Choices offered; the person may still answer in their own words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub options: Option<Vec<String>>,
-}
 
 /// One `question` call waiting for answers on the page.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,7 +32,7 @@ pub struct PendingQuestion {
     /// The call asking.
     pub call_id: String,
     /// The questions, in order; one answer each.
-    pub questions: Vec<PageQuestion>,
+    pub questions: Vec<Question>,
     /// When it arrived, ms since the Unix epoch.
     pub asked_ms: i64,
 }
@@ -186,11 +178,12 @@ impl WebApprovals {
     /// waits for the reply. Dropping the future takes them off the page.
     ///
     /// ```
-    /// use toolgate_web::{PageQuestion, QuestionReply, WebApprovals};
+    /// use toolgate_core::Question;
+    /// use toolgate_web::{QuestionReply, WebApprovals};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let page = WebApprovals::new();
-    /// let asked = vec![PageQuestion {
+    /// let asked = vec![Question {
     ///     question: "Which database?".into(),
     ///     options: Some(vec!["sqlite".into(), "postgres".into()]),
     /// }];
@@ -210,7 +203,7 @@ impl WebApprovals {
         &self,
         session_id: &str,
         call_id: &str,
-        questions: &[PageQuestion],
+        questions: &[Question],
     ) -> Result<QuestionReply, ChannelError> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply, replied) = oneshot::channel();
@@ -239,17 +232,40 @@ impl WebApprovals {
     }
 }
 
+/// The page as a question channel: declining there ends the question; a
+/// question dropped unanswered is a [`QuestionError::Failed`]. Cancelling takes
+/// the questions off the page.
+#[async_trait]
+impl QuestionChannel for WebApprovals {
+    async fn ask(
+        &self,
+        caller: &CallIdentity,
+        questions: &[Question],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>, QuestionError> {
+        let asked = cancel
+            .run_until_cancelled(self.ask_questions(&caller.session_id, &caller.call_id, questions))
+            .await
+            .ok_or(QuestionError::Cancelled)?;
+        match asked {
+            Ok(QuestionReply::Answered(answers)) => Ok(answers),
+            Ok(QuestionReply::Declined(why)) => Err(QuestionError::Declined(why)),
+            Err(e) => Err(QuestionError::Failed(Failure::of(e))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn asked() -> Vec<PageQuestion> {
+    fn asked() -> Vec<Question> {
         vec![
-            PageQuestion {
+            Question {
                 question: "Which database?".into(),
                 options: Some(vec!["sqlite".into(), "postgres".into()]),
             },
-            PageQuestion {
+            Question {
                 question: "Table name?".into(),
                 options: None,
             },

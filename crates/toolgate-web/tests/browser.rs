@@ -21,13 +21,11 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
-use toolgate_core::{Preview, PreviewBody, Risk};
+use toolgate_core::{Preview, PreviewBody, Question, Risk};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 use toolgate_policy::test_util::ask_about;
 use toolgate_store::{LogQuery, SqliteApprovals};
-use toolgate_web::{
-    PageQuestion, QuestionReply, WebApprovals, WebState, new_token, page_url, serve_standalone,
-};
+use toolgate_web::{QuestionReply, WebApprovals, WebState, new_token, page_url, serve_standalone};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -302,7 +300,7 @@ type QuestionTask = JoinHandle<Result<QuestionReply, ChannelError>>;
 async fn ask_questions(
     approvals: &WebApprovals,
     call_id: &str,
-    questions: Vec<PageQuestion>,
+    questions: Vec<Question>,
 ) -> (u64, QuestionTask) {
     let before: Vec<u64> = approvals.pending_questions().iter().map(|q| q.id).collect();
     let channel = approvals.clone();
@@ -337,8 +335,8 @@ async fn reply_of(task: QuestionTask) -> QuestionReply {
         .unwrap()
 }
 
-fn one_question(text: &str, options: &[&str]) -> PageQuestion {
-    PageQuestion {
+fn one_question(text: &str, options: &[&str]) -> Question {
+    Question {
         question: text.into(),
         options: (!options.is_empty()).then(|| options.iter().map(|o| o.to_string()).collect()),
     }

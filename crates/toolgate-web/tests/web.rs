@@ -12,14 +12,13 @@ use reqwest::header::{CONTENT_TYPE, COOKIE, HOST, ORIGIN, SET_COOKIE};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use toolgate_core::{
-    Effect, Event, EventKind, EventPayload, EventSink, Preview, PreviewBody, Risk,
+    Effect, Event, EventKind, EventPayload, EventSink, Preview, PreviewBody, Question, Risk,
 };
 use toolgate_policy::approvals::{Answer, ApprovalChannel, ApprovalStore, AskPrompt, ChannelError};
 use toolgate_policy::test_util::ask_about;
 use toolgate_store::{Durability, EventLog, LogQuery, SqliteApprovals};
 use toolgate_web::{
-    MAX_ANSWER_CHARS, PageQuestion, QuestionReply, WebApprovals, WebError, WebState, new_token,
-    serve_standalone,
+    MAX_ANSWER_CHARS, QuestionReply, WebApprovals, WebError, WebState, new_token, serve_standalone,
 };
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -962,13 +961,13 @@ async fn serving_refuses_unsafe_setups() {
 
 // ---- the `question` tool's questions ----
 
-fn questions() -> Vec<PageQuestion> {
+fn questions() -> Vec<Question> {
     vec![
-        PageQuestion {
+        Question {
             question: "Which database should the service use?".into(),
             options: Some(vec!["sqlite".into(), "postgres".into()]),
         },
-        PageQuestion {
+        Question {
             question: "What should the table be called? <b>".into(),
             options: None,
         },
@@ -1377,7 +1376,7 @@ async fn hostile_text_is_escaped_on_every_view() {
     // A question: its text, its options (attribute values) and its ids.
     let channel = page.approvals.clone();
     let question = tokio::spawn(async move {
-        let asked = [PageQuestion {
+        let asked = [Question {
             question: HOSTILE.into(),
             options: Some(vec![HOSTILE.into(), "plain".into()]),
         }];

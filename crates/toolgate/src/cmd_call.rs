@@ -10,11 +10,12 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{CallError, CallIdentity, CallRequest, Content};
 use toolgate_policy::config::Mode;
+use toolgate_policy::people::Asking;
 use toolgate_store::Durability;
 
 use crate::data_dir::DataDir;
 use crate::runtime::{RuntimeOptions, build};
-use crate::terminal::{TerminalChannel, TerminalQuestions};
+use crate::terminal::TerminalChannel;
 
 /// `toolgate call`.
 #[derive(Debug, Args)]
@@ -73,8 +74,7 @@ pub async fn run(args: CallArgs, data: DataDir, durability: Durability) -> Resul
         mode,
         data,
         durability,
-        channel: Arc::new(TerminalChannel),
-        questions: Some(Arc::new(TerminalQuestions)),
+        asking: Asking::One(Arc::new(TerminalChannel)),
     })?;
     let catalogue = runtime.engine.materialize();
     let session_id = args.session.clone().unwrap_or_else(|| new_id("cli"));

@@ -1,15 +1,13 @@
 //! `toolgate mcp` (MCP over stdio) and `toolgate serve` (MCP over streamable
 //! HTTP): the engine of `toolgate call`, served to MCP clients. Asks go to the
 //! approval channels — the client through MCP elicitation, the approval page,
-//! the terminal — in the configured order (see [`channels`]); the first answer
-//! wins and the other questions are withdrawn.
+//! the terminal — in the configured order (see [`toolgate_policy::people`]);
+//! the first answer wins and the other questions are withdrawn.
 //!
 //! Wiring (main.rs): `mod cmd_mcp;`, subcommands `Mcp(cmd_mcp::McpArgs)` and
 //! `Serve(cmd_mcp::ServeArgs)`, dispatched to [`run_mcp`] and [`run_serve`];
 //! Cargo.toml: `toolgate-mcp = { path = "../toolgate-mcp" }`.
 
-mod channels;
-mod questions;
 mod token;
 
 use std::net::SocketAddr;
@@ -24,16 +22,14 @@ use toolgate_mcp::{
     AllowedPeers, ElicitationChannel, HttpAuth, HttpOptions, MCP_PATH, StdioOptions,
     ToolgateServer, bind_http, generate_token, serve_stdio, write_token_file,
 };
-use toolgate_policy::config::Mode;
+use toolgate_policy::config::{ApprovalChannelName, Mode};
+use toolgate_policy::people::{Asking, ChannelList, Channels, parse_channel_list};
 use toolgate_store::{DEFAULT_RETENTION, Durability, SWEEP_INTERVAL, SqliteApprovals};
 use toolgate_web::{WebApprovals, WebState};
 
 use crate::data_dir::DataDir;
 use crate::runtime::{Runtime, RuntimeOptions, build};
 use crate::terminal::TerminalChannel;
-use crate::terminal::TerminalQuestions;
-use channels::{ChannelList, ConfiguredChannels, parse_channel_list};
-use questions::ConfiguredQuestions;
 
 const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
@@ -106,8 +102,8 @@ pub struct ServeArgs {
 }
 
 /// The engine for an MCP server, asking through `elicitation`, the approval
-/// page (when there is one) and the terminal, in the configured order; the
-/// `question` tool asks through the same order (see [`questions`]).
+/// page (when there is one) and the terminal, in the configured order, for
+/// approvals and for the `question` tool alike.
 fn mcp_runtime(
     args: ServerArgs,
     data: DataDir,
@@ -115,32 +111,28 @@ fn mcp_runtime(
     elicitation: &ElicitationChannel,
     web: Option<&WebApprovals>,
 ) -> Result<Runtime> {
-    let order = args.approval_channels.map(|o| o.0);
-    let channel = Arc::new(ConfiguredChannels::new(
-        Arc::new(elicitation.clone()),
-        web.map(|w| Arc::new(w.clone()) as _),
-        Arc::new(TerminalChannel),
-        order.clone(),
-    ));
-    let questions = Arc::new(ConfiguredQuestions::new(
-        elicitation.clone(),
-        web.cloned(),
-        Arc::new(TerminalQuestions),
-        order,
-    ));
+    let cli = args.approval_channels.map(|o| o.0);
+    let channels = Channels::new().with(ApprovalChannelName::Mcp, Arc::new(elicitation.clone()));
+    let channels = match web {
+        Some(web) => channels.with(ApprovalChannelName::Web, Arc::new(web.clone())),
+        None => channels.with_off(
+            ApprovalChannelName::Web,
+            "the approval page is off (--no-web)",
+        ),
+    }
+    .with(ApprovalChannelName::Terminal, Arc::new(TerminalChannel))
+    .ordered_by(cli.clone());
     let runtime = build(RuntimeOptions {
         root: args.root,
         config: args.config,
         mode: args.mode,
         data,
         durability,
-        channel: channel.clone(),
-        questions: Some(questions.clone()),
+        asking: Asking::InPolicyOrder(channels),
     })?;
-    channel.follow(&runtime.gate);
-    questions.follow(&runtime.gate);
     let policy = runtime.gate.policy();
-    let order: Vec<&str> = channel.order(&policy).iter().map(|c| c.as_str()).collect();
+    let order = policy.approval_channels(cli.as_deref());
+    let order: Vec<&str> = order.iter().map(|c| c.as_str()).collect();
     tracing::info!(
         channels = %order.join(", "),
         escalate_after_s = policy.escalate_after().as_secs_f64(),

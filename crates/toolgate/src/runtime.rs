@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use toolgate_core::{Engine, Location, OutputBounds, Registration, Registry, ToolSet};
-use toolgate_policy::approvals::ApprovalChannel;
 use toolgate_policy::config::Mode;
 use toolgate_policy::gate::PolicyGate;
+use toolgate_policy::people::Asking;
 use toolgate_policy::policy::{Policy, PolicySources};
+use toolgate_policy::shared_policy::SharedPolicy;
 use toolgate_store::{DEFAULT_RETENTION, Durability, EventLog, SpillStore, SqliteApprovals};
 use toolgate_tools::BuiltinConfig;
-use toolgate_tools::session_tools::QuestionChannel;
 
 use crate::data_dir::DataDir;
 
@@ -28,10 +28,8 @@ pub struct RuntimeOptions {
     pub data: DataDir,
     /// Durability of the audit log.
     pub durability: Durability,
-    /// Who answers asks.
-    pub channel: Arc<dyn ApprovalChannel>,
-    /// Who answers the `question` tool.
-    pub questions: Option<Arc<dyn QuestionChannel>>,
+    /// Who answers asks and the `question` tool.
+    pub asking: Asking,
 }
 
 /// A ready engine and what it holds.
@@ -118,15 +116,13 @@ pub fn build(options: RuntimeOptions) -> Result<Runtime> {
     sources.sandbox_available = sandbox.available();
     policy.set_sandbox_available(sources.sandbox_available);
     let mut config = tools_config(&policy, &location, Some(&options.data));
-    config.session.question = options.questions;
+    let policy = SharedPolicy::new(policy);
+    let people = options.asking.under(&policy);
+    config.session.question = Some(people.clone());
     config.process.sandbox = Some(Arc::new(sandbox));
     let approvals = SqliteApprovals::open(options.data.state_db())
         .with_context(|| format!("cannot open {}", options.data.state_db().display()))?;
-    let gate = Arc::new(PolicyGate::new(
-        policy,
-        Arc::new(approvals),
-        options.channel,
-    ));
+    let gate = Arc::new(PolicyGate::sharing(policy, Arc::new(approvals), people));
     let spill = Arc::new(SpillStore::new(options.data.root()));
     match spill.sweep(DEFAULT_RETENTION) {
         Ok(n) if n > 0 => tracing::info!(removed = n, "swept old spilled outputs"),

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use toolgate_core::{Failure, Preview};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 
-/// The terminal approval channel.
+/// The terminal channel: approvals and the `question` tool's questions.
 #[derive(Debug, Default)]
 pub struct TerminalChannel;
 
@@ -135,6 +135,64 @@ impl ApprovalChannel for TerminalChannel {
     }
 }
 
+/// Picks an option by its 1-based number, else takes the text as written.
+pub fn interpret_choice(line: &str, options: Option<&[String]>) -> String {
+    let line = line.trim();
+    if let (Some(options), Ok(n)) = (options, line.parse::<usize>()) {
+        if let Some(choice) = n.checked_sub(1).and_then(|i| options.get(i)) {
+            return choice.clone();
+        }
+    }
+    line.to_string()
+}
+
+/// Asks the `question` tool's questions on the terminal.
+#[async_trait]
+impl toolgate_core::QuestionChannel for TerminalChannel {
+    async fn ask(
+        &self,
+        _caller: &toolgate_core::CallIdentity,
+        questions: &[toolgate_core::Question],
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Vec<String>, toolgate_core::QuestionError> {
+        use toolgate_core::QuestionError;
+        let (read, mut write) = open_tty().map_err(|e| {
+            QuestionError::Failed(match e {
+                ChannelError::Unavailable(why) | ChannelError::Failed(why) => why,
+            })
+        })?;
+        let questions = questions.to_vec();
+        let work = tokio::task::spawn_blocking(move || {
+            let mut lines = BufReader::new(read);
+            let mut answers = Vec::new();
+            for q in &questions {
+                let mut text = format!("\ntoolgate question: {}\n", q.question);
+                for (i, o) in q.options.iter().flatten().enumerate() {
+                    text.push_str(&format!("  {}. {o}\n", i + 1));
+                }
+                text.push_str("> ");
+                write
+                    .write_all(text.as_bytes())
+                    .map_err(|e| QuestionError::Failed(Failure::of(e)))?;
+                let mut line = String::new();
+                if lines
+                    .read_line(&mut line)
+                    .map_err(|e| QuestionError::Failed(Failure::of(e)))?
+                    == 0
+                {
+                    return Err(QuestionError::Failed("the terminal closed".into()));
+                }
+                answers.push(interpret_choice(&line, q.options.as_deref()));
+            }
+            Ok(answers)
+        });
+        tokio::select! {
+            r = work => r.map_err(|e| QuestionError::Failed(Failure::of(e)))?,
+            () = cancel.cancelled() => Err(QuestionError::Cancelled),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,66 +265,5 @@ mod tests {
         assert!(text.contains("    … 5 more lines\n"), "{text}");
         assert!(text.contains("    target: staging\n"), "{text}");
         assert!(text.ends_with("[r]eject [message]: "), "{text}");
-    }
-}
-
-/// Asks the `question` tool's questions on the terminal.
-#[derive(Debug, Default)]
-pub struct TerminalQuestions;
-
-/// Picks an option by its 1-based number, else takes the text as written.
-pub fn interpret_choice(line: &str, options: Option<&[String]>) -> String {
-    let line = line.trim();
-    if let (Some(options), Ok(n)) = (options, line.parse::<usize>()) {
-        if let Some(choice) = n.checked_sub(1).and_then(|i| options.get(i)) {
-            return choice.clone();
-        }
-    }
-    line.to_string()
-}
-
-#[async_trait]
-impl toolgate_tools::session_tools::QuestionChannel for TerminalQuestions {
-    async fn ask(
-        &self,
-        _caller: &toolgate_core::CallIdentity,
-        questions: &[toolgate_tools::session_tools::Question],
-        cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<Vec<String>, toolgate_tools::session_tools::QuestionError> {
-        use toolgate_tools::session_tools::QuestionError;
-        let (read, mut write) = open_tty().map_err(|e| {
-            QuestionError::Failed(match e {
-                ChannelError::Unavailable(why) | ChannelError::Failed(why) => why,
-            })
-        })?;
-        let questions = questions.to_vec();
-        let work = tokio::task::spawn_blocking(move || {
-            let mut lines = BufReader::new(read);
-            let mut answers = Vec::new();
-            for q in &questions {
-                let mut text = format!("\ntoolgate question: {}\n", q.question);
-                for (i, o) in q.options.iter().flatten().enumerate() {
-                    text.push_str(&format!("  {}. {o}\n", i + 1));
-                }
-                text.push_str("> ");
-                write
-                    .write_all(text.as_bytes())
-                    .map_err(|e| QuestionError::Failed(Failure::of(e)))?;
-                let mut line = String::new();
-                if lines
-                    .read_line(&mut line)
-                    .map_err(|e| QuestionError::Failed(Failure::of(e)))?
-                    == 0
-                {
-                    return Err(QuestionError::Failed("the terminal closed".into()));
-                }
-                answers.push(interpret_choice(&line, q.options.as_deref()));
-            }
-            Ok(answers)
-        });
-        tokio::select! {
-            r = work => r.map_err(|e| QuestionError::Failed(Failure::of(e)))?,
-            () = cancel.cancelled() => Err(QuestionError::Cancelled),
-        }
     }
 }

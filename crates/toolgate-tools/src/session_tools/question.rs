@@ -5,31 +5,19 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    CallIdentity, Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext,
-    ToolError, ToolTraits,
+    Content, Failure, Location, PermissionRequest, Risk, Tool, ToolContext, ToolError, ToolTraits,
 };
+// The question type and its port are core's, shared with the page and MCP.
+pub use toolgate_core::{Question, QuestionChannel, QuestionError};
 
 use super::SessionToolsConfig;
 
 const MAX_QUESTIONS: usize = 20;
 const MAX_OPTIONS: usize = 20;
 const MAX_TEXT_CHARS: usize = 2000;
-
-/// One question.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Question {
-    /// The question text.
-    pub question: String,
-    /// Choices to offer; the user may still answer in their own words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub options: Option<Vec<String>>,
-}
 
 /// The answer to one question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -38,33 +26,6 @@ pub struct Answer {
     pub question: String,
     /// What the user answered.
     pub answer: String,
-}
-
-/// Why a channel could not get answers.
-#[derive(Debug, thiserror::Error)]
-pub enum QuestionError {
-    /// The user declined to answer.
-    #[error("the user declined to answer{}", .0.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
-    Declined(Option<String>),
-    /// The channel failed (closed terminal, lost connection, …).
-    #[error("could not ask the user: {0}")]
-    Failed(#[source] Failure),
-    /// The call was cancelled while waiting.
-    #[error("cancelled while waiting for an answer")]
-    Cancelled,
-}
-
-/// How questions reach a person. Implementations return one answer per
-/// question, in order, and give up promptly when `cancel` fires.
-#[async_trait]
-pub trait QuestionChannel: Send + Sync {
-    /// Asks `questions` on behalf of `caller`.
-    async fn ask(
-        &self,
-        caller: &CallIdentity,
-        questions: &[Question],
-        cancel: &CancellationToken,
-    ) -> Result<Vec<String>, QuestionError>;
 }
 
 /// Input of `question`.

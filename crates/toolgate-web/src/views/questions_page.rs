@@ -271,7 +271,7 @@ pub fn card_markup(pending: &PendingQuestion) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::questions::PageQuestion;
+    use toolgate_core::Question;
 
     fn pending() -> PendingQuestion {
         PendingQuestion {
@@ -279,11 +279,11 @@ mod tests {
             session_id: "s<1>".into(),
             call_id: "c".into(),
             questions: vec![
-                PageQuestion {
+                Question {
                     question: "Pick <b>one</b>".into(),
                     options: Some(vec!["a\"b".into(), "c".into()]),
                 },
-                PageQuestion {
+                Question {
                     question: "Why?".into(),
                     options: None,
                 },
