@@ -1,19 +1,27 @@
-//! Compiles the index of the read specs (`src/classify/specs/*.toml`): where
-//! each command's entry is in its file, so a process never scans the text.
+//! Compiles the read specs (`src/classify/specs/*.toml`): for each command's
+//! entry, its TOML table with the file's option groups resolved, encoded with
+//! `postcard` into one blob, and an index of the entries by name. A process
+//! then never parses TOML to judge a command: it decodes the bytes of the
+//! entries it needs.
 
 // A build script is wiring: a failure here should stop the build loudly.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 #[path = "src/classify/spec_index.rs"]
 mod spec_index;
+#[path = "src/classify/spec_text.rs"]
+#[allow(dead_code)]
+mod spec_text;
 
 fn main() {
     let dir = Path::new("src/classify/specs");
     println!("cargo:rerun-if-changed={}", dir.display());
     println!("cargo:rerun-if-changed=src/classify/spec_index.rs");
+    println!("cargo:rerun-if-changed=src/classify/spec_text.rs");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .expect("the spec directory is readable")
         .map(|e| e.expect("a spec directory entry").path())
@@ -21,6 +29,7 @@ fn main() {
         .collect();
     files.sort();
 
+    let mut blob: Vec<u8> = Vec::new();
     let mut out = String::from("static GENERATED_INDEX: &[GeneratedFile] = &[\n");
     for path in &files {
         println!("cargo:rerun-if-changed={}", path.display());
@@ -32,15 +41,23 @@ fn main() {
             .expect("a UTF-8 file name");
         // Names sorted for a binary search; a later entry of the same name wins,
         // as a later table would.
-        let mut names: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut names: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, e) in entries.iter().enumerate() {
             for n in &e.names {
                 names.insert(n, i);
             }
         }
-        write!(out, "    GeneratedFile {{ file: {file:?}, entries: &[").unwrap();
+        write!(out, "    GeneratedFile {{ file: {file:?}, tables: &[").unwrap();
         for e in &entries {
-            write!(out, "&{:?}, ", e.ranges).unwrap();
+            let entry_text: String = e.ranges.iter().map(|(a, b)| &text[*a..*b]).collect();
+            let table: BTreeMap<String, spec_text::SpecText> = toml::from_str(&entry_text)
+                .unwrap_or_else(|err| panic!("{file}: {:?}: {err}", e.names));
+            let table = spec_text::resolve_groups(table)
+                .unwrap_or_else(|err| panic!("{file}: {:?}: {err}", e.names));
+            let bytes = postcard::to_allocvec(&table).expect("a spec table encodes");
+            let from = blob.len();
+            blob.extend_from_slice(&bytes);
+            write!(out, "({from}, {}), ", blob.len()).unwrap();
         }
         write!(out, "], names: &[").unwrap();
         for (n, i) in names {
@@ -49,7 +66,7 @@ fn main() {
         out.push_str("] },\n");
     }
     out.push_str("];\n");
-    let dest =
-        Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("spec_index.rs");
-    std::fs::write(dest, out).expect("OUT_DIR is writable");
+    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    std::fs::write(Path::new(&out_dir).join("spec_index.rs"), out).expect("OUT_DIR is writable");
+    std::fs::write(Path::new(&out_dir).join("spec_tables.bin"), blob).expect("OUT_DIR is writable");
 }

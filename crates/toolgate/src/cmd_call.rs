@@ -7,15 +7,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
-use toolgate_core::{CallError, CallIdentity, CallRequest, Content};
-use toolgate_policy::config::Mode;
+use toolgate::terminal::TerminalChannel;
+use toolgate::{
+    CallError, CallIdentity, CallRequest, CancellationToken, Content, DataDir, Durability, Mode,
+    SettleError, new_id,
+};
 use toolgate_policy::people::Asking;
-use toolgate_store::Durability;
-
-use crate::data_dir::DataDir;
-use crate::runtime::{RuntimeOptions, build};
-use crate::terminal::TerminalChannel;
 
 /// `toolgate call`.
 #[derive(Debug, Args)]
@@ -52,31 +49,22 @@ pub fn parse_input(text: &str) -> Result<Value> {
     serde_json::from_str(&text).context("the input is not valid JSON")
 }
 
-/// A fresh id: time plus process id plus a counter, unique enough for logs.
-pub fn new_id(prefix: &str) -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{prefix}-{:x}-{:x}-{}",
-        toolgate_core::now_ms(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
 /// Runs `toolgate call`; returns the exit status (0 ok, 1 the call failed).
 pub async fn run(args: CallArgs, data: DataDir, durability: Durability) -> Result<i32> {
     let mode = args.mode;
     let input = parse_input(&args.input)?;
-    let runtime = build(RuntimeOptions {
-        root: args.root.clone(),
-        config: args.config.clone(),
-        mode,
-        data,
-        durability,
-        asking: Asking::One(Arc::new(TerminalChannel)),
-    })?;
-    let catalogue = runtime.engine.materialize();
+    let builder =
+        crate::cli_builder::builder(args.root.as_deref(), &args.config, mode, &data, durability)?
+            .asking(Asking::One(Arc::new(TerminalChannel)));
+    let toolgate = crate::cli_builder::build(builder)?;
+    if let Some(notice) = toolgate.project_notice() {
+        eprintln!("toolgate: {notice}");
+    }
+    let started = toolgate.start()?;
+    if let Some(line) = started.sandbox_notice() {
+        eprintln!("{line}");
+    }
+    let catalogue = started.engine().materialize();
     let session_id = args.session.clone().unwrap_or_else(|| new_id("cli"));
     let call = CallRequest {
         name: args.tool.clone(),
@@ -94,10 +82,7 @@ pub async fn run(args: CallArgs, data: DataDir, durability: Durability) -> Resul
             on_ctrl_c.cancel();
         }
     });
-    let result = runtime
-        .engine
-        .settle(&catalogue, call, runtime.location.clone(), cancel)
-        .await;
+    let result = toolgate.settle_call(&catalogue, call, cancel).await;
     let status = match result {
         Ok(out) => {
             if args.json {
@@ -120,12 +105,16 @@ pub async fn run(args: CallArgs, data: DataDir, durability: Durability) -> Resul
             }
             0
         }
-        Err(err) => {
+        Err(SettleError::Call(err)) => {
             report_error(&err, args.json);
             1
         }
+        Err(SettleError::Start(err)) => return Err(err.into()),
     };
-    runtime.log.flush().context("cannot flush the audit log")?;
+    started
+        .audit_log()
+        .flush()
+        .context("cannot flush the audit log")?;
     Ok(status)
 }
 

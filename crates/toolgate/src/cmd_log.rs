@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use toolgate_store::{EventFilter, EventReader, StoredEvent, VerifyReport};
 
-use crate::data_dir::DataDir;
+use toolgate::DataDir;
 
 /// `toolgate log`.
 #[derive(Debug, Args)]

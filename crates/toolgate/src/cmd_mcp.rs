@@ -4,10 +4,10 @@
 //! the terminal — in the configured order (see [`toolgate_policy::people`]);
 //! the first answer wins and the other questions are withdrawn.
 //!
-//! Wiring (main.rs): `mod cmd_mcp;`, subcommands `Mcp(cmd_mcp::McpArgs)` and
-//! `Serve(cmd_mcp::ServeArgs)`, dispatched to [`run_mcp`] and [`run_serve`];
-//! Cargo.toml: `toolgate-mcp = { path = "../toolgate-mcp" }`.
+//! The engine is the one every command builds (`crate::cli_builder`), given
+//! these channels.
 
+mod reload;
 mod token;
 
 use std::net::SocketAddr;
@@ -17,19 +17,17 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
+use toolgate::terminal::TerminalChannel;
+use toolgate::{DataDir, Durability, Mode, Started, Toolgate};
 use toolgate_core::EventQuery;
 use toolgate_mcp::{
     AllowedPeers, ElicitationChannel, HttpAuth, HttpOptions, MCP_PATH, StdioOptions,
     ToolgateServer, bind_http, generate_token, serve_stdio, write_token_file,
 };
-use toolgate_policy::config::{ApprovalChannelName, Mode};
+use toolgate_policy::config::ApprovalChannelName;
 use toolgate_policy::people::{Asking, ChannelList, Channels, parse_channel_list};
-use toolgate_store::{DEFAULT_RETENTION, Durability, SWEEP_INTERVAL, SqliteApprovals};
+use toolgate_store::{DEFAULT_RETENTION, SWEEP_INTERVAL, SqliteApprovals};
 use toolgate_web::{WebApprovals, WebState};
-
-use crate::data_dir::DataDir;
-use crate::runtime::{Runtime, RuntimeOptions, build};
-use crate::terminal::TerminalChannel;
 
 const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
@@ -104,13 +102,13 @@ pub struct ServeArgs {
 /// The engine for an MCP server, asking through `elicitation`, the approval
 /// page (when there is one) and the terminal, in the configured order, for
 /// approvals and for the `question` tool alike.
-fn mcp_runtime(
+fn mcp_toolgate(
     args: ServerArgs,
     data: DataDir,
     durability: Durability,
     elicitation: &ElicitationChannel,
     web: Option<&WebApprovals>,
-) -> Result<Runtime> {
+) -> Result<Toolgate> {
     let cli = args.approval_channels.map(|o| o.0);
     let channels = Channels::new().with(ApprovalChannelName::Mcp, Arc::new(elicitation.clone()));
     let channels = match web {
@@ -122,15 +120,23 @@ fn mcp_runtime(
     }
     .with(ApprovalChannelName::Terminal, Arc::new(TerminalChannel))
     .ordered_by(cli.clone());
-    let runtime = build(RuntimeOptions {
-        root: args.root,
-        config: args.config,
-        mode: args.mode,
-        data,
+    let builder = crate::cli_builder::builder(
+        args.root.as_deref(),
+        &args.config,
+        args.mode,
+        &data,
         durability,
-        asking: Asking::InPolicyOrder(channels),
-    })?;
-    let policy = runtime.gate.policy();
+    )?
+    .asking(Asking::InPolicyOrder(channels));
+    let toolgate = crate::cli_builder::build(builder)?;
+    if let Some(notice) = toolgate.project_notice() {
+        eprintln!("toolgate: {notice}");
+    }
+    let started = toolgate.start()?;
+    if let Some(line) = started.sandbox_notice() {
+        eprintln!("{line}");
+    }
+    let policy = started.gate().policy();
     let order = policy.approval_channels(cli.as_deref());
     let order: Vec<&str> = order.iter().map(|c| c.as_str()).collect();
     tracing::info!(
@@ -138,7 +144,7 @@ fn mcp_runtime(
         escalate_after_s = policy.escalate_after().as_secs_f64(),
         "approval channels"
     );
-    Ok(runtime)
+    Ok(toolgate)
 }
 
 /// Serves the approval page on `listen` and prints its URL to stderr.
@@ -170,7 +176,7 @@ async fn start_web(
 
 /// A server's engine with its approval page and policy reloader running.
 struct Running {
-    runtime: Runtime,
+    toolgate: Toolgate,
     server: ToolgateServer,
     page: Option<tokio::task::JoinHandle<Result<(), toolgate_web::WebError>>>,
     reloader: tokio::task::JoinHandle<()>,
@@ -184,27 +190,32 @@ impl Running {
         args: ServerArgs,
         data: DataDir,
         durability: Durability,
-        before_page: impl FnOnce(&Runtime) -> Result<T>,
+        before_page: impl FnOnce(&Started) -> Result<T>,
     ) -> Result<(Running, T)> {
         let elicitation = ElicitationChannel::new();
         let web = (!args.no_web).then(WebApprovals::new);
         let web_listen = args.web_listen;
-        let runtime = mcp_runtime(args, data.clone(), durability, &elicitation, web.as_ref())?;
-        let settled = before_page(&runtime)?;
+        let toolgate = mcp_toolgate(args, data.clone(), durability, &elicitation, web.as_ref())?;
+        let started = toolgate.start()?;
+        let settled = before_page(started)?;
         let page = match &web {
             // The page reads through the engine's own log (its reading connection).
-            Some(w) => Some(start_web(web_listen, &data, w.clone(), runtime.log.clone()).await?),
+            Some(w) => {
+                let events = started.audit_log().clone();
+                Some(start_web(web_listen, &data, w.clone(), events).await?)
+            }
             None => None,
         };
-        let reloader = runtime.spawn_policy_reloader();
+        let reloader =
+            reload::spawn_policy_reloader(started.gate().clone(), started.policy_sources().clone());
         let server = ToolgateServer::with_elicitation(
-            runtime.engine.clone(),
-            runtime.location.clone(),
+            started.engine().clone(),
+            toolgate.location().clone(),
             elicitation,
         );
         Ok((
             Running {
-                runtime,
+                toolgate,
                 server,
                 page,
                 reloader,
@@ -219,8 +230,9 @@ impl Running {
         if let Some(page) = self.page {
             page.abort();
         }
-        self.runtime
-            .log
+        self.toolgate
+            .start()?
+            .audit_log()
             .flush()
             .context("cannot flush the audit log")
     }
@@ -257,12 +269,12 @@ fn serve_auth(
     no_auth: bool,
     flag: Option<String>,
     data_root: &std::path::Path,
-    runtime: &Runtime,
+    started: &Started,
 ) -> Result<HttpAuth> {
     if no_auth {
         return Ok(HttpAuth::Disabled);
     }
-    let policy = runtime.gate.policy();
+    let policy = started.gate().policy();
     let token = match (flag, policy.serve_config()) {
         (Some(t), _) => t,
         (None, Some(config)) => {
@@ -293,13 +305,14 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
     }
     let data_root = data.root().to_path_buf();
     let (no_auth, token) = (args.no_auth, args.token);
-    let (running, auth) = Running::start(args.common, data, durability, |runtime| {
-        serve_auth(no_auth, token, &data_root, runtime)
+    let (running, auth) = Running::start(args.common, data, durability, |started| {
+        serve_auth(no_auth, token, &data_root, started)
     })
     .await?;
     let _sweeper = running
-        .runtime
-        .spill
+        .toolgate
+        .start()?
+        .spill_store()
         .spawn_sweeper(SWEEP_INTERVAL, DEFAULT_RETENTION)
         .context("cannot start the spilled-output sweeper")?;
     let server = running.server.clone();

@@ -1,27 +1,21 @@
 //! `toolgate check`, `toolgate policy explain|test` and `toolgate approvals
-//! list|revoke`: thin wrappers over `toolgate_policy::check` and the approvals
-//! store. Exit status: 0 when every call was evaluated, 2 on a usage or config
+//! list|revoke`: thin wrappers over [`toolgate::Toolgate::check`] (an engine
+//! built and never started) and the approvals store. Exit status: 0 when every call was evaluated, 2 on a usage or config
 //! error (returned as `Err`, which `main` maps to 2).
 
-use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use serde_json::Value;
-use toolgate_core::{
-    CallError, DecisionSource, Location, PermissionRequest, Registration, Registry, ToolSet,
-};
-use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
-use toolgate_policy::check::{CheckOutcome, explain, judge_call, outcome_for, run_batch};
-use toolgate_policy::config::{Mode, SandboxMode};
-use toolgate_policy::policy::{ApprovalLookup, Policy, approval_covers};
+use toolgate::{CheckOutcome, DataDir, Durability, Toolgate};
+use toolgate_core::Location;
+use toolgate_policy::approvals::ApprovalStore;
+use toolgate_policy::check::run_batch;
+use toolgate_policy::config::Mode;
 use toolgate_store::SqliteApprovals;
-use toolgate_tools::BuiltinConfig;
-
-use crate::data_dir::DataDir;
 
 /// Where the policy comes from: `--root`, `--config`, `--mode`.
 #[derive(Debug, Clone, Args)]
@@ -99,69 +93,24 @@ pub struct ApprovalsRevokeArgs {
     pub id: i64,
 }
 
-/// The built-in tools, registered as for a real call. Registering builds no
-/// JSON Schema (a tool's spec is made on first use), so a check pays only for
-/// the intent it computes.
-struct BuiltinTools {
-    set: ToolSet,
-    _registrations: Vec<Registration>,
-}
-
-impl BuiltinTools {
-    fn new(config: &BuiltinConfig) -> Result<BuiltinTools> {
-        let registry = Registry::new();
-        let registrations = toolgate_tools::register_builtins(&registry, config)
-            .context("cannot register the built-in tools")?;
-        Ok(BuiltinTools {
-            set: ToolSet::new(Registry::new(), registry),
-            _registrations: registrations,
-        })
+/// The engine of a check: built for the policy flags, never started (a check
+/// opens no store and spawns nothing). A broken project config is reported on
+/// stderr (once per root) and ignored.
+fn checker(args: &PolicyArgs, root: Option<&std::path::Path>, data: &DataDir) -> Result<Toolgate> {
+    let builder = crate::cli_builder::builder(
+        root.or(args.root.as_deref()),
+        &args.config,
+        args.mode,
+        data,
+        Durability::default(),
+    )?;
+    let toolgate = crate::cli_builder::build(builder)?;
+    if toolgate.project_config_broken() {
+        if let Some(notice) = toolgate.project_notice() {
+            eprintln!("toolgate: {notice}");
+        }
     }
-}
-
-/// The base requests of a call, without running anything: the registered
-/// tool's own decoding, input checks and intent, exactly as a call prepares
-/// it, so an input the tool would refuse is refused here with the same error.
-fn requests(
-    tool: &str,
-    input: &Value,
-    location: &Location,
-    tools: &BuiltinTools,
-) -> Result<Vec<PermissionRequest>, String> {
-    let Some(active) = tools.set.active(tool) else {
-        return Err(format!(
-            "unknown tool {tool:?}; the built-in tools are: {}",
-            toolgate_tools::BUILTIN_TOOL_NAMES.join(", ")
-        ));
-    };
-    match active.handler.prepare(input, location) {
-        Ok(prepared) => Ok(prepared.requests),
-        Err(e) => Err(CallError::from_prepare(tool, e).to_string()),
-    }
-}
-
-fn location(root: Option<&Path>) -> Result<Location> {
-    crate::runtime::location(root)
-}
-
-/// Loads the policy; a broken project config is reported on stderr (once per
-/// root) and ignored.
-fn load_policy(location: &Location, args: &PolicyArgs, data: Option<&DataDir>) -> Result<Policy> {
-    let sources = crate::runtime::policy_sources(location, &args.config, args.mode, data);
-    let mut policy = Policy::load(&sources)?;
-    if let Some(e) = policy.project_error() {
-        eprintln!("toolgate: project config ignored: {e}");
-    }
-    // Only mode `auto` depends on the sandbox: detect it only then, from the
-    // data directory's cache, so that `check` spawns nothing.
-    if policy.mode() == Mode::Auto && policy.sandbox().mode != Some(SandboxMode::Off) {
-        let support = match data {
-            Some(d) => toolgate_sandbox::detect_cached(&d.sandbox_cache()),
-            None => toolgate_sandbox::detect(),
-        };
-        policy.set_sandbox_available(support.available);
-    }
-    Ok(policy)
+    Ok(toolgate)
 }
 
 /// The JSON input (as `call` reads it, `-` for stdin), which must be an object.
@@ -173,54 +122,8 @@ fn parse_input(text: &str) -> Result<Value> {
     Ok(v)
 }
 
-/// Saved approvals, read-only: consulted when the data directory already holds
-/// them, never created by a check. Read on the first ask that an approval could
-/// answer, so a call that is allowed or denied outright never opens SQLite.
-struct Saved<'d> {
-    data: Option<&'d DataDir>,
-    project: PathBuf,
-    rows: OnceCell<Vec<SavedApproval>>,
-}
-
-impl<'d> Saved<'d> {
-    fn new(data: Option<&'d DataDir>, project: &Path) -> Saved<'d> {
-        Saved {
-            data,
-            project: project.to_path_buf(),
-            rows: OnceCell::new(),
-        }
-    }
-
-    fn rows(&self) -> &[SavedApproval] {
-        self.rows.get_or_init(|| {
-            let Some(db) = self.data.map(DataDir::state_db).filter(|p| p.exists()) else {
-                return Vec::new();
-            };
-            let rows = SqliteApprovals::open_read_only(&db)
-                .map_err(|e| e.to_string())
-                .and_then(|s| {
-                    s.list_project(&self.project.display().to_string())
-                        .map_err(|e| e.to_string())
-                });
-            rows.unwrap_or_else(|e| {
-                tracing::warn!("cannot read saved approvals from {}: {e}", db.display());
-                Vec::new()
-            })
-        })
-    }
-}
-
-impl ApprovalLookup for Saved<'_> {
-    fn covering(&self, action: &str, resource: &str) -> Option<(DecisionSource, String)> {
-        self.rows()
-            .iter()
-            .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
-            .map(|a| (DecisionSource::Saved, a.pattern.clone()))
-    }
-}
-
 /// `toolgate check`.
-pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
+pub fn run_check(args: CheckArgs, data: &DataDir) -> Result<i32> {
     if let Some(batch) = &args.batch {
         return run_check_batch(batch, &args.policy, data);
     }
@@ -228,12 +131,10 @@ pub fn run_check(args: CheckArgs, data: Option<&DataDir>) -> Result<i32> {
         bail!("usage: toolgate check TOOL JSON, or toolgate check --batch FILE|-");
     };
     let input = parse_input(input)?;
-    let location = location(args.policy.root.as_deref())?;
-    let policy = load_policy(&location, &args.policy, data)?;
-    let tools = BuiltinTools::new(&crate::runtime::tools_config(&policy, &location, data))?;
-    let requests = requests(tool, &input, &location, &tools).map_err(|e| anyhow!(e))?;
-    let saved = Saved::new(data, location.root());
-    let answer = outcome_for(&policy, &judge_call(&policy, requests, &location, &saved));
+    let toolgate = checker(&args.policy, None, data)?;
+    let answer = toolgate
+        .check(tool, &input)
+        .map_err(|e| anyhow!(e.to_string()))?;
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&answer)?)?;
@@ -270,21 +171,12 @@ fn write_human(out: &mut impl Write, answer: &CheckOutcome) -> std::io::Result<(
     Ok(())
 }
 
-fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Result<i32> {
-    let default_location = location(args.root.as_deref())?;
+fn run_check_batch(path: &str, args: &PolicyArgs, data: &DataDir) -> Result<i32> {
     // A bad config for the batch's own root is a usage error, before any line.
-    let default_policy = load_policy(&default_location, args, data)?;
-    let mut policies: HashMap<PathBuf, (Location, Policy, Saved, BuiltinTools)> = HashMap::new();
-    let saved = Saved::new(data, default_location.root());
-    let tools = BuiltinTools::new(&crate::runtime::tools_config(
-        &default_policy,
-        &default_location,
-        data,
-    ))?;
-    policies.insert(
-        default_location.root().to_path_buf(),
-        (default_location.clone(), default_policy, saved, tools),
-    );
+    let default = checker(args, None, data)?;
+    let default_root = default.location().root().to_path_buf();
+    let mut checkers: HashMap<PathBuf, Toolgate> = HashMap::new();
+    checkers.insert(default_root.clone(), default);
     let reader: Box<dyn BufRead> = if path == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
@@ -294,52 +186,44 @@ fn run_check_batch(path: &str, args: &PolicyArgs, data: Option<&DataDir>) -> Res
         ))
     };
     let out = std::io::BufWriter::new(std::io::stdout().lock());
-    let default_root = default_location.root().to_path_buf();
     run_batch(reader, out, |line| {
         let key = match &line.root {
             Some(r) => {
                 let loc = Location::new(r).map_err(|e| format!("bad root {r}: {e}"))?;
                 let key = loc.root().to_path_buf();
-                if !policies.contains_key(&key) {
-                    let policy = load_policy(&loc, args, data).map_err(|e| e.to_string())?;
-                    let saved = Saved::new(data, loc.root());
-                    let config = crate::runtime::tools_config(&policy, &loc, data);
-                    let tools = BuiltinTools::new(&config).map_err(|e| format!("{e:#}"))?;
-                    policies.insert(key.clone(), (loc, policy, saved, tools));
+                if !checkers.contains_key(&key) {
+                    let toolgate =
+                        checker(args, Some(loc.root()), data).map_err(|e| e.to_string())?;
+                    checkers.insert(key.clone(), toolgate);
                 }
                 key
             }
             None => default_root.clone(),
         };
-        let (loc, policy, saved, tools) = policies.get(&key).ok_or("policy cache miss")?;
-        let requests = requests(&line.tool, &line.input, loc, tools)?;
-        Ok(outcome_for(
-            policy,
-            &judge_call(policy, requests, loc, saved),
-        ))
+        let toolgate = checkers.get(&key).ok_or("policy cache miss")?;
+        toolgate
+            .check(&line.tool, &line.input)
+            .map_err(|e| e.to_string())
     })
     .context("cannot run the batch")?;
     Ok(0)
 }
 
 /// `toolgate policy explain TOOL JSON`.
-pub fn run_explain(args: ExplainArgs, data: Option<&DataDir>) -> Result<i32> {
+pub fn run_explain(args: ExplainArgs, data: &DataDir) -> Result<i32> {
     let input = parse_input(&args.input)?;
-    let location = location(args.policy.root.as_deref())?;
-    let policy = load_policy(&location, &args.policy, data)?;
-    let tools = BuiltinTools::new(&crate::runtime::tools_config(&policy, &location, data))?;
-    let requests = requests(&args.tool, &input, &location, &tools).map_err(|e| anyhow!(e))?;
-    let saved = Saved::new(data, location.root());
-    let judged = judge_call(&policy, requests, &location, &saved);
-    print!("{}", explain(&policy, &args.tool, &input, &judged));
+    let toolgate = checker(&args.policy, None, data)?;
+    let explained = toolgate
+        .explain(&args.tool, &input)
+        .map_err(|e| anyhow!(e.to_string()))?;
+    print!("{explained}");
     Ok(0)
 }
 
 /// `toolgate policy test`: every layer loads (examples are checked while
 /// loading) and every example still holds.
-pub fn run_policy_test(args: PolicyTestArgs, data: Option<&DataDir>) -> Result<i32> {
-    let location = location(args.policy.root.as_deref())?;
-    let policy = load_policy(&location, &args.policy, data)?;
+pub fn run_policy_test(args: PolicyTestArgs, data: &DataDir) -> Result<i32> {
+    let policy = checker(&args.policy, None, data)?.policy()?;
     let failures = policy.test_examples();
     for f in &failures {
         eprintln!("{f}");
@@ -371,7 +255,7 @@ pub fn run_approvals_list(args: ApprovalsListArgs, data: &DataDir) -> Result<i32
     let store = open_store(data)?;
     let rows = match &args.root {
         Some(r) => {
-            let loc = location(Some(r))?;
+            let loc = crate::cli_builder::location(Some(r))?;
             store.list_project(&loc.root().display().to_string())
         }
         None => store.list_all(),

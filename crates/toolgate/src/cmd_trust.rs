@@ -14,7 +14,8 @@ use clap::Args;
 use toolgate_policy::policy::Policy;
 use toolgate_policy::trust::{TrustStore, config_key, sha256_hex};
 
-use crate::data_dir::DataDir;
+use toolgate::DataDir;
+use toolgate_policy::policy::PolicySources;
 
 /// `toolgate trust`.
 #[derive(Debug, Clone, Args)]
@@ -36,7 +37,7 @@ pub struct TrustArgs {
 
 /// The project config of `dir` (default: the current directory).
 fn project_config(dir: Option<&Path>) -> Result<PathBuf> {
-    let location = crate::runtime::location(dir)?;
+    let location = crate::cli_builder::location(dir)?;
     Ok(location.root().join(".toolgate/config.toml"))
 }
 
@@ -102,10 +103,11 @@ fn trust(
             file.display()
         );
     }
-    let location = crate::runtime::location(dir)?;
+    let location = crate::cli_builder::location(dir)?;
     // Judged as untrusted, against the user and managed layers of this machine.
-    let mut sources = crate::runtime::policy_sources(&location, &[], None, Some(data));
-    sources.trust = None;
+    // (No trust records: the standard layers, and the data directory protected.)
+    let mut sources = PolicySources::standard(location.root());
+    sources.data_dir = Some(data.root().to_path_buf());
     let policy = Policy::load(&sources)?;
     if let Some(e) = policy.project_error() {
         return Err(anyhow::Error::new(e.clone()).context("cannot trust a broken config"));
@@ -133,8 +135,10 @@ fn trust(
     if yes {
         print!("{text}");
     } else {
-        let confirmed = crate::terminal::confirm(&format!("{text}Trust this exact file? [y/N] "))
-            .map_err(|e| {
+        let confirmed = toolgate::terminal::confirm(&format!(
+            "{text}Trust this exact file? [y/N] "
+        ))
+        .map_err(|e| {
             let hint = format!("{e}; to trust without asking, run `toolgate trust --yes`");
             anyhow::Error::new(e).context(hint)
         })?;

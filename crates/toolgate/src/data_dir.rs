@@ -1,9 +1,10 @@
-//! Where toolgate keeps its data: `--data-dir`, else `TOOLGATE_DATA_DIR`, else
-//! `$XDG_DATA_HOME/toolgate`, else `~/.local/share/toolgate`.
+//! Where toolgate keeps its data: the builder's directory (the CLI's
+//! `--data-dir` or `TOOLGATE_DATA_DIR`), else `$XDG_DATA_HOME/toolgate`, else
+//! `~/.local/share/toolgate`.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use crate::error::BuildError;
 
 /// The data directory and the files in it.
 #[derive(Clone, Debug)]
@@ -12,18 +13,20 @@ pub struct DataDir {
 }
 
 impl DataDir {
-    /// Picks the directory (`explicit` comes from `--data-dir`/`TOOLGATE_DATA_DIR`
-    /// through clap) and creates it with mode 0700.
-    pub fn locate(explicit: Option<&Path>) -> Result<DataDir> {
+    /// Picks the directory (`explicit`, else the default above) and creates
+    /// it with mode 0700 when it does not exist.
+    pub fn locate(explicit: Option<&Path>) -> Result<DataDir, BuildError> {
         let root = match explicit {
             Some(p) => p.to_path_buf(),
             None => default_root()?,
         };
         if root.as_os_str().is_empty() {
-            bail!("the data directory path is empty");
+            return Err(BuildError::EmptyDataDir);
         }
-        create_private_dir(&root)
-            .with_context(|| format!("cannot create data directory {}", root.display()))?;
+        create_private_dir(&root).map_err(|source| BuildError::CreateDataDir {
+            path: root.clone(),
+            source,
+        })?;
         Ok(DataDir { root })
     }
 
@@ -53,15 +56,13 @@ impl DataDir {
     }
 }
 
-fn default_root() -> Result<PathBuf> {
+fn default_root() -> Result<PathBuf, BuildError> {
     if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(xdg).join("toolgate"));
     }
     match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
         Some(home) => Ok(PathBuf::from(home).join(".local/share/toolgate")),
-        None => {
-            bail!("no data directory: set --data-dir, TOOLGATE_DATA_DIR, XDG_DATA_HOME or HOME")
-        }
+        None => Err(BuildError::NoDataDir),
     }
 }
 

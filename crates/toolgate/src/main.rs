@@ -1,24 +1,20 @@
-//! The `toolgate` command: wiring, config loading and terminal approvals over the
-//! library crates.
+//! The `toolgate` command: its flags and subcommands over the `toolgate`
+//! library, whose `Builder` wires every command's engine.
 
+mod cli_builder;
 mod cmd_call;
 mod cmd_log;
 mod cmd_mcp;
 mod cmd_policy;
+mod cmd_sandbox;
 mod cmd_trust;
-mod data_dir;
-mod runtime;
-mod sandbox;
-mod terminal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
-use toolgate_store::Durability;
-
-use crate::data_dir::DataDir;
+use toolgate::{DataDir, Durability};
 
 /// toolgate: the tool layer of an AI coding agent — tools, one permission gate,
 /// an audit log.
@@ -71,7 +67,7 @@ enum Command {
     Trust(cmd_trust::TrustArgs),
     /// What the sandbox confines here (`status`), or run a command in it (`exec`).
     #[command(subcommand)]
-    Sandbox(sandbox::SandboxCommand),
+    Sandbox(cmd_sandbox::SandboxCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -157,11 +153,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Serve(args) => {
             tokio_runtime()?.block_on(cmd_mcp::run_serve(args, data, durability))
         }
-        Command::Check(args) => cmd_policy::run_check(args, Some(&data)),
-        Command::Policy(PolicyCommand::Explain(args)) => cmd_policy::run_explain(args, Some(&data)),
-        Command::Policy(PolicyCommand::Test(args)) => {
-            cmd_policy::run_policy_test(args, Some(&data))
-        }
+        Command::Check(args) => cmd_policy::run_check(args, &data),
+        Command::Policy(PolicyCommand::Explain(args)) => cmd_policy::run_explain(args, &data),
+        Command::Policy(PolicyCommand::Test(args)) => cmd_policy::run_policy_test(args, &data),
         Command::Approvals(ApprovalsCommand::List(args)) => {
             cmd_policy::run_approvals_list(args, &data)
         }
@@ -170,7 +164,7 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Log(args) => cmd_log::run(args, &data),
         Command::Trust(args) => cmd_trust::run(args, &data),
-        Command::Sandbox(command) => sandbox::run(command, &data, durability),
+        Command::Sandbox(command) => cmd_sandbox::run(command, &data, durability),
     }
 }
 

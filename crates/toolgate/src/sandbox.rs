@@ -1,11 +1,10 @@
-//! The sandbox wired in: the adapter through which `bash` runs confined, the
-//! line `call`, `mcp` and `serve` print at start, and `toolgate sandbox`.
+//! The sandbox wired in: the adapter through which `bash` runs confined as
+//! `[sandbox]` says, and the line to show at start when commands will not run
+//! confined.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
 use toolgate_core::{EventSink, Failure};
 use toolgate_policy::config::SandboxMode;
 use toolgate_policy::policy::Policy;
@@ -15,7 +14,7 @@ use toolgate_sandbox::proxy::{
 use toolgate_sandbox::{SandboxSpec, Support};
 use toolgate_tools::process_tools::{CommandSandbox, ConfineRequest, ConfinedCommand};
 
-use crate::cmd_policy::PolicyArgs;
+use crate::data_dir::DataDir;
 
 /// What the sandbox refuses, for the results of failed confined commands.
 const REFUSES: &str = "lets a command write only inside the location (protected paths such as .git/config, .git/hooks and .toolgate read-only), a private /tmp and [sandbox] writable paths; masks credential files (~/.ssh, ~/.aws, .env, …); has no network unless the call's network request was allowed; and refuses ptrace, mount and new namespaces";
@@ -50,9 +49,10 @@ impl std::fmt::Debug for SandboxAdapter {
 }
 
 impl SandboxAdapter {
-    /// The adapter for a policy, on this machine (detected as
-    /// [`support`] says).
-    pub fn new(policy: &Policy, data: Option<&crate::data_dir::DataDir>) -> Self {
+    /// The adapter for a policy, on this machine. A detection that the data
+    /// directory remembers as available is trusted (bubblewrap fails closed if
+    /// it is wrong); otherwise the machine is probed.
+    pub fn new(policy: &Policy, data: Option<&DataDir>) -> Self {
         let sb = policy.sandbox();
         let domains = DomainList::parse(&sb.allow_domains).unwrap_or_else(|e| {
             // The config parser admits only names and `*.suffix`, so this
@@ -100,8 +100,19 @@ impl SandboxAdapter {
         }
     }
 
+    /// What this machine can confine, as detected.
+    pub fn support(&self) -> &Support {
+        &self.support
+    }
+
+    /// Whether a command run with (or without) the machine's network goes
+    /// through the allowlisting proxy, whose connections need an event sink.
+    pub fn uses_proxy(&self, network: bool) -> bool {
+        !network && !self.domains.is_empty()
+    }
+
     /// The spec for commands in these roots.
-    fn spec(&self, roots: Vec<PathBuf>, cwd: PathBuf, network: bool) -> SandboxSpec {
+    pub fn spec(&self, roots: Vec<PathBuf>, cwd: PathBuf, network: bool) -> SandboxSpec {
         let mut spec = SandboxSpec::for_location(roots, None);
         spec.writable = self.writable.clone();
         spec.network = network;
@@ -112,13 +123,13 @@ impl SandboxAdapter {
     /// For a command without the machine's network, when `allow_domains`
     /// is set: a proxy socket for this one run, whose connections are
     /// recorded for `session_id`/`call_id`.
-    fn proxy_for(
+    pub fn proxy_for(
         &self,
         network: bool,
         session_id: &str,
         call_id: &str,
     ) -> Result<Option<Proxy>, Failure> {
-        if network || self.domains.is_empty() {
+        if !self.uses_proxy(network) {
             return Ok(None);
         }
         let service = self
@@ -142,7 +153,7 @@ impl SandboxAdapter {
 /// A cached "not available" is probed again, since acting on it would run
 /// commands unconfined. This saves the two bubblewrap runs of a probe on
 /// every `toolgate sandbox exec` and `toolgate call`.
-fn support(data: Option<&crate::data_dir::DataDir>) -> Support {
+fn support(data: Option<&DataDir>) -> Support {
     match data.map(|d| toolgate_sandbox::detect_cached(&d.sandbox_cache())) {
         Some(cached) if cached.available => cached,
         _ => toolgate_sandbox::detect(),
@@ -207,119 +218,6 @@ impl CommandSandbox for SandboxAdapter {
             refuses: refuses.into(),
         }))
     }
-}
-
-/// `toolgate sandbox …`.
-#[derive(Debug, Subcommand)]
-pub enum SandboxCommand {
-    /// What this machine can confine.
-    Status(StatusArgs),
-    /// Run a command confined exactly as the bash tool would.
-    Exec(ExecArgs),
-}
-
-/// `toolgate sandbox status`.
-#[derive(Debug, Args)]
-pub struct StatusArgs {
-    /// Print one JSON object.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `toolgate sandbox exec`.
-#[derive(Debug, Args)]
-pub struct ExecArgs {
-    #[command(flatten)]
-    pub policy: PolicyArgs,
-    /// Keep the network (as when the call's network request was allowed).
-    #[arg(long)]
-    pub network: bool,
-    /// The command and its arguments.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    pub command: Vec<String>,
-}
-
-/// Runs `toolgate sandbox …`.
-pub fn run(
-    command: SandboxCommand,
-    data: &crate::data_dir::DataDir,
-    durability: toolgate_store::Durability,
-) -> Result<i32> {
-    match command {
-        SandboxCommand::Status(args) => {
-            let s = toolgate_sandbox::detect();
-            if args.json {
-                println!("{}", serde_json::to_string(&s)?);
-            } else {
-                println!("available:  {}", s.available);
-                println!("mechanism:  {}", s.mechanism);
-                println!("filesystem: {}", s.filesystem);
-                println!("network:    {}", s.network);
-                for r in &s.reasons {
-                    println!("note:       {r}");
-                }
-            }
-            Ok(if s.available { 0 } else { 1 })
-        }
-        SandboxCommand::Exec(args) => exec(args, data, durability),
-    }
-}
-
-fn exec(
-    args: ExecArgs,
-    data: &crate::data_dir::DataDir,
-    durability: toolgate_store::Durability,
-) -> Result<i32> {
-    let location = crate::runtime::location(args.policy.root.as_deref())?;
-    // Trust records decide what the project's config may loosen, as for `call`.
-    let sources = crate::runtime::policy_sources(
-        &location,
-        &args.policy.config,
-        args.policy.mode,
-        Some(data),
-    );
-    let policy = Policy::load(&sources)?;
-    let mut adapter = SandboxAdapter::new(&policy, Some(data));
-    if !adapter.support.available {
-        anyhow::bail!(
-            "this machine cannot sandbox: {}",
-            adapter.support.reasons.join("; ")
-        );
-    }
-    let (program, rest) = args
-        .command
-        .split_first()
-        .ok_or_else(|| anyhow::anyhow!("no command given after --"))?;
-    // The proxy's connections go to the audit log, as for the bash tool;
-    // the log is only opened when there is a proxy.
-    let _log = if !args.network && !adapter.domains.is_empty() {
-        let log = Arc::new(
-            toolgate_store::EventLog::open(data.audit_db(), durability).with_context(|| {
-                format!("cannot open the audit log {}", data.audit_db().display())
-            })?,
-        );
-        adapter = adapter.with_events(log.clone());
-        Some(log)
-    } else {
-        None
-    };
-    let cwd = std::env::current_dir()
-        .ok()
-        .and_then(|d| d.canonicalize().ok())
-        .filter(|d| location.contains(d))
-        .unwrap_or_else(|| location.root().to_path_buf());
-    let roots = location.roots().map(PathBuf::from).collect();
-    let mut spec = adapter.spec(roots, cwd, args.network);
-    let session = crate::cmd_call::new_id("sandbox-exec");
-    let proxy = adapter.proxy_for(args.network, &session, "exec")?;
-    spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
-    let mut confined = spec.command(&adapter.support, program, rest)?;
-    let status = confined.command.status()?;
-    drop(proxy);
-    use std::os::unix::process::ExitStatusExt;
-    Ok(status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
 
 /// The audit event for one connection through the sandbox's proxy:

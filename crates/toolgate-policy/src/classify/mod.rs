@@ -22,6 +22,7 @@ mod programs;
 pub(crate) mod read_spec;
 #[cfg(test)]
 mod spec_index;
+mod spec_text;
 mod special;
 pub(crate) mod table;
 

@@ -26,17 +26,18 @@
 //!   first operand is a file), `!exec`, `!net`, `!cred` (prints secrets),
 //!   `!args` the operands after it are not files.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock, OnceLock};
 
-use serde::Deserialize;
+use super::spec_text::{SpecText, resolve_groups};
 
 /// The maps of a built spec: keys are the spec's own words, built once per
 /// process and looked up on every decision, so a fast hasher pays.
 type FastMap<K, V> = foldhash::HashMap<K, V>;
 use toolgate_core::Risk;
 
-/// The spec files, one per family.
+/// The spec files, one per family, in the order a later one wins. A process
+/// uses what the build script compiled from their text; tests parse it.
 const SPEC_FILES: &[(&str, &str)] = &[
     ("coreutils.toml", include_str!("specs/coreutils.toml")),
     ("search.toml", include_str!("specs/search.toml")),
@@ -49,51 +50,6 @@ const SPEC_FILES: &[(&str, &str)] = &[
 
 /// The wrappers' option specs (not read specs: a wrapper runs a command).
 const WRAPPER_FILE: (&str, &str) = ("wrappers.toml", include_str!("specs/wrappers.toml"));
-
-/// One entry of a spec file, as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SpecText {
-    #[serde(default)]
-    names: Vec<String>,
-    #[serde(default)]
-    operands: Option<String>,
-    #[serde(default)]
-    options: Vec<String>,
-    #[serde(default)]
-    style: Option<String>,
-    #[serde(default)]
-    numeric: bool,
-    #[serde(default)]
-    max_operands: Option<usize>,
-    #[serde(default)]
-    program: Option<String>,
-    #[serde(default)]
-    sub: HashMap<String, SpecText>,
-    /// Shared option lists (`[git-diff-options]` with `group = true`).
-    #[serde(default)]
-    options_from: Vec<String>,
-    /// An entry that only holds options for others.
-    #[serde(default)]
-    group: bool,
-    /// BSD-style option words without a dash (`ps aux`): the letters allowed.
-    #[serde(default)]
-    bsd_letters: Option<String>,
-    /// `@FILE` operands read more options from FILE (binutils): never proven.
-    #[serde(default)]
-    at_files: bool,
-    /// The command alone (no subcommand) does something else than read
-    /// (`git stash` stashes).
-    #[serde(default)]
-    needs_sub: bool,
-    /// A first word without a dash is a bundle of options (`tar xf`, `ar t`).
-    #[serde(default)]
-    bundled_first: bool,
-    #[serde(default)]
-    read: Vec<String>,
-    #[serde(default)]
-    not_read: Vec<String>,
-}
 
 /// How a command's operands are used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,45 +194,48 @@ pub enum Judged {
     Unproven(String),
 }
 
-/// One spec file's entries as the build script found them (see
-/// `spec_index.rs`): each entry's byte ranges in the file, and its names
-/// sorted, each with the entry it names.
+/// One spec file's entries as the build script compiled them (see
+/// `build.rs` and `spec_index.rs`): each entry's table — its own TOML with
+/// the file's option groups resolved — as a byte range of [`SPEC_TABLES`],
+/// and its names sorted, each with the entry it names.
 struct GeneratedFile {
     file: &'static str,
-    entries: &'static [&'static [(usize, usize)]],
+    tables: &'static [(usize, usize)],
     names: &'static [(&'static str, usize)],
 }
 
 include!(concat!(env!("OUT_DIR"), "/spec_index.rs"));
 
-/// The specs of a set of files, each entry parsed the first time its command
-/// is looked up. (Parsing every file costs a process about a millisecond, and
-/// one decision needs a few entries; the index itself is compiled in.)
+/// Every entry's table, encoded with `postcard` by the build script: decoding
+/// one costs a small fraction of parsing its TOML, and a `check` process
+/// decodes only the entries of the commands it judges.
+static SPEC_TABLES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/spec_tables.bin"));
+
+/// The specs of a set of files, each entry built the first time its command
+/// is looked up.
 struct Index {
     files: Vec<IndexedFile>,
 }
 
 struct IndexedFile {
-    text: &'static str,
     generated: &'static GeneratedFile,
-    parsed: Vec<OnceLock<Option<Arc<Spec>>>>,
+    built: Vec<OnceLock<Option<Arc<Spec>>>>,
 }
 
 impl Index {
     fn new(files: &[(&'static str, &'static str)]) -> Index {
         let files = files
             .iter()
-            .filter_map(|(name, text)| {
+            .filter_map(|(name, _text)| {
                 let generated = GENERATED_INDEX.iter().find(|g| g.file == *name);
                 if generated.is_none() {
-                    // The build script indexes every file of `specs/`; a test
+                    // The build script compiles every file of `specs/`; a test
                     // keeps this from shipping.
                     tracing::error!("spec file `{name}` has no compiled index");
                 }
                 generated.map(|generated| IndexedFile {
-                    text,
                     generated,
-                    parsed: generated.entries.iter().map(|_| OnceLock::new()).collect(),
+                    built: generated.tables.iter().map(|_| OnceLock::new()).collect(),
                 })
             })
             .collect();
@@ -291,13 +250,22 @@ impl Index {
             let k = names.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
             Some((f, names[k].1))
         })?;
-        file.parsed[at]
+        file.built[at]
             .get_or_init(|| {
-                let text: String = file.generated.entries[at]
-                    .iter()
-                    .filter_map(|(from, to)| file.text.get(*from..*to))
-                    .collect();
-                match load_files(&[(file.generated.file, &text)]) {
+                let (from, to) = file.generated.tables[at];
+                let loaded = SPEC_TABLES
+                    .get(from..to)
+                    .ok_or_else(|| "compiled table out of range".to_string())
+                    .and_then(|bytes| {
+                        postcard::from_bytes::<BTreeMap<String, SpecText>>(bytes)
+                            .map_err(|e| e.to_string())
+                    })
+                    .and_then(|table| {
+                        let mut map = HashMap::new();
+                        add_table(&mut map, file.generated.file, table)?;
+                        Ok(map)
+                    });
+                match loaded {
                     Ok(map) => map.get(name).cloned(),
                     Err(e) => {
                         // A built-in spec that does not load proves nothing: the
@@ -338,47 +306,38 @@ pub(crate) fn load_wrappers() -> Result<HashMap<String, Arc<Spec>>, String> {
     load_files(&[WRAPPER_FILE])
 }
 
+/// Parses whole spec files (the tests' way in: every entry at once).
+#[cfg(test)]
 fn load_files(files: &[(&str, &str)]) -> Result<HashMap<String, Arc<Spec>>, String> {
     let mut out = HashMap::new();
     for (file, text) in files {
-        let mut table: HashMap<String, SpecText> =
+        let table: BTreeMap<String, SpecText> =
             toml::from_str(text).map_err(|e| format!("{file}: {e}"))?;
-        let groups: HashMap<String, Vec<String>> = table
-            .iter()
-            .filter(|(_, e)| e.group)
-            .map(|(k, e)| (k.clone(), e.options.clone()))
-            .collect();
-        table.retain(|_, e| !e.group);
-        for entry in table.values_mut() {
-            merge_groups(entry, &groups).map_err(|e| format!("{file}: {e}"))?;
-        }
-        for (key, entry) in table {
-            let names = if entry.names.is_empty() {
-                vec![key.clone()]
-            } else {
-                entry.names.clone()
-            };
-            let spec = Arc::new(build(&key, entry).map_err(|e| format!("{file}: [{key}] {e}"))?);
-            for name in names {
-                if out.insert(name.clone(), spec.clone()).is_some() {
-                    return Err(format!("{file}: `{name}` has two specs"));
-                }
-            }
-        }
+        add_table(&mut out, file, table)?;
     }
     Ok(out)
 }
 
-/// Appends the options of the groups an entry (and its subcommands) names.
-fn merge_groups(entry: &mut SpecText, groups: &HashMap<String, Vec<String>>) -> Result<(), String> {
-    for g in std::mem::take(&mut entry.options_from) {
-        let options = groups
-            .get(&g)
-            .ok_or_else(|| format!("no option group `{g}`"))?;
-        entry.options.extend(options.iter().cloned());
-    }
-    for sub in entry.sub.values_mut() {
-        merge_groups(sub, groups)?;
+/// Builds the entries of one table (groups not yet resolved) into `out`, by
+/// every name they answer to.
+fn add_table(
+    out: &mut HashMap<String, Arc<Spec>>,
+    file: &str,
+    table: BTreeMap<String, SpecText>,
+) -> Result<(), String> {
+    let table = resolve_groups(table).map_err(|e| format!("{file}: {e}"))?;
+    for (key, entry) in table {
+        let names = if entry.names.is_empty() {
+            vec![key.clone()]
+        } else {
+            entry.names.clone()
+        };
+        let spec = Arc::new(build(&key, entry).map_err(|e| format!("{file}: [{key}] {e}"))?);
+        for name in names {
+            if out.insert(name.clone(), spec.clone()).is_some() {
+                return Err(format!("{file}: `{name}` has two specs"));
+            }
+        }
     }
     Ok(())
 }
@@ -1005,10 +964,13 @@ mod tests {
         for (file, text) in listed {
             let g = GENERATED_INDEX.iter().find(|g| g.file == file).unwrap();
             let scanned = super::super::spec_index::scan(text);
-            let ranges: Vec<Vec<(usize, usize)>> =
-                scanned.iter().map(|e| e.ranges.clone()).collect();
-            let compiled: Vec<Vec<(usize, usize)>> = g.entries.iter().map(|r| r.to_vec()).collect();
-            assert_eq!(ranges, compiled, "{file}");
+            // One compiled table per scanned entry, each decoding (what
+            // it holds is compared with the whole file's parse below).
+            assert_eq!(scanned.len(), g.tables.len(), "{file}");
+            for &(from, to) in g.tables {
+                postcard::from_bytes::<BTreeMap<String, SpecText>>(&SPEC_TABLES[from..to])
+                    .unwrap_or_else(|e| panic!("{file}: {e}"));
+            }
             for e in &scanned {
                 for n in &e.names {
                     let at = g.names.binary_search_by(|(x, _)| (*x).cmp(n.as_str()));
