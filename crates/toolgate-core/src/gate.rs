@@ -164,6 +164,9 @@ pub struct GateCall<'a> {
     pub session_id: &'a str,
     /// The call's id.
     pub call_id: &'a str,
+    /// What the tool says the call will do, for the person asked
+    /// ([`crate::Tool::preview`]); set only when [`Gate::resolve`] is called.
+    pub preview: Option<&'a crate::preview::Preview>,
 }
 
 /// Errors from a gate.

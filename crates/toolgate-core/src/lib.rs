@@ -3,7 +3,7 @@
 //! The foundation of toolgate: the tool contract, the two-layer registry, the
 //! settle pipeline every call goes through, output bounding, path resolution, the
 //! audit event types, and the ports (traits) the other crates implement:
-//! [`Gate`] (policy), [`EventSink`] and [`OutputStore`] (store).
+//! [`Gate`] (policy), [`EventSink`], [`EventQuery`] and [`OutputStore`] (store).
 //!
 //! This crate never decides permissions itself and knows no concrete tool.
 //!
@@ -27,10 +27,12 @@ pub mod content;
 pub mod context;
 pub mod credential;
 pub mod event;
+pub mod event_query;
 pub mod failure;
 pub mod gate;
 pub mod location;
 pub mod pipeline;
+pub mod preview;
 pub mod protected;
 pub mod question;
 pub mod registry;
@@ -44,10 +46,12 @@ pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, boun
 pub use content::{Content, ToolOutput};
 pub use context::{CallIdentity, Progress, ToolContext};
 pub use event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError, now_ms};
+pub use event_query::{EventQuery, QueryError};
 pub use failure::Failure;
 pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest, ResourceKind};
 pub use location::{Location, PathError, ResolvedPath};
 pub use pipeline::{CallError, CallRequest, CallResult, Engine};
+pub use preview::{Preview, PreviewBody, PreviewField};
 pub use question::{Question, QuestionChannel, QuestionError};
 pub use registry::{
     Catalogue, CatalogueEntry, LookupError, Registration, Registry, RegistryError, ToolSet,

@@ -147,6 +147,7 @@ async fn evaluate_off_loop(
             location: &location,
             session_id: &call.identity.session_id,
             call_id: &call.identity.call_id,
+            preview: None,
         };
         gate.evaluate(&gate_call, requests)
     })
@@ -386,6 +387,7 @@ impl Engine {
             location: &location,
             session_id: &call.identity.session_id,
             call_id: &call.identity.call_id,
+            preview: None,
         };
         // 4. Judge, and make every judgement durable.
         let judged = evaluate_off_loop(&self.gate, call, &location, requests).await?;
@@ -403,7 +405,13 @@ impl Engine {
         let overall = Effect::strictest(judged.iter().map(|j| j.decision.effect));
         let finals: Vec<Decision> = if overall == Effect::Ask {
             self.sink.submit_batch(std::mem::take(&mut batch)).await?;
-            let finals = self.gate.resolve(&gate_call, &judged, cancel).await?;
+            // The person sees what the call will do, as its tool describes it.
+            let preview = tool.handler.preview(&call.input, &location);
+            let asking = GateCall {
+                preview: preview.as_ref(),
+                ..gate_call
+            };
+            let finals = self.gate.resolve(&asking, &judged, cancel).await?;
             if finals.len() != judged.len() {
                 return Err(CallError::Gate(GateError::Invalid(format!(
                     "the gate resolved {} of {} requests",

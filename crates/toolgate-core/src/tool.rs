@@ -44,6 +44,7 @@ use crate::content::{Content, ToolOutput};
 use crate::context::ToolContext;
 use crate::gate::PermissionRequest;
 use crate::location::{Location, PathError};
+use crate::preview::Preview;
 
 /// Facts about a tool that clients and schedulers use. The defaults lean to the
 /// safe side: not read-only, not safe to run concurrently, possibly destructive,
@@ -162,6 +163,14 @@ pub trait Tool: Send + Sync + 'static {
         location: &Location,
     ) -> Result<Vec<PermissionRequest>, ToolError>;
 
+    /// What this call will do, for a person asked to allow it: the command
+    /// and where it runs, the diff of an edit. Computed only when someone is
+    /// asked; must not change anything. By default none (the asker shows the
+    /// input as it is).
+    fn preview(&self, _input: &Self::Input, _location: &Location) -> Option<Preview> {
+        None
+    }
+
     /// Runs the tool. Must stop promptly when `ctx.cancel` fires.
     fn execute(
         &self,
@@ -264,6 +273,12 @@ pub trait ToolHandler: Send + Sync {
     fn check_output(&self, _structured: &Value) -> Result<(), String> {
         Ok(())
     }
+
+    /// What the call with this input will do (see [`Tool::preview`]); `None`
+    /// when the tool does not say or the input does not decode.
+    fn preview(&self, _input: &Value, _location: &Location) -> Option<Preview> {
+        None
+    }
 }
 
 /// A tool's output schema does not compile.
@@ -342,6 +357,11 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
 
     fn check_output(&self, structured: &Value) -> Result<(), String> {
         self.validator.check(structured)
+    }
+
+    fn preview(&self, input: &Value, location: &Location) -> Option<Preview> {
+        let decoded: T::Input = decode_input(input).ok()?;
+        self.tool.preview(&decoded, location)
     }
 
     fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError> {

@@ -273,6 +273,7 @@ mod tests {
             offer_session: offer,
             offer_always: offer,
             timeout_ms: 1000,
+            preview: None,
         }
     }
 

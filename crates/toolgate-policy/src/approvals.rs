@@ -79,6 +79,10 @@ pub struct AskPrompt {
     pub offer_always: bool,
     /// How long the ask waits before it is denied.
     pub timeout_ms: u64,
+    /// What the call will do, as its tool describes it (the command, the
+    /// diff); `None` when the tool gives no preview.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<toolgate_core::Preview>,
 }
 
 /// A person's answer.

@@ -374,6 +374,7 @@ impl Gate for PolicyGate {
             offer_session: all_coverable,
             offer_always: all_coverable,
             timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            preview: call.preview.cloned(),
         };
         let items: Vec<PermissionRequest> = waiting
             .iter()

@@ -150,6 +150,7 @@ fn call<'a>(loc: &'a Location, session: &'a str, input: &'a serde_json::Value) -
         location: loc,
         session_id: session,
         call_id: "c1",
+        preview: None,
     }
 }
 

@@ -128,6 +128,7 @@ fn prompt() -> AskPrompt {
         offer_session: true,
         offer_always: true,
         timeout_ms: 60_000,
+        preview: None,
     }
 }
 
@@ -362,6 +363,7 @@ async fn the_gate_asks_through_people_and_its_new_policy_sets_the_next_order() {
         location: &location,
         session_id: "s",
         call_id: "c",
+        preview: None,
     };
     let edit = || {
         let path = location.root().join("a.rs").display().to_string();

@@ -11,7 +11,9 @@
 //!   by the submitter itself when the connection and the file lock are free
 //!   (with [`Durability::Normal`]; cheaper than waking a thread), else by the
 //!   log's writer thread. The returned ack resolves only after the commit. See
-//!   [`Durability`] for what "durable" means.
+//!   [`Durability`] for what "durable" means. It, [`EventReader`] and
+//!   [`LogQuery`] (a file that may not exist yet) implement
+//!   [`toolgate_core::EventQuery`], each over one connection kept open.
 //! - [`SpillStore`]: full tool outputs under `tool-output/`, implementing
 //!   [`toolgate_core::OutputStore`], with a retention [`sweep`](SpillStore::sweep).
 //! - [`SqliteApprovals`]: saved `always` approvals, implementing
@@ -73,7 +75,7 @@ mod sqlite;
 pub use approvals::SqliteApprovals;
 pub use error::StoreError;
 pub use log::{
-    Durability, EventFilter, EventLog, EventReader, LogStats, Problem, StoredEvent, VerifyReport,
-    verify,
+    Durability, EventFilter, EventLog, EventReader, LogQuery, LogStats, Problem, StoredEvent,
+    VerifyReport, verify,
 };
 pub use spill::{DEFAULT_RETENTION, SWEEP_INTERVAL, SpillStore, SweepHandle};

@@ -15,7 +15,7 @@ use futures::future::join_all;
 use toolgate_core::{Effect, Event, EventKind, EventPayload, EventSink, Risk};
 use toolgate_policy::approvals::{ApprovalChannel, AskPrompt};
 use toolgate_policy::test_util::ask_about;
-use toolgate_store::{Durability, EventLog, SqliteApprovals};
+use toolgate_store::{Durability, EventLog, LogQuery, SqliteApprovals};
 use toolgate_web::{WebApprovals, WebState, serve_standalone};
 
 const EVENTS: usize = 20_000;
@@ -78,7 +78,7 @@ fn bench(c: &mut Criterion) {
     let token = "bench-token".to_string();
     let state = WebState {
         approvals: approvals.clone(),
-        audit_db,
+        events: Arc::new(LogQuery::new(audit_db)),
         store: Arc::new(SqliteApprovals::open(dir.path().join("state.db")).expect("store")),
         token: token.clone(),
         allowed_hosts: Vec::new(),

@@ -1,14 +1,12 @@
-//! What a pending call would do, in full: the command, or the diff of an edit or
-//! patch. The ask carries only actions and resources, so the call's input is
-//! read back from its first `permission.requested` event (the only one that
-//! carries it), which the pipeline makes durable before anyone is asked.
-
-use std::path::Path;
+//! What a pending call will do, in full: the preview its tool gave with the
+//! ask (a command, a diff, labelled facts), shown the same way for every tool.
+//! When the ask has no preview, the call's input is read back from its first
+//! `permission.requested` event (the only one that carries it), which the
+//! pipeline makes durable before anyone is asked, and shown as it is.
 
 use serde_json::Value;
-use similar::TextDiff;
-use toolgate_core::EventKind;
-use toolgate_store::{EventFilter, EventReader};
+use toolgate_core::event_query::{EventFilter, EventQuery, QueryError};
+use toolgate_core::{EventKind, Preview, PreviewBody};
 
 use maud::{Markup, html};
 
@@ -16,8 +14,7 @@ use maud::{Markup, html};
 const MAX_LINES: usize = 2000;
 
 /// The decoded input of call `call_id`, when the audit log has it.
-pub fn call_args(audit_db: &Path, session_id: &str, call_id: &str) -> Option<Value> {
-    let reader = EventReader::open(audit_db).ok()?;
+pub fn call_args(events: &dyn EventQuery, session_id: &str, call_id: &str) -> Option<Value> {
     let filter = EventFilter {
         session: Some(session_id.to_string()),
         call_id: Some(call_id.to_string()),
@@ -25,8 +22,9 @@ pub fn call_args(audit_db: &Path, session_id: &str, call_id: &str) -> Option<Val
         limit: Some(1),
         ..EventFilter::default()
     };
-    match reader.query(&filter) {
-        Ok(events) => events.into_iter().next()?.event.payload.args,
+    match events.query(&filter) {
+        Ok(found) => found.into_iter().next()?.event.payload.args,
+        Err(QueryError::NoLog(_)) => None,
         Err(e) => {
             tracing::warn!(error = %e, call_id, "cannot read the call's input from the audit log");
             None
@@ -34,55 +32,28 @@ pub fn call_args(audit_db: &Path, session_id: &str, call_id: &str) -> Option<Val
     }
 }
 
-/// HTML showing what the call would do (empty when there is nothing to add).
-pub fn render(tool: &str, args: &Value) -> Markup {
-    let text = |key: &str| args.get(key).and_then(Value::as_str);
-    match tool {
-        "bash" => match text("command") {
-            Some(command) => html! {
-                section class="detail" {
-                    h3 { "Command" }
-                    pre class="command" { (command) }
-                    @if let Some(dir) = text("workdir") {
-                        p { "in " code { (dir) } }
-                    }
-                    @if let Some(why) = text("description") {
-                        p class="said" { "The model says: " (why) }
-                    }
-                }
-            },
-            None => html! {},
-        },
-        "edit" => match (text("path"), text("old_string"), text("new_string")) {
-            (Some(path), Some(old), Some(new)) => {
-                let diff = TextDiff::from_lines(old, new)
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(path, path)
-                    .to_string();
-                let all = if args.get("replace_all").and_then(Value::as_bool) == Some(true) {
-                    " (every occurrence)"
-                } else {
-                    ""
-                };
-                section(&format!("Edit{all}"), diff_html(&diff))
+/// HTML showing what the call will do, as its tool described it.
+pub fn render(preview: &Preview) -> Markup {
+    html! {
+        section class="detail" {
+            h3 { (preview.title) }
+            @match &preview.body {
+                Some(PreviewBody::Command(command)) => pre class="command" { (command) },
+                Some(PreviewBody::Diff(diff)) => (diff_html(diff)),
+                Some(PreviewBody::Text(text)) => pre { (clipped(text)) },
+                None => {},
             }
-            _ => json_section(args),
-        },
-        "write" => match (text("path"), text("content")) {
-            (Some(path), Some(content)) => {
-                let added: String = content.lines().map(|l| format!("+{l}\n")).collect();
-                let diff = format!("+++ {path} (whole new content)\n{added}");
-                section("Write", diff_html(&diff))
+            @for field in &preview.fields {
+                p class="field" { (field.label) " " code { (field.value) } }
             }
-            _ => json_section(args),
-        },
-        "apply_patch" => match text("patch") {
-            Some(patch) => section("Patch", diff_html(patch)),
-            None => json_section(args),
-        },
-        _ => json_section(args),
+        }
     }
+}
+
+/// HTML showing the call's input as it was logged, for a call whose tool gave
+/// no preview (empty when the input is empty).
+pub fn render_input(args: &Value) -> Markup {
+    json_section(args)
 }
 
 fn section(title: &str, body: Markup) -> Markup {
@@ -148,12 +119,10 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn edit_shows_a_unified_diff() {
-        let html = render(
-            "edit",
-            &json!({"path": "src/a.rs", "old_string": "let x = 1;\n", "new_string": "let x = 2;\n"}),
-        )
-        .into_string();
+    fn a_diff_body_is_shown_one_coloured_line_at_a_time() {
+        let diff = "--- src/a.rs\n+++ src/a.rs\n@@ -1 +1 @@\n-let x = 1;\n+let x = 2;\n";
+        let html =
+            render(&Preview::new("Edit").with_body(PreviewBody::Diff(diff.into()))).into_string();
         assert!(
             html.contains("<span class=\"del\">-let x = 1;</span>"),
             "{html}"
@@ -169,20 +138,35 @@ mod tests {
     }
 
     #[test]
-    fn bash_shows_the_escaped_command() {
-        let html = render("bash", &json!({"command": "echo '<b>' && rm -rf /tmp/x"})).into_string();
+    fn a_command_and_its_fields_are_escaped() {
+        let preview = Preview::new("Command")
+            .with_body(PreviewBody::Command("echo '<b>' && rm -rf /tmp/x".into()))
+            .with_field("in", "<dir>");
+        let html = render(&preview).into_string();
         // maud leaves `'` as it is: it quotes every attribute with `"`.
         assert!(
             html.contains("echo '&lt;b&gt;' &amp;&amp; rm -rf /tmp/x"),
             "{html}"
         );
+        assert!(html.contains("in <code>&lt;dir&gt;</code>"), "{html}");
     }
 
     #[test]
     fn long_content_is_clipped_with_a_note() {
-        let content = "x\n".repeat(MAX_LINES + 5);
-        let html = render("write", &json!({"path": "big.txt", "content": content})).into_string();
+        let diff: String = "+x\n".repeat(MAX_LINES + 5);
+        let html = render(&Preview::new("Write").with_body(PreviewBody::Diff(diff))).into_string();
         assert!(html.contains("more lines"), "{html}");
-        assert_eq!(html.matches("class=\"add\"").count(), MAX_LINES - 1);
+        assert_eq!(html.matches("class=\"add\"").count(), MAX_LINES);
+        let text = "y\n".repeat(MAX_LINES + 5);
+        let html = render(&Preview::new("Text").with_body(PreviewBody::Text(text))).into_string();
+        assert!(html.contains("… 5 more lines"), "{html}");
+    }
+
+    #[test]
+    fn an_input_without_a_preview_is_shown_as_json() {
+        let html = render_input(&json!({"url": "https://example.com/<x>"})).into_string();
+        assert!(html.contains("<h3>Input</h3>"), "{html}");
+        assert!(html.contains("https://example.com/&lt;x&gt;"), "{html}");
+        assert!(render_input(&json!({})).into_string().is_empty());
     }
 }

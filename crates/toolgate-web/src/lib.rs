@@ -11,9 +11,11 @@
 //!   words) until a person answers, one text per question, or declines; dropping
 //!   the future (cancelled, answered elsewhere) takes them off the page.
 //! - [`router`] serves the page: pending asks and questions live over server-sent events, with a
-//!   colour per risk class, the full command and the diff of edits and patches;
+//!   colour per risk class and the preview the call's tool gave with the ask
+//!   (a command, a diff, labelled facts; the logged input when there is none);
 //!   the audit log with filters and `log verify`'s verdict; the saved approvals
-//!   with revoke.
+//!   with revoke. The audit log is read through core's [`EventQuery`] port;
+//!   the page knows no store and no tool.
 //! - Protection: a token (`?token=…` exchanged for an HttpOnly SameSite=Strict
 //!   cookie), `Host` must be loopback or configured, `Origin` must be this page on
 //!   every state-changing request, no CORS, loopback listening by default.
@@ -37,6 +39,7 @@
 //! (`{"error": "…"}`); others get pages and redirects.
 //!
 //! [`ApprovalChannel`]: toolgate_policy::approvals::ApprovalChannel
+//! [`EventQuery`]: toolgate_core::EventQuery
 //!
 //! ```
 //! use std::sync::Arc;
@@ -49,7 +52,7 @@
 //! let approvals = WebApprovals::new();
 //! let state = WebState {
 //!     approvals: approvals.clone(),
-//!     audit_db: dir.path().join("events.db"),
+//!     events: Arc::new(toolgate_store::LogQuery::new(dir.path().join("events.db"))),
 //!     store: Arc::new(toolgate_store::SqliteApprovals::open(dir.path().join("state.db"))?),
 //!     token: toolgate_web::new_token()?,
 //!     allowed_hosts: Vec::new(),
@@ -71,6 +74,7 @@
 //!     offer_session: true,
 //!     offer_always: true,
 //!     timeout_ms: 60_000,
+//!     preview: None,
 //! };
 //! let asking = approvals.clone();
 //! let waiting = tokio::spawn(async move { asking.ask(&prompt).await });
@@ -94,7 +98,6 @@ mod questions;
 mod views;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
@@ -102,6 +105,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::header;
 use axum::routing::{get, post};
 use tokio::task::JoinHandle;
+use toolgate_core::EventQuery;
 use toolgate_policy::approvals::ApprovalStore;
 
 pub use page_protection::host_allowed;
@@ -121,8 +125,8 @@ const MAX_QUESTION_BODY: usize = 1024 * 1024;
 pub struct WebState {
     /// The approval channel whose asks the page shows and answers.
     pub approvals: WebApprovals,
-    /// The audit log file (`events.db`); it may not exist yet.
-    pub audit_db: PathBuf,
+    /// The audit log, read for the audit view and for the input of asked calls.
+    pub events: Arc<dyn EventQuery>,
     /// Where saved approvals live (listed and revoked on the page).
     pub store: Arc<dyn ApprovalStore>,
     /// The secret in the printed URL. Empty: nobody can sign in.
@@ -134,7 +138,6 @@ pub struct WebState {
 impl std::fmt::Debug for WebState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WebState")
-            .field("audit_db", &self.audit_db)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("token", &"<redacted>")
             .finish_non_exhaustive()

@@ -300,6 +300,7 @@ mod tests {
             offer_session: true,
             offer_always: true,
             timeout_ms: 1000,
+            preview: None,
         }
     }
 

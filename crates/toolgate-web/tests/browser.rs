@@ -21,10 +21,10 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
-use toolgate_core::{Event, EventKind, EventPayload, EventSink, Question, Risk};
+use toolgate_core::{Preview, PreviewBody, Question, Risk};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 use toolgate_policy::test_util::ask_about;
-use toolgate_store::{Durability, EventLog, SqliteApprovals};
+use toolgate_store::{LogQuery, SqliteApprovals};
 use toolgate_web::{QuestionReply, WebApprovals, WebState, new_token, page_url, serve_standalone};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -47,7 +47,7 @@ impl Page {
         let token = new_token().unwrap();
         let state = WebState {
             approvals: approvals.clone(),
-            audit_db,
+            events: Arc::new(LogQuery::new(audit_db)),
             store: Arc::new(SqliteApprovals::open(dir.join("state.db")).unwrap()),
             token: token.clone(),
             allowed_hosts: Vec::new(),
@@ -200,26 +200,6 @@ async fn a_person_answers_in_headless_chromium() {
     }
     let dir = tempfile::tempdir().unwrap();
     let audit_db = dir.path().join("events.db");
-    // The edit's input, as the pipeline records it before asking.
-    let log = EventLog::open(&audit_db, Durability::Normal).unwrap();
-    log.submit(Event::now(
-        EventKind::PermissionRequested,
-        "s-browser",
-        "c-edit",
-        EventPayload {
-            tool: Some("edit".into()),
-            args: Some(json!({
-                "path": "/ws/src/retry.rs",
-                "old_string": "    let attempts = 3;\n    sleep(Duration::from_secs(1));\n",
-                "new_string": "    let attempts = 5;\n    sleep(backoff(attempt));\n",
-            })),
-            ..EventPayload::default()
-        },
-    ))
-    .await
-    .unwrap();
-    log.close().unwrap();
-
     let Page {
         approvals,
         token,
@@ -242,11 +222,17 @@ async fn a_person_answers_in_headless_chromium() {
         prompt("c-rm", "bash", Risk::Destructive, "rm -rf target/ build/"),
     )
     .await;
-    let (edit, edit_task) = ask(
-        &approvals,
-        prompt("c-edit", "edit", Risk::Write, "/ws/src/retry.rs"),
-    )
-    .await;
+    // The edit tool's preview, as the pipeline attaches it to the ask.
+    let mut edit_prompt = prompt("c-edit", "edit", Risk::Write, "/ws/src/retry.rs");
+    edit_prompt.preview = Some(
+        Preview::new("Edit").with_body(PreviewBody::Diff(
+            "--- /ws/src/retry.rs\n+++ /ws/src/retry.rs\n@@ -1,2 +1,2 @@\n\
+         -    let attempts = 3;\n-    sleep(Duration::from_secs(1));\n\
+         +    let attempts = 5;\n+    sleep(backoff(attempt));\n"
+                .into(),
+        )),
+    );
+    let (edit, edit_task) = ask(&approvals, edit_prompt).await;
     let (foreign, foreign_task) = ask(
         &approvals,
         prompt(

@@ -92,6 +92,7 @@ impl Setup {
                 location: &location,
                 session_id: "s",
                 call_id: "c",
+                preview: None,
             };
             let path = location.root().join("a.rs").display().to_string();
             let request = PermissionRequest::path("edit", path, Risk::Write);

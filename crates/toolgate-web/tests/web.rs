@@ -11,10 +11,12 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, COOKIE, HOST, ORIGIN, SET_COOKIE};
 use serde_json::Value;
 use tokio::task::JoinHandle;
-use toolgate_core::{Effect, Event, EventKind, EventPayload, EventSink, Question, Risk};
+use toolgate_core::{
+    Effect, Event, EventKind, EventPayload, EventSink, Preview, PreviewBody, Question, Risk,
+};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, ApprovalStore, AskPrompt, ChannelError};
 use toolgate_policy::test_util::ask_about;
-use toolgate_store::{Durability, EventLog, SqliteApprovals};
+use toolgate_store::{Durability, EventLog, LogQuery, SqliteApprovals};
 use toolgate_web::{
     MAX_ANSWER_CHARS, QuestionReply, WebApprovals, WebError, WebState, new_token, serve_standalone,
 };
@@ -52,7 +54,7 @@ async fn start_with(allowed_hosts: Vec<String>) -> Page {
     let token = new_token().unwrap();
     let state = WebState {
         approvals: approvals.clone(),
-        audit_db: audit_db.clone(),
+        events: Arc::new(LogQuery::new(&audit_db)),
         store: store.clone(),
         token: token.clone(),
         allowed_hosts,
@@ -905,12 +907,14 @@ async fn the_audit_view_filters_and_shows_the_verify_verdict() {
 }
 
 #[tokio::test]
-async fn an_edit_ask_shows_its_diff_from_the_audit_log() {
+async fn an_edit_ask_shows_the_diff_of_its_preview() {
     let page = start().await;
     write_log(&page.audit_db).await;
-    let (_id, task) = page
-        .ask(prompt("c2", "edit", Risk::Write, "/ws/src/lib.rs"))
-        .await;
+    let mut edit = prompt("c2", "edit", Risk::Write, "/ws/src/lib.rs");
+    edit.preview = Some(Preview::new("Edit").with_body(PreviewBody::Diff(
+        "--- src/lib.rs\n+++ src/lib.rs\n@@ -1 +1 @@\n-fn old() {}\n+fn new() {}\n".into(),
+    )));
+    let (_id, task) = page.ask(edit).await;
     let html = page.get("/").await.text().await.unwrap();
     assert!(
         html.contains("<span class=\"del\">-fn old() {}</span>"),
@@ -928,7 +932,7 @@ async fn serving_refuses_unsafe_setups() {
     let dir = tempfile::tempdir().unwrap();
     let state = |token: &str, hosts: Vec<String>| WebState {
         approvals: WebApprovals::new(),
-        audit_db: dir.path().join("events.db"),
+        events: Arc::new(LogQuery::new(dir.path().join("events.db"))),
         store: Arc::new(SqliteApprovals::open(dir.path().join("state.db")).unwrap()),
         token: token.into(),
         allowed_hosts: hosts,
@@ -1346,7 +1350,8 @@ async fn hostile_text_is_escaped_on_every_view() {
     }
     log.close().unwrap();
 
-    // Asks whose details the page reads from the call's arguments.
+    // Asks with the previews their tools give (a command, a diff), and one
+    // without, whose input the page reads from the audit log.
     let mut stream = page.get("/approvals/events").await;
     let mut buf = String::new();
     let mut asks = Vec::new();
@@ -1354,6 +1359,18 @@ async fn hostile_text_is_escaped_on_every_view() {
         let mut prompt = prompt(&call(tool), tool, Risk::Write, HOSTILE);
         prompt.items[0].action = HOSTILE.into();
         prompt.items[0].reason = HOSTILE.into();
+        prompt.preview = match tool {
+            "bash" => Some(
+                Preview::new(HOSTILE)
+                    .with_body(PreviewBody::Command(HOSTILE.into()))
+                    .with_field("in", HOSTILE)
+                    .with_field(HOSTILE, HOSTILE),
+            ),
+            "edit" => Some(Preview::new("Edit").with_body(PreviewBody::Diff(format!(
+                "--- {HOSTILE}\n+++ {HOSTILE}\n@@ -1 +1 @@\n-{HOSTILE}\n+x\n"
+            )))),
+            _ => None,
+        };
         asks.push(page.ask(prompt).await.1);
     }
     // A question: its text, its options (attribute values) and its ids.

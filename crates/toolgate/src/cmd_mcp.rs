@@ -19,6 +19,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 use toolgate::terminal::TerminalChannel;
 use toolgate::{DataDir, Durability, Mode, Started, Toolgate};
+use toolgate_core::EventQuery;
 use toolgate_mcp::{
     AllowedPeers, ElicitationChannel, HttpAuth, HttpOptions, MCP_PATH, StdioOptions,
     ToolgateServer, bind_http, generate_token, serve_stdio, write_token_file,
@@ -145,13 +146,14 @@ async fn start_web(
     listen: SocketAddr,
     data: &DataDir,
     approvals: WebApprovals,
+    events: Arc<dyn EventQuery>,
 ) -> Result<tokio::task::JoinHandle<Result<(), toolgate_web::WebError>>> {
     let token = toolgate_web::new_token()?;
     let store = SqliteApprovals::open(data.state_db())
         .with_context(|| format!("cannot open {}", data.state_db().display()))?;
     let state = WebState {
         approvals,
-        audit_db: data.audit_db(),
+        events,
         store: Arc::new(store),
         token: token.clone(),
         allowed_hosts: Vec::new(),
@@ -191,7 +193,11 @@ impl Running {
         let started = toolgate.start()?;
         let settled = before_page(started)?;
         let page = match &web {
-            Some(w) => Some(start_web(web_listen, &data, w.clone()).await?),
+            // The page reads through the engine's own log (its reading connection).
+            Some(w) => {
+                let events = started.audit_log().clone();
+                Some(start_web(web_listen, &data, w.clone(), events).await?)
+            }
             None => None,
         };
         let reloader =

@@ -8,7 +8,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 
 use async_trait::async_trait;
-use toolgate_core::Failure;
+use toolgate_core::{Failure, Preview};
 use toolgate_policy::approvals::{Answer, ApprovalChannel, AskPrompt, ChannelError};
 
 /// The terminal channel: approvals and the `question` tool's questions.
@@ -52,6 +52,9 @@ pub fn render_prompt(prompt: &AskPrompt) -> String {
             item.risk, item.action, item.resource, item.reason
         ));
     }
+    if let Some(preview) = &prompt.preview {
+        text.push_str(&render_preview(preview));
+    }
     let mut choices = vec!["[o]nce"];
     if prompt.offer_session {
         choices.push("[s]ession");
@@ -61,6 +64,31 @@ pub fn render_prompt(prompt: &AskPrompt) -> String {
     }
     choices.push("[r]eject [message]");
     text.push_str(&format!("Allow? {}: ", choices.join(" / ")));
+    text
+}
+
+/// Most lines of a preview's body shown on the terminal (the page shows more).
+const MAX_PREVIEW_LINES: usize = 40;
+
+/// A tool's preview of the call, indented under the requests: its title, its
+/// body (cut after [`MAX_PREVIEW_LINES`]), then its labelled facts.
+fn render_preview(preview: &Preview) -> String {
+    let mut text = format!("  {}:\n", preview.title);
+    if let Some(body) = &preview.body {
+        let lines: Vec<&str> = body.text().lines().collect();
+        for line in lines.iter().take(MAX_PREVIEW_LINES) {
+            text.push_str(&format!("    {line}\n"));
+        }
+        if lines.len() > MAX_PREVIEW_LINES {
+            text.push_str(&format!(
+                "    … {} more lines\n",
+                lines.len() - MAX_PREVIEW_LINES
+            ));
+        }
+    }
+    for field in &preview.fields {
+        text.push_str(&format!("    {}: {}\n", field.label, field.value));
+    }
     text
 }
 
@@ -185,6 +213,7 @@ mod tests {
             offer_session: always,
             offer_always: always,
             timeout_ms: 1000,
+            preview: None,
         }
     }
 
@@ -211,5 +240,30 @@ mod tests {
         assert_eq!(parse_answer("s", &destructive), None);
         assert!(!render_prompt(&destructive).contains("[a]lways"));
         assert!(render_prompt(&p).contains("rm -rf build"));
+    }
+
+    #[test]
+    fn a_preview_is_shown_under_the_requests_whatever_the_tool() {
+        let mut p = prompt(true);
+        p.tool = "deploy".into();
+        let body: String = (1..=45).map(|n| format!("step {n}\n")).collect();
+        p.preview = Some(
+            Preview::new("Deploy")
+                .with_body(toolgate_core::PreviewBody::Text(body))
+                .with_field("target", "staging"),
+        );
+        let text = render_prompt(&p);
+        let preview = text.find("  Deploy:\n").expect(&text);
+        assert!(
+            preview > text.find("why: destructive").expect(&text),
+            "{text}"
+        );
+        assert!(
+            text.contains("    step 40\n") && !text.contains("step 41"),
+            "{text}"
+        );
+        assert!(text.contains("    … 5 more lines\n"), "{text}");
+        assert!(text.contains("    target: staging\n"), "{text}");
+        assert!(text.ends_with("[r]eject [message]: "), "{text}");
     }
 }

@@ -15,6 +15,7 @@ pub fn ask_prompt(call_id: &str, tool: &str) -> AskPrompt {
         offer_session: true,
         offer_always: true,
         timeout_ms: 60_000,
+        preview: None,
     }
 }
 

@@ -5,6 +5,7 @@
 mod ack;
 mod checkpoint;
 mod formats;
+mod query;
 mod reader;
 mod schema;
 mod verify;
@@ -19,8 +20,10 @@ use std::thread::JoinHandle;
 use tokio::sync::oneshot;
 use toolgate_core::{Event, EventAck, EventSink, Failure, SinkError};
 
-pub use reader::{EventFilter, EventReader, StoredEvent};
-pub use verify::{Problem, VerifyReport, verify};
+pub use query::LogQuery;
+pub use reader::EventReader;
+pub use toolgate_core::event_query::{EventFilter, Problem, StoredEvent, VerifyReport};
+pub use verify::verify;
 
 use crate::canonical::stored_and_hashed_payload;
 use crate::error::StoreError;

@@ -5,47 +5,12 @@ use std::sync::Mutex;
 
 use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
-use serde::{Deserialize, Serialize};
+use toolgate_core::event_query::{EventFilter, StoredEvent};
 use toolgate_core::{Event, EventKind, EventPayload};
 
 use super::schema::{EVENT_COLUMNS, LOG_FILE};
 use crate::error::StoreError;
 use crate::sqlite::{self, Access};
-
-/// Which events to read. The default reads the whole log, oldest first.
-///
-/// `--follow` is a loop of queries with `after_seq` set to the last seq seen.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EventFilter {
-    /// Only events of this session.
-    pub session: Option<String>,
-    /// Only events of this call.
-    pub call_id: Option<String>,
-    /// Only events of this kind.
-    pub kind: Option<EventKind>,
-    /// Only events with a larger seq.
-    pub after_seq: Option<u64>,
-    /// At most this many events.
-    pub limit: Option<usize>,
-    /// With `limit`: the newest matching events instead of the oldest (still
-    /// returned oldest first), as `toolgate log` shows by default.
-    pub tail: bool,
-}
-
-/// One event as stored, with its place in the chain.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StoredEvent {
-    /// Its sequence number (1-based, gapless in an intact log).
-    pub seq: u64,
-    /// The event.
-    #[serde(flatten)]
-    pub event: Event,
-    /// The previous event's hash (64 zeros for the first).
-    pub prev_hash: String,
-    /// The SHA-256 of the event and `prev_hash` in the log's canonical form
-    /// ([`crate::canonical`]), hex.
-    pub hash: String,
-}
 
 /// A read-only view of a log file. Never creates or changes the file.
 #[derive(Debug)]

@@ -1,10 +1,9 @@
 //! `toolgate log verify`: walk the hash chain and name the first broken event.
 
-use std::fmt;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toolgate_core::event_query::{Problem, VerifyReport};
 
 use super::formats::FormatRuns;
 use super::reader::{EventReader, RawEvent};
@@ -15,75 +14,6 @@ use crate::error::StoreError;
 /// How far a renumbered row is searched for its original seq when classifying
 /// a break as rows deleted or inserted before it.
 const MAX_RENUMBER: i64 = 1024;
-
-/// What is wrong at the first broken event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Problem {
-    /// The event's content (or its stored hash) was changed after it was written.
-    Edited,
-    /// One or more events are missing: a gap in seq, rows deleted and the rest
-    /// renumbered, or events removed from the end.
-    Missing,
-    /// Events are not in the order they were written.
-    OutOfOrder,
-    /// An event that was never written by the log was inserted.
-    Inserted,
-    /// The stored hashes are malformed or do not link, and nothing else explains it.
-    BadHash,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Problem::Edited => "edited",
-            Problem::Missing => "missing",
-            Problem::OutOfOrder => "out of order",
-            Problem::Inserted => "inserted",
-            Problem::BadHash => "bad hash",
-        })
-    }
-}
-
-/// The outcome of [`verify`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum VerifyReport {
-    /// Every event links to the previous one and matches its hash.
-    Ok {
-        /// How many events the log holds.
-        events: u64,
-    },
-    /// The chain is broken.
-    Broken {
-        /// The first broken seq.
-        seq: u64,
-        /// What kind of damage.
-        problem: Problem,
-        /// Details for a person.
-        detail: String,
-    },
-}
-
-impl VerifyReport {
-    /// Whether the chain is intact.
-    pub fn is_ok(&self) -> bool {
-        matches!(self, VerifyReport::Ok { .. })
-    }
-}
-
-impl fmt::Display for VerifyReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            VerifyReport::Ok { events } => write!(f, "ok: {events} events"),
-            VerifyReport::Broken {
-                seq,
-                problem,
-                detail,
-            } => write!(f, "broken at seq {seq} ({problem}): {detail}"),
-        }
-    }
-}
 
 /// Verifies the log at `path` (read-only; the file is never changed).
 ///

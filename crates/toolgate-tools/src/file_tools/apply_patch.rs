@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Content, Location, PermissionRequest, Tool, ToolContext, ToolError};
+use toolgate_core::{
+    Content, Location, PermissionRequest, Preview, PreviewBody, Tool, ToolContext, ToolError,
+};
 
 use super::ledger::hash_bytes;
 use super::{FileState, location_paths};
@@ -139,6 +141,11 @@ impl Tool for ApplyPatchTool {
             }
         }
         Ok(requests)
+    }
+
+    /// The patch as the model wrote it.
+    fn preview(&self, input: &ApplyPatchInput, _location: &Location) -> Option<Preview> {
+        Some(Preview::new("Patch").with_body(PreviewBody::Diff(input.patch.clone())))
     }
 
     async fn execute(

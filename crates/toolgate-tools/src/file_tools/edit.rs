@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Location, PermissionRequest, Tool, ToolContext, ToolError};
+use toolgate_core::{
+    Location, PermissionRequest, Preview, PreviewBody, Tool, ToolContext, ToolError,
+};
 
 use super::ledger::{Freshness, hash_bytes};
 use super::text::{TextFile, line_of, looks_binary};
@@ -82,6 +84,21 @@ impl Tool for EditTool {
         Ok(vec![location_paths::edit_request(
             location, &resolved, note,
         )])
+    }
+
+    /// The replacement as a unified diff of `old_string` to `new_string`.
+    fn preview(&self, input: &EditInput, _location: &Location) -> Option<Preview> {
+        let diff = similar::TextDiff::from_lines(&input.old_string, &input.new_string)
+            .unified_diff()
+            .context_radius(3)
+            .header(&input.path, &input.path)
+            .to_string();
+        let title = if input.replace_all == Some(true) {
+            "Edit (every occurrence)"
+        } else {
+            "Edit"
+        };
+        Some(Preview::new(title).with_body(PreviewBody::Diff(diff)))
     }
 
     async fn execute(&self, input: EditInput, ctx: ToolContext) -> Result<EditOutput, ToolError> {

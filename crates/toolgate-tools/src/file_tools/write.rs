@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Location, PermissionRequest, Tool, ToolContext, ToolError};
+use toolgate_core::{
+    Location, PermissionRequest, Preview, PreviewBody, Tool, ToolContext, ToolError,
+};
 
 use super::ledger::{Freshness, hash_bytes};
 use super::text::{BOM, LineEnding};
@@ -80,6 +82,22 @@ impl Tool for WriteTool {
         Ok(vec![location_paths::edit_request(
             location, &resolved, note,
         )])
+    }
+
+    /// The path, the size and the whole new content as added lines.
+    fn preview(&self, input: &WriteInput, _location: &Location) -> Option<Preview> {
+        let lines = input.content.lines().count();
+        let added: String = input.content.lines().map(|l| format!("+{l}\n")).collect();
+        let diff = format!("+++ {} (whole new content)\n{added}", input.path);
+        Some(
+            Preview::new("Write")
+                .with_field("path", &input.path)
+                .with_field(
+                    "size",
+                    format!("{} bytes, {lines} lines", input.content.len()),
+                )
+                .with_body(PreviewBody::Diff(diff)),
+        )
     }
 
     async fn execute(&self, input: WriteInput, ctx: ToolContext) -> Result<WriteOutput, ToolError> {

@@ -28,7 +28,8 @@ use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 use toolgate_core::{
-    Content, Location, PermissionRequest, Progress, Risk, Tool, ToolContext, ToolError,
+    Content, Location, PermissionRequest, Preview, PreviewBody, Progress, Risk, Tool, ToolContext,
+    ToolError,
 };
 
 use super::ProcessToolsConfig;
@@ -573,6 +574,27 @@ impl Tool for BashTool {
             );
         }
         Ok(requests)
+    }
+
+    /// The command, the directory it starts in and what the model says it is for.
+    fn preview(&self, input: &BashInput, location: &Location) -> Option<Preview> {
+        let workdir = match workdir_of(location, input.workdir.as_deref()) {
+            Ok(dir) => Some(dir.display().to_string()),
+            Err(_) => input.workdir.clone(),
+        };
+        let mut preview =
+            Preview::new("Command").with_body(PreviewBody::Command(input.command.clone()));
+        if let Some(dir) = workdir {
+            preview = preview.with_field("in", dir);
+        }
+        if let Some(why) = input
+            .description
+            .as_deref()
+            .filter(|d| !d.trim().is_empty())
+        {
+            preview = preview.with_field("the model says", why);
+        }
+        Some(preview)
     }
 
     async fn execute(&self, input: BashInput, ctx: ToolContext) -> Result<BashOutput, ToolError> {

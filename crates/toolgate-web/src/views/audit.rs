@@ -1,6 +1,5 @@
 //! The audit log with filters, and `log verify`'s verdict.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
@@ -9,8 +8,8 @@ use axum::response::{Html, IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::json;
+use toolgate_core::event_query::{EventFilter, EventQuery, QueryError, StoredEvent, VerifyReport};
 use toolgate_core::{Effect, EventKind};
-use toolgate_store::{EventFilter, EventReader, StoredEvent, VerifyReport};
 
 use crate::html::{Tab, page, utc_time};
 use crate::views::{App, reply_error, wants_json};
@@ -114,8 +113,8 @@ struct Audit {
     verdict: Result<VerifyReport, String>,
 }
 
-fn read(db: &Path, f: &Filters) -> Result<Audit, String> {
-    let reader = EventReader::open(db).map_err(|e| e.to_string())?;
+/// The log's events and verdict; `Ok(Err(place))` when there is no log yet.
+fn read(events: &dyn EventQuery, f: &Filters) -> Result<Result<Audit, String>, String> {
     let in_memory = f.tool.is_some() || f.decision.is_some();
     let filter = EventFilter {
         session: f.session.clone(),
@@ -127,14 +126,21 @@ fn read(db: &Path, f: &Filters) -> Result<Audit, String> {
         tail: true,
         ..EventFilter::default()
     };
-    let mut events = reader.query(&filter).map_err(|e| e.to_string())?;
+    let mut found = match events.query(&filter) {
+        Ok(found) => found,
+        Err(QueryError::NoLog(place)) => return Ok(Err(place)),
+        Err(e) => return Err(e.to_string()),
+    };
     if in_memory {
-        events.retain(|e| f.keeps(e));
-        let skip = events.len().saturating_sub(f.limit);
-        events.drain(..skip);
+        found.retain(|e| f.keeps(e));
+        let skip = found.len().saturating_sub(f.limit);
+        found.drain(..skip);
     }
-    let verdict = reader.verify().map_err(|e| e.to_string());
-    Ok(Audit { events, verdict })
+    let verdict = events.verify().map_err(|e| e.to_string());
+    Ok(Ok(Audit {
+        events: found,
+        verdict,
+    }))
 }
 
 /// `GET /approvals/audit?session=&call=&tool=&decision=&kind=&limit=`: the newest
@@ -150,28 +156,23 @@ pub async fn handler(
         Ok(f) => f,
         Err(e) => return reply_error(StatusCode::BAD_REQUEST, &e, json),
     };
-    let db = app.web.audit_db.clone();
+    let events = Arc::clone(&app.web.events);
     let f = filters.clone();
-    let audit = tokio::task::spawn_blocking(move || {
-        if !db.exists() {
-            return Ok(None);
-        }
-        read(&db, &f).map(Some)
-    })
-    .await
-    .map_err(|e| e.to_string())
-    .and_then(|r| r);
+    let audit = tokio::task::spawn_blocking(move || read(events.as_ref(), &f))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r);
     let audit = match audit {
         Ok(a) => a,
         Err(e) => return reply_error(StatusCode::INTERNAL_SERVER_ERROR, &e, json),
     };
     if json {
         return match audit {
-            None => axum::Json(
+            Err(_) => axum::Json(
                 json!({ "events": [], "verify": null, "verify_error": "no audit log yet" }),
             )
             .into_response(),
-            Some(Audit { events, verdict }) => match verdict {
+            Ok(Audit { events, verdict }) => match verdict {
                 Ok(v) => {
                     axum::Json(json!({ "events": events, "verify": v, "verdict": v.to_string() }))
                         .into_response()
@@ -183,16 +184,15 @@ pub async fn handler(
             },
         };
     }
-    let db_shown = app.web.audit_db.display().to_string();
     let events = match &audit {
-        Some(a) => a.events.as_slice(),
-        None => &[],
+        Ok(a) => a.events.as_slice(),
+        Err(_) => &[],
     };
     let body = html! {
         h1 { "Audit log" }
         @match &audit {
-            None => p class="verdict" { "No audit log yet at " code { (db_shown) } "." },
-            Some(a) => @match &a.verdict {
+            Err(place) => p class="verdict" { "No audit log yet at " code { (place) } "." },
+            Ok(a) => @match &a.verdict {
                 Ok(v) => p class={ "verdict " (if v.is_ok() { "ok" } else { "broken" }) } id="verdict" {
                     b { "log verify:" } " " (v)
                 },

@@ -20,7 +20,8 @@ use crate::html::message_page;
 pub struct App {
     /// What the caller gave.
     pub web: WebState,
-    /// Rendered ask cards by ask id (rendering reads the audit log once per ask).
+    /// Rendered ask cards by ask id (an ask without a preview reads the audit log
+    /// once, when its card is first rendered).
     cards: Mutex<HashMap<u64, String>>,
 }
 

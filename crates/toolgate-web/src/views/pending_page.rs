@@ -183,7 +183,7 @@ fn to_answer(form: &AnswerForm) -> Result<Answer, AnswerError> {
 }
 
 /// The cards of the pending asks, oldest first, from the cache when rendered
-/// before (the audit log is read once per ask).
+/// before (the audit log is read at most once per ask).
 async fn cards(app: &Arc<App>) -> Vec<(u64, String)> {
     let asks = app.web.approvals.pending();
     let missing: Vec<PendingAsk> = {
@@ -195,12 +195,20 @@ async fn cards(app: &Arc<App>) -> Vec<(u64, String)> {
             .collect()
     };
     if !missing.is_empty() {
-        let db = app.web.audit_db.clone();
+        let events = Arc::clone(&app.web.events);
         let rendered = tokio::task::spawn_blocking(move || {
             missing
                 .iter()
                 .map(|ask| {
-                    let args = detail::call_args(&db, &ask.prompt.session_id, &ask.prompt.call_id);
+                    // The log is read only for an ask whose tool gave no preview.
+                    let args = match ask.prompt.preview {
+                        Some(_) => None,
+                        None => detail::call_args(
+                            events.as_ref(),
+                            &ask.prompt.session_id,
+                            &ask.prompt.call_id,
+                        ),
+                    };
                     (ask.id, card(ask, args.as_ref()))
                 })
                 .collect::<Vec<_>>()
@@ -216,6 +224,7 @@ async fn cards(app: &Arc<App>) -> Vec<(u64, String)> {
 }
 
 /// One ask as an `<article>` with its answer form; works without the script.
+/// `args`: the call's logged input, shown when the ask has no preview.
 pub fn card(ask: &PendingAsk, args: Option<&serde_json::Value>) -> String {
     let p = &ask.prompt;
     let destructive = ask.is_destructive();
@@ -243,7 +252,11 @@ pub fn card(ask: &PendingAsk, args: Option<&serde_json::Value>) -> String {
                     }
                 }
             }
-            @if let Some(args) = args { (detail::render(&p.tool, args)) }
+            @if let Some(preview) = &p.preview {
+                (detail::render(preview))
+            } @else if let Some(args) = args {
+                (detail::render_input(args))
+            }
             form class="answer" method="post" action={ "/approvals/pending/" (ask.id) "/answer" } {
                 // The form's default button, disabled: Enter in the reject message
                 // (or anywhere) must not press "Allow once", the first real button,
