@@ -508,3 +508,46 @@ fn a_glob_is_judged_by_its_matches_when_the_directory_can_be_listed() {
         );
     }
 }
+
+/// A line the grammar cannot read is asked, and the credentials it names
+/// anywhere — inside quotes the naive split breaks, after `=`, behind a
+/// function header — are still denied: opaque never weakens a deny (found by
+/// `prop_wrapping`: `! function f { ls 'BEGIN{system("id")}' /etc/shadow; }; f`
+/// was asked where the bare command is denied).
+#[test]
+fn an_unparsable_line_still_denies_the_credentials_it_names() {
+    let fx = Fixture::new();
+    for command in [
+        "! function f { ls 'BEGIN{system(\"id\")}' /etc/shadow; }; f",
+        "! function f { cat 'a}b' ~/.ssh/id_rsa; }; f",
+        "! function f { grep 'x)' --file=/etc/shadow; }; f",
+        "! function f { head \"(\" .env; }; f",
+        "! function f { cat '{' ~/.aws/credentials; }; f",
+        // Secrets expanded, not named as paths.
+        "cat <<EOF && f() { local x=$( k=GITHUB_TOKEN; echo ${!k} ); }; f\nx\nEOF",
+        "! function f { echo '(' $OPENAI_API_KEY; }; f",
+        "! function f { echo '}' \"${!AWS*}\"; }; f",
+        // Quotes, `$( )` and braces the old naive split cut through.
+        "cat <<EOF && f() { local x=$( gawk 'BEGIN{print ENVIRON[\"OPENAI_API_KEY\"]}' ); }; f\nx\nEOF",
+    ] {
+        assert_credential(&fx, command);
+    }
+    // A brace expansion stays one word: still destructive, not just unknown.
+    for command in [
+        "! function f { rm -{r,f} src; }; f",
+        // A substitution inside double quotes is code, cut at its own `;`.
+        "cat <<< \"$( cat <<EOF; ls&&rm -rf src\nx\nEOF )\"",
+    ] {
+        let parts = fx.analyze(command);
+        assert_eq!(
+            max_risk(&parts),
+            Risk::Destructive,
+            "{command:?}: {}",
+            summary(&parts)
+        );
+    }
+    // An assignment the grammar took for the program's name: what runs
+    // after it is judged (`git fetch` is network), not the assignment.
+    let parts = fx.analyze("! { GIT_SSH_COMMAND='sh -c id' git fetch; }");
+    assert!(max_risk(&parts) >= Risk::Network, "{}", summary(&parts));
+}

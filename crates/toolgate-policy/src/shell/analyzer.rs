@@ -350,6 +350,19 @@ impl Analyzer<'_, '_> {
             self.code(piece, &mut scope.clone());
             self.depth -= 1;
         }
+        // The naive pieces can split inside quotes and lose an operand: every
+        // word of the raw text that names a path is judged as a read too, so a
+        // credential named anywhere in an unreadable line is still denied.
+        for token in opaque_tokens(source).take(FALLBACK_MAX_TOKENS) {
+            if self.out_of_time() {
+                break;
+            }
+            self.opaque_token(token, scope);
+        }
+        // And every expansion it writes: `$GITHUB_TOKEN`, `${!k}`, `${!AWS*}`.
+        for (var, text) in raw_expansions(source).into_iter().take(FALLBACK_MAX_TOKENS) {
+            self.secret_var(&var, &text, scope);
+        }
         for r in &mut self.out[first..] {
             r.opaque = true;
             r.request.save_pattern = None;
@@ -597,6 +610,22 @@ impl Analyzer<'_, '_> {
             return;
         }
         let words = self.words(c, scope);
+        if let Some(first) = words.first().filter(|w| w.known) {
+            if crate::classify::is_assignment(&first.text) {
+                // `NAME=value` where the program's name goes: the grammar
+                // misread the line (`! { A='x y' git fetch; }`); bash would
+                // take it as an assignment and run what follows.
+                self.opaque_whole(
+                    &c.resource,
+                    &format!(
+                        "the parser read the assignment `{}` as a command",
+                        first.text
+                    ),
+                    scope,
+                );
+                return;
+            }
+        }
         if let Some(first) = words.first().filter(|w| w.known && w.unquoted) {
             if RESERVED_WORDS.contains(&first.text.as_str()) {
                 // A keyword where a command name goes: the grammar misread
@@ -1435,13 +1464,156 @@ const FALLBACK_MAX_PIECES: usize = 512;
 /// `source` split on newlines and the list and pipe operators, with leading
 /// keywords and grouping marks (`!`, `{`, `(`, `do`, `then`, `f() {`…) cut
 /// off each piece: a rough reading for commands the grammar could not read.
+/// A line cut where a command could end or start, as far as can be told
+/// without a grammar: at newlines, `;`, `&`, `|`, parentheses, and braces
+/// that stand alone as words (a group or a function body) — never inside
+/// quotes, after a backslash, or in `${…}` and brace expansions (`-{r,f}`), so
+/// each command keeps its words.
+fn naive_chunks(source: &str) -> Vec<&str> {
+    /// What an open construct is, innermost last.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Open {
+        Double,
+        /// `${…}`: its braces are the expansion's.
+        Param,
+        /// `(…)` or `$(…)`: code again.
+        Paren,
+    }
+    let bytes = source.as_bytes();
+    let mut out = Vec::new();
+    let mut open: Vec<Open> = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    let boundary = |at: usize| at >= bytes.len() || b" \t\n;&|()".contains(&bytes[at]);
+    fn cut<'a>(source: &'a str, at: usize, start: &mut usize, out: &mut Vec<&'a str>) {
+        out.push(&source[*start..at]);
+        *start = at + 1;
+    }
+    while i < bytes.len() {
+        let b = bytes[i];
+        let top = open.last().copied();
+        if b == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b == b'$' && bytes.get(i + 1) == Some(&b'{') {
+            open.push(Open::Param);
+            i += 2;
+            continue;
+        }
+        if b == b'$' && bytes.get(i + 1) == Some(&b'(') {
+            // A command substitution, even inside double quotes: code.
+            open.push(Open::Paren);
+            cut(source, i + 1, &mut start, &mut out);
+            i += 2;
+            continue;
+        }
+        match top {
+            Some(Open::Double) => {
+                if b == b'"' {
+                    open.pop();
+                }
+            }
+            Some(Open::Param) => match b {
+                b'}' => {
+                    open.pop();
+                }
+                b'"' => open.push(Open::Double),
+                _ => {}
+            },
+            None | Some(Open::Paren) => match b {
+                b'\'' => {
+                    // To the closing quote; nothing inside is special.
+                    i += 1;
+                    while i < bytes.len() && bytes[i] != b'\'' {
+                        i += 1;
+                    }
+                }
+                b'"' => open.push(Open::Double),
+                b'(' => {
+                    open.push(Open::Paren);
+                    cut(source, i, &mut start, &mut out);
+                }
+                b')' => {
+                    if top == Some(Open::Paren) {
+                        open.pop();
+                    }
+                    cut(source, i, &mut start, &mut out);
+                }
+                b'\n' | b';' | b'&' | b'|' => cut(source, i, &mut start, &mut out),
+                b'{' | b'}' if (i == 0 || boundary(i - 1)) && boundary(i + 1) => {
+                    cut(source, i, &mut start, &mut out)
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    if start < source.len() {
+        out.push(&source[start..]);
+    }
+    out
+}
+
+/// How many words of an opaque line are judged as paths at most.
+const FALLBACK_MAX_TOKENS: usize = 256;
+
+/// The words of a line split at blanks, quotes and every shell operator,
+/// `=` too (`if=/etc/shadow`): what a path operand could be, however the
+/// line was meant to parse.
+fn opaque_tokens(source: &str) -> impl Iterator<Item = &str> {
+    source
+        .split(|c: char| c.is_whitespace() || "'\"`;&|(){}<>=$,".contains(c))
+        .filter(|t| !t.is_empty() && !t.starts_with('-'))
+}
+
+/// Every `$NAME`, `${NAME…}` and `${!…}` written in a line, found in the raw
+/// text (quotes ignored): the variable (with a leading `!` when indirect) and
+/// the text as written.
+fn raw_expansions(source: &str) -> Vec<(String, String)> {
+    let bytes = source.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        let braced = bytes.get(i) == Some(&b'{');
+        if braced {
+            i += 1;
+        }
+        let bang = braced && bytes.get(i) == Some(&b'!');
+        if bang {
+            i += 1;
+        }
+        let name_at = i;
+        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+            i += 1;
+        }
+        if i == name_at && !bang {
+            continue;
+        }
+        let name = &source[name_at..i];
+        let var = if bang {
+            format!("!{name}")
+        } else {
+            name.to_string()
+        };
+        out.push((var, source[start..i].to_string()));
+    }
+    out
+}
+
 fn naive_pieces(source: &str) -> Vec<&str> {
     const LEADING: &[&str] = &[
         "!", "{", "}", "(", ")", "do", "done", "then", "else", "elif", "fi", "if", "while",
         "until", "time", "function", "esac", "in",
     ];
     let mut out = Vec::new();
-    for chunk in source.split(['\n', ';', '&', '|', '{', '}', '(', ')']) {
+    for chunk in naive_chunks(source) {
         let mut piece = chunk.trim();
         loop {
             let before = piece;

@@ -199,6 +199,16 @@ impl Analyzer<'_, '_> {
         }
     }
 
+    /// One word of a line that could not be read: judged as a read of the
+    /// path it names when it looks like one or names a credential.
+    pub(crate) fn opaque_token(&mut self, token: &str, scope: &Scope) {
+        let named_secret =
+            path_risk(Path::new(&self.expand_tilde(token)), &self.ctx.home).is_some();
+        if named_secret || looks_like_path(token) {
+            self.path_requests(token, Risk::Read, false, scope);
+        }
+    }
+
     /// Requests for one path a command touches: a secret, a place outside the
     /// location, a symlink leading out.
     fn path_requests(&mut self, raw: &str, risk: Risk, writes: bool, scope: &Scope) {
