@@ -52,6 +52,8 @@ pub struct Builder {
     managed_config: Option<Option<PathBuf>>,
     mode: Option<Mode>,
     data_dir: Option<PathBuf>,
+    /// A data directory already located (and created) by the caller.
+    located: Option<DataDir>,
     durability: Durability,
     approvals: Option<Arc<dyn ApprovalChannel>>,
     questions: Option<Arc<dyn QuestionChannel>>,
@@ -69,6 +71,7 @@ impl std::fmt::Debug for Builder {
             .field("managed_config", &self.managed_config)
             .field("mode", &self.mode)
             .field("data_dir", &self.data_dir)
+            .field("located", &self.located)
             .field("durability", &self.durability)
             .field("approvals", &self.approvals.is_some())
             .field("questions", &self.questions.is_some())
@@ -125,6 +128,15 @@ impl Builder {
     /// `$XDG_DATA_HOME/toolgate`, else `~/.local/share/toolgate`).
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
         self.data_dir = Some(dir.into());
+        self.located = None;
+        self
+    }
+
+    /// A data directory the caller has located (and created) already: the
+    /// same as [`Builder::data_dir`] without looking at the disk again.
+    pub fn located_data_dir(mut self, data: DataDir) -> Builder {
+        self.located = Some(data);
+        self.data_dir = None;
         self
     }
 
@@ -182,7 +194,10 @@ impl Builder {
             path: root.clone(),
             source,
         })?;
-        let data = DataDir::locate(self.data_dir.as_deref())?;
+        let data = match self.located.clone() {
+            Some(data) => data,
+            None => DataDir::locate(self.data_dir.as_deref())?,
+        };
         let sources = self.policy_sources(&location, &data);
         let policy = Policy::load(&sources)?;
         Ok(Toolgate::new(crate::engine::Settings {

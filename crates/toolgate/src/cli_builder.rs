@@ -34,7 +34,7 @@ pub fn builder(
 ) -> Result<Builder> {
     let mut builder = Builder::new()
         .location(root(root_flag)?)
-        .data_dir(data.root())
+        .located_data_dir(data.clone())
         .durability(durability);
     for file in config {
         builder = builder.config_file(file);

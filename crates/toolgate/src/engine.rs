@@ -52,7 +52,8 @@ pub struct Toolgate {
     questions: Option<Arc<dyn QuestionChannel>>,
     asking: Option<Asking>,
     sandbox: SandboxChoice,
-    session_id: String,
+    /// Made on first use (a `check` never needs one).
+    session_id: OnceLock<String>,
     project_notice: Option<String>,
     project_broken: bool,
     /// The policy as loaded by the builder, until the engine or a check takes it.
@@ -108,7 +109,7 @@ impl Toolgate {
         Toolgate {
             project_notice: policy.project_notice(),
             project_broken: policy.project_error().is_some(),
-            session_id: session_id.unwrap_or_else(|| crate::ids::new_id("session")),
+            session_id: session_id.map(OnceLock::from).unwrap_or_default(),
             location,
             data,
             sources,
@@ -137,7 +138,8 @@ impl Toolgate {
 
     /// The session id of the calls [`Toolgate::settle`] makes.
     pub fn session_id(&self) -> &str {
-        &self.session_id
+        self.session_id
+            .get_or_init(|| crate::ids::new_id("session"))
     }
 
     /// What to tell a person at start about the project's config, in one line:
@@ -203,7 +205,7 @@ impl Toolgate {
             name: tool.to_string(),
             input,
             identity: CallIdentity {
-                session_id: self.session_id.clone(),
+                session_id: self.session_id().to_string(),
                 call_id: crate::ids::new_id("call"),
                 ..CallIdentity::default()
             },

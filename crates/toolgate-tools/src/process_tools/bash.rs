@@ -163,7 +163,11 @@ fn check_input(input: &BashInput) -> Result<Duration, ToolError> {
 /// The directory a command runs in, which must exist and be a directory (the
 /// intent checks it too, so `check` refuses what a call would refuse).
 fn existing_workdir(location: &Location, workdir: Option<&str>) -> Result<PathBuf, ToolError> {
-    let workdir = workdir_of(location, workdir)?;
+    let Some(workdir) = workdir else {
+        // The location's root: a directory, checked when the location was made.
+        return Ok(location.root().to_path_buf());
+    };
+    let workdir = workdir_of(location, Some(workdir))?;
     // One `stat`: exists, and is a directory.
     match std::fs::metadata(&workdir) {
         Err(_) => {
