@@ -73,7 +73,7 @@ pub const CACHE_ENTRIES: usize = 512;
 /// assignments on its command line.
 #[derive(Debug, Clone, Default)]
 pub enum ProcessEnv {
-    /// This process's environment (`std::env::var_os`).
+    /// This process's environment, as it was when first read.
     #[default]
     Real,
     /// A fixed set, for tests and for callers that know the command's env.
@@ -93,10 +93,28 @@ impl ProcessEnv {
 
     fn get(&self, name: &str) -> Option<String> {
         match self {
-            ProcessEnv::Real => std::env::var_os(name).map(|v| lossy(&v)),
+            ProcessEnv::Real => real_env().get(name).cloned(),
             ProcessEnv::Fixed(m) => m.get(name).cloned(),
         }
     }
+}
+
+/// The variables of this process that git reads (`GIT_*`, `HOME`,
+/// `XDG_CONFIG_HOME`), taken once: a decision asks for about a dozen, and
+/// each `getenv` scans the whole environment under a lock. toolgate never
+/// changes its own environment after start; an embedder that does should
+/// pass [`ProcessEnv::Fixed`].
+fn real_env() -> &'static HashMap<String, String> {
+    static ENV: OnceLock<HashMap<String, String>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        std::env::vars_os()
+            .filter_map(|(k, v)| {
+                let k = k.into_string().ok()?;
+                (k.starts_with("GIT_") || k == "HOME" || k == "XDG_CONFIG_HOME")
+                    .then(|| (k, lossy(&v)))
+            })
+            .collect()
+    })
 }
 
 fn lossy(v: &OsString) -> String {
