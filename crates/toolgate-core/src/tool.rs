@@ -82,6 +82,15 @@ impl ToolTraits {
             open_world: false,
         }
     }
+
+    /// A tool that reads from the network and changes nothing (webfetch,
+    /// websearch): read-only and concurrency-safe, but open-world.
+    pub fn reads_the_network() -> Self {
+        ToolTraits {
+            open_world: true,
+            ..ToolTraits::read_only()
+        }
+    }
 }
 
 /// A failure inside a tool.

@@ -371,13 +371,7 @@ impl Tool for WebSearchTool {
     type Output = WebSearchOutput;
 
     fn traits(&self) -> ToolTraits {
-        // Reads from the network; changes nothing.
-        ToolTraits {
-            read_only: true,
-            concurrency_safe: true,
-            destructive: false,
-            open_world: true,
-        }
+        ToolTraits::reads_the_network()
     }
 
     fn description(&self) -> String {
