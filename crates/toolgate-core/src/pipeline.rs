@@ -1,4 +1,4 @@
-//! The settle pipeline: every call, in the order of DESIGN.md.
+//! The settle pipeline: every call, in the one order described below.
 //!
 //! ```text
 //! settle name against the catalogue -> Unknown tool / Stale tool call

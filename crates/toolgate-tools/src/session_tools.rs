@@ -2,7 +2,7 @@
 //! todo list), `question` (asks the user) and `skill` (loads a skill's
 //! instructions).
 //!
-//! [`register`] puts the three tools in a registry under their DESIGN.md names.
+//! [`register`] puts the three tools in a registry under their built-in names.
 //!
 //! ```
 //! use toolgate_core::Registry;

@@ -2,7 +2,7 @@
 //! guard that keeps them off loopback and private addresses and the HTML
 //! conversion both use.
 //!
-//! [`register`] puts both tools in a registry under their DESIGN.md names.
+//! [`register`] puts both tools in a registry under their built-in names.
 //!
 //! ```
 //! use toolgate_core::Registry;
