@@ -43,7 +43,7 @@ impl BuiltinConfig {
     }
 }
 
-/// Registers every built-in tool in `registry` under its DESIGN.md name. The
+/// Registers every built-in tool in `registry` under its built-in name. The
 /// returned guards keep the registrations alive.
 pub fn register_builtins(
     registry: &Registry,

@@ -2,7 +2,7 @@
 //! process group it can kill, output captured within a memory limit, an
 //! environment without secrets, and the port through which it runs confined.
 //!
-//! [`register`] puts `bash` in a registry under its DESIGN.md name.
+//! [`register`] puts `bash` in a registry under its built-in name.
 //!
 //! ```
 //! use toolgate_core::Registry;

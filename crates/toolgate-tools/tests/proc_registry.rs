@@ -1,4 +1,4 @@
-//! The process, web and session tools are registered under their DESIGN.md names with exactly
+//! The process, web and session tools are registered under their built-in names with exactly
 //! the DESIGN.md input fields.
 
 // A failed setup step should stop a test or bench loudly.
