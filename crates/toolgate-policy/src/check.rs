@@ -1,8 +1,8 @@
 //! `toolgate check` and `toolgate policy explain` as library functions.
 //!
 //! [`check`] judges a call's base requests without running anything and returns a
-//! [`CheckOutcome`], which serializes exactly to the `check --json` object of
-//! DESIGN.md. [`run_batch`] drives JSONL in, JSONL out. [`explain`] renders the
+//! [`CheckOutcome`], which serializes exactly to the documented `check --json`
+//! object (docs/policy.md). [`run_batch`] drives JSONL in, JSONL out. [`explain`] renders the
 //! same judgement in words a person reads.
 
 use std::io::{BufRead, Write};
@@ -37,7 +37,7 @@ pub struct CheckRequest {
     pub rule: Option<String>,
 }
 
-/// The answer for one call: exactly DESIGN.md's `check --json` object.
+/// The answer for one call: exactly the documented `check --json` object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckOutcome {
     /// The strictest decision of the call.

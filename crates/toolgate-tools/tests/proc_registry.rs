@@ -1,5 +1,5 @@
 //! The process, web and session tools are registered under their built-in names with exactly
-//! the DESIGN.md input fields.
+//! the documented input fields.
 
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
