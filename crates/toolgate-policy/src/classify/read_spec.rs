@@ -503,15 +503,7 @@ pub(crate) fn lookup(name: &str) -> Option<Arc<Spec>> {
 
 /// Judges `args` (the words after the command name) against `spec`.
 pub(crate) fn judge(spec: &Spec, args: &[String]) -> Judged {
-    let mut state = State {
-        risk: Risk::Read,
-        reason: String::new(),
-        files: Vec::new(),
-        walks: false,
-        chdir: None,
-        command_at: None,
-        sub_at: None,
-    };
+    let mut state = State::reading();
     match judge_into(spec, args, 0, &mut state) {
         Ok(()) => {
             let reason = if state.reason.is_empty() {
@@ -547,15 +539,7 @@ pub(crate) struct WrapperOptions {
 
 /// Parses a wrapper's options (the words after its name) by its spec.
 pub(crate) fn judge_wrapper(spec: &Spec, args: &[String]) -> Result<WrapperOptions, String> {
-    let mut state = State {
-        risk: Risk::Read,
-        reason: String::new(),
-        files: Vec::new(),
-        walks: false,
-        chdir: None,
-        command_at: None,
-        sub_at: None,
-    };
+    let mut state = State::reading();
     judge_into(spec, args, 0, &mut state)?;
     Ok(WrapperOptions {
         command_at: state.command_at.unwrap_or(args.len()),
@@ -578,6 +562,19 @@ struct State {
 }
 
 impl State {
+    /// Nothing judged yet: a command that only reads.
+    fn reading() -> State {
+        State {
+            risk: Risk::Read,
+            reason: String::new(),
+            files: Vec::new(),
+            walks: false,
+            chdir: None,
+            command_at: None,
+            sub_at: None,
+        }
+    }
+
     fn raise(&mut self, risk: Risk, reason: String) {
         if risk > self.risk {
             self.risk = risk;
