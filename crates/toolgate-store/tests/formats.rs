@@ -70,20 +70,7 @@ fn write_format_1_log(path: &Path, events: &[Event]) {
             payload_canonical: &payload,
         };
         let hash = LogFormat::V1.hash(&input, &prev);
-        conn.execute(
-            "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            rusqlite::params![
-                seq,
-                e.ts_ms,
-                e.kind.as_str(),
-                e.session_id,
-                e.call_id,
-                payload,
-                prev,
-                hash
-            ],
-        )
-        .unwrap();
+        common::insert_row(&conn, seq, &e, &payload, &prev, &hash);
         prev = hash;
     }
     conn.execute(

@@ -53,20 +53,7 @@ fn forge(conn: &rusqlite::Connection, seq: i64, n: u64, prev: &str) -> String {
         payload_canonical: &payload,
     }
     .hash(prev);
-    conn.execute(
-        "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        rusqlite::params![
-            seq,
-            e.ts_ms,
-            e.kind.as_str(),
-            e.session_id,
-            e.call_id,
-            payload,
-            prev,
-            hash
-        ],
-    )
-    .unwrap();
+    common::insert_row(conn, seq, &e, &payload, prev, &hash);
     hash
 }
 

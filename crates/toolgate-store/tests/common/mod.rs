@@ -38,3 +38,30 @@ pub async fn write_events(path: &Path, count: u64) {
 pub fn raw(path: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
 }
+
+/// Inserts one `events` row as the log stores it, for tests that write a log
+/// by hand (an old format, a forged row).
+#[allow(dead_code)]
+pub fn insert_row(
+    conn: &rusqlite::Connection,
+    seq: i64,
+    e: &Event,
+    payload: &str,
+    prev: &str,
+    hash: &str,
+) {
+    conn.execute(
+        "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        rusqlite::params![
+            seq,
+            e.ts_ms,
+            e.kind.as_str(),
+            e.session_id,
+            e.call_id,
+            payload,
+            prev,
+            hash
+        ],
+    )
+    .unwrap();
+}
