@@ -70,7 +70,7 @@ fn write_format_1_log(path: &Path, events: &[Event]) {
             payload_canonical: &payload,
         };
         let hash = LogFormat::V1.hash(&input, &prev);
-        common::insert_row(&conn, seq, &e, &payload, &prev, &hash);
+        common::insert_row(&conn, seq, e, &payload, &prev, &hash);
         prev = hash;
     }
     conn.execute(
