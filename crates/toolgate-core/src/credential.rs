@@ -464,11 +464,41 @@ impl Scan<'_> {
 /// credential file it is a link to.
 pub fn hard_link_of(path: &Path, home: &Path, roots: &[&Path]) -> Option<PathBuf> {
     let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || meta.nlink() < 2 {
-        return None;
+    hard_link_to(path, LinkedFile::of(&meta)?, home, roots)
+}
+
+/// A regular file with more than one link, by device and inode: the only kind
+/// of entry that can be a hard link to a credential file. A caller that has
+/// `lstat`ed the path already makes one with [`LinkedFile::of`] and asks
+/// [`hard_link_to`], saving the second `lstat` of [`hard_link_of`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkedFile {
+    dev: u64,
+    ino: u64,
+}
+
+impl LinkedFile {
+    /// The identity of `meta` (an `lstat` answer) when it is a regular file
+    /// with more than one link; `None` for anything that cannot be a hard link
+    /// to a credential.
+    pub fn of(meta: &std::fs::Metadata) -> Option<LinkedFile> {
+        (meta.is_file() && meta.nlink() >= 2).then(|| LinkedFile {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
     }
+}
+
+/// [`hard_link_of`] for a path already `lstat`ed: the credential file of `home`
+/// or of `roots` that `file` (the entry at `path`) is a link to.
+pub fn hard_link_to(
+    path: &Path,
+    file: LinkedFile,
+    home: &Path,
+    roots: &[&Path],
+) -> Option<PathBuf> {
     let snapshot = CredentialInodes::snapshot(home, roots);
-    let of = snapshot.get(meta.dev(), meta.ino())?;
+    let of = snapshot.get(file.dev, file.ino)?;
     // The credential file itself is judged by its own name.
     (of != path).then(|| of.to_path_buf())
 }

@@ -295,13 +295,21 @@ pub trait PathLookup {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FileSystem;
 
-impl PathLookup for FileSystem {
-    fn kind(&self, path: &Path) -> io::Result<EntryKind> {
+impl FileSystem {
+    /// `lstat(path)`: the kind, with the metadata when something is there. For
+    /// a caller that needs more of the answer than [`PathLookup::kind`] keeps.
+    pub fn entry(&self, path: &Path) -> io::Result<(EntryKind, Option<std::fs::Metadata>)> {
         match std::fs::symlink_metadata(path) {
-            Ok(meta) => Ok(entry_kind(&meta.file_type())),
-            Err(e) if is_missing(&e) => Ok(EntryKind::Missing),
+            Ok(meta) => Ok((entry_kind(&meta.file_type()), Some(meta))),
+            Err(e) if is_missing(&e) => Ok((EntryKind::Missing, None)),
             Err(e) => Err(e),
         }
+    }
+}
+
+impl PathLookup for FileSystem {
+    fn kind(&self, path: &Path) -> io::Result<EntryKind> {
+        self.entry(path).map(|(kind, _)| kind)
     }
 
     fn read_link(&self, path: &Path) -> io::Result<PathBuf> {

@@ -49,6 +49,38 @@ pub fn credential_of(
     home: &Path,
     roots: &[&Path],
 ) -> Option<credential::CredentialKind> {
+    credential_of_with(path, home, roots, &FileLinks)
+}
+
+/// Where [`credential_of_with`] learns whether a path is a regular file with
+/// more than one link: the file system itself ([`FileLinks`]), or a cache of
+/// `lstat` answers that the caller has made anyway.
+pub trait LinkLookup {
+    /// The identity of the entry at `path` (not following a final symlink)
+    /// when it is a regular file with more than one link.
+    fn linked_file(&self, path: &Path) -> Option<credential::LinkedFile>;
+}
+
+/// [`LinkLookup`] by one `lstat`, every time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FileLinks;
+
+impl LinkLookup for FileLinks {
+    fn linked_file(&self, path: &Path) -> Option<credential::LinkedFile> {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .as_ref()
+            .and_then(credential::LinkedFile::of)
+    }
+}
+
+/// [`credential_of`], asking `links` about hard links.
+pub fn credential_of_with(
+    path: &Path,
+    home: &Path,
+    roots: &[&Path],
+    links: &impl LinkLookup,
+) -> Option<credential::CredentialKind> {
     if let Some(kind) = is_credential(path, home) {
         return Some(kind);
     }
@@ -62,7 +94,8 @@ pub fn credential_of(
         }
     }
     if path.is_absolute() {
-        if let Some(of) = credential::hard_link_of(path, home, roots) {
+        let file = links.linked_file(path)?;
+        if let Some(of) = credential::hard_link_to(path, file, home, roots) {
             return Some(credential::CredentialKind::HardLink(of));
         }
     }

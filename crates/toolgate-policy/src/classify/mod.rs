@@ -29,7 +29,9 @@ pub(crate) mod table;
 pub use arity::arity_prefix;
 pub(crate) use arity::is_assignment;
 pub(crate) use credential_paths::glob_match;
-pub use credential_paths::{credential_of, path_risk, path_risk_in};
+pub use credential_paths::{
+    FileLinks, LinkLookup, credential_of, credential_of_with, path_risk, path_risk_in,
+};
 pub use read_spec::FileArg;
 pub(crate) use special::sql_destroys;
 

@@ -7,7 +7,7 @@ use toolgate_core::{PermissionRequest, ResolvedPath, Risk};
 
 use super::analyzer::{Analyzer, Scope};
 use super::words::Word;
-use crate::classify::{glob_match, is_assignment, path_risk, path_risk_in};
+use crate::classify::{credential_of_with, glob_match, is_assignment};
 
 /// Most directory entries looked at for the recursive reads of one analysis
 /// (each directory is walked once and its answer shared).
@@ -66,6 +66,10 @@ pub(crate) fn lexical(path: &Path) -> PathBuf {
 /// (any pid, `self`, `thread-self`, or a glob): another process's environment,
 /// secrets included.
 pub(crate) fn is_proc_environ(path: &Path) -> bool {
+    // Folding only drops components: a path without `proc` cannot become one.
+    if !path.components().any(|c| c.as_os_str() == "proc") {
+        return false;
+    }
     let parts: Vec<String> = lexical(path)
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
@@ -120,7 +124,7 @@ impl Analyzer<'_, '_> {
     /// A path only known at run time (`$F`, `~user/x`, relative to a directory
     /// only known at run time): never inside the location, never read.
     pub(crate) fn unknown_path(&mut self, raw: &str, risk: Risk, writes: bool, scope: &Scope) {
-        if let Some(cred) = path_risk(Path::new(&self.expand_tilde(raw)), &self.ctx.home) {
+        if let Some(cred) = self.secret_risk(Path::new(&self.expand_tilde(raw))) {
             self.secret_request(raw, cred, writes, scope);
         }
         let what = if writes { "writes" } else { "reads" };
@@ -144,6 +148,19 @@ impl Analyzer<'_, '_> {
             .resolve_from(self.ctx.location, &text, base)
             .ok()
             .map(|r| r.path)
+    }
+
+    /// Whether `path` names a secret ([`crate::classify::path_risk`]), with
+    /// hard links judged from this analysis' `lstat` answers.
+    fn secret_risk(&self, path: &Path) -> Option<Risk> {
+        credential_of_with(path, &self.ctx.home, &[], &self.paths).map(|_| Risk::Credential)
+    }
+
+    /// [`Self::secret_risk`], also counting hard links to the location's own
+    /// credential files ([`crate::classify::path_risk_in`]).
+    fn secret_risk_in(&self, path: &Path) -> Option<Risk> {
+        let roots: Vec<&Path> = self.ctx.location.roots().collect();
+        credential_of_with(path, &self.ctx.home, &roots, &self.paths).map(|_| Risk::Credential)
     }
 
     /// One argument of a command whose operands are paths.
@@ -202,8 +219,9 @@ impl Analyzer<'_, '_> {
     /// One word of a line that could not be read: judged as a read of the
     /// path it names when it looks like one or names a credential.
     pub(crate) fn opaque_token(&mut self, token: &str, scope: &Scope) {
-        let named_secret =
-            path_risk(Path::new(&self.expand_tilde(token)), &self.ctx.home).is_some();
+        let named_secret = self
+            .secret_risk(Path::new(&self.expand_tilde(token)))
+            .is_some();
         if named_secret || looks_like_path(token) {
             self.path_requests(token, Risk::Read, false, scope);
         }
@@ -256,7 +274,7 @@ impl Analyzer<'_, '_> {
         let strong = looks_like_path(&path);
         if !strong && !self.paths.exists_no_follow(&joined) {
             // A plain word naming nothing here: a pattern, a message, a branch.
-            if let Some(cred) = path_risk(&joined, &self.ctx.home) {
+            if let Some(cred) = self.secret_risk(&joined) {
                 self.secret_request(&joined.to_string_lossy(), cred, writes, scope);
             }
             return;
@@ -295,7 +313,7 @@ impl Analyzer<'_, '_> {
         if after.is_empty() || text.contains("://") {
             return false;
         }
-        match path_risk(Path::new(after), &self.ctx.home) {
+        match self.secret_risk(Path::new(after)) {
             Some(cred) => {
                 self.secret_request(text, cred, writes, scope);
                 true
@@ -345,8 +363,8 @@ impl Analyzer<'_, '_> {
         let resolved_text = resolved.path.to_string_lossy().into_owned();
         // The resolved file is also checked for being a hard link to a
         // credential of the home or of the location.
-        if path_risk(&lexical_path, &self.ctx.home).is_some()
-            || path_risk_in(&resolved.path, &self.ctx.home, self.ctx.location).is_some()
+        if self.secret_risk(&lexical_path).is_some()
+            || self.secret_risk_in(&resolved.path).is_some()
         {
             self.secret_request(&resolved_text, Risk::Credential, writes, scope);
         }
@@ -391,7 +409,7 @@ impl Analyzer<'_, '_> {
     /// A glob argument: judged by every entry it matches now when its
     /// directory can be listed in full; else by the names it could match.
     fn glob_requests(&mut self, joined: &Path, risk: Risk, writes: bool, scope: &Scope) {
-        let could_match_a_secret = path_risk(joined, &self.ctx.home).is_some();
+        let could_match_a_secret = self.secret_risk(joined).is_some();
         let by_pattern = |walker: &mut Self| {
             if could_match_a_secret {
                 walker.secret_request(&joined.to_string_lossy(), Risk::Credential, writes, scope);
@@ -474,9 +492,7 @@ impl Analyzer<'_, '_> {
                 Risk::Read.raised()
             };
             // Never an edit inside the location: nobody knows where it lands.
-            if let Some(cred) =
-                path_risk(Path::new(&self.expand_tilde(&target.text)), &self.ctx.home)
-            {
+            if let Some(cred) = self.secret_risk(Path::new(&self.expand_tilde(&target.text))) {
                 self.secret_request(&target.text, cred, writes, scope);
             }
             self.push(
@@ -538,8 +554,8 @@ impl Analyzer<'_, '_> {
         };
         let lexical_path = lexical(&cwd.join(&path));
         let resolved_text = resolved.path.to_string_lossy().into_owned();
-        let secret = path_risk(&lexical_path, &self.ctx.home).is_some()
-            || path_risk_in(&resolved.path, &self.ctx.home, self.ctx.location).is_some();
+        let secret = self.secret_risk(&lexical_path).is_some()
+            || self.secret_risk_in(&resolved.path).is_some();
         let (risk, reason) = if secret {
             (
                 Risk::Credential,
@@ -706,7 +722,7 @@ impl Analyzer<'_, '_> {
             let included = is_dir
                 || includes.is_empty()
                 || includes.iter().any(|g| include_matches(g, &name_text));
-            if included && path_risk(&path, &self.ctx.home).is_some() {
+            if included && self.secret_risk(&path).is_some() {
                 found.push(path);
                 continue;
             }

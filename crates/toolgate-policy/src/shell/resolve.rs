@@ -16,11 +16,15 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use toolgate_core::credential::LinkedFile;
 use toolgate_core::location::{EntryKind, FileSystem, PathError, PathLookup};
+
+use crate::classify::LinkLookup;
 use toolgate_core::{Location, ResolvedPath};
 
-/// An `lstat` answer: the kind, or the error's OS code (0 if none) and text.
-type Lstat = Result<EntryKind, (i32, String)>;
+/// An `lstat` answer: the kind (and, for a regular file with more than one
+/// link, its identity), or the error's OS code (0 if none) and text.
+type Lstat = Result<(EntryKind, Option<LinkedFile>), (i32, String)>;
 
 /// `lstat` and `readlink` answers for one analysis.
 #[derive(Debug, Default)]
@@ -33,22 +37,7 @@ pub(crate) struct PathCache {
 impl PathLookup for PathCache {
     /// `lstat(path)`, once.
     fn kind(&self, path: &Path) -> io::Result<EntryKind> {
-        if let Some(hit) = self.lstat.borrow().get(path.as_os_str()) {
-            return match hit {
-                Ok(k) => Ok(*k),
-                Err((code, _)) if *code != 0 => Err(io::Error::from_raw_os_error(*code)),
-                Err((_, text)) => Err(io::Error::other(text.clone())),
-            };
-        }
-        let answer = FileSystem.kind(path);
-        let stored = match &answer {
-            Ok(k) => Ok(*k),
-            Err(e) => Err((e.raw_os_error().unwrap_or(0), e.to_string())),
-        };
-        self.lstat
-            .borrow_mut()
-            .insert(path.as_os_str().to_owned(), stored);
-        answer
+        self.entry(path).map(|(kind, _)| kind)
     }
 
     /// `readlink(path)`, once.
@@ -64,7 +53,47 @@ impl PathLookup for PathCache {
     }
 }
 
+impl LinkLookup for PathCache {
+    /// From the same cached `lstat` as [`PathLookup::kind`].
+    fn linked_file(&self, path: &Path) -> Option<LinkedFile> {
+        // Below a directory already found missing, nothing is there.
+        let parent_missing = path.parent().is_some_and(|parent| {
+            matches!(
+                self.lstat.borrow().get(parent.as_os_str()),
+                Some(Ok((EntryKind::Missing, _)))
+            )
+        });
+        if parent_missing {
+            return None;
+        }
+        self.entry(path).ok().and_then(|(_, linked)| linked)
+    }
+}
+
 impl PathCache {
+    /// `lstat(path)`, once: what [`PathLookup::kind`] and
+    /// [`LinkLookup::linked_file`] both answer from.
+    fn entry(&self, path: &Path) -> io::Result<(EntryKind, Option<LinkedFile>)> {
+        if let Some(hit) = self.lstat.borrow().get(path.as_os_str()) {
+            return match hit {
+                Ok(entry) => Ok(*entry),
+                Err((code, _)) if *code != 0 => Err(io::Error::from_raw_os_error(*code)),
+                Err((_, text)) => Err(io::Error::other(text.clone())),
+            };
+        }
+        let answer = FileSystem
+            .entry(path)
+            .map(|(kind, meta)| (kind, meta.as_ref().and_then(LinkedFile::of)));
+        let stored = match &answer {
+            Ok(entry) => Ok(*entry),
+            Err(e) => Err((e.raw_os_error().unwrap_or(0), e.to_string())),
+        };
+        self.lstat
+            .borrow_mut()
+            .insert(path.as_os_str().to_owned(), stored);
+        answer
+    }
+
     /// Whether something exists at `path` (without following a final symlink).
     pub(crate) fn exists_no_follow(&self, path: &Path) -> bool {
         matches!(self.kind(path), Ok(k) if k != EntryKind::Missing)
