@@ -99,12 +99,18 @@ fn arity_of(words: &[&str]) -> usize {
 /// assert_eq!(arity_prefix(&argv("ls -la src")), "ls *");
 /// assert_eq!(arity_prefix(&argv("timeout 5 git status")), "timeout 5 git status *");
 /// ```
-pub fn arity_prefix(argv: &[String]) -> String {
+pub fn arity_prefix<S: AsRef<str>>(argv: &[S]) -> String {
+    let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+    prefix_of(&words)
+}
+
+/// [`arity_prefix`] on borrowed words.
+fn prefix_of(argv: &[&str]) -> String {
     let mut out: Vec<&str> = Vec::new();
     let mut i = 0;
     // `NAME=value` words before the command.
-    while i < argv.len() && is_assignment(&argv[i]) {
-        out.push(&argv[i]);
+    while i < argv.len() && is_assignment(argv[i]) {
+        out.push(argv[i]);
         i += 1;
     }
     // Wrappers with their options and leading operands.
@@ -112,14 +118,14 @@ pub fn arity_prefix(argv: &[String]) -> String {
         .get(i)
         .and_then(|a| wrapper_for(super::command_name(a)))
     {
-        out.push(&argv[i]);
+        out.push(argv[i]);
         i += 1;
         let mut operands_left = w.leading_operands;
         while let Some(a) = argv.get(i) {
             if a.starts_with('-') && a.len() > 1 {
                 out.push(a);
                 i += 1;
-                if w.value_opts.contains(&a.as_str()) {
+                if w.value_opts.contains(a) {
                     if let Some(v) = argv.get(i) {
                         out.push(v);
                         i += 1;
@@ -150,11 +156,11 @@ pub fn arity_prefix(argv: &[String]) -> String {
         let Some(a) = argv.get(i) else { break };
         out.push(a);
         i += 1;
-        if a == "--" {
+        if *a == "--" {
             break;
         }
         if a.starts_with('-') && a.len() > 1 {
-            if value_opts.contains(&a.as_str()) {
+            if value_opts.contains(a) {
                 if let Some(v) = argv.get(i) {
                     out.push(v);
                     i += 1;

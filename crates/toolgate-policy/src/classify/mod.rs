@@ -103,7 +103,13 @@ pub fn command_name(word: &str) -> &str {
 /// the command table knows of it (a destructive flag, the network).
 /// Wrappers, shells and interpreters are the shell analyser's business; here
 /// they are plain executors. An empty `argv` is `read` (it runs nothing).
-pub fn classify(argv: &[String]) -> Verdict {
+pub fn classify<S: AsRef<str>>(argv: &[S]) -> Verdict {
+    let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+    classify_words(&words)
+}
+
+/// [`classify`] on borrowed words.
+fn classify_words(argv: &[&str]) -> Verdict {
     let Some(first) = argv.first() else {
         return Verdict::new(Risk::Read, "no command", false);
     };
@@ -157,7 +163,7 @@ pub fn classify(argv: &[String]) -> Verdict {
 }
 
 /// The command table's classification (known-dangerous flags, subcommands).
-fn by_table(row: &Cmd, name: &str, args: &[String]) -> Verdict {
+fn by_table(row: &Cmd, name: &str, args: &[&str]) -> Verdict {
     if row.subs.is_empty() {
         let mut verdict = Verdict::new(row.risk, format!("`{name}` is {}", row.risk), row.paths);
         apply_flags(&mut verdict, row.flags, args);
@@ -169,7 +175,7 @@ fn by_table(row: &Cmd, name: &str, args: &[String]) -> Verdict {
     classify_with_subcommand(row, name, args)
 }
 
-fn classify_with_subcommand(row: &Cmd, name: &str, args: &[String]) -> Verdict {
+fn classify_with_subcommand(row: &Cmd, name: &str, args: &[&str]) -> Verdict {
     let sub_at = subcommand_index(args, row.global_value_opts);
     let before = &args[..sub_at.unwrap_or(args.len())];
     let mut verdict = match sub_at {
@@ -179,7 +185,7 @@ fn classify_with_subcommand(row: &Cmd, name: &str, args: &[String]) -> Verdict {
             row.paths,
         ),
         Some(i) => {
-            let sub_name = args[i].as_str();
+            let sub_name = args[i];
             let rest = &args[i + 1..];
             match row.subs.iter().find(|s| s.names.contains(&sub_name)) {
                 Some(sub) => {
@@ -213,10 +219,10 @@ fn classify_with_subcommand(row: &Cmd, name: &str, args: &[String]) -> Verdict {
 
 /// The index of the first operand, skipping options and the values of
 /// `value_opts`.
-fn subcommand_index(args: &[String], value_opts: &[&str]) -> Option<usize> {
+fn subcommand_index(args: &[&str], value_opts: &[&str]) -> Option<usize> {
     let mut i = 0;
     while i < args.len() {
-        let a = args[i].as_str();
+        let a = args[i];
         if a == "--" {
             return (i + 1 < args.len()).then_some(i + 1);
         }
@@ -238,7 +244,7 @@ fn subcommand_index(args: &[String], value_opts: &[&str]) -> Option<usize> {
 }
 
 /// Raises `verdict` for each flag in `args` (up to `--`) that `flags` lists.
-fn apply_flags(verdict: &mut Verdict, flags: &[Flag], args: &[String]) {
+fn apply_flags(verdict: &mut Verdict, flags: &[Flag], args: &[&str]) {
     for arg in options(args) {
         for f in flags {
             if flag_matches(f.at, arg) {
@@ -249,24 +255,24 @@ fn apply_flags(verdict: &mut Verdict, flags: &[Flag], args: &[String]) {
 }
 
 /// The option words of `args`: everything starting with `-` before `--`.
-pub(crate) fn options(args: &[String]) -> impl Iterator<Item = &str> {
+pub(crate) fn options<'a>(args: &[&'a str]) -> impl Iterator<Item = &'a str> {
     args.iter()
-        .map(String::as_str)
+        .copied()
         .take_while(|a| *a != "--")
         .filter(|a| a.starts_with('-') && a.len() > 1)
 }
 
 /// The operands of `args`: words not starting with `-`, and everything after `--`.
-pub(crate) fn operands(args: &[String]) -> Vec<&str> {
+pub(crate) fn operands<'a>(args: &[&'a str]) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut after_dashes = false;
-    for a in args {
+    for &a in args {
         if after_dashes {
-            out.push(a.as_str());
+            out.push(a);
         } else if a == "--" {
             after_dashes = true;
         } else if !(a.starts_with('-') && a.len() > 1) {
-            out.push(a.as_str());
+            out.push(a);
         }
     }
     out

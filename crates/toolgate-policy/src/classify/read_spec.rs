@@ -502,7 +502,7 @@ pub(crate) fn lookup(name: &str) -> Option<Arc<Spec>> {
 }
 
 /// Judges `args` (the words after the command name) against `spec`.
-pub(crate) fn judge(spec: &Spec, args: &[String]) -> Judged {
+pub(crate) fn judge(spec: &Spec, args: &[&str]) -> Judged {
     let mut state = State::reading();
     match judge_into(spec, args, 0, &mut state) {
         Ok(()) => {
@@ -538,7 +538,7 @@ pub(crate) struct WrapperOptions {
 }
 
 /// Parses a wrapper's options (the words after its name) by its spec.
-pub(crate) fn judge_wrapper(spec: &Spec, args: &[String]) -> Result<WrapperOptions, String> {
+pub(crate) fn judge_wrapper(spec: &Spec, args: &[&str]) -> Result<WrapperOptions, String> {
     let mut state = State::reading();
     judge_into(spec, args, 0, &mut state)?;
     Ok(WrapperOptions {
@@ -584,7 +584,7 @@ impl State {
 }
 
 /// Parses `args[start..]` by `spec`, adding to `state`.
-fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> Result<(), String> {
+fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Result<(), String> {
     let name = &spec.name;
     if spec.style == Style::Free {
         return Ok(());
@@ -604,7 +604,7 @@ fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> 
     let mut program_values: Vec<(usize, Option<usize>)> = Vec::new();
     let mut i = start;
     while i < args.len() {
-        let a = args[i].as_str();
+        let a = args[i];
         let operand_now = after_dashes
             || a == "-"
             || !(a.starts_with('-')
@@ -805,7 +805,7 @@ fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> 
             }
             return Ok(());
         };
-        let sub_name = args[at].as_str();
+        let sub_name = args[at];
         let Some(sub) = spec.sub.get(sub_name) else {
             return Err(format!(
                 "`{name} {sub_name}` is not a subcommand known to only read"
@@ -815,7 +815,7 @@ fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> 
         return judge_into(sub, args, at + 1, state);
     }
     for &at in &operands {
-        let word = args[at].as_str();
+        let word = args[at];
         if spec.at_files && word.starts_with('@') {
             return Err(format!("`{name} {word}` reads more options from a file"));
         }
@@ -870,7 +870,7 @@ fn judge_into(spec: &Spec, args: &[String], start: usize, state: &mut State) -> 
     match spec.operands {
         Operands::Read | Operands::PatternThenRead => {
             for &index in file_operands.iter().take(end) {
-                if spec.program == Some(Program::Awk) && is_awk_assignment(&args[index]) {
+                if spec.program == Some(Program::Awk) && is_awk_assignment(args[index]) {
                     continue;
                 }
                 state.files.push(FileArg {
@@ -917,13 +917,13 @@ fn is_awk_assignment(word: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn words(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
+    fn words(s: &str) -> Vec<&str> {
+        s.split_whitespace().collect()
     }
 
     fn judged(cmd: &str) -> Judged {
         let w = words(cmd);
-        let spec = lookup(&w[0]).unwrap_or_else(|| panic!("no spec for {}", w[0]));
+        let spec = lookup(w[0]).unwrap_or_else(|| panic!("no spec for {}", w[0]));
         judge(&spec, &w[1..])
     }
 

@@ -7,7 +7,7 @@ use super::{Verdict, flag_matches, operands, options};
 use crate::classify::table::FlagMatch::{Exact, Short};
 
 /// Runs `check` over `args` (the words after the command or subcommand).
-pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
+pub(crate) fn run(check: Check, name: &str, args: &[&str], v: &mut Verdict) {
     match check {
         Check::FindActions => find_actions(args, v),
         Check::FdExec => fd_exec(args, v),
@@ -57,7 +57,7 @@ pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
         Check::ExportPrint => {
             if args
                 .iter()
-                .all(|a| matches!(a.as_str(), "-p" | "-x" | "-px" | "-xp"))
+                .all(|a| matches!(*a, "-p" | "-x" | "-px" | "-xp"))
             {
                 v.raise(
                     Risk::Credential,
@@ -89,15 +89,18 @@ pub(crate) fn run(check: Check, name: &str, args: &[String], v: &mut Verdict) {
 }
 
 /// The words after `flag` up to a `;` or `+` terminator.
-fn command_after(args: &[String], start: usize) -> (Vec<String>, usize) {
+fn command_after(args: &[&str], start: usize) -> (Vec<String>, usize) {
     let mut end = start;
     while end < args.len() && args[end] != ";" && args[end] != "+" && args[end] != "\\;" {
         end += 1;
     }
-    (args[start..end].to_vec(), end)
+    (
+        args[start..end].iter().map(|a| a.to_string()).collect(),
+        end,
+    )
 }
 
-fn recursive_read(name: &str, args: &[String], v: &mut Verdict) {
+fn recursive_read(name: &str, args: &[&str], v: &mut Verdict) {
     let any = |m: &[crate::classify::table::FlagMatch]| {
         options(args).any(|o| m.iter().any(|f| flag_matches(*f, o)))
     };
@@ -120,10 +123,10 @@ fn recursive_read(name: &str, args: &[String], v: &mut Verdict) {
     };
 }
 
-fn find_actions(args: &[String], v: &mut Verdict) {
+fn find_actions(args: &[&str], v: &mut Verdict) {
     let mut i = 0;
     while i < args.len() {
-        match args[i].as_str() {
+        match args[i] {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 let (cmd, end) = command_after(args, i + 1);
                 v.raise(
@@ -145,10 +148,10 @@ fn find_actions(args: &[String], v: &mut Verdict) {
     }
 }
 
-fn fd_exec(args: &[String], v: &mut Verdict) {
+fn fd_exec(args: &[&str], v: &mut Verdict) {
     let mut i = 0;
     while i < args.len() {
-        let a = args[i].as_str();
+        let a = args[i];
         if matches!(a, "-x" | "--exec" | "-X" | "--exec-batch") {
             let (cmd, end) = command_after(args, i + 1);
             v.raise(
@@ -165,16 +168,16 @@ fn fd_exec(args: &[String], v: &mut Verdict) {
 }
 
 /// The sed scripts: `-e X`, `--expression=X`, or else the first operand.
-fn sed_scripts(args: &[String]) -> Vec<&str> {
+fn sed_scripts<'a>(args: &[&'a str]) -> Vec<&'a str> {
     let mut scripts = Vec::new();
     let mut i = 0;
     let mut explicit = false;
     let mut first_operand = None;
     while i < args.len() {
-        let a = args[i].as_str();
+        let a = args[i];
         if a == "-e" || a == "--expression" {
             if let Some(s) = args.get(i + 1) {
-                scripts.push(s.as_str());
+                scripts.push(*s);
             }
             explicit = true;
             i += 2;
@@ -197,7 +200,7 @@ fn sed_scripts(args: &[String]) -> Vec<&str> {
     scripts
 }
 
-fn sed_script(args: &[String], v: &mut Verdict) {
+fn sed_script(args: &[&str], v: &mut Verdict) {
     for script in sed_scripts(args) {
         for cmd in script.split([';', '\n']) {
             match sed_command_effect(cmd.trim()) {
@@ -279,11 +282,11 @@ fn strip_sed_address(cmd: &str) -> &str {
 }
 
 /// The awk program: the first operand that is not the value of `-F`/`-v`.
-fn awk_program(args: &[String], v: &mut Verdict) {
+fn awk_program(args: &[&str], v: &mut Verdict) {
     let mut i = 0;
     let mut program = None;
     while i < args.len() {
-        let a = args[i].as_str();
+        let a = args[i];
         if matches!(a, "-F" | "-v" | "--assign" | "--field-separator") {
             i += 2;
             continue;
@@ -317,7 +320,7 @@ fn awk_print_redirect(program: &str) -> bool {
     })
 }
 
-fn sql(name: &str, args: &[String], v: &mut Verdict) {
+fn sql(name: &str, args: &[&str], v: &mut Verdict) {
     // `sqlite3 db '.shell CMD'`, `psql -c '\\! CMD'`: the client's shell escapes.
     if args.iter().any(|a| {
         let t = a.trim_start();
@@ -346,7 +349,7 @@ pub(crate) fn sql_destroys(upper: &str) -> bool {
     words.iter().any(|w| *w == "DROP" || *w == "TRUNCATE")
 }
 
-fn git_push_refspec(args: &[String], v: &mut Verdict) {
+fn git_push_refspec(args: &[&str], v: &mut Verdict) {
     for op in operands(args) {
         if op.starts_with('+') {
             v.raise(Risk::Destructive, "git push +ref force-pushes");
@@ -356,8 +359,8 @@ fn git_push_refspec(args: &[String], v: &mut Verdict) {
     }
 }
 
-fn git_checkout(args: &[String], v: &mut Verdict) {
-    if args.iter().any(|a| a == "--") {
+fn git_checkout(args: &[&str], v: &mut Verdict) {
+    if args.contains(&"--") {
         v.raise(
             Risk::Destructive,
             "git checkout -- PATHS discards uncommitted changes",
@@ -380,7 +383,7 @@ fn git_checkout(args: &[String], v: &mut Verdict) {
     }
 }
 
-fn git_restore(args: &[String], v: &mut Verdict) {
+fn git_restore(args: &[&str], v: &mut Verdict) {
     let staged = options(args).any(|o| o == "--staged" || o == "-S");
     let worktree = options(args).any(|o| o == "--worktree" || o == "-W");
     if staged && !worktree {
@@ -392,7 +395,7 @@ fn git_restore(args: &[String], v: &mut Verdict) {
     }
 }
 
-fn git_stash(args: &[String], v: &mut Verdict) {
+fn git_stash(args: &[&str], v: &mut Verdict) {
     match operands(args).first().copied() {
         Some("drop" | "clear") => v.raise(
             Risk::Destructive,
@@ -406,7 +409,7 @@ fn git_stash(args: &[String], v: &mut Verdict) {
     }
 }
 
-fn git_branch(args: &[String], v: &mut Verdict) {
+fn git_branch(args: &[&str], v: &mut Verdict) {
     let opts: Vec<&str> = options(args).collect();
     let has = |f: &str| opts.contains(&f);
     let force = has("-f") || has("--force");
@@ -455,15 +458,15 @@ fn git_branch(args: &[String], v: &mut Verdict) {
     }
 }
 
-fn git_runs_code(sub: &str, args: &[String], v: &mut Verdict) {
+fn git_runs_code(sub: &str, args: &[&str], v: &mut Verdict) {
     match sub {
         "rebase" => {
             let mut i = 0;
             while i < args.len() {
-                let a = args[i].as_str();
+                let a = args[i];
                 if a == "-x" || a == "--exec" {
                     if let Some(code) = args.get(i + 1) {
-                        v.code.push(code.clone());
+                        v.code.push(code.to_string());
                     }
                     i += 1;
                 } else if let Some(code) = a.strip_prefix("--exec=") {
@@ -485,10 +488,10 @@ fn git_runs_code(sub: &str, args: &[String], v: &mut Verdict) {
             match ops.first().copied() {
                 Some("foreach") => {
                     // Everything after `foreach` is joined into one command line.
-                    let at = args.iter().position(|a| a == "foreach").unwrap_or(0);
+                    let at = args.iter().position(|a| *a == "foreach").unwrap_or(0);
                     let code = args[at + 1..]
                         .iter()
-                        .filter(|a| !matches!(a.as_str(), "--recursive" | "-q" | "--quiet"))
+                        .filter(|a| !matches!(**a, "--recursive" | "-q" | "--quiet"))
                         .cloned()
                         .collect::<Vec<_>>()
                         .join(" ");
@@ -509,9 +512,10 @@ fn git_runs_code(sub: &str, args: &[String], v: &mut Verdict) {
         }
         _ => {
             // `git bisect run CMD ARGS…`.
-            if let Some(at) = args.iter().position(|a| a == "run") {
+            if let Some(at) = args.iter().position(|a| *a == "run") {
                 if at + 1 < args.len() {
-                    v.embedded.push(args[at + 1..].to_vec());
+                    v.embedded
+                        .push(args[at + 1..].iter().map(|a| a.to_string()).collect());
                 }
             } else if !matches!(operands(args).first().copied(), Some("run")) {
                 v.risk = Risk::Write;
@@ -521,7 +525,7 @@ fn git_runs_code(sub: &str, args: &[String], v: &mut Verdict) {
     }
 }
 
-fn git_remote(args: &[String], v: &mut Verdict) {
+fn git_remote(args: &[&str], v: &mut Verdict) {
     match operands(args).first().copied() {
         None | Some("get-url") => {}
         Some("show" | "update" | "prune") => v.raise(
@@ -532,7 +536,7 @@ fn git_remote(args: &[String], v: &mut Verdict) {
     }
 }
 
-fn git_config(args: &[String], v: &mut Verdict) {
+fn git_config(args: &[&str], v: &mut Verdict) {
     let opts: Vec<&str> = options(args).collect();
     let ops = operands(args);
     let reads = opts
@@ -561,7 +565,7 @@ fn git_config(args: &[String], v: &mut Verdict) {
     }
 }
 
-fn tar_mode(args: &[String], v: &mut Verdict) {
+fn tar_mode(args: &[&str], v: &mut Verdict) {
     let writes_long = [
         "--create",
         "--extract",
@@ -574,7 +578,7 @@ fn tar_mode(args: &[String], v: &mut Verdict) {
     ];
     let mut modes = String::new();
     for (i, a) in args.iter().enumerate() {
-        if a == "--" {
+        if *a == "--" {
             break;
         }
         if let Some(long) = a.strip_prefix("--") {
@@ -597,7 +601,7 @@ fn tar_mode(args: &[String], v: &mut Verdict) {
                 .split('/')
                 .next()
                 .is_some_and(|head| head.contains(':'))
-    }) && !args.iter().any(|a| a == "--force-local")
+    }) && !args.contains(&"--force-local")
     {
         v.raise(
             Risk::Network,

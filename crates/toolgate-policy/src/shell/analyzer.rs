@@ -1126,8 +1126,11 @@ impl Analyzer<'_, '_> {
             let save = if opaque || part.unknown_args || part.risk == Risk::Destructive {
                 None
             } else {
-                let mut argv = prefix_words;
-                argv.extend(words.iter().map(|w| w.text.clone()));
+                let argv: Vec<&str> = prefix_words
+                    .iter()
+                    .map(String::as_str)
+                    .chain(words.iter().map(|w| w.text.as_str()))
+                    .collect();
                 Some(arity_prefix(&argv))
             };
             let mut request =

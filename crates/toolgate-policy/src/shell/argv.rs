@@ -159,7 +159,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
             part.make_opaque(format!("`{name}` has no option spec"));
             return part;
         };
-        let texts: Vec<String> = words[i..].iter().map(|w| w.text.clone()).collect();
+        let texts: Vec<&str> = words[i..].iter().map(|w| w.text.as_str()).collect();
         let options = match read_spec::judge_wrapper(&spec, &texts) {
             Ok(options) => options,
             Err(why) => {
@@ -184,12 +184,9 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
             part.raise(*risk, why.clone());
         }
         if matches!(name, "sudo" | "doas")
-            && texts[..options.command_at].iter().any(|a| {
-                matches!(
-                    a.as_str(),
-                    "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit"
-                )
-            })
+            && texts[..options.command_at]
+                .iter()
+                .any(|a| matches!(*a, "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit"))
         {
             part.raise(
                 Risk::Execute,
@@ -271,7 +268,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
     part.name = name.clone();
     part.args = rest[1..].to_vec();
     part.unknown_args |= part.args.iter().any(|w| !w.known);
-    let texts: Vec<String> = rest.iter().map(|w| w.text.clone()).collect();
+    let texts: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
     let args = &texts[1..];
 
     match name.as_str() {
@@ -427,12 +424,12 @@ fn shell_invocation(name: &str, args: &[Word], part: &mut Part) {
 }
 
 /// `Some(reason)` when an interpreter is given code inline (`python -c`, `node -e`).
-fn inline_code(name: &str, args: &[String]) -> Option<String> {
+fn inline_code(name: &str, args: &[&str]) -> Option<String> {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     let (_, flags) = INLINE_CODE
         .iter()
         .find(|(names, _)| names.contains(&name) || names.contains(&base))?;
-    for a in args {
+    for &a in args {
         if a == "--" {
             break;
         }
@@ -466,9 +463,9 @@ fn inline_code(name: &str, args: &[String]) -> Option<String> {
 }
 
 /// An interpreter with no script and no informational option reads stdin.
-fn reads_code_from_stdin(args: &[String]) -> bool {
+fn reads_code_from_stdin(args: &[&str]) -> bool {
     let informational = ["-V", "--version", "-h", "--help", "-v", "-m", "-c"];
-    if args.iter().any(|a| informational.contains(&a.as_str())) {
+    if args.iter().any(|a| informational.contains(a)) {
         return false;
     }
     args.iter().all(|a| a.starts_with('-'))

@@ -1,6 +1,7 @@
 //! Paths named by a command: arguments and redirect targets, resolved like tool
 //! paths, turned into `read`/`edit`/`external_directory` requests.
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 use toolgate_core::{PermissionRequest, ResolvedPath, Risk};
@@ -111,20 +112,20 @@ impl Analyzer<'_, '_> {
     /// `~` and `~/…` (a quoted `~` too: judged as the home, the stricter
     /// reading); `~+`, `~-` and `~user` were expanded, or found unknown, when
     /// the word was evaluated.
-    fn expand_tilde(&self, path: &str) -> String {
+    fn expand_tilde<'p>(&self, path: &'p str) -> Cow<'p, str> {
         if path == "~" {
-            return self.ctx.home.to_string_lossy().into_owned();
+            return Cow::Owned(self.ctx.home.to_string_lossy().into_owned());
         }
         if let Some(rest) = path.strip_prefix("~/") {
-            return self.ctx.home.join(rest).to_string_lossy().into_owned();
+            return Cow::Owned(self.ctx.home.join(rest).to_string_lossy().into_owned());
         }
-        path.to_string()
+        Cow::Borrowed(path)
     }
 
     /// A path only known at run time (`$F`, `~user/x`, relative to a directory
     /// only known at run time): never inside the location, never read.
     pub(crate) fn unknown_path(&mut self, raw: &str, risk: Risk, writes: bool, scope: &Scope) {
-        if let Some(cred) = self.secret_risk(Path::new(&self.expand_tilde(raw))) {
+        if let Some(cred) = self.secret_risk(Path::new(&*self.expand_tilde(raw))) {
             self.secret_request(raw, cred, writes, scope);
         }
         let what = if writes { "writes" } else { "reads" };
@@ -185,34 +186,32 @@ impl Analyzer<'_, '_> {
             return;
         }
         let text = arg.text.as_str();
-        let mut candidates: Vec<(String, bool)> = Vec::new();
-        if !positional && text.starts_with('-') && text.len() > 1 {
-            // `--output=FILE`, `-o=FILE`.
-            if let Some((_, value)) = text.split_once('=') {
-                candidates.push((value.trim_start_matches('@').to_string(), false));
-            }
-        } else if let Some(rest) = text.strip_prefix("file://") {
-            candidates.push((rest.to_string(), true));
-        } else if text.contains("://") {
-            return;
-        } else if let Some(rest) = text.strip_prefix('@') {
-            candidates.push((rest.to_string(), false));
-        } else if let Some((_, rest)) = text.split_once("=@") {
-            candidates.push((rest.to_string(), false));
-        } else if is_assignment(text) {
-            // `dd if=FILE of=FILE`.
-            if let Some((_, value)) = text.split_once('=') {
-                candidates.push((value.to_string(), false));
-            }
-        } else {
-            candidates.push((text.to_string(), true));
-        }
+        // The path the word names, and whether it is an operand (taken for a
+        // path whatever it looks like).
+        let candidate: Option<(&str, bool)> =
+            if !positional && text.starts_with('-') && text.len() > 1 {
+                // `--output=FILE`, `-o=FILE`.
+                text.split_once('=')
+                    .map(|(_, value)| (value.trim_start_matches('@'), false))
+            } else if let Some(rest) = text.strip_prefix("file://") {
+                Some((rest, true))
+            } else if text.contains("://") {
+                return;
+            } else if let Some(rest) = text.strip_prefix('@') {
+                Some((rest, false))
+            } else if let Some((_, rest)) = text.split_once("=@") {
+                Some((rest, false))
+            } else if is_assignment(text) {
+                // `dd if=FILE of=FILE`.
+                text.split_once('=').map(|(_, value)| (value, false))
+            } else {
+                Some((text, true))
+            };
         self.colon_secret(text, writes, scope);
-        for (candidate, operand) in candidates {
-            if candidate.is_empty() || (!operand && !looks_like_path(&candidate)) {
-                continue;
+        if let Some((candidate, operand)) = candidate {
+            if !candidate.is_empty() && (operand || looks_like_path(candidate)) {
+                self.path_requests(candidate, risk, writes, scope);
             }
-            self.path_requests(&candidate, risk, writes, scope);
         }
     }
 
@@ -220,7 +219,7 @@ impl Analyzer<'_, '_> {
     /// path it names when it looks like one or names a credential.
     pub(crate) fn opaque_token(&mut self, token: &str, scope: &Scope) {
         let named_secret = self
-            .secret_risk(Path::new(&self.expand_tilde(token)))
+            .secret_risk(Path::new(&*self.expand_tilde(token)))
             .is_some();
         if named_secret || looks_like_path(token) {
             self.path_requests(token, Risk::Read, false, scope);
@@ -234,7 +233,7 @@ impl Analyzer<'_, '_> {
             return;
         }
         let path = self.expand_tilde(raw);
-        if is_proc_environ(Path::new(&path)) {
+        if is_proc_environ(Path::new(&*path)) {
             self.push(
                 PermissionRequest::path(
                     if writes { "edit" } else { "read" },
@@ -265,13 +264,12 @@ impl Analyzer<'_, '_> {
         scope: &Scope,
     ) {
         let raw = path;
-        let path = path.to_string();
-        let joined = cwd.join(&path);
-        if has_glob(&path) {
+        let joined = cwd.join(path);
+        if has_glob(path) {
             self.glob_requests(&joined, risk, writes, scope);
             return;
         }
-        let strong = looks_like_path(&path);
+        let strong = looks_like_path(path);
         if !strong && !self.paths.exists_no_follow(&joined) {
             // A plain word naming nothing here: a pattern, a message, a branch.
             if let Some(cred) = self.secret_risk(&joined) {
@@ -279,7 +277,7 @@ impl Analyzer<'_, '_> {
             }
             return;
         }
-        match self.paths.resolve_from(self.ctx.location, &path, cwd) {
+        match self.paths.resolve_from(self.ctx.location, path, cwd) {
             Ok(resolved) => {
                 if is_proc_environ(&resolved.path) && !is_proc_environ(Path::new(&path)) {
                     self.secret_request(
@@ -492,7 +490,7 @@ impl Analyzer<'_, '_> {
                 Risk::Read.raised()
             };
             // Never an edit inside the location: nobody knows where it lands.
-            if let Some(cred) = self.secret_risk(Path::new(&self.expand_tilde(&target.text))) {
+            if let Some(cred) = self.secret_risk(Path::new(&*self.expand_tilde(&target.text))) {
                 self.secret_request(&target.text, cred, writes, scope);
             }
             self.push(
@@ -528,7 +526,7 @@ impl Analyzer<'_, '_> {
             return;
         }
         let path = self.expand_tilde(&target.text);
-        if is_proc_environ(Path::new(&path)) {
+        if is_proc_environ(Path::new(&*path)) {
             self.secret_request(&path, Risk::Credential, true, scope);
         }
         let cwd = match scope.cwd.clone() {
@@ -552,7 +550,7 @@ impl Analyzer<'_, '_> {
             Ok(r) => r,
             Err(e) => return self.unresolvable(&target.text, &e.to_string(), scope),
         };
-        let lexical_path = lexical(&cwd.join(&path));
+        let lexical_path = lexical(&cwd.join(&*path));
         let resolved_text = resolved.path.to_string_lossy().into_owned();
         let secret = self.secret_risk(&lexical_path).is_some()
             || self.secret_risk_in(&resolved.path).is_some();
