@@ -66,7 +66,9 @@ pub struct Judgement {
     /// The verdict.
     pub verdict: Verdict,
     /// The untrusted project entry that would have loosened it, if any.
-    pub ignored: Option<Ignored>,
+    /// Boxed: it is rare, and a judgement small enough that a few fit in
+    /// under a kilobyte keeps the allocator on its fast path.
+    pub ignored: Option<Box<Ignored>>,
 }
 
 impl Judgement {
@@ -117,7 +119,7 @@ pub fn judge_call(
             Judgement {
                 expanded: e,
                 verdict,
-                ignored,
+                ignored: ignored.map(Box::new),
             }
         })
         .collect()
@@ -134,7 +136,7 @@ pub fn ignored_entries(policy: &Policy, judged: &[Judgement]) -> Vec<Ignored> {
             why: format!("project config ignored: {e}"),
         });
     }
-    for i in judged.iter().filter_map(|j| j.ignored.as_ref()) {
+    for i in judged.iter().filter_map(|j| j.ignored.as_deref()) {
         if !out.contains(i) {
             out.push(i.clone());
         }

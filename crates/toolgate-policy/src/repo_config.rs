@@ -49,7 +49,7 @@ pub mod git_config_syntax;
 pub mod keys;
 pub mod tools;
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};

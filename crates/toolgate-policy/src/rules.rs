@@ -23,7 +23,7 @@
 //! assert_eq!(set.find("bash", "ls", Risk::Read).unwrap().effect, RuleEffect::Ask);
 //! ```
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::fmt;
 use std::sync::OnceLock;
 

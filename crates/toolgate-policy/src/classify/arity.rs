@@ -7,84 +7,89 @@
 
 use super::table::{lookup, wrapper_for};
 
-/// `(command words, arity)`; the longest matching prefix wins; default 1.
-static ARITY: &[(&[&str], usize)] = &[
-    (&["git"], 2),
-    (&["git", "stash"], 3),
-    (&["git", "remote"], 3),
-    (&["git", "submodule"], 3),
-    (&["git", "worktree"], 3),
-    (&["git", "bisect"], 3),
-    (&["git", "config"], 3),
-    (&["npm"], 2),
-    (&["npm", "run"], 3),
-    (&["npm", "run-script"], 3),
-    (&["npm", "exec"], 3),
-    (&["pnpm"], 2),
-    (&["pnpm", "run"], 3),
-    (&["pnpm", "exec"], 3),
-    (&["pnpm", "dlx"], 3),
-    (&["yarn"], 2),
-    (&["yarn", "run"], 3),
-    (&["yarn", "workspace"], 4),
-    (&["bun"], 2),
-    (&["bun", "run"], 3),
-    (&["npx"], 2),
-    (&["pnpx"], 2),
-    (&["bunx"], 2),
-    (&["cargo"], 2),
-    (&["rustup"], 2),
-    (&["go"], 2),
-    (&["go", "mod"], 3),
-    (&["pip"], 2),
-    (&["pip3"], 2),
-    (&["uv"], 2),
-    (&["uv", "pip"], 3),
-    (&["uv", "run"], 3),
-    (&["poetry"], 2),
-    (&["poetry", "run"], 3),
-    (&["pdm"], 2),
-    (&["hatch"], 2),
-    (&["docker"], 2),
-    (&["docker", "compose"], 3),
-    (&["docker", "container"], 3),
-    (&["docker", "image"], 3),
-    (&["podman"], 2),
-    (&["kubectl"], 2),
-    (&["helm"], 2),
-    (&["gh"], 3),
-    (&["aws"], 3),
-    (&["gcloud"], 3),
-    (&["az"], 3),
-    (&["make"], 2),
-    (&["just"], 2),
-    (&["task"], 2),
-    (&["rake"], 2),
-    (&["bundle"], 2),
-    (&["bundle", "exec"], 3),
-    (&["brew"], 2),
-    (&["apt"], 2),
-    (&["apt-get"], 2),
-    (&["dnf"], 2),
-    (&["yum"], 2),
-    (&["systemctl"], 2),
-    (&["terraform"], 2),
-    (&["dotnet"], 2),
-    (&["mvn"], 2),
-    (&["gradle"], 2),
-    (&["deno"], 2),
-    (&["composer"], 2),
-    (&["conda"], 2),
-    (&["mix"], 2),
-    (&["zig"], 2),
+/// Subcommands whose arity differs from their command's.
+type Subcommands = &'static [(&'static str, usize)];
+
+/// `(command, arity, [(subcommand, arity)])`, sorted by command: how many
+/// leading words name what a command does. A command not listed has arity 1;
+/// a subcommand listed overrides its command's arity.
+static ARITY: &[(&str, usize, Subcommands)] = &[
+    ("apt", 2, &[]),
+    ("apt-get", 2, &[]),
+    ("aws", 3, &[]),
+    ("az", 3, &[]),
+    ("brew", 2, &[]),
+    ("bun", 2, &[("run", 3)]),
+    ("bundle", 2, &[("exec", 3)]),
+    ("bunx", 2, &[]),
+    ("cargo", 2, &[]),
+    ("composer", 2, &[]),
+    ("conda", 2, &[]),
+    ("deno", 2, &[]),
+    ("dnf", 2, &[]),
+    (
+        "docker",
+        2,
+        &[("compose", 3), ("container", 3), ("image", 3)],
+    ),
+    ("dotnet", 2, &[]),
+    ("gcloud", 3, &[]),
+    ("gh", 3, &[]),
+    (
+        "git",
+        2,
+        &[
+            ("stash", 3),
+            ("remote", 3),
+            ("submodule", 3),
+            ("worktree", 3),
+            ("bisect", 3),
+            ("config", 3),
+        ],
+    ),
+    ("go", 2, &[("mod", 3)]),
+    ("gradle", 2, &[]),
+    ("hatch", 2, &[]),
+    ("helm", 2, &[]),
+    ("just", 2, &[]),
+    ("kubectl", 2, &[]),
+    ("make", 2, &[]),
+    ("mix", 2, &[]),
+    ("mvn", 2, &[]),
+    ("npm", 2, &[("run", 3), ("run-script", 3), ("exec", 3)]),
+    ("npx", 2, &[]),
+    ("pdm", 2, &[]),
+    ("pip", 2, &[]),
+    ("pip3", 2, &[]),
+    ("pnpm", 2, &[("run", 3), ("exec", 3), ("dlx", 3)]),
+    ("pnpx", 2, &[]),
+    ("podman", 2, &[]),
+    ("poetry", 2, &[("run", 3)]),
+    ("rake", 2, &[]),
+    ("rustup", 2, &[]),
+    ("systemctl", 2, &[]),
+    ("task", 2, &[]),
+    ("terraform", 2, &[]),
+    ("uv", 2, &[("pip", 3), ("run", 3)]),
+    ("yarn", 2, &[("run", 3), ("workspace", 4)]),
+    ("yum", 2, &[]),
+    ("zig", 2, &[]),
 ];
 
+/// The arity of the command whose first words (name, then the subcommand
+/// when there is one) are `words`.
 fn arity_of(words: &[&str]) -> usize {
-    ARITY
-        .iter()
-        .filter(|(prefix, _)| words.starts_with(prefix))
-        .max_by_key(|(prefix, _)| prefix.len())
-        .map_or(1, |(_, n)| *n)
+    let Some(first) = words.first() else {
+        return 1;
+    };
+    let Ok(at) = ARITY.binary_search_by(|(name, _, _)| name.cmp(first)) else {
+        return 1;
+    };
+    let (_, arity, subs) = ARITY[at];
+    words
+        .get(1)
+        .and_then(|sub| subs.iter().find(|(s, _)| s == sub))
+        .map_or(arity, |(_, n)| *n)
 }
 
 /// The save pattern for a command given as its words: wrappers and assignments
@@ -105,7 +110,7 @@ pub fn arity_prefix<S: AsRef<str>>(argv: &[S]) -> String {
 }
 
 /// [`arity_prefix`] on borrowed words.
-fn prefix_of(argv: &[&str]) -> String {
+pub(crate) fn prefix_of(argv: &[&str]) -> String {
     let mut out: Vec<&str> = Vec::new();
     let mut i = 0;
     // `NAME=value` words before the command.
@@ -149,10 +154,12 @@ fn prefix_of(argv: &[&str]) -> String {
     let value_opts = lookup(super::command_name(first))
         .map(|row| row.global_value_opts)
         .unwrap_or(&[]);
-    let mut words: Vec<&str> = vec![super::command_name(first)];
+    // The command's name, then its subcommand: all `arity_of` looks at.
+    let mut words: [&str; 2] = [super::command_name(first), ""];
+    let mut named = 1;
     out.push(first);
     i += 1;
-    while words.len() < arity_of(&words) {
+    while named < arity_of(&words[..named.min(2)]) {
         let Some(a) = argv.get(i) else { break };
         out.push(a);
         i += 1;
@@ -168,7 +175,10 @@ fn prefix_of(argv: &[&str]) -> String {
             }
             continue;
         }
-        words.push(a);
+        if named < 2 {
+            words[named] = a;
+        }
+        named += 1;
     }
     finish(out)
 }
@@ -201,6 +211,16 @@ pub(crate) fn is_assignment(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_arity_table_is_sorted_and_unique() {
+        // `arity_of` looks commands up by binary search.
+        assert!(ARITY.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(arity_of(&["yarn", "workspace"]), 4);
+        assert_eq!(arity_of(&["git", "log"]), 2);
+        assert_eq!(arity_of(&["ls"]), 1);
+        assert_eq!(arity_of(&[]), 1);
+    }
 
     fn p(s: &str) -> String {
         arity_prefix(&s.split_whitespace().map(String::from).collect::<Vec<_>>())

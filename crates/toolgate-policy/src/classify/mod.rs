@@ -27,7 +27,7 @@ mod special;
 pub(crate) mod table;
 
 pub use arity::arity_prefix;
-pub(crate) use arity::is_assignment;
+pub(crate) use arity::{is_assignment, prefix_of};
 pub(crate) use credential_paths::glob_match;
 pub use credential_paths::{
     FileLinks, LinkLookup, credential_of, credential_of_with, path_risk, path_risk_in,
@@ -109,7 +109,7 @@ pub fn classify<S: AsRef<str>>(argv: &[S]) -> Verdict {
 }
 
 /// [`classify`] on borrowed words.
-fn classify_words(argv: &[&str]) -> Verdict {
+pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
     let Some(first) = argv.first() else {
         return Verdict::new(Risk::Read, "no command", false);
     };

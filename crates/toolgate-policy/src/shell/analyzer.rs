@@ -3,8 +3,8 @@
 //! set up before it (working directory, variables, functions), and turned into
 //! permission requests.
 
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,7 @@ use crate::classify::table::{
     EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
     loads_code, points_at_a_host,
 };
-use crate::classify::{arity_prefix, sql_destroys};
+use crate::classify::{arity_prefix, prefix_of, sql_destroys};
 
 /// The CPU budget of one analysis: 50 ms, measured as wall time from its
 /// start (an `Instant` deadline checked every few nodes). Unoptimised builds
@@ -1131,7 +1131,7 @@ impl Analyzer<'_, '_> {
                     .map(String::as_str)
                     .chain(words.iter().map(|w| w.text.as_str()))
                     .collect();
-                Some(arity_prefix(&argv))
+                Some(prefix_of(&argv))
             };
             let mut request =
                 PermissionRequest::command("bash", resource, part.risk).with_save_pattern(save);

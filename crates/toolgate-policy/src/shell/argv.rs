@@ -324,7 +324,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
         ));
         return part;
     }
-    let verdict = classify::classify(&texts);
+    let verdict = classify::classify_words(&texts);
     part.raise(verdict.risk, verdict.reason);
     let word_of = |f: &FileArg| -> Option<Word> {
         let w = part.args.get(f.index)?;

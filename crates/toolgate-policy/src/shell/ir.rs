@@ -14,7 +14,7 @@
 //! [`super::MAX_NESTING`] deep); chains of `&&`, `;` and `|`, which nest in the
 //! grammar's tree as deep as they are long, are flattened with a loop.
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 
 use tree_sitter::Node;
 

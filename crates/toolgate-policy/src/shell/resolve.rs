@@ -11,7 +11,6 @@
 //! [`super::analyze`] call and is never shared between decisions.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -30,8 +29,8 @@ type Lstat = Result<(EntryKind, Option<LinkedFile>), (i32, String)>;
 #[derive(Debug, Default)]
 pub(crate) struct PathCache {
     // Keyed by the path's bytes: hashing a `Path` walks its components.
-    lstat: RefCell<HashMap<OsString, Lstat>>,
-    links: RefCell<HashMap<OsString, PathBuf>>,
+    lstat: RefCell<foldhash::HashMap<OsString, Lstat>>,
+    links: RefCell<foldhash::HashMap<OsString, PathBuf>>,
 }
 
 impl PathLookup for PathCache {
