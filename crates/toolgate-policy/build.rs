@@ -31,7 +31,10 @@ fn main() {
 
     let mut blob: Vec<u8> = Vec::new();
     let mut out = String::from("static GENERATED_INDEX: &[GeneratedFile] = &[\n");
-    for path in &files {
+    // Every name of every file, sorted by name then file: one binary search
+    // finds a command in all files at once.
+    let mut all_names: Vec<(String, usize, usize)> = Vec::new();
+    for (file_at, path) in files.iter().enumerate() {
         println!("cargo:rerun-if-changed={}", path.display());
         let text = std::fs::read_to_string(path).expect("a spec file is UTF-8 text");
         let entries = spec_index::scan(&text);
@@ -59,11 +62,16 @@ fn main() {
             blob.extend_from_slice(&bytes);
             write!(out, "({from}, {}), ", blob.len()).unwrap();
         }
-        write!(out, "], names: &[").unwrap();
-        for (n, i) in names {
-            write!(out, "({n:?}, {i}), ").unwrap();
-        }
         out.push_str("] },\n");
+        for (n, i) in names {
+            all_names.push((n.to_string(), file_at, i));
+        }
+    }
+    out.push_str("];\n");
+    all_names.sort();
+    out.push_str("static GENERATED_NAMES: &[(&str, usize, usize)] = &[\n");
+    for (n, f, i) in &all_names {
+        writeln!(out, "    ({n:?}, {f}, {i}),").unwrap();
     }
     out.push_str("];\n");
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");

@@ -197,11 +197,11 @@ pub enum Judged {
 /// One spec file's entries as the build script compiled them (see
 /// `build.rs` and `spec_index.rs`): each entry's table — its own TOML with
 /// the file's option groups resolved — as a byte range of [`SPEC_TABLES`],
-/// and its names sorted, each with the entry it names.
+/// and (in `GENERATED_NAMES`, for all files at once) its names sorted, each
+/// with the entry it names.
 struct GeneratedFile {
     file: &'static str,
     tables: &'static [(usize, usize)],
-    names: &'static [(&'static str, usize)],
 }
 
 include!(concat!(env!("OUT_DIR"), "/spec_index.rs"));
@@ -215,6 +215,8 @@ static SPEC_TABLES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/spec_table
 /// is looked up.
 struct Index {
     files: Vec<IndexedFile>,
+    /// For each file of [`GENERATED_INDEX`], its place in `files`, if any.
+    place: Vec<Option<usize>>,
 }
 
 struct IndexedFile {
@@ -238,18 +240,24 @@ impl Index {
                     built: generated.tables.iter().map(|_| OnceLock::new()).collect(),
                 })
             })
+            .collect::<Vec<_>>();
+        let place = GENERATED_INDEX
+            .iter()
+            .map(|g| files.iter().position(|f| std::ptr::eq(f.generated, g)))
             .collect();
-        Index { files }
+        Index { files, place }
     }
 
     fn get(&self, name: &str) -> Option<Arc<Spec>> {
         // A later file's entry of the same name wins, as it did when the
-        // files were read into one map.
-        let (file, at) = self.files.iter().rev().find_map(|f| {
-            let names = f.generated.names;
-            let k = names.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
-            Some((f, names[k].1))
-        })?;
+        // files were read into one map: the greatest place among the names.
+        let from = GENERATED_NAMES.partition_point(|(n, _, _)| *n < name);
+        let (place, at) = GENERATED_NAMES[from..]
+            .iter()
+            .take_while(|(n, _, _)| *n == name)
+            .filter_map(|(_, g, at)| Some((self.place.get(*g).copied().flatten()?, *at)))
+            .max_by_key(|(place, _)| *place)?;
+        let file = &self.files[place];
         file.built[at]
             .get_or_init(|| {
                 let (from, to) = file.generated.tables[at];
@@ -930,7 +938,10 @@ mod tests {
     #[test]
     fn the_lazy_index_finds_every_spec_as_the_full_load_does() {
         let full = load_all().unwrap_or_else(|e| panic!("{e}"));
-        let indexed: usize = SPECS.files.iter().map(|f| f.generated.names.len()).sum();
+        let indexed = GENERATED_NAMES
+            .iter()
+            .filter(|(_, g, _)| SPECS.place[*g].is_some())
+            .count();
         assert_eq!(indexed, full.len());
         for (name, spec) in &full {
             let lazy = lookup(name).unwrap_or_else(|| panic!("`{name}` not in the index"));
@@ -970,12 +981,18 @@ mod tests {
             }
             for e in &scanned {
                 for n in &e.names {
-                    let at = g.names.binary_search_by(|(x, _)| (*x).cmp(n.as_str()));
-                    let at =
-                        at.unwrap_or_else(|_| panic!("{file}: `{n}` not in the compiled names"));
-                    // The last entry of a name wins.
+                    let g_at = GENERATED_INDEX
+                        .iter()
+                        .position(|x| std::ptr::eq(x, g))
+                        .unwrap();
+                    let compiled: Vec<usize> = GENERATED_NAMES
+                        .iter()
+                        .filter(|(x, f, _)| *x == n.as_str() && *f == g_at)
+                        .map(|(_, _, at)| *at)
+                        .collect();
+                    // The last entry of a name wins: one compiled name per file.
                     let last = scanned.iter().rposition(|x| x.names.contains(n)).unwrap();
-                    assert_eq!(g.names[at].1, last, "{file}: `{n}`");
+                    assert_eq!(compiled, vec![last], "{file}: `{n}`");
                 }
             }
         }
