@@ -57,6 +57,9 @@ fn main() {
                 .unwrap_or_else(|err| panic!("{file}: {:?}: {err}", e.names));
             let table = spec_text::resolve_groups(table)
                 .unwrap_or_else(|err| panic!("{file}: {:?}: {err}", e.names));
+            let mut table = table;
+            // The examples are for the tests, which read the TOML itself.
+            table.values_mut().for_each(strip_examples);
             let bytes = postcard::to_allocvec(&table).expect("a spec table encodes");
             let from = blob.len();
             blob.extend_from_slice(&bytes);
@@ -77,4 +80,11 @@ fn main() {
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     std::fs::write(Path::new(&out_dir).join("spec_index.rs"), out).expect("OUT_DIR is writable");
     std::fs::write(Path::new(&out_dir).join("spec_tables.bin"), blob).expect("OUT_DIR is writable");
+}
+
+/// Drops an entry's examples (and its subcommands'): a process never reads them.
+fn strip_examples(entry: &mut spec_text::SpecText) {
+    entry.read.clear();
+    entry.not_read.clear();
+    entry.sub.values_mut().for_each(strip_examples);
 }

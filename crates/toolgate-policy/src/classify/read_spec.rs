@@ -27,7 +27,7 @@
 //!   `!args` the operands after it are not files.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use super::spec_text::{SpecText, resolve_groups};
 
@@ -143,12 +143,41 @@ pub(crate) struct Spec {
     pub(crate) program: Option<Program>,
     short: FastMap<char, Arc<OptSpec>>,
     long: FastMap<String, Arc<OptSpec>>,
-    sub: FastMap<String, Arc<Spec>>,
+    sub: FastMap<String, Arc<SubSpec>>,
     /// Examples the tests hold the spec to.
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) read_examples: Vec<String>,
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) not_read_examples: Vec<String>,
+}
+
+/// A subcommand's spec, built from its text the first time a command line
+/// names it: `git` has dozens, and a `check` process judges one or two.
+#[derive(Debug)]
+pub(crate) struct SubSpec {
+    name: String,
+    /// Taken when the spec is built.
+    text: Mutex<Option<SpecText>>,
+    built: OnceLock<Result<Arc<Spec>, String>>,
+}
+
+impl SubSpec {
+    /// The subcommand's spec; an error when its text does not build (a test
+    /// builds every built-in one).
+    pub(crate) fn spec(&self) -> Result<&Arc<Spec>, &str> {
+        self.built
+            .get_or_init(|| {
+                let text = self
+                    .text
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .ok_or_else(|| "built twice".to_string())?;
+                build(&self.name, text).map(Arc::new)
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
 }
 
 /// Programs whose script is parsed before the command counts as read.
@@ -403,7 +432,11 @@ fn build(name: &str, text: SpecText) -> Result<Spec, String> {
         } else {
             entry.names.clone()
         };
-        let spec = Arc::new(build(&format!("{name} {sub_name}"), entry)?);
+        let spec = Arc::new(SubSpec {
+            name: format!("{name} {sub_name}"),
+            text: Mutex::new(Some(entry)),
+            built: OnceLock::new(),
+        });
         for n in names {
             sub.insert(n, spec.clone());
         }
@@ -819,6 +852,9 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
                 "`{name} {sub_name}` is not a subcommand known to only read"
             ));
         };
+        let sub = sub
+            .spec()
+            .map_err(|e| format!("the spec of `{name} {sub_name}` does not load: {e}"))?;
         state.sub_at.get_or_insert(at);
         return judge_into(sub, args, at + 1, state);
     }
@@ -933,6 +969,24 @@ mod tests {
         let w = words(cmd);
         let spec = lookup(w[0]).unwrap_or_else(|| panic!("no spec for {}", w[0]));
         judge(&spec, &w[1..])
+    }
+
+    #[test]
+    fn every_subcommand_spec_builds() {
+        // Subcommands are built when first judged: a broken one would only
+        // show as an unproven command, so every one is built here.
+        let mut built = 0;
+        let mut stack: Vec<Arc<Spec>> = all().values().cloned().collect();
+        while let Some(spec) = stack.pop() {
+            for (name, sub) in &spec.sub {
+                let sub = sub
+                    .spec()
+                    .unwrap_or_else(|e| panic!("`{} {name}`: {e}", spec.name));
+                stack.push(sub.clone());
+                built += 1;
+            }
+        }
+        assert!(built > 50, "only {built} subcommands");
     }
 
     #[test]
@@ -1165,7 +1219,7 @@ mod tests {
             }
             let mut stack = vec![spec.clone()];
             while let Some(s) = stack.pop() {
-                stack.extend(s.sub.values().cloned());
+                stack.extend(s.sub.values().map(|sub| sub.spec().unwrap().clone()));
                 for ex in &s.read_examples {
                     count += 1;
                     let v = super::super::classify(&shell_words(ex));
