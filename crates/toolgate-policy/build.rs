@@ -57,9 +57,10 @@ fn main() {
                 .unwrap_or_else(|err| panic!("{file}: {:?}: {err}", e.names));
             let table = spec_text::resolve_groups(table)
                 .unwrap_or_else(|err| panic!("{file}: {:?}: {err}", e.names));
-            let mut table = table;
-            // The examples are for the tests, which read the TOML itself.
-            table.values_mut().for_each(strip_examples);
+            let table: BTreeMap<String, spec_text::CompiledSpec> = table
+                .into_iter()
+                .map(|(key, entry)| (key, compile(entry, &mut blob)))
+                .collect();
             let bytes = postcard::to_allocvec(&table).expect("a spec table encodes");
             let from = blob.len();
             blob.extend_from_slice(&bytes);
@@ -82,9 +83,26 @@ fn main() {
     std::fs::write(Path::new(&out_dir).join("spec_tables.bin"), blob).expect("OUT_DIR is writable");
 }
 
-/// Drops an entry's examples (and its subcommands'): a process never reads them.
-fn strip_examples(entry: &mut spec_text::SpecText) {
+/// Compiles one entry: its subcommands each into their own bytes of `blob`
+/// (recursively), its examples dropped (the tests read the TOML itself).
+fn compile(mut entry: spec_text::SpecText, blob: &mut Vec<u8>) -> spec_text::CompiledSpec {
     entry.read.clear();
     entry.not_read.clear();
-    entry.sub.values_mut().for_each(strip_examples);
+    let subs = std::mem::take(&mut entry.sub)
+        .into_iter()
+        .map(|(key, sub)| {
+            let names = sub.names.clone();
+            let compiled = compile(sub, blob);
+            let bytes = postcard::to_allocvec(&compiled).expect("a subcommand encodes");
+            let from = blob.len();
+            blob.extend_from_slice(&bytes);
+            spec_text::CompiledSub {
+                key,
+                names,
+                from,
+                to: blob.len(),
+            }
+        })
+        .collect();
+    spec_text::CompiledSpec { text: entry, subs }
 }

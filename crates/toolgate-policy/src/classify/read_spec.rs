@@ -29,7 +29,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
-use super::spec_text::{SpecText, resolve_groups};
+#[cfg(test)]
+use super::spec_text::resolve_groups;
+use super::spec_text::{CompiledSpec, CompiledSub, SpecText};
 
 /// The maps of a built spec: keys are the spec's own words, built once per
 /// process and looked up on every decision, so a fast hasher pays.
@@ -157,8 +159,17 @@ pub(crate) struct Spec {
 pub(crate) struct SubSpec {
     name: String,
     /// Taken when the spec is built.
-    text: Mutex<Option<SpecText>>,
+    source: Mutex<Option<SubSource>>,
     built: OnceLock<Result<Arc<Spec>, String>>,
+}
+
+/// What a subcommand's spec is built from.
+#[derive(Debug)]
+enum SubSource {
+    /// Its text, as parsed from TOML (the tests' full load).
+    Text(Box<SpecText>),
+    /// Its compiled bytes (see `build.rs`), decoded only when needed.
+    Compiled(&'static [u8]),
 }
 
 impl SubSpec {
@@ -167,13 +178,21 @@ impl SubSpec {
     pub(crate) fn spec(&self) -> Result<&Arc<Spec>, &str> {
         self.built
             .get_or_init(|| {
-                let text = self
-                    .text
+                let source = self
+                    .source
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .take()
                     .ok_or_else(|| "built twice".to_string())?;
-                build(&self.name, text).map(Arc::new)
+                match source {
+                    SubSource::Text(text) => build(&self.name, *text, Vec::new()),
+                    SubSource::Compiled(bytes) => {
+                        let compiled: CompiledSpec =
+                            postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+                        build(&self.name, compiled.text, compiled.subs)
+                    }
+                }
+                .map(Arc::new)
             })
             .as_ref()
             .map_err(String::as_str)
@@ -294,14 +313,10 @@ impl Index {
                     .get(from..to)
                     .ok_or_else(|| "compiled table out of range".to_string())
                     .and_then(|bytes| {
-                        postcard::from_bytes::<BTreeMap<String, SpecText>>(bytes)
+                        postcard::from_bytes::<BTreeMap<String, CompiledSpec>>(bytes)
                             .map_err(|e| e.to_string())
                     })
-                    .and_then(|table| {
-                        let mut map = HashMap::new();
-                        add_table(&mut map, file.generated.file, table)?;
-                        Ok(map)
-                    });
+                    .and_then(|table| add_compiled(file.generated.file, table));
                 match loaded {
                     Ok(map) => map.get(name).cloned(),
                     Err(e) => {
@@ -355,8 +370,34 @@ fn load_files(files: &[(&str, &str)]) -> Result<HashMap<String, Arc<Spec>>, Stri
     Ok(out)
 }
 
+/// Builds the entries of one compiled table (groups resolved by the build
+/// script), by every name they answer to.
+fn add_compiled(
+    file: &str,
+    table: BTreeMap<String, CompiledSpec>,
+) -> Result<HashMap<String, Arc<Spec>>, String> {
+    let mut out = HashMap::new();
+    for (key, entry) in table {
+        let names = if entry.text.names.is_empty() {
+            vec![key.clone()]
+        } else {
+            entry.text.names.clone()
+        };
+        let spec = Arc::new(
+            build(&key, entry.text, entry.subs).map_err(|e| format!("{file}: [{key}] {e}"))?,
+        );
+        for name in names {
+            if out.insert(name.clone(), spec.clone()).is_some() {
+                return Err(format!("{file}: `{name}` has two specs"));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Builds the entries of one table (groups not yet resolved) into `out`, by
 /// every name they answer to.
+#[cfg(test)]
 fn add_table(
     out: &mut HashMap<String, Arc<Spec>>,
     file: &str,
@@ -369,7 +410,8 @@ fn add_table(
         } else {
             entry.names.clone()
         };
-        let spec = Arc::new(build(&key, entry).map_err(|e| format!("{file}: [{key}] {e}"))?);
+        let spec =
+            Arc::new(build(&key, entry, Vec::new()).map_err(|e| format!("{file}: [{key}] {e}"))?);
         for name in names {
             if out.insert(name.clone(), spec.clone()).is_some() {
                 return Err(format!("{file}: `{name}` has two specs"));
@@ -379,7 +421,9 @@ fn add_table(
     Ok(())
 }
 
-fn build(name: &str, text: SpecText) -> Result<Spec, String> {
+/// Builds the spec `name` from its text; its subcommands are those of the
+/// text's `sub` table and the `compiled` ones, each built when first judged.
+fn build(name: &str, text: SpecText, compiled: Vec<CompiledSub>) -> Result<Spec, String> {
     let operands = match text.operands.as_deref() {
         None | Some("read") => Operands::Read,
         Some("none") => Operands::None,
@@ -434,7 +478,25 @@ fn build(name: &str, text: SpecText) -> Result<Spec, String> {
         };
         let spec = Arc::new(SubSpec {
             name: format!("{name} {sub_name}"),
-            text: Mutex::new(Some(entry)),
+            source: Mutex::new(Some(SubSource::Text(Box::new(entry)))),
+            built: OnceLock::new(),
+        });
+        for n in names {
+            sub.insert(n, spec.clone());
+        }
+    }
+    for c in compiled {
+        let bytes = SPEC_TABLES
+            .get(c.from..c.to)
+            .ok_or_else(|| format!("compiled subcommand `{}` out of range", c.key))?;
+        let names = if c.names.is_empty() {
+            vec![c.key.clone()]
+        } else {
+            c.names
+        };
+        let spec = Arc::new(SubSpec {
+            name: format!("{name} {}", c.key),
+            source: Mutex::new(Some(SubSource::Compiled(bytes))),
             built: OnceLock::new(),
         });
         for n in names {
@@ -976,7 +1038,10 @@ mod tests {
         // Subcommands are built when first judged: a broken one would only
         // show as an unproven command, so every one is built here.
         let mut built = 0;
-        let mut stack: Vec<Arc<Spec>> = all().values().cloned().collect();
+        // From the TOML (the tests' full load) and from the compiled tables.
+        let full = all();
+        let mut stack: Vec<Arc<Spec>> = full.values().cloned().collect();
+        stack.extend(full.keys().filter_map(|name| lookup(name)));
         while let Some(spec) = stack.pop() {
             for (name, sub) in &spec.sub {
                 let sub = sub
@@ -986,7 +1051,7 @@ mod tests {
                 built += 1;
             }
         }
-        assert!(built > 50, "only {built} subcommands");
+        assert!(built > 100, "only {built} subcommands");
     }
 
     #[test]
@@ -1030,7 +1095,7 @@ mod tests {
             // it holds is compared with the whole file's parse below).
             assert_eq!(scanned.len(), g.tables.len(), "{file}");
             for &(from, to) in g.tables {
-                postcard::from_bytes::<BTreeMap<String, SpecText>>(&SPEC_TABLES[from..to])
+                postcard::from_bytes::<BTreeMap<String, CompiledSpec>>(&SPEC_TABLES[from..to])
                     .unwrap_or_else(|e| panic!("{file}: {e}"));
             }
             for e in &scanned {
