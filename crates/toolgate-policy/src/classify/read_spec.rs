@@ -26,6 +26,7 @@
 //!   first operand is a file), `!exec`, `!net`, `!cred` (prints secrets),
 //!   `!args` the operands after it are not files.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
@@ -449,14 +450,19 @@ fn build(name: &str, text: SpecText, compiled: Vec<CompiledSub>) -> Result<Spec,
         Some(other) => return Err(format!("unknown program `{other}`")),
     };
     let mut short = FastMap::default();
-    let mut long = FastMap::default();
+    let mut long = FastMap::with_capacity_and_hasher(text.options.len(), Default::default());
     for line in &text.options {
         let (aliases, opt) = parse_option(line)?;
         let opt = Arc::new(opt);
         for alias in aliases {
             if style == Style::Find || alias.starts_with("--") {
-                if long.insert(alias.clone(), opt.clone()).is_some() {
-                    return Err(format!("option `{alias}` listed twice"));
+                match long.entry(alias) {
+                    Entry::Occupied(e) => {
+                        return Err(format!("option `{}` listed twice", e.key()));
+                    }
+                    Entry::Vacant(e) => {
+                        e.insert(opt.clone());
+                    }
                 }
             } else {
                 let mut chars = alias.chars().skip(1);
