@@ -371,6 +371,15 @@ fn load_files(files: &[(&str, &str)]) -> Result<HashMap<String, Arc<Spec>>, Stri
     Ok(out)
 }
 
+/// The names an entry answers to: its `names`, or else its table's key.
+fn names_of(key: &str, names: &[String]) -> Vec<String> {
+    if names.is_empty() {
+        vec![key.to_string()]
+    } else {
+        names.to_vec()
+    }
+}
+
 /// Builds the entries of one compiled table (groups resolved by the build
 /// script), by every name they answer to.
 fn add_compiled(
@@ -379,11 +388,7 @@ fn add_compiled(
 ) -> Result<HashMap<String, Arc<Spec>>, String> {
     let mut out = HashMap::new();
     for (key, entry) in table {
-        let names = if entry.text.names.is_empty() {
-            vec![key.clone()]
-        } else {
-            entry.text.names.clone()
-        };
+        let names = names_of(&key, &entry.text.names);
         let spec = Arc::new(
             build(&key, entry.text, entry.subs).map_err(|e| format!("{file}: [{key}] {e}"))?,
         );
@@ -406,11 +411,7 @@ fn add_table(
 ) -> Result<(), String> {
     let table = resolve_groups(table).map_err(|e| format!("{file}: {e}"))?;
     for (key, entry) in table {
-        let names = if entry.names.is_empty() {
-            vec![key.clone()]
-        } else {
-            entry.names.clone()
-        };
+        let names = names_of(&key, &entry.names);
         let spec =
             Arc::new(build(&key, entry, Vec::new()).map_err(|e| format!("{file}: [{key}] {e}"))?);
         for name in names {
@@ -477,11 +478,7 @@ fn build(name: &str, text: SpecText, compiled: Vec<CompiledSub>) -> Result<Spec,
     }
     let mut sub = FastMap::default();
     for (sub_name, entry) in text.sub {
-        let names = if entry.names.is_empty() {
-            vec![sub_name.clone()]
-        } else {
-            entry.names.clone()
-        };
+        let names = names_of(&sub_name, &entry.names);
         let spec = Arc::new(SubSpec {
             name: format!("{name} {sub_name}"),
             source: Mutex::new(Some(SubSource::Text(Box::new(entry)))),
@@ -495,11 +492,7 @@ fn build(name: &str, text: SpecText, compiled: Vec<CompiledSub>) -> Result<Spec,
         let bytes = SPEC_TABLES
             .get(c.from..c.to)
             .ok_or_else(|| format!("compiled subcommand `{}` out of range", c.key))?;
-        let names = if c.names.is_empty() {
-            vec![c.key.clone()]
-        } else {
-            c.names
-        };
+        let names = names_of(&c.key, &c.names);
         let spec = Arc::new(SubSpec {
             name: format!("{name} {}", c.key),
             source: Mutex::new(Some(SubSource::Compiled(bytes))),
