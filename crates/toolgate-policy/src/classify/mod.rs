@@ -39,6 +39,19 @@ use toolgate_core::Risk;
 
 use table::{Cmd, Flag, FlagMatch};
 
+/// How much of the tree below its directory operands a command reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Walk {
+    /// Only the files it names.
+    #[default]
+    None,
+    /// Every file whose name, and whose directories' names, do not start
+    /// with a dot: what ripgrep and ag search by default.
+    Unhidden,
+    /// Every file, hidden ones included.
+    All,
+}
+
 /// What classifying one command found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
@@ -52,9 +65,10 @@ pub struct Verdict {
     /// Commands this one runs with its own arguments (`find -exec CMD ;`,
     /// `fd -x CMD`); the shell analyser classifies them too.
     pub embedded: Vec<Vec<String>>,
-    /// Whether it reads every file below its directory operands (or the
-    /// working directory), hidden ones included: `grep -r`, `rg --hidden`.
-    pub walks: bool,
+    /// How much of the tree below its directory operands (or the working
+    /// directory) it reads: `grep -r` and `rg --hidden` every file, `rg`
+    /// every file that is not hidden.
+    pub walks: Walk,
     /// Shell code it runs (`git rebase -x CODE`, `git submodule foreach CODE`);
     /// the shell analyser parses it.
     pub code: Vec<String>,
@@ -74,7 +88,7 @@ impl Verdict {
             reason: reason.into(),
             paths,
             embedded: Vec::new(),
-            walks: false,
+            walks: Walk::None,
             code: Vec::new(),
             files: None,
             chdir: None,
@@ -145,7 +159,7 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
                 verdict.risk = risk;
                 verdict.reason = reason;
             }
-            verdict.walks |= walks;
+            verdict.walks = verdict.walks.max(walks);
             verdict.files = Some(files);
             verdict.chdir = chdir;
             verdict.sub_at = sub_at;

@@ -232,8 +232,8 @@ pub enum Judged {
         reason: String,
         /// The files it reads or writes.
         files: Vec<FileArg>,
-        /// It reads every file below its file operands.
-        walks: bool,
+        /// How much it reads below its directory operands.
+        walks: super::Walk,
         /// A directory it moves to (`git -C DIR`): index of the word.
         chdir: Option<FileArg>,
         /// Where its subcommand's name is (`git -C x status`: 2).
@@ -655,7 +655,7 @@ struct State {
     risk: Risk,
     reason: String,
     files: Vec<FileArg>,
-    walks: bool,
+    walks: super::Walk,
     chdir: Option<FileArg>,
     /// Where a wrapper's command starts.
     command_at: Option<usize>,
@@ -670,7 +670,7 @@ impl State {
             risk: Risk::Read,
             reason: String::new(),
             files: Vec::new(),
-            walks: false,
+            walks: super::Walk::None,
             chdir: None,
             command_at: None,
             sub_at: None,
@@ -742,7 +742,7 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
                         state: &mut State|
          -> Result<(), String> {
             if opt.walk {
-                state.walks = true;
+                state.walks = super::Walk::All;
             }
             writes_operands |= opt.writes_operands;
             pattern_given |= opt.gives_pattern;
@@ -796,7 +796,7 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
                 }
                 ValueKind::Glob => {
                     if !args[index][attached.unwrap_or(0)..].starts_with('!') {
-                        state.walks = true;
+                        state.walks = super::Walk::All;
                     }
                 }
                 ValueKind::List => {

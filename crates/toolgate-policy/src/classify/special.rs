@@ -3,7 +3,7 @@
 use toolgate_core::Risk;
 
 use super::table::Check;
-use super::{Verdict, flag_matches, operands, options};
+use super::{Verdict, Walk, flag_matches, operands, options};
 use crate::classify::table::FlagMatch::{Exact, Short};
 
 /// Runs `check` over `args` (the words after the command or subcommand).
@@ -104,22 +104,29 @@ fn recursive_read(name: &str, args: &[&str], v: &mut Verdict) {
     let any = |m: &[crate::classify::table::FlagMatch]| {
         options(args).any(|o| m.iter().any(|f| flag_matches(*f, o)))
     };
+    let all_or = |all: bool, otherwise: Walk| if all { Walk::All } else { otherwise };
     v.walks = match name {
-        // ripgrep skips hidden and ignored files unless told otherwise.
-        "rg" | "ripgrep" => {
+        // ripgrep and ag search below their operands by default, skipping
+        // hidden files (ignore files are not taken into account: stricter).
+        "rg" | "ripgrep" => all_or(
             any(&[Exact("--hidden"), Exact("--no-ignore-dot")])
-                || options(args).any(|o| o.starts_with("-uu") || o == "-.")
-        }
-        "ag" => any(&[Exact("--hidden"), Exact("--unrestricted"), Short('u')]),
-        _ => {
+                || options(args).any(|o| o.starts_with("-uu") || o == "-."),
+            Walk::Unhidden,
+        ),
+        "ag" => all_or(
+            any(&[Exact("--hidden"), Exact("--unrestricted"), Short('u')]),
+            Walk::Unhidden,
+        ),
+        _ => all_or(
             any(&[
                 Short('r'),
                 Short('R'),
                 Exact("--recursive"),
                 Exact("--dereference-recursive"),
                 Exact("--directories"),
-            ]) || args.windows(2).any(|w| w[0] == "-d" && w[1] == "recurse")
-        }
+            ]) || args.windows(2).any(|w| w[0] == "-d" && w[1] == "recurse"),
+            Walk::None,
+        ),
     };
 }
 

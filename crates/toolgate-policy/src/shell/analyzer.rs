@@ -24,7 +24,7 @@ use crate::classify::table::{
     EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
     loads_code, points_at_a_host,
 };
-use crate::classify::{arity_prefix, prefix_of, sql_destroys};
+use crate::classify::{Walk, arity_prefix, prefix_of, sql_destroys};
 
 /// The CPU budget of one analysis: 50 ms, measured as wall time from its
 /// start (an `Instant` deadline checked every few nodes). Unoptimised builds
@@ -1118,8 +1118,8 @@ impl Analyzer<'_, '_> {
             let risk = if writes { Risk::Write } else { Risk::Read };
             self.path_argument(&file, true, risk, writes, &run_scope);
         }
-        if part.walks {
-            self.walked_secrets(&part.args, &run_scope);
+        if part.walks != Walk::None {
+            self.walked_secrets(&part.args, part.walks, &run_scope);
         }
         if !part.delegates || part.opaque.is_some() {
             let opaque = part.opaque.is_some();

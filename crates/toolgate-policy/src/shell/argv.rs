@@ -8,7 +8,7 @@ use crate::classify::read_spec;
 use crate::classify::table::{
     DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, env_is_harmless, loads_code, wrapper_for,
 };
-use crate::classify::{self, FileArg, command_name};
+use crate::classify::{self, FileArg, Walk, command_name};
 
 /// What one simple command does, once unwrapped.
 #[derive(Clone, Debug)]
@@ -33,8 +33,8 @@ pub(crate) struct Part {
     pub(crate) note: Option<String>,
     /// Some argument is only known at run time: never save an approval.
     pub(crate) unknown_args: bool,
-    /// It reads every file below its directories, hidden ones included.
-    pub(crate) walks: bool,
+    /// How much it reads below its directories.
+    pub(crate) walks: Walk,
     /// Files named by wrapper options (`xargs -a FILE`, `time -o FILE`), with
     /// whether they are written.
     pub(crate) wrapper_files: Vec<(Word, bool)>,
@@ -62,7 +62,7 @@ impl Part {
             chdir: None,
             note: None,
             unknown_args: false,
-            walks: false,
+            walks: Walk::None,
             wrapper_files: Vec::new(),
             files: None,
             by_path: None,

@@ -8,7 +8,7 @@ use toolgate_core::{PermissionRequest, ResolvedPath, Risk};
 
 use super::analyzer::{Analyzer, Scope};
 use super::words::Word;
-use crate::classify::{credential_of_with, glob_match, is_assignment};
+use crate::classify::{Walk, credential_of_with, glob_match, is_assignment};
 
 /// Most directory entries looked at for the recursive reads of one analysis
 /// (each directory is walked once and its answer shared).
@@ -595,7 +595,7 @@ impl Analyzer<'_, '_> {
     /// credential files in the top [`WALK_DEPTH`] levels of each directory it
     /// walks (at most [`WALK_BUDGET`] entries; `.git`, `node_modules`, `target`
     /// skipped).
-    pub(crate) fn walked_secrets(&mut self, args: &[Word], scope: &Scope) {
+    pub(crate) fn walked_secrets(&mut self, args: &[Word], walk: Walk, scope: &Scope) {
         let Some(cwd) = scope.cwd.clone() else {
             return;
         };
@@ -603,6 +603,11 @@ impl Analyzer<'_, '_> {
         let mut any_path = false;
         let mut after_dashes = false;
         let mut excludes: Vec<String> = Vec::new();
+        if walk == Walk::Unhidden {
+            // Hidden files and directories are skipped (the glob's leading
+            // dot is matched literally, so `.*` names exactly those).
+            excludes.push(".*".to_string());
+        }
         // With `--include`/`-g GLOB`, only matching files are read.
         let mut includes: Vec<String> = Vec::new();
         let mut i = 0;
