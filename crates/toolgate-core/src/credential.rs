@@ -463,8 +463,7 @@ impl Scan<'_> {
 /// only consulted for a regular file with more than one link. Returns the
 /// credential file it is a link to.
 pub fn hard_link_of(path: &Path, home: &Path, roots: &[&Path]) -> Option<PathBuf> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    hard_link_to(path, LinkedFile::of(&meta)?, home, roots)
+    hard_link_to(path, LinkedFile::at(path)?, home, roots)
 }
 
 /// A regular file with more than one link, by device and inode: the only kind
@@ -486,6 +485,11 @@ impl LinkedFile {
             dev: meta.dev(),
             ino: meta.ino(),
         })
+    }
+
+    /// [`LinkedFile::of`] the entry at `path`, by one `lstat`.
+    pub fn at(path: &Path) -> Option<LinkedFile> {
+        LinkedFile::of(&std::fs::symlink_metadata(path).ok()?)
     }
 }
 

@@ -67,10 +67,7 @@ pub struct FileLinks;
 
 impl LinkLookup for FileLinks {
     fn linked_file(&self, path: &Path) -> Option<credential::LinkedFile> {
-        std::fs::symlink_metadata(path)
-            .ok()
-            .as_ref()
-            .and_then(credential::LinkedFile::of)
+        credential::LinkedFile::at(path)
     }
 }
 

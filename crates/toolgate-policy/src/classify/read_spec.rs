@@ -410,14 +410,22 @@ fn add_table(
     table: BTreeMap<String, SpecText>,
 ) -> Result<(), String> {
     let table = resolve_groups(table).map_err(|e| format!("{file}: {e}"))?;
-    for (key, entry) in table {
-        let names = names_of(&key, &entry.names);
-        let spec =
-            Arc::new(build(&key, entry, Vec::new()).map_err(|e| format!("{file}: [{key}] {e}"))?);
-        for name in names {
-            if out.insert(name.clone(), spec.clone()).is_some() {
-                return Err(format!("{file}: `{name}` has two specs"));
-            }
+    // As compiled entries whose subcommands are still in their text.
+    let table = table
+        .into_iter()
+        .map(|(key, text)| {
+            (
+                key,
+                CompiledSpec {
+                    text,
+                    subs: Vec::new(),
+                },
+            )
+        })
+        .collect();
+    for (name, spec) in add_compiled(file, table)? {
+        if out.insert(name.clone(), spec).is_some() {
+            return Err(format!("{file}: `{name}` has two specs"));
         }
     }
     Ok(())
@@ -477,30 +485,25 @@ fn build(name: &str, text: SpecText, compiled: Vec<CompiledSub>) -> Result<Spec,
         }
     }
     let mut sub = FastMap::default();
-    for (sub_name, entry) in text.sub {
-        let names = names_of(&sub_name, &entry.names);
+    let mut add_sub = |key: &str, names: &[String], source: SubSource| {
         let spec = Arc::new(SubSpec {
-            name: format!("{name} {sub_name}"),
-            source: Mutex::new(Some(SubSource::Text(Box::new(entry)))),
+            name: format!("{name} {key}"),
+            source: Mutex::new(Some(source)),
             built: OnceLock::new(),
         });
-        for n in names {
+        for n in names_of(key, names) {
             sub.insert(n, spec.clone());
         }
+    };
+    for (key, entry) in text.sub {
+        let names = entry.names.clone();
+        add_sub(&key, &names, SubSource::Text(Box::new(entry)));
     }
     for c in compiled {
         let bytes = SPEC_TABLES
             .get(c.from..c.to)
             .ok_or_else(|| format!("compiled subcommand `{}` out of range", c.key))?;
-        let names = names_of(&c.key, &c.names);
-        let spec = Arc::new(SubSpec {
-            name: format!("{name} {}", c.key),
-            source: Mutex::new(Some(SubSource::Compiled(bytes))),
-            built: OnceLock::new(),
-        });
-        for n in names {
-            sub.insert(n, spec.clone());
-        }
+        add_sub(&c.key, &c.names, SubSource::Compiled(bytes));
     }
     if operands == Operands::Sub && sub.is_empty() {
         return Err("operands = \"sub\" without any [*.sub.NAME]".into());

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 
 use toolgate_core::credential::LinkedFile;
 use toolgate_core::location::{EntryKind, FileSystem, PathError, PathLookup};
+use toolgate_core::{Location, ResolvedPath};
 
 use crate::classify::LinkLookup;
-use toolgate_core::{Location, ResolvedPath};
 
 /// An `lstat` answer: the kind (and, for a regular file with more than one
 /// link, its identity), or the error's OS code (0 if none) and text.
