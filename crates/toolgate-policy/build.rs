@@ -57,7 +57,7 @@ fn main() {
                 .unwrap_or_else(|err| panic!("{file}: {:?}: {err}", e.names));
             let table = spec_text::resolve_groups(table)
                 .unwrap_or_else(|err| panic!("{file}: {:?}: {err}", e.names));
-            let table: BTreeMap<String, spec_text::CompiledSpec> = table
+            let table: BTreeMap<String, spec_text::CompiledSpec<'static>> = table
                 .into_iter()
                 .map(|(key, entry)| (key, compile(entry, &mut blob)))
                 .collect();
@@ -83,26 +83,40 @@ fn main() {
     std::fs::write(Path::new(&out_dir).join("spec_tables.bin"), blob).expect("OUT_DIR is writable");
 }
 
-/// Compiles one entry: its subcommands each into their own bytes of `blob`
-/// (recursively), its examples dropped (the tests read the TOML itself).
-fn compile(mut entry: spec_text::SpecText, blob: &mut Vec<u8>) -> spec_text::CompiledSpec {
+/// Compiles one entry: its option lines parsed into a sorted table, its
+/// subcommands each into their own bytes of `blob` (recursively), its
+/// examples dropped (the tests read the TOML itself).
+fn compile(mut entry: spec_text::SpecText, blob: &mut Vec<u8>) -> spec_text::CompiledSpec<'static> {
     entry.read.clear();
     entry.not_read.clear();
+    // The compiled table borrows its strings; a build script can leak them.
+    let lines: &'static [String] = Vec::leak(std::mem::take(&mut entry.options));
+    let all_long = entry.style.as_deref() == Some("find");
+    let options = spec_text::OptionTable::parse(lines.iter().map(String::as_str), all_long)
+        .unwrap_or_else(|err| panic!("{:?}: {err}", entry.names));
     let subs = std::mem::take(&mut entry.sub)
         .into_iter()
         .map(|(key, sub)| {
-            let names = sub.names.clone();
+            let names: Vec<&'static str> = sub.names.iter().map(|n| leak(n)).collect();
             let compiled = compile(sub, blob);
             let bytes = postcard::to_allocvec(&compiled).expect("a subcommand encodes");
             let from = blob.len();
             blob.extend_from_slice(&bytes);
             spec_text::CompiledSub {
-                key,
+                key: leak(&key),
                 names,
                 from,
                 to: blob.len(),
             }
         })
         .collect();
-    spec_text::CompiledSpec { text: entry, subs }
+    spec_text::CompiledSpec {
+        text: entry,
+        options,
+        subs,
+    }
+}
+
+fn leak(s: &str) -> &'static str {
+    String::leak(s.to_string())
 }

@@ -26,17 +26,15 @@
 //!   first operand is a file), `!exec`, `!net`, `!cred` (prints secrets),
 //!   `!args` the operands after it are not files.
 
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 #[cfg(test)]
 use super::spec_text::resolve_groups;
-use super::spec_text::{CompiledSpec, CompiledSub, SpecText};
 
-/// The maps of a built spec: keys are the spec's own words, built once per
-/// process and looked up on every decision, so a fast hasher pays.
-type FastMap<K, V> = foldhash::HashMap<K, V>;
+use super::spec_text::{
+    CompiledSpec, CompiledSub, OptSpec, OptionTable, Raises, SpecText, Takes, ValueKind,
+};
 use toolgate_core::Risk;
 
 /// The spec files, one per family, in the order a later one wins. A process
@@ -87,52 +85,8 @@ pub(crate) enum Style {
     Free,
 }
 
-/// What an option's value is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ValueKind {
-    Plain,
-    Read,
-    Write,
-    Cd,
-    Exec,
-    Net,
-    /// An archive name: `host:file` is reached over the network (rsh/ssh).
-    Archive,
-    /// A file holding the names of more files to read: those are not known.
-    List,
-    /// A glob that whitelists files (ripgrep's `-g`): unless it is a
-    /// negation (`!GLOB`), the search reads hidden files it matches too.
-    Glob,
-}
-
-/// Whether and how an option takes a value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Takes {
-    Nothing,
-    Required,
-    /// Only attached (`--color=auto`, `-i.bak`).
-    Optional,
-    /// Two separate values (`jq --arg NAME VALUE`); the value kind is the
-    /// second's.
-    Two,
-}
-
-/// One option of a spec.
-#[derive(Clone, Debug)]
-pub(crate) struct OptSpec {
-    takes: Takes,
-    value: ValueKind,
-    walk: bool,
-    writes_operands: bool,
-    gives_pattern: bool,
-    ends_files: bool,
-    raises: Option<(Risk, &'static str)>,
-    /// How it was written, for reasons.
-    label: String,
-}
-
 /// A command's (or subcommand's) spec.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Spec {
     pub(crate) name: String,
     operands: Operands,
@@ -144,9 +98,10 @@ pub(crate) struct Spec {
     needs_sub: bool,
     bundled_first: bool,
     pub(crate) program: Option<Program>,
-    short: FastMap<char, Arc<OptSpec>>,
-    long: FastMap<String, Arc<OptSpec>>,
-    sub: FastMap<String, Arc<SubSpec>>,
+    options: OptionTable<'static>,
+    /// Subcommand names, sorted, each with its place in `subs`.
+    sub_names: Vec<(&'static str, u16)>,
+    subs: Vec<SubSpec>,
     /// Examples the tests hold the spec to.
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) read_examples: Vec<String>,
@@ -158,7 +113,8 @@ pub(crate) struct Spec {
 /// names it: `git` has dozens, and a `check` process judges one or two.
 #[derive(Debug)]
 pub(crate) struct SubSpec {
-    name: String,
+    /// The key of its table (`log` of `[git.sub.log]`).
+    key: &'static str,
     /// Taken when the spec is built.
     source: Mutex<Option<SubSource>>,
     built: OnceLock<Result<Arc<Spec>, String>>,
@@ -174,9 +130,9 @@ enum SubSource {
 }
 
 impl SubSpec {
-    /// The subcommand's spec; an error when its text does not build (a test
-    /// builds every built-in one).
-    pub(crate) fn spec(&self) -> Result<&Arc<Spec>, &str> {
+    /// The spec of this subcommand of `parent`; an error when its text does
+    /// not build (a test builds every built-in one).
+    pub(crate) fn spec(&self, parent: &str) -> Result<&Arc<Spec>, &str> {
         self.built
             .get_or_init(|| {
                 let source = self
@@ -185,12 +141,13 @@ impl SubSpec {
                     .unwrap_or_else(|p| p.into_inner())
                     .take()
                     .ok_or_else(|| "built twice".to_string())?;
+                let name = format!("{parent} {}", self.key);
                 match source {
-                    SubSource::Text(text) => build(&self.name, *text, Vec::new()),
+                    SubSource::Text(text) => build_text(&name, *text),
                     SubSource::Compiled(bytes) => {
-                        let compiled: CompiledSpec =
+                        let compiled: CompiledSpec<'static> =
                             postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
-                        build(&self.name, compiled.text, compiled.subs)
+                        build(&name, compiled)
                     }
                 }
                 .map(Arc::new)
@@ -314,7 +271,7 @@ impl Index {
                     .get(from..to)
                     .ok_or_else(|| "compiled table out of range".to_string())
                     .and_then(|bytes| {
-                        postcard::from_bytes::<BTreeMap<String, CompiledSpec>>(bytes)
+                        postcard::from_bytes::<BTreeMap<String, CompiledSpec<'static>>>(bytes)
                             .map_err(|e| e.to_string())
                     })
                     .and_then(|table| add_compiled(file.generated.file, table));
@@ -372,9 +329,9 @@ fn load_files(files: &[(&str, &str)]) -> Result<HashMap<String, Arc<Spec>>, Stri
 }
 
 /// The names an entry answers to: its `names`, or else its table's key.
-fn names_of(key: &str, names: &[String]) -> Vec<String> {
+fn names_of<'n>(key: &'n str, names: &[&'n str]) -> Vec<&'n str> {
     if names.is_empty() {
-        vec![key.to_string()]
+        vec![key]
     } else {
         names.to_vec()
     }
@@ -384,14 +341,16 @@ fn names_of(key: &str, names: &[String]) -> Vec<String> {
 /// script), by every name they answer to.
 fn add_compiled(
     file: &str,
-    table: BTreeMap<String, CompiledSpec>,
+    table: BTreeMap<String, CompiledSpec<'static>>,
 ) -> Result<HashMap<String, Arc<Spec>>, String> {
     let mut out = HashMap::new();
     for (key, entry) in table {
-        let names = names_of(&key, &entry.text.names);
-        let spec = Arc::new(
-            build(&key, entry.text, entry.subs).map_err(|e| format!("{file}: [{key}] {e}"))?,
-        );
+        let names: Vec<String> = if entry.text.names.is_empty() {
+            vec![key.clone()]
+        } else {
+            entry.text.names.clone()
+        };
+        let spec = Arc::new(build(&key, entry).map_err(|e| format!("{file}: [{key}] {e}"))?);
         for name in names {
             if out.insert(name.clone(), spec.clone()).is_some() {
                 return Err(format!("{file}: `{name}` has two specs"));
@@ -410,30 +369,70 @@ fn add_table(
     table: BTreeMap<String, SpecText>,
 ) -> Result<(), String> {
     let table = resolve_groups(table).map_err(|e| format!("{file}: {e}"))?;
-    // As compiled entries whose subcommands are still in their text.
-    let table = table
-        .into_iter()
-        .map(|(key, text)| {
-            (
-                key,
-                CompiledSpec {
-                    text,
-                    subs: Vec::new(),
-                },
-            )
-        })
-        .collect();
-    for (name, spec) in add_compiled(file, table)? {
-        if out.insert(name.clone(), spec).is_some() {
-            return Err(format!("{file}: `{name}` has two specs"));
+    for (key, text) in table {
+        let names: Vec<String> = if text.names.is_empty() {
+            vec![key.clone()]
+        } else {
+            text.names.clone()
+        };
+        let spec = Arc::new(build_text(&key, text).map_err(|e| format!("{file}: [{key}] {e}"))?);
+        for name in names {
+            if out.insert(name.clone(), spec.clone()).is_some() {
+                return Err(format!("{file}: `{name}` has two specs"));
+            }
         }
     }
     Ok(())
 }
 
-/// Builds the spec `name` from its text; its subcommands are those of the
-/// text's `sub` table and the `compiled` ones, each built when first judged.
-fn build(name: &str, text: SpecText, compiled: Vec<CompiledSub>) -> Result<Spec, String> {
+/// Builds the spec `name` from its text as parsed from TOML (the tests' full
+/// load): its option lines are parsed here, its subcommands built when first
+/// judged. The table borrows its strings, so they are leaked: tests only.
+fn build_text(name: &str, mut text: SpecText) -> Result<Spec, String> {
+    fn leak(s: String) -> &'static str {
+        String::leak(s)
+    }
+    let all_long = text.style.as_deref() == Some("find");
+    let lines: Vec<&'static str> = std::mem::take(&mut text.options)
+        .into_iter()
+        .map(leak)
+        .collect();
+    let options = OptionTable::parse(lines, all_long)?;
+    let mut subs = Vec::new();
+    for (key, entry) in std::mem::take(&mut text.sub) {
+        let names: Vec<&'static str> = entry.names.iter().cloned().map(leak).collect();
+        subs.push((leak(key), names, SubSource::Text(Box::new(entry))));
+    }
+    assemble(name, text, options, subs)
+}
+
+/// Builds the spec `name` from its compiled form; its subcommands are built
+/// when first judged.
+fn build(name: &str, compiled: CompiledSpec<'static>) -> Result<Spec, String> {
+    let mut subs = Vec::with_capacity(compiled.subs.len());
+    for CompiledSub {
+        key,
+        names,
+        from,
+        to,
+    } in compiled.subs
+    {
+        let bytes = SPEC_TABLES
+            .get(from..to)
+            .ok_or_else(|| format!("compiled subcommand `{key}` out of range"))?;
+        subs.push((key, names, SubSource::Compiled(bytes)));
+    }
+    assemble(name, compiled.text, compiled.options, subs)
+}
+
+/// A spec from its parts: the entry's settings, its options, and its
+/// subcommands as `(key, names, source)`.
+fn assemble(
+    name: &str,
+    text: SpecText,
+    options: OptionTable<'static>,
+    subs: Vec<(&'static str, Vec<&'static str>, SubSource)>,
+) -> Result<Spec, String> {
     let operands = match text.operands.as_deref() {
         None | Some("read") => Operands::Read,
         Some("none") => Operands::None,
@@ -458,54 +457,25 @@ fn build(name: &str, text: SpecText, compiled: Vec<CompiledSub>) -> Result<Spec,
         Some("jq") => Some(Program::Jq),
         Some(other) => return Err(format!("unknown program `{other}`")),
     };
-    let mut short = FastMap::default();
-    let mut long = FastMap::with_capacity_and_hasher(text.options.len(), Default::default());
-    for line in &text.options {
-        let (aliases, opt) = parse_option(line)?;
-        let opt = Arc::new(opt);
-        for alias in aliases {
-            if style == Style::Find || alias.starts_with("--") {
-                match long.entry(alias) {
-                    Entry::Occupied(e) => {
-                        return Err(format!("option `{}` listed twice", e.key()));
-                    }
-                    Entry::Vacant(e) => {
-                        e.insert(opt.clone());
-                    }
-                }
-            } else {
-                let mut chars = alias.chars().skip(1);
-                let (Some(c), None) = (chars.next(), chars.next()) else {
-                    return Err(format!("`{alias}` is not a short option"));
-                };
-                if short.insert(c, opt.clone()).is_some() {
-                    return Err(format!("option `{alias}` listed twice"));
-                }
-            }
+    let mut sub_names = Vec::with_capacity(subs.len());
+    let mut built_subs = Vec::with_capacity(subs.len());
+    for (key, names, source) in subs {
+        let at = u16::try_from(built_subs.len())
+            .map_err(|_| format!("more than {} subcommands", u16::MAX))?;
+        for n in names_of(key, &names) {
+            sub_names.push((n, at));
         }
-    }
-    let mut sub = FastMap::default();
-    let mut add_sub = |key: &str, names: &[String], source: SubSource| {
-        let spec = Arc::new(SubSpec {
-            name: format!("{name} {key}"),
+        built_subs.push(SubSpec {
+            key,
             source: Mutex::new(Some(source)),
             built: OnceLock::new(),
         });
-        for n in names_of(key, names) {
-            sub.insert(n, spec.clone());
-        }
-    };
-    for (key, entry) in text.sub {
-        let names = entry.names.clone();
-        add_sub(&key, &names, SubSource::Text(Box::new(entry)));
     }
-    for c in compiled {
-        let bytes = SPEC_TABLES
-            .get(c.from..c.to)
-            .ok_or_else(|| format!("compiled subcommand `{}` out of range", c.key))?;
-        add_sub(&c.key, &c.names, SubSource::Compiled(bytes));
+    sub_names.sort_unstable();
+    if let Some(w) = sub_names.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(format!("subcommand `{}` listed twice", w[0].0));
     }
-    if operands == Operands::Sub && sub.is_empty() {
+    if operands == Operands::Sub && built_subs.is_empty() {
         return Err("operands = \"sub\" without any [*.sub.NAME]".into());
     }
     Ok(Spec {
@@ -519,86 +489,41 @@ fn build(name: &str, text: SpecText, compiled: Vec<CompiledSub>) -> Result<Spec,
         needs_sub: text.needs_sub,
         bundled_first: text.bundled_first,
         program,
-        short,
-        long,
-        sub,
+        options,
+        sub_names,
+        subs: built_subs,
         read_examples: text.read,
         not_read_examples: text.not_read,
     })
 }
 
-/// Parses one option string into its aliases and what it does.
-fn parse_option(line: &str) -> Result<(Vec<String>, OptSpec), String> {
-    let mut aliases = Vec::new();
-    let mut opt = OptSpec {
-        takes: Takes::Nothing,
-        value: ValueKind::Plain,
-        walk: false,
-        writes_operands: false,
-        gives_pattern: false,
-        ends_files: false,
-        raises: None,
-        label: line.split_whitespace().next().unwrap_or("").to_string(),
-    };
-    for token in line.split_whitespace() {
-        if let Some(kind) = token.strip_prefix(':') {
-            opt.value = match kind {
-                "read" => ValueKind::Read,
-                "write" => ValueKind::Write,
-                "cd" => ValueKind::Cd,
-                "exec" => ValueKind::Exec,
-                "net" => ValueKind::Net,
-                "archive" => ValueKind::Archive,
-                "list" => ValueKind::List,
-                "glob" => ValueKind::Glob,
-                "plain" => ValueKind::Plain,
-                other => return Err(format!("`{line}`: unknown value kind `:{other}`")),
-            };
-        } else if let Some(effect) = token.strip_prefix('!') {
-            match effect {
-                "walk" => opt.walk = true,
-                "write" => opt.writes_operands = true,
-                "pattern" => opt.gives_pattern = true,
-                "args" => opt.ends_files = true,
-                "exec" => opt.raises = Some((Risk::Execute, "runs a program")),
-                "net" => opt.raises = Some((Risk::Network, "uses the network")),
-                "cred" => opt.raises = Some((Risk::Credential, "prints secrets")),
-                "destructive" => opt.raises = Some((Risk::Destructive, "destroys data")),
-                other => return Err(format!("`{line}`: unknown effect `!{other}`")),
-            }
-        } else if token.starts_with('-') || token.starts_with('+') {
-            let (alias, takes) = if let Some(a) = token.strip_suffix("=?") {
-                (a, Takes::Optional)
-            } else if let Some(a) = token.strip_suffix("=2") {
-                (a, Takes::Two)
-            } else if let Some(a) = token.strip_suffix('=') {
-                (a, Takes::Required)
-            } else {
-                (token, Takes::Nothing)
-            };
-            if takes != Takes::Nothing {
-                if opt.takes != Takes::Nothing && opt.takes != takes {
-                    return Err(format!("`{line}`: aliases disagree on taking a value"));
-                }
-                opt.takes = takes;
-            }
-            if alias.len() < 2 {
-                return Err(format!("`{line}`: `{token}` is not an option"));
-            }
-            aliases.push(alias.to_string());
-        } else {
-            return Err(format!("`{line}`: cannot read `{token}`"));
+impl Spec {
+    /// The subcommand `name` of this spec.
+    fn sub(&self, name: &str) -> Option<&SubSpec> {
+        let at = self
+            .sub_names
+            .binary_search_by(|(n, _)| (*n).cmp(name))
+            .ok()?;
+        self.subs.get(usize::from(self.sub_names[at].1))
+    }
+
+    /// Every subcommand, with one of its names (tests build them all).
+    #[cfg(test)]
+    fn all_subs(&self) -> impl Iterator<Item = (&'static str, &SubSpec)> {
+        self.subs.iter().map(|s| (s.key, s))
+    }
+}
+
+impl Raises {
+    /// The risk this effect raises a command to, and why in words.
+    fn risk(self) -> (Risk, &'static str) {
+        match self {
+            Raises::Execute => (Risk::Execute, "runs a program"),
+            Raises::Network => (Risk::Network, "uses the network"),
+            Raises::Credential => (Risk::Credential, "prints secrets"),
+            Raises::Destructive => (Risk::Destructive, "destroys data"),
         }
     }
-    if aliases.is_empty() {
-        return Err(format!("`{line}`: no option name"));
-    }
-    if opt.value != ValueKind::Plain && opt.takes == Takes::Nothing {
-        return Err(format!(
-            "`{line}`: a value kind on an option without a value"
-        ));
-    }
-    Ok((aliases, opt))
 }
 
 /// The spec for a command name, if there is one.
@@ -752,7 +677,7 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
             if opt.ends_files && files_end.is_none() {
                 files_end = Some(operands.len());
             }
-            if let Some((risk, why)) = opt.raises {
+            if let Some((risk, why)) = opt.raises.map(Raises::risk) {
                 state.raise(risk, format!("`{name} {}` {why}", opt.label));
             }
             if opt.gives_pattern && spec.program.is_some() {
@@ -835,7 +760,7 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
                 Some(at) if spec.style != Style::Find => (&a[..at], Some(at + 1)),
                 _ => (a, None),
             };
-            let Some(opt) = spec.long.get(key) else {
+            let Some(opt) = spec.options.long(key) else {
                 return Err(format!(
                     "`{name} {key}` is not an option known to only read"
                 ));
@@ -872,7 +797,7 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
         let chars = a.char_indices().skip(1);
         let mut consumed_next = false;
         for (at, c) in chars {
-            let Some(opt) = spec.short.get(&c) else {
+            let Some(opt) = spec.options.short(c) else {
                 return Err(format!("`{name} -{c}` is not an option known to only read"));
             };
             let rest_at = at + c.len_utf8();
@@ -911,13 +836,13 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
             return Ok(());
         };
         let sub_name = args[at];
-        let Some(sub) = spec.sub.get(sub_name) else {
+        let Some(sub) = spec.sub(sub_name) else {
             return Err(format!(
                 "`{name} {sub_name}` is not a subcommand known to only read"
             ));
         };
         let sub = sub
-            .spec()
+            .spec(name)
             .map_err(|e| format!("the spec of `{name} {sub_name}` does not load: {e}"))?;
         state.sub_at.get_or_insert(at);
         return judge_into(sub, args, at + 1, state);
@@ -1038,22 +963,30 @@ mod tests {
     #[test]
     fn every_subcommand_spec_builds() {
         // Subcommands are built when first judged: a broken one would only
-        // show as an unproven command, so every one is built here.
-        let mut built = 0;
-        // From the TOML (the tests' full load) and from the compiled tables.
+        // show as an unproven command, so every one is built here, from the
+        // TOML (the tests' full load) and from the compiled tables.
         let full = all();
-        let mut stack: Vec<Arc<Spec>> = full.values().cloned().collect();
-        stack.extend(full.keys().filter_map(|name| lookup(name)));
-        while let Some(spec) = stack.pop() {
-            for (name, sub) in &spec.sub {
-                let sub = sub
-                    .spec()
-                    .unwrap_or_else(|e| panic!("`{} {name}`: {e}", spec.name));
-                stack.push(sub.clone());
-                built += 1;
+        let built_from = |roots: Vec<Arc<Spec>>| {
+            let mut names = std::collections::BTreeSet::new();
+            let mut stack = roots;
+            while let Some(spec) = stack.pop() {
+                for (key, sub) in spec.all_subs() {
+                    let sub = sub
+                        .spec(&spec.name)
+                        .unwrap_or_else(|e| panic!("`{} {key}`: {e}", spec.name));
+                    names.insert(sub.name.clone());
+                    stack.push(sub.clone());
+                }
             }
-        }
-        assert!(built > 100, "only {built} subcommands");
+            names
+        };
+        let from_text = built_from(full.values().cloned().collect());
+        let compiled = built_from(full.keys().filter_map(|name| lookup(name)).collect());
+        assert_eq!(
+            from_text, compiled,
+            "the same subcommands from both sources"
+        );
+        assert!(compiled.len() > 40, "only {} subcommands", compiled.len());
     }
 
     #[test]
@@ -1068,8 +1001,16 @@ mod tests {
             let lazy = lookup(name).unwrap_or_else(|| panic!("`{name}` not in the index"));
             assert_eq!(lazy.name, spec.name, "{name}");
             assert_eq!(
-                (lazy.short.len(), lazy.long.len(), lazy.sub.len()),
-                (spec.short.len(), spec.long.len(), spec.sub.len()),
+                (
+                    lazy.options.short.len(),
+                    lazy.options.long.len(),
+                    lazy.sub_names.len()
+                ),
+                (
+                    spec.options.short.len(),
+                    spec.options.long.len(),
+                    spec.sub_names.len()
+                ),
                 "{name}"
             );
         }
@@ -1097,8 +1038,10 @@ mod tests {
             // it holds is compared with the whole file's parse below).
             assert_eq!(scanned.len(), g.tables.len(), "{file}");
             for &(from, to) in g.tables {
-                postcard::from_bytes::<BTreeMap<String, CompiledSpec>>(&SPEC_TABLES[from..to])
-                    .unwrap_or_else(|e| panic!("{file}: {e}"));
+                postcard::from_bytes::<BTreeMap<String, CompiledSpec<'static>>>(
+                    &SPEC_TABLES[from..to],
+                )
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
             }
             for e in &scanned {
                 for n in &e.names {
@@ -1286,7 +1229,7 @@ mod tests {
             }
             let mut stack = vec![spec.clone()];
             while let Some(s) = stack.pop() {
-                stack.extend(s.sub.values().map(|sub| sub.spec().unwrap().clone()));
+                stack.extend(s.subs.iter().map(|sub| sub.spec(&s.name).unwrap().clone()));
                 for ex in &s.read_examples {
                     count += 1;
                     let v = super::super::classify(&shell_words(ex));

@@ -10,27 +10,230 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// An entry as the build script compiles it: its own text with the
-/// subcommands taken out, each subcommand compiled the same way into its own
-/// byte range, so that judging `git log` decodes `git` and `git log` only.
+/// subcommands and option lines taken out, its options parsed into a sorted
+/// table, each subcommand compiled the same way into its own byte range, so
+/// that judging `git log` decodes `git` and `git log` only. The strings are
+/// borrowed from the bytes: decoding allocates a few vectors, not a string
+/// per option.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct CompiledSpec {
-    /// The entry without its `sub` table (and without its examples).
+pub struct CompiledSpec<'a> {
+    /// The entry without its `sub` table, its option lines and its examples.
     pub text: SpecText,
+    /// Its options, parsed.
+    #[serde(borrow)]
+    pub options: OptionTable<'a>,
     /// Its subcommands, by the byte ranges of their own [`CompiledSpec`]s.
-    pub subs: Vec<CompiledSub>,
+    #[serde(borrow)]
+    pub subs: Vec<CompiledSub<'a>>,
 }
 
 /// Where one compiled subcommand is, and the names it answers to.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct CompiledSub {
+pub struct CompiledSub<'a> {
     /// The key of its `[NAME.sub.KEY]` table.
-    pub key: String,
+    pub key: &'a str,
     /// Its `names` (empty: the key).
-    pub names: Vec<String>,
+    #[serde(borrow)]
+    pub names: Vec<&'a str>,
     /// Its bytes in the blob: `from..to`.
     pub from: usize,
     /// See `from`.
     pub to: usize,
+}
+
+/// Whether and how an option takes a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Takes {
+    Nothing,
+    Required,
+    /// Only attached (`--color=auto`, `-i.bak`).
+    Optional,
+    /// Two separate values (`jq --arg NAME VALUE`); the value kind is the
+    /// second's.
+    Two,
+}
+
+/// What an option's value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ValueKind {
+    Plain,
+    Read,
+    Write,
+    Cd,
+    Exec,
+    Net,
+    /// An archive name: `host:file` is reached over the network (rsh/ssh).
+    Archive,
+    /// A file holding the names of more files to read: those are not known.
+    List,
+    /// A glob that whitelists files (ripgrep's `-g`): unless it is a
+    /// negation (`!GLOB`), the search reads hidden files it matches too.
+    Glob,
+}
+
+/// What an option does beyond reading, whatever its value (`!exec`…).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Raises {
+    Execute,
+    Network,
+    Credential,
+    Destructive,
+}
+
+/// One option of a spec, parsed from its line.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OptSpec<'a> {
+    pub takes: Takes,
+    pub value: ValueKind,
+    /// `!walk`: it reads every file below its operands.
+    pub walk: bool,
+    /// `!write`: its operands are written.
+    pub writes_operands: bool,
+    /// `!pattern`: the search pattern was given by this option.
+    pub gives_pattern: bool,
+    /// `!args`: the operands after it are not files.
+    pub ends_files: bool,
+    pub raises: Option<Raises>,
+    /// How it was written (its first alias), for reasons.
+    pub label: &'a str,
+}
+
+/// The options of one spec: each option once, and its aliases sorted for a
+/// binary search.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OptionTable<'a> {
+    /// Long aliases (and, for `style = "find"`, every alias), sorted.
+    #[serde(borrow)]
+    pub long: Vec<(&'a str, u16)>,
+    /// Short option letters, sorted.
+    pub short: Vec<(char, u16)>,
+    /// The options, indexed by the aliases.
+    #[serde(borrow)]
+    pub opts: Vec<OptSpec<'a>>,
+}
+
+impl<'a> OptionTable<'a> {
+    /// Parses option lines (`"-n --lines= :count"`, see the read-spec docs);
+    /// `all_long` for `find`-style entries, whose single-dash primaries are
+    /// long names. An error names the line.
+    pub fn parse<I>(lines: I, all_long: bool) -> Result<OptionTable<'a>, String>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        let mut table = OptionTable::default();
+        for line in lines {
+            let (aliases, opt) = parse_option(line)?;
+            let at = u16::try_from(table.opts.len())
+                .map_err(|_| format!("`{line}`: more than {} options", u16::MAX))?;
+            table.opts.push(opt);
+            for alias in aliases {
+                if all_long || alias.starts_with("--") {
+                    table.long.push((alias, at));
+                } else {
+                    let mut chars = alias.chars().skip(1);
+                    let (Some(c), None) = (chars.next(), chars.next()) else {
+                        return Err(format!("`{alias}` is not a short option"));
+                    };
+                    table.short.push((c, at));
+                }
+            }
+        }
+        table.long.sort_unstable();
+        table.short.sort_unstable();
+        if let Some(w) = table.long.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(format!("option `{}` listed twice", w[0].0));
+        }
+        if let Some(w) = table.short.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(format!("option `-{}` listed twice", w[0].0));
+        }
+        Ok(table)
+    }
+
+    /// The option a long alias names.
+    pub fn long(&self, alias: &str) -> Option<&OptSpec<'a>> {
+        let at = self.long.binary_search_by(|(a, _)| (*a).cmp(alias)).ok()?;
+        self.opts.get(usize::from(self.long[at].1))
+    }
+
+    /// The option a short letter names.
+    pub fn short(&self, letter: char) -> Option<&OptSpec<'a>> {
+        let at = self.short.binary_search_by(|(c, _)| c.cmp(&letter)).ok()?;
+        self.opts.get(usize::from(self.short[at].1))
+    }
+}
+
+/// Parses one option string into its aliases and what it does.
+fn parse_option(line: &str) -> Result<(Vec<&str>, OptSpec<'_>), String> {
+    let mut aliases = Vec::new();
+    let mut opt = OptSpec {
+        takes: Takes::Nothing,
+        value: ValueKind::Plain,
+        walk: false,
+        writes_operands: false,
+        gives_pattern: false,
+        ends_files: false,
+        raises: None,
+        label: line.split_whitespace().next().unwrap_or(""),
+    };
+    for token in line.split_whitespace() {
+        if let Some(kind) = token.strip_prefix(':') {
+            opt.value = match kind {
+                "read" => ValueKind::Read,
+                "write" => ValueKind::Write,
+                "cd" => ValueKind::Cd,
+                "exec" => ValueKind::Exec,
+                "net" => ValueKind::Net,
+                "archive" => ValueKind::Archive,
+                "list" => ValueKind::List,
+                "glob" => ValueKind::Glob,
+                "plain" => ValueKind::Plain,
+                other => return Err(format!("`{line}`: unknown value kind `:{other}`")),
+            };
+        } else if let Some(effect) = token.strip_prefix('!') {
+            match effect {
+                "walk" => opt.walk = true,
+                "write" => opt.writes_operands = true,
+                "pattern" => opt.gives_pattern = true,
+                "args" => opt.ends_files = true,
+                "exec" => opt.raises = Some(Raises::Execute),
+                "net" => opt.raises = Some(Raises::Network),
+                "cred" => opt.raises = Some(Raises::Credential),
+                "destructive" => opt.raises = Some(Raises::Destructive),
+                other => return Err(format!("`{line}`: unknown effect `!{other}`")),
+            }
+        } else if token.starts_with('-') || token.starts_with('+') {
+            let (alias, takes) = if let Some(a) = token.strip_suffix("=?") {
+                (a, Takes::Optional)
+            } else if let Some(a) = token.strip_suffix("=2") {
+                (a, Takes::Two)
+            } else if let Some(a) = token.strip_suffix('=') {
+                (a, Takes::Required)
+            } else {
+                (token, Takes::Nothing)
+            };
+            if takes != Takes::Nothing {
+                if opt.takes != Takes::Nothing && opt.takes != takes {
+                    return Err(format!("`{line}`: aliases disagree on taking a value"));
+                }
+                opt.takes = takes;
+            }
+            if alias.len() < 2 {
+                return Err(format!("`{line}`: `{token}` is not an option"));
+            }
+            aliases.push(alias);
+        } else {
+            return Err(format!("`{line}`: cannot read `{token}`"));
+        }
+    }
+    if aliases.is_empty() {
+        return Err(format!("`{line}`: no option name"));
+    }
+    if opt.value != ValueKind::Plain && opt.takes == Takes::Nothing {
+        return Err(format!(
+            "`{line}`: a value kind on an option without a value"
+        ));
+    }
+    Ok((aliases, opt))
 }
 
 /// One entry of a spec file, as written.
