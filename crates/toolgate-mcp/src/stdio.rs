@@ -1,16 +1,24 @@
 //! MCP over stdio: newline-delimited JSON-RPC on stdin/stdout, one session.
 //!
-//! Input passes through a filter before the SDK sees it, so that bad input gets
-//! an answer instead of silence: a message over [`StdioOptions::max_message_bytes`]
-//! is skipped without being buffered and answered with `-32600` naming the size
-//! and the limit (with the request's id when it appears early in the message);
-//! a line that is not JSON is answered with `-32700`.
+//! The SDK reads and writes through [`LineTransport`], which bounds input so
+//! that bad input gets an answer instead of silence: a message over
+//! [`StdioOptions::max_message_bytes`] is skipped without being buffered and
+//! answered with `-32600` naming the size and the limit (with the request's id
+//! when it appears early in the message); a line that is not JSON is answered
+//! with `-32700`, and JSON that is not a JSON-RPC message with `-32600`.
+//!
+//! Messages go straight between the file descriptors and the SDK's service
+//! loop: no relay tasks or in-memory pipes, so a call costs no thread
+//! wake-ups for its transport beyond the event loop's own.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
+use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::Mutex;
 use toolgate_core::pipeline::CANCEL_GRACE;
 
 use crate::error::ServeError;
@@ -21,6 +29,7 @@ mod stdio_fd;
 
 /// How much of an oversized message is kept to find its id.
 const ID_PREFIX: usize = 64 * 1024;
+/// The read buffer: a pipe's capacity, so one read takes what is there.
 const PIPE: usize = 256 * 1024;
 
 /// Limits of the stdio transport.
@@ -63,18 +72,12 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (to_sdk, sdk_in) = tokio::io::duplex(PIPE);
-    let (sdk_out, from_sdk) = tokio::io::duplex(PIPE);
-    let (lines_tx, lines_rx) = mpsc::channel::<Vec<u8>>(64);
-
-    let writer_task = tokio::spawn(write_lines(writer, lines_rx));
-    let pump_task = tokio::spawn(pump_sdk_output(from_sdk, lines_tx.clone()));
-    let filter_task = tokio::spawn(filter_input(reader, to_sdk, lines_tx, options));
-
+    let transport = LineTransport::new(reader, writer, options);
+    let writer = Arc::clone(&transport.writer);
     let connection = server.connection();
     let session = connection.session_id().to_string();
     tracing::info!(session = %session, "MCP session on stdio");
-    let outcome = match connection.serve((sdk_in, sdk_out)).await {
+    let outcome = match connection.serve(transport).await {
         Ok(running) => {
             let reason = running.waiting().await;
             tracing::info!(session = %session, ?reason, "MCP stdio session ended");
@@ -86,105 +89,252 @@ where
     if !server.drain(CANCEL_GRACE + Duration::from_secs(1)).await {
         tracing::warn!("calls still running at shutdown");
     }
-    filter_task.abort();
-    let _ = pump_task.await;
-    let written = writer_task.await;
+    let written = writer.lock().await.failed.take();
     match (outcome, written) {
         (Err(e), _) => Err(e),
-        (Ok(()), Ok(Err(e))) => Err(e),
+        (Ok(()), Some(e)) => Err(e),
         _ => Ok(()),
     }
 }
 
-/// Writes whole lines in the order they come, flushing after each.
-async fn write_lines<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut lines: mpsc::Receiver<Vec<u8>>,
-) -> Result<(), ServeError> {
-    while let Some(line) = lines.recv().await {
-        writer
-            .write_all(&line)
-            .await
-            .map_err(|e| ServeError::io("writing to stdout", e))?;
-        writer
-            .flush()
-            .await
-            .map_err(|e| ServeError::io("flushing stdout", e))?;
-    }
-    Ok(())
-}
-
-/// Splits the SDK's output into lines for the writer.
-async fn pump_sdk_output(from_sdk: tokio::io::DuplexStream, lines: mpsc::Sender<Vec<u8>>) {
-    let mut reader = BufReader::new(from_sdk);
-    loop {
-        let mut line = Vec::new();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                if !line.ends_with(b"\n") {
-                    line.push(b'\n');
-                }
-                if lines.send(line).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// Reads client lines with a bound, answers oversized and unparsable ones, and
-/// passes the rest to the SDK. Dropping `to_sdk` at EOF ends the session.
-async fn filter_input<R: AsyncRead + Unpin>(
-    reader: R,
-    mut to_sdk: tokio::io::DuplexStream,
-    replies: mpsc::Sender<Vec<u8>>,
+/// Newline-delimited JSON-RPC over a reader and a writer, with bounded input
+/// (see the module docs).
+struct LineTransport<R, W> {
+    reader: BufReader<R>,
+    /// The line being read. `receive` is polled in a `select!` and dropped
+    /// whenever another branch is ready first, so a partial line lives here,
+    /// not in the future, and the next `receive` goes on with it.
+    line: Vec<u8>,
+    /// Bytes of the current line so far (it may be past the limit).
+    total: usize,
+    writer: Arc<Mutex<LineWriter<W>>>,
     options: StdioOptions,
-) {
-    let mut reader = BufReader::with_capacity(PIPE, reader);
-    loop {
-        match read_bounded_line(&mut reader, options.max_message_bytes).await {
-            Ok(Line::Eof) => return,
-            Ok(Line::Complete(line)) => {
-                let body = trim_line(&line);
-                if body.is_empty() {
-                    continue;
-                }
-                if let Some(message) = syntax_error(body) {
-                    tracing::debug!(%message, "unparsable message on stdin");
-                    let reply = error_line(None, PARSE_ERROR, &format!("Parse error: {message}"));
-                    if replies.send(reply).await.is_err() {
-                        return;
-                    }
-                    continue;
-                }
-                if to_sdk.write_all(&line).await.is_err() {
-                    return;
-                }
-                if !line.ends_with(b"\n") && to_sdk.write_all(b"\n").await.is_err() {
-                    return;
-                }
-            }
-            Ok(Line::Oversized { prefix, total }) => {
-                tracing::warn!(
-                    bytes = total,
-                    limit = options.max_message_bytes,
-                    "oversized message on stdin"
-                );
-                let message = format!(
-                    "request too large: {total} bytes exceeds the limit of {} bytes; nothing was run",
-                    options.max_message_bytes
-                );
-                let reply = error_line(scan_id(&prefix), INVALID_REQUEST, &message);
-                if replies.send(reply).await.is_err() {
-                    return;
-                }
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "reading stdin failed");
-                return;
+}
+
+/// The write half, shared by the replies to calls and to bad input.
+struct LineWriter<W> {
+    out: W,
+    /// The first write error: the session ends with it.
+    failed: Option<ServeError>,
+}
+
+impl<W: AsyncWrite + Unpin> LineWriter<W> {
+    /// Writes one whole line and flushes it.
+    async fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
+        let written = async {
+            self.out.write_all(line).await?;
+            self.out.flush().await
+        }
+        .await;
+        if let Err(e) = &written {
+            if self.failed.is_none() {
+                self.failed = Some(ServeError::io(
+                    "writing to stdout",
+                    std::io::Error::new(e.kind(), e.to_string()),
+                ));
             }
         }
+        written
+    }
+}
+
+/// What one read step ended with.
+enum Line {
+    Eof,
+    Complete,
+    Oversized { prefix: Vec<u8>, total: usize },
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    fn new(reader: R, writer: W, options: StdioOptions) -> Self {
+        Self::with_buffer(reader, writer, options, PIPE)
+    }
+
+    fn with_buffer(reader: R, writer: W, options: StdioOptions, buffer: usize) -> Self {
+        LineTransport {
+            reader: BufReader::with_capacity(buffer, reader),
+            line: Vec::new(),
+            total: 0,
+            writer: Arc::new(Mutex::new(LineWriter {
+                out: writer,
+                failed: None,
+            })),
+            options,
+        }
+    }
+
+    /// Reads on with the current line, keeping at most the limit; past it,
+    /// only a prefix is kept and the rest is counted and dropped. Safe to
+    /// cancel: what was read is in `self`.
+    async fn read_line(&mut self) -> std::io::Result<Line> {
+        let max = self.options.max_message_bytes;
+        loop {
+            let buf = self.reader.fill_buf().await?;
+            if buf.is_empty() {
+                let total = std::mem::take(&mut self.total);
+                let line = std::mem::take(&mut self.line);
+                return Ok(match total {
+                    0 => Line::Eof,
+                    t if t > max => Line::Oversized {
+                        prefix: line,
+                        total: t,
+                    },
+                    _ => {
+                        self.line = line;
+                        Line::Complete
+                    }
+                });
+            }
+            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..=i], true),
+                None => (buf, false),
+            };
+            let was_over = self.total > max;
+            self.total += chunk.len();
+            if self.total > max {
+                if !was_over {
+                    self.line.truncate(ID_PREFIX);
+                }
+                let room = ID_PREFIX.saturating_sub(self.line.len());
+                self.line.extend_from_slice(&chunk[..room.min(chunk.len())]);
+            } else {
+                self.line.extend_from_slice(chunk);
+            }
+            let used = chunk.len();
+            self.reader.consume(used);
+            if done {
+                let total = std::mem::take(&mut self.total);
+                if total > max {
+                    return Ok(Line::Oversized {
+                        prefix: std::mem::take(&mut self.line),
+                        total,
+                    });
+                }
+                return Ok(Line::Complete);
+            }
+        }
+    }
+
+    /// Answers bad input on its own task: a reply written here could be cut
+    /// off when `receive` is dropped, and the shared writer keeps lines whole.
+    fn reply(&self, line: Vec<u8>) {
+        let writer = Arc::clone(&self.writer);
+        tokio::spawn(async move {
+            let _ = writer.lock().await.write_line(&line).await;
+        });
+    }
+
+    /// The next message, answering and skipping bad input; `None` at the end.
+    async fn next_message(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match self.read_line().await {
+                Ok(Line::Eof) => return None,
+                Ok(Line::Complete) => {
+                    let line = std::mem::take(&mut self.line);
+                    let body = trim_line(&line);
+                    if body.is_empty() {
+                        self.line = line;
+                        self.line.clear();
+                        continue;
+                    }
+                    let parsed = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body);
+                    let reply = match parsed {
+                        Ok(message) => {
+                            // Keep the buffer's capacity for the next line.
+                            self.line = line;
+                            self.line.clear();
+                            return Some(message);
+                        }
+                        Err(_) => match syntax_error(body) {
+                            Some(message) => {
+                                tracing::debug!(%message, "unparsable message on stdin");
+                                Some(error_line(
+                                    None,
+                                    PARSE_ERROR,
+                                    &format!("Parse error: {message}"),
+                                ))
+                            }
+                            None => invalid_message(body),
+                        },
+                    };
+                    if let Some(reply) = reply {
+                        self.reply(reply);
+                    }
+                    self.line = line;
+                    self.line.clear();
+                }
+                Ok(Line::Oversized { prefix, total }) => {
+                    tracing::warn!(
+                        bytes = total,
+                        limit = self.options.max_message_bytes,
+                        "oversized message on stdin"
+                    );
+                    let message = format!(
+                        "request too large: {total} bytes exceeds the limit of {} bytes; nothing was run",
+                        self.options.max_message_bytes
+                    );
+                    self.reply(error_line(scan_id(&prefix), INVALID_REQUEST, &message));
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "reading stdin failed");
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// The answer to JSON that is not a JSON-RPC message the server knows: a
+/// request (it has an id) gets `-32600`; a notification gets nothing, as
+/// JSON-RPC has no way to answer one (clients send notifications of their
+/// own that a server ignores).
+fn invalid_message(body: &[u8]) -> Option<Vec<u8>> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let id = value.get("id").cloned();
+    if id.is_none() && value.get("method").is_some() {
+        tracing::debug!("ignoring a notification the server does not know");
+        return None;
+    }
+    tracing::debug!("invalid JSON-RPC message on stdin");
+    Some(error_line(
+        id,
+        INVALID_REQUEST,
+        "Invalid request: not a JSON-RPC 2.0 message the server accepts",
+    ))
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = Arc::clone(&self.writer);
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        async move {
+            let line = line.map_err(std::io::Error::other)?;
+            writer.lock().await.write_line(&line).await
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
+        self.next_message()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.writer.lock().await.out.flush().await
     }
 }
 
@@ -194,89 +344,65 @@ fn trim_line(line: &[u8]) -> &[u8] {
     line.trim_ascii()
 }
 
-enum Line {
-    Eof,
-    Complete(Vec<u8>),
-    Oversized { prefix: Vec<u8>, total: usize },
-}
-
-/// Reads one line, keeping at most `max` bytes; past that, only a prefix is
-/// kept and the rest is counted and dropped.
-async fn read_bounded_line<R: AsyncBufReadExt + Unpin>(
-    reader: &mut R,
-    max: usize,
-) -> std::io::Result<Line> {
-    let mut line = Vec::new();
-    let mut total = 0usize;
-    let mut oversized = false;
-    loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok(match (total, oversized) {
-                (0, _) => Line::Eof,
-                (_, true) => Line::Oversized {
-                    prefix: line,
-                    total,
-                },
-                (_, false) => Line::Complete(line),
-            });
-        }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..=i], true),
-            None => (buf, false),
-        };
-        total += chunk.len();
-        if !oversized && total > max {
-            oversized = true;
-            line.truncate(ID_PREFIX);
-        }
-        if oversized {
-            let room = ID_PREFIX.saturating_sub(line.len());
-            line.extend_from_slice(&chunk[..room.min(chunk.len())]);
-        } else {
-            line.extend_from_slice(chunk);
-        }
-        let used = chunk.len();
-        reader.consume(used);
-        if done {
-            return Ok(if oversized {
-                Line::Oversized {
-                    prefix: line,
-                    total,
-                }
-            } else {
-                Line::Complete(line)
-            });
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn transport(data: &'static str, max: usize) -> LineTransport<&'static [u8], tokio::io::Sink> {
+        let options = StdioOptions {
+            max_message_bytes: max,
+        };
+        LineTransport::with_buffer(data.as_bytes(), tokio::io::sink(), options, 16)
+    }
+
     #[tokio::test]
-    async fn bounded_lines() {
-        let data = format!("{}\nshort\n{}", "a".repeat(100), "b".repeat(10));
-        let mut r = BufReader::with_capacity(16, data.as_bytes());
-        match read_bounded_line(&mut r, 50).await.unwrap() {
+    async fn lines_are_bounded_across_reads() {
+        let data: &'static str =
+            Box::leak(format!("{}\nshort\n{}", "a".repeat(100), "b".repeat(10)).into_boxed_str());
+        let mut t = transport(data, 50);
+        match t.read_line().await.unwrap() {
             Line::Oversized { prefix, total } => {
                 assert_eq!(total, 101);
                 assert_eq!(prefix.len(), 101.min(ID_PREFIX));
             }
             _ => panic!("expected oversized"),
         }
-        match read_bounded_line(&mut r, 50).await.unwrap() {
-            Line::Complete(l) => assert_eq!(l, b"short\n"),
-            _ => panic!("expected a line"),
-        }
-        match read_bounded_line(&mut r, 50).await.unwrap() {
-            Line::Complete(l) => assert_eq!(l, b"bbbbbbbbbb"),
-            _ => panic!("expected the last line"),
-        }
-        assert!(matches!(
-            read_bounded_line(&mut r, 50).await.unwrap(),
-            Line::Eof
-        ));
+        assert!(matches!(t.read_line().await.unwrap(), Line::Complete));
+        assert_eq!(t.line, b"short\n");
+        t.line.clear();
+        assert!(matches!(t.read_line().await.unwrap(), Line::Complete));
+        assert_eq!(t.line, b"bbbbbbbbbb");
+        t.line.clear();
+        assert!(matches!(t.read_line().await.unwrap(), Line::Eof));
+    }
+
+    #[tokio::test]
+    async fn a_partial_line_survives_a_dropped_receive() {
+        // The service loop drops `receive` whenever another branch is ready:
+        // what was read so far must not be lost.
+        let (mut client, server) = tokio::io::duplex(64);
+        let mut t =
+            LineTransport::with_buffer(server, tokio::io::sink(), StdioOptions::default(), 8);
+        client.write_all(br#"{"jsonrpc":"2.0","#).await.unwrap();
+        let first = tokio::time::timeout(Duration::from_millis(50), t.next_message()).await;
+        assert!(first.is_err(), "no message yet");
+        client
+            .write_all(br#""id":1,"method":"ping"}"#.as_slice())
+            .await
+            .unwrap();
+        client.write_all(b"\n").await.unwrap();
+        let message = t.next_message().await.expect("the message");
+        let text = serde_json::to_string(&message).unwrap();
+        assert!(text.contains("ping"), "{text}");
+    }
+
+    #[test]
+    fn json_that_is_no_message_is_answered_only_when_it_has_an_id() {
+        let reply = invalid_message(br#"{"id":7,"what":1}"#).expect("a reply");
+        let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+        assert_eq!(reply["id"], 7);
+        assert_eq!(reply["error"]["code"], INVALID_REQUEST);
+        assert!(invalid_message(br#"{"jsonrpc":"2.0","method":"x/unknown"}"#).is_none());
+        assert!(invalid_message(b"[1,2]").is_some());
     }
 }
