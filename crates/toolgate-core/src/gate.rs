@@ -202,6 +202,16 @@ pub trait Gate: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<Vec<Decision>, GateError>;
 
+    /// Whether judging `requests` is quick and bounded, so that
+    /// [`Gate::evaluate`] can run on the calling task: a hand-off to the
+    /// blocking pool and back costs more CPU than judging a file path. Say
+    /// `true` only when nothing in the judgement can take long (no shell
+    /// command to analyse). The default is `false`: the pipeline then judges
+    /// on the blocking pool, so a slow decision never holds up the event loop.
+    fn judges_quickly(&self, _requests: &[PermissionRequest]) -> bool {
+        false
+    }
+
     /// Whether the policy denies every request of `action` (a tool's name, or
     /// the action it names in [`crate::Tool::action`]), so that the tool is
     /// left out of the catalogue the model sees. This is visibility only,

@@ -126,17 +126,39 @@ pub enum CallError {
     Bound(#[from] BoundError),
 }
 
-/// The gate's judgement of `requests`, computed on the blocking pool: a
-/// decision is CPU work (a shell command is parsed and analysed, rules are
-/// matched) and a slow one must never hold up the event loop, whose few
-/// workers serve every other call. A gate that panics fails the call
-/// (nothing runs) instead of the process.
+/// The gate's judgement of `requests`. A decision is CPU work (a shell
+/// command is parsed and analysed, rules are matched) and a slow one must
+/// never hold up the event loop, whose few workers serve every other call, so
+/// it is computed on the blocking pool — unless the gate says these requests
+/// are judged quickly ([`Gate::judges_quickly`]: a file path, a URL), where
+/// the hand-off would cost more than the judgement. A gate that panics fails
+/// the call (nothing runs) instead of the process.
 async fn evaluate_off_loop(
     gate: &Arc<dyn Gate>,
     call: &CallRequest,
     location: &Arc<Location>,
     requests: Vec<PermissionRequest>,
 ) -> Result<Vec<Judged>, CallError> {
+    if gate.judges_quickly(&requests) {
+        let gate_call = GateCall {
+            tool: &call.name,
+            input: &call.input,
+            location,
+            session_id: &call.identity.session_id,
+            call_id: &call.identity.call_id,
+            preview: None,
+        };
+        let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            gate.evaluate(&gate_call, requests)
+        }))
+        .map_err(|panic| {
+            CallError::Gate(GateError::Failed(Failure::new(format!(
+                "the decision could not be computed: the gate panicked: {}",
+                panic_message(panic.as_ref())
+            ))))
+        })?;
+        return judged.map_err(CallError::Gate);
+    }
     let gate = Arc::clone(gate);
     let location = Arc::clone(location);
     let call = call.clone();

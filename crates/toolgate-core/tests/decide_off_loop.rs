@@ -1,6 +1,7 @@
-//! Decisions run off the event loop: on a runtime with one thread (as
-//! `toolgate mcp` has), a call whose decision is slow never holds up another
-//! call, and a gate that panics fails its call, not the process.
+//! Decisions run off the event loop: on a runtime with one thread, a call
+//! whose decision is slow never holds up another call, and a gate that panics
+//! fails its call, not the process. Only what the gate says it judges quickly
+//! is judged on the calling task, and a panic there fails the call too.
 
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -34,6 +35,103 @@ fn held_gate(fast_done: mpsc::Receiver<()>) -> Arc<ScriptedGate> {
 /// A gate whose analysis panics before it decides anything.
 fn panicking_gate() -> Arc<ScriptedGate> {
     ScriptedGate::allowing_once(|_| panic!("the analysis blew up"))
+}
+
+/// A gate that says every judgement is quick (as the policy says of file
+/// paths), around another.
+struct Quick(Arc<ScriptedGate>);
+
+#[async_trait::async_trait]
+impl Gate for Quick {
+    fn evaluate(
+        &self,
+        call: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        self.0.evaluate(call, requests)
+    }
+
+    async fn resolve(
+        &self,
+        call: &GateCall<'_>,
+        judged: &[Judged],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Decision>, GateError> {
+        self.0.resolve(call, judged, cancel).await
+    }
+
+    fn judges_quickly(&self, _requests: &[PermissionRequest]) -> bool {
+        true
+    }
+}
+
+/// The thread the gate of `engine` judged one call on.
+async fn judging_thread(
+    gate: Arc<dyn Gate>,
+    seen: Arc<Mutex<Vec<std::thread::ThreadId>>>,
+) -> std::thread::ThreadId {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, process, _sink) = engine(gate, &dir);
+    let (echo, _runs) = Echo::new("e");
+    let _g = process.register("echo", echo).unwrap();
+    let catalogue = engine.materialize();
+    let location = Arc::new(Location::new(dir.path()).unwrap());
+    engine
+        .settle(
+            &catalogue,
+            call("echo", json!({"text": "x"}), "c1"),
+            location,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    seen[0]
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn only_a_quick_judgement_runs_on_the_calling_task() {
+    let here = std::thread::current().id();
+    let record = |seen: &Arc<Mutex<Vec<std::thread::ThreadId>>>| {
+        let seen = Arc::clone(seen);
+        ScriptedGate::allowing_once(move |_| seen.lock().unwrap().push(std::thread::current().id()))
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let slow_kind = judging_thread(record(&seen), Arc::clone(&seen)).await;
+    assert_ne!(
+        slow_kind, here,
+        "a judgement not known to be quick runs on the blocking pool"
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let quick = judging_thread(Arc::new(Quick(record(&seen))), Arc::clone(&seen)).await;
+    assert_eq!(quick, here, "a quick judgement runs where the call is");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_quick_gate_that_panics_fails_the_call_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, process, sink) = engine(Arc::new(Quick(panicking_gate())), &dir);
+    let (echo, runs) = Echo::new("e");
+    let _g = process.register("echo", echo).unwrap();
+    let catalogue = engine.materialize();
+    let location = Arc::new(Location::new(dir.path()).unwrap());
+    let err = engine
+        .settle(
+            &catalogue,
+            call("echo", json!({"text": "x"}), "c1"),
+            location,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CallError::Gate(GateError::Failed(_))),
+        "{err}"
+    );
+    assert!(err.to_string().contains("the analysis blew up"), "{err}");
+    assert_eq!(*runs.lock().unwrap(), 0);
+    assert!(!sink.kinds().contains(&EventKind::ToolStarted));
 }
 
 fn engine(gate: Arc<dyn Gate>, dir: &tempfile::TempDir) -> (Engine, Registry, Arc<MemorySink>) {

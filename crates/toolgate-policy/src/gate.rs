@@ -18,7 +18,8 @@ use async_trait::async_trait;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    Decision, DecisionSource, Effect, Gate, GateCall, GateError, Judged, PermissionRequest, Risk,
+    Decision, DecisionSource, Effect, Gate, GateCall, GateError, Judged, PermissionRequest,
+    ResourceKind, Risk,
 };
 
 use crate::approvals::{Answer, ApprovalChannel, ApprovalStore, AskItem, AskPrompt, SavedApproval};
@@ -294,6 +295,13 @@ impl Gate for PolicyGate {
             .iter()
             .map(Judgement::judged)
             .collect())
+    }
+
+    /// Paths, URLs and plain actions are judged by matching rules and
+    /// looking up a few files; only a shell command is analysed, which can
+    /// take up to its CPU budget.
+    fn judges_quickly(&self, requests: &[PermissionRequest]) -> bool {
+        requests.iter().all(|r| r.kind != ResourceKind::Command)
     }
 
     async fn resolve(

@@ -646,3 +646,20 @@ async fn a_command_that_cannot_be_analysed_is_asked_every_time_and_saves_nothing
     );
     assert!(s.store.rows.lock().unwrap().is_empty());
 }
+
+#[test]
+fn only_requests_without_a_shell_command_are_judged_on_the_calling_task() {
+    // A shell command's analysis can take up to its CPU budget, so the
+    // pipeline judges it on the blocking pool; a path or a URL is quick.
+    let s = setup("");
+    let command = PermissionRequest::command("bash", "ls -la src", Risk::Read);
+    assert!(
+        s.gate
+            .judges_quickly(&[edit_req(&s.loc, "src/a.rs"), net_req("example.com")])
+    );
+    assert!(!s.gate.judges_quickly(std::slice::from_ref(&command)));
+    assert!(
+        !s.gate
+            .judges_quickly(&[edit_req(&s.loc, "src/a.rs"), command])
+    );
+}
