@@ -68,7 +68,12 @@ impl Repo {
     fn git(&self, args: &[&str]) -> String {
         let out = Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(["-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+            ])
             .args(args)
             .current_dir(&self.root)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -136,10 +141,8 @@ impl Repo {
         );
         assert_eq!(default_decision(&parts), Effect::Deny, "{command:?}");
         assert!(
-            parts
-                .iter()
-                .any(|p| p.request.risk == Risk::Credential
-                    && (p.request.resource.contains(shown) || p.reason.contains(shown))),
+            parts.iter().any(|p| p.request.risk == Risk::Credential
+                && (p.request.resource.contains(shown) || p.reason.contains(shown))),
             "{command:?} names no {shown}:\n  {}",
             summary(&parts)
         );
@@ -192,7 +195,6 @@ const CONTENT_COMMANDS: &[&str] = &[
     "git log -S TOKEN --oneline",
     "git log -G TOKEN --oneline",
     "git whatchanged -p",
-    "git reflog -p",
     "git reflog show -p",
     "git stash list -p",
     "git stash show -p",

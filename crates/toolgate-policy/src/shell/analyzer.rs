@@ -1076,7 +1076,12 @@ impl Analyzer<'_, '_> {
             part.unknown_args = true;
         }
         if part.name == "git" && part.risk < Risk::Execute {
-            self.git_configuration(&mut part, &prefix_words, &run_scope);
+            let report = self.git_configuration(&mut part, &prefix_words, &run_scope);
+            if let Some((pathspecs, why)) = part.tracked.take() {
+                if part.risk < Risk::Execute {
+                    self.tracked_content(&mut part, report.as_ref(), pathspecs, &why, &run_scope);
+                }
+            }
         }
         if part.unknown_args && part.paths && part.risk < Risk::Execute {
             // What it reads is not known: never "inside the location".
@@ -1146,16 +1151,20 @@ impl Analyzer<'_, '_> {
     /// A git command the spec proved read still runs what the repository's
     /// configuration names (`core.fsmonitor`, a pager, an alias…): judged from
     /// the configuration git will read, and the repository it reaches.
-    fn git_configuration(&mut self, part: &mut Part, prefix_words: &[String], scope: &Scope) {
-        let Some(cwd) = scope.cwd.clone() else {
-            return;
-        };
+    /// The configuration survey, when it was made.
+    fn git_configuration(
+        &mut self,
+        part: &mut Part,
+        prefix_words: &[String],
+        scope: &Scope,
+    ) -> Option<crate::repo_config::RepoConfig> {
+        let cwd = scope.cwd.clone()?;
         let globals = part
             .sub_at
             .map_or(&part.args[..], |at| &part.args[..at.min(part.args.len())]);
         if globals.iter().any(|w| !w.known) {
             part.raise(Risk::Execute, "a git option is only known at run time");
-            return;
+            return None;
         }
         let assignments = prefix_words
             .iter()
@@ -1172,7 +1181,7 @@ impl Analyzer<'_, '_> {
             part.raise(Risk::Execute, why);
             part.unknown_args = true;
         }
-        for dir in report.outside {
+        for dir in &report.outside {
             let word = Word {
                 text: dir.to_string_lossy().into_owned(),
                 known: true,
@@ -1181,6 +1190,7 @@ impl Analyzer<'_, '_> {
             };
             self.path_argument(&word, true, part.risk, false, scope);
         }
+        Some(report)
     }
 
     /// `cd`, `pushd`, `popd`: later relative paths resolve against the new
