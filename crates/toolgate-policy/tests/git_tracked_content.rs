@@ -418,3 +418,55 @@ fn git_commands_that_print_no_tracked_content_stay_allowed_beside_a_tracked_cred
         repo.assert_credential(command, ".env");
     }
 }
+
+/// Pathspecs are relative to where git runs (after its own `-C`), and
+/// `--` with none after it selects everything: found by the corpus, where
+/// `git -C target/leaky grep -c BEGIN -- .` was allowed.
+#[test]
+fn git_pathspecs_after_dashes_are_read_where_git_reads_them() {
+    let repo = Repo::tracking(".env");
+    fs::create_dir_all(repo.root.join("docs")).unwrap();
+    for command in [
+        "git grep -n BEGIN --",
+        "git -C . grep -n BEGIN -- .",
+        "git -C docs grep -n BEGIN -- ..",
+        "git -C src grep -n BEGIN -- ../.env",
+        "env -C src git grep -n BEGIN -- ..",
+    ] {
+        repo.assert_credential(command, ".env");
+    }
+    // A nested repository reached by `-C`, searched below its top.
+    let outer = Repo::new();
+    let inner = outer.root.join("vendor/leaky");
+    fs::create_dir_all(&inner).unwrap();
+    let nested = Repo {
+        _dir: tempfile::tempdir().unwrap(),
+        home: outer.home.clone(),
+        root: inner.clone(),
+        location: Location::new(&outer.root).unwrap(),
+    };
+    nested.git(&["init", "-q"]);
+    nested.track(".env", "TOKEN=BEGIN\n");
+    for command in [
+        "git -C vendor/leaky grep -c BEGIN -- .",
+        "cd vendor && git -C leaky grep -n BEGIN -- .",
+    ] {
+        outer.assert_credential(command, ".env");
+    }
+    outer.assert_allowed("git -C vendor/leaky grep -n BEGIN -- src");
+    outer.assert_allowed("git -C docs grep -n BEGIN -- .");
+}
+
+/// A command raised for another reason (an assignment, a wrapper) still
+/// reads the credentials: reported, not hidden behind the lower `ask`.
+#[test]
+fn git_content_commands_raised_for_another_reason_still_name_the_credential() {
+    let repo = Repo::tracking(".env");
+    for command in [
+        "A=1 git grep -n BEGIN",
+        "env A=1 git diff HEAD~1",
+        "GIT_PAGER=cat git log -p",
+    ] {
+        repo.assert_credential(command, ".env");
+    }
+}

@@ -1075,12 +1075,19 @@ impl Analyzer<'_, '_> {
             }
             part.unknown_args = true;
         }
-        if part.name == "git" && part.risk < Risk::Execute {
-            let report = self.git_configuration(&mut part, &prefix_words, &run_scope);
+        // A content command is surveyed whatever else raised it: the
+        // credentials it prints are requests of their own.
+        if part.name == "git" && (part.risk < Risk::Execute || part.tracked.is_some()) {
+            // git's own `-C` is followed by the survey: it starts where
+            // the command line does.
+            let globals = part
+                .sub_at
+                .map_or(&part.args[..], |at| &part.args[..at.min(part.args.len())]);
+            let own_chdir = globals.iter().any(|w| w.text.starts_with("-C"));
+            let git_scope = if own_chdir { &*scope } else { &run_scope };
+            let report = self.git_configuration(&mut part, &prefix_words, git_scope);
             if let Some((pathspecs, why)) = part.tracked.take() {
-                if part.risk < Risk::Execute {
-                    self.tracked_content(&mut part, report.as_ref(), pathspecs, &why, &run_scope);
-                }
+                self.tracked_content(&mut part, report.as_ref(), pathspecs, &why, &run_scope);
             }
         }
         if part.unknown_args && part.paths && part.risk < Risk::Execute {

@@ -351,10 +351,11 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
     }
     part.sub_at = verdict.sub_at;
     if let Some(tracked) = verdict.tracked {
-        let pathspecs = tracked.pathspecs.map(|at| {
+        // A pathspec that is not among the words selects anything.
+        let pathspecs = tracked.pathspecs.and_then(|at| {
             at.iter()
-                .filter_map(|i| part.args.get(*i).cloned())
-                .collect()
+                .map(|i| part.args.get(*i).cloned())
+                .collect::<Option<Vec<Word>>>()
         });
         part.tracked = Some((pathspecs, tracked.why));
     }

@@ -43,7 +43,8 @@ impl Analyzer<'_, '_> {
             return unproven(part, "GIT_INDEX_FILE names another index");
         }
         let work_tree = report.work_tree.as_deref();
-        let specs = pathspecs.and_then(|words| {
+        // No pathspec after `--` selects every file.
+        let specs = pathspecs.filter(|w| !w.is_empty()).and_then(|words| {
             let base = report.start_dir.as_deref()?;
             words
                 .iter()
