@@ -373,6 +373,13 @@ impl CredentialInodes {
         self.get(meta.dev(), meta.ino())
     }
 
+    /// Every credential file the snapshot knows, with its device and inode.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64, &Path)> {
+        self.inodes
+            .iter()
+            .map(|((dev, ino), path)| (*dev, *ino, path.as_path()))
+    }
+
     /// How many credential files the snapshot knows.
     pub fn len(&self) -> usize {
         self.inodes.len()

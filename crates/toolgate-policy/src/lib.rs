@@ -46,6 +46,8 @@ pub mod classify;
 pub mod config;
 pub mod expand;
 pub mod gate;
+pub mod git_index;
+pub mod git_tracked;
 pub mod installs;
 pub mod pattern;
 pub mod people;

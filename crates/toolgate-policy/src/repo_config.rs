@@ -229,6 +229,9 @@ pub struct RepoConfig {
     /// tree, start directory, untrusted config files): the caller adds an
     /// `external_directory` request for each.
     pub outside: Vec<PathBuf>,
+    /// `GIT_INDEX_FILE` is set (by the command line or the environment): git
+    /// uses another index than the repository's own.
+    pub index_file_set: bool,
 }
 
 impl RepoConfig {
@@ -941,6 +944,7 @@ pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
     }
 
     // The repository.
+    walk.report.index_file_set = !matches!(env.var("GIT_INDEX_FILE"), Var::Unset);
     let (env_git_dir, _) = known("GIT_DIR", &mut findings);
     let (env_work_tree, _) = known("GIT_WORK_TREE", &mut findings);
     let git_dir_text = globals.git_dir.clone().or(env_git_dir);

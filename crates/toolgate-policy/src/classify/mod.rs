@@ -32,7 +32,7 @@ pub(crate) use credential_paths::glob_match;
 pub use credential_paths::{
     FileLinks, LinkLookup, credential_of, credential_of_with, path_risk, path_risk_in,
 };
-pub use read_spec::FileArg;
+pub use read_spec::{FileArg, TrackedRead};
 pub(crate) use special::sql_destroys;
 
 use toolgate_core::Risk;
@@ -79,6 +79,9 @@ pub struct Verdict {
     pub chdir: Option<FileArg>,
     /// Where its subcommand's name is among the arguments, from its spec.
     pub sub_at: Option<usize>,
+    /// It prints the content of the files a repository tracks (`git grep`,
+    /// `git log -p`), from its spec: the shell analyser judges those.
+    pub tracked: Option<TrackedRead>,
 }
 
 impl Verdict {
@@ -93,6 +96,7 @@ impl Verdict {
             files: None,
             chdir: None,
             sub_at: None,
+            tracked: None,
         }
     }
 
@@ -149,6 +153,7 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
             walks,
             chdir,
             sub_at,
+            tracked,
         } => {
             // The table's deny-list stays a second wall: it raises what it
             // names as dangerous (the network, secrets, destruction); its
@@ -163,6 +168,7 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
             verdict.files = Some(files);
             verdict.chdir = chdir;
             verdict.sub_at = sub_at;
+            verdict.tracked = tracked;
             verdict
         }
         read_spec::Judged::Unproven(why) => {

@@ -24,7 +24,14 @@
 //! * `!walk` it reads every file below its operands, `!write` its operands are
 //!   written, `!pattern` the search pattern was given by this option (so the
 //!   first operand is a file), `!exec`, `!net`, `!cred` (prints secrets),
-//!   `!args` the operands after it are not files.
+//!   `!args` the operands after it are not files, `!content` it prints the
+//!   content of tracked files (`git log -p`), `!brief` it replaces a
+//!   default content output by one without (`git show --stat`).
+//!
+//! A git subcommand that can print the content of the repository's tracked
+//! files says when (`content = "always"`, `"default"`, `"option"`; see
+//! [`TrackedRead`]), and `blobs = true` when an operand may name a blob that
+//! it prints whole: the caller then judges the files the repository tracks.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
@@ -33,7 +40,7 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use super::spec_text::resolve_groups;
 
 use super::spec_text::{
-    CompiledSpec, CompiledSub, OptSpec, OptionTable, Raises, SpecText, Takes, ValueKind,
+    CompiledSpec, CompiledSub, OptSpec, OptionTable, Prints, Raises, SpecText, Takes, ValueKind,
 };
 use toolgate_core::Risk;
 
@@ -72,6 +79,19 @@ pub(crate) enum Operands {
     Format,
 }
 
+/// When a command prints the content of the repository's tracked files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Content {
+    /// Never (`git status`, `git ls-files`).
+    Never,
+    /// Whatever its options (`git grep`).
+    Always,
+    /// Unless a `!brief` option is given and no `!content` one (`git diff`).
+    Default,
+    /// Only with a `!content` option (`git log -p`).
+    Option,
+}
+
 /// How options are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Style {
@@ -97,6 +117,8 @@ pub(crate) struct Spec {
     at_files: bool,
     needs_sub: bool,
     bundled_first: bool,
+    content: Content,
+    blobs: bool,
     pub(crate) program: Option<Program>,
     options: OptionTable<'static>,
     /// Subcommand names, sorted, each with its place in `subs`.
@@ -178,6 +200,18 @@ pub struct FileArg {
     pub attached: Option<usize>,
 }
 
+/// A command that prints the content of the repository's tracked files (in
+/// the working tree, the index or history): the caller judges what the
+/// repository tracks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrackedRead {
+    /// Indices of the pathspecs after `--`, which select the files it reads;
+    /// `None` when it may read any tracked file.
+    pub pathspecs: Option<Vec<usize>>,
+    /// Why it prints content, in words.
+    pub why: String,
+}
+
 /// What a spec proved about one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Judged {
@@ -195,6 +229,8 @@ pub enum Judged {
         chdir: Option<FileArg>,
         /// Where its subcommand's name is (`git -C x status`: 2).
         sub_at: Option<usize>,
+        /// It prints the content of tracked files.
+        tracked: Option<TrackedRead>,
     },
     /// Something is not in the spec: why.
     Unproven(String),
@@ -457,6 +493,13 @@ fn assemble(
         Some("jq") => Some(Program::Jq),
         Some(other) => return Err(format!("unknown program `{other}`")),
     };
+    let content = match text.content.as_deref() {
+        None => Content::Never,
+        Some("always") => Content::Always,
+        Some("default") => Content::Default,
+        Some("option") => Content::Option,
+        Some(other) => return Err(format!("unknown content kind `{other}`")),
+    };
     let mut sub_names = Vec::with_capacity(subs.len());
     let mut built_subs = Vec::with_capacity(subs.len());
     for (key, names, source) in subs {
@@ -488,6 +531,8 @@ fn assemble(
         at_files: text.at_files,
         needs_sub: text.needs_sub,
         bundled_first: text.bundled_first,
+        content,
+        blobs: text.blobs,
         program,
         options,
         sub_names,
@@ -548,6 +593,7 @@ pub(crate) fn judge(spec: &Spec, args: &[&str]) -> Judged {
                 walks: state.walks,
                 chdir: state.chdir,
                 sub_at: state.sub_at,
+                tracked: state.tracked,
             }
         }
         Err(why) => Judged::Unproven(why),
@@ -589,6 +635,8 @@ struct State {
     command_at: Option<usize>,
     /// Where the (first) subcommand's name is.
     sub_at: Option<usize>,
+    /// It prints the content of tracked files.
+    tracked: Option<TrackedRead>,
 }
 
 impl State {
@@ -602,6 +650,7 @@ impl State {
             chdir: None,
             command_at: None,
             sub_at: None,
+            tracked: None,
         }
     }
 
@@ -631,6 +680,11 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
     let mut pattern_given = false;
     let mut writes_operands = false;
     let mut files_end: Option<usize> = None;
+    // The operands before `--`, and the option that prints content or
+    // turns the default content off.
+    let mut before_dashes: Option<usize> = None;
+    let mut prints_content: Option<String> = None;
+    let mut brief = false;
     let mut program_values: Vec<(usize, Option<usize>)> = Vec::new();
     let mut i = start;
     while i < args.len() {
@@ -654,6 +708,7 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
         }
         if a == "--" {
             after_dashes = true;
+            before_dashes = Some(operands.len());
             i += 1;
             continue;
         }
@@ -674,6 +729,13 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
             }
             writes_operands |= opt.writes_operands;
             pattern_given |= opt.gives_pattern;
+            match opt.prints {
+                Prints::Same => {}
+                Prints::Content => {
+                    prints_content.get_or_insert_with(|| opt.label.to_string());
+                }
+                Prints::Brief => brief = true,
+            }
             if opt.ends_files && files_end.is_none() {
                 files_end = Some(operands.len());
             }
@@ -931,7 +993,66 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
         }
         Operands::None | Operands::Sub | Operands::Format | Operands::Command => {}
     }
+    let revisions = &operands[..before_dashes.unwrap_or(operands.len())];
+    let why = match (spec.content, prints_content) {
+        (Content::Never, _) => None,
+        (Content::Always, _) => Some(format!("`{name}` prints the content of tracked files")),
+        (Content::Default | Content::Option, Some(label)) => Some(format!(
+            "`{name} {label}` prints the content of tracked files"
+        )),
+        (Content::Default, None) if !brief => {
+            Some(format!("`{name}` prints the content of tracked files"))
+        }
+        (Content::Default | Content::Option, None) => None,
+    };
+    let blob = spec
+        .blobs
+        .then(|| {
+            revisions
+                .iter()
+                .map(|&at| args[at])
+                .find(|w| !is_head_revision(w))
+        })
+        .flatten();
+    if let Some(blob) = blob {
+        state.tracked = Some(TrackedRead {
+            pathspecs: None,
+            why: format!("`{name} {blob}` prints the object it names, which may be a tracked file"),
+        });
+    } else if let Some(why) = why {
+        // The search pattern is no pathspec; one after `--` is not read
+        // as git might, so nothing is narrowed then.
+        let pattern_at = (spec.operands == Operands::PatternThenRead && !pattern_given)
+            .then(|| operands.first().copied())
+            .flatten();
+        let pathspecs = before_dashes
+            .filter(|at| pattern_at.is_none_or(|p| operands[..*at].contains(&p)))
+            .map(|at| operands[at..].to_vec());
+        state.tracked = Some(TrackedRead { pathspecs, why });
+    }
     Ok(())
+}
+
+/// `HEAD`, `@` and the revisions reached from them by `~N`, `^N`, `^`:
+/// always commits, never a blob.
+fn is_head_revision(word: &str) -> bool {
+    let rest = word
+        .strip_prefix("HEAD")
+        .or_else(|| word.strip_prefix('@'))
+        .unwrap_or(word);
+    if rest.len() == word.len() {
+        return false;
+    }
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '~' && c != '^' {
+            return false;
+        }
+        while chars.peek().is_some_and(char::is_ascii_digit) {
+            chars.next();
+        }
+    }
+    true
 }
 
 /// `var=value` operands of awk are assignments, not files.

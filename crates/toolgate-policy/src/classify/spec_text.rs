@@ -80,6 +80,19 @@ pub enum Raises {
     Destructive,
 }
 
+/// What an option says of printing the content of tracked files (git's
+/// patch, grep and object output).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Prints {
+    /// Nothing.
+    Same,
+    /// `!content`: it prints file content (`git log -p`).
+    Content,
+    /// `!brief`: it replaces the default content output by one without
+    /// (`git show --stat`, `git cat-file -t`).
+    Brief,
+}
+
 /// One option of a spec, parsed from its line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OptSpec<'a> {
@@ -94,6 +107,8 @@ pub struct OptSpec<'a> {
     /// `!args`: the operands after it are not files.
     pub ends_files: bool,
     pub raises: Option<Raises>,
+    /// `!content` / `!brief`.
+    pub prints: Prints,
     /// How it was written (its first alias), for reasons.
     pub label: &'a str,
 }
@@ -173,6 +188,7 @@ fn parse_option(line: &str) -> Result<(Vec<&str>, OptSpec<'_>), String> {
         gives_pattern: false,
         ends_files: false,
         raises: None,
+        prints: Prints::Same,
         label: line.split_whitespace().next().unwrap_or(""),
     };
     for token in line.split_whitespace() {
@@ -199,6 +215,8 @@ fn parse_option(line: &str) -> Result<(Vec<&str>, OptSpec<'_>), String> {
                 "net" => opt.raises = Some(Raises::Network),
                 "cred" => opt.raises = Some(Raises::Credential),
                 "destructive" => opt.raises = Some(Raises::Destructive),
+                "content" => opt.prints = Prints::Content,
+                "brief" => opt.prints = Prints::Brief,
                 other => return Err(format!("`{line}`: unknown effect `!{other}`")),
             }
         } else if token.starts_with('-') || token.starts_with('+') {
@@ -275,6 +293,15 @@ pub struct SpecText {
     /// A first word without a dash is a bundle of options (`tar xf`, `ar t`).
     #[serde(default)]
     pub bundled_first: bool,
+    /// When it prints the content of the repository's tracked files:
+    /// `"always"`, `"default"` (unless a `!brief` option and no `!content`
+    /// one is given), `"option"` (only with a `!content` option).
+    #[serde(default)]
+    pub content: Option<String>,
+    /// An operand may name a blob, printed whole whatever the options
+    /// (`git show OBJECT`), unless it is `HEAD` or a revision of it.
+    #[serde(default)]
+    pub blobs: bool,
     #[serde(default)]
     pub read: Vec<String>,
     #[serde(default)]

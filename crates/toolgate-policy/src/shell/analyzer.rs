@@ -1075,8 +1075,20 @@ impl Analyzer<'_, '_> {
             }
             part.unknown_args = true;
         }
-        if part.name == "git" && part.risk < Risk::Execute {
-            self.git_configuration(&mut part, &prefix_words, &run_scope);
+        // A content command is surveyed whatever else raised it: the
+        // credentials it prints are requests of their own.
+        if part.name == "git" && (part.risk < Risk::Execute || part.tracked.is_some()) {
+            // git's own `-C` is followed by the survey: it starts where
+            // the command line does.
+            let globals = part
+                .sub_at
+                .map_or(&part.args[..], |at| &part.args[..at.min(part.args.len())]);
+            let own_chdir = globals.iter().any(|w| w.text.starts_with("-C"));
+            let git_scope = if own_chdir { &*scope } else { &run_scope };
+            let report = self.git_configuration(&mut part, &prefix_words, git_scope);
+            if let Some((pathspecs, why)) = part.tracked.take() {
+                self.tracked_content(&mut part, report.as_ref(), pathspecs, &why, &run_scope);
+            }
         }
         if part.unknown_args && part.paths && part.risk < Risk::Execute {
             // What it reads is not known: never "inside the location".
@@ -1146,16 +1158,20 @@ impl Analyzer<'_, '_> {
     /// A git command the spec proved read still runs what the repository's
     /// configuration names (`core.fsmonitor`, a pager, an alias…): judged from
     /// the configuration git will read, and the repository it reaches.
-    fn git_configuration(&mut self, part: &mut Part, prefix_words: &[String], scope: &Scope) {
-        let Some(cwd) = scope.cwd.clone() else {
-            return;
-        };
+    /// The configuration survey, when it was made.
+    fn git_configuration(
+        &mut self,
+        part: &mut Part,
+        prefix_words: &[String],
+        scope: &Scope,
+    ) -> Option<crate::repo_config::RepoConfig> {
+        let cwd = scope.cwd.clone()?;
         let globals = part
             .sub_at
             .map_or(&part.args[..], |at| &part.args[..at.min(part.args.len())]);
         if globals.iter().any(|w| !w.known) {
             part.raise(Risk::Execute, "a git option is only known at run time");
-            return;
+            return None;
         }
         let assignments = prefix_words
             .iter()
@@ -1172,7 +1188,7 @@ impl Analyzer<'_, '_> {
             part.raise(Risk::Execute, why);
             part.unknown_args = true;
         }
-        for dir in report.outside {
+        for dir in &report.outside {
             let word = Word {
                 text: dir.to_string_lossy().into_owned(),
                 known: true,
@@ -1181,6 +1197,7 @@ impl Analyzer<'_, '_> {
             };
             self.path_argument(&word, true, part.risk, false, scope);
         }
+        Some(report)
     }
 
     /// `cd`, `pushd`, `popd`: later relative paths resolve against the new

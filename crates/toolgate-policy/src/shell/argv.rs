@@ -46,6 +46,9 @@ pub(crate) struct Part {
     by_path: Option<String>,
     /// Where the innermost command's subcommand is among `args` (from its spec).
     pub(crate) sub_at: Option<usize>,
+    /// The innermost command prints the content of the files a repository
+    /// tracks: the pathspecs that select them (`None`: any), and why.
+    pub(crate) tracked: Option<(Option<Vec<Word>>, String)>,
 }
 
 impl Part {
@@ -67,6 +70,7 @@ impl Part {
             files: None,
             by_path: None,
             sub_at: None,
+            tracked: None,
         }
     }
 
@@ -346,6 +350,15 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
         }
     }
     part.sub_at = verdict.sub_at;
+    if let Some(tracked) = verdict.tracked {
+        // A pathspec that is not among the words selects anything.
+        let pathspecs = tracked.pathspecs.and_then(|at| {
+            at.iter()
+                .map(|i| part.args.get(*i).cloned())
+                .collect::<Option<Vec<Word>>>()
+        });
+        part.tracked = Some((pathspecs, tracked.why));
+    }
     part.paths = verdict.paths;
     part.walks = verdict.walks;
     part.code.extend(verdict.code);

@@ -41,6 +41,7 @@ mod analyzer;
 mod argv;
 mod builtins;
 mod command_paths;
+mod git_content;
 pub(crate) use command_paths::lexical;
 pub mod grammar;
 mod ir;

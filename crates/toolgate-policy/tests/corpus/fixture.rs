@@ -8,7 +8,12 @@
 //! editor, a `rust-toolchain.toml` whose `path` points back into the repository,
 //! a ripgrep config with `--pre`, sed/awk programs that run commands, file lists
 //! naming secrets (`list.txt`, `list0`) and a 40-character file name for glob
-//! matching. Helpers shared by the corpus and property tests live here too:
+//! matching, and `target/leaky/`, a repository of its own (below `target`,
+//! which the recursive reads of the workspace skip, so they stay as they
+//! are) that tracks `.env`,
+//! `id_rsa`, `.npmrc` and `notes.txt`, a hard link to `~/.ssh/id_ed25519`
+//! (what `git grep`, `git show`, `git log -p` print). The workspace's own
+//! repository ignores `.env` and tracks no secret. Helpers shared by the corpus and property tests live here too:
 //! the gate's decision through the public API, JSONL field parsing, the dump of
 //! a command's requests (`CORPUS_DUMP=1`), proptest runners and quoting.
 
@@ -98,7 +103,7 @@ impl Fixture {
         write(&ws.join("a.txt"), "one\ntwo\n");
         write(&ws.join("b.txt"), "one\nthree\n");
         write(&ws.join("Cargo.lock"), "version = 4\n");
-        write(&ws.join(".gitignore"), "target/\n");
+        write(&ws.join(".gitignore"), "target/\n.env\n");
         // What an attacker plants in a repository.
         write_exec(&ws.join("scripts/ls"), PLANTED);
         write_exec(&ws.join("scripts/cat"), PLANTED);
@@ -156,6 +161,7 @@ impl Fixture {
         // workspace stay as they are), one between two ordinary files.
         fs::hard_link(home.join(".ssh/id_ed25519"), out.join("key_link.txt")).unwrap();
         fs::hard_link(ws.join("data.txt"), ws.join("data_hard.txt")).unwrap();
+        leaky_repo(&ws.join("target/leaky"), &home);
         let location = Location::new(&ws).unwrap();
         Fixture {
             _dir: dir,
@@ -316,6 +322,46 @@ pub fn is_simple(c: &str) -> bool {
         && !c.starts_with("coproc ")
         && !c.starts_with("[[")
         && !c.contains('=')
+}
+
+/// A repository that tracks secrets, two commits deep (best effort, as for
+/// the workspace's: without git, the rows about it fail loudly).
+fn leaky_repo(dir: &Path, home: &Path) {
+    write(&dir.join("src/main.rs"), "fn main() {}\n");
+    write(&dir.join(".env"), "TOKEN=BEGIN\n");
+    write(&dir.join("id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+    write(
+        &dir.join(".npmrc"),
+        "//registry.npmjs.org/:_authToken=npm_SECRET\n",
+    );
+    fs::hard_link(home.join(".ssh/id_ed25519"), dir.join("notes.txt")).unwrap();
+    let git = |args: &[&str]| {
+        let _ = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=corpus",
+                "-c",
+                "user.email=corpus@example.invalid",
+            ])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "src"]);
+    git(&["commit", "-q", "-m", "first"]);
+    git(&["add", "-f", ".env", "id_rsa", ".npmrc", "notes.txt"]);
+    git(&["commit", "-q", "-m", "secrets"]);
 }
 
 fn init_git(ws: &Path) {
