@@ -65,26 +65,13 @@ impl Gate for Quick {
     }
 }
 
-/// The thread the gate of `engine` judged one call on.
+/// The thread `gate` judged one call on.
 async fn judging_thread(
     gate: Arc<dyn Gate>,
     seen: Arc<Mutex<Vec<std::thread::ThreadId>>>,
 ) -> std::thread::ThreadId {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, process, _sink) = engine(gate, &dir);
-    let (echo, _runs) = Echo::new("e");
-    let _g = process.register("echo", echo).unwrap();
-    let catalogue = engine.materialize();
-    let location = Arc::new(Location::new(dir.path()).unwrap());
-    engine
-        .settle(
-            &catalogue,
-            call("echo", json!({"text": "x"}), "c1"),
-            location,
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    one_call(gate, &dir).await.0.unwrap();
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
     seen[0]
@@ -111,20 +98,8 @@ async fn only_a_quick_judgement_runs_on_the_calling_task() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_quick_gate_that_panics_fails_the_call_and_nothing_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, process, sink) = engine(Arc::new(Quick(panicking_gate())), &dir);
-    let (echo, runs) = Echo::new("e");
-    let _g = process.register("echo", echo).unwrap();
-    let catalogue = engine.materialize();
-    let location = Arc::new(Location::new(dir.path()).unwrap());
-    let err = engine
-        .settle(
-            &catalogue,
-            call("echo", json!({"text": "x"}), "c1"),
-            location,
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let (out, runs, sink) = one_call(Arc::new(Quick(panicking_gate())), &dir).await;
+    let err = out.unwrap_err();
     assert!(
         matches!(err, CallError::Gate(GateError::Failed(_))),
         "{err}"
@@ -186,26 +161,39 @@ async fn a_slow_decision_does_not_delay_another_call_on_one_thread() {
     assert_eq!(*finished.lock().unwrap(), vec!["fast", "slow"]);
 }
 
-/// One call through a gate that panics: its error, how often the tool ran,
-/// and the events recorded.
-async fn call_through_a_panicking_gate(
+/// One call of an echo tool through `gate`: its outcome, how often the tool
+/// ran, and the events recorded.
+async fn one_call(
+    gate: Arc<dyn Gate>,
     dir: &tempfile::TempDir,
-) -> (CallError, Arc<std::sync::Mutex<usize>>, Arc<MemorySink>) {
-    let (engine, process, sink) = engine(panicking_gate(), dir);
+) -> (
+    Result<CallResult, CallError>,
+    Arc<std::sync::Mutex<usize>>,
+    Arc<MemorySink>,
+) {
+    let (engine, process, sink) = engine(gate, dir);
     let (echo, runs) = Echo::new("e");
     let _g = process.register("echo", echo).unwrap();
     let catalogue = engine.materialize();
     let location = Arc::new(Location::new(dir.path()).unwrap());
-    let err = engine
+    let out = engine
         .settle(
             &catalogue,
             call("echo", json!({"text": "x"}), "c1"),
             location,
             CancellationToken::new(),
         )
-        .await
-        .unwrap_err();
-    (err, runs, sink)
+        .await;
+    (out, runs, sink)
+}
+
+/// One call through a gate that panics: its error, how often the tool ran,
+/// and the events recorded.
+async fn call_through_a_panicking_gate(
+    dir: &tempfile::TempDir,
+) -> (CallError, Arc<std::sync::Mutex<usize>>, Arc<MemorySink>) {
+    let (out, runs, sink) = one_call(panicking_gate(), dir).await;
+    (out.unwrap_err(), runs, sink)
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -34,6 +34,7 @@ use toolgate_core::credential::{CredentialInodes, LinkedFile, hard_link_to, is_c
 use crate::git_index::{
     Index, IndexError, MAX_INDEX_BYTES, MODE_FILE, MODE_GITLINK, MODE_SYMLINK, MODE_TYPE,
 };
+use crate::repo_config::Stamp;
 
 /// Most tracked files whose working-tree entry is `lstat`ed for one command
 /// (the recursive-read walk's budget): a command that selects more is unknown.
@@ -192,30 +193,6 @@ fn selects(specs: &[Vec<u8>], path: &[u8]) -> bool {
             && path[..spec.len()].eq_ignore_ascii_case(spec)
             && (path.len() == spec.len() || path[spec.len()] == b'/')
     })
-}
-
-/// The identity of an index file as read: a rewritten index (git renames a
-/// new file into place) has another inode, and any change another mtime or
-/// ctime.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(m: &std::fs::Metadata) -> Stamp {
-        Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        }
-    }
 }
 
 type Loaded = Result<Arc<Index>, IndexError>;

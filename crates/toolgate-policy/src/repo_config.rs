@@ -550,8 +550,11 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
 /// A cached, parsed config file.
 type Parsed = Arc<Result<Vec<Entry>, String>>;
 
-#[derive(PartialEq, Eq, Clone, Copy)]
-struct Stamp {
+/// The identity of a file as read, for the caches of what was parsed from
+/// it: a rewritten file (git renames a new one into place) has another
+/// inode, and any change another mtime or ctime.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     size: u64,
@@ -560,7 +563,7 @@ struct Stamp {
 }
 
 impl Stamp {
-    fn of(m: &std::fs::Metadata) -> Self {
+    pub(crate) fn of(m: &std::fs::Metadata) -> Self {
         Stamp {
             dev: m.dev(),
             ino: m.ino(),

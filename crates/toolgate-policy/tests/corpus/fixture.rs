@@ -335,33 +335,37 @@ fn leaky_repo(dir: &Path, home: &Path) {
         "//registry.npmjs.org/:_authToken=npm_SECRET\n",
     );
     fs::hard_link(home.join(".ssh/id_ed25519"), dir.join("notes.txt")).unwrap();
-    let git = |args: &[&str]| {
-        let _ = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=corpus",
-                "-c",
-                "user.email=corpus@example.invalid",
-            ])
-            .args([
-                "-c",
-                "commit.gpgsign=false",
-                "-c",
-                "core.hooksPath=/dev/null",
-            ])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-    };
+    let git = |args: &[&str]| git_in(dir, args);
     git(&["init", "-q", "-b", "main"]);
     git(&["add", "src"]);
     git(&["commit", "-q", "-m", "first"]);
     git(&["add", "-f", ".env", "id_rsa", ".npmrc", "notes.txt"]);
     git(&["commit", "-q", "-m", "secrets"]);
+}
+
+/// Runs git in `dir` with a fixed identity and no hooks, signing or user
+/// config. Best effort: the analysis never runs git, it reads what git wrote.
+fn git_in(dir: &Path, args: &[&str]) {
+    let _ = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=corpus",
+            "-c",
+            "user.email=corpus@example.invalid",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
 }
 
 fn init_git(ws: &Path) {
@@ -379,26 +383,7 @@ fn init_git(ws: &Path) {
     }
     // Two commits of the sources (never the secrets), so `HEAD~1` means
     // something to the benign corpus. Best effort: the analysis does not run git.
-    let git = |args: &[&str]| {
-        let _ = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=corpus",
-                "-c",
-                "user.email=corpus@example.invalid",
-            ])
-            .args([
-                "-c",
-                "commit.gpgsign=false",
-                "-c",
-                "core.hooksPath=/dev/null",
-            ])
-            .args(args)
-            .current_dir(ws)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-    };
+    let git = |args: &[&str]| git_in(ws, args);
     git(&["add", "src", "README.md", "Cargo.toml", "data.txt", "a.txt"]);
     git(&["commit", "-q", "-m", "first"]);
     git(&[
