@@ -94,11 +94,23 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        // Whoever read the output went away (`toolgate check … | head -1`):
+        // as for a program that SIGPIPE ends, there is nothing to say.
+        Err(e) if output_closed(&e) => ExitCode::from(141),
         Err(e) => {
             eprintln!("toolgate: error: {}", error_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `e` comes from writing to a pipe whose reader is gone.
+fn output_closed(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The error and its chain of causes on one line, each cause once: most

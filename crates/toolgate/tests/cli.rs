@@ -158,6 +158,23 @@ fn bad_input_is_a_clear_error() {
 }
 
 #[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    // `toolgate check … | head -1`: the reader is gone before the answer is
+    // written. The pipe's read end is closed before the process starts, so
+    // its first write fails every time.
+    let e = env();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = e
+        .command(&["check", "bash", r#"{"command":"ls"}"#])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(141), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "nothing to say when the reader is gone");
+}
+
+#[test]
 fn a_data_dir_that_is_a_file_is_a_clear_error() {
     let e = env();
     std::fs::create_dir_all(e.data.parent().unwrap()).unwrap();
