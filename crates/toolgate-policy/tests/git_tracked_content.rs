@@ -17,7 +17,7 @@ mod fixture;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use toolgate_policy::test_util::git_command;
 
 use fixture::{default_decision, max_risk, summary};
 use toolgate_core::{Effect, Location, Risk};
@@ -66,18 +66,7 @@ impl Repo {
 
     /// Runs git in the repository, without the user's configuration.
     fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args([
-                "-c",
-                "commit.gpgsign=false",
-                "-c",
-                "core.hooksPath=/dev/null",
-            ])
-            .args(args)
-            .current_dir(&self.root)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
+        let out = git_command(&self.root, args)
             .env("HOME", &self.home)
             .output()
             .unwrap();

@@ -1,6 +1,7 @@
 //! Shared test stand-ins for the approvals port, compiled only with the
-//! `test-util` feature: prompts built in one line, and channels whose answer
-//! a test fixes. (The fixtures of core's ports are in
+//! `test-util` feature (and for this crate's own tests): prompts built in one
+//! line, channels whose answer a test fixes, and git for a test's own
+//! repositories. (The fixtures of core's ports are in
 //! `toolgate_core::test_util`.)
 //!
 //! A crate's tests enable it through their dev-dependency:
@@ -24,7 +25,9 @@
 //! ```
 
 mod channels;
+mod git;
 mod prompts;
 
 pub use channels::{Nobody, RecordingChannel};
+pub use git::git_command;
 pub use prompts::{ask_about, ask_prompt};

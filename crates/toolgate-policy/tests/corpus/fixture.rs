@@ -346,23 +346,7 @@ fn leaky_repo(dir: &Path, home: &Path) {
 /// Runs git in `dir` with a fixed identity and no hooks, signing or user
 /// config. Best effort: the analysis never runs git, it reads what git wrote.
 fn git_in(dir: &Path, args: &[&str]) {
-    let _ = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=corpus",
-            "-c",
-            "user.email=corpus@example.invalid",
-        ])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    let _ = toolgate_policy::test_util::git_command(dir, args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status();
