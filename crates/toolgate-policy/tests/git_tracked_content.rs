@@ -122,13 +122,7 @@ impl Repo {
     /// The command reads a credential (denied), and a request names `shown`.
     fn assert_credential(&self, command: &str, shown: &str) {
         let parts = self.analyze(command);
-        assert_eq!(
-            max_risk(&parts),
-            Risk::Credential,
-            "{command:?}:\n  {}",
-            summary(&parts)
-        );
-        assert_eq!(default_decision(&parts), Effect::Deny, "{command:?}");
+        fixture::assert_denied_credential(command, &parts);
         assert!(
             parts.iter().any(|p| p.request.risk == Risk::Credential
                 && (p.request.resource.contains(shown) || p.reason.contains(shown))),

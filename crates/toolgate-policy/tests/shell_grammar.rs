@@ -39,13 +39,7 @@ fn heredoc_line_rest_after_and_is_analysed() {
         "cat <<EOF && ls && cat .env\nhi\nEOF",
     ] {
         let parts = fx.analyze(command);
-        assert_eq!(
-            max_risk(&parts),
-            Risk::Credential,
-            "{command:?}:\n  {}",
-            summary(&parts)
-        );
-        assert_eq!(default_decision(&parts), Effect::Deny, "{command:?}");
+        fixture::assert_denied_credential(command, &parts);
     }
     for command in [
         "cat <<EOF && rm -rf src\nhi\nEOF",

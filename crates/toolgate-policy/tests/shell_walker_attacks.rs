@@ -46,13 +46,7 @@ fn assert_allowed(fx: &Fixture, command: &str) {
 
 fn assert_credential(fx: &Fixture, command: &str) {
     let parts = fx.analyze(command);
-    assert_eq!(
-        max_risk(&parts),
-        Risk::Credential,
-        "{command:?}:\n  {}",
-        summary(&parts)
-    );
-    assert_eq!(default_decision(&parts), Effect::Deny, "{command:?}");
+    fixture::assert_denied_credential(command, &parts);
 }
 
 #[test]

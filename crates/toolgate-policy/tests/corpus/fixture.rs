@@ -410,6 +410,18 @@ pub fn max_risk(requests: &[ShellRequest]) -> Risk {
         .unwrap_or(Risk::Read)
 }
 
+/// Asserts that `command`'s requests read a credential and are denied by
+/// default.
+pub fn assert_denied_credential(command: &str, parts: &[ShellRequest]) {
+    assert_eq!(
+        max_risk(parts),
+        Risk::Credential,
+        "{command:?}:\n  {}",
+        summary(parts)
+    );
+    assert_eq!(default_decision(parts), Effect::Deny, "{command:?}");
+}
+
 /// One line per request, for assertion messages.
 pub fn summary(parts: &[ShellRequest]) -> String {
     parts
