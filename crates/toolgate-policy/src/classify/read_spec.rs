@@ -146,6 +146,7 @@ pub(crate) struct SubSpec {
 #[derive(Debug)]
 enum SubSource {
     /// Its text, as parsed from TOML (the tests' full load).
+    #[cfg(test)]
     Text(Box<SpecText>),
     /// Its compiled bytes (see `build.rs`), decoded only when needed.
     Compiled(&'static [u8]),
@@ -165,6 +166,7 @@ impl SubSpec {
                     .ok_or_else(|| "built twice".to_string())?;
                 let name = format!("{parent} {}", self.key);
                 match source {
+                    #[cfg(test)]
                     SubSource::Text(text) => build_text(&name, *text),
                     SubSource::Compiled(bytes) => {
                         let compiled: CompiledSpec<'static> =
@@ -381,19 +383,30 @@ fn add_compiled(
 ) -> Result<HashMap<String, Arc<Spec>>, String> {
     let mut out = HashMap::new();
     for (key, entry) in table {
-        let names: Vec<String> = if entry.text.names.is_empty() {
-            vec![key.clone()]
-        } else {
-            entry.text.names.clone()
-        };
-        let spec = Arc::new(build(&key, entry).map_err(|e| format!("{file}: [{key}] {e}"))?);
-        for name in names {
-            if out.insert(name.clone(), spec.clone()).is_some() {
-                return Err(format!("{file}: `{name}` has two specs"));
-            }
-        }
+        let names = entry.text.names.clone();
+        let spec = build(&key, entry).map_err(|e| format!("{file}: [{key}] {e}"))?;
+        insert_named(&mut out, file, &key, &names, spec)?;
     }
     Ok(out)
+}
+
+/// Adds `spec` under every name it answers to (its `names`, or else its
+/// table's key); a name taken already is an error.
+fn insert_named(
+    out: &mut HashMap<String, Arc<Spec>>,
+    file: &str,
+    key: &str,
+    names: &[String],
+    spec: Spec,
+) -> Result<(), String> {
+    let spec = Arc::new(spec);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    for name in names_of(key, &names) {
+        if out.insert(name.to_string(), spec.clone()).is_some() {
+            return Err(format!("{file}: `{name}` has two specs"));
+        }
+    }
+    Ok(())
 }
 
 /// Builds the entries of one table (groups not yet resolved) into `out`, by
@@ -406,17 +419,9 @@ fn add_table(
 ) -> Result<(), String> {
     let table = resolve_groups(table).map_err(|e| format!("{file}: {e}"))?;
     for (key, text) in table {
-        let names: Vec<String> = if text.names.is_empty() {
-            vec![key.clone()]
-        } else {
-            text.names.clone()
-        };
-        let spec = Arc::new(build_text(&key, text).map_err(|e| format!("{file}: [{key}] {e}"))?);
-        for name in names {
-            if out.insert(name.clone(), spec.clone()).is_some() {
-                return Err(format!("{file}: `{name}` has two specs"));
-            }
-        }
+        let names = text.names.clone();
+        let spec = build_text(&key, text).map_err(|e| format!("{file}: [{key}] {e}"))?;
+        insert_named(out, file, &key, &names, spec)?;
     }
     Ok(())
 }
@@ -424,6 +429,7 @@ fn add_table(
 /// Builds the spec `name` from its text as parsed from TOML (the tests' full
 /// load): its option lines are parsed here, its subcommands built when first
 /// judged. The table borrows its strings, so they are leaked: tests only.
+#[cfg(test)]
 fn build_text(name: &str, mut text: SpecText) -> Result<Spec, String> {
     fn leak(s: String) -> &'static str {
         String::leak(s)
