@@ -175,18 +175,14 @@ where
         loop {
             let buf = self.reader.fill_buf().await?;
             if buf.is_empty() {
-                let total = std::mem::take(&mut self.total);
-                let line = std::mem::take(&mut self.line);
-                return Ok(match total {
+                // A last line without a newline still counts.
+                return Ok(match std::mem::take(&mut self.total) {
                     0 => Line::Eof,
-                    t if t > max => Line::Oversized {
-                        prefix: line,
-                        total: t,
+                    total if total > max => Line::Oversized {
+                        prefix: std::mem::take(&mut self.line),
+                        total,
                     },
-                    _ => {
-                        self.line = line;
-                        Line::Complete
-                    }
+                    _ => Line::Complete,
                 });
             }
             let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
@@ -234,18 +230,14 @@ where
             match self.read_line().await {
                 Ok(Line::Eof) => return None,
                 Ok(Line::Complete) => {
-                    let line = std::mem::take(&mut self.line);
-                    let body = trim_line(&line);
+                    let body = trim_line(&self.line);
                     if body.is_empty() {
-                        self.line = line;
                         self.line.clear();
                         continue;
                     }
-                    let parsed = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body);
-                    let reply = match parsed {
+                    let reply = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body) {
                         Ok(message) => {
-                            // Keep the buffer's capacity for the next line.
-                            self.line = line;
+                            // The buffer keeps its capacity for the next line.
                             self.line.clear();
                             return Some(message);
                         }
@@ -261,11 +253,10 @@ where
                             None => invalid_message(body),
                         },
                     };
+                    self.line.clear();
                     if let Some(reply) = reply {
                         self.reply(reply);
                     }
-                    self.line = line;
-                    self.line.clear();
                 }
                 Ok(Line::Oversized { prefix, total }) => {
                     tracing::warn!(
