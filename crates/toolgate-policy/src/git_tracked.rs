@@ -221,6 +221,11 @@ fn load(path: &Path) -> Result<Arc<Index>, IndexError> {
     }
     let (stamp, loaded) = read(path)?;
     let loaded = loaded.map(Arc::new);
+    // An index changed within the last second may change again under the
+    // same stamp: read it anew next time.
+    if !stamp.settled() {
+        return loaded;
+    }
     let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
     if c.len() >= CACHE_ENTRIES && !c.contains_key(path) {
         c.clear();

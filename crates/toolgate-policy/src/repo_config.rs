@@ -47,12 +47,17 @@
 
 pub mod git_config_syntax;
 pub mod keys;
+mod stamp;
 pub mod tools;
+
+pub(crate) use self::stamp::Stamp;
+#[cfg(test)]
+pub(crate) use self::stamp::wait_until_settled;
 
 use foldhash::{HashMap, HashMapExt};
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -404,9 +409,19 @@ fn tilde(path: &str, home: &Path) -> PathBuf {
     }
 }
 
-/// git's `validate_headref`: HEAD is a symlink into `refs/`, a `ref: refs/…`
-/// file or an object id.
-fn valid_head(head: &Path) -> bool {
+/// What a directory's `HEAD` entry is, for git's `validate_headref`.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+enum Head {
+    /// No entry of that name.
+    Missing,
+    /// Something that is no valid HEAD (also: unreadable).
+    Invalid,
+    /// A symlink into `refs/`, a `ref: refs/…` file or an object id.
+    Valid,
+}
+
+/// git's `validate_headref` on the entry at `head`.
+fn head_at(head: &Path) -> Head {
     // Opened without following a symlink (and without blocking on a FIFO):
     // one `open` answers "missing", "a symlink" and "a file" at once. A
     // directory or anything else reads as no bytes: not a valid HEAD.
@@ -418,17 +433,24 @@ fn valid_head(head: &Path) -> bool {
     {
         Ok(mut f) => f.read(&mut buf).unwrap_or(0),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return std::fs::read_link(head).is_ok_and(|t| t.starts_with("refs/"));
+            let into_refs = std::fs::read_link(head).is_ok_and(|t| t.starts_with("refs/"));
+            return if into_refs {
+                Head::Valid
+            } else {
+                Head::Invalid
+            };
         }
-        Err(_) => return false,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Head::Missing,
+        Err(_) => return Head::Invalid,
     };
     let text = &buf[..n];
-    if let Some(rest) = text.strip_prefix(b"ref:") {
-        let rest = rest.trim_ascii_start();
-        return rest.starts_with(b"refs/");
-    }
-    let hex = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    hex == 40 || hex == 64
+    let valid = if let Some(rest) = text.strip_prefix(b"ref:") {
+        rest.trim_ascii_start().starts_with(b"refs/")
+    } else {
+        let hex = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+        hex == 40 || hex == 64
+    };
+    if valid { Head::Valid } else { Head::Invalid }
 }
 
 /// git's `is_git_directory`: HEAD, and `objects/` and `refs/` in the common
@@ -436,9 +458,14 @@ fn valid_head(head: &Path) -> bool {
 /// says (read once here, resolved by the caller with [`common_dir_of`]).
 fn is_git_directory(dir: &Path) -> Option<CommonDir> {
     // HEAD first: most directories have none, and it costs one open.
-    if !valid_head(&dir.join("HEAD")) {
+    if head_at(&dir.join("HEAD")) != Head::Valid {
         return None;
     }
+    git_directory_with_head(dir)
+}
+
+/// [`is_git_directory`] for a directory whose HEAD is known to be valid.
+fn git_directory_with_head(dir: &Path) -> Option<CommonDir> {
     let text = commondir_text(dir);
     let common = common_dir_of(dir, &text).unwrap_or_else(|| dir.to_path_buf());
     (common.join("objects").is_dir() && common.join("refs").is_dir()).then_some(text)
@@ -486,9 +513,24 @@ struct Repo {
 /// git's discovery from `start`, walking up. It does not stop at
 /// `GIT_CEILING_DIRECTORIES` or file-system boundaries: looking further only
 /// finds more configuration to judge.
+///
+/// A directory found to hold neither `.git` nor `HEAD` is remembered by its
+/// [`Stamp`]; while `stat` gives the same stamp, its entries are the same,
+/// and one `stat` replaces the two probes. Most directories above a
+/// repository's work tree, and every one above a location that is no
+/// repository, are such.
 fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
     let mut dir = Some(start);
     while let Some(d) = dir {
+        dir = d.parent();
+        // Taken before the probes: an entry created after them changes it.
+        let stamp = std::fs::metadata(d)
+            .ok()
+            .filter(|m| m.is_dir())
+            .map(|m| Stamp::of(&m));
+        if stamp.is_some_and(|s| no_repository::holds(d, s)) {
+            continue;
+        }
         let dotgit = d.join(".git");
         // lstat: a `.git` that is no symlink below a canonical directory is
         // canonical itself.
@@ -499,6 +541,7 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
                 Ok((m, true))
             }
         });
+        let mut no_dotgit = false;
         match meta {
             Ok((m, _)) if m.is_file() => match read_gitfile(&dotgit) {
                 Ok(target) => match is_git_directory(&target) {
@@ -527,52 +570,68 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
                 }
             }
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => no_dotgit = true,
             Err(e) => findings.push(Finding::new(
                 ".git",
                 dotgit.display().to_string(),
                 format!("cannot inspect ({e})"),
             )),
         }
-        if let Some(commondir) = is_git_directory(d) {
-            return Some(Repo {
-                git_dir: d.to_path_buf(),
-                work_tree: None,
-                canonical: true,
-                commondir: Some(commondir),
-            });
+        match head_at(&d.join("HEAD")) {
+            Head::Valid => {
+                if let Some(commondir) = git_directory_with_head(d) {
+                    return Some(Repo {
+                        git_dir: d.to_path_buf(),
+                        work_tree: None,
+                        canonical: true,
+                        commondir: Some(commondir),
+                    });
+                }
+            }
+            Head::Missing if no_dotgit => {
+                if let Some(s) = stamp.filter(Stamp::settled) {
+                    no_repository::remember(d, s);
+                }
+            }
+            Head::Missing | Head::Invalid => {}
         }
-        dir = d.parent();
     }
     None
 }
 
-/// A cached, parsed config file.
-type Parsed = Arc<Result<Vec<Entry>, String>>;
+/// Directories known to hold neither `.git` nor `HEAD`, process-wide.
+mod no_repository {
+    use super::{CACHE_ENTRIES, Stamp};
+    use foldhash::HashMap;
+    use std::ffi::OsString;
+    use std::path::Path;
+    use std::sync::{Mutex, OnceLock};
 
-/// The identity of a file as read, for the caches of what was parsed from
-/// it: a rewritten file (git renames a new one into place) has another
-/// inode, and any change another mtime or ctime.
-#[derive(PartialEq, Eq, Clone, Copy, Debug)]
-pub(crate) struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
+    fn dirs() -> &'static Mutex<HashMap<OsString, Stamp>> {
+        static DIRS: OnceLock<Mutex<HashMap<OsString, Stamp>>> = OnceLock::new();
+        DIRS.get_or_init(Mutex::default)
+    }
 
-impl Stamp {
-    pub(crate) fn of(m: &std::fs::Metadata) -> Self {
-        Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
+    /// Whether `dir`, now stamped `stamp`, was found without either entry
+    /// under the same stamp.
+    pub(super) fn holds(dir: &Path, stamp: Stamp) -> bool {
+        let dirs = dirs().lock().unwrap_or_else(|p| p.into_inner());
+        dirs.get(dir.as_os_str()) == Some(&stamp)
+    }
+
+    /// Records that `dir`, stamped `stamp` before it was probed, has
+    /// neither entry. `stamp` must be [`Stamp::settled`].
+    pub(super) fn remember(dir: &Path, stamp: Stamp) {
+        let mut dirs = dirs().lock().unwrap_or_else(|p| p.into_inner());
+        if dirs.len() >= CACHE_ENTRIES && !dirs.contains_key(dir.as_os_str()) {
+            dirs.clear();
         }
+        dirs.insert(dir.as_os_str().to_owned(), stamp);
     }
 }
+
+/// A cached, parsed config file.
+type Parsed = Arc<Result<Vec<Entry>, String>>;
 
 struct Cache {
     /// By the path as asked for: the stamp of the file it reached, that
@@ -670,7 +729,9 @@ fn load(path: &Path) -> Loaded {
     }
     bytes.truncate(filled);
     let parsed: Parsed = Arc::new(git_config_syntax::parse(&bytes).map_err(|e| e.to_string()));
-    {
+    // A file changed within the last second may change again under the
+    // same stamp: read it anew next time.
+    if Stamp::of(&meta).settled() {
         let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
         if c.map.len() >= CACHE_ENTRIES {
             c.map.clear();

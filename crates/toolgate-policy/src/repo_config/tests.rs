@@ -698,3 +698,51 @@ fn real_submodule_through_git() {
     std::fs::write(&sub_config, c).unwrap();
     assert_eq!(keys_of(&f.run(&f.inv(&f.ws))), ["core.fsmonitor"]);
 }
+
+#[test]
+fn a_git_directory_planted_where_none_was_found_is_found() {
+    // The attack on the cache of directories without a repository: judge a
+    // command once (the location is remembered as holding no `.git`), plant
+    // a repository with an fsmonitor, and judge again.
+    let f = fx();
+    let sub = f.ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    wait_until_settled(&sub);
+    wait_until_settled(&f.ws);
+    let before = f.run(&f.inv(&sub));
+    assert!(before.may_run_program().is_none(), "{before:?}");
+    assert!(no_repository::holds(
+        &sub,
+        Stamp::of(&std::fs::metadata(&sub).unwrap())
+    ));
+    git_dir(&f.ws.join(".git"), FSMONITOR);
+    let after = f.run(&f.inv(&sub));
+    assert_eq!(keys_of(&after), ["core.fsmonitor"]);
+    // A bare repository planted in the remembered directory itself.
+    std::fs::remove_dir_all(f.ws.join(".git")).unwrap();
+    git_dir(&sub, FSMONITOR);
+    let bare = f.run(&f.inv(&sub));
+    assert_eq!(bare.git_dir.as_deref(), Some(sub.as_path()));
+    assert_eq!(keys_of(&bare), ["core.fsmonitor"]);
+}
+
+#[test]
+fn a_directory_changed_just_now_is_not_remembered() {
+    let f = fx();
+    let r = f.run(&f.inv(&f.ws));
+    assert!(r.git_dir.is_none() || !r.git_dir.as_ref().unwrap().starts_with(&f.ws));
+    let stamp = Stamp::of(&std::fs::metadata(&f.ws).unwrap());
+    assert!(!no_repository::holds(&f.ws, stamp));
+}
+
+#[test]
+fn a_config_rewritten_at_once_with_the_same_size_is_read_anew() {
+    // Two writes in one clock tick can leave the same stamp: a file written
+    // within the last second is not cached.
+    let f = fx();
+    git_dir(&f.ws.join(".git"), "[core]\n\tfsmonitor = false\n");
+    assert!(f.run(&f.inv(&f.ws)).may_run_program().is_none());
+    // Same length as the line above.
+    std::fs::write(f.ws.join(".git/config"), "[core]\n\tfsmonitor = ./evi\n").unwrap();
+    assert_eq!(keys_of(&f.run(&f.inv(&f.ws))), ["core.fsmonitor"]);
+}
