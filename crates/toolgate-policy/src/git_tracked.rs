@@ -27,14 +27,14 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use toolgate_core::credential::{CredentialInodes, LinkedFile, hard_link_to, is_credential};
 
 use crate::git_index::{
     Index, IndexError, MAX_INDEX_BYTES, MODE_FILE, MODE_GITLINK, MODE_SYMLINK, MODE_TYPE,
 };
-use crate::repo_config::Stamp;
+use crate::repo_config::{Stamp, StampCache};
 
 /// Most tracked files whose working-tree entry is `lstat`ed for one command
 /// (the recursive-read walk's budget): a command that selects more is unknown.
@@ -197,10 +197,7 @@ fn selects(specs: &[Vec<u8>], path: &[u8]) -> bool {
 
 type Loaded = Result<Arc<Index>, IndexError>;
 
-fn cache() -> &'static Mutex<HashMap<PathBuf, (Stamp, Loaded)>> {
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, (Stamp, Loaded)>>> = OnceLock::new();
-    CACHE.get_or_init(Mutex::default)
-}
+static CACHE: StampCache<Loaded> = StampCache::new(CACHE_ENTRIES);
 
 /// The index at `path`, through the cache (one `stat` when it did not
 /// change). A missing index is an empty one.
@@ -210,27 +207,13 @@ fn load(path: &Path) -> Result<Arc<Index>, IndexError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Arc::default()),
         Err(e) => return Err(IndexError::Io(e.to_string())),
     };
-    let cached = cache()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(path)
-        .filter(|(stamp, _)| *stamp == Stamp::of(&meta))
-        .map(|(_, loaded)| loaded.clone());
+    let cached = CACHE.get_at(path, Stamp::of(&meta));
     if let Some(loaded) = cached {
         return loaded;
     }
     let (stamp, loaded) = read(path)?;
     let loaded = loaded.map(Arc::new);
-    // An index changed within the last second may change again under the
-    // same stamp: read it anew next time.
-    if !stamp.settled() {
-        return loaded;
-    }
-    let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
-    if c.len() >= CACHE_ENTRIES && !c.contains_key(path) {
-        c.clear();
-    }
-    c.insert(path.to_path_buf(), (stamp, loaded.clone()));
+    CACHE.insert(path, stamp, loaded.clone());
     loaded
 }
 

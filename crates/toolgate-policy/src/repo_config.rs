@@ -50,16 +50,16 @@ pub mod keys;
 mod stamp;
 pub mod tools;
 
-pub(crate) use self::stamp::Stamp;
 #[cfg(test)]
 pub(crate) use self::stamp::wait_until_settled;
+pub(crate) use self::stamp::{Stamp, StampCache};
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::HashMap;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use toolgate_core::Location;
 
@@ -528,7 +528,7 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
             .ok()
             .filter(|m| m.is_dir())
             .map(|m| Stamp::of(&m));
-        if stamp.is_some_and(|s| no_repository::holds(d, s)) {
+        if stamp.is_some_and(|s| NO_REPOSITORY.get_at(d, s).is_some()) {
             continue;
         }
         let dotgit = d.join(".git");
@@ -589,8 +589,8 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
                 }
             }
             Head::Missing if no_dotgit => {
-                if let Some(s) = stamp.filter(Stamp::settled) {
-                    no_repository::remember(d, s);
+                if let Some(s) = stamp {
+                    NO_REPOSITORY.insert(d, s, ());
                 }
             }
             Head::Missing | Head::Invalid => {}
@@ -600,53 +600,14 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
 }
 
 /// Directories known to hold neither `.git` nor `HEAD`, process-wide.
-mod no_repository {
-    use super::{CACHE_ENTRIES, Stamp};
-    use foldhash::HashMap;
-    use std::ffi::OsString;
-    use std::path::Path;
-    use std::sync::{Mutex, OnceLock};
-
-    fn dirs() -> &'static Mutex<HashMap<OsString, Stamp>> {
-        static DIRS: OnceLock<Mutex<HashMap<OsString, Stamp>>> = OnceLock::new();
-        DIRS.get_or_init(Mutex::default)
-    }
-
-    /// Whether `dir`, now stamped `stamp`, was found without either entry
-    /// under the same stamp.
-    pub(super) fn holds(dir: &Path, stamp: Stamp) -> bool {
-        let dirs = dirs().lock().unwrap_or_else(|p| p.into_inner());
-        dirs.get(dir.as_os_str()) == Some(&stamp)
-    }
-
-    /// Records that `dir`, stamped `stamp` before it was probed, has
-    /// neither entry. `stamp` must be [`Stamp::settled`].
-    pub(super) fn remember(dir: &Path, stamp: Stamp) {
-        let mut dirs = dirs().lock().unwrap_or_else(|p| p.into_inner());
-        if dirs.len() >= CACHE_ENTRIES && !dirs.contains_key(dir.as_os_str()) {
-            dirs.clear();
-        }
-        dirs.insert(dir.as_os_str().to_owned(), stamp);
-    }
-}
+static NO_REPOSITORY: StampCache<()> = StampCache::new(CACHE_ENTRIES);
 
 /// A cached, parsed config file.
 type Parsed = Arc<Result<Vec<Entry>, String>>;
 
-struct Cache {
-    /// By the path as asked for: the stamp of the file it reached, that
-    /// file's canonical path, and its parsed content.
-    map: HashMap<PathBuf, (Stamp, PathBuf, Parsed)>,
-}
-
-fn cache() -> &'static Mutex<Cache> {
-    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
-    CACHE.get_or_init(|| {
-        Mutex::new(Cache {
-            map: HashMap::new(),
-        })
-    })
-}
+/// Parsed config files, by the path as asked for: the stamp of the file it
+/// reached, that file's canonical path, and its parsed content.
+static CACHE: StampCache<(PathBuf, Parsed)> = StampCache::new(CACHE_ENTRIES);
 
 /// A config file as [`load`] found it.
 struct Loaded {
@@ -666,11 +627,7 @@ fn load(path: &Path) -> Loaded {
         canonical: real(path),
         parsed: Err(e),
     };
-    let cached = {
-        let c = cache().lock().unwrap_or_else(|p| p.into_inner());
-        c.map.get(path).cloned()
-    };
-    if let Some((stamp, canonical, parsed)) = cached {
+    if let Some((stamp, (canonical, parsed))) = CACHE.get(path) {
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() && Stamp::of(&m) == stamp => {
                 return Loaded {
@@ -729,18 +686,7 @@ fn load(path: &Path) -> Loaded {
     }
     bytes.truncate(filled);
     let parsed: Parsed = Arc::new(git_config_syntax::parse(&bytes).map_err(|e| e.to_string()));
-    // A file changed within the last second may change again under the
-    // same stamp: read it anew next time.
-    if Stamp::of(&meta).settled() {
-        let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
-        if c.map.len() >= CACHE_ENTRIES {
-            c.map.clear();
-        }
-        c.map.insert(
-            path.to_path_buf(),
-            (Stamp::of(&meta), canonical.clone(), parsed.clone()),
-        );
-    }
+    CACHE.insert(path, Stamp::of(&meta), (canonical.clone(), parsed.clone()));
     Loaded {
         canonical,
         parsed: Ok(Some(parsed)),

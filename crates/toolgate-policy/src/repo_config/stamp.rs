@@ -11,8 +11,13 @@
 //! change a full second before it was looked at — what git calls the "racily
 //! clean" rule for its index.
 
+use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use foldhash::HashMap;
 
 /// Device, inode, size, mtime and ctime of one file or directory.
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
@@ -50,6 +55,56 @@ impl Stamp {
     /// seconds, `ctime + 2 <= now` means at least one full second between.
     fn settled_at(&self, now: i64) -> bool {
         self.ctime.0.saturating_add(2) <= now
+    }
+}
+
+/// A process-wide cache of what was found at a path, under the stamp it
+/// had: the one place the [`Stamp::settled`] rule and the size bound live.
+pub(crate) struct StampCache<V> {
+    map: OnceLock<Mutex<HashMap<OsString, (Stamp, V)>>>,
+    capacity: usize,
+}
+
+impl<V: Clone> StampCache<V> {
+    /// An empty cache of at most `capacity` entries (all dropped when full).
+    pub(crate) const fn new(capacity: usize) -> Self {
+        StampCache {
+            map: OnceLock::new(),
+            capacity,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<OsString, (Stamp, V)>> {
+        self.map
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What was stored for `path`, with the stamp it was stored under.
+    pub(crate) fn get(&self, path: &Path) -> Option<(Stamp, V)> {
+        self.lock().get(path.as_os_str()).cloned()
+    }
+
+    /// What was stored for `path` under exactly `stamp`.
+    pub(crate) fn get_at(&self, path: &Path, stamp: Stamp) -> Option<V> {
+        self.lock()
+            .get(path.as_os_str())
+            .filter(|(s, _)| *s == stamp)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Stores `value` as found at `path` under `stamp`, taken before it was
+    /// read; nothing is stored when the stamp is not settled.
+    pub(crate) fn insert(&self, path: &Path, stamp: Stamp, value: V) {
+        if !stamp.settled() {
+            return;
+        }
+        let mut map = self.lock();
+        if map.len() >= self.capacity && !map.contains_key(path.as_os_str()) {
+            map.clear();
+        }
+        map.insert(path.as_os_str().to_owned(), (stamp, value));
     }
 }
 

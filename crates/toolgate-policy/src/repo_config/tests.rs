@@ -711,10 +711,11 @@ fn a_git_directory_planted_where_none_was_found_is_found() {
     wait_until_settled(&f.ws);
     let before = f.run(&f.inv(&sub));
     assert!(before.may_run_program().is_none(), "{before:?}");
-    assert!(no_repository::holds(
-        &sub,
-        Stamp::of(&std::fs::metadata(&sub).unwrap())
-    ));
+    assert!(
+        NO_REPOSITORY
+            .get_at(&sub, Stamp::of(&std::fs::metadata(&sub).unwrap()))
+            .is_some()
+    );
     git_dir(&f.ws.join(".git"), FSMONITOR);
     let after = f.run(&f.inv(&sub));
     assert_eq!(keys_of(&after), ["core.fsmonitor"]);
@@ -732,7 +733,7 @@ fn a_directory_changed_just_now_is_not_remembered() {
     let r = f.run(&f.inv(&f.ws));
     assert!(r.git_dir.is_none() || !r.git_dir.as_ref().unwrap().starts_with(&f.ws));
     let stamp = Stamp::of(&std::fs::metadata(&f.ws).unwrap());
-    assert!(!no_repository::holds(&f.ws, stamp));
+    assert!(NO_REPOSITORY.get_at(&f.ws, stamp).is_none());
 }
 
 #[test]
