@@ -747,3 +747,36 @@ fn a_config_rewritten_at_once_with_the_same_size_is_read_anew() {
     std::fs::write(f.ws.join(".git/config"), "[core]\n\tfsmonitor = ./evi\n").unwrap();
     assert_eq!(keys_of(&f.run(&f.inv(&f.ws))), ["core.fsmonitor"]);
 }
+
+#[test]
+fn a_gitfile_a_symlink_or_a_swapped_directory_in_a_remembered_place_is_found() {
+    let f = fx();
+    let sub = f.ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    wait_until_settled(&sub);
+    wait_until_settled(&f.ws);
+    assert!(f.run(&f.inv(&sub)).may_run_program().is_none());
+    // 1. A gitfile pointing at a repository elsewhere.
+    git_dir(&f.other.join("r.git"), FSMONITOR);
+    std::fs::write(
+        sub.join(".git"),
+        format!("gitdir: {}\n", f.other.join("r.git").display()),
+    )
+    .unwrap();
+    assert_eq!(keys_of(&f.run(&f.inv(&sub))), ["core.fsmonitor"]);
+    std::fs::remove_file(sub.join(".git")).unwrap();
+    wait_until_settled(&sub);
+    assert!(f.run(&f.inv(&sub)).may_run_program().is_none());
+    // 2. A symlink `.git` to a repository.
+    std::os::unix::fs::symlink(f.other.join("r.git"), sub.join(".git")).unwrap();
+    assert_eq!(keys_of(&f.run(&f.inv(&sub))), ["core.fsmonitor"]);
+    std::fs::remove_file(sub.join(".git")).unwrap();
+    wait_until_settled(&sub);
+    assert!(f.run(&f.inv(&sub)).may_run_program().is_none());
+    // 3. The remembered directory replaced by another that holds a repository.
+    let repl = f.ws.join("repl");
+    git_dir(&repl.join(".git"), FSMONITOR);
+    std::fs::remove_dir_all(&sub).unwrap();
+    std::fs::rename(&repl, &sub).unwrap();
+    assert_eq!(keys_of(&f.run(&f.inv(&sub))), ["core.fsmonitor"]);
+}
