@@ -34,7 +34,7 @@ use toolgate_core::credential::{CredentialInodes, LinkedFile, hard_link_to, is_c
 use crate::git_index::{
     Index, IndexError, MAX_INDEX_BYTES, MODE_FILE, MODE_GITLINK, MODE_SYMLINK, MODE_TYPE,
 };
-use crate::repo_config::{Stamp, StampCache};
+use crate::stamp::{Stamp, StampCache};
 
 /// Most tracked files whose working-tree entry is `lstat`ed for one command
 /// (the recursive-read walk's budget): a command that selects more is unknown.

@@ -56,6 +56,7 @@ pub mod repo_config;
 pub mod rules;
 pub mod shared_policy;
 pub mod shell;
+mod stamp;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;
 pub mod trust;

@@ -47,12 +47,11 @@
 
 pub mod git_config_syntax;
 pub mod keys;
-mod stamp;
 pub mod tools;
 
 #[cfg(test)]
-pub(crate) use self::stamp::wait_until_settled;
-pub(crate) use self::stamp::{Stamp, StampCache};
+pub(crate) use crate::stamp::wait_until_settled;
+pub(crate) use crate::stamp::{Stamp, StampCache};
 
 use foldhash::HashMap;
 use std::ffi::OsString;
@@ -519,15 +518,12 @@ struct Repo {
 /// and one `stat` replaces the two probes. Most directories above a
 /// repository's work tree, and every one above a location that is no
 /// repository, are such.
-fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
+fn discover(start: &Path, stamps: &dyn DirStamps, findings: &mut Vec<Finding>) -> Option<Repo> {
     let mut dir = Some(start);
     while let Some(d) = dir {
         dir = d.parent();
         // Taken before the probes: an entry created after them changes it.
-        let stamp = std::fs::metadata(d)
-            .ok()
-            .filter(|m| m.is_dir())
-            .map(|m| Stamp::of(&m));
+        let stamp = stamps.dir_stamp(d);
         if stamp.is_some_and(|s| NO_REPOSITORY.get_at(d, s).is_some()) {
             continue;
         }
@@ -597,6 +593,26 @@ fn discover(start: &Path, findings: &mut Vec<Finding>) -> Option<Repo> {
         }
     }
     None
+}
+
+/// Where [`discover`] takes the stamps of the directories it walks up through:
+/// a `stat` each, or answers the caller has already had from the file system
+/// for the same decision.
+pub(crate) trait DirStamps {
+    /// The stamp of the directory `dir` (symlinks followed), if it is one.
+    fn dir_stamp(&self, dir: &Path) -> Option<Stamp>;
+}
+
+/// [`DirStamps`] by one `stat` each.
+pub(crate) struct StatStamps;
+
+impl DirStamps for StatStamps {
+    fn dir_stamp(&self, dir: &Path) -> Option<Stamp> {
+        std::fs::metadata(dir)
+            .ok()
+            .filter(|m| m.is_dir())
+            .map(|m| Stamp::of(&m))
+    }
 }
 
 /// Directories known to hold neither `.git` nor `HEAD`, process-wide.
@@ -900,6 +916,16 @@ fn parse_config_parameters(text: &str) -> Option<Vec<(String, Option<String>)>> 
 /// See the module documentation. Never fails: what cannot be known is a
 /// [`Finding`].
 pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
+    inspect_with(inv, location, &StatStamps)
+}
+
+/// [`inspect`], with the stamps of the directories discovery walks through
+/// taken from `stamps`.
+pub(crate) fn inspect_with(
+    inv: &GitInvocation,
+    location: &Location,
+    stamps: &dyn DirStamps,
+) -> RepoConfig {
     let env = Env { inv };
     let mut findings = Vec::new();
     // Variables of the command line that run programs by themselves.
@@ -979,7 +1005,7 @@ pub fn inspect(inv: &GitInvocation, location: &Location) -> RepoConfig {
             commondir: None,
         })
     } else {
-        discover(&start, &mut findings)
+        discover(&start, stamps, &mut findings)
     };
     if let Some(repo) = &repo {
         let git_dir = if repo.canonical {

@@ -288,3 +288,56 @@ fn an_opaque_line_never_hides_what_its_pieces_run() {
         );
     }
 }
+
+/// Waits until `dir`'s last change is two whole seconds old: the process-wide
+/// caches take only such settled stamps.
+fn settle(dir: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    loop {
+        let ctime = std::fs::metadata(dir).unwrap().ctime();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        if ctime + 2 <= now {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+fn credential_reads(parts: &[ShellRequest]) -> Vec<String> {
+    parts
+        .iter()
+        .filter(|p| p.request.risk == Risk::Credential)
+        .map(|p| p.request.resource.clone())
+        .collect()
+}
+
+#[test]
+fn a_link_planted_where_a_remembered_listing_saw_nothing_is_judged() {
+    let fx = Fixture::new();
+    settle(&fx.ws);
+    // Seen several times under one settled stamp: the workspace's names are
+    // remembered, and `core` and `pkg` are among the missing.
+    for _ in 0..3 {
+        let parts = fx.analyze("cargo test -p core pkg");
+        assert!(credential_reads(&parts).is_empty(), "{parts:?}");
+    }
+    // Planted afterwards: a symlink and a hard link to the key.
+    std::os::unix::fs::symlink(fx.home.join(".ssh/id_ed25519"), fx.ws.join("core")).unwrap();
+    std::fs::hard_link(fx.home.join(".ssh/id_ed25519"), fx.ws.join("pkg")).unwrap();
+    let found = |parts: &[ShellRequest]| {
+        let creds = credential_reads(parts);
+        assert!(
+            creds.iter().any(|r| r.ends_with(".ssh/id_ed25519")) && creds.len() >= 2,
+            "{creds:?} in {parts:?}"
+        );
+    };
+    found(&fx.analyze("cargo test -p core pkg"));
+    // Still, once the new state has settled and is listed in its turn.
+    settle(&fx.ws);
+    for _ in 0..3 {
+        found(&fx.analyze("cargo test -p core pkg"));
+    }
+}

@@ -1183,7 +1183,7 @@ impl Analyzer<'_, '_> {
             assignments,
             ..crate::repo_config::GitInvocation::new(&cwd, &self.ctx.home)
         };
-        let report = crate::repo_config::inspect(&invocation, self.ctx.location);
+        let report = crate::repo_config::inspect_with(&invocation, self.ctx.location, &self.paths);
         if let Some(why) = report.may_run_program() {
             part.raise(Risk::Execute, why);
             part.unknown_args = true;

@@ -45,6 +45,7 @@ mod git_content;
 pub(crate) use command_paths::lexical;
 pub mod grammar;
 mod ir;
+mod listing;
 mod plain;
 mod program;
 mod resolve;

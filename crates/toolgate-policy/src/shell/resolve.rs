@@ -19,11 +19,15 @@ use toolgate_core::credential::LinkedFile;
 use toolgate_core::location::{EntryKind, FileSystem, PathError, PathLookup};
 use toolgate_core::{Location, ResolvedPath};
 
+use super::listing;
 use crate::classify::LinkLookup;
+use crate::repo_config::{DirStamps, StatStamps};
+use crate::stamp::Stamp;
 
 /// An `lstat` answer: the kind (and, for a regular file with more than one
-/// link, its identity), or the error's OS code (0 if none) and text.
-type Lstat = Result<(EntryKind, Option<LinkedFile>), (i32, String)>;
+/// link, its identity; for a directory, its stamp), or the error's OS code
+/// (0 if none) and text.
+type Lstat = Result<(EntryKind, Option<LinkedFile>, Option<Stamp>), (i32, String)>;
 
 /// `lstat` and `readlink` answers for one analysis.
 #[derive(Debug, Default)]
@@ -59,7 +63,7 @@ impl LinkLookup for PathCache {
         let parent_missing = path.parent().is_some_and(|parent| {
             matches!(
                 self.lstat.borrow().get(parent.as_os_str()),
-                Some(Ok((EntryKind::Missing, _)))
+                Some(Ok((EntryKind::Missing, _, _)))
             )
         });
         if parent_missing {
@@ -69,20 +73,47 @@ impl LinkLookup for PathCache {
     }
 }
 
+impl DirStamps for PathCache {
+    /// From this analysis' `lstat` of `dir` (made now if not yet): the same
+    /// stamp `stat` gives when it is a directory, not a symlink.
+    fn dir_stamp(&self, dir: &Path) -> Option<Stamp> {
+        if let Ok((EntryKind::Dir, _)) = self.entry(dir) {
+            if let Some(Ok((_, _, Some(stamp)))) = self.lstat.borrow().get(dir.as_os_str()) {
+                return Some(*stamp);
+            }
+        }
+        StatStamps.dir_stamp(dir)
+    }
+}
+
 impl PathCache {
     /// `lstat(path)`, once: what [`PathLookup::kind`] and
     /// [`LinkLookup::linked_file`] both answer from.
     fn entry(&self, path: &Path) -> io::Result<(EntryKind, Option<LinkedFile>)> {
         if let Some(hit) = self.lstat.borrow().get(path.as_os_str()) {
             return match hit {
-                Ok(entry) => Ok(*entry),
+                Ok((kind, linked, _)) => Ok((*kind, *linked)),
                 Err((code, _)) if *code != 0 => Err(io::Error::from_raw_os_error(*code)),
                 Err((_, text)) => Err(io::Error::other(text.clone())),
             };
         }
-        let answer = FileSystem
-            .entry(path)
-            .map(|(kind, meta)| (kind, meta.as_ref().and_then(LinkedFile::of)));
+        if self.known_missing(path) {
+            self.lstat.borrow_mut().insert(
+                path.as_os_str().to_owned(),
+                Ok((EntryKind::Missing, None, None)),
+            );
+            return Ok((EntryKind::Missing, None));
+        }
+        self.lstat_now(path)
+    }
+
+    /// `lstat(path)` now, kept for the rest of the analysis.
+    fn lstat_now(&self, path: &Path) -> io::Result<(EntryKind, Option<LinkedFile>)> {
+        let answer = FileSystem.entry(path).map(|(kind, meta)| {
+            let linked = meta.as_ref().and_then(LinkedFile::of);
+            let stamp = meta.as_ref().filter(|m| m.is_dir()).map(Stamp::of);
+            (kind, linked, stamp)
+        });
         let stored = match &answer {
             Ok(entry) => Ok(*entry),
             Err(e) => Err((e.raw_os_error().unwrap_or(0), e.to_string())),
@@ -90,7 +121,44 @@ impl PathCache {
         self.lstat
             .borrow_mut()
             .insert(path.as_os_str().to_owned(), stored);
-        answer
+        answer.map(|(kind, linked, _)| (kind, linked))
+    }
+
+    /// Whether `path` is `DIR/NAME` for a directory this analysis has
+    /// `lstat`ed and whose remembered listing lacks `NAME`
+    /// ([`super::listing`]): then `lstat(path)` would say "missing".
+    fn known_missing(&self, path: &Path) -> bool {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return false;
+        };
+        // Exactly `DIR/NAME`: not `DIR/NAME/`, `DIR/NAME/.` or `DIR//NAME`,
+        // which the kernel reads otherwise.
+        let whole = path.as_os_str().len();
+        let sep = usize::from(!dir.as_os_str().as_encoded_bytes().ends_with(b"/"));
+        if dir.as_os_str().is_empty()
+            || whole != dir.as_os_str().len() + sep + name.len()
+            || !path
+                .as_os_str()
+                .as_encoded_bytes()
+                .ends_with(name.as_encoded_bytes())
+        {
+            return false;
+        }
+        // The directory's own `lstat`, made now unless this analysis has it
+        // or the directory is known not to be listed: one call that spares
+        // one for every other name asked in it.
+        let known = self.lstat.borrow().contains_key(dir.as_os_str());
+        if !known && listing::unlisted(dir) {
+            return false;
+        }
+        if !known && self.lstat_now(dir).is_err() {
+            return false;
+        }
+        let stamp = match self.lstat.borrow().get(dir.as_os_str()) {
+            Some(Ok((EntryKind::Dir, _, Some(stamp)))) => *stamp,
+            _ => return false,
+        };
+        listing::lacks(dir, stamp, name)
     }
 
     /// Whether something exists at `path` (without following a final symlink).
