@@ -16,6 +16,10 @@
 //! (`cargo build --release -p toolgate` first) or in `TOOLGATE_BIN`; codex in
 //! `CODEX_BIN` or where `benches/install-codex.sh` puts it.
 //!
+//! The decisions run under the `toolgate` binary's allocator, mimalloc, or
+//! under the system's (glibc) with `TOOLGATE_BENCH_ALLOCATOR=system`: the
+//! first line printed says which.
+//!
 //! Run: `cargo build --release -p toolgate && cargo bench -p toolgate-policy --bench decide`
 
 // A failed setup step should stop a test or bench loudly.
@@ -87,16 +91,144 @@ fn config(n: usize) -> String {
     format!("{bash}\n{edit}")
 }
 
+/// The allocator, chosen once from `TOOLGATE_BENCH_ALLOCATOR` at the first
+/// allocation and never changed after (what one allocates, the same frees).
+mod allocator {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    const UNSET: u8 = 0;
+    const MIMALLOC: u8 = 1;
+    const SYSTEM: u8 = 2;
+
+    pub struct Switch(AtomicU8);
+
+    #[global_allocator]
+    pub static ALLOCATOR: Switch = Switch(AtomicU8::new(UNSET));
+
+    impl Switch {
+        fn system(&self) -> bool {
+            let mut chosen = self.0.load(Ordering::Relaxed);
+            if chosen == UNSET {
+                // getenv allocates nothing, so it may be asked from here.
+                // SAFETY: a NUL-terminated name; the value is only read.
+                let value = unsafe { libc::getenv(c"TOOLGATE_BENCH_ALLOCATOR".as_ptr()) };
+                // SAFETY: getenv's answer is null or a NUL-terminated string.
+                let system = !value.is_null()
+                    && unsafe { std::ffi::CStr::from_ptr(value) }.to_bytes() == b"system";
+                chosen = if system { SYSTEM } else { MIMALLOC };
+                self.0.store(chosen, Ordering::Relaxed);
+            }
+            chosen == SYSTEM
+        }
+
+        pub fn name(&self) -> &'static str {
+            if self.system() {
+                "system (glibc)"
+            } else {
+                "mimalloc (the toolgate binary's)"
+            }
+        }
+    }
+
+    // SAFETY: every call goes to one of two allocators, the same one for the
+    // whole process (chosen before the first allocation).
+    unsafe impl GlobalAlloc for Switch {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: as the caller promised for `layout`.
+            unsafe {
+                if self.system() {
+                    System.alloc(layout)
+                } else {
+                    mimalloc::MiMalloc.alloc(layout)
+                }
+            }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: `ptr` came from the same allocator.
+            unsafe {
+                if self.system() {
+                    System.dealloc(ptr, layout)
+                } else {
+                    mimalloc::MiMalloc.dealloc(ptr, layout)
+                }
+            }
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: as for `alloc`.
+            unsafe {
+                if self.system() {
+                    System.alloc_zeroed(layout)
+                } else {
+                    mimalloc::MiMalloc.alloc_zeroed(layout)
+                }
+            }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            // SAFETY: `ptr` came from the same allocator with `layout`.
+            unsafe {
+                if self.system() {
+                    System.realloc(ptr, layout, new_size)
+                } else {
+                    mimalloc::MiMalloc.realloc(ptr, layout, new_size)
+                }
+            }
+        }
+    }
+}
+
+/// Waits until `dir` and each directory above it last changed two whole
+/// seconds ago. The gate's process-wide caches (directories without a
+/// repository, listings) take only such settled stamps, so the first
+/// decisions in a directory just made (or below one just changed, such as
+/// `/tmp` when a temporary directory is made in it) look at it afresh; the
+/// benchmark measures the steady state, with every directory made before it.
+fn settle(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    for d in dir.ancestors() {
+        loop {
+            let ctime = std::fs::metadata(d).expect("stat").ctime();
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("clock")
+                .as_secs() as i64;
+            if ctime + 2 <= now {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 struct Case {
     name: &'static str,
     command: String,
 }
 
 fn main() {
+    eprintln!("allocator: {}", allocator::ALLOCATOR.name());
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("crates/core/src")).expect("mkdir");
     let location = Location::new(dir.path()).expect("location");
     let home = Path::new("/home/bench");
+    // For the git-config check of `git status`, below: made now, with every
+    // other directory, so that nothing changes while decisions are timed.
+    // The git-config check for `git status` in a fresh `git init` repository:
+    // discovery, stat of every config file, parsed files from the cache.
+    let repo_dir = tempfile::tempdir().expect("tempdir");
+    let repo_ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(repo_dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", repo_dir.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    // For the adversarial glob, below: a 40-character name of `a`s.
+    let long = location.root().join("long");
+    std::fs::create_dir_all(&long).expect("mkdir");
+    std::fs::write(long.join("a".repeat(40)), "x").expect("write");
+    settle(&long);
+    settle(repo_dir.path());
     let cases = [
         Case {
             name: "command-100B",
@@ -190,16 +322,6 @@ fn main() {
         });
         group.finish();
     }
-    // The git-config check for `git status` in a fresh `git init` repository:
-    // discovery, stat of every config file, parsed files from the cache.
-    let repo_dir = tempfile::tempdir().expect("tempdir");
-    let repo_ok = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(repo_dir.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", repo_dir.path())
-        .status()
-        .is_ok_and(|s| s.success());
     let repo_location = Location::new(repo_dir.path()).expect("location");
     let git_status = GitInvocation {
         global_args: Vec::new(),
@@ -246,9 +368,6 @@ fn main() {
         // Inputs built to blow the work up; each must cost about what an
         // ordinary command does.
         let mut group = c.benchmark_group("adversarial");
-        let long = location.root().join("long");
-        std::fs::create_dir_all(&long).expect("mkdir");
-        std::fs::write(long.join("a".repeat(40)), "x").expect("write");
         let policy = &policies[0].1;
         for stars in [12usize, 24] {
             let command = format!("ls long/{}b", "*a".repeat(stars));
