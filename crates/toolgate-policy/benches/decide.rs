@@ -37,6 +37,7 @@ use toolgate_policy::policy::{NoApprovals, Policy};
 use toolgate_policy::repo_config::{GitInvocation, ProcessEnv, inspect};
 use toolgate_policy::rules::Layer;
 use toolgate_policy::shell::{ShellContext, analyze, analyze_with_grammar};
+use toolgate_policy::test_util::wait_until_settled;
 
 const COMMAND_100: &str =
     "git log --oneline -n 20 -- src/lib.rs | grep -v fixup && cargo test -p core --lib -- --quiet";
@@ -122,6 +123,14 @@ mod allocator {
             chosen == SYSTEM
         }
 
+        fn chosen(&self) -> &'static dyn GlobalAlloc {
+            if self.system() {
+                &System
+            } else {
+                &mimalloc::MiMalloc
+            }
+        }
+
         pub fn name(&self) -> &'static str {
             if self.system() {
                 "system (glibc)"
@@ -132,71 +141,33 @@ mod allocator {
     }
 
     // SAFETY: every call goes to one of two allocators, the same one for the
-    // whole process (chosen before the first allocation).
+    // whole process (chosen before the first allocation), with the caller's
+    // promises passed on unchanged.
     unsafe impl GlobalAlloc for Switch {
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            // SAFETY: as the caller promised for `layout`.
-            unsafe {
-                if self.system() {
-                    System.alloc(layout)
-                } else {
-                    mimalloc::MiMalloc.alloc(layout)
-                }
-            }
+            unsafe { self.chosen().alloc(layout) }
         }
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            // SAFETY: `ptr` came from the same allocator.
-            unsafe {
-                if self.system() {
-                    System.dealloc(ptr, layout)
-                } else {
-                    mimalloc::MiMalloc.dealloc(ptr, layout)
-                }
-            }
+            unsafe { self.chosen().dealloc(ptr, layout) }
         }
         unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-            // SAFETY: as for `alloc`.
-            unsafe {
-                if self.system() {
-                    System.alloc_zeroed(layout)
-                } else {
-                    mimalloc::MiMalloc.alloc_zeroed(layout)
-                }
-            }
+            unsafe { self.chosen().alloc_zeroed(layout) }
         }
         unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-            // SAFETY: `ptr` came from the same allocator with `layout`.
-            unsafe {
-                if self.system() {
-                    System.realloc(ptr, layout, new_size)
-                } else {
-                    mimalloc::MiMalloc.realloc(ptr, layout, new_size)
-                }
-            }
+            unsafe { self.chosen().realloc(ptr, layout, new_size) }
         }
     }
 }
 
-/// Waits until `dir` and each directory above it last changed two whole
-/// seconds ago. The gate's process-wide caches (directories without a
-/// repository, listings) take only such settled stamps, so the first
+/// Waits until `dir` and each directory above it have settled
+/// ([`wait_until_settled`]). The gate's process-wide caches (directories
+/// without a repository, listings) take only settled stamps, so the first
 /// decisions in a directory just made (or below one just changed, such as
 /// `/tmp` when a temporary directory is made in it) look at it afresh; the
 /// benchmark measures the steady state, with every directory made before it.
 fn settle(dir: &Path) {
-    use std::os::unix::fs::MetadataExt;
     for d in dir.ancestors() {
-        loop {
-            let ctime = std::fs::metadata(d).expect("stat").ctime();
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("clock")
-                .as_secs() as i64;
-            if ctime + 2 <= now {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_until_settled(d);
     }
 }
 

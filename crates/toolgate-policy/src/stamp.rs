@@ -109,8 +109,9 @@ impl<V: Clone> StampCache<V> {
 }
 
 /// Waits (at most three seconds) until what is at `path` is settled, for
-/// tests of the caches.
-#[cfg(test)]
+/// tests and benchmarks of the caches
+/// ([`crate::test_util::wait_until_settled`]).
+#[cfg(any(test, feature = "test-util"))]
 pub(crate) fn wait_until_settled(path: &std::path::Path) {
     for _ in 0..30 {
         if std::fs::metadata(path).is_ok_and(|m| Stamp::of(&m).settled()) {

@@ -10,6 +10,7 @@ mod fixture;
 use fixture::Fixture;
 use toolgate_core::Risk;
 use toolgate_policy::shell::ShellRequest;
+use toolgate_policy::test_util::wait_until_settled;
 
 fn find<'a>(parts: &'a [ShellRequest], action: &str, resource: &str) -> &'a ShellRequest {
     parts
@@ -289,23 +290,6 @@ fn an_opaque_line_never_hides_what_its_pieces_run() {
     }
 }
 
-/// Waits until `dir`'s last change is two whole seconds old: the process-wide
-/// caches take only such settled stamps.
-fn settle(dir: &std::path::Path) {
-    use std::os::unix::fs::MetadataExt;
-    loop {
-        let ctime = std::fs::metadata(dir).unwrap().ctime();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs() as i64;
-        if ctime + 2 <= now {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-}
-
 fn credential_reads(parts: &[ShellRequest]) -> Vec<String> {
     parts
         .iter()
@@ -317,7 +301,7 @@ fn credential_reads(parts: &[ShellRequest]) -> Vec<String> {
 #[test]
 fn a_link_planted_where_a_remembered_listing_saw_nothing_is_judged() {
     let fx = Fixture::new();
-    settle(&fx.ws);
+    wait_until_settled(&fx.ws);
     // Seen several times under one settled stamp: the workspace's names are
     // remembered, and `core` and `pkg` are among the missing.
     for _ in 0..3 {
@@ -336,8 +320,38 @@ fn a_link_planted_where_a_remembered_listing_saw_nothing_is_judged() {
     };
     found(&fx.analyze("cargo test -p core pkg"));
     // Still, once the new state has settled and is listed in its turn.
-    settle(&fx.ws);
+    wait_until_settled(&fx.ws);
     for _ in 0..3 {
         found(&fx.analyze("cargo test -p core pkg"));
+    }
+}
+
+/// The same attack in other forms: a link renamed into place, one planted
+/// in a subdirectory, and one read through a wrapper.
+#[test]
+fn a_link_renamed_nested_or_read_through_a_wrapper_after_a_listing_is_judged() {
+    let fx = Fixture::new();
+    let commands = [
+        "cargo test -p moved",
+        "cat src/nested_key",
+        "timeout 5 cat wrapped",
+    ];
+    wait_until_settled(&fx.ws);
+    wait_until_settled(&fx.ws.join("src"));
+    for _ in 0..3 {
+        for c in commands {
+            let parts = fx.analyze(c);
+            assert!(credential_reads(&parts).is_empty(), "{c}: {parts:?}");
+        }
+    }
+    let key = fx.home.join(".ssh/id_ed25519");
+    // Made elsewhere, then renamed in: the directory changes all the same.
+    std::os::unix::fs::symlink(&key, fx.out.join("staged")).unwrap();
+    std::fs::rename(fx.out.join("staged"), fx.ws.join("moved")).unwrap();
+    std::os::unix::fs::symlink(&key, fx.ws.join("src/nested_key")).unwrap();
+    std::fs::hard_link(&key, fx.ws.join("wrapped")).unwrap();
+    for c in commands {
+        let parts = fx.analyze(c);
+        assert!(!credential_reads(&parts).is_empty(), "{c}: {parts:?}");
     }
 }

@@ -77,12 +77,9 @@ impl DirStamps for PathCache {
     /// From this analysis' `lstat` of `dir` (made now if not yet): the same
     /// stamp `stat` gives when it is a directory, not a symlink.
     fn dir_stamp(&self, dir: &Path) -> Option<Stamp> {
-        if let Ok((EntryKind::Dir, _)) = self.entry(dir) {
-            if let Some(Ok((_, _, Some(stamp)))) = self.lstat.borrow().get(dir.as_os_str()) {
-                return Some(*stamp);
-            }
-        }
-        StatStamps.dir_stamp(dir)
+        let _ = self.entry(dir);
+        self.stored_dir_stamp(dir)
+            .or_else(|| StatStamps.dir_stamp(dir))
     }
 }
 
@@ -154,11 +151,17 @@ impl PathCache {
         if !known && self.lstat_now(dir).is_err() {
             return false;
         }
-        let stamp = match self.lstat.borrow().get(dir.as_os_str()) {
-            Some(Ok((EntryKind::Dir, _, Some(stamp)))) => *stamp,
-            _ => return false,
-        };
-        listing::lacks(dir, stamp, name)
+        self.stored_dir_stamp(dir)
+            .is_some_and(|stamp| listing::lacks(dir, stamp, name))
+    }
+
+    /// The stamp this analysis' `lstat` of `path` found, when it found a
+    /// directory.
+    fn stored_dir_stamp(&self, path: &Path) -> Option<Stamp> {
+        match self.lstat.borrow().get(path.as_os_str()) {
+            Some(Ok((EntryKind::Dir, _, stamp))) => *stamp,
+            _ => None,
+        }
     }
 
     /// Whether something exists at `path` (without following a final symlink).

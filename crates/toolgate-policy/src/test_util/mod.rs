@@ -31,3 +31,10 @@ mod prompts;
 pub use channels::{Nobody, RecordingChannel};
 pub use git::git_command;
 pub use prompts::{ask_about, ask_prompt};
+
+/// Waits (at most three seconds, else panics) until `path` last changed
+/// long enough ago for the gate's process-wide caches to take its stamp
+/// (they skip anything changed within about the last second).
+pub fn wait_until_settled(path: &std::path::Path) {
+    crate::stamp::wait_until_settled(path);
+}
