@@ -159,6 +159,9 @@ pub(crate) struct Analyzer<'c, 'l> {
     timed_out: bool,
     /// Inside [`Analyzer::fallback_pieces`]: no second fallback.
     in_fallback: bool,
+    /// The process's `PATH`, read once per analysis (for
+    /// [`super::program::shadowing_program`]).
+    path_var: std::cell::OnceCell<Option<std::ffi::OsString>>,
 }
 
 pub(crate) fn analyze_top(
@@ -190,6 +193,7 @@ pub(crate) fn analyze_with_budget(
         deadline: Instant::now() + budget,
         timed_out: false,
         in_fallback: false,
+        path_var: std::cell::OnceCell::new(),
     };
     let mut scope = Scope::new(ctx.cwd.clone());
     if command.trim().is_empty() {
@@ -845,7 +849,7 @@ impl Analyzer<'_, '_> {
         stdin: Vec<String>,
         scope: &mut Scope,
     ) {
-        let mut part = argv::analyse(&words, self.depth);
+        let mut part = argv::analyse(words, self.depth);
         if c.words
             .first()
             .is_some_and(|w| w.pieces.iter().any(|p| p.ansi_c))
@@ -853,18 +857,21 @@ impl Analyzer<'_, '_> {
             part.opaque = Some("opaque: the command name is obfuscated with ANSI-C quoting".into());
             part.raise(Risk::Execute, "obfuscated command name");
         }
-        if let Some(first) = words.first() {
-            if first.known && first.unquoted && is_glob(&first.text) {
-                part.opaque = Some(format!(
-                    "opaque: the command name `{}` is a glob the shell expands at run time",
-                    first.text
-                ));
-                part.raise(Risk::Execute, "the command name is a glob");
-            }
+        let glob_name = part
+            .head
+            .first()
+            .filter(|first| first.known && first.unquoted && is_glob(&first.text))
+            .map(|first| first.text.clone());
+        if let Some(name) = glob_name {
+            part.opaque = Some(format!(
+                "opaque: the command name `{name}` is a glob the shell expands at run time"
+            ));
+            part.raise(Risk::Execute, "the command name is a glob");
         }
         if c.name_redefined
             || self.redefined.contains(&part.name)
-            || words
+            || part
+                .head
                 .first()
                 .is_some_and(|w| self.redefined.contains(&w.text))
         {
@@ -960,8 +967,8 @@ impl Analyzer<'_, '_> {
         }
         self.names_set(&part, scope);
         let effect = c.dir_effect();
-        self.finish_part(part, c.resource.clone(), prefix_words, &words, scope);
-        self.track_cd(&effect, &words, scope);
+        self.finish_part(&mut part, c.resource.clone(), prefix_words, scope);
+        self.track_cd(&effect, &part, scope);
     }
 
     /// `trap [-lp] [--] [CODE] SIGNAL…`: CODE runs later, in this shell, and
@@ -1032,21 +1039,27 @@ impl Analyzer<'_, '_> {
 
     fn finish_part(
         &mut self,
-        mut part: Part,
+        part: &mut Part,
         resource: String,
         prefix_words: Vec<String>,
-        words: &[Word],
         scope: &mut Scope,
     ) {
-        // The directory the command itself runs in (`env -C DIR cmd`).
-        let mut run_scope = scope.clone();
-        if let Some(dir) = part.chdir.clone() {
-            run_scope.cwd = self.resolve_dir(&dir, scope);
-            // The directory it moves to is judged like any path it reads.
-            self.path_argument(&dir, true, part.risk, false, scope);
-        }
+        // The directory the command itself runs in (`env -C DIR cmd`): the
+        // line's own unless a wrapper moves it (a copy only then).
+        let moved_scope;
+        let run_scope: &Scope = match part.chdir.clone() {
+            Some(dir) => {
+                let mut moved = scope.clone();
+                moved.cwd = self.resolve_dir(&dir, scope);
+                // The directory it moves to is judged like any path it reads.
+                self.path_argument(&dir, true, part.risk, false, scope);
+                moved_scope = moved;
+                &moved_scope
+            }
+            None => scope,
+        };
         if part.risk < Risk::Execute {
-            let path_var = std::env::var_os("PATH");
+            let path_var = self.path_var.get_or_init(|| std::env::var_os("PATH"));
             if let Some(found) = super::program::shadowing_program(
                 &part.name,
                 path_var.as_deref(),
@@ -1084,10 +1097,10 @@ impl Analyzer<'_, '_> {
                 .sub_at
                 .map_or(&part.args[..], |at| &part.args[..at.min(part.args.len())]);
             let own_chdir = globals.iter().any(|w| w.text.starts_with("-C"));
-            let git_scope = if own_chdir { &*scope } else { &run_scope };
-            let report = self.git_configuration(&mut part, &prefix_words, git_scope);
+            let git_scope = if own_chdir { &*scope } else { run_scope };
+            let report = self.git_configuration(part, &prefix_words, git_scope);
             if let Some((pathspecs, why)) = part.tracked.take() {
-                self.tracked_content(&mut part, report.as_ref(), pathspecs, &why, &run_scope);
+                self.tracked_content(part, report.as_ref(), pathspecs, &why, run_scope);
             }
         }
         if part.unknown_args && part.paths && part.risk < Risk::Execute {
@@ -1115,23 +1128,23 @@ impl Analyzer<'_, '_> {
             // The read spec named every file: each is judged as used.
             for (arg, writes) in files {
                 let risk = if writes { Risk::Write } else { Risk::Read };
-                self.path_argument(&arg, true, risk.max(part.risk), writes, &run_scope);
+                self.path_argument(&arg, true, risk.max(part.risk), writes, run_scope);
                 judged.push(arg.text);
             }
         } else if part.paths {
             let writes = part.risk >= Risk::Write;
             for (arg, after_dashes) in path_words(&part.name, &part.args) {
-                self.path_argument(&arg, after_dashes, part.risk, writes, &run_scope);
+                self.path_argument(&arg, after_dashes, part.risk, writes, run_scope);
                 judged.push(arg.text);
             }
         }
-        self.colon_secrets(&part.args, &judged, &run_scope);
+        self.colon_secrets(&part.args, &judged, run_scope);
         for (file, writes) in std::mem::take(&mut part.wrapper_files) {
             let risk = if writes { Risk::Write } else { Risk::Read };
-            self.path_argument(&file, true, risk, writes, &run_scope);
+            self.path_argument(&file, true, risk, writes, run_scope);
         }
         if part.walks != Walk::None {
-            self.walked_secrets(&part.args, part.walks, &run_scope);
+            self.walked_secrets(&part.args, part.walks, run_scope);
         }
         if !part.delegates || part.opaque.is_some() {
             let opaque = part.opaque.is_some();
@@ -1141,7 +1154,7 @@ impl Analyzer<'_, '_> {
                 let argv: Vec<&str> = prefix_words
                     .iter()
                     .map(String::as_str)
-                    .chain(words.iter().map(|w| w.text.as_str()))
+                    .chain(part.words().map(|w| w.text.as_str()))
                     .collect();
                 Some(prefix_of(&argv))
             };
@@ -1151,7 +1164,7 @@ impl Analyzer<'_, '_> {
                 request = request.with_note(note.clone());
             }
             let reason = part.opaque.clone().unwrap_or_else(|| part.reason.clone());
-            self.push(request, opaque, reason, &run_scope);
+            self.push(request, opaque, reason, run_scope);
         }
     }
 
@@ -1202,15 +1215,16 @@ impl Analyzer<'_, '_> {
 
     /// `cd`, `pushd`, `popd`: later relative paths resolve against the new
     /// directory, or are unknown when it is.
-    fn track_cd(&mut self, effect: &DirEffect, words: &[Word], scope: &mut Scope) {
+    fn track_cd(&mut self, effect: &DirEffect, part: &Part, scope: &mut Scope) {
         if *effect == DirEffect::None {
             // A wrapper around `cd` (`exec cd`…): not followed.
-            let name = words
-                .first()
+            let name = part
+                .words()
+                .next()
                 .map(|w| crate::classify::command_name(&w.text));
             if matches!(name, Some("cd" | "pushd" | "popd"))
-                || words
-                    .iter()
+                || part
+                    .words()
                     .skip(1)
                     .take(3)
                     .any(|w| matches!(w.text.as_str(), "cd" | "pushd" | "popd"))

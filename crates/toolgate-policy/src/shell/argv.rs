@@ -21,8 +21,16 @@ pub(crate) struct Part {
     pub(crate) paths: bool,
     /// The innermost command's name.
     pub(crate) name: String,
-    /// The innermost command's arguments.
+    /// The words before [`Part::args`]: wrappers with their options, then the
+    /// innermost command's name (all the words when there is no command).
+    pub(crate) head: Vec<Word>,
+    /// The innermost command's arguments, then those of commands it embeds
+    /// (`find -exec`).
     pub(crate) args: Vec<Word>,
+    /// How many of `args` are the command's own.
+    own_args: usize,
+    /// Where the innermost command's arguments start among the words.
+    args_at: Option<usize>,
     /// Shell code it runs (`bash -c '…'`, `trap '…'`), analysed recursively.
     pub(crate) code: Vec<String>,
     /// Whether the command only delegates to `code` (no request of its own).
@@ -59,7 +67,10 @@ impl Part {
             opaque: None,
             paths: false,
             name: String::new(),
+            head: Vec::new(),
             args: Vec::new(),
+            own_args: 0,
+            args_at: None,
             code: Vec::new(),
             delegates: false,
             chdir: None,
@@ -72,6 +83,12 @@ impl Part {
             sub_at: None,
             tracked: None,
         }
+    }
+
+    /// The command's words as the shell passes them: [`Part::head`], then its
+    /// own arguments.
+    pub(crate) fn words(&self) -> impl Iterator<Item = &Word> {
+        self.head.iter().chain(&self.args[..self.own_args])
     }
 
     pub(crate) fn raise(&mut self, risk: Risk, reason: impl Into<String>) {
@@ -104,8 +121,15 @@ impl Part {
 /// A program named by a path (`./scripts/ls`, `~/bin/git`) is judged by its
 /// basename for what it would destroy or reach, but is never the known program:
 /// at least `execute`, and no approval for it is saved.
-pub(crate) fn analyse(words: &[Word], depth: usize) -> Part {
-    let mut part = analyse_words(words, depth);
+pub(crate) fn analyse(mut words: Vec<Word>, depth: usize) -> Part {
+    let mut part = analyse_words(&words, depth);
+    // The arguments move out of the words instead of being copied; those of
+    // embedded commands, merged meanwhile, go after them.
+    let at = part.args_at.unwrap_or(words.len()).min(words.len());
+    let embedded = std::mem::replace(&mut part.args, words.split_off(at));
+    part.own_args = part.args.len();
+    part.args.extend(embedded);
+    part.head = words;
     if let Some(path) = part.by_path.take() {
         part.raise(
             Risk::Execute,
@@ -270,8 +294,9 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
         part.by_path.get_or_insert_with(|| first.text.clone());
     }
     part.name = name.clone();
-    part.args = rest[1..].to_vec();
-    part.unknown_args |= part.args.iter().any(|w| !w.known);
+    part.args_at = Some(i + 1);
+    let own_args = &rest[1..];
+    part.unknown_args |= own_args.iter().any(|w| !w.known);
     let texts: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
     let args = &texts[1..];
 
@@ -331,7 +356,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
     let verdict = classify::classify_words(&texts);
     part.raise(verdict.risk, verdict.reason);
     let word_of = |f: &FileArg| -> Option<Word> {
-        let w = part.args.get(f.index)?;
+        let w = own_args.get(f.index)?;
         Some(Word {
             text: w.text.get(f.attached.unwrap_or(0)..)?.to_string(),
             ..w.clone()
@@ -354,7 +379,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
         // A pathspec that is not among the words selects anything.
         let pathspecs = tracked.pathspecs.and_then(|at| {
             at.iter()
-                .map(|i| part.args.get(*i).cloned())
+                .map(|i| own_args.get(*i).cloned())
                 .collect::<Option<Vec<Word>>>()
         });
         part.tracked = Some((pathspecs, tracked.why));
@@ -372,7 +397,7 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
                 unquoted: false,
             })
             .collect();
-        let inner = analyse(&words, depth + 1);
+        let inner = analyse(words, depth + 1);
         part.merge(inner);
     }
     part
@@ -502,36 +527,29 @@ mod tests {
     #[test]
     fn wrappers() {
         assert_eq!(
-            analyse(&words("timeout 5 rm -rf x"), 0).risk,
+            analyse(words("timeout 5 rm -rf x"), 0).risk,
             Risk::Destructive
         );
-        assert_eq!(analyse(&words("sudo ls"), 0).risk, Risk::Execute);
-        assert_eq!(analyse(&words("env"), 0).risk, Risk::Credential);
-        assert_eq!(analyse(&words("env -i LC_ALL=C ls"), 0).risk, Risk::Read);
+        assert_eq!(analyse(words("sudo ls"), 0).risk, Risk::Execute);
+        assert_eq!(analyse(words("env"), 0).risk, Risk::Credential);
+        assert_eq!(analyse(words("env -i LC_ALL=C ls"), 0).risk, Risk::Read);
         // Any other variable may change what the program reads (`HOME`, `GIT_DIR`).
-        assert_eq!(analyse(&words("env -i A=1 ls"), 0).risk, Risk::Execute);
-        assert_eq!(
-            analyse(&words("env LD_PRELOAD=x ls"), 0).risk,
-            Risk::Execute
-        );
-        assert_eq!(analyse(&words("xargs rm"), 0).risk, Risk::Destructive);
-        assert_eq!(analyse(&words("nice -n 5 nohup ls"), 0).risk, Risk::Read);
-        assert!(analyse(&words("$X ls"), 0).opaque.is_some());
-        assert!(analyse(&words("python3 -c print(1)"), 0).opaque.is_some());
-        assert!(analyse(&words("perl -ne print"), 0).opaque.is_some());
-        assert!(
-            analyse(&words("python3 script.py -c x"), 0)
-                .opaque
-                .is_none()
-        );
-        assert!(analyse(&words("bash"), 0).opaque.is_some());
-        assert!(analyse(&words("bash -c $X"), 0).opaque.is_some());
-        let p = analyse(&words("bash -lc ls"), 0);
+        assert_eq!(analyse(words("env -i A=1 ls"), 0).risk, Risk::Execute);
+        assert_eq!(analyse(words("env LD_PRELOAD=x ls"), 0).risk, Risk::Execute);
+        assert_eq!(analyse(words("xargs rm"), 0).risk, Risk::Destructive);
+        assert_eq!(analyse(words("nice -n 5 nohup ls"), 0).risk, Risk::Read);
+        assert!(analyse(words("$X ls"), 0).opaque.is_some());
+        assert!(analyse(words("python3 -c print(1)"), 0).opaque.is_some());
+        assert!(analyse(words("perl -ne print"), 0).opaque.is_some());
+        assert!(analyse(words("python3 script.py -c x"), 0).opaque.is_none());
+        assert!(analyse(words("bash"), 0).opaque.is_some());
+        assert!(analyse(words("bash -c $X"), 0).opaque.is_some());
+        let p = analyse(words("bash -lc ls"), 0);
         assert!(p.delegates);
         assert_eq!(p.code, vec!["ls"]);
-        assert_eq!(analyse(&words("command -v rm"), 0).risk, Risk::Read);
+        assert_eq!(analyse(words("command -v rm"), 0).risk, Risk::Read);
         assert_eq!(
-            analyse(&words("find . -exec rm -rf {} ;"), 0).risk,
+            analyse(words("find . -exec rm -rf {} ;"), 0).risk,
             Risk::Destructive
         );
     }

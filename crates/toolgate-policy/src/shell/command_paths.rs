@@ -245,14 +245,14 @@ impl Analyzer<'_, '_> {
                 scope,
             );
         }
-        let Some(cwd) = scope.cwd.clone() else {
+        let Some(cwd) = scope.cwd.as_deref() else {
             if path.starts_with('/') {
                 return self.path_requests_from(&path, Path::new("/"), risk, writes, scope);
             }
             // Relative to a directory only known at run time.
             return self.unknown_path(&path, risk, writes, scope);
         };
-        self.path_requests_from(&path, &cwd, risk, writes, scope)
+        self.path_requests_from(&path, cwd, risk, writes, scope)
     }
 
     fn path_requests_from(

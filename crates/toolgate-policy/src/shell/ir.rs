@@ -15,6 +15,7 @@
 //! grammar's tree as deep as they are long, are flattened with a loop.
 
 use foldhash::{HashSet, HashSetExt};
+use smallvec::{SmallVec, smallvec};
 
 use tree_sitter::Node;
 
@@ -55,10 +56,13 @@ pub(crate) struct Piece {
     pub(crate) plain_var: bool,
 }
 
+/// A word's pieces: most words are one piece, kept inline (no allocation).
+pub(crate) type Pieces = SmallVec<[Piece; 1]>;
+
 /// One word: its pieces and its source text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct IrWord {
-    pub(crate) pieces: Vec<Piece>,
+    pub(crate) pieces: Pieces,
     /// The source text.
     pub(crate) raw: String,
 }
@@ -67,7 +71,7 @@ impl IrWord {
     /// A word that is one piece.
     pub(crate) fn single(text: String, origin: Origin, raw: String) -> Self {
         IrWord {
-            pieces: vec![Piece {
+            pieces: smallvec![Piece {
                 text,
                 origin,
                 var: None,
@@ -1410,7 +1414,7 @@ impl<'s> Lowering<'s> {
     /// One word, with every substitution in it lowered into `out` first.
     fn word(&mut self, node: Node<'_>, out: &mut Vec<Item>) -> IrWord {
         let raw = self.text(node).to_string();
-        let mut pieces = Vec::new();
+        let mut pieces = Pieces::new();
         self.pieces(node, false, &mut pieces, out);
         if pieces.is_empty() {
             pieces.push(Piece {
@@ -1434,13 +1438,7 @@ impl<'s> Lowering<'s> {
         }
     }
 
-    fn pieces(
-        &mut self,
-        node: Node<'_>,
-        quoted: bool,
-        pieces: &mut Vec<Piece>,
-        out: &mut Vec<Item>,
-    ) {
+    fn pieces(&mut self, node: Node<'_>, quoted: bool, pieces: &mut Pieces, out: &mut Vec<Item>) {
         let raw = self.text(node);
         match node.kind() {
             "word" | "number" | "command_name" | "extglob_pattern" | "regex"
@@ -1634,7 +1632,7 @@ impl<'s> Lowering<'s> {
                 if is_word_kind(node.kind()) {
                     for c in Self::children(node) {
                         if c.is_named() {
-                            let mut ignored = Vec::new();
+                            let mut ignored = Pieces::new();
                             self.pieces(c, quoted, &mut ignored, out);
                         }
                     }
@@ -1651,7 +1649,7 @@ impl<'s> Lowering<'s> {
     /// `${…}`: a plain `${x}` is the variable; with an operator it is some
     /// other text (unknown unless the stage can tell); `${!x}`, `${x@P}` and
     /// friends are unknown, and their words' substitutions still run.
-    fn expansion(&mut self, node: Node<'_>, pieces: &mut Vec<Piece>, out: &mut Vec<Item>) {
+    fn expansion(&mut self, node: Node<'_>, pieces: &mut Pieces, out: &mut Vec<Item>) {
         let raw = self.text(node).to_string();
         let kids = Self::children(node);
         let mut name: Option<String> = None;
@@ -1685,7 +1683,7 @@ impl<'s> Lowering<'s> {
                 }
                 _ if c.is_named() => {
                     // Words inside (`${x:-$(cmd)}`): substitutions run.
-                    let mut ignored = Vec::new();
+                    let mut ignored = Pieces::new();
                     self.pieces(*c, true, &mut ignored, out);
                     other = true;
                 }

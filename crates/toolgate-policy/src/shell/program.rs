@@ -30,13 +30,16 @@ struct Controlled {
 static LAST: Mutex<Option<Arc<Controlled>>> = Mutex::new(None);
 
 fn controlled(path_var: &OsStr, location: &Location, home: &Path) -> Arc<Controlled> {
-    let roots: Vec<PathBuf> = location.roots().map(Path::to_path_buf).collect();
     let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(c) = last.as_ref() {
-        if c.path_var == path_var && c.home == home && c.roots == roots {
+        if c.path_var == path_var
+            && c.home == home
+            && c.roots.iter().map(PathBuf::as_path).eq(location.roots())
+        {
             return c.clone();
         }
     }
+    let roots: Vec<PathBuf> = location.roots().map(Path::to_path_buf).collect();
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut relative = Vec::new();
     for entry in std::env::split_paths(path_var) {
