@@ -69,10 +69,28 @@ pub enum TrustError {
     },
 }
 
-/// The path a project config is trusted under: canonical, so that one file
-/// reached by two spellings is one record.
+/// The path a project config is trusted under: the project's directory
+/// canonical (so that one project reached by two spellings is one record),
+/// and `.toolgate/config.toml` below it as written, never resolved. Trust is
+/// consent to these bytes as the policy of this project: a repository whose
+/// `.toolgate` (or `config.toml`) is a symbolic link to a config trusted
+/// for another project reaches the same bytes, but is another project, and
+/// is not trusted by that record.
 pub fn config_key(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    let mut tail = Vec::with_capacity(2);
+    let mut dir = path;
+    for _ in 0..2 {
+        match (dir.parent(), dir.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name);
+                dir = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut key = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    key.extend(tail.iter().rev());
+    key
 }
 
 /// The sha256 of `bytes`, lowercase hex.
