@@ -27,6 +27,8 @@
 //! assert_eq!(own.class, ProtectedClass::Toolgate);
 //! ```
 
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -368,6 +370,30 @@ pub struct ProtectedPaths {
     /// The same, symlinks resolved, computed on first use: most decisions
     /// judge no write, and resolving costs a `readlink` per path component.
     own: OnceLock<Vec<PathBuf>>,
+    /// The location roots whose protected names are followed (see
+    /// [`ProtectedPaths::with_roots`]).
+    roots: Vec<PathBuf>,
+    /// Where the protected names of the roots and of the home directory
+    /// really are when they are symbolic links (or `.git` is a gitfile),
+    /// computed on first use like `own`.
+    aliases: OnceLock<Vec<Alias>>,
+    /// The home directory with symlinks resolved (paths are judged in
+    /// their canonical form), computed on first use like `own`.
+    home_real: OnceLock<PathBuf>,
+    /// The regular files of the protected places by device and inode, for
+    /// a write to a hard link of one; computed the first time a written
+    /// file has more than one link.
+    links: OnceLock<HashMap<(u64, u64), Protected>>,
+}
+
+/// A protected place reached under another name: the entry's name is a
+/// symbolic link (`.envrc -> tools/envrc`, `~/.bashrc -> dotfiles/bashrc`)
+/// or a gitfile (`.git` holding `gitdir: .bare`), and `target` is where the
+/// program that reads the entry really reads.
+#[derive(Clone, Debug)]
+struct Alias {
+    target: PathBuf,
+    entry: &'static ProtectedEntry,
 }
 
 impl ProtectedPaths {
@@ -387,7 +413,126 @@ impl ProtectedPaths {
             home: home.into(),
             own_given,
             own: OnceLock::new(),
+            roots: Vec::new(),
+            aliases: OnceLock::new(),
+            home_real: OnceLock::new(),
+            links: OnceLock::new(),
         }
+    }
+
+    /// Also protects the real places behind the protected names of `roots`
+    /// (absolute, canonical location roots) and of the home directory: a
+    /// `.toolgate`, `.envrc`, `.claude`, `.github` … that is a symbolic link
+    /// into the location makes its target the place the program reads, and
+    /// a write to the target is a write to the protected place; a `.git`
+    /// gitfile makes the directory it names the repository. They are read
+    /// the first time a write is judged.
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        for r in roots.into_iter().filter(|r| r.is_absolute()) {
+            if !self.roots.contains(&r) {
+                self.roots.push(r);
+            }
+        }
+        self
+    }
+
+    /// The protected places reached under another name (see [`Alias`]).
+    fn aliases(&self) -> &[Alias] {
+        self.aliases.get_or_init(|| {
+            let mut out: Vec<Alias> = Vec::new();
+            let mut add = |target: PathBuf, entry: &'static ProtectedEntry| {
+                if !out.iter().any(|a| a.target == target) {
+                    out.push(Alias { target, entry });
+                }
+            };
+            for entry in PROTECTED {
+                let bases: Vec<&Path> = match entry.anchor {
+                    Anywhere => self.roots.iter().map(PathBuf::as_path).collect(),
+                    Home if self.home.is_absolute() => vec![self.home.as_path()],
+                    Home | Root => Vec::new(),
+                };
+                for base in bases {
+                    let lexical = entry
+                        .names
+                        .iter()
+                        .fold(base.to_path_buf(), |p, n| p.join(n));
+                    let Ok(real) = std::fs::canonicalize(&lexical) else {
+                        continue;
+                    };
+                    if real != lexical {
+                        add(real.clone(), entry);
+                    }
+                    if entry.names == [".git"] && real.is_file() {
+                        if let Some(dir) = gitfile_target(&real) {
+                            add(dir, entry);
+                        }
+                    }
+                }
+            }
+            out
+        })
+    }
+
+    /// The regular files of every protected place of the roots, the home
+    /// directory and toolgate's own places (a directory's files two levels
+    /// deep, git's object store and logs aside), by device and inode.
+    fn links(&self) -> &HashMap<(u64, u64), Protected> {
+        self.links.get_or_init(|| {
+            let mut out = HashMap::new();
+            let mut budget = LINK_SCAN_LIMIT;
+            let mut places: Vec<(PathBuf, Protected)> = Vec::new();
+            for entry in PROTECTED {
+                let bases: Vec<PathBuf> = match entry.anchor {
+                    Anywhere => self.roots.clone(),
+                    Home if self.home.is_absolute() => vec![self.home.clone()],
+                    Home => Vec::new(),
+                    Root => vec![PathBuf::from("/")],
+                };
+                for base in bases {
+                    let at = entry.names.iter().fold(base, |p, n| p.join(n));
+                    places.push((at, protected_of(entry)));
+                }
+            }
+            for alias in self.aliases() {
+                places.push((alias.target.clone(), protected_of(alias.entry)));
+            }
+            for own in self.own() {
+                places.push((
+                    own.clone(),
+                    Protected {
+                        entry: own.display().to_string(),
+                        class: Toolgate,
+                        why: OWN_WHY.into(),
+                        name: own
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                    },
+                ));
+            }
+            for (at, hit) in places {
+                collect_files(&at, &hit, 2, &mut budget, &mut out);
+            }
+            out
+        })
+    }
+
+    /// A hard link to a protected file: the written file has more than one
+    /// link, and one of them is a protected file.
+    fn hard_link(&self, path: &Path) -> Option<Protected> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if !meta.is_file() || meta.nlink() < 2 {
+            return None;
+        }
+        let hit = self.links().get(&(meta.dev(), meta.ino()))?;
+        Some(Protected {
+            why: format!(
+                "{} ({} is a hard link to the protected file)",
+                hit.why,
+                path.display()
+            ),
+            ..hit.clone()
+        })
     }
 
     /// Toolgate's own places added to the table (canonical where they exist).
@@ -417,8 +562,19 @@ impl ProtectedPaths {
                 return Some(Protected {
                     entry: own.display().to_string(),
                     class: Toolgate,
-                    why: "one of toolgate's own config files or its data directory: a write there changes the gate itself".into(),
+                    why: OWN_WHY.into(),
                     name,
+                });
+            }
+        }
+        for alias in self.aliases() {
+            let e = alias.entry;
+            if path.starts_with(&alias.target) && (e.beneath || path == alias.target) {
+                return Some(Protected {
+                    entry: e.display.to_string(),
+                    class: e.class,
+                    why: format!("{} (reached here through {})", e.why, e.display),
+                    name: e.names.last().copied().unwrap_or_default().to_string(),
                 });
             }
         }
@@ -429,25 +585,99 @@ impl ProtectedPaths {
                 _ => None,
             })
             .collect();
-        let home_len = if path.is_absolute() && path.starts_with(&self.home) {
-            Some(normal_len(&self.home))
-        } else {
-            None
-        };
-        PROTECTED.iter().find_map(|e| {
+        // The home directory as given or as it really is: a judged path is
+        // canonical, and `$HOME` may be reached through a symbolic link.
+        let home_real = self.home_real.get_or_init(|| {
+            std::fs::canonicalize(&self.home).unwrap_or_else(|_| self.home.clone())
+        });
+        let home_len = [&self.home, home_real]
+            .into_iter()
+            .find(|h| path.is_absolute() && h.is_absolute() && path.starts_with(h))
+            .map(|h| normal_len(h));
+        let by_name = PROTECTED.iter().find_map(|e| {
             let hit = match e.anchor {
                 Anywhere => (0..names.len()).any(|at| matches_at(e, &names, at)),
                 Home => home_len.is_some_and(|at| matches_at(e, &names, at)),
                 Root => path.is_absolute() && matches_at(e, &names, 0),
             };
-            hit.then(|| Protected {
-                entry: e.display.to_string(),
-                class: e.class,
-                why: e.why.to_string(),
-                name: e.names.last().copied().unwrap_or_default().to_string(),
-            })
-        })
+            hit.then(|| protected_of(e))
+        });
+        by_name.or_else(|| self.hard_link(path))
     }
+}
+
+const OWN_WHY: &str = "one of toolgate's own config files or its data directory: a write there changes the gate itself";
+
+/// At most this many entries are read to find the protected files' inodes.
+const LINK_SCAN_LIMIT: usize = 20_000;
+
+/// Directories of a protected place not looked into for hard links: git's
+/// object store, logs and nested repositories hold many files and nothing
+/// a program runs.
+const LINK_SCAN_SKIP: &[&str] = &["objects", "logs", "lfs", "modules", "worktrees"];
+
+/// Why `e` protects a path.
+fn protected_of(e: &ProtectedEntry) -> Protected {
+    Protected {
+        entry: e.display.to_string(),
+        class: e.class,
+        why: e.why.to_string(),
+        name: e.names.last().copied().unwrap_or_default().to_string(),
+    }
+}
+
+/// Records the regular files at `at` (itself, or beneath it `depth` levels
+/// deep) as `hit`, by device and inode.
+fn collect_files(
+    at: &Path,
+    hit: &Protected,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut HashMap<(u64, u64), Protected>,
+) {
+    let Ok(meta) = std::fs::symlink_metadata(at) else {
+        return;
+    };
+    if meta.is_file() {
+        out.entry((meta.dev(), meta.ino()))
+            .or_insert_with(|| hit.clone());
+        return;
+    }
+    if !meta.is_dir() || depth == 0 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(at) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let name = entry.file_name();
+        if LINK_SCAN_SKIP
+            .iter()
+            .any(|s| name.as_encoded_bytes() == s.as_bytes())
+        {
+            continue;
+        }
+        collect_files(&entry.path(), hit, depth - 1, budget, out);
+    }
+}
+
+/// The directory a `.git` gitfile (`gitdir: PATH`) names, canonical, when
+/// it exists.
+fn gitfile_target(file: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    let named = text.strip_prefix("gitdir:")?.trim();
+    let dir = file.parent()?.join(named);
+    std::fs::canonicalize(dir).ok().filter(|d| d.is_dir())
 }
 
 /// The number of normal components of `path`.

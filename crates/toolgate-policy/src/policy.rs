@@ -550,7 +550,8 @@ impl Policy {
             home: sources.home.clone(),
             files: names,
             examples,
-            protected: ProtectedPaths::new(sources.home.clone(), own.collect::<Vec<_>>()),
+            protected: ProtectedPaths::new(sources.home.clone(), own.collect::<Vec<_>>())
+                .with_roots([sources.root.clone()]),
             project: None,
             project_error: None,
             project_file: None,

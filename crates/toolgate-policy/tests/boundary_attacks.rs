@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::json;
 use toolgate_core::{Effect, Location};
 use toolgate_policy::check::check;
+use toolgate_policy::config::Mode;
 use toolgate_policy::policy::{NoApprovals, Policy, PolicySources};
 use toolgate_policy::trust::{TrustStore, config_key, sha256_hex};
 
@@ -81,4 +82,150 @@ fn a_config_linked_from_another_trusted_project_is_not_trusted() {
         );
         assert_eq!(make(other, &policy), Effect::Ask, "{}", other.display());
     }
+}
+
+/// A protected name that is a symbolic link (or a `.git` gitfile) names
+/// the place its program really reads: a `.toolgate` linked to `docs/tg`
+/// makes `docs/tg/config.toml` the project's policy, an `.envrc` linked to
+/// `tools/envrc` makes that file what direnv runs, `.git` holding
+/// `gitdir: .bare` makes `.bare` the repository, and `~/.bashrc` linked
+/// into a dotfiles repository makes that file what every shell runs. A
+/// write there, by either name, is a write to the protected place: never
+/// allowed by accept-edits, and denied for toolgate's own config.
+#[test]
+fn a_protected_name_linked_elsewhere_protects_where_it_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    let (ws, home) = (base.join("ws"), base.join("home"));
+    write(
+        &ws.join("docs/tg/config.toml"),
+        "[permission.bash]\n\"git push *\" = \"deny\"\n",
+    );
+    write(&ws.join("tools/envrc"), "export A=1\n");
+    write(&ws.join("editor/settings.json"), "{}\n");
+    write(&ws.join(".bare/HEAD"), "ref: refs/heads/main\n");
+    write(&ws.join(".bare/config"), "[core]\n");
+    write(&ws.join(".git"), "gitdir: ./.bare\n");
+    write(&ws.join("dotfiles/bashrc"), "# rc\n");
+    fs::create_dir_all(&home).unwrap();
+    let link = |target: &str, name: &Path| std::os::unix::fs::symlink(target, name).unwrap();
+    link("docs/tg", &ws.join(".toolgate"));
+    link("tools/envrc", &ws.join(".envrc"));
+    link("editor", &ws.join(".vscode"));
+    link(
+        ws.join("dotfiles/bashrc").to_str().unwrap(),
+        &home.join(".bashrc"),
+    );
+    let loc = Location::new(&ws).unwrap();
+    let policy = Policy::from_texts(&ws, &home, &[], Some(Mode::AcceptEdits)).unwrap();
+    let decide = |tool: &str, input: serde_json::Value| {
+        let requests = intent::builtin_intent(tool, &input, &loc).unwrap();
+        check(&policy, requests, &loc, &NoApprovals).decision
+    };
+    for (path, want) in [
+        (".toolgate/config.toml", Effect::Deny),
+        ("docs/tg/config.toml", Effect::Deny),
+        ("docs/tg/other.toml", Effect::Deny),
+        ("tools/envrc", Effect::Ask),
+        (".envrc", Effect::Ask),
+        ("editor/settings.json", Effect::Ask),
+        (".bare/config", Effect::Ask),
+        (".bare/hooks/pre-commit", Effect::Ask),
+        ("dotfiles/bashrc", Effect::Ask),
+    ] {
+        let got = decide("write", json!({ "path": path, "content": "x" }));
+        assert_eq!(got, want, "write {path}");
+        let redirect = decide("bash", json!({ "command": format!("echo x >> {path}") }));
+        assert_eq!(redirect, want, "echo x >> {path}");
+    }
+    // Their neighbours are ordinary files.
+    for path in ["docs/readme.md", "tools/other", "editor/extensions.json"] {
+        let got = decide("write", json!({ "path": path, "content": "x" }));
+        assert_eq!(got, Effect::Allow, "write {path}");
+    }
+}
+
+/// `$HOME` reached through a symbolic link (`/home/u` -> `/data/u`): a
+/// judged path is canonical, so the home directory's protected files are
+/// found under the real directory too, existing or not. An agent working in
+/// its home directory may not rewrite `~/.bashrc` in accept-edits.
+#[test]
+fn a_home_reached_through_a_link_keeps_its_protected_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    let real = base.join("data/u");
+    fs::create_dir_all(&real).unwrap();
+    write(&real.join(".bashrc"), "# rc\n");
+    let home = base.join("home-u");
+    std::os::unix::fs::symlink(&real, &home).unwrap();
+    let loc = Location::new(&home).unwrap();
+    let policy = Policy::from_texts(&home, &home, &[], Some(Mode::AcceptEdits)).unwrap();
+    for path in [
+        ".bashrc",
+        ".zshenv",
+        ".gitconfig",
+        ".config/git/config",
+        ".profile",
+    ] {
+        for (tool, input) in [
+            ("write", json!({ "path": path, "content": "x" })),
+            ("bash", json!({ "command": format!("echo x >> ~/{path}") })),
+        ] {
+            let requests = intent::builtin_intent(tool, &input, &loc).unwrap();
+            let got = check(&policy, requests, &loc, &NoApprovals).decision;
+            assert_eq!(got, Effect::Ask, "{tool} {input}");
+        }
+    }
+    let requests = intent::builtin_intent(
+        "write",
+        &json!({ "path": "notes.txt", "content": "x" }),
+        &loc,
+    )
+    .unwrap();
+    assert_eq!(
+        check(&policy, requests, &loc, &NoApprovals).decision,
+        Effect::Allow
+    );
+}
+
+/// A file of the location that is a hard link to a protected file (the
+/// user's `~/.bashrc`, the repository's `.git/config`) is that file: a
+/// redirect appends to it in place, and the sandbox's read-only view of the
+/// protected name does not cover the other name. A write to it is a write to
+/// the protected file.
+#[test]
+fn a_hard_link_to_a_protected_file_is_protected() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    let (ws, home) = (base.join("ws"), base.join("home"));
+    write(&home.join(".bashrc"), "# rc\n");
+    write(&ws.join(".git/config"), "[core]\n");
+    write(&ws.join(".git/hooks/pre-commit"), "#!/bin/sh\n");
+    write(&ws.join("src/shared.txt"), "x\n");
+    fs::hard_link(home.join(".bashrc"), ws.join("dotfiles-bashrc")).unwrap();
+    fs::hard_link(ws.join(".git/config"), ws.join("gitcfg")).unwrap();
+    fs::hard_link(ws.join(".git/hooks/pre-commit"), ws.join("hook")).unwrap();
+    fs::hard_link(ws.join("src/shared.txt"), ws.join("shared-link.txt")).unwrap();
+    let loc = Location::new(&ws).unwrap();
+    let policy = Policy::from_texts(&ws, &home, &[], Some(Mode::AcceptEdits)).unwrap();
+    let decide = |tool: &str, input: serde_json::Value| {
+        let requests = intent::builtin_intent(tool, &input, &loc).unwrap();
+        check(&policy, requests, &loc, &NoApprovals).decision
+    };
+    for path in ["dotfiles-bashrc", "gitcfg", "hook"] {
+        assert_eq!(
+            decide("bash", json!({ "command": format!("echo x >> {path}") })),
+            Effect::Ask,
+            "echo x >> {path}"
+        );
+        assert_eq!(
+            decide("write", json!({ "path": path, "content": "x" })),
+            Effect::Ask,
+            "write {path}"
+        );
+    }
+    assert_eq!(
+        decide("bash", json!({ "command": "echo x >> shared-link.txt" })),
+        Effect::Allow
+    );
 }
