@@ -1371,10 +1371,21 @@ fn tighten_only(mut file: ConfigFile, below: &Policy) -> (ConfigFile, Vec<Ignore
     }
     if let Some(a) = file.approvals.as_mut() {
         let channels = below.approval_channels(None);
+        // Fewer: a channel of the other layers is missing. Later: one of them
+        // comes after where the other layers put it (channels ask in order,
+        // the first alone until `escalate_after`; questions go one channel
+        // at a time), or the next channel waits longer.
         let fewer = a
             .channels
             .as_ref()
             .is_some_and(|c| !channels.iter().all(|have| c.contains(have)));
+        let reordered = a.channels.as_ref().is_some_and(|c| {
+            channels
+                .iter()
+                .enumerate()
+                .any(|(at, have)| c.iter().position(|x| x == have).is_some_and(|p| p > at))
+        });
+        let fewer = fewer || reordered;
         let later = a.escalate_after.is_some_and(|e| e > below.escalate_after());
         if fewer || later {
             ignored.push(Ignored {

@@ -145,6 +145,46 @@ fn a_protected_name_linked_elsewhere_protects_where_it_leads() {
     }
 }
 
+/// `[approvals] channels` is an order: the first channel asks alone until
+/// `escalate_after`, and questions go to one channel after another. An
+/// untrusted project that keeps every channel but moves one behind another
+/// asks that person later, which it may not.
+#[test]
+fn an_untrusted_project_may_not_reorder_approval_channels_to_ask_someone_later() {
+    use toolgate_policy::config::ApprovalChannelName::{Mcp, Terminal, Web};
+    use toolgate_policy::rules::Layer;
+    let root = Path::new("/ws");
+    let home = Path::new("/home/u");
+    let user = "[approvals]\nchannels = [\"terminal\", \"mcp\"]\nescalate_after = 30\n";
+    for (project, want) in [
+        (
+            "[approvals]\nchannels = [\"mcp\", \"terminal\"]\n",
+            vec![Terminal, Mcp],
+        ),
+        (
+            "[approvals]\nchannels = [\"web\", \"terminal\", \"mcp\"]\n",
+            vec![Terminal, Mcp],
+        ),
+        // Asking one more person, after the others, tightens.
+        (
+            "[approvals]\nchannels = [\"terminal\", \"mcp\", \"web\"]\n",
+            vec![Terminal, Mcp, Web],
+        ),
+    ] {
+        let p = Policy::from_texts_untrusted(
+            root,
+            home,
+            &[
+                ("user.toml", Layer::User, user),
+                ("project.toml", Layer::Project, project),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.approval_channels(None), want, "{project}");
+    }
+}
+
 /// `$HOME` reached through a symbolic link (`/home/u` -> `/data/u`): a
 /// judged path is canonical, so the home directory's protected files are
 /// found under the real directory too, existing or not. An agent working in
