@@ -801,11 +801,11 @@ impl Policy {
             approvals,
             confined,
         );
-        let Some(below) = self
-            .without_project
-            .as_deref()
-            .filter(|_| layer == Some(Layer::Project))
-        else {
+        // An untrusted project config never makes a decision less strict
+        // than the other layers alone: not through a rule, nor through its
+        // mode (`accept-edits` under an `auto` that the sandbox does not back,
+        // which is `default`), nor through anything else it sets.
+        let Some(below) = self.without_project.as_deref() else {
             return v;
         };
         let mut b = below.judge_confined(
@@ -817,11 +817,20 @@ impl Policy {
             confined,
         );
         if strictness(&b) > strictness(&v) {
-            if let Some(rule) = &v.decision.rule {
-                b.decision.reason = format!(
-                    "{}; project rule {} \"{}\" at {}:{} would have lowered it, but it is ignored: {UNTRUSTED}",
-                    b.decision.reason, rule.action, rule.resource, rule.file, rule.line
-                );
+            match &v.decision.rule {
+                Some(rule) if layer == Some(Layer::Project) => {
+                    b.decision.reason = format!(
+                        "{}; project rule {} \"{}\" at {}:{} would have lowered it, but it is ignored: {UNTRUSTED}",
+                        b.decision.reason, rule.action, rule.resource, rule.file, rule.line
+                    );
+                }
+                _ if self.mode != below.mode => {
+                    b.decision.reason = format!(
+                        "{}; the project's mode = \"{}\" would have lowered it, but it is ignored: {UNTRUSTED}",
+                        b.decision.reason, self.mode
+                    );
+                }
+                _ => {}
             }
             return b;
         }

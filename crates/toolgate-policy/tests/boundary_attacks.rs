@@ -185,6 +185,41 @@ fn an_untrusted_project_may_not_reorder_approval_channels_to_ask_someone_later()
     }
 }
 
+/// Mode `auto` where no sandbox backs it is `default`. An untrusted project
+/// that sets `mode = "accept-edits"` ranks below `auto`, but allows the
+/// writes `default` asks: its mode may not lower a decision either.
+#[test]
+fn an_untrusted_project_mode_never_lowers_an_auto_the_sandbox_does_not_back() {
+    use toolgate_policy::rules::Layer;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = fs::canonicalize(dir.path()).unwrap();
+    let home = ws.join("home");
+    let loc = Location::new(&ws).unwrap();
+    for user in [
+        "mode = \"auto\"\n",
+        "mode = \"auto\"\n[sandbox]\nmode = \"off\"\n",
+    ] {
+        let p = Policy::from_texts_untrusted(
+            &ws,
+            &home,
+            &[
+                ("user.toml", Layer::User, user),
+                ("project.toml", Layer::Project, "mode = \"accept-edits\"\n"),
+            ],
+            None,
+        )
+        .unwrap();
+        let requests = intent::builtin_intent(
+            "write",
+            &json!({ "path": "src/x.rs", "content": "x" }),
+            &loc,
+        )
+        .unwrap();
+        let outcome = check(&p, requests, &loc, &NoApprovals);
+        assert_eq!(outcome.decision, Effect::Ask, "{user}: {}", outcome.reason);
+    }
+}
+
 /// `$HOME` reached through a symbolic link (`/home/u` -> `/data/u`): a
 /// judged path is canonical, so the home directory's protected files are
 /// found under the real directory too, existing or not. An agent working in
