@@ -231,12 +231,15 @@ pub fn approval_covers(action: &str, pattern: &str, resource: &str) -> bool {
 }
 
 fn read_file(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let err = |message: String| ConfigError {
         file: path.display().to_string(),
         line: 0,
-        message: format!("cannot read the config file: {e}"),
+        message,
         fix: "check that the path is right and the file is readable UTF-8 text".into(),
-    })
+    };
+    let bytes = crate::trust::read_config_bytes(path)
+        .map_err(|e| err(format!("cannot read the config file: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| err(format!("cannot read the config file: {e}")))
 }
 
 /// A parsed project config and what trust says about it.
@@ -255,7 +258,7 @@ fn read_project(
     trust: Option<&Path>,
 ) -> Result<ProjectInput, ConfigError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ConfigError {
+    let bytes = crate::trust::read_config_bytes(path).map_err(|e| ConfigError {
         file: name.clone(),
         line: 0,
         message: format!("cannot read the config file: {e}"),

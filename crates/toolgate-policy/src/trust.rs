@@ -93,6 +93,41 @@ pub fn config_key(path: &Path) -> PathBuf {
     key
 }
 
+/// Config files larger than this are not read.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads a config file that a repository may ship: only a regular file (a
+/// symbolic link to one is followed), at most [`MAX_CONFIG_BYTES`], opened
+/// without blocking. A link to `/dev/zero`, a FIFO, a terminal or a socket
+/// is an error at once instead of a read that never ends.
+pub fn read_config_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (a device, FIFO, socket or directory)",
+        ));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_CONFIG_BYTES} bytes"
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_CONFIG_BYTES} bytes"
+        )));
+    }
+    Ok(bytes)
+}
+
 /// The sha256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);

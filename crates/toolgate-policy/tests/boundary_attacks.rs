@@ -263,6 +263,47 @@ fn a_home_reached_through_a_link_keeps_its_protected_files() {
     );
 }
 
+/// A repository can ship `.toolgate/config.toml` as a symbolic link to
+/// `/dev/zero` (or make it a FIFO): reading it never ends, and toolgate
+/// would hang on every start. A project config that is no regular file is
+/// broken: reported and ignored, at once.
+#[test]
+fn a_project_config_that_is_no_regular_file_is_ignored_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    let home = base.join("home");
+    fs::create_dir_all(&home).unwrap();
+    let zero = base.join("zero");
+    fs::create_dir_all(zero.join(".toolgate")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", zero.join(".toolgate/config.toml")).unwrap();
+    let fifo = base.join("fifo");
+    fs::create_dir_all(fifo.join(".toolgate")).unwrap();
+    let name = std::ffi::CString::new(
+        fifo.join(".toolgate/config.toml")
+            .to_str()
+            .unwrap()
+            .as_bytes(),
+    )
+    .unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    for root in [zero, fifo] {
+        let sources = project_sources(&root, &home, &base.join("data"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Policy::load(&sources).map(|p| p.project_error().is_some()));
+        });
+        let broken = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{}: loading the policy hangs", root.display()));
+        assert!(
+            broken.unwrap(),
+            "{}: not reported as broken",
+            root.display()
+        );
+    }
+}
+
 /// A file of the location that is a hard link to a protected file (the
 /// user's `~/.bashrc`, the repository's `.git/config`) is that file: a
 /// redirect appends to it in place, and the sandbox's read-only view of the
