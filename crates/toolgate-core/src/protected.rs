@@ -445,29 +445,20 @@ impl ProtectedPaths {
                     out.push(Alias { target, entry });
                 }
             };
-            for entry in PROTECTED {
-                let bases: Vec<&Path> = match entry.anchor {
-                    Anywhere => self.roots.iter().map(PathBuf::as_path).collect(),
-                    Home if self.home.is_absolute() => vec![self.home.as_path()],
-                    Home | Root => Vec::new(),
-                };
-                for base in bases {
-                    let lexical = entry
-                        .names
-                        .iter()
-                        .fold(base.to_path_buf(), |p, n| p.join(n));
-                    let Ok(real) = std::fs::canonicalize(&lexical) else {
-                        continue;
-                    };
+            for entry in PROTECTED.iter().filter(|e| e.anchor == Home) {
+                if !self.home.is_absolute() {
+                    break;
+                }
+                let lexical = entry.names.iter().fold(self.home.clone(), |p, n| p.join(n));
+                if let Ok(real) = std::fs::canonicalize(&lexical) {
                     if real != lexical {
-                        add(real.clone(), entry);
-                    }
-                    if entry.names == [".git"] && real.is_file() {
-                        if let Some(dir) = gitfile_target(&real) {
-                            add(dir, entry);
-                        }
+                        add(real, entry);
                     }
                 }
+            }
+            let mut budget = ALIAS_SCAN_LIMIT;
+            for root in &self.roots {
+                walk_for_aliases(root, &mut budget, &mut add);
             }
             out
         })
@@ -662,6 +653,66 @@ fn collect_files(
             continue;
         }
         collect_files(&entry.path(), hit, depth - 1, budget, out);
+    }
+}
+
+/// At most this many entries of the location are read to find protected
+/// names that are links.
+const ALIAS_SCAN_LIMIT: usize = 50_000;
+/// How deep below a root protected names that are links are looked for.
+const ALIAS_SCAN_DEPTH: usize = 8;
+/// Directories not looked into for them: git's internals, dependencies and
+/// build output, which hold many files and no project's own settings.
+const ALIAS_SCAN_SKIP: &[&str] = &[".git", "node_modules", "target", ".venv", "__pycache__"];
+
+/// Walks `root` (without following links) for entries named like the first
+/// component of an entry anchored anywhere (`.envrc`, `.toolgate`,
+/// `.github`, `.git`…) and reports, through `add`, where the entry really
+/// is when a link (or a `.git` gitfile) takes it elsewhere: a write there
+/// is a write to the protected place.
+fn walk_for_aliases(
+    root: &Path,
+    budget: &mut usize,
+    add: &mut impl FnMut(PathBuf, &'static ProtectedEntry),
+) {
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            let name = e.file_name();
+            let lower = name.to_string_lossy().to_ascii_lowercase();
+            for entry in PROTECTED
+                .iter()
+                .filter(|p| p.anchor == Anywhere && p.names.first() == Some(&lower.as_str()))
+            {
+                let lexical = entry.names[1..]
+                    .iter()
+                    .fold(dir.join(&name), |p, n| p.join(n));
+                let Ok(real) = std::fs::canonicalize(&lexical) else {
+                    continue;
+                };
+                if real != lexical {
+                    add(real.clone(), entry);
+                }
+                if entry.names == [".git"] && real.is_file() {
+                    if let Some(target) = gitfile_target(&real) {
+                        add(target, entry);
+                    }
+                }
+            }
+            let descend = depth < ALIAS_SCAN_DEPTH
+                && !ALIAS_SCAN_SKIP.contains(&lower.as_str())
+                && e.file_type().is_ok_and(|t| t.is_dir());
+            if descend {
+                stack.push((e.path(), depth + 1));
+            }
+        }
     }
 }
 

@@ -345,3 +345,49 @@ fn a_hard_link_to_a_protected_file_is_protected() {
         Effect::Allow
     );
 }
+
+/// The same below the root: `sub/.envrc -> ../tools/envrc` is what direnv
+/// runs in `sub`, and `pkg/.git` holding `gitdir: ../pkg.git` makes
+/// `pkg.git` that repository. Writing either name is asked.
+#[test]
+fn a_nested_protected_name_linked_elsewhere_protects_where_it_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    let (ws, home) = (base.join("ws"), base.join("home"));
+    write(&ws.join("tools/envrc"), "export A=1\n");
+    write(&ws.join("sub/readme.md"), "\n");
+    write(&ws.join("a/b/c/claude-settings/settings.json"), "{}\n");
+    write(&ws.join("pkg.git/HEAD"), "ref: refs/heads/main\n");
+    write(&ws.join("pkg/.git"), "gitdir: ../pkg.git\n");
+    fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::symlink("../tools/envrc", ws.join("sub/.envrc")).unwrap();
+    std::os::unix::fs::symlink("claude-settings", ws.join("a/b/c/.claude")).unwrap();
+    let loc = Location::new(&ws).unwrap();
+    let policy = Policy::from_texts(&ws, &home, &[], Some(Mode::AcceptEdits)).unwrap();
+    let decide = |tool: &str, input: serde_json::Value| {
+        let requests = intent::builtin_intent(tool, &input, &loc).unwrap();
+        check(&policy, requests, &loc, &NoApprovals).decision
+    };
+    for path in [
+        "sub/.envrc",
+        "tools/envrc",
+        "a/b/c/claude-settings/settings.json",
+        "pkg.git/config",
+        "pkg.git/hooks/pre-commit",
+    ] {
+        assert_eq!(
+            decide("write", json!({ "path": path, "content": "x" })),
+            Effect::Ask,
+            "write {path}"
+        );
+        assert_eq!(
+            decide("bash", json!({ "command": format!("echo x >> {path}") })),
+            Effect::Ask,
+            "echo x >> {path}"
+        );
+    }
+    assert_eq!(
+        decide("write", json!({ "path": "sub/readme.md", "content": "x" })),
+        Effect::Allow
+    );
+}
