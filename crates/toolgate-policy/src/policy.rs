@@ -885,7 +885,10 @@ impl Policy {
             });
         }
         let line = self.project_file.as_ref().map_or(0, |f| f.lines.mode);
-        let why = if trusted.mode() != self.mode {
+        // The project's mode, kept because it ranks below the other layers',
+        // may be what would have lowered it.
+        let below_mode = self.without_project.as_deref().map(|b| b.mode);
+        let why = if trusted.mode() != self.mode || below_mode.is_some_and(|m| m != self.mode) {
             format!(
                 "{UNTRUSTED}: mode = \"{}\" would {} it",
                 trusted.mode(),

@@ -217,6 +217,14 @@ fn an_untrusted_project_mode_never_lowers_an_auto_the_sandbox_does_not_back() {
         .unwrap();
         let outcome = check(&p, requests, &loc, &NoApprovals);
         assert_eq!(outcome.decision, Effect::Ask, "{user}: {}", outcome.reason);
+        assert!(
+            outcome
+                .ignored
+                .iter()
+                .any(|i| i.why.contains("mode = \"accept-edits\"")),
+            "{user}: {:?}",
+            outcome.ignored
+        );
     }
 }
 
