@@ -399,3 +399,36 @@ fn a_nested_protected_name_linked_elsewhere_protects_where_it_leads() {
         Effect::Allow
     );
 }
+
+/// bash expands an unquoted glob in a redirect target: `>> .g?t/config`
+/// appends to `.git/config` (its one match). Such a target is only known
+/// when the command runs: asked, never allowed by accept-edits.
+#[test]
+fn a_globbed_redirect_target_is_not_allowed_by_accept_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = fs::canonicalize(dir.path()).unwrap();
+    write(&ws.join(".git/config"), "[core]\n");
+    write(&ws.join(".envrc"), "\n");
+    let loc = Location::new(&ws).unwrap();
+    let policy = Policy::from_texts(&ws, &ws.join("home"), &[], Some(Mode::AcceptEdits)).unwrap();
+    for command in [
+        "echo x >> .g?t/config",
+        "echo x >> .gi[t]/config",
+        "echo x >> .git/conf?g",
+        "echo x > .envr*",
+        "echo x >| ./.[e]nvrc",
+    ] {
+        let requests =
+            intent::builtin_intent("bash", &json!({ "command": command }), &loc).unwrap();
+        let got = check(&policy, requests, &loc, &NoApprovals).decision;
+        assert_eq!(got, Effect::Ask, "{command}");
+    }
+    // Quoted, the pattern is a name.
+    let requests =
+        intent::builtin_intent("bash", &json!({ "command": "echo x > 'notes?.txt'" }), &loc)
+            .unwrap();
+    assert_eq!(
+        check(&policy, requests, &loc, &NoApprovals).decision,
+        Effect::Allow
+    );
+}

@@ -482,7 +482,11 @@ impl Analyzer<'_, '_> {
         }
         let writes = op.contains('>');
         let truncates = matches!(op, ">" | ">|" | "&>" | ">&");
-        if !target.known {
+        // bash expands an unquoted glob in a redirect target (`>> .g?t/config`
+        // writes `.git/config` when that is its one match): where a write
+        // lands is then only known when the command runs.
+        let globbed = writes && target.unquoted && has_glob(&target.text);
+        if !target.known || globbed {
             let action = if writes { "edit" } else { "read" };
             let risk = if writes {
                 Risk::Write
