@@ -432,3 +432,44 @@ fn a_globbed_redirect_target_is_not_allowed_by_accept_edits() {
         Effect::Allow
     );
 }
+
+/// A written path whose directory part is a glob (`sed -i … .g?t/config`)
+/// lands where only the run knows: a rule naming the command (`sed *`) and
+/// accept-edits may not allow it, as they may not allow `.git/config`.
+#[test]
+fn a_globbed_directory_in_a_written_path_is_an_unknown_target() {
+    use toolgate_policy::rules::Layer;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = fs::canonicalize(dir.path()).unwrap();
+    write(&ws.join(".git/config"), "[core]\n");
+    write(&ws.join(".git/hooks/pre-commit.sample"), "\n");
+    write(&ws.join("x"), "\n");
+    let loc = Location::new(&ws).unwrap();
+    let user =
+        "[permission.bash]\n\"sed *\" = \"allow\"\n\"tee *\" = \"allow\"\n\"cp *\" = \"allow\"\n";
+    let policy = Policy::from_texts(
+        &ws,
+        &ws.join("home"),
+        &[("user.toml", Layer::User, user)],
+        Some(Mode::AcceptEdits),
+    )
+    .unwrap();
+    for command in [
+        "sed -i s/a/b/ .git/config",
+        "sed -i s/a/b/ .g?t/config",
+        "echo x | tee -a .g?t/config",
+        "cp x .gi[t]/hooks/pre-commit",
+        "cp x */hooks/pre-commit",
+    ] {
+        let requests =
+            intent::builtin_intent("bash", &json!({ "command": command }), &loc).unwrap();
+        let got = check(&policy, requests, &loc, &NoApprovals).decision;
+        assert_eq!(got, Effect::Ask, "{command}");
+    }
+    let requests =
+        intent::builtin_intent("bash", &json!({ "command": "sed -i s/a/b/ x" }), &loc).unwrap();
+    assert_eq!(
+        check(&policy, requests, &loc, &NoApprovals).decision,
+        Effect::Allow
+    );
+}
