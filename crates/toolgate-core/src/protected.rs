@@ -27,6 +27,8 @@
 //! assert_eq!(own.class, ProtectedClass::Toolgate);
 //! ```
 
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -302,6 +304,65 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         CI,
     ),
     entry(
+        ".github/actions/",
+        Anywhere,
+        &[".github", "actions"],
+        true,
+        RunsCode,
+        "a repository's own CI action, which its workflows run with the repository's secrets",
+    ),
+    entry(".circleci/", Anywhere, &[".circleci"], true, RunsCode, CI),
+    entry(".buildkite/", Anywhere, &[".buildkite"], true, RunsCode, CI),
+    entry(
+        "azure-pipelines.yml",
+        Anywhere,
+        &["azure-pipelines.yml"],
+        false,
+        RunsCode,
+        CI,
+    ),
+    entry(
+        ".travis.yml",
+        Anywhere,
+        &[".travis.yml"],
+        false,
+        RunsCode,
+        CI,
+    ),
+    entry(
+        "bitbucket-pipelines.yml",
+        Anywhere,
+        &["bitbucket-pipelines.yml"],
+        false,
+        RunsCode,
+        CI,
+    ),
+    entry(
+        "Jenkinsfile",
+        Anywhere,
+        &["jenkinsfile"],
+        false,
+        RunsCode,
+        CI,
+    ),
+    entry(".drone.yml", Anywhere, &[".drone.yml"], false, RunsCode, CI),
+    entry(
+        ".husky/",
+        Anywhere,
+        &[".husky"],
+        true,
+        RunsCode,
+        "git hooks that husky points core.hooksPath at: git runs them on commit and push",
+    ),
+    entry(
+        ".pre-commit-config.yaml",
+        Anywhere,
+        &[".pre-commit-config.yaml"],
+        false,
+        RunsCode,
+        "the pre-commit framework's hooks, which git runs on every commit",
+    ),
+    entry(
         "~/.config/systemd/user/",
         Home,
         &[".config", "systemd", "user"],
@@ -368,6 +429,30 @@ pub struct ProtectedPaths {
     /// The same, symlinks resolved, computed on first use: most decisions
     /// judge no write, and resolving costs a `readlink` per path component.
     own: OnceLock<Vec<PathBuf>>,
+    /// The location roots whose protected names are followed (see
+    /// [`ProtectedPaths::with_roots`]).
+    roots: Vec<PathBuf>,
+    /// Where the protected names of the roots and of the home directory
+    /// really are when they are symbolic links (or `.git` is a gitfile),
+    /// computed on first use like `own`.
+    aliases: OnceLock<Vec<Alias>>,
+    /// The home directory with symlinks resolved (paths are judged in
+    /// their canonical form), computed on first use like `own`.
+    home_real: OnceLock<PathBuf>,
+    /// The regular files of the protected places by device and inode, for
+    /// a write to a hard link of one; computed the first time a written
+    /// file has more than one link.
+    links: OnceLock<HashMap<(u64, u64), Protected>>,
+}
+
+/// A protected place reached under another name: the entry's name is a
+/// symbolic link (`.envrc -> tools/envrc`, `~/.bashrc -> dotfiles/bashrc`)
+/// or a gitfile (`.git` holding `gitdir: .bare`), and `target` is where the
+/// program that reads the entry really reads.
+#[derive(Clone, Debug)]
+struct Alias {
+    target: PathBuf,
+    entry: &'static ProtectedEntry,
 }
 
 impl ProtectedPaths {
@@ -387,7 +472,117 @@ impl ProtectedPaths {
             home: home.into(),
             own_given,
             own: OnceLock::new(),
+            roots: Vec::new(),
+            aliases: OnceLock::new(),
+            home_real: OnceLock::new(),
+            links: OnceLock::new(),
         }
+    }
+
+    /// Also protects the real places behind the protected names of `roots`
+    /// (absolute, canonical location roots) and of the home directory: a
+    /// `.toolgate`, `.envrc`, `.claude`, `.github` … that is a symbolic link
+    /// into the location makes its target the place the program reads, and
+    /// a write to the target is a write to the protected place; a `.git`
+    /// gitfile makes the directory it names the repository. They are read
+    /// the first time a write is judged.
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        for r in roots.into_iter().filter(|r| r.is_absolute()) {
+            if !self.roots.contains(&r) {
+                self.roots.push(r);
+            }
+        }
+        self
+    }
+
+    /// The protected places reached under another name (see [`Alias`]).
+    fn aliases(&self) -> &[Alias] {
+        self.aliases.get_or_init(|| {
+            let mut out: Vec<Alias> = Vec::new();
+            let mut add = |target: PathBuf, entry: &'static ProtectedEntry| {
+                if !out.iter().any(|a| a.target == target) {
+                    out.push(Alias { target, entry });
+                }
+            };
+            for entry in PROTECTED.iter().filter(|e| e.anchor == Home) {
+                if !self.home.is_absolute() {
+                    break;
+                }
+                let lexical = entry.names.iter().fold(self.home.clone(), |p, n| p.join(n));
+                if let Ok(real) = std::fs::canonicalize(&lexical) {
+                    if real != lexical {
+                        add(real, entry);
+                    }
+                }
+            }
+            let mut budget = ALIAS_SCAN_LIMIT;
+            for root in &self.roots {
+                walk_for_aliases(root, &mut budget, &mut add);
+            }
+            out
+        })
+    }
+
+    /// The regular files of every protected place of the roots, the home
+    /// directory and toolgate's own places (a directory's files two levels
+    /// deep, git's object store and logs aside), by device and inode.
+    fn links(&self) -> &HashMap<(u64, u64), Protected> {
+        self.links.get_or_init(|| {
+            let mut out = HashMap::new();
+            let mut budget = LINK_SCAN_LIMIT;
+            let mut places: Vec<(PathBuf, Protected)> = Vec::new();
+            for entry in PROTECTED {
+                let bases: Vec<PathBuf> = match entry.anchor {
+                    Anywhere => self.roots.clone(),
+                    Home if self.home.is_absolute() => vec![self.home.clone()],
+                    Home => Vec::new(),
+                    Root => vec![PathBuf::from("/")],
+                };
+                for base in bases {
+                    let at = entry.names.iter().fold(base, |p, n| p.join(n));
+                    places.push((at, protected_of(entry)));
+                }
+            }
+            for alias in self.aliases() {
+                places.push((alias.target.clone(), protected_of(alias.entry)));
+            }
+            for own in self.own() {
+                places.push((
+                    own.clone(),
+                    Protected {
+                        entry: own.display().to_string(),
+                        class: Toolgate,
+                        why: OWN_WHY.into(),
+                        name: own
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                    },
+                ));
+            }
+            for (at, hit) in places {
+                collect_files(&at, &hit, 2, &mut budget, &mut out);
+            }
+            out
+        })
+    }
+
+    /// A hard link to a protected file: the written file has more than one
+    /// link, and one of them is a protected file.
+    fn hard_link(&self, path: &Path) -> Option<Protected> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if !meta.is_file() || meta.nlink() < 2 {
+            return None;
+        }
+        let hit = self.links().get(&(meta.dev(), meta.ino()))?;
+        Some(Protected {
+            why: format!(
+                "{} ({} is a hard link to the protected file)",
+                hit.why,
+                path.display()
+            ),
+            ..hit.clone()
+        })
     }
 
     /// Toolgate's own places added to the table (canonical where they exist).
@@ -417,8 +612,19 @@ impl ProtectedPaths {
                 return Some(Protected {
                     entry: own.display().to_string(),
                     class: Toolgate,
-                    why: "one of toolgate's own config files or its data directory: a write there changes the gate itself".into(),
+                    why: OWN_WHY.into(),
                     name,
+                });
+            }
+        }
+        for alias in self.aliases() {
+            let e = alias.entry;
+            if path.starts_with(&alias.target) && (e.beneath || path == alias.target) {
+                return Some(Protected {
+                    entry: e.display.to_string(),
+                    class: e.class,
+                    why: format!("{} (reached here through {})", e.why, e.display),
+                    name: e.names.last().copied().unwrap_or_default().to_string(),
                 });
             }
         }
@@ -429,25 +635,159 @@ impl ProtectedPaths {
                 _ => None,
             })
             .collect();
-        let home_len = if path.is_absolute() && path.starts_with(&self.home) {
-            Some(normal_len(&self.home))
-        } else {
-            None
-        };
-        PROTECTED.iter().find_map(|e| {
+        // The home directory as given or as it really is: a judged path is
+        // canonical, and `$HOME` may be reached through a symbolic link.
+        let home_real = self.home_real.get_or_init(|| {
+            std::fs::canonicalize(&self.home).unwrap_or_else(|_| self.home.clone())
+        });
+        let home_len = [&self.home, home_real]
+            .into_iter()
+            .find(|h| path.is_absolute() && h.is_absolute() && path.starts_with(h))
+            .map(|h| normal_len(h));
+        let by_name = PROTECTED.iter().find_map(|e| {
             let hit = match e.anchor {
                 Anywhere => (0..names.len()).any(|at| matches_at(e, &names, at)),
                 Home => home_len.is_some_and(|at| matches_at(e, &names, at)),
                 Root => path.is_absolute() && matches_at(e, &names, 0),
             };
-            hit.then(|| Protected {
-                entry: e.display.to_string(),
-                class: e.class,
-                why: e.why.to_string(),
-                name: e.names.last().copied().unwrap_or_default().to_string(),
-            })
-        })
+            hit.then(|| protected_of(e))
+        });
+        by_name.or_else(|| self.hard_link(path))
     }
+}
+
+const OWN_WHY: &str = "one of toolgate's own config files or its data directory: a write there changes the gate itself";
+
+/// At most this many entries are read to find the protected files' inodes.
+const LINK_SCAN_LIMIT: usize = 20_000;
+
+/// Directories of a protected place not looked into for hard links: git's
+/// object store, logs and nested repositories hold many files and nothing
+/// a program runs.
+const LINK_SCAN_SKIP: &[&str] = &["objects", "logs", "lfs", "modules", "worktrees"];
+
+/// Why `e` protects a path.
+fn protected_of(e: &ProtectedEntry) -> Protected {
+    Protected {
+        entry: e.display.to_string(),
+        class: e.class,
+        why: e.why.to_string(),
+        name: e.names.last().copied().unwrap_or_default().to_string(),
+    }
+}
+
+/// Records the regular files at `at` (itself, or beneath it `depth` levels
+/// deep) as `hit`, by device and inode.
+fn collect_files(
+    at: &Path,
+    hit: &Protected,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut HashMap<(u64, u64), Protected>,
+) {
+    let Ok(meta) = std::fs::symlink_metadata(at) else {
+        return;
+    };
+    if meta.is_file() {
+        out.entry((meta.dev(), meta.ino()))
+            .or_insert_with(|| hit.clone());
+        return;
+    }
+    if !meta.is_dir() || depth == 0 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(at) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let name = entry.file_name();
+        if LINK_SCAN_SKIP
+            .iter()
+            .any(|s| name.as_encoded_bytes() == s.as_bytes())
+        {
+            continue;
+        }
+        collect_files(&entry.path(), hit, depth - 1, budget, out);
+    }
+}
+
+/// At most this many entries of the location are read to find protected
+/// names that are links.
+const ALIAS_SCAN_LIMIT: usize = 50_000;
+/// How deep below a root protected names that are links are looked for.
+const ALIAS_SCAN_DEPTH: usize = 8;
+/// Directories not looked into for them: git's internals, dependencies and
+/// build output, which hold many files and no project's own settings.
+const ALIAS_SCAN_SKIP: &[&str] = &[".git", "node_modules", "target", ".venv", "__pycache__"];
+
+/// Walks `root` (without following links) for entries named like the first
+/// component of an entry anchored anywhere (`.envrc`, `.toolgate`,
+/// `.github`, `.git`…) and reports, through `add`, where the entry really
+/// is when a link (or a `.git` gitfile) takes it elsewhere: a write there
+/// is a write to the protected place.
+fn walk_for_aliases(
+    root: &Path,
+    budget: &mut usize,
+    add: &mut impl FnMut(PathBuf, &'static ProtectedEntry),
+) {
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            let name = e.file_name();
+            let lower = name.to_string_lossy().to_ascii_lowercase();
+            for entry in PROTECTED
+                .iter()
+                .filter(|p| p.anchor == Anywhere && p.names.first() == Some(&lower.as_str()))
+            {
+                let lexical = entry.names[1..]
+                    .iter()
+                    .fold(dir.join(&name), |p, n| p.join(n));
+                let Ok(real) = std::fs::canonicalize(&lexical) else {
+                    continue;
+                };
+                if real != lexical {
+                    add(real.clone(), entry);
+                }
+                if entry.names == [".git"] && real.is_file() {
+                    if let Some(target) = gitfile_target(&real) {
+                        add(target, entry);
+                    }
+                }
+            }
+            let descend = depth < ALIAS_SCAN_DEPTH
+                && !ALIAS_SCAN_SKIP.contains(&lower.as_str())
+                && e.file_type().is_ok_and(|t| t.is_dir());
+            if descend {
+                stack.push((e.path(), depth + 1));
+            }
+        }
+    }
+}
+
+/// The directory a `.git` gitfile (`gitdir: PATH`) names, canonical, when
+/// it exists.
+fn gitfile_target(file: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    let named = text.strip_prefix("gitdir:")?.trim();
+    let dir = file.parent()?.join(named);
+    std::fs::canonicalize(dir).ok().filter(|d| d.is_dir())
 }
 
 /// The number of normal components of `path`.
@@ -525,6 +865,16 @@ mod tests {
             ("/ws/.vscode/tasks.json", ".vscode/tasks.json"),
             ("/ws/.github/workflows/ci.yml", ".github/workflows/"),
             ("/ws/.gitlab-ci.yml", ".gitlab-ci.yml"),
+            ("/ws/.github/actions/build/action.yml", ".github/actions/"),
+            ("/ws/.circleci/config.yml", ".circleci/"),
+            ("/ws/.buildkite/pipeline.yml", ".buildkite/"),
+            ("/ws/azure-pipelines.yml", "azure-pipelines.yml"),
+            ("/ws/.travis.yml", ".travis.yml"),
+            ("/ws/bitbucket-pipelines.yml", "bitbucket-pipelines.yml"),
+            ("/ws/Jenkinsfile", "Jenkinsfile"),
+            ("/ws/.drone.yml", ".drone.yml"),
+            ("/ws/.husky/pre-commit", ".husky/"),
+            ("/ws/.pre-commit-config.yaml", ".pre-commit-config.yaml"),
             (
                 "/home/u/.config/systemd/user/x.service",
                 "~/.config/systemd/user/",

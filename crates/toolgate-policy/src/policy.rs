@@ -231,12 +231,15 @@ pub fn approval_covers(action: &str, pattern: &str, resource: &str) -> bool {
 }
 
 fn read_file(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let err = |message: String| ConfigError {
         file: path.display().to_string(),
         line: 0,
-        message: format!("cannot read the config file: {e}"),
+        message,
         fix: "check that the path is right and the file is readable UTF-8 text".into(),
-    })
+    };
+    let bytes = crate::trust::read_config_bytes(path)
+        .map_err(|e| err(format!("cannot read the config file: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| err(format!("cannot read the config file: {e}")))
 }
 
 /// A parsed project config and what trust says about it.
@@ -255,7 +258,7 @@ fn read_project(
     trust: Option<&Path>,
 ) -> Result<ProjectInput, ConfigError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ConfigError {
+    let bytes = crate::trust::read_config_bytes(path).map_err(|e| ConfigError {
         file: name.clone(),
         line: 0,
         message: format!("cannot read the config file: {e}"),
@@ -550,7 +553,8 @@ impl Policy {
             home: sources.home.clone(),
             files: names,
             examples,
-            protected: ProtectedPaths::new(sources.home.clone(), own.collect::<Vec<_>>()),
+            protected: ProtectedPaths::new(sources.home.clone(), own.collect::<Vec<_>>())
+                .with_roots([sources.root.clone()]),
             project: None,
             project_error: None,
             project_file: None,
@@ -800,11 +804,11 @@ impl Policy {
             approvals,
             confined,
         );
-        let Some(below) = self
-            .without_project
-            .as_deref()
-            .filter(|_| layer == Some(Layer::Project))
-        else {
+        // An untrusted project config never makes a decision less strict
+        // than the other layers alone: not through a rule, nor through its
+        // mode (`accept-edits` under an `auto` that the sandbox does not back,
+        // which is `default`), nor through anything else it sets.
+        let Some(below) = self.without_project.as_deref() else {
             return v;
         };
         let mut b = below.judge_confined(
@@ -816,11 +820,20 @@ impl Policy {
             confined,
         );
         if strictness(&b) > strictness(&v) {
-            if let Some(rule) = &v.decision.rule {
-                b.decision.reason = format!(
-                    "{}; project rule {} \"{}\" at {}:{} would have lowered it, but it is ignored: {UNTRUSTED}",
-                    b.decision.reason, rule.action, rule.resource, rule.file, rule.line
-                );
+            match &v.decision.rule {
+                Some(rule) if layer == Some(Layer::Project) => {
+                    b.decision.reason = format!(
+                        "{}; project rule {} \"{}\" at {}:{} would have lowered it, but it is ignored: {UNTRUSTED}",
+                        b.decision.reason, rule.action, rule.resource, rule.file, rule.line
+                    );
+                }
+                _ if self.mode != below.mode => {
+                    b.decision.reason = format!(
+                        "{}; the project's mode = \"{}\" would have lowered it, but it is ignored: {UNTRUSTED}",
+                        b.decision.reason, self.mode
+                    );
+                }
+                _ => {}
             }
             return b;
         }
@@ -872,7 +885,10 @@ impl Policy {
             });
         }
         let line = self.project_file.as_ref().map_or(0, |f| f.lines.mode);
-        let why = if trusted.mode() != self.mode {
+        // The project's mode, kept because it ranks below the other layers',
+        // may be what would have lowered it.
+        let below_mode = self.without_project.as_deref().map(|b| b.mode);
+        let why = if trusted.mode() != self.mode || below_mode.is_some_and(|m| m != self.mode) {
             format!(
                 "{UNTRUSTED}: mode = \"{}\" would {} it",
                 trusted.mode(),
@@ -1370,10 +1386,21 @@ fn tighten_only(mut file: ConfigFile, below: &Policy) -> (ConfigFile, Vec<Ignore
     }
     if let Some(a) = file.approvals.as_mut() {
         let channels = below.approval_channels(None);
+        // Fewer: a channel of the other layers is missing. Later: one of them
+        // comes after where the other layers put it (channels ask in order,
+        // the first alone until `escalate_after`; questions go one channel
+        // at a time), or the next channel waits longer.
         let fewer = a
             .channels
             .as_ref()
             .is_some_and(|c| !channels.iter().all(|have| c.contains(have)));
+        let reordered = a.channels.as_ref().is_some_and(|c| {
+            channels
+                .iter()
+                .enumerate()
+                .any(|(at, have)| c.iter().position(|x| x == have).is_some_and(|p| p > at))
+        });
+        let fewer = fewer || reordered;
         let later = a.escalate_after.is_some_and(|e| e > below.escalate_after());
         if fewer || later {
             ignored.push(Ignored {

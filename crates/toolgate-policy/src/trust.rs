@@ -69,10 +69,63 @@ pub enum TrustError {
     },
 }
 
-/// The path a project config is trusted under: canonical, so that one file
-/// reached by two spellings is one record.
+/// The path a project config is trusted under: the project's directory
+/// canonical (so that one project reached by two spellings is one record),
+/// and `.toolgate/config.toml` below it as written, never resolved. Trust is
+/// consent to these bytes as the policy of this project: a repository whose
+/// `.toolgate` (or `config.toml`) is a symbolic link to a config trusted
+/// for another project reaches the same bytes, but is another project, and
+/// is not trusted by that record.
 pub fn config_key(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    let mut tail = Vec::with_capacity(2);
+    let mut dir = path;
+    for _ in 0..2 {
+        match (dir.parent(), dir.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name);
+                dir = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut key = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    key.extend(tail.iter().rev());
+    key
+}
+
+/// Config files larger than this are not read.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads a config file that a repository may ship: only a regular file (a
+/// symbolic link to one is followed), at most [`MAX_CONFIG_BYTES`], opened
+/// without blocking. A link to `/dev/zero`, a FIFO, a terminal or a socket
+/// is an error at once instead of a read that never ends.
+pub fn read_config_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (a device, FIFO, socket or directory)",
+        ));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_CONFIG_BYTES} bytes"
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_CONFIG_BYTES} bytes"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// The sha256 of `bytes`, lowercase hex.

@@ -26,6 +26,30 @@ pub const PROTECTED_IN_LOCATION: &[&str] = &[
     ".gitlab-ci.yml",
 ];
 
+/// Files and directories under the home directory that run code or change
+/// the gate when written (read-only with the rest of the file system): a
+/// hard link to one of their files inside the location is made read-only
+/// too. A trailing `/` names a directory.
+pub const PROTECTED_IN_HOME: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".gitconfig",
+    ".config/git/",
+    ".config/fish/",
+    ".ssh/config",
+    ".config/systemd/user/",
+    ".config/autostart/",
+    ".config/toolgate/",
+    ".local/share/toolgate/",
+];
+
 /// Credential files and directories under the home directory that are masked
 /// (replaced by an empty file or directory) in the sandbox. A trailing `/`
 /// names a directory.

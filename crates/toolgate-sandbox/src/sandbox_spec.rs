@@ -49,6 +49,11 @@ pub struct SandboxSpec {
     /// these, `.env` files found in the roots and hard links in the roots to
     /// any masked file are masked too.
     pub masked: Vec<PathBuf>,
+    /// Protected files outside the roots (the home directory's start-up
+    /// files and configs), read-only with the rest of the file system: a
+    /// hard link to one of them inside a root is made read-only too, as is
+    /// a hard link to a `read_only` file.
+    pub protected_elsewhere: Vec<PathBuf>,
     /// Whether the command keeps the machine's network.
     pub network: bool,
     /// The unix socket of an allowlisting proxy ([`crate::proxy`]). When set
@@ -89,12 +94,21 @@ impl SandboxSpec {
                     .map(move |p| join_keep_slash(h, p))
             })
             .collect();
+        let protected_elsewhere = home
+            .iter()
+            .flat_map(|h| {
+                masks::PROTECTED_IN_HOME
+                    .iter()
+                    .map(move |p| join_keep_slash(h, p))
+            })
+            .collect();
         SandboxSpec {
             cwd: roots.first().cloned().unwrap_or_else(|| PathBuf::from("/")),
             roots,
             writable: Vec::new(),
             read_only,
             masked,
+            protected_elsewhere,
             network: false,
             proxy: None,
             helper: None,
@@ -189,8 +203,21 @@ impl SandboxSpec {
                 masked_set.insert(c);
             }
         }
+        // The files of the protected places (the location's, and the home
+        // directory's start-up files and configs, read-only with the rest of
+        // the file system): a hard link to one of them inside a writable
+        // root is made read-only too, or a write through the other name
+        // would change the protected file.
+        let mut protected_inodes = HashSet::new();
+        let mut budget = PROTECTED_INODE_LIMIT;
+        for p in &read_only {
+            collect_inodes_bounded(p, 3, &mut budget, &mut protected_inodes);
+        }
+        for p in &self.protected_elsewhere {
+            collect_inodes_bounded(p, 2, &mut budget, &mut protected_inodes);
+        }
         for root in &roots {
-            let scan = scan_root(root, &credential_inodes);
+            let scan = scan_root_protecting(root, &credential_inodes, &protected_inodes);
             if scan.truncated {
                 notes.push(format!(
                     "stopped looking for .env files and hard links in {} after {SCAN_LIMIT} entries",
@@ -421,6 +448,42 @@ fn collect_inodes(path: &Path, out: &mut HashSet<(u64, u64)>) {
     }
 }
 
+/// Files by device and inode.
+type Inodes = HashSet<(u64, u64)>;
+
+/// At most this many entries are read to find the protected files' inodes.
+const PROTECTED_INODE_LIMIT: usize = 4096;
+
+/// The inodes of the regular files at `path` (itself, or beneath it `depth`
+/// levels deep), at most `budget` entries.
+fn collect_inodes_bounded(
+    path: &Path,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut HashSet<(u64, u64)>,
+) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if meta.is_file() {
+        out.insert((meta.dev(), meta.ino()));
+        return;
+    }
+    if !meta.is_dir() || depth == 0 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        collect_inodes_bounded(&e.path(), depth - 1, budget, out);
+    }
+}
+
 #[derive(Debug, Default)]
 struct Scan {
     masked: Vec<PathBuf>,
@@ -509,16 +572,28 @@ fn inode_key(inodes: &HashSet<(u64, u64)>) -> u64 {
 /// whose [`Stamp`] is unchanged since the last walk (and not racy) is not
 /// read again: what it held is taken from the cache, which is dropped
 /// whole when the credential files' inodes change.
+#[cfg(test)]
 fn scan_root(root: &Path, credential_inodes: &HashSet<(u64, u64)>) -> Scan {
-    scan_root_within(root, credential_inodes, Some(RACY_WINDOW))
+    scan_root_within(root, credential_inodes, &HashSet::new(), Some(RACY_WINDOW))
+}
+
+/// [`scan_root`] that also finds hard links to the files of
+/// `protected_inodes` (listed with the nested protected paths).
+fn scan_root_protecting(
+    root: &Path,
+    credential_inodes: &HashSet<(u64, u64)>,
+    protected_inodes: &HashSet<(u64, u64)>,
+) -> Scan {
+    scan_root_within(root, credential_inodes, protected_inodes, Some(RACY_WINDOW))
 }
 
 fn scan_root_within(
     root: &Path,
     credential_inodes: &HashSet<(u64, u64)>,
+    protected_inodes: &HashSet<(u64, u64)>,
     window: Option<i128>,
 ) -> Scan {
-    let key = inode_key(credential_inodes);
+    let key = inode_key(credential_inodes) ^ inode_key(protected_inodes).rotate_left(1);
     let mut old = {
         let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
         guard
@@ -555,7 +630,13 @@ fn scan_root_within(
             Some(d) if d.stamp == stamp => d,
             _ => {
                 scan.dirs_read += 1;
-                let Some(d) = scan_dir(&dir, root, stamp, credential_inodes, &nested_first) else {
+                let Some(d) = scan_dir(
+                    &dir,
+                    root,
+                    stamp,
+                    (credential_inodes, protected_inodes),
+                    &nested_first,
+                ) else {
                     continue;
                 };
                 d
@@ -590,7 +671,7 @@ fn scan_dir(
     dir: &Path,
     root: &Path,
     stamp: Stamp,
-    credential_inodes: &HashSet<(u64, u64)>,
+    (credential_inodes, protected_inodes): (&Inodes, &Inodes),
     nested_first: &HashSet<&str>,
 ) -> Option<DirScan> {
     let entries = std::fs::read_dir(dir).ok()?;
@@ -624,10 +705,13 @@ fn scan_dir(
             if name != ".git" {
                 found.subdirs.push(path);
             }
-        } else if ft.is_file() && !credential_inodes.is_empty() {
+        } else if ft.is_file() && !(credential_inodes.is_empty() && protected_inodes.is_empty()) {
             if let Ok(m) = entry.metadata() {
                 if m.nlink() > 1 && credential_inodes.contains(&(m.dev(), m.ino())) {
                     found.masked.push(path);
+                } else if m.nlink() > 1 && protected_inodes.contains(&(m.dev(), m.ino())) {
+                    // A hard link to a protected file: read-only like it.
+                    found.nested.push(path);
                 }
             }
         }
@@ -714,7 +798,7 @@ mod tests {
 
     /// Everything the scan finds, sorted.
     fn found(root: &Path, inodes: &HashSet<(u64, u64)>) -> (Vec<PathBuf>, Vec<PathBuf>, usize) {
-        let scan = scan_root_within(root, inodes, None);
+        let scan = scan_root_within(root, inodes, &HashSet::new(), None);
         let (mut m, mut p) = (scan.masked, scan.protected);
         m.sort();
         p.sort();
@@ -796,9 +880,9 @@ mod tests {
         let root = ws.path().canonicalize().unwrap();
         let inodes = HashSet::new();
         // Just created, so within the window: never trusted from the cache.
-        let first = scan_root_within(&root, &inodes, Some(3_600_000_000_000));
+        let first = scan_root_within(&root, &inodes, &HashSet::new(), Some(3_600_000_000_000));
         assert_eq!(first.dirs_read, 1);
-        let second = scan_root_within(&root, &inodes, Some(3_600_000_000_000));
+        let second = scan_root_within(&root, &inodes, &HashSet::new(), Some(3_600_000_000_000));
         assert_eq!(second.dirs_read, 1);
     }
 }

@@ -80,7 +80,7 @@ fn list(store: &TrustStore) -> Result<i32> {
         return Ok(0);
     }
     for r in &records {
-        let state = match std::fs::read(&r.path) {
+        let state = match toolgate_policy::trust::read_config_bytes(Path::new(&r.path)) {
             Ok(bytes) if sha256_hex(&bytes) == r.sha256 => "trusted",
             Ok(_) => "changed since trusted: not trusted",
             Err(_) => "missing",

@@ -162,6 +162,10 @@ pub(crate) struct Analyzer<'c, 'l> {
     /// The process's `PATH`, read once per analysis (for
     /// [`super::program::shadowing_program`]).
     path_var: std::cell::OnceCell<Option<std::ffi::OsString>>,
+    /// Where in `out` the git commands judged from the configuration git
+    /// would read at decision time are: see
+    /// [`Analyzer::writes_void_git_surveys`].
+    git_surveyed: Vec<usize>,
 }
 
 pub(crate) fn analyze_top(
@@ -194,6 +198,7 @@ pub(crate) fn analyze_with_budget(
         timed_out: false,
         in_fallback: false,
         path_var: std::cell::OnceCell::new(),
+        git_surveyed: Vec::new(),
     };
     let mut scope = Scope::new(ctx.cwd.clone());
     if command.trim().is_empty() {
@@ -217,6 +222,7 @@ pub(crate) fn analyze_with_budget(
             a.opaque_whole(command, TOO_COMPLEX, &Scope::new(ctx.cwd.clone()));
             return a.out;
         }
+        a.writes_void_git_surveys();
         if a.out.is_empty() {
             // Only comments or blank lines: runs nothing.
             a.push(
@@ -1090,7 +1096,9 @@ impl Analyzer<'_, '_> {
         }
         // A content command is surveyed whatever else raised it: the
         // credentials it prints are requests of their own.
+        let mut surveyed = false;
         if part.name == "git" && (part.risk < Risk::Execute || part.tracked.is_some()) {
+            surveyed = true;
             // git's own `-C` is followed by the survey: it starts where
             // the command line does.
             let globals = part
@@ -1164,7 +1172,45 @@ impl Analyzer<'_, '_> {
                 request = request.with_note(note.clone());
             }
             let reason = part.opaque.clone().unwrap_or_else(|| part.reason.clone());
+            if surveyed && !opaque && part.risk < Risk::Execute {
+                self.git_surveyed.push(self.out.len());
+            }
             self.push(request, opaque, reason, run_scope);
+        }
+    }
+
+    /// A git command judged below `execute` was judged from the configuration
+    /// git would read when the call is judged. Any other part of the same
+    /// command line that writes files (a redirect, a writer, a program, a
+    /// part that could not be analysed) may create or change that
+    /// configuration — a repository's `config`, an include target, a whole
+    /// git directory — before git reads it, whatever the order of the parts
+    /// (pipelines run together, loops run again). Such a git command is
+    /// judged as one that may run a program: asked, unless a person allows it.
+    fn writes_void_git_surveys(&mut self) {
+        if self.git_surveyed.is_empty() {
+            return;
+        }
+        let surveyed = &self.git_surveyed;
+        let writes = self
+            .out
+            .iter()
+            .enumerate()
+            .any(|(at, r)| !surveyed.contains(&at) && writes_files(r));
+        if !writes {
+            return;
+        }
+        for &at in surveyed {
+            let Some(r) = self.out.get_mut(at) else {
+                continue;
+            };
+            if r.request.risk < Risk::Execute {
+                r.request.risk = Risk::Execute;
+                r.reason = "the command line also writes files, which may create or change \
+                            the git configuration this command reads (and the programs it \
+                            names) before it runs"
+                    .into();
+            }
         }
     }
 
@@ -1406,6 +1452,14 @@ fn sets_code_loading_var(part: &Part) -> bool {
 
 fn is_absolute(text: &str) -> bool {
     text.starts_with('/') || text.starts_with('~') || text.starts_with('-')
+}
+
+/// Whether a request of a command line may change files: a path it writes,
+/// a command that writes or does more, or a part that could not be analysed.
+fn writes_files(r: &ShellRequest) -> bool {
+    r.opaque
+        || r.request.action == crate::actions::EDIT
+        || (r.request.action == "bash" && r.request.risk >= Risk::Write)
 }
 
 /// Merges identical requests (same action, resource, risk and opaqueness),

@@ -408,9 +408,23 @@ impl Analyzer<'_, '_> {
     /// directory can be listed in full; else by the names it could match.
     fn glob_requests(&mut self, joined: &Path, risk: Risk, writes: bool, scope: &Scope) {
         let could_match_a_secret = self.secret_risk(joined).is_some();
+        // Judged by the names it could match: a write through the pattern
+        // lands where only the run knows (`sed -i … .g?t/config` edits
+        // `.git/config`), so it is an edit of an unknown target, which no
+        // mode and no rule that does not name it allows.
         let by_pattern = |walker: &mut Self| {
             if could_match_a_secret {
                 walker.secret_request(&joined.to_string_lossy(), Risk::Credential, writes, scope);
+            }
+            if writes {
+                let text = joined.to_string_lossy().into_owned();
+                walker.push(
+                    PermissionRequest::path("edit", text.clone(), Risk::Write)
+                        .with_save_pattern(None),
+                    true,
+                    format!("opaque: the pattern `{text}` writes files only known at run time"),
+                    scope,
+                );
             }
         };
         let (Some(parent), Some(pattern)) = (joined.parent(), joined.file_name()) else {
@@ -482,7 +496,11 @@ impl Analyzer<'_, '_> {
         }
         let writes = op.contains('>');
         let truncates = matches!(op, ">" | ">|" | "&>" | ">&");
-        if !target.known {
+        // bash expands an unquoted glob in a redirect target (`>> .g?t/config`
+        // writes `.git/config` when that is its one match): where a write
+        // lands is then only known when the command runs.
+        let globbed = writes && target.unquoted && has_glob(&target.text);
+        if !target.known || globbed {
             let action = if writes { "edit" } else { "read" };
             let risk = if writes {
                 Risk::Write

