@@ -995,7 +995,7 @@ impl Policy {
         // 1. Managed rules are final.
         if let Some(rule) = find(&self.managed, &mut refused) {
             let (effect, forced) = self.rule_effect(rule, opaque);
-            let reason = format!("{what}: {}", rule_reason(rule, effect, opaque, true));
+            let reason = rule_reason(&what, rule, effect, opaque, true);
             let mut v = verdict(effect, DecisionSource::Rule, reason, Some(rule), forced);
             if effect == Effect::Ask && !forced {
                 self.apply_approvals(&mut v, request, protected.is_some(), approvals);
@@ -1006,7 +1006,7 @@ impl Policy {
         // 2. Plan mode is read-only; a configured deny still reports itself.
         if self.mode == Mode::Plan && risk != Risk::Read {
             if let Some(rule) = rule.filter(|r| r.effect == RuleEffect::Deny) {
-                let reason = format!("{what}: {}", rule_reason(rule, Effect::Deny, opaque, false));
+                let reason = rule_reason(&what, rule, Effect::Deny, opaque, false);
                 return (
                     verdict(
                         Effect::Deny,
@@ -1028,7 +1028,7 @@ impl Policy {
         let layer = rule.map(|r| r.layer);
         let mut v = if let Some(rule) = rule {
             let (effect, forced) = self.rule_effect(rule, opaque);
-            let reason = format!("{what}: {}", rule_reason(rule, effect, opaque, false));
+            let reason = rule_reason(&what, rule, effect, opaque, false);
             verdict(effect, DecisionSource::Rule, reason, Some(rule), forced)
         } else if let Some(guard) = &guard {
             // 4a. A write to a protected path or an unknown target: no mode
@@ -1456,7 +1456,9 @@ fn default_words(effect: Effect) -> &'static str {
 
 fn describe_request(request: &PermissionRequest, risk: Risk, raised: Option<&str>) -> String {
     use std::fmt::Write;
-    let mut s = String::with_capacity(request.action.len() + request.resource.len() + 48);
+    let raised_len = raised.map_or(0, |r| r.len() + 2);
+    let mut s =
+        String::with_capacity(request.action.len() + request.resource.len() + raised_len + 48);
     s.push_str(&request.action);
     s.push(' ');
     push_quoted(&mut s, &request.resource);
@@ -1482,7 +1484,9 @@ fn push_quoted(s: &mut String, text: &str) {
     s.push('`');
 }
 
-fn rule_reason(rule: &Rule, effect: Effect, opaque: bool, managed: bool) -> String {
+/// `WHAT: RULE VERB`, the reason of a decision a rule made, built in one
+/// string (a decision makes one per request).
+fn rule_reason(what: &str, rule: &Rule, effect: Effect, opaque: bool, managed: bool) -> String {
     use std::fmt::Write;
     let verb = match (rule.effect, effect) {
         (RuleEffect::ForceAsk, _) => "forces asking; no approval can allow it",
@@ -1494,8 +1498,15 @@ fn rule_reason(rule: &Rule, effect: Effect, opaque: bool, managed: bool) -> Stri
         (_, Effect::Deny) => "denies it",
     };
     let mut s = String::with_capacity(
-        rule.action.len() + rule.resource.text.len() + rule.file.len() + verb.len() + 48,
+        what.len()
+            + rule.action.len()
+            + rule.resource.text.len()
+            + rule.file.len()
+            + verb.len()
+            + 64,
     );
+    s.push_str(what);
+    s.push_str(": ");
     if managed {
         s.push_str("managed rule (final) ");
     } else {
