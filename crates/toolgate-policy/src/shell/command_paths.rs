@@ -32,7 +32,9 @@ fn is_neutral_device(path: &str) -> bool {
             | "/dev/stdout"
             | "/dev/stderr"
             | "/dev/tty"
-    ) || path.starts_with("/dev/fd/")
+    ) || path
+        .strip_prefix("/dev/fd/")
+        .is_some_and(|fd| !fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn looks_like_path(s: &str) -> bool {
