@@ -476,9 +476,7 @@ fn set_options(args: &[Word]) -> Option<String> {
         let on = text.starts_with('-');
         for c in letters.chars() {
             if c == 'o' {
-                let Some(name) = args.get(i) else {
-                    return None;
-                };
+                let name = args.get(i)?;
                 i += 1;
                 if on && (!name.known || !HARMLESS_SET_OPTIONS.contains(&name.text.as_str())) {
                     return Some(format!(
