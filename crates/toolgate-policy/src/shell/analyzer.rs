@@ -130,6 +130,10 @@ impl Scope {
     }
 }
 
+/// One walk of a recursive read: the directory, the globs it skips and
+/// keeps, and whether it reads through links.
+pub(crate) type WalkKey = (PathBuf, Vec<String>, Vec<String>, bool);
+
 pub(crate) struct Analyzer<'c, 'l> {
     pub(crate) ctx: &'c ShellContext<'l>,
     pub(crate) out: Vec<ShellRequest>,
@@ -149,7 +153,7 @@ pub(crate) struct Analyzer<'c, 'l> {
     pub(crate) paths: PathCache,
     /// Secrets found below each directory a recursive reader walks, shared by
     /// every part of the command.
-    pub(crate) walk_cache: HashMap<(PathBuf, Vec<String>, Vec<String>), Vec<PathBuf>>,
+    pub(crate) walk_cache: HashMap<WalkKey, Vec<PathBuf>>,
     /// Entries left for recursive-read walks in this analysis.
     pub(crate) walk_budget: usize,
     /// Whether plain lines skip the grammar (see [`plain`]).

@@ -666,11 +666,12 @@ impl Analyzer<'_, '_> {
                 }
             }
         }
-        if !any_path {
+        if !any_path && walk != Walk::Operands {
             dirs.push(cwd);
         }
+        let follow = matches!(walk, Walk::Operands | Walk::AllFollow);
         for dir in dirs {
-            let key = (dir, excludes.clone(), includes.clone());
+            let key = (dir, excludes.clone(), includes.clone(), follow);
             let found = match self.walk_cache.get(&key) {
                 Some(found) => found.clone(),
                 None => {
@@ -681,6 +682,7 @@ impl Analyzer<'_, '_> {
                         WALK_DEPTH,
                         &mut budget,
                         (&excludes, &includes),
+                        follow,
                         &mut found,
                     );
                     self.walk_budget = budget;
@@ -706,6 +708,7 @@ impl Analyzer<'_, '_> {
         depth: usize,
         budget: &mut usize,
         (excludes, includes): (&[String], &[String]),
+        follow: bool,
         found: &mut Vec<PathBuf>,
     ) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -731,9 +734,26 @@ impl Analyzer<'_, '_> {
                 found.push(path);
                 continue;
             }
+            // A link below is read through (`grep -R`, `diff FILE DIR`): what
+            // it leads to is judged, a key elsewhere included.
+            if follow && included && entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                if let Ok(target) = std::fs::canonicalize(&path) {
+                    if self.secret_risk(&target).is_some() {
+                        found.push(target);
+                        continue;
+                    }
+                }
+            }
             let skip = matches!(name.to_str(), Some(".git" | "node_modules" | "target"));
             if is_dir && depth > 1 && !skip {
-                self.scan_for_secrets(&path, depth - 1, budget, (excludes, includes), found);
+                self.scan_for_secrets(
+                    &path,
+                    depth - 1,
+                    budget,
+                    (excludes, includes),
+                    follow,
+                    found,
+                );
             }
         }
     }
