@@ -303,6 +303,7 @@ impl Analyzer<'_, '_> {
                         );
                     }
                     for a in assigns {
+                        self.taint_if_loads_code(a);
                         scope.vars.insert(a.clone(), Var::Number);
                     }
                 }
@@ -316,6 +317,7 @@ impl Analyzer<'_, '_> {
                             value = Var::Text(w.text);
                         }
                     }
+                    self.taint_if_loads_code(var);
                     scope.vars.insert(var.clone(), value);
                 }
                 Item::Isolated(inner) => {
@@ -654,7 +656,20 @@ impl Analyzer<'_, '_> {
         }
     }
 
+    /// A loop, an arithmetic expression or a declaration setting a variable
+    /// that makes later programs load other code or changes how the shell
+    /// runs them (`for PATH in ./scripts`, `((GLOBIGNORE=1))`): what follows
+    /// is not proven.
+    fn taint_if_loads_code(&mut self, name: &str) {
+        if loads_code(name) {
+            self.tainted = Some(format!(
+                "setting {name} makes later programs load or run other code, or changes how the shell runs them"
+            ));
+        }
+    }
+
     fn set_var(&mut self, name: &str, value: Var, scope: &mut Scope) {
+        self.taint_if_loads_code(name);
         match name {
             "HOME" => scope.home_known = false,
             "CDPATH" => scope.cdpath_set = true,
@@ -771,6 +786,10 @@ impl Analyzer<'_, '_> {
                 }
                 let assigned = bytes.get(i) == Some(&b'=') && bytes.get(i + 1) != Some(&b'=');
                 if !assigned && !scope.arith_safe_name(&w.text[start..i]) {
+                    return false;
+                }
+                if assigned && loads_code(&w.text[start..i]) {
+                    // `GLOBIGNORE=1` turns on dotglob; `PATH=1` moves lookup.
                     return false;
                 }
                 continue;
@@ -1390,8 +1409,13 @@ fn is_glob(name: &str) -> bool {
 fn sets_code_loading_var(part: &Part) -> bool {
     matches!(
         part.name.as_str(),
-        "printf" | "read" | "mapfile" | "readarray" | "getopts"
-    ) && part.args.iter().any(|w| w.known && loads_code(&w.text))
+        "printf" | "read" | "mapfile" | "readarray" | "getopts" | "wait"
+    ) && part.args.iter().any(|w| {
+        // `printf -vNAME`, `NAME[KEY]` (`printf -v 'BASH_CMDS[ls]' ./x`).
+        let text = w.text.strip_prefix("-v").unwrap_or(&w.text);
+        let name = text.split('[').next().unwrap_or(text);
+        w.known && (loads_code(name) || loads_code(&w.text))
+    })
 }
 
 fn is_absolute(text: &str) -> bool {

@@ -1692,6 +1692,17 @@ impl<'s> Lowering<'s> {
                 (_, k) => operators.push(k.to_string()),
             }
         }
+        if operators.iter().any(|o| o == ":=" || o == "=")
+            && name
+                .as_deref()
+                .is_some_and(crate::classify::table::loads_code)
+        {
+            // `${GLOBIGNORE:=x}` assigns the variable.
+            out.push(Item::Unknown {
+                text: raw.clone(),
+                why: "the expansion assigns a variable that makes later programs load other code, or changes how the shell runs them".into(),
+            });
+        }
         let mut p = self.piece(raw.clone(), Origin::Expanded);
         p.var = name.clone();
         if operators.iter().any(|o| o == "!") {
