@@ -1085,6 +1085,7 @@ pub(crate) fn inspect_with(
         submodules(&mut walk, &common);
         if let Some(wt) = walk.report.work_tree.clone() {
             checked_out_submodules(&mut walk, &wt);
+            indexed_submodules(&mut walk, &gd, &wt);
         }
     }
 
@@ -1208,26 +1209,65 @@ fn checked_out_submodules(walk: &mut Walk<'_>, work_tree: &Path) {
         let Some(sub) = e.value.as_deref() else {
             continue;
         };
-        let dotgit = join(work_tree, sub).join(".git");
-        let git_dir = if dotgit.is_file() {
-            match read_gitfile(&dotgit) {
-                Ok(t) => t,
-                Err(_) => continue,
-            }
-        } else if dotgit.is_dir() {
-            dotgit
-        } else {
-            continue;
-        };
-        let config = real(&git_dir.join("config"));
-        if walk.report.files.iter().any(|f| f.path == config) {
-            continue;
-        }
-        if walk.report.files.len() >= MAX_FILES {
+        if !submodule_at(walk, work_tree, sub) {
             return;
         }
-        walk.file(config, Scope::Submodule, false, false, 0);
     }
+}
+
+/// Submodules the index records as gitlinks, listed in `.gitmodules` or
+/// not (an embedded repository added with `git add`): git recurses into
+/// each checked-out one all the same. An index that cannot be read hides
+/// them: not proven.
+fn indexed_submodules(walk: &mut Walk<'_>, git_dir: &Path, work_tree: &Path) {
+    match crate::git_tracked::gitlinks(git_dir, MAX_FILES) {
+        Ok(paths) => {
+            for sub in paths {
+                let sub = String::from_utf8_lossy(&sub).into_owned();
+                if !submodule_at(walk, work_tree, &sub) {
+                    return;
+                }
+            }
+        }
+        // An index git cannot read either: git stops before recursing.
+        Err(
+            crate::git_index::IndexError::NotAnIndex
+            | crate::git_index::IndexError::UnknownVersion(_)
+            | crate::git_index::IndexError::Malformed(_),
+        ) => {}
+        // One git reads but this reader does not (split, sparse…).
+        Err(why) => walk.report.findings.push(Finding::new(
+            "(index)",
+            git_dir.join("index").display().to_string(),
+            format!("the submodules git recurses into are not known: {why}"),
+        )),
+    }
+}
+
+/// Judges the configuration of the submodule checked out at `sub` (its own
+/// `.git` directory, or the one its gitfile names). False when the walk is
+/// full.
+fn submodule_at(walk: &mut Walk<'_>, work_tree: &Path, sub: &str) -> bool {
+    let dotgit = join(work_tree, sub).join(".git");
+    let git_dir = if dotgit.is_file() {
+        match read_gitfile(&dotgit) {
+            Ok(t) => t,
+            Err(_) => return true,
+        }
+    } else if dotgit.is_dir() {
+        dotgit
+    } else {
+        return true;
+    };
+    let config = real(&git_dir.join("config"));
+    if walk.report.files.iter().any(|f| f.path == config) {
+        return true;
+    }
+    if walk.report.files.len() >= MAX_FILES {
+        return false;
+    }
+    walk.file(config, Scope::Submodule, false, false, 0);
+    true
 }
 
 #[cfg(test)]
