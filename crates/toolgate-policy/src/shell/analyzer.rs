@@ -1070,13 +1070,18 @@ impl Analyzer<'_, '_> {
         }
         if part.risk < Risk::Execute {
             let path_var = std::env::var_os("PATH");
-            if let Some(found) = super::program::shadowing_program(
-                &part.name,
-                path_var.as_deref(),
-                self.ctx.location,
-                &self.ctx.home,
-                scope.cwd.as_deref(),
-            ) {
+            let shadowed = std::iter::once(part.name.as_str())
+                .chain(super::program::helper_programs(&part.name).iter().copied())
+                .find_map(|name| {
+                    super::program::shadowing_program(
+                        name,
+                        path_var.as_deref(),
+                        self.ctx.location,
+                        &self.ctx.home,
+                        scope.cwd.as_deref(),
+                    )
+                });
+            if let Some(found) = shadowed {
                 part.raise(
                     Risk::Execute,
                     format!(
