@@ -618,43 +618,26 @@ impl Analyzer<'_, '_> {
             if !w.known {
                 continue;
             }
-            let text = w.text.as_str();
+            let mut text = w.text.as_str();
             if text == "--" {
                 after_dashes = true;
                 continue;
             }
             if text.starts_with('-') && !after_dashes {
-                // `--exclude=GLOB`, `--exclude GLOB`, `-g '!GLOB'`, `--glob=!GLOB`.
                 let (name, inline) = match text.split_once('=') {
                     Some((n, v)) => (n, Some(v.to_string())),
                     None => (text, None),
                 };
-                if matches!(
-                    name,
-                    "--exclude" | "--exclude-dir" | "--include" | "-g" | "--glob" | "--iglob"
-                ) {
-                    let value = inline.or_else(|| {
-                        i += 1;
-                        args.get(i - 1).filter(|v| v.known).map(|v| v.text.clone())
-                    });
-                    if let Some(value) = value {
-                        let value = value.trim_matches('/').to_string();
-                        if name.starts_with("--exclude") {
-                            excludes.push(value);
-                        } else if name == "--iglob" && !value.starts_with('!') {
-                            // Matched without regard to case: taken as matching
-                            // anything rather than guessing which case is meant.
-                            includes.push("*".to_string());
-                        } else if name == "--include" {
-                            includes.push(value);
-                        } else if let Some(negated) = value.strip_prefix('!') {
-                            excludes.push(negated.to_string());
-                        } else {
-                            includes.push(value);
-                        }
-                    }
+                // `diff --from-file=DIR FILE` compares DIR/FILE: the
+                // directory is read below like an operand.
+                if let ("--from-file" | "--to-file", Some((_, value))) =
+                    (name, text.split_once('='))
+                {
+                    text = value;
+                } else {
+                    walk_glob_option(name, inline, args, &mut i, &mut excludes, &mut includes);
+                    continue;
                 }
-                continue;
             }
             let path = self.expand_tilde(text);
             if let Ok(r) = self.paths.resolve_from(self.ctx.location, &path, &cwd) {
@@ -755,6 +738,44 @@ impl Analyzer<'_, '_> {
                     found,
                 );
             }
+        }
+    }
+}
+
+/// `--exclude=GLOB`, `--exclude GLOB`, `-g '!GLOB'`, `--glob=!GLOB`,
+/// `--include GLOB`: what a recursive read skips or keeps.
+fn walk_glob_option(
+    name: &str,
+    inline: Option<String>,
+    args: &[Word],
+    i: &mut usize,
+    excludes: &mut Vec<String>,
+    includes: &mut Vec<String>,
+) {
+    if !matches!(
+        name,
+        "--exclude" | "--exclude-dir" | "--include" | "-g" | "--glob" | "--iglob"
+    ) {
+        return;
+    }
+    let value = inline.or_else(|| {
+        *i += 1;
+        args.get(*i - 1).filter(|v| v.known).map(|v| v.text.clone())
+    });
+    if let Some(value) = value {
+        let value = value.trim_matches('/').to_string();
+        if name.starts_with("--exclude") {
+            excludes.push(value);
+        } else if name == "--iglob" && !value.starts_with('!') {
+            // Matched without regard to case: taken as matching anything
+            // rather than guessing which case is meant.
+            includes.push("*".to_string());
+        } else if name == "--include" {
+            includes.push(value);
+        } else if let Some(negated) = value.strip_prefix('!') {
+            excludes.push(negated.to_string());
+        } else {
+            includes.push(value);
         }
     }
 }
