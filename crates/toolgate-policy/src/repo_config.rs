@@ -1085,7 +1085,7 @@ pub(crate) fn inspect_with(
         submodules(&mut walk, &common);
         if let Some(wt) = walk.report.work_tree.clone() {
             checked_out_submodules(&mut walk, &wt);
-            indexed_submodules(&mut walk, &gd, &wt);
+            indexed_submodules(&mut walk, &gd, &wt, 0);
         }
     }
 
@@ -1209,7 +1209,7 @@ fn checked_out_submodules(walk: &mut Walk<'_>, work_tree: &Path) {
         let Some(sub) = e.value.as_deref() else {
             continue;
         };
-        if !submodule_at(walk, work_tree, sub) {
+        if !submodule_at(walk, work_tree, sub, 0) {
             return;
         }
     }
@@ -1219,12 +1219,12 @@ fn checked_out_submodules(walk: &mut Walk<'_>, work_tree: &Path) {
 /// not (an embedded repository added with `git add`): git recurses into
 /// each checked-out one all the same. An index that cannot be read hides
 /// them: not proven.
-fn indexed_submodules(walk: &mut Walk<'_>, git_dir: &Path, work_tree: &Path) {
+fn indexed_submodules(walk: &mut Walk<'_>, git_dir: &Path, work_tree: &Path, depth: usize) {
     match crate::git_tracked::gitlinks(git_dir, MAX_FILES) {
         Ok(paths) => {
             for sub in paths {
                 let sub = String::from_utf8_lossy(&sub).into_owned();
-                if !submodule_at(walk, work_tree, &sub) {
+                if !submodule_at(walk, work_tree, &sub, depth) {
                     return;
                 }
             }
@@ -1245,9 +1245,10 @@ fn indexed_submodules(walk: &mut Walk<'_>, git_dir: &Path, work_tree: &Path) {
 }
 
 /// Judges the configuration of the submodule checked out at `sub` (its own
-/// `.git` directory, or the one its gitfile names). False when the walk is
-/// full.
-fn submodule_at(walk: &mut Walk<'_>, work_tree: &Path, sub: &str) -> bool {
+/// `.git` directory, or the one its gitfile names), then the submodules its
+/// own index records (git recurses into those too), down to
+/// [`MAX_SUBMODULE_DEPTH`]. False when the walk is full.
+fn submodule_at(walk: &mut Walk<'_>, work_tree: &Path, sub: &str, depth: usize) -> bool {
     let dotgit = join(work_tree, sub).join(".git");
     let git_dir = if dotgit.is_file() {
         match read_gitfile(&dotgit) {
@@ -1267,8 +1268,21 @@ fn submodule_at(walk: &mut Walk<'_>, work_tree: &Path, sub: &str) -> bool {
         return false;
     }
     walk.file(config, Scope::Submodule, false, false, 0);
+    if depth + 1 >= MAX_SUBMODULE_DEPTH {
+        // Deeper than the analyser looks: not proven.
+        walk.report.findings.push(Finding::new(
+            "(submodule)",
+            git_dir.display().to_string(),
+            "submodules nested this deep are not followed",
+        ));
+        return true;
+    }
+    indexed_submodules(walk, &git_dir, &join(work_tree, sub), depth + 1);
     true
 }
+
+/// How deep nested submodules are followed.
+const MAX_SUBMODULE_DEPTH: usize = 4;
 
 #[cfg(test)]
 mod tests;
