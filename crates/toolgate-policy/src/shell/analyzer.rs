@@ -86,6 +86,12 @@ pub(crate) struct Scope {
     pub(crate) vars: HashMap<String, Var>,
 }
 
+/// Whether a `CDPATH` the shell inherits (the user exported one) makes
+/// `cd rel` search other directories first (`CDPATH=~ ; cd .ssh`).
+fn cdpath_inherited(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|v| !v.is_empty())
+}
+
 impl Scope {
     fn new(cwd: PathBuf) -> Self {
         Scope {
@@ -93,7 +99,7 @@ impl Scope {
             oldpwd: None,
             stack: Some(Vec::new()),
             home_known: true,
-            cdpath_set: false,
+            cdpath_set: cdpath_inherited(std::env::var_os("CDPATH").as_deref()),
             vars: HashMap::new(),
         }
     }
@@ -1711,3 +1717,17 @@ const RESERVED_WORDS: &[&str] = &[
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
     "done", "in", "function", "{", "}", "!", "[[", "]]",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::cdpath_inherited;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn an_inherited_cdpath_makes_cd_unknown() {
+        assert!(cdpath_inherited(Some(OsStr::new("/home/u"))));
+        assert!(cdpath_inherited(Some(OsStr::new(":"))));
+        assert!(!cdpath_inherited(Some(OsStr::new(""))));
+        assert!(!cdpath_inherited(None));
+    }
+}
