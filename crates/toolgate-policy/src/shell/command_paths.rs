@@ -675,6 +675,11 @@ impl Analyzer<'_, '_> {
             };
             for path in found {
                 let shown = path.to_string_lossy().into_owned();
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                    // A link the walk reads through: a key, or a place outside.
+                    self.path_requests(&shown, Risk::Read, false, scope);
+                    continue;
+                }
                 self.push(
                     PermissionRequest::path("read", shown.clone(), Risk::Credential),
                     false,
@@ -721,8 +726,9 @@ impl Analyzer<'_, '_> {
             // it leads to is judged, a key elsewhere included.
             if follow && included && entry.file_type().is_ok_and(|t| t.is_symlink()) {
                 if let Ok(target) = std::fs::canonicalize(&path) {
-                    if self.secret_risk(&target).is_some() {
-                        found.push(target);
+                    if self.secret_risk(&target).is_some() || !self.ctx.location.contains(&target) {
+                        // The link itself: judged like a path the command names.
+                        found.push(path);
                         continue;
                     }
                 }
