@@ -575,7 +575,33 @@ impl Analyzer<'_, '_> {
                 }
                 None => {
                     for e in &a.elements {
-                        let _ = self.eval(e, scope);
+                        let w = self.eval(e, scope);
+                        // `a=([x]=1)`: the key of an indexed array is
+                        // arithmetic; a variable holding `b[$(cmd)]` runs
+                        // the code in it (an associative array's literal
+                        // key is not told apart: not proven either).
+                        let key = w
+                            .text
+                            .strip_prefix('[')
+                            .and_then(|k| k.split_once("]=").or_else(|| k.split_once("]+=")))
+                            .map(|(k, _)| k.to_string());
+                        if let Some(key) = key {
+                            let key_word = Word {
+                                text: key.clone(),
+                                known: w.known,
+                                ansi_c: false,
+                                unquoted: false,
+                            };
+                            if !self.arith_safe(&key_word, scope) {
+                                self.opaque_whole(
+                                    &c.resource,
+                                    &format!(
+                                        "the array key `[{key}]` is evaluated as arithmetic, with a value only known at run time"
+                                    ),
+                                    scope,
+                                );
+                            }
+                        }
                     }
                     Var::Unknown
                 }
@@ -725,7 +751,10 @@ impl Analyzer<'_, '_> {
             let op = w.text.as_str();
             if matches!(op, "-v" | "-R") {
                 if let Some(n) = words.get(i + 1) {
-                    if !n.known || builtins::holds_code(&n.text) {
+                    if !n.known
+                        || builtins::holds_code(&n.text)
+                        || subscript_of(&n.text).is_some_and(|s| !self.arith_safe(&s, scope))
+                    {
                         why = Some(format!(
                             "`[[ {op} {} ]]` evaluates a subscript, which runs code",
                             n.text
@@ -1417,6 +1446,18 @@ fn is_glob(name: &str) -> bool {
 }
 
 /// `printf -v PATH …`, `read PATH`, `mapfile PATH`: assignments in disguise.
+/// The subscript of `name[SUB]`, as a word of its own.
+pub(crate) fn subscript_of(text: &str) -> Option<Word> {
+    let open = text.find('[')?;
+    let close = text.rfind(']')?;
+    (close > open).then(|| Word {
+        text: text[open + 1..close].to_string(),
+        known: true,
+        ansi_c: false,
+        unquoted: false,
+    })
+}
+
 fn sets_code_loading_var(part: &Part) -> bool {
     matches!(
         part.name.as_str(),

@@ -210,12 +210,22 @@ pub(crate) fn judge(
                 w.text
             ));
         }
-        code_in(w).then(|| {
-            format!(
+        if code_in(w) {
+            return Some(format!(
                 "`{name}` ({does}) evaluates `{}` as a variable name, whose subscript runs the code in it",
                 w.text
-            )
-        })
+            ));
+        }
+        // `printf -v 'a[x]'`: the subscript is arithmetic, and `x` may hold
+        // `b[$(cmd)]`.
+        super::analyzer::subscript_of(&w.text)
+            .filter(|s| !arith_safe(s))
+            .map(|s| {
+                format!(
+                    "`{name}` ({does}) evaluates the subscript `{}` of `{}` as arithmetic, with a value only known at run time",
+                    s.text, w.text
+                )
+            })
     };
     match entry.eval {
         Eval::Data | Eval::Runs => None,
