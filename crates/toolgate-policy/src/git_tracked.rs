@@ -195,6 +195,21 @@ fn selects(specs: &[Vec<u8>], path: &[u8]) -> bool {
     })
 }
 
+/// The paths of the gitlinks (submodules) the index at `git_dir/index`
+/// records, at most `max`: git recurses into each checked-out one (`git
+/// status` runs a status there, with that repository's configuration)
+/// whether `.gitmodules` names it or not.
+pub(crate) fn gitlinks(git_dir: &Path, max: usize) -> Result<Vec<Vec<u8>>, IndexError> {
+    let index = load(&git_dir.join("index"))?;
+    Ok(index
+        .entries
+        .iter()
+        .filter(|e| e.mode & MODE_TYPE == MODE_GITLINK)
+        .take(max)
+        .map(|e| e.path.clone())
+        .collect())
+}
+
 type Loaded = Result<Arc<Index>, IndexError>;
 
 static CACHE: StampCache<Loaded> = StampCache::new(CACHE_ENTRIES);

@@ -1085,6 +1085,7 @@ pub(crate) fn inspect_with(
         submodules(&mut walk, &common);
         if let Some(wt) = walk.report.work_tree.clone() {
             checked_out_submodules(&mut walk, &wt);
+            indexed_submodules(&mut walk, &gd, &wt, 0);
         }
     }
 
@@ -1208,27 +1209,80 @@ fn checked_out_submodules(walk: &mut Walk<'_>, work_tree: &Path) {
         let Some(sub) = e.value.as_deref() else {
             continue;
         };
-        let dotgit = join(work_tree, sub).join(".git");
-        let git_dir = if dotgit.is_file() {
-            match read_gitfile(&dotgit) {
-                Ok(t) => t,
-                Err(_) => continue,
-            }
-        } else if dotgit.is_dir() {
-            dotgit
-        } else {
-            continue;
-        };
-        let config = real(&git_dir.join("config"));
-        if walk.report.files.iter().any(|f| f.path == config) {
-            continue;
-        }
-        if walk.report.files.len() >= MAX_FILES {
+        if !submodule_at(walk, work_tree, sub, 0) {
             return;
         }
-        walk.file(config, Scope::Submodule, false, false, 0);
     }
 }
+
+/// Submodules the index records as gitlinks, listed in `.gitmodules` or
+/// not (an embedded repository added with `git add`): git recurses into
+/// each checked-out one all the same. An index that cannot be read hides
+/// them: not proven.
+fn indexed_submodules(walk: &mut Walk<'_>, git_dir: &Path, work_tree: &Path, depth: usize) {
+    match crate::git_tracked::gitlinks(git_dir, MAX_FILES) {
+        Ok(paths) => {
+            for sub in paths {
+                let sub = String::from_utf8_lossy(&sub).into_owned();
+                if !submodule_at(walk, work_tree, &sub, depth) {
+                    return;
+                }
+            }
+        }
+        // An index git cannot read either: git stops before recursing.
+        Err(
+            crate::git_index::IndexError::NotAnIndex
+            | crate::git_index::IndexError::UnknownVersion(_)
+            | crate::git_index::IndexError::Malformed(_),
+        ) => {}
+        // One git reads but this reader does not (split, sparse…).
+        Err(why) => walk.report.findings.push(Finding::new(
+            "(index)",
+            git_dir.join("index").display().to_string(),
+            format!("the submodules git recurses into are not known: {why}"),
+        )),
+    }
+}
+
+/// Judges the configuration of the submodule checked out at `sub` (its own
+/// `.git` directory, or the one its gitfile names), then the submodules its
+/// own index records (git recurses into those too), down to
+/// [`MAX_SUBMODULE_DEPTH`]. False when the walk is full.
+fn submodule_at(walk: &mut Walk<'_>, work_tree: &Path, sub: &str, depth: usize) -> bool {
+    let dotgit = join(work_tree, sub).join(".git");
+    let git_dir = if dotgit.is_file() {
+        match read_gitfile(&dotgit) {
+            Ok(t) => t,
+            Err(_) => return true,
+        }
+    } else if dotgit.is_dir() {
+        dotgit
+    } else {
+        return true;
+    };
+    let config = real(&git_dir.join("config"));
+    if walk.report.files.iter().any(|f| f.path == config) {
+        return true;
+    }
+    if walk.report.files.len() >= MAX_FILES {
+        return false;
+    }
+    walk.file(config, Scope::Submodule, false, false, 0);
+    if depth + 1 >= MAX_SUBMODULE_DEPTH {
+        // Deeper than the analyser looks: not proven.
+        walk.report.findings.push(Finding::new(
+            "(submodule)",
+            git_dir.display().to_string(),
+            "submodules nested this deep are not followed",
+        ));
+        return true;
+    }
+    indexed_submodules(walk, &git_dir, &join(work_tree, sub), depth + 1);
+    true
+}
+
+/// How deep nested submodules are followed.
+const MAX_SUBMODULE_DEPTH: usize = 4;
 
 #[cfg(test)]
 mod tests;

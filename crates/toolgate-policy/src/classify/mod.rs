@@ -45,11 +45,19 @@ pub enum Walk {
     /// Only the files it names.
     #[default]
     None,
+    /// Every file below the directories it names, hidden ones included, and
+    /// what the links there lead to, but nothing when it names none (`diff
+    /// DIR1 DIR2` compares the files both hold, `diff FILE DIR` reads
+    /// DIR/FILE; `diff - FILE` reads no directory).
+    Operands,
     /// Every file whose name, and whose directories' names, do not start
     /// with a dot: what ripgrep and ag search by default.
     Unhidden,
     /// Every file, hidden ones included.
     All,
+    /// Every file, hidden ones included, and what the links below lead to
+    /// (`grep -R`, `rg -L`).
+    AllFollow,
 }
 
 /// What classifying one command found.

@@ -101,8 +101,11 @@ fn sed(script: &str) -> Result<(), String> {
                 }
             }
             ':' | 'b' | 't' | 'T' => {
-                // A label runs to the end of the command.
-                while i < s.len() && !matches!(s[i], ';' | '\n') {
+                // A label: GNU sed ends it at whitespace too (`:x e CMD` is
+                // the label `x`, then `e CMD`), so the shortest reading is
+                // taken and what follows is read as commands.
+                skip_ws(&mut i);
+                while i < s.len() && !matches!(s[i], ';' | '\n' | ' ' | '\t' | '}') {
                     i += 1;
                 }
             }
@@ -301,6 +304,20 @@ fn awk(program: &str) -> Result<ScriptEffect, String> {
             if let Some((_, why)) = AWK_OUTSIDE.iter().find(|(w, _)| *w == word) {
                 return Err((*why).to_string());
             }
+            if word.starts_with('@') {
+                // `@f(…)` calls the function named by `f`'s value (gawk's
+                // indirect call: `f = "system"`); `@include`, `@load`,
+                // `@namespace` and `@/re/` are directives the checks above
+                // name.
+                return Err(format!(
+                    "`{word}`: gawk's indirect calls and directives are not read by the analyser"
+                ));
+            }
+            if word == "SYMTAB" || word == "FUNCTAB" {
+                return Err(format!(
+                    "`{word}` reaches every variable or function by name (`SYMTAB[\"ENVIRON\"]`, `ARGV`)"
+                ));
+            }
             if word == "ENVIRON" || word == "PROCINFO" {
                 effect.raises = Some((
                     Risk::Credential,
@@ -438,10 +455,32 @@ fn jq(filter: &str) -> Result<ScriptEffect, String> {
         if c.is_ascii_alphabetic() || c == '_' || c == '$' || c == '@' {
             let start = i;
             i += 1;
+            if c == '$' {
+                // jq reads `$ ENV` (whitespace or a comment between) as `$ENV`.
+                loop {
+                    while i < s.len() && s[i].is_whitespace() {
+                        i += 1;
+                    }
+                    if s.get(i) == Some(&'#') {
+                        while i < s.len() && s[i] != '\n' {
+                            i += 1;
+                        }
+                        continue;
+                    }
+                    break;
+                }
+            }
+            let name_at = i;
             while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == '_') {
                 i += 1;
             }
-            let word: String = s[start..i].iter().collect();
+            let word: String = if c == '$' {
+                std::iter::once('$')
+                    .chain(s[name_at..i].iter().copied())
+                    .collect()
+            } else {
+                s[start..i].iter().collect()
+            };
             if let Some((_, why)) = JQ_OUTSIDE.iter().find(|(w, _)| *w == word) {
                 return Err((*why).to_string());
             }
@@ -506,6 +545,12 @@ mod tests {
             "1!{e cmd\n}",
             "v",
             "s/a",
+            // GNU sed ends a label at whitespace: `:x` then `e id`.
+            ":x e id",
+            ": x e id",
+            ":a w out",
+            "bx e id",
+            "ta r /etc/passwd",
         ] {
             assert!(!ok(Program::Sed, t), "{t}");
         }
@@ -543,6 +588,10 @@ mod tests {
             "BEGIN { if (1) /\"/; system(\"id\"); /\"/ }",
             "BEGIN { x = 4 /\"/; system(\"id\") }",
             "/system/ {print}",
+            // gawk's indirect call runs the function named by a value.
+            "BEGIN{f=\"system\"; @f(\"id\")}",
+            "BEGIN{f=\"sys\" \"tem\"; @f(\"id\")}",
+            "BEGIN{print SYMTAB[\"ENVIRON\"][\"HOME\"]}",
         ] {
             assert!(!ok(Program::Awk, t), "{t}");
         }
@@ -566,7 +615,15 @@ mod tests {
         for t in ["import \"x\" as x; .", "include \"m\"; ."] {
             assert!(!ok(Program::Jq, t), "{t}");
         }
-        for t in ["env", "$ENV.HOME", "env.GITHUB_TOKEN", "\"\\(env.X)\""] {
+        for t in [
+            "env",
+            "$ENV.HOME",
+            "env.GITHUB_TOKEN",
+            "\"\\(env.X)\"",
+            "$ ENV.HOME",
+            "$\nENV",
+            "$ # a comment\nENV",
+        ] {
             assert!(
                 matches!(
                     judge(Program::Jq, t).map(|e| e.raises.map(|r| r.0)),

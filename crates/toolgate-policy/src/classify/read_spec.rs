@@ -115,6 +115,7 @@ pub(crate) struct Spec {
     max_operands: Option<usize>,
     bsd_letters: Option<String>,
     at_files: bool,
+    walk: bool,
     needs_sub: bool,
     bundled_first: bool,
     content: Content,
@@ -535,6 +536,7 @@ fn assemble(
         max_operands: text.max_operands,
         bsd_letters: text.bsd_letters,
         at_files: text.at_files,
+        walk: text.walk,
         needs_sub: text.needs_sub,
         bundled_first: text.bundled_first,
         content,
@@ -674,6 +676,9 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
     if spec.style == Style::Free {
         return Ok(());
     }
+    if spec.walk {
+        state.walks = super::Walk::Operands;
+    }
     if spec.bundled_first {
         if let Some(first) = args.get(start).filter(|a| !a.starts_with('-')) {
             return Err(format!(
@@ -731,7 +736,10 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
                         state: &mut State|
          -> Result<(), String> {
             if opt.walk {
-                state.walks = super::Walk::All;
+                state.walks = state.walks.max(super::Walk::All);
+            }
+            if opt.follow {
+                state.walks = state.walks.max(super::Walk::AllFollow);
             }
             writes_operands |= opt.writes_operands;
             pattern_given |= opt.gives_pattern;
@@ -792,7 +800,7 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
                 }
                 ValueKind::Glob => {
                     if !args[index][attached.unwrap_or(0)..].starts_with('!') {
-                        state.walks = super::Walk::All;
+                        state.walks = state.walks.max(super::Walk::All);
                     }
                 }
                 ValueKind::List => {

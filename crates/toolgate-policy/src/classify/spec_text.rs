@@ -100,6 +100,8 @@ pub struct OptSpec<'a> {
     pub value: ValueKind,
     /// `!walk`: it reads every file below its operands.
     pub walk: bool,
+    /// `!follow`: its walk reads through the links it meets (`grep -R`).
+    pub follow: bool,
     /// `!write`: its operands are written.
     pub writes_operands: bool,
     /// `!pattern`: the search pattern was given by this option.
@@ -187,6 +189,7 @@ fn parse_option(line: &str) -> Result<(Vec<&str>, OptSpec<'_>), String> {
         takes: Takes::Nothing,
         value: ValueKind::Plain,
         walk: false,
+        follow: false,
         writes_operands: false,
         gives_pattern: false,
         ends_files: false,
@@ -211,6 +214,7 @@ fn parse_option(line: &str) -> Result<(Vec<&str>, OptSpec<'_>), String> {
         } else if let Some(effect) = token.strip_prefix('!') {
             match effect {
                 "walk" => opt.walk = true,
+                "follow" => opt.follow = true,
                 "write" => opt.writes_operands = true,
                 "pattern" => opt.gives_pattern = true,
                 "args" => opt.ends_files = true,
@@ -289,6 +293,10 @@ pub struct SpecText {
     /// `@FILE` operands read more options from FILE (binutils): never proven.
     #[serde(default)]
     pub at_files: bool,
+    /// A directory operand is read below whatever the options: `diff DIR1
+    /// DIR2` compares the files both hold, `diff FILE DIR` reads DIR/FILE.
+    #[serde(default)]
+    pub walk: bool,
     /// The command alone (no subcommand) does something else than read
     /// (`git stash` stashes).
     #[serde(default)]

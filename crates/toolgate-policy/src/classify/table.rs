@@ -1824,6 +1824,13 @@ pub(crate) static CODE_LOADING_VARS: &[&str] = &[
     "TAR_OPTIONS",
     "GREP_OPTIONS",
     "ZDOTDIR",
+    // The shell's own: hashed command paths (`BASH_CMDS[ls]=./x`), aliases,
+    // names PATH lookup skips, and GLOBIGNORE (any value turns on dotglob:
+    // `*` then matches `.env`).
+    "BASH_CMDS",
+    "BASH_ALIASES",
+    "EXECIGNORE",
+    "GLOBIGNORE",
 ];
 
 /// Whether setting `var` can make a program run other code: the list above,

@@ -700,6 +700,49 @@ fn real_submodule_through_git() {
 }
 
 #[test]
+fn embedded_repository_added_without_gitmodules() {
+    // `git add sub` of a repository records a gitlink and no `.gitmodules`
+    // entry; `git status` still runs a status in `sub`, with its config.
+    let f = fx();
+    git(&f.ws, &["init", "-q", "-b", "main"]);
+    let sub = f.ws.join("vendor/lib");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&sub, &["init", "-q", "-b", "main"]);
+    git(&sub, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    git(&f.ws, &["add", "vendor/lib"]);
+    assert!(!f.ws.join(".gitmodules").exists());
+    assert_eq!(f.run(&f.inv(&f.ws)).may_run_program(), None);
+    let config = sub.join(".git/config");
+    let mut c = std::fs::read_to_string(&config).unwrap();
+    c.push_str("[core]\n\tfsmonitor = x\n");
+    std::fs::write(&config, c).unwrap();
+    let r = f.run(&f.inv(&f.ws));
+    assert_eq!(keys_of(&r), ["core.fsmonitor"]);
+    assert!(r.findings[0].origin.contains("vendor/lib/.git/config"));
+}
+
+#[test]
+fn nested_embedded_repository_is_followed() {
+    let f = fx();
+    git(&f.ws, &["init", "-q", "-b", "main"]);
+    let sub = f.ws.join("a");
+    let nested = sub.join("b");
+    std::fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q", "-b", "main"]);
+    git(&nested, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    git(&sub, &["init", "-q", "-b", "main"]);
+    git(&sub, &["add", "b"]);
+    git(&sub, &["commit", "-q", "-m", "x"]);
+    git(&f.ws, &["add", "a"]);
+    assert_eq!(f.run(&f.inv(&f.ws)).may_run_program(), None);
+    let config = nested.join(".git/config");
+    let mut c = std::fs::read_to_string(&config).unwrap();
+    c.push_str("[core]\n\tfsmonitor = x\n");
+    std::fs::write(&config, c).unwrap();
+    assert_eq!(keys_of(&f.run(&f.inv(&f.ws))), ["core.fsmonitor"]);
+}
+
+#[test]
 fn a_git_directory_planted_where_none_was_found_is_found() {
     // The attack on the cache of directories without a repository: judge a
     // command once (the location is remembered as holding no `.git`), plant

@@ -86,6 +86,12 @@ pub(crate) struct Scope {
     pub(crate) vars: HashMap<String, Var>,
 }
 
+/// Whether a `CDPATH` the shell inherits (the user exported one) makes
+/// `cd rel` search other directories first (`CDPATH=~ ; cd .ssh`).
+fn cdpath_inherited(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|v| !v.is_empty())
+}
+
 impl Scope {
     fn new(cwd: PathBuf) -> Self {
         Scope {
@@ -93,7 +99,7 @@ impl Scope {
             oldpwd: None,
             stack: Some(Vec::new()),
             home_known: true,
-            cdpath_set: false,
+            cdpath_set: cdpath_inherited(std::env::var_os("CDPATH").as_deref()),
             vars: HashMap::new(),
         }
     }
@@ -130,6 +136,10 @@ impl Scope {
     }
 }
 
+/// One walk of a recursive read: the directory, the globs it skips and
+/// keeps, and whether it reads through links.
+pub(crate) type WalkKey = (PathBuf, Vec<String>, Vec<String>, bool);
+
 pub(crate) struct Analyzer<'c, 'l> {
     pub(crate) ctx: &'c ShellContext<'l>,
     pub(crate) out: Vec<ShellRequest>,
@@ -149,7 +159,7 @@ pub(crate) struct Analyzer<'c, 'l> {
     pub(crate) paths: PathCache,
     /// Secrets found below each directory a recursive reader walks, shared by
     /// every part of the command.
-    pub(crate) walk_cache: HashMap<(PathBuf, Vec<String>, Vec<String>), Vec<PathBuf>>,
+    pub(crate) walk_cache: HashMap<WalkKey, Vec<PathBuf>>,
     /// Entries left for recursive-read walks in this analysis.
     pub(crate) walk_budget: usize,
     /// Whether plain lines skip the grammar (see [`plain`]).
@@ -309,6 +319,7 @@ impl Analyzer<'_, '_> {
                         );
                     }
                     for a in assigns {
+                        self.taint_if_loads_code(a);
                         scope.vars.insert(a.clone(), Var::Number);
                     }
                 }
@@ -322,6 +333,7 @@ impl Analyzer<'_, '_> {
                             value = Var::Text(w.text);
                         }
                     }
+                    self.taint_if_loads_code(var);
                     scope.vars.insert(var.clone(), value);
                 }
                 Item::Isolated(inner) => {
@@ -573,7 +585,33 @@ impl Analyzer<'_, '_> {
                 }
                 None => {
                     for e in &a.elements {
-                        let _ = self.eval(e, scope);
+                        let w = self.eval(e, scope);
+                        // `a=([x]=1)`: the key of an indexed array is
+                        // arithmetic; a variable holding `b[$(cmd)]` runs
+                        // the code in it (an associative array's literal
+                        // key is not told apart: not proven either).
+                        let key = w
+                            .text
+                            .strip_prefix('[')
+                            .and_then(|k| k.split_once("]=").or_else(|| k.split_once("]+=")))
+                            .map(|(k, _)| k.to_string());
+                        if let Some(key) = key {
+                            let key_word = Word {
+                                text: key.clone(),
+                                known: w.known,
+                                ansi_c: false,
+                                unquoted: false,
+                            };
+                            if !self.arith_safe(&key_word, scope) {
+                                self.opaque_whole(
+                                    &c.resource,
+                                    &format!(
+                                        "the array key `[{key}]` is evaluated as arithmetic, with a value only known at run time"
+                                    ),
+                                    scope,
+                                );
+                            }
+                        }
                     }
                     Var::Unknown
                 }
@@ -660,7 +698,20 @@ impl Analyzer<'_, '_> {
         }
     }
 
+    /// A loop, an arithmetic expression or a declaration setting a variable
+    /// that makes later programs load other code or changes how the shell
+    /// runs them (`for PATH in ./scripts`, `((GLOBIGNORE=1))`): what follows
+    /// is not proven.
+    fn taint_if_loads_code(&mut self, name: &str) {
+        if loads_code(name) {
+            self.tainted = Some(format!(
+                "setting {name} makes later programs load or run other code, or changes how the shell runs them"
+            ));
+        }
+    }
+
     fn set_var(&mut self, name: &str, value: Var, scope: &mut Scope) {
+        self.taint_if_loads_code(name);
         match name {
             "HOME" => scope.home_known = false,
             "CDPATH" => scope.cdpath_set = true,
@@ -710,7 +761,10 @@ impl Analyzer<'_, '_> {
             let op = w.text.as_str();
             if matches!(op, "-v" | "-R") {
                 if let Some(n) = words.get(i + 1) {
-                    if !n.known || builtins::holds_code(&n.text) {
+                    if !n.known
+                        || builtins::holds_code(&n.text)
+                        || subscript_of(&n.text).is_some_and(|s| !self.arith_safe(&s, scope))
+                    {
                         why = Some(format!(
                             "`[[ {op} {} ]]` evaluates a subscript, which runs code",
                             n.text
@@ -777,6 +831,10 @@ impl Analyzer<'_, '_> {
                 }
                 let assigned = bytes.get(i) == Some(&b'=') && bytes.get(i + 1) != Some(&b'=');
                 if !assigned && !scope.arith_safe_name(&w.text[start..i]) {
+                    return false;
+                }
+                if assigned && loads_code(&w.text[start..i]) {
+                    // `GLOBIGNORE=1` turns on dotglob; `PATH=1` moves lookup.
                     return false;
                 }
                 continue;
@@ -1066,13 +1124,18 @@ impl Analyzer<'_, '_> {
         };
         if part.risk < Risk::Execute {
             let path_var = self.path_var.get_or_init(|| std::env::var_os("PATH"));
-            if let Some(found) = super::program::shadowing_program(
-                &part.name,
-                path_var.as_deref(),
-                self.ctx.location,
-                &self.ctx.home,
-                scope.cwd.as_deref(),
-            ) {
+            let shadowed = std::iter::once(part.name.as_str())
+                .chain(super::program::helper_programs(&part.name).iter().copied())
+                .find_map(|name| {
+                    super::program::shadowing_program(
+                        name,
+                        path_var.as_deref(),
+                        self.ctx.location,
+                        &self.ctx.home,
+                        scope.cwd.as_deref(),
+                    )
+                });
+            if let Some(found) = shadowed {
                 part.raise(
                     Risk::Execute,
                     format!(
@@ -1443,11 +1506,28 @@ fn is_glob(name: &str) -> bool {
 }
 
 /// `printf -v PATH …`, `read PATH`, `mapfile PATH`: assignments in disguise.
+/// The subscript of `name[SUB]`, as a word of its own.
+pub(crate) fn subscript_of(text: &str) -> Option<Word> {
+    let open = text.find('[')?;
+    let close = text.rfind(']')?;
+    (close > open).then(|| Word {
+        text: text[open + 1..close].to_string(),
+        known: true,
+        ansi_c: false,
+        unquoted: false,
+    })
+}
+
 fn sets_code_loading_var(part: &Part) -> bool {
     matches!(
         part.name.as_str(),
-        "printf" | "read" | "mapfile" | "readarray" | "getopts"
-    ) && part.args.iter().any(|w| w.known && loads_code(&w.text))
+        "printf" | "read" | "mapfile" | "readarray" | "getopts" | "wait"
+    ) && part.args.iter().any(|w| {
+        // `printf -vNAME`, `NAME[KEY]` (`printf -v 'BASH_CMDS[ls]' ./x`).
+        let text = w.text.strip_prefix("-v").unwrap_or(&w.text);
+        let name = text.split('[').next().unwrap_or(text);
+        w.known && (loads_code(name) || loads_code(&w.text))
+    })
 }
 
 fn is_absolute(text: &str) -> bool {
@@ -1746,3 +1826,17 @@ const RESERVED_WORDS: &[&str] = &[
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
     "done", "in", "function", "{", "}", "!", "[[", "]]",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::cdpath_inherited;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn an_inherited_cdpath_makes_cd_unknown() {
+        assert!(cdpath_inherited(Some(OsStr::new("/home/u"))));
+        assert!(cdpath_inherited(Some(OsStr::new(":"))));
+        assert!(!cdpath_inherited(Some(OsStr::new(""))));
+        assert!(!cdpath_inherited(None));
+    }
+}

@@ -403,6 +403,17 @@ fn analyse_words(words: &[Word], depth: usize) -> Part {
     part
 }
 
+/// Long options of bash known to change nothing the analysis depends on.
+const HARMLESS_SHELL_LONG: &[&str] = &[
+    "--norc",
+    "--noprofile",
+    "--login",
+    "--noediting",
+    "--posix",
+    "--restricted",
+    "--verbose",
+];
+
 /// `bash -c CODE`, `bash script.sh`, or `bash` reading stdin.
 fn shell_invocation(name: &str, args: &[Word], part: &mut Part) {
     let mut i = 0;
@@ -417,15 +428,62 @@ fn shell_invocation(name: &str, args: &[Word], part: &mut Part) {
             i += 1;
             break;
         }
-        if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
-            i += 2;
+        if a.starts_with("--") {
+            // Only the long options known to change nothing the analysis
+            // depends on: `--rcfile FILE`, `--init-file FILE`, `--login`,
+            // `--debugger` run other code first.
+            if !HARMLESS_SHELL_LONG.contains(&a) {
+                part.make_opaque(format!(
+                    "`{name} {a}` is not known to leave what the shell runs unchanged"
+                ));
+                return;
+            }
+            i += 1;
             continue;
         }
         if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
-            if !a.starts_with("--") && a[1..].contains('c') {
-                has_c = true;
-            }
+            // A cluster of single-letter options (`-ec`, `-lc`, `-eo
+            // pipefail`, `+x`). `-i` (an interactive shell: history
+            // expansion, an rc file), `-O NAME` (a shopt such as dotglob),
+            // `-a`, `-k` and `-H` change what runs or how the code is read.
+            // `-l` reads the user's own profile, as the shell that started
+            // the agent did.
+            let on = a.starts_with('-');
             i += 1;
+            for c in a[1..].chars() {
+                match c {
+                    'c' if on => has_c = true,
+                    'o' => {
+                        let Some(option) = args.get(i) else { break };
+                        i += 1;
+                        if on
+                            && (!option.known
+                                || !super::builtins::HARMLESS_SET_OPTIONS
+                                    .contains(&option.text.as_str()))
+                        {
+                            part.make_opaque(format!(
+                                "`{name} -o {}` changes how the shell reads or runs its code",
+                                option.text
+                            ));
+                            return;
+                        }
+                    }
+                    c if on
+                        && !super::builtins::HARMLESS_SET_LETTERS.contains(c)
+                        && !matches!(c, 's' | 'r' | 'l') =>
+                    {
+                        part.make_opaque(format!(
+                            "`{name} -{c}` is not known to leave what the shell runs unchanged"
+                        ));
+                        return;
+                    }
+                    'O' => {
+                        part.make_opaque(format!("`{name} +O` is not read by the analyser"));
+                        return;
+                    }
+                    _ => {}
+                }
+            }
             continue;
         }
         break;
@@ -547,6 +605,19 @@ mod tests {
         let p = analyse(words("bash -lc ls"), 0);
         assert!(p.delegates);
         assert_eq!(p.code, vec!["ls"]);
+        let p = analyse(words("bash -euo pipefail -c ls"), 0);
+        assert!(p.delegates && p.opaque.is_none());
+        // Options that run other code first or change how the code is read.
+        for line in [
+            "bash --rcfile x.sh -ic ls",
+            "bash -ic ls",
+            "bash -O dotglob -c ls",
+            "bash -kc ls",
+            "bash -o keyword -c ls",
+            "sh -a -c ls",
+        ] {
+            assert!(analyse(words(line), 0).opaque.is_some(), "{line}");
+        }
         assert_eq!(analyse(words("command -v rm"), 0).risk, Risk::Read);
         assert_eq!(
             analyse(words("find . -exec rm -rf {} ;"), 0).risk,

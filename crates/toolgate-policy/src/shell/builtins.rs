@@ -146,7 +146,11 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     ),
     b("readonly", Eval::Names, "marks variables read-only"),
     b("return", Eval::Data, "returns from a function"),
-    b("set", Eval::Data, "sets options or positional parameters"),
+    b(
+        "set",
+        Eval::Code,
+        "sets options or positional parameters; `-o keyword`, `-o histexpand`… change how later commands are read",
+    ),
     b("shift", Eval::Data, "shifts positional parameters"),
     b("shopt", Eval::Data, "sets shell options"),
     b(
@@ -206,12 +210,22 @@ pub(crate) fn judge(
                 w.text
             ));
         }
-        code_in(w).then(|| {
-            format!(
+        if code_in(w) {
+            return Some(format!(
                 "`{name}` ({does}) evaluates `{}` as a variable name, whose subscript runs the code in it",
                 w.text
-            )
-        })
+            ));
+        }
+        // `printf -v 'a[x]'`: the subscript is arithmetic, and `x` may hold
+        // `b[$(cmd)]`.
+        super::analyzer::subscript_of(&w.text)
+            .filter(|s| !arith_safe(s))
+            .map(|s| {
+                format!(
+                    "`{name}` ({does}) evaluates the subscript `{}` of `{}` as arithmetic, with a value only known at run time",
+                    s.text, w.text
+                )
+            })
     };
     match entry.eval {
         Eval::Data | Eval::Runs => None,
@@ -409,8 +423,85 @@ fn code_builtin(
                 )
             }),
         "hash" if has_option("p") => Some("`hash -p` makes a name run another program".into()),
+        "set" => set_options(args),
         _ => None,
     }
+}
+
+/// The `set -o` names known only to change error handling, tracing and
+/// other behaviour the analysis does not depend on. The rest change how the
+/// shell reads or runs what follows: `allexport` exports every later
+/// assignment, `keyword` takes `NAME=VALUE` arguments for the environment,
+/// `history` with `histexpand` expands `!…` in later lines.
+pub(crate) const HARMLESS_SET_OPTIONS: &[&str] = &[
+    "errexit",
+    "errtrace",
+    "functrace",
+    "nounset",
+    "pipefail",
+    "xtrace",
+    "verbose",
+    "noclobber",
+    "noglob",
+    "noexec",
+    "notify",
+    "monitor",
+    "hashall",
+    "braceexpand",
+    "ignoreeof",
+    "interactive-comments",
+    "physical",
+    "posix",
+    "emacs",
+    "vi",
+    "nolog",
+    "onecmd",
+    "privileged",
+];
+
+/// The single-letter options of `set` (and of `bash`/`sh` themselves) known
+/// to change nothing the analysis depends on; `-a` (allexport), `-k`
+/// (keyword) and `-H` (history expansion) are not among them.
+pub(crate) const HARMLESS_SET_LETTERS: &str = "bBCeEfhmnpPtTuvx";
+
+/// Why `set ARGS` changes how later commands are read, if it does.
+fn set_options(args: &[Word]) -> Option<String> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.known {
+            return Some(format!(
+                "`set {}` is only known at run time and may turn on an option that changes how later commands are read",
+                w.text
+            ));
+        }
+        let text = w.text.as_str();
+        if text == "--" || text == "-" {
+            return None;
+        }
+        let Some(letters) = text.strip_prefix('-').or_else(|| text.strip_prefix('+')) else {
+            // The positional parameters.
+            return None;
+        };
+        let on = text.starts_with('-');
+        for c in letters.chars() {
+            if c == 'o' {
+                let name = args.get(i)?;
+                i += 1;
+                if on && (!name.known || !HARMLESS_SET_OPTIONS.contains(&name.text.as_str())) {
+                    return Some(format!(
+                        "`set -o {}` changes how the shell reads or runs later commands",
+                        name.text
+                    ));
+                }
+            } else if on && !HARMLESS_SET_LETTERS.contains(c) {
+                return Some(format!(
+                    "`set -{c}` changes how the shell reads or runs later commands"
+                ));
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]

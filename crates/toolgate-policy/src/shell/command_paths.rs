@@ -32,7 +32,9 @@ fn is_neutral_device(path: &str) -> bool {
             | "/dev/stdout"
             | "/dev/stderr"
             | "/dev/tty"
-    ) || path.starts_with("/dev/fd/")
+    ) || path
+        .strip_prefix("/dev/fd/")
+        .is_some_and(|fd| !fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn looks_like_path(s: &str) -> bool {
@@ -634,43 +636,26 @@ impl Analyzer<'_, '_> {
             if !w.known {
                 continue;
             }
-            let text = w.text.as_str();
+            let mut text = w.text.as_str();
             if text == "--" {
                 after_dashes = true;
                 continue;
             }
             if text.starts_with('-') && !after_dashes {
-                // `--exclude=GLOB`, `--exclude GLOB`, `-g '!GLOB'`, `--glob=!GLOB`.
                 let (name, inline) = match text.split_once('=') {
                     Some((n, v)) => (n, Some(v.to_string())),
                     None => (text, None),
                 };
-                if matches!(
-                    name,
-                    "--exclude" | "--exclude-dir" | "--include" | "-g" | "--glob" | "--iglob"
-                ) {
-                    let value = inline.or_else(|| {
-                        i += 1;
-                        args.get(i - 1).filter(|v| v.known).map(|v| v.text.clone())
-                    });
-                    if let Some(value) = value {
-                        let value = value.trim_matches('/').to_string();
-                        if name.starts_with("--exclude") {
-                            excludes.push(value);
-                        } else if name == "--iglob" && !value.starts_with('!') {
-                            // Matched without regard to case: taken as matching
-                            // anything rather than guessing which case is meant.
-                            includes.push("*".to_string());
-                        } else if name == "--include" {
-                            includes.push(value);
-                        } else if let Some(negated) = value.strip_prefix('!') {
-                            excludes.push(negated.to_string());
-                        } else {
-                            includes.push(value);
-                        }
-                    }
+                // `diff --from-file=DIR FILE` compares DIR/FILE: the
+                // directory is read below like an operand.
+                if let ("--from-file" | "--to-file", Some((_, value))) =
+                    (name, text.split_once('='))
+                {
+                    text = value;
+                } else {
+                    walk_glob_option(name, inline, args, &mut i, &mut excludes, &mut includes);
+                    continue;
                 }
-                continue;
             }
             let path = self.expand_tilde(text);
             if let Ok(r) = self.paths.resolve_from(self.ctx.location, &path, &cwd) {
@@ -682,11 +667,12 @@ impl Analyzer<'_, '_> {
                 }
             }
         }
-        if !any_path {
+        if !any_path && walk != Walk::Operands {
             dirs.push(cwd);
         }
+        let follow = matches!(walk, Walk::Operands | Walk::AllFollow);
         for dir in dirs {
-            let key = (dir, excludes.clone(), includes.clone());
+            let key = (dir, excludes.clone(), includes.clone(), follow);
             let found = match self.walk_cache.get(&key) {
                 Some(found) => found.clone(),
                 None => {
@@ -697,6 +683,7 @@ impl Analyzer<'_, '_> {
                         WALK_DEPTH,
                         &mut budget,
                         (&excludes, &includes),
+                        follow,
                         &mut found,
                     );
                     self.walk_budget = budget;
@@ -706,6 +693,11 @@ impl Analyzer<'_, '_> {
             };
             for path in found {
                 let shown = path.to_string_lossy().into_owned();
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                    // A link the walk reads through: a key, or a place outside.
+                    self.path_requests(&shown, Risk::Read, false, scope);
+                    continue;
+                }
                 self.push(
                     PermissionRequest::path("read", shown.clone(), Risk::Credential),
                     false,
@@ -722,6 +714,7 @@ impl Analyzer<'_, '_> {
         depth: usize,
         budget: &mut usize,
         (excludes, includes): (&[String], &[String]),
+        follow: bool,
         found: &mut Vec<PathBuf>,
     ) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -747,10 +740,66 @@ impl Analyzer<'_, '_> {
                 found.push(path);
                 continue;
             }
+            // A link below is read through (`grep -R`, `diff FILE DIR`): what
+            // it leads to is judged, a key elsewhere included.
+            if follow && included && entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                if let Ok(target) = std::fs::canonicalize(&path) {
+                    if self.secret_risk(&target).is_some() || !self.ctx.location.contains(&target) {
+                        // The link itself: judged like a path the command names.
+                        found.push(path);
+                        continue;
+                    }
+                }
+            }
             let skip = matches!(name.to_str(), Some(".git" | "node_modules" | "target"));
             if is_dir && depth > 1 && !skip {
-                self.scan_for_secrets(&path, depth - 1, budget, (excludes, includes), found);
+                self.scan_for_secrets(
+                    &path,
+                    depth - 1,
+                    budget,
+                    (excludes, includes),
+                    follow,
+                    found,
+                );
             }
+        }
+    }
+}
+
+/// `--exclude=GLOB`, `--exclude GLOB`, `-g '!GLOB'`, `--glob=!GLOB`,
+/// `--include GLOB`: what a recursive read skips or keeps.
+fn walk_glob_option(
+    name: &str,
+    inline: Option<String>,
+    args: &[Word],
+    i: &mut usize,
+    excludes: &mut Vec<String>,
+    includes: &mut Vec<String>,
+) {
+    if !matches!(
+        name,
+        "--exclude" | "--exclude-dir" | "--include" | "-g" | "--glob" | "--iglob"
+    ) {
+        return;
+    }
+    let value = inline.or_else(|| {
+        *i += 1;
+        args.get(*i - 1).filter(|v| v.known).map(|v| v.text.clone())
+    });
+    if let Some(value) = value {
+        let value = value.trim_matches('/').to_string();
+        if name.starts_with("--exclude") {
+            excludes.push(value);
+        } else if name == "--iglob" && !value.starts_with('!') {
+            // Matched without regard to case: taken as matching anything
+            // rather than guessing which case is meant.
+            includes.push("*".to_string());
+        } else if name == "--include" {
+            includes.push(value);
+        } else if let Some(negated) = value.strip_prefix('!') {
+            excludes.push(negated.to_string());
+        } else {
+            includes.push(value);
         }
     }
 }

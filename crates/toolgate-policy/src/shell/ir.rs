@@ -1565,8 +1565,16 @@ impl<'s> Lowering<'s> {
                         }
                     }
                 });
-                if raw.starts_with('`') && !raw.starts_with("``") {
-                    // The grammar reads backticks' body as code already.
+                if raw.starts_with('`') && !raw.starts_with("``") && raw.contains('\\') {
+                    // The grammar reads backticks' body as code already, but
+                    // with its escapes kept: bash first turns `\``, `\$` and
+                    // `\\` into `` ` ``, `$` and `\` (`` `echo \`id\`` `` runs
+                    // `id`), so the body as bash reads it is walked too.
+                    let body = raw
+                        .strip_prefix('`')
+                        .and_then(|b| b.strip_suffix('`'))
+                        .unwrap_or(raw);
+                    out.push(Item::Code(super::words::unescape_backticks(body)));
                 }
                 pieces.push(self.piece(raw.to_string(), Origin::Substituted));
             }
@@ -1688,6 +1696,23 @@ impl<'s> Lowering<'s> {
                     other = true;
                 }
                 (_, k) => operators.push(k.to_string()),
+            }
+        }
+        if operators.iter().any(|o| o == ":=" || o == "=")
+            && name
+                .as_deref()
+                .is_some_and(crate::classify::table::loads_code)
+        {
+            // `${GLOBIGNORE:=x}` assigns the variable.
+            out.push(Item::Unknown {
+                text: raw.clone(),
+                why: "the expansion assigns a variable that makes later programs load other code, or changes how the shell runs them".into(),
+            });
+        }
+        if raw.contains('`') {
+            // `${x:-`cmd`}`: backticks the grammar leaves as text in the word.
+            for code in super::words::backtick_spans(&raw) {
+                out.push(Item::Code(code));
             }
         }
         let mut p = self.piece(raw.clone(), Origin::Expanded);

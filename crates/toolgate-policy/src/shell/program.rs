@@ -62,6 +62,27 @@ fn controlled(path_var: &OsStr, location: &Location, home: &Path) -> Arc<Control
     c
 }
 
+/// The programs a read tool itself runs by name, through `PATH`: GNU tar
+/// hands a compressed archive (detected from its first bytes when listing,
+/// whatever the options) to the compressor of its format.
+pub(crate) fn helper_programs(name: &str) -> &'static [&'static str] {
+    match name {
+        "tar" | "gtar" => &[
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "xz",
+            "lzip",
+            "lzma",
+            "lzop",
+            "zstd",
+            "compress",
+            "uncompress",
+        ],
+        _ => &[],
+    }
+}
+
 /// The file a `PATH` entry controlled by the workspace or the home holds
 /// under `name`, if any: the command may run it instead of the known program.
 pub(crate) fn shadowing_program(
@@ -94,6 +115,31 @@ pub(crate) fn shadowing_program(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tar_runs_the_compressor_of_an_archive_by_name() {
+        // `tar -tf a.tgz` detects gzip and runs `gzip -d` from PATH: a
+        // workspace `gzip` on PATH runs as much as a workspace `tar` would.
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        let location = Location::new(&ws).unwrap();
+        std::fs::create_dir_all(ws.join("bin")).unwrap();
+        std::fs::write(ws.join("bin/gzip"), "#!/bin/sh\n").unwrap();
+        let path = format!("{}/bin:/usr/bin", ws.display());
+        let p = Some(OsStr::new(&path));
+        assert!(shadowing_program("tar", p, &location, &ws, Some(&ws)).is_none());
+        assert!(
+            helper_programs("tar").iter().any(|h| shadowing_program(
+                h,
+                p,
+                &location,
+                &ws,
+                Some(&ws)
+            )
+            .is_some())
+        );
+        assert!(helper_programs("cat").is_empty());
+    }
 
     #[test]
     fn a_program_in_a_workspace_path_entry_shadows_the_known_one() {

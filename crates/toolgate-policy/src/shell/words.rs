@@ -201,6 +201,26 @@ pub(crate) fn join_continuations(src: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// The body of a backtick substitution as bash runs it: `\``, `\$` and
+/// `\\` lose their backslash; any other backslash stays.
+pub(crate) fn unescape_backticks(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&n) = chars.peek() {
+                if matches!(n, '`' | '$' | '\\') {
+                    out.push(n);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The commands inside unescaped backticks of an unquoted heredoc body.
 pub(crate) fn backtick_spans(body: &str) -> Vec<String> {
     let mut spans = Vec::new();
@@ -330,6 +350,10 @@ mod tests {
         assert_eq!(join_continuations("ls # c\n\\rm x"), "ls # c\n \\rm x");
         assert_eq!(join_continuations("echo 'a\n\\b'"), "echo 'a\n\\b'");
         assert_eq!(backtick_spans("a `id` b \\`x\\` `ls`"), vec!["id", "ls"]);
+        assert_eq!(
+            unescape_backticks("echo \\`id\\` \\$x \\\\ \\n"),
+            "echo `id` $x \\ \\n"
+        );
     }
 
     #[test]

@@ -157,6 +157,12 @@ impl Fixture {
         symlink("/etc", ws.join("link_etc")).unwrap();
         symlink(ws.join("data.txt"), ws.join("data_link.txt")).unwrap();
         symlink(ws.join("scripts"), ws.join("bin_link")).unwrap();
+        // A directory holding a link to a key under an everyday name.
+        fs::create_dir_all(ws.join("linkdir")).unwrap();
+        symlink(home.join(".ssh/id_ed25519"), ws.join("linkdir/README.md")).unwrap();
+        // And one holding a link to a directory outside.
+        fs::create_dir_all(ws.join("linkdir_out")).unwrap();
+        symlink(&out, ws.join("linkdir_out/o")).unwrap();
         // Hard links: one to a key (outside, so the recursive reads of the
         // workspace stay as they are), one between two ordinary files.
         fs::hard_link(home.join(".ssh/id_ed25519"), out.join("key_link.txt")).unwrap();
