@@ -1737,6 +1737,12 @@ pub(crate) static SHELLS: &[&str] = &[
     "busybox-sh",
 ];
 
+/// The shells whose `-c` code the analyser reads with bash's grammar: bash
+/// and the POSIX shells, whose language is a subset of it. Code for any other
+/// shell of [`SHELLS`] (zsh's glob qualifiers run code, fish and csh have
+/// grammars of their own) is opaque.
+pub(crate) static BASH_GRAMMAR_SHELLS: &[&str] = &["sh", "bash", "dash", "ash", "busybox-sh"];
+
 /// Programs that run whatever arrives on stdin (a pipe into them is opaque).
 pub(crate) static STDIN_RUNNERS: &[&str] = &[
     "python",

@@ -6,7 +6,8 @@ use toolgate_core::Risk;
 use super::words::Word;
 use crate::classify::read_spec;
 use crate::classify::table::{
-    DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, env_is_harmless, loads_code, wrapper_for,
+    BASH_GRAMMAR_SHELLS, DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, env_is_harmless, loads_code,
+    wrapper_for,
 };
 use crate::classify::{self, FileArg, Walk, command_name};
 
@@ -491,6 +492,9 @@ fn shell_invocation(name: &str, args: &[Word], part: &mut Part) {
     let operand = args.get(i);
     if has_c {
         match operand {
+            Some(_) if !BASH_GRAMMAR_SHELLS.contains(&name) => part.make_opaque(format!(
+                "`{name} -c` code is not bash: the analyser reads bash's grammar only"
+            )),
             Some(code) if code.known => {
                 part.code.push(code.text.clone());
                 part.delegates = true;
@@ -623,5 +627,28 @@ mod tests {
             analyse(words("find . -exec rm -rf {} ;"), 0).risk,
             Risk::Destructive
         );
+    }
+
+    #[test]
+    fn code_for_a_shell_that_is_not_bash_is_not_read_with_the_bash_grammar() {
+        // zsh runs code in glob qualifiers (`*(e:'cmd':)`), fish and csh have
+        // grammars of their own: what bash's grammar reads there is not what
+        // they run.
+        for line in [
+            "zsh -c ls",
+            "zsh -c ls *(e:'touch pwned':)",
+            "ksh -c ls",
+            "mksh -c ls",
+            "fish -c ls",
+            "csh -c ls",
+            "tcsh -c ls",
+        ] {
+            let p = analyse(words(line), 0);
+            assert!(p.opaque.is_some() && p.code.is_empty(), "{line}");
+        }
+        for line in ["bash -c ls", "sh -c ls", "dash -c ls", "busybox-sh -c ls"] {
+            let p = analyse(words(line), 0);
+            assert!(p.opaque.is_none() && p.code == ["ls"], "{line}");
+        }
     }
 }
