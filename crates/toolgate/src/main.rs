@@ -1,6 +1,7 @@
 //! The `toolgate` command: its flags and subcommands over the `toolgate`
 //! library, whose `Builder` wires every command's engine.
 
+mod allocator;
 mod cli_builder;
 mod cmd_call;
 mod cmd_log;
@@ -85,12 +86,6 @@ enum ApprovalsCommand {
     /// Remove one saved approval.
     Revoke(cmd_policy::ApprovalsRevokeArgs),
 }
-
-/// mimalloc for the whole process: a decision's few hundred short-lived
-/// allocations cost about a fifth of its instructions under glibc's malloc,
-/// under a tenth under mimalloc (`benches/decide.rs` measures both).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     // Inside the sandbox this process is the helper that confines itself and
