@@ -98,3 +98,23 @@ fn assigning_an_inherited_variable_reaches_later_programs() {
         allowed(&fx, command);
     }
 }
+
+/// `X=./ub; export X; pip list` (no variable in the environment) ran
+/// `./ub`'s `.pth`; `unset PATH; ls` ran `./ls` (bash then searches `.`).
+#[test]
+fn exporting_or_unsetting_a_name_reaches_later_programs() {
+    let fx = Fixture::new();
+    for command in [
+        "PYTHONUSERBASE=$PWD/ub; export PYTHONUSERBASE; pip list",
+        "PYTHONUSERBASE=$PWD/ub; export -- PYTHONUSERBASE; pip list",
+        "export PYTHONUSERBASE; PYTHONUSERBASE=$PWD/ub; pip list",
+        "command export PYTHONUSERBASE; PYTHONUSERBASE=ub; pip list",
+        "unset PATH; ls",
+        "unset -v PATH; ls",
+    ] {
+        asked(&fx, command);
+    }
+    for command in ["LANG=C; export LANG; ls", "x=1; echo $x"] {
+        allowed(&fx, command);
+    }
+}

@@ -893,6 +893,14 @@ impl Analyzer<'_, '_> {
         // Names it sets without a value in this line.
         for w in words.iter().skip(1) {
             if w.known && !w.text.starts_with('-') && !w.text.contains('=') {
+                if exported && !env_is_harmless(&w.text) {
+                    // `export NAME` hands a value the line set to every
+                    // later program (`X=./ub; export X; pip list`).
+                    self.tainted = Some(format!(
+                        "`{name}` exports {}, which may change what later programs read or run",
+                        w.text
+                    ));
+                }
                 if c.form == Form::Unset {
                     // `unset PATH` makes bash search `.`; an unset inherited
                     // variable changes what later programs see.
@@ -1002,6 +1010,14 @@ impl Analyzer<'_, '_> {
                     .any(|w| w.text.starts_with('-') && w.text.contains('x'));
             for w in part.args.clone() {
                 let Some((name, _)) = w.text.split_once('=') else {
+                    if exported && !w.text.starts_with('-') && !env_is_harmless(&w.text) {
+                        let why = format!(
+                            "`{}` exports {}, which may change what later programs read or run",
+                            part.name, w.text
+                        );
+                        self.tainted = Some(why.clone());
+                        part.raise(Risk::Execute, why);
+                    }
                     continue;
                 };
                 let name = name.split(['[', '+']).next().unwrap_or(name);
