@@ -135,6 +135,30 @@ fn a_promisor_remote_makes_reads_fetch() {
     assert_eq!(f.run(&f.inv(&f.ws)).may_run_program(), None);
 }
 
+/// `objects/info/alternates` naming another repository's objects: `git
+/// cat-file -p SHA` printed a blob of that repository, outside the location.
+#[test]
+fn alternates_outside_are_read() {
+    let f = fx();
+    git_dir(
+        &f.ws.join(".git"),
+        "[core]\n\trepositoryformatversion = 0\n",
+    );
+    std::fs::create_dir_all(f.ws.join(".git/objects/info")).unwrap();
+    std::fs::create_dir_all(f.other.join("objects")).unwrap();
+    std::fs::write(
+        f.ws.join(".git/objects/info/alternates"),
+        format!("{}\n", f.other.join("objects").display()),
+    )
+    .unwrap();
+    let r = f.run(&f.inv(&f.ws));
+    assert!(
+        r.outside.contains(&f.other.join("objects")),
+        "{:?}",
+        r.outside
+    );
+}
+
 #[test]
 fn ordinary_git_init_repo_is_safe() {
     let f = fx();
