@@ -737,6 +737,32 @@ impl Walk<'_> {
         self.outside_canonical(real(path));
     }
 
+    /// Object directories `objects/info/alternates` names: git reads their
+    /// objects as its own (`git cat-file -p SHA` printed a blob of a
+    /// repository outside the location), and follows theirs in turn.
+    fn alternates(&mut self, objects: &Path, depth: usize, seen: &mut Vec<PathBuf>) {
+        let Ok(text) = std::fs::read_to_string(objects.join("info/alternates")) else {
+            return;
+        };
+        for line in text.lines().map(str::trim_end) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if line.starts_with('"') || depth >= 5 || seen.len() >= 32 {
+                // A C-quoted path, or more than git follows: not known.
+                self.outside_canonical(PathBuf::from("/"));
+                continue;
+            }
+            let dir = real(&join(objects, line));
+            if seen.contains(&dir) {
+                continue;
+            }
+            seen.push(dir.clone());
+            self.outside_canonical(dir.clone());
+            self.alternates(&dir, depth + 1, seen);
+        }
+    }
+
     fn outside_canonical(&mut self, p: PathBuf) {
         if !self.location.contains(&p) && !self.report.outside.contains(&p) {
             self.report.outside.push(p);
@@ -1029,6 +1055,7 @@ pub(crate) fn inspect_with(
         };
         walk.outside_canonical(git_dir.clone());
         walk.outside_canonical(common.clone());
+        walk.alternates(&common.join("objects"), 0, &mut Vec::new());
         walk.report.git_dir = Some(git_dir);
         walk.report.common_dir = Some(common);
         let wt = globals

@@ -1859,6 +1859,24 @@ pub(crate) fn loads_code(var: &str) -> bool {
         || var.ends_with("_HOME")
 }
 
+/// Whether the shell inherited `var` from the environment toolgate runs in
+/// (the user exported it): bash exports every inherited variable, so a plain
+/// `VAR=x` in the line reaches every later program (`MANOPT`, `LESS`,
+/// `PYTHONUSERBASE`: `PYTHONUSERBASE=./ub; pip list` ran `./ub`'s `.pth`).
+pub(crate) fn inherited(var: &str) -> bool {
+    // Only names bash can set; `getenv` is never asked about `=` or NUL.
+    !var.is_empty()
+        && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && std::env::var_os(var).is_some()
+}
+
+/// Whether a lasting assignment (`VAR=x` alone, `read VAR`, `for VAR in`,
+/// `unset VAR`) may change what later programs read or run: the variable
+/// loads code, or it is inherited and not known to only change formatting.
+pub(crate) fn lasting_assignment_matters(var: &str) -> bool {
+    loads_code(var) || (!env_is_harmless(var) && inherited(var))
+}
+
 /// An assignment (`NAME=value`) that points a client at a daemon on another
 /// host (`DOCKER_HOST=tcp://…`): the command talks to the network.
 pub(crate) fn points_at_a_host(assignment: &str) -> bool {

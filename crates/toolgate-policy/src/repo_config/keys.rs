@@ -58,7 +58,13 @@ const SAFE_KEYS: &[&str] = &[
     "core.maxtreedepth",
     // core.worktree only moves the work tree; its path is judged as a path.
     "core.worktree",
-    "extensions.**",
+    // Not extensions.partialclone: a promisor remote makes reads fetch.
+    "extensions.objectformat",
+    "extensions.compatobjectformat",
+    "extensions.refstorage",
+    "extensions.worktreeconfig",
+    "extensions.preciousobjects",
+    "extensions.noop",
     "init.defaultbranch",
     "index.version",
     "index.skiphash",
@@ -95,8 +101,6 @@ const SAFE_KEYS: &[&str] = &[
     "remote.*.tagopt",
     "remote.*.prune",
     "remote.*.prunetags",
-    "remote.*.promisor",
-    "remote.*.partialclonefilter",
     "remote.*.followremotehead",
     "remote.pushdefault",
     "branch.*.remote",
@@ -341,6 +345,9 @@ fn known_reason(section: &str, name: &str) -> &'static str {
             "names a program git runs for the remote"
         }
         ("protocol", _) => "can enable transports that run programs",
+        ("extensions", "partialclone") | ("remote", "promisor") => {
+            "a promisor remote makes git fetch missing objects while it reads (ssh, the network)"
+        }
         ("web", "browser") | ("browser", _) | ("man", _) | ("instaweb", _) => {
             "names a program git runs"
         }
@@ -466,6 +473,9 @@ mod tests {
             "man.x.cmd",
             "instaweb.httpd",
             "log.showsignature",
+            // `git log -p` fetched a missing blob: ran ssh to the remote.
+            "extensions.partialclone",
+            "remote.origin.promisor",
             "difftool.x.cmd",
             "mergetool.x.cmd",
             "sendemail.smtpserver",

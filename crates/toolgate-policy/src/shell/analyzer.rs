@@ -22,7 +22,7 @@ use super::words::{self, Word, brace_expand};
 use super::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_NESTING, ShellContext, ShellRequest, TOO_COMPLEX};
 use crate::classify::table::{
     EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
-    loads_code, points_at_a_host,
+    lasting_assignment_matters, loads_code, points_at_a_host,
 };
 use crate::classify::{Walk, arity_prefix, prefix_of, sql_destroys};
 
@@ -707,6 +707,10 @@ impl Analyzer<'_, '_> {
             self.tainted = Some(format!(
                 "setting {name} makes later programs load or run other code, or changes how the shell runs them"
             ));
+        } else if lasting_assignment_matters(name) {
+            self.tainted = Some(format!(
+                "setting {name}, which the shell inherited from the environment and exports to every later program, may change what they read or run"
+            ));
         }
     }
 
@@ -833,7 +837,7 @@ impl Analyzer<'_, '_> {
                 if !assigned && !scope.arith_safe_name(&w.text[start..i]) {
                     return false;
                 }
-                if assigned && loads_code(&w.text[start..i]) {
+                if assigned && lasting_assignment_matters(&w.text[start..i]) {
                     // `GLOBIGNORE=1` turns on dotglob; `PATH=1` moves lookup.
                     return false;
                 }
@@ -889,7 +893,18 @@ impl Analyzer<'_, '_> {
         // Names it sets without a value in this line.
         for w in words.iter().skip(1) {
             if w.known && !w.text.starts_with('-') && !w.text.contains('=') {
+                if exported && !env_is_harmless(&w.text) {
+                    // `export NAME` hands a value the line set to every
+                    // later program (`X=./ub; export X; pip list`).
+                    self.tainted = Some(format!(
+                        "`{name}` exports {}, which may change what later programs read or run",
+                        w.text
+                    ));
+                }
                 if c.form == Form::Unset {
+                    // `unset PATH` makes bash search `.`; an unset inherited
+                    // variable changes what later programs see.
+                    self.taint_if_loads_code(&w.text);
                     scope.vars.remove(&w.text);
                     if w.text == "CDPATH" {
                         // Unset: `cd rel` is plain again.
@@ -995,6 +1010,14 @@ impl Analyzer<'_, '_> {
                     .any(|w| w.text.starts_with('-') && w.text.contains('x'));
             for w in part.args.clone() {
                 let Some((name, _)) = w.text.split_once('=') else {
+                    if exported && !w.text.starts_with('-') && !env_is_harmless(&w.text) {
+                        let why = format!(
+                            "`{}` exports {}, which may change what later programs read or run",
+                            part.name, w.text
+                        );
+                        self.tainted = Some(why.clone());
+                        part.raise(Risk::Execute, why);
+                    }
                     continue;
                 };
                 let name = name.split(['[', '+']).next().unwrap_or(name);
@@ -1526,7 +1549,7 @@ fn sets_code_loading_var(part: &Part) -> bool {
         // `printf -vNAME`, `NAME[KEY]` (`printf -v 'BASH_CMDS[ls]' ./x`).
         let text = w.text.strip_prefix("-v").unwrap_or(&w.text);
         let name = text.split('[').next().unwrap_or(text);
-        w.known && (loads_code(name) || loads_code(&w.text))
+        w.known && (lasting_assignment_matters(name) || loads_code(&w.text))
     })
 }
 

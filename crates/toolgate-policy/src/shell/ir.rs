@@ -1701,7 +1701,7 @@ impl<'s> Lowering<'s> {
         if operators.iter().any(|o| o == ":=" || o == "=")
             && name
                 .as_deref()
-                .is_some_and(crate::classify::table::loads_code)
+                .is_some_and(crate::classify::table::lasting_assignment_matters)
         {
             // `${GLOBIGNORE:=x}` assigns the variable.
             out.push(Item::Unknown {

@@ -79,6 +79,9 @@ pub(crate) fn helper_programs(name: &str) -> &'static [&'static str] {
             "compress",
             "uncompress",
         ],
+        // git checks a signature (`--format=%G?`, `format.pretty`) with
+        // the program `gpg.format` names, found on PATH by default.
+        "git" => &["gpg", "gpgsm", "ssh-keygen"],
         _ => &[],
     }
 }
@@ -139,6 +142,29 @@ mod tests {
             .is_some())
         );
         assert!(helper_programs("cat").is_empty());
+    }
+
+    #[test]
+    fn git_log_runs_the_signature_checker_by_name() {
+        // `git log --format=%G? -1` on a commit with a gpgsig header ran
+        // `node_modules/.bin/gpg` (a workspace PATH entry), judged read.
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        let location = Location::new(&ws).unwrap();
+        std::fs::create_dir_all(ws.join("node_modules/.bin")).unwrap();
+        std::fs::write(ws.join("node_modules/.bin/gpg"), "#!/bin/sh\n").unwrap();
+        let path = format!("{}/node_modules/.bin:/usr/bin", ws.display());
+        let p = Some(OsStr::new(&path));
+        assert!(
+            helper_programs("git").iter().any(|h| shadowing_program(
+                h,
+                p,
+                &location,
+                &ws,
+                Some(&ws)
+            )
+            .is_some())
+        );
     }
 
     #[test]
