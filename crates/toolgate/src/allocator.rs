@@ -31,13 +31,15 @@ impl Chosen {
     /// The allocator chosen, choosing the system's if nothing was chosen yet.
     fn get(&self) -> u8 {
         match self.0.load(Ordering::Relaxed) {
-            UNSET => match self
-                .0
-                .compare_exchange(UNSET, SYSTEM, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => SYSTEM,
-                Err(chosen) => chosen,
-            },
+            UNSET => {
+                match self
+                    .0
+                    .compare_exchange(UNSET, SYSTEM, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => SYSTEM,
+                    Err(chosen) => chosen,
+                }
+            }
             chosen => chosen,
         }
     }

@@ -803,6 +803,18 @@ fn judge_into(spec: &Spec, args: &[&str], start: usize, state: &mut State) -> Re
                         state.walks = state.walks.max(super::Walk::All);
                     }
                 }
+                ValueKind::GitFormat => {
+                    let text = &args[index][attached.unwrap_or(0)..];
+                    if text.contains("%G") || text.contains("%(signature") {
+                        state.raise(
+                            Risk::Execute,
+                            format!(
+                                "`{name} {}` asks for a signature check, which runs the signing program",
+                                opt.label
+                            ),
+                        );
+                    }
+                }
                 ValueKind::List => {
                     return Err(format!(
                         "`{name} {}` reads the names of more files from a file",

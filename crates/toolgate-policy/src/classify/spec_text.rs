@@ -69,6 +69,10 @@ pub enum ValueKind {
     /// A glob that whitelists files (ripgrep's `-g`): unless it is a
     /// negation (`!GLOB`), the search reads hidden files it matches too.
     Glob,
+    /// A git format (`--format=`, `--pretty=`): a signature placeholder
+    /// (`%G?`, `%GS`…, `%(signature)`) makes git verify signatures, which
+    /// runs the signing program (gpg, gpgsm, ssh-keygen).
+    GitFormat,
 }
 
 /// What an option does beyond reading, whatever its value (`!exec`…).
@@ -208,6 +212,7 @@ fn parse_option(line: &str) -> Result<(Vec<&str>, OptSpec<'_>), String> {
                 "archive" => ValueKind::Archive,
                 "list" => ValueKind::List,
                 "glob" => ValueKind::Glob,
+                "gitformat" => ValueKind::GitFormat,
                 "plain" => ValueKind::Plain,
                 other => return Err(format!("`{line}`: unknown value kind `:{other}`")),
             };

@@ -229,7 +229,6 @@ const SAFE_KEYS: &[&str] = &[
     "color.**",
     "column.**",
     "advice.**",
-    "format.pretty",
 ];
 
 /// Git environment variables that name no program and no file, so setting
