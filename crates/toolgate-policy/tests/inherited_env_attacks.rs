@@ -11,8 +11,7 @@ mod fixture;
 
 use std::process::Command;
 
-use fixture::{Fixture, default_decision, summary};
-use toolgate_core::Effect;
+use fixture::{Fixture, assert_allowed, assert_asked};
 
 /// Set in the child: it runs the attacks instead of spawning.
 const CHILD_ENV: &str = "TOOLGATE_TEST_INHERITED_ENV_CHILD";
@@ -43,25 +42,6 @@ fn run_in_child(test: &str) {
     );
 }
 
-fn asked(fx: &Fixture, command: &str) {
-    let parts = fx.analyze(command);
-    assert!(
-        default_decision(&parts) >= Effect::Ask,
-        "{command:?} allowed:\n  {}",
-        summary(&parts)
-    );
-}
-
-fn allowed(fx: &Fixture, command: &str) {
-    let parts = fx.analyze(command);
-    assert_eq!(
-        default_decision(&parts),
-        Effect::Allow,
-        "{command:?}:\n  {}",
-        summary(&parts)
-    );
-}
-
 /// With `PYTHONUSERBASE` exported, `PYTHONUSERBASE=$PWD/ub; pip list` ran
 /// the `.pth` file in `./ub/lib/python3.11/site-packages` (allowed as a read).
 #[test]
@@ -86,7 +66,7 @@ fn assigning_an_inherited_variable_reaches_later_programs() {
         "LESS='+!touch pwned'; cat README.md",
         "TOOLGATE_TEST_INHERITED_X=2; ls",
     ] {
-        asked(&fx, command);
+        assert_asked(&fx, command);
     }
     // Names the environment does not hold, and known-harmless ones, stay read.
     for command in [
@@ -95,7 +75,7 @@ fn assigning_an_inherited_variable_reaches_later_programs() {
         "LANG=C; sort README.md",
         "TERM=dumb; ls",
     ] {
-        allowed(&fx, command);
+        assert_allowed(&fx, command);
     }
 }
 
@@ -112,9 +92,9 @@ fn exporting_or_unsetting_a_name_reaches_later_programs() {
         "unset PATH; ls",
         "unset -v PATH; ls",
     ] {
-        asked(&fx, command);
+        assert_asked(&fx, command);
     }
     for command in ["LANG=C; export LANG; ls", "x=1; echo $x"] {
-        allowed(&fx, command);
+        assert_allowed(&fx, command);
     }
 }

@@ -11,35 +11,15 @@ mod fixture;
 
 use std::time::Duration;
 
-use fixture::{Fixture, default_decision, max_risk, summary};
+use fixture::{Fixture, assert_allowed, assert_asked, default_decision, max_risk, summary};
 use toolgate_core::{Effect, Risk};
-use toolgate_policy::shell::{ShellRequest, TOO_COMPLEX, analyze, analyze_with_budget};
-
-fn assert_asked(fx: &Fixture, command: &str) -> Vec<ShellRequest> {
-    let parts = fx.analyze(command);
-    assert!(
-        default_decision(&parts) >= Effect::Ask,
-        "{command:?} allowed:\n  {}",
-        summary(&parts)
-    );
-    parts
-}
+use toolgate_policy::shell::{TOO_COMPLEX, analyze, analyze_with_budget};
 
 fn assert_opaque(fx: &Fixture, command: &str) {
     let parts = assert_asked(fx, command);
     assert!(
         parts.iter().any(|p| p.opaque),
         "{command:?} not opaque:\n  {}",
-        summary(&parts)
-    );
-}
-
-fn assert_allowed(fx: &Fixture, command: &str) {
-    let parts = fx.analyze(command);
-    assert_eq!(
-        default_decision(&parts),
-        Effect::Allow,
-        "{command:?}:\n  {}",
         summary(&parts)
     );
 }

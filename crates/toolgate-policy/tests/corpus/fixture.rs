@@ -416,6 +416,28 @@ pub fn max_risk(requests: &[ShellRequest]) -> Risk {
         .unwrap_or(Risk::Read)
 }
 
+/// Asserts that `command` is at least asked by default; its requests.
+pub fn assert_asked(fx: &Fixture, command: &str) -> Vec<ShellRequest> {
+    let parts = fx.analyze(command);
+    assert!(
+        default_decision(&parts) >= Effect::Ask,
+        "{command:?} allowed:\n  {}",
+        summary(&parts)
+    );
+    parts
+}
+
+/// Asserts that `command` is allowed by default.
+pub fn assert_allowed(fx: &Fixture, command: &str) {
+    let parts = fx.analyze(command);
+    assert_eq!(
+        default_decision(&parts),
+        Effect::Allow,
+        "{command:?}:\n  {}",
+        summary(&parts)
+    );
+}
+
 /// Asserts that `command`'s requests read a credential and are denied by
 /// default.
 pub fn assert_denied_credential(command: &str, parts: &[ShellRequest]) {
