@@ -1,7 +1,6 @@
 //! The `toolgate` command: its flags and subcommands over the `toolgate`
 //! library, whose `Builder` wires every command's engine.
 
-mod allocator;
 mod cli_builder;
 mod cmd_call;
 mod cmd_log;
