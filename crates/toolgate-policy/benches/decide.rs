@@ -16,8 +16,8 @@
 //! (`cargo build --release -p toolgate` first) or in `TOOLGATE_BIN`; codex in
 //! `CODEX_BIN` or where `benches/install-codex.sh` puts it.
 //!
-//! The decisions run under the `toolgate` binary's allocator, mimalloc, or
-//! under the system's (glibc) with `TOOLGATE_BENCH_ALLOCATOR=system`: the
+//! The decisions run under the `toolgate` binary's allocator, the system's
+//! (glibc), or under mimalloc with `TOOLGATE_BENCH_ALLOCATOR=mimalloc`: the
 //! first line printed says which.
 //!
 //! Run: `cargo build --release -p toolgate && cargo bench -p toolgate-policy --bench decide`
@@ -115,9 +115,9 @@ mod allocator {
                 // SAFETY: a NUL-terminated name; the value is only read.
                 let value = unsafe { libc::getenv(c"TOOLGATE_BENCH_ALLOCATOR".as_ptr()) };
                 // SAFETY: getenv's answer is null or a NUL-terminated string.
-                let system = !value.is_null()
-                    && unsafe { std::ffi::CStr::from_ptr(value) }.to_bytes() == b"system";
-                chosen = if system { SYSTEM } else { MIMALLOC };
+                let mimalloc = !value.is_null()
+                    && unsafe { std::ffi::CStr::from_ptr(value) }.to_bytes() == b"mimalloc";
+                chosen = if mimalloc { MIMALLOC } else { SYSTEM };
                 self.0.store(chosen, Ordering::Relaxed);
             }
             chosen == SYSTEM
@@ -133,9 +133,9 @@ mod allocator {
 
         pub fn name(&self) -> &'static str {
             if self.system() {
-                "system (glibc)"
+                "system (glibc, the toolgate binary's)"
             } else {
-                "mimalloc (the toolgate binary's)"
+                "mimalloc"
             }
         }
     }
