@@ -157,14 +157,19 @@ async fn ask(
     approvals: &WebApprovals,
     prompt: AskPrompt,
 ) -> (u64, JoinHandle<Result<Answer, ChannelError>>) {
-    let before = approvals.pending().len();
+    // The new ask is the one whose id was not pending before: counting would
+    // race the page, which may answer an older ask at the same moment.
+    let before: Vec<u64> = approvals.pending().iter().map(|a| a.id).collect();
     let channel = approvals.clone();
     let task = tokio::spawn(async move { channel.ask(&prompt).await });
     let started = std::time::Instant::now();
     loop {
-        let pending = approvals.pending();
-        if pending.len() > before {
-            return (pending[pending.len() - 1].id, task);
+        if let Some(new) = approvals
+            .pending()
+            .into_iter()
+            .find(|a| !before.contains(&a.id))
+        {
+            return (new.id, task);
         }
         assert!(started.elapsed() < WAIT, "the ask never reached the page");
         tokio::time::sleep(Duration::from_millis(2)).await;
