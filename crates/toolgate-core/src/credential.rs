@@ -35,7 +35,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::SystemTime;
 
@@ -193,11 +193,7 @@ pub fn is_credential(path: &Path, home: &Path) -> Option<CredentialKind> {
     let mut first: Option<&[u8]> = None;
     let mut prev: Option<&[u8]> = None;
     let mut last: Option<&[u8]> = None;
-    for c in path.components() {
-        let Component::Normal(s) = c else {
-            continue;
-        };
-        let name = s.as_bytes();
+    for name in crate::path_text::normal_names(path) {
         if is_secret_dir_name(name) {
             return Some(CredentialKind::Directory);
         }

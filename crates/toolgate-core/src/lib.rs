@@ -31,6 +31,7 @@ pub mod event_query;
 pub mod failure;
 pub mod gate;
 pub mod location;
+pub mod path_text;
 pub mod pipeline;
 pub mod preview;
 pub mod protected;

@@ -126,7 +126,8 @@ impl Location {
 
     /// Whether an already-canonical path lies inside one of the roots.
     pub fn contains(&self, canonical: &Path) -> bool {
-        self.roots().any(|r| canonical.starts_with(r))
+        self.roots()
+            .any(|r| crate::path_text::starts_with(canonical, r))
     }
 
     /// Resolves `path` relative to the main root.
@@ -191,7 +192,7 @@ impl Location {
             Some(path.clone())
         } else {
             Some(
-                path.parent()
+                crate::path_text::parent(&path)
                     .map_or_else(|| path.clone(), Path::to_path_buf),
             )
         };

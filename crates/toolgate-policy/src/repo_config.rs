@@ -61,6 +61,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use toolgate_core::Location;
+use toolgate_core::path_text;
 
 use self::git_config_syntax::Entry;
 
@@ -521,7 +522,7 @@ struct Repo {
 fn discover(start: &Path, stamps: &dyn DirStamps, findings: &mut Vec<Finding>) -> Option<Repo> {
     let mut dir = Some(start);
     while let Some(d) = dir {
-        dir = d.parent();
+        dir = path_text::parent(d);
         // Taken before the probes: an entry created after them changes it.
         let stamp = stamps.dir_stamp(d);
         if stamp.is_some_and(|s| NO_REPOSITORY.get_at(d, s).is_some()) {

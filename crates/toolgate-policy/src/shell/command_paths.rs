@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
+use toolgate_core::path_text;
 use toolgate_core::{PermissionRequest, ResolvedPath, Risk};
 
 use super::analyzer::{Analyzer, Scope};
@@ -70,7 +71,7 @@ pub(crate) fn lexical(path: &Path) -> PathBuf {
 /// secrets included.
 pub(crate) fn is_proc_environ(path: &Path) -> bool {
     // Folding only drops components: a path without `proc` cannot become one.
-    if !path.components().any(|c| c.as_os_str() == "proc") {
+    if !path_text::has_name(path, b"proc") {
         return false;
     }
     let parts: Vec<String> = lexical(path)

@@ -16,6 +16,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use toolgate_core::credential::LinkedFile;
+use toolgate_core::path_text;
 use toolgate_core::location::{EntryKind, FileSystem, PathError, PathLookup};
 use toolgate_core::{Location, ResolvedPath};
 
@@ -60,7 +61,7 @@ impl LinkLookup for PathCache {
     /// From the same cached `lstat` as [`PathLookup::kind`].
     fn linked_file(&self, path: &Path) -> Option<LinkedFile> {
         // Below a directory already found missing, nothing is there.
-        let parent_missing = path.parent().is_some_and(|parent| {
+        let parent_missing = path_text::parent(path).is_some_and(|parent| {
             matches!(
                 self.lstat.borrow().get(parent.as_os_str()),
                 Some(Ok((EntryKind::Missing, _, _)))
@@ -125,7 +126,7 @@ impl PathCache {
     /// `lstat`ed and whose remembered listing lacks `NAME`
     /// ([`super::listing`]): then `lstat(path)` would say "missing".
     fn known_missing(&self, path: &Path) -> bool {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        let Some((dir, name)) = path_text::parent_and_name(path) else {
             return false;
         };
         // Exactly `DIR/NAME`: not `DIR/NAME/`, `DIR/NAME/.` or `DIR//NAME`,
