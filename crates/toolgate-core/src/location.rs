@@ -191,10 +191,7 @@ impl Location {
         } else if is_dir {
             Some(path.clone())
         } else {
-            Some(
-                crate::path_text::parent(&path)
-                    .map_or_else(|| path.clone(), Path::to_path_buf),
-            )
+            Some(crate::path_text::parent(&path).map_or_else(|| path.clone(), Path::to_path_buf))
         };
         ResolvedPath {
             path,

@@ -79,10 +79,7 @@ pub fn parent_and_name(path: &Path) -> Option<(&Path, &OsStr)> {
             return None;
         }
         let dir = if cut == 0 { &p[..1] } else { &p[..cut] };
-        return Some((
-            Path::new(OsStr::from_bytes(dir)),
-            OsStr::from_bytes(name),
-        ));
+        return Some((Path::new(OsStr::from_bytes(dir)), OsStr::from_bytes(name)));
     }
     Some((path.parent()?, path.file_name()?))
 }

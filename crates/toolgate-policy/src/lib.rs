@@ -44,6 +44,7 @@ pub mod approvals;
 pub mod check;
 pub mod classify;
 pub mod config;
+mod dir_watch;
 pub mod expand;
 pub mod gate;
 pub mod git_index;

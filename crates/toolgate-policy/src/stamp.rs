@@ -40,6 +40,12 @@ impl Stamp {
         }
     }
 
+    /// Whether both stamps are of the same file or directory (device and
+    /// inode), whatever changed in it.
+    pub(crate) fn same_inode(&self, other: &Stamp) -> bool {
+        (self.dev, self.ino) == (other.dev, other.ino)
+    }
+
     /// Whether the last change is at least a second older than now, so any
     /// change from now on gives another ctime and what was read under this
     /// stamp may be cached. A clock set back by more than that (only root

@@ -16,12 +16,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use toolgate_core::credential::LinkedFile;
-use toolgate_core::path_text;
 use toolgate_core::location::{EntryKind, FileSystem, PathError, PathLookup};
+use toolgate_core::path_text;
 use toolgate_core::{Location, ResolvedPath};
 
 use super::listing;
 use crate::classify::LinkLookup;
+use crate::dir_watch::DIR_WATCH;
 use crate::repo_config::{DirStamps, StatStamps};
 use crate::stamp::Stamp;
 
@@ -36,6 +37,8 @@ pub(crate) struct PathCache {
     // Keyed by the path's bytes: hashing a `Path` walks its components.
     lstat: RefCell<foldhash::HashMap<OsString, Lstat>>,
     links: RefCell<foldhash::HashMap<OsString, PathBuf>>,
+    /// Whether this analysis took in the directory watch's events yet.
+    watch_synced: std::cell::Cell<bool>,
 }
 
 impl PathLookup for PathCache {
@@ -107,11 +110,26 @@ impl PathCache {
 
     /// `lstat(path)` now, kept for the rest of the analysis.
     fn lstat_now(&self, path: &Path) -> io::Result<(EntryKind, Option<LinkedFile>)> {
+        if !self.watch_synced.replace(true) {
+            DIR_WATCH.sync();
+        }
+        // A directory unchanged since its last `lstat` gives the same answer.
+        if let Some(stamp) = DIR_WATCH.unchanged(path) {
+            self.lstat.borrow_mut().insert(
+                path.as_os_str().to_owned(),
+                Ok((EntryKind::Dir, None, Some(stamp))),
+            );
+            return Ok((EntryKind::Dir, None));
+        }
         let answer = FileSystem.entry(path).map(|(kind, meta)| {
             let linked = meta.as_ref().and_then(LinkedFile::of);
             let stamp = meta.as_ref().filter(|m| m.is_dir()).map(Stamp::of);
             (kind, linked, stamp)
         });
+        match &answer {
+            Ok((EntryKind::Dir, _, Some(stamp))) => DIR_WATCH.saw_dir(path, *stamp),
+            _ => DIR_WATCH.saw_other(path),
+        }
         let stored = match &answer {
             Ok(entry) => Ok(*entry),
             Err(e) => Err((e.raw_os_error().unwrap_or(0), e.to_string())),

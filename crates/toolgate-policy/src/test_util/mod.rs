@@ -38,3 +38,16 @@ pub use prompts::{ask_about, ask_prompt};
 pub fn wait_until_settled(path: &std::path::Path) {
     crate::stamp::wait_until_settled(path);
 }
+
+/// How many directory stamps this process answered from its inotify watch
+/// instead of an `lstat` so far: a test of the watch checks it moved, so it
+/// knows the watch, not `lstat`, answered.
+pub fn dir_watch_served() -> u64 {
+    crate::dir_watch::served()
+}
+
+/// Whether the directory watch answers for `dir` (and every directory above
+/// it) as of the last decision, instead of an `lstat`.
+pub fn dir_watch_answers_for(dir: &std::path::Path) -> bool {
+    crate::dir_watch::would_answer(dir)
+}

@@ -1,0 +1,393 @@
+//! Directories kept under inotify, so that one unchanged since it was last
+//! looked at needs no `lstat`.
+//!
+//! Every decision about a `git` command checks that no repository appeared
+//! in the location or above it: one `lstat` per directory up to `/`, whose
+//! [`Stamp`] the caches of "no repository here" and of directory listings are
+//! keyed by. On this kind of machine one `lstat` costs 0.6–0.8 µs, about a
+//! quarter of a decision. A process that decides again and again (`toolgate
+//! mcp`, `serve`) watches those directories instead: while no event arrived
+//! for a directory and for every directory above it, and the mount table did
+//! not change, its stamp is the one its last `lstat` gave.
+//!
+//! What makes that sound, and where it is not used:
+//! - An entry of a directory cannot be made, removed or renamed, nor the
+//!   directory's own attributes changed, without the kernel queueing an event
+//!   to every watch on it, in whatever mount or namespace the change was made,
+//!   before the changing call returns. The watched events are exactly those
+//!   that change what a [`Stamp`] holds (`CREATE`, `DELETE`, `MOVED_FROM`,
+//!   `MOVED_TO`, `ATTRIB`, `DELETE_SELF`, `MOVE_SELF`).
+//! - A watch follows an inode, not a path: a path can come to name another
+//!   directory when a directory above it is renamed or replaced, which is an
+//!   event on *that* directory's watch, so a directory counts as unchanged
+//!   only when every directory above it is watched and unchanged too; or
+//!   when something is mounted over it, which the mount table's own
+//!   notification (`POLLPRI` on `/proc/self/mountinfo`) reports, and which
+//!   makes every directory changed.
+//! - Only local file systems (ext4, xfs, btrfs, tmpfs, f2fs) are watched: on
+//!   network and FUSE file systems another machine's changes raise no
+//!   events, and on overlayfs a change to a lower layer does not either.
+//! - A lost event (the queue overflowed), a watch the kernel dropped, a full
+//!   table, or any error makes every directory changed (or the watcher off),
+//!   and `lstat` answers as before.
+//! - A directory is watched the second time a process looks at it, so a
+//!   one-shot `toolgate check` pays nothing. Registering takes an
+//!   `inotify_add_watch`, a `statfs` and a second `lstat` after the watch is
+//!   in place, so no change between the first `lstat` and the watch is missed.
+//!
+//! Files (the git configuration files) are not watched: a write through a
+//! shared memory mapping changes a file without an inotify event.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs::File;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use foldhash::HashMap;
+use rustix::event::{PollFd, PollFlags};
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use toolgate_core::path_text;
+
+use crate::stamp::Stamp;
+
+/// At most this many directories are watched; past it, all are dropped.
+const MAX_WATCHED: usize = 1024;
+
+/// Magic numbers (`statfs(2)` `f_type`) of the local file systems watched.
+const LOCAL_FILE_SYSTEMS: &[u64] = &[
+    0xEF53,      // ext2, ext3, ext4
+    0x5846_5342, // xfs
+    0x9123_683E, // btrfs
+    0x0102_1994, // tmpfs
+    0xF2F5_2010, // f2fs
+];
+
+/// The events that change what a directory's [`Stamp`] holds.
+fn watched_events() -> WatchFlags {
+    WatchFlags::CREATE
+        | WatchFlags::DELETE
+        | WatchFlags::MOVED_FROM
+        | WatchFlags::MOVED_TO
+        | WatchFlags::ATTRIB
+        | WatchFlags::DELETE_SELF
+        | WatchFlags::MOVE_SELF
+        | WatchFlags::DONT_FOLLOW
+        | WatchFlags::ONLYDIR
+}
+
+/// The process-wide watcher.
+pub(crate) static DIR_WATCH: DirWatch = DirWatch::new();
+
+/// How many stamps were answered from a watch (for tests and benchmarks).
+static SERVED: AtomicU64 = AtomicU64::new(0);
+
+/// Directories under inotify; see the module documentation.
+pub(crate) struct DirWatch {
+    state: Mutex<State>,
+}
+
+enum State {
+    /// Not started yet.
+    Idle,
+    /// Started and working.
+    On(Box<Watching>),
+    /// Could not start (no inotify, no `/proc`): `lstat` answers.
+    Off,
+}
+
+struct Watching {
+    inotify: OwnedFd,
+    /// `/proc/self/mountinfo`, open for its change notification.
+    mounts: File,
+    /// By path: the watch and the stamp of the last `lstat`.
+    dirs: HashMap<OsString, Watched>,
+    /// Watch descriptor to path.
+    paths: HashMap<i32, OsString>,
+    /// Directories looked at once (watched when looked at again).
+    seen: HashSet<OsString>,
+}
+
+struct Watched {
+    wd: i32,
+    stamp: Stamp,
+    /// No event since `stamp` was taken.
+    unchanged: bool,
+}
+
+impl DirWatch {
+    const fn new() -> Self {
+        DirWatch {
+            state: Mutex::new(State::Idle),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes in the events queued since the last call: once per analysis,
+    /// before the first [`DirWatch::unchanged`].
+    pub(crate) fn sync(&self) {
+        let mut state = self.lock();
+        let State::On(w) = &mut *state else {
+            return;
+        };
+        if w.sync().is_err() {
+            tracing::debug!("directory watch off: reading its events failed");
+            *state = State::Off;
+        }
+    }
+
+    /// The stamp of `dir` as its last `lstat` gave it, when `dir` and every
+    /// directory above it are watched and no event arrived for any of them
+    /// since (as of the last [`DirWatch::sync`]).
+    pub(crate) fn unchanged(&self, dir: &Path) -> Option<Stamp> {
+        let state = self.lock();
+        let State::On(w) = &*state else {
+            return None;
+        };
+        let stamp = w.unchanged_stamp(dir)?;
+        let mut above = path_text::parent(dir);
+        while let Some(d) = above {
+            w.unchanged_stamp(d)?;
+            above = path_text::parent(d);
+        }
+        SERVED.fetch_add(1, Ordering::Relaxed);
+        Some(stamp)
+    }
+
+    /// After an `lstat` of `path` (plain and absolute) that found a directory
+    /// with `stamp`: watch it (the second time), or mark it unchanged from
+    /// `stamp` on when its watch is still on the same directory.
+    pub(crate) fn saw_dir(&self, path: &Path, stamp: Stamp) {
+        if !path_text::is_plain_absolute(path.as_os_str().as_encoded_bytes()) {
+            return;
+        }
+        let mut state = self.lock();
+        if matches!(*state, State::Idle) {
+            *state = match Watching::start() {
+                Ok(w) => State::On(Box::new(w)),
+                Err(e) => {
+                    tracing::debug!("directory watch off: {e}");
+                    State::Off
+                }
+            };
+        }
+        let State::On(w) = &mut *state else {
+            return;
+        };
+        if let Some(known) = w.dirs.get_mut(path.as_os_str()) {
+            if known.stamp.same_inode(&stamp) {
+                // The watch has been on this directory all along: any change
+                // after this `lstat` is an event the next sync takes in.
+                known.stamp = stamp;
+                known.unchanged = true;
+                return;
+            }
+            w.forget(path);
+        }
+        if w.seen.insert(path.as_os_str().to_owned()) {
+            if w.seen.len() > MAX_WATCHED {
+                w.seen.clear();
+            }
+            return;
+        }
+        w.seen.remove(path.as_os_str());
+        if w.dirs.len() >= MAX_WATCHED {
+            w.forget_all();
+        }
+        w.watch(path);
+    }
+
+    /// After an `lstat` of `path` that found no directory.
+    pub(crate) fn saw_other(&self, path: &Path) {
+        if let State::On(w) = &mut *self.lock() {
+            if w.dirs.contains_key(path.as_os_str()) {
+                w.forget(path);
+            }
+        }
+    }
+}
+
+impl Watching {
+    fn start() -> std::io::Result<Watching> {
+        let inotify = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)?;
+        // Changes are reported against the table as it is when opened.
+        let mounts = File::open("/proc/self/mountinfo")?;
+        Ok(Watching {
+            inotify,
+            mounts,
+            dirs: HashMap::default(),
+            paths: HashMap::default(),
+            seen: HashSet::new(),
+        })
+    }
+
+    fn unchanged_stamp(&self, dir: &Path) -> Option<Stamp> {
+        self.dirs
+            .get(dir.as_os_str())
+            .filter(|w| w.unchanged)
+            .map(|w| w.stamp)
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        let mut fds = [
+            PollFd::new(&self.inotify, PollFlags::IN),
+            PollFd::new(&self.mounts, PollFlags::PRI),
+        ];
+        rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default()))?;
+        let events = fds[0].revents();
+        let mounts = fds[1].revents();
+        if mounts.intersects(PollFlags::PRI | PollFlags::ERR) {
+            // Something was mounted or unmounted: any path may name another
+            // directory now. Re-reading the table re-arms the notification.
+            // (The kernel re-arms the notification as it reports it.)
+            self.mark_all_changed();
+        }
+        if events.intersects(PollFlags::IN | PollFlags::ERR) {
+            self.read_events()?;
+        }
+        Ok(())
+    }
+
+    fn read_events(&mut self) -> std::io::Result<()> {
+        let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+        let mut reader = inotify::Reader::new(&self.inotify, &mut buf);
+        let mut changed: Vec<i32> = Vec::new();
+        let mut dropped: Vec<i32> = Vec::new();
+        let mut all = false;
+        loop {
+            match reader.next() {
+                Ok(event) => {
+                    let flags = event.events();
+                    if flags.contains(ReadFlags::QUEUE_OVERFLOW) || event.wd() < 0 {
+                        all = true;
+                    } else if flags.intersects(ReadFlags::IGNORED | ReadFlags::UNMOUNT) {
+                        dropped.push(event.wd());
+                    } else {
+                        changed.push(event.wd());
+                    }
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if all {
+            self.mark_all_changed();
+        }
+        for wd in changed {
+            if let Some(w) = self.paths.get(&wd).and_then(|p| self.dirs.get_mut(p)) {
+                w.unchanged = false;
+            }
+        }
+        for wd in dropped {
+            // The kernel removed the watch (directory gone, file system
+            // unmounted): nothing watches that path any more.
+            if let Some(path) = self.paths.remove(&wd) {
+                self.dirs.remove(&path);
+            }
+        }
+        Ok(())
+    }
+
+    fn mark_all_changed(&mut self) {
+        for w in self.dirs.values_mut() {
+            w.unchanged = false;
+        }
+    }
+
+    /// Watches `path` and every directory above it not watched yet (a
+    /// directory is answered for only while all above it are unchanged, and
+    /// git's discovery stops looking upwards at the first repository).
+    fn watch(&mut self, path: &Path) {
+        let mut above = path_text::parent(path);
+        while let Some(d) = above {
+            if !self.dirs.contains_key(d.as_os_str()) {
+                self.watch_one(d);
+            }
+            above = path_text::parent(d);
+        }
+        self.watch_one(path);
+    }
+
+    /// Watches one directory: the watch first, then the `lstat` its stamp
+    /// comes from, so no change after the watch goes unseen.
+    fn watch_one(&mut self, path: &Path) {
+        let local =
+            rustix::fs::statfs(path).is_ok_and(|s| LOCAL_FILE_SYSTEMS.contains(&(s.f_type as u64)));
+        if !local {
+            return;
+        }
+        let Ok(wd) = inotify::add_watch(&self.inotify, path, watched_events()) else {
+            return;
+        };
+        let stamp = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_dir)
+            .map(|m| Stamp::of(&m));
+        let Some(stamp) = stamp else {
+            let _ = inotify::remove_watch(&self.inotify, wd);
+            return;
+        };
+        // Two paths can name one directory (a bind mount): one watch, and
+        // its events reach the path registered last only. Watch neither.
+        if let Some(other) = self.paths.get(&wd).cloned() {
+            if other != path.as_os_str() {
+                self.dirs.remove(&other);
+                self.paths.remove(&wd);
+                let _ = inotify::remove_watch(&self.inotify, wd);
+                return;
+            }
+        }
+        self.paths.insert(wd, path.as_os_str().to_owned());
+        self.dirs.insert(
+            path.as_os_str().to_owned(),
+            Watched {
+                wd,
+                stamp,
+                unchanged: true,
+            },
+        );
+    }
+
+    fn forget(&mut self, path: &Path) {
+        if let Some(w) = self.dirs.remove(path.as_os_str()) {
+            self.paths.remove(&w.wd);
+            let _ = inotify::remove_watch(&self.inotify, w.wd);
+        }
+    }
+
+    fn forget_all(&mut self) {
+        for (wd, _) in self.paths.drain() {
+            let _ = inotify::remove_watch(&self.inotify, wd);
+        }
+        self.dirs.clear();
+    }
+}
+
+/// Whether the watch would answer for `dir` now, without taking in new
+/// events.
+pub(crate) fn would_answer(dir: &Path) -> bool {
+    let state = DIR_WATCH.lock();
+    let State::On(w) = &*state else {
+        return false;
+    };
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        if w.unchanged_stamp(d).is_none() {
+            return false;
+        }
+        at = path_text::parent(d);
+    }
+    true
+}
+
+/// How many directory stamps were answered from a watch so far in this
+/// process.
+pub(crate) fn served() -> u64 {
+    SERVED.load(Ordering::Relaxed)
+}
