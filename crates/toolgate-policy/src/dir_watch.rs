@@ -109,6 +109,12 @@ struct Watching {
     paths: HashMap<i32, OsString>,
     /// Directories looked at once (watched when looked at again).
     seen: HashSet<OsString>,
+    /// Directories found not watchable (not a local file system, no watch
+    /// left); looked at again after the mount table changes.
+    unwatchable: HashSet<OsString>,
+    /// How many times events were taken in: an `lstat` made before the
+    /// count moved may predate an event already taken in.
+    taken: u64,
 }
 
 struct Watched {
@@ -142,6 +148,15 @@ impl DirWatch {
         }
     }
 
+    /// A count that moves whenever events are taken in: read it before an
+    /// `lstat` and give it to [`DirWatch::saw_dir`].
+    pub(crate) fn generation(&self) -> u64 {
+        match &*self.lock() {
+            State::On(w) => w.taken,
+            _ => 0,
+        }
+    }
+
     /// The stamp of `dir` as its last `lstat` gave it, when `dir` and every
     /// directory above it are watched and no event arrived for any of them
     /// since (as of the last [`DirWatch::sync`]).
@@ -161,9 +176,11 @@ impl DirWatch {
     }
 
     /// After an `lstat` of `path` (plain and absolute) that found a directory
-    /// with `stamp`: watch it (the second time), or mark it unchanged from
-    /// `stamp` on when its watch is still on the same directory.
-    pub(crate) fn saw_dir(&self, path: &Path, stamp: Stamp) {
+    /// with `stamp`, made when [`DirWatch::generation`] was `generation`:
+    /// watch it (the second time), or mark it unchanged from `stamp` on when
+    /// its watch is still on the same directory and no events were taken in
+    /// since (another analysis may have taken in one newer than the `lstat`).
+    pub(crate) fn saw_dir(&self, path: &Path, stamp: Stamp, generation: u64) {
         if !path_text::is_plain_absolute(path.as_os_str().as_encoded_bytes()) {
             return;
         }
@@ -180,7 +197,11 @@ impl DirWatch {
         let State::On(w) = &mut *state else {
             return;
         };
+        let current = w.taken == generation;
         if let Some(known) = w.dirs.get_mut(path.as_os_str()) {
+            if !current {
+                return;
+            }
             if known.stamp.same_inode(&stamp) {
                 // The watch has been on this directory all along: any change
                 // after this `lstat` is an event the next sync takes in.
@@ -189,6 +210,9 @@ impl DirWatch {
                 return;
             }
             w.forget(path);
+        }
+        if w.unwatchable.contains(path.as_os_str()) {
+            return;
         }
         if w.seen.insert(path.as_os_str().to_owned()) {
             if w.seen.len() > MAX_WATCHED {
@@ -224,6 +248,8 @@ impl Watching {
             dirs: HashMap::default(),
             paths: HashMap::default(),
             seen: HashSet::new(),
+            unwatchable: HashSet::new(),
+            taken: 0,
         })
     }
 
@@ -244,12 +270,15 @@ impl Watching {
         let mounts = fds[1].revents();
         if mounts.intersects(PollFlags::PRI | PollFlags::ERR) {
             // Something was mounted or unmounted: any path may name another
-            // directory now. Re-reading the table re-arms the notification.
-            // (The kernel re-arms the notification as it reports it.)
+            // directory now. (The kernel re-arms the notification as it
+            // reports it.)
             self.mark_all_changed();
+            self.unwatchable.clear();
+            self.taken += 1;
         }
         if events.intersects(PollFlags::IN | PollFlags::ERR) {
             self.read_events()?;
+            self.taken += 1;
         }
         Ok(())
     }
@@ -319,10 +348,16 @@ impl Watching {
     fn watch_one(&mut self, path: &Path) {
         let local =
             rustix::fs::statfs(path).is_ok_and(|s| LOCAL_FILE_SYSTEMS.contains(&(s.f_type as u64)));
-        if !local {
-            return;
-        }
-        let Ok(wd) = inotify::add_watch(&self.inotify, path, watched_events()) else {
+        let wd = if local {
+            inotify::add_watch(&self.inotify, path, watched_events()).ok()
+        } else {
+            None
+        };
+        let Some(wd) = wd else {
+            if self.unwatchable.len() >= MAX_WATCHED {
+                self.unwatchable.clear();
+            }
+            self.unwatchable.insert(path.as_os_str().to_owned());
             return;
         };
         let stamp = std::fs::symlink_metadata(path)
@@ -371,6 +406,7 @@ impl Watching {
 
 /// Whether the watch would answer for `dir` now, without taking in new
 /// events.
+#[cfg(any(test, feature = "test-util"))]
 pub(crate) fn would_answer(dir: &Path) -> bool {
     let state = DIR_WATCH.lock();
     let State::On(w) = &*state else {
@@ -388,6 +424,75 @@ pub(crate) fn would_answer(dir: &Path) -> bool {
 
 /// How many directory stamps were answered from a watch so far in this
 /// process.
+#[cfg(any(test, feature = "test-util"))]
 pub(crate) fn served() -> u64 {
     SERVED.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    impl DirWatch {
+        /// Whether `dir` itself is watched and marked unchanged.
+        fn marked_unchanged(&self, dir: &Path) -> bool {
+            match &*self.lock() {
+                State::On(w) => w.unchanged_stamp(dir).is_some(),
+                _ => false,
+            }
+        }
+    }
+
+    fn stamp(p: &Path) -> Stamp {
+        Stamp::of(&std::fs::symlink_metadata(p).unwrap())
+    }
+
+    #[test]
+    fn an_lstat_older_than_the_events_taken_in_does_not_mark_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::fs::canonicalize(dir.path()).unwrap();
+        let watch = DirWatch::new();
+        // Looked at twice: watched.
+        watch.saw_dir(&path, stamp(&path), watch.generation());
+        assert!(
+            !watch.marked_unchanged(&path),
+            "watched from the second look"
+        );
+        watch.saw_dir(&path, stamp(&path), watch.generation());
+        assert!(watch.marked_unchanged(&path));
+        // One analysis takes its `lstat`; then the directory changes and
+        // another analysis takes the event in.
+        let generation = watch.generation();
+        let old = stamp(&path);
+        std::fs::write(path.join("new"), "").unwrap();
+        watch.sync();
+        assert!(!watch.marked_unchanged(&path));
+        // The first analysis reports its older `lstat`: it must not count.
+        watch.saw_dir(&path, old, generation);
+        assert!(!watch.marked_unchanged(&path));
+        // An `lstat` made after the events were taken in does.
+        let generation = watch.generation();
+        watch.saw_dir(&path, stamp(&path), generation);
+        assert!(watch.marked_unchanged(&path));
+    }
+
+    #[test]
+    fn a_directory_gone_is_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::fs::canonicalize(dir.path()).unwrap().join("d");
+        std::fs::create_dir(&path).unwrap();
+        let watch = DirWatch::new();
+        watch.saw_dir(&path, stamp(&path), watch.generation());
+        watch.saw_dir(&path, stamp(&path), watch.generation());
+        assert!(watch.marked_unchanged(&path));
+        std::fs::remove_dir(&path).unwrap();
+        watch.sync();
+        assert!(!watch.marked_unchanged(&path));
+        // A new directory at the path is another inode: looked at afresh.
+        std::fs::create_dir(&path).unwrap();
+        watch.sync();
+        watch.saw_dir(&path, stamp(&path), watch.generation());
+        assert!(!watch.marked_unchanged(&path));
+    }
 }

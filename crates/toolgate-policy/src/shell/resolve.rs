@@ -121,13 +121,14 @@ impl PathCache {
             );
             return Ok((EntryKind::Dir, None));
         }
+        let generation = DIR_WATCH.generation();
         let answer = FileSystem.entry(path).map(|(kind, meta)| {
             let linked = meta.as_ref().and_then(LinkedFile::of);
             let stamp = meta.as_ref().filter(|m| m.is_dir()).map(Stamp::of);
             (kind, linked, stamp)
         });
         match &answer {
-            Ok((EntryKind::Dir, _, Some(stamp))) => DIR_WATCH.saw_dir(path, *stamp),
+            Ok((EntryKind::Dir, _, Some(stamp))) => DIR_WATCH.saw_dir(path, *stamp, generation),
             _ => DIR_WATCH.saw_other(path),
         }
         let stored = match &answer {
