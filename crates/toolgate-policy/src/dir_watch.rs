@@ -91,8 +91,9 @@ pub(crate) struct DirWatch {
 }
 
 enum State {
-    /// Not started yet.
-    Idle,
+    /// Not started yet: the directories looked at once so far (a process
+    /// that never looks at one twice never starts the watch).
+    Idle(Option<HashSet<OsString>>),
     /// Started and working.
     On(Box<Watching>),
     /// Could not start (no inotify, no `/proc`): `lstat` answers.
@@ -127,7 +128,7 @@ struct Watched {
 impl DirWatch {
     const fn new() -> Self {
         DirWatch {
-            state: Mutex::new(State::Idle),
+            state: Mutex::new(State::Idle(None)),
         }
     }
 
@@ -185,14 +186,26 @@ impl DirWatch {
             return;
         }
         let mut state = self.lock();
-        if matches!(*state, State::Idle) {
+        if let State::Idle(seen) = &mut *state {
+            let seen = seen.get_or_insert_with(HashSet::new);
+            if seen.insert(path.as_os_str().to_owned()) {
+                if seen.len() > MAX_WATCHED {
+                    seen.clear();
+                }
+                return;
+            }
+            // Looked at twice: this process decides again and again.
             *state = match Watching::start() {
-                Ok(w) => State::On(Box::new(w)),
+                Ok(mut w) => {
+                    w.watch(path);
+                    State::On(Box::new(w))
+                }
                 Err(e) => {
                     tracing::debug!("directory watch off: {e}");
                     State::Off
                 }
             };
+            return;
         }
         let State::On(w) = &mut *state else {
             return;
@@ -305,22 +318,40 @@ impl Watching {
                 Err(e) => return Err(e.into()),
             }
         }
-        if all {
-            self.mark_all_changed();
-        }
-        for wd in changed {
-            if let Some(w) = self.paths.get(&wd).and_then(|p| self.dirs.get_mut(p)) {
-                w.unchanged = false;
+        // A changed directory may have had a directory below it renamed or
+        // replaced, which moves what every path below it names: all of them
+        // are changed too. So is a directory whose watch the kernel dropped
+        // (gone, its file system unmounted), which nothing watches any more.
+        let mut roots: Vec<OsString> = Vec::new();
+        for wd in changed.iter().chain(&dropped) {
+            if let Some(path) = self.paths.get(wd) {
+                if !roots.contains(path) {
+                    roots.push(path.clone());
+                }
             }
         }
         for wd in dropped {
-            // The kernel removed the watch (directory gone, file system
-            // unmounted): nothing watches that path any more.
             if let Some(path) = self.paths.remove(&wd) {
                 self.dirs.remove(&path);
             }
         }
+        if all || roots.len() > 64 {
+            self.mark_all_changed();
+        } else {
+            for root in &roots {
+                self.mark_changed_from(Path::new(root));
+            }
+        }
         Ok(())
+    }
+
+    /// Marks `top` and every watched directory below it changed.
+    fn mark_changed_from(&mut self, top: &Path) {
+        for (path, w) in self.dirs.iter_mut() {
+            if path_text::starts_with(Path::new(path), top) {
+                w.unchanged = false;
+            }
+        }
     }
 
     fn mark_all_changed(&mut self) {
@@ -331,16 +362,21 @@ impl Watching {
 
     /// Watches `path` and every directory above it not watched yet (a
     /// directory is answered for only while all above it are unchanged, and
-    /// git's discovery stops looking upwards at the first repository).
+    /// git's discovery stops looking upwards at the first repository), from
+    /// the top down: once a directory is watched, a rename above it that
+    /// moves what the path below names is an event.
     fn watch(&mut self, path: &Path) {
-        let mut above = path_text::parent(path);
-        while let Some(d) = above {
-            if !self.dirs.contains_key(d.as_os_str()) {
+        let mut chain = Vec::new();
+        let mut at = Some(path);
+        while let Some(d) = at {
+            chain.push(d);
+            at = path_text::parent(d);
+        }
+        for d in chain.into_iter().rev() {
+            if d == path || !self.dirs.contains_key(d.as_os_str()) {
                 self.watch_one(d);
             }
-            above = path_text::parent(d);
         }
-        self.watch_one(path);
     }
 
     /// Watches one directory: the watch first, then the `lstat` its stamp
@@ -378,6 +414,9 @@ impl Watching {
                 return;
             }
         }
+        // What was seen below before this watch existed may have moved
+        // unseen: looked at afresh.
+        self.mark_changed_from(path);
         self.paths.insert(wd, path.as_os_str().to_owned());
         self.dirs.insert(
             path.as_os_str().to_owned(),

@@ -174,6 +174,32 @@ fn a_workspace_replaced_by_a_repository_when_its_parent_moves_is_judged() {
 }
 
 #[test]
+fn a_workspace_replaced_while_only_its_parent_was_looked_at_is_judged() {
+    let s = Scratch::new();
+    s.watched();
+    fs::rename(s.root.join("a"), s.root.join("a-old")).unwrap();
+    fs::create_dir_all(&s.ws).unwrap();
+    plant_repository(&s.ws);
+    // A decision in the new parent looks at it afresh (and finds it
+    // unchanged from then on), but not at the workspace below it, whose
+    // watch is still on the old directory and saw nothing.
+    let parent = s.root.join("a");
+    let location = Location::new(&parent).unwrap();
+    let ctx = ShellContext {
+        location: &location,
+        cwd: parent.clone(),
+        home: s.root.join("home"),
+    };
+    for _ in 0..2 {
+        let _ = analyze("git status", &ctx);
+    }
+    assert_judged(
+        &s,
+        "the workspace replaced while only its parent was looked at",
+    );
+}
+
+#[test]
 fn a_parent_replaced_by_a_symlink_into_a_repository_is_judged() {
     let s = Scratch::new();
     s.watched();
