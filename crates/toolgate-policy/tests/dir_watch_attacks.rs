@@ -259,3 +259,18 @@ fn a_repository_mounted_over_a_watched_parent_is_judged() {
         "a bind mount over the parent: `git status` judged {risk}"
     );
 }
+
+#[test]
+fn a_dangling_dotgit_symlink_whose_target_is_made_later_is_judged() {
+    let s = Scratch::new();
+    // A `.git` symlink to nothing: git finds no repository through it, and
+    // the workspace holds neither `.git` nor `HEAD` that git could use.
+    let evil = s.root.join("evil");
+    std::os::unix::fs::symlink(evil.join(".git"), s.ws.join(".git")).unwrap();
+    s.watched();
+    // Making the target changes nothing in the workspace (its stamp stays
+    // the same, with or without the watch), but git now follows the link
+    // into a repository.
+    plant_repository(&evil);
+    assert_judged(&s, "the target of a dangling `.git` symlink made");
+}
