@@ -31,9 +31,12 @@
 //!   table, or any error makes every directory changed (or the watcher off),
 //!   and `lstat` answers as before.
 //! - A directory is watched the second time a process looks at it, so a
-//!   one-shot `toolgate check` pays nothing. Registering takes an
-//!   `inotify_add_watch`, a `statfs` and a second `lstat` after the watch is
-//!   in place, so no change between the first `lstat` and the watch is missed.
+//!   one-shot `toolgate check` pays nothing. Registering opens it
+//!   (`O_PATH`), then takes an `fstatfs`, an `inotify_add_watch` through the
+//!   descriptor (`/proc/self/fd/N`) and an `fstat` after the watch is in
+//!   place: no change between the first `lstat` and the watch is missed, and
+//!   the watch and the stamp are of one directory even when another is
+//!   renamed into its path meanwhile (which is an event above it).
 //!
 //! Files (the git configuration files) are not watched: a write through a
 //! shared memory mapping changes a file without an inotify event.
@@ -42,7 +45,7 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::File;
 use std::mem::MaybeUninit;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -66,7 +69,8 @@ const LOCAL_FILE_SYSTEMS: &[u64] = &[
     0xF2F5_2010, // f2fs
 ];
 
-/// The events that change what a directory's [`Stamp`] holds.
+/// The events that change what a directory's [`Stamp`] holds. (Added
+/// through `/proc/self/fd/N`, a link that must be followed.)
 fn watched_events() -> WatchFlags {
     WatchFlags::CREATE
         | WatchFlags::DELETE
@@ -75,7 +79,6 @@ fn watched_events() -> WatchFlags {
         | WatchFlags::ATTRIB
         | WatchFlags::DELETE_SELF
         | WatchFlags::MOVE_SELF
-        | WatchFlags::DONT_FOLLOW
         | WatchFlags::ONLYDIR
 }
 
@@ -379,13 +382,29 @@ impl Watching {
         }
     }
 
-    /// Watches one directory: the watch first, then the `lstat` its stamp
-    /// comes from, so no change after the watch goes unseen.
+    /// Watches one directory: opened first, then watched and stamped through
+    /// that descriptor, so the watch, the file-system check and the stamp
+    /// are all of the one directory the path named when opened (looked up
+    /// by path again in between, the path could name another directory
+    /// renamed into its place, and the watch would stay on one while the
+    /// stamp, and every later `lstat` that matches it, is of the other); the
+    /// watch before the stamp, so no change after the watch goes unseen.
     fn watch_one(&mut self, path: &Path) {
-        let local =
-            rustix::fs::statfs(path).is_ok_and(|s| LOCAL_FILE_SYSTEMS.contains(&(s.f_type as u64)));
+        use rustix::fs::{Mode, OFlags};
+        let Ok(dir) = rustix::fs::open(
+            path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return;
+        };
+        let local = rustix::fs::fstatfs(&dir)
+            .is_ok_and(|s| LOCAL_FILE_SYSTEMS.contains(&(s.f_type as u64)));
+        // Through the descriptor's own link, which names the opened
+        // directory whatever its path names now.
         let wd = if local {
-            inotify::add_watch(&self.inotify, path, watched_events()).ok()
+            let link = format!("/proc/self/fd/{}", dir.as_raw_fd());
+            inotify::add_watch(&self.inotify, link, watched_events()).ok()
         } else {
             None
         };
@@ -396,7 +415,8 @@ impl Watching {
             self.unwatchable.insert(path.as_os_str().to_owned());
             return;
         };
-        let stamp = std::fs::symlink_metadata(path)
+        let stamp = File::from(dir)
+            .metadata()
             .ok()
             .filter(std::fs::Metadata::is_dir)
             .map(|m| Stamp::of(&m));

@@ -531,7 +531,12 @@ fn discover(start: &Path, stamps: &dyn DirStamps, findings: &mut Vec<Finding>) -
         let dotgit = d.join(".git");
         // lstat: a `.git` that is no symlink below a canonical directory is
         // canonical itself.
-        let meta = std::fs::symlink_metadata(&dotgit).and_then(|m| {
+        let link = std::fs::symlink_metadata(&dotgit);
+        // Only a `.git` that is not there at all is a fact about `d`'s
+        // entries, which its stamp stands for: a symlink to nothing now may
+        // reach a repository made later elsewhere, with `d` unchanged.
+        let dotgit_absent = matches!(&link, Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        let meta = link.and_then(|m| {
             if m.file_type().is_symlink() {
                 std::fs::metadata(&dotgit).map(|t| (t, false))
             } else {
@@ -567,7 +572,7 @@ fn discover(start: &Path, stamps: &dyn DirStamps, findings: &mut Vec<Finding>) -
                 }
             }
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => no_dotgit = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => no_dotgit = dotgit_absent,
             Err(e) => findings.push(Finding::new(
                 ".git",
                 dotgit.display().to_string(),

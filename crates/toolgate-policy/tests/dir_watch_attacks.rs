@@ -259,3 +259,118 @@ fn a_repository_mounted_over_a_watched_parent_is_judged() {
         "a bind mount over the parent: `git status` judged {risk}"
     );
 }
+
+#[test]
+fn a_dangling_dotgit_symlink_whose_target_is_made_later_is_judged() {
+    let s = Scratch::new();
+    // A `.git` symlink to nothing: git finds no repository through it, and
+    // the workspace holds neither `.git` nor `HEAD` that git could use.
+    let evil = s.root.join("evil");
+    std::os::unix::fs::symlink(evil.join(".git"), s.ws.join(".git")).unwrap();
+    s.watched();
+    // Making the target changes nothing in the workspace (its stamp stays
+    // the same, with or without the watch), but git now follows the link
+    // into a repository.
+    plant_repository(&evil);
+    assert_judged(&s, "the target of a dangling `.git` symlink made");
+}
+
+/// The inode numbers this process' inotify instances watch (from
+/// `/proc/self/fdinfo`).
+fn watched_inodes() -> std::collections::HashSet<u64> {
+    let mut inodes = std::collections::HashSet::new();
+    for fd in fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let is_inotify =
+            fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:inotify");
+        if !is_inotify {
+            continue;
+        }
+        let Ok(info) = fs::read_to_string(Path::new("/proc/self/fdinfo").join(fd.file_name()))
+        else {
+            continue;
+        };
+        for line in info.lines().filter(|l| l.starts_with("inotify ")) {
+            let ino = line
+                .split_whitespace()
+                .find_map(|f| f.strip_prefix("ino:"))
+                .and_then(|h| u64::from_str_radix(h, 16).ok());
+            inodes.extend(ino);
+        }
+    }
+    inodes
+}
+
+#[test]
+fn a_workspace_swapped_while_its_watch_is_placed_is_judged() {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let s = Scratch::new();
+    let other = s.root.join("a/other");
+    fs::create_dir(&other).unwrap();
+    s.watched();
+    // Another process keeps exchanging the workspace with a sibling, while
+    // the gate decides: a watch placed on the one while the `lstat` that
+    // follows sees the other leaves the watch on a directory the path no
+    // longer names, and the path's directory unwatched.
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    let (ws, sibling) = (c(&s.ws), c(&other));
+    let mut stale = false;
+    // A round wins about one time in thirty here: enough rounds that the
+    // old code loses all but never.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);
+    let mut round = 0;
+    while std::time::Instant::now() < deadline {
+        round += 1;
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let stop = Arc::clone(&stop);
+            let (ws, sibling) = (ws.clone(), sibling.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    // SAFETY: two valid NUL-terminated paths.
+                    unsafe {
+                        libc::renameat2(
+                            libc::AT_FDCWD,
+                            ws.as_ptr(),
+                            libc::AT_FDCWD,
+                            sibling.as_ptr(),
+                            libc::RENAME_EXCHANGE,
+                        );
+                    }
+                }
+            })
+        };
+        for _ in 0..100 {
+            let _ = s.git_status_risk();
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        // Quiet now: decide until the watch answers for the workspace again.
+        for _ in 0..10 {
+            let _ = s.git_status_risk();
+            if dir_watch_answers_for(&s.ws) {
+                break;
+            }
+        }
+        let ino = fs::symlink_metadata(&s.ws).unwrap().ino();
+        if dir_watch_answers_for(&s.ws) && !watched_inodes().contains(&ino) {
+            eprintln!("round {round}: the watch answers for a directory it does not watch");
+            stale = true;
+            break;
+        }
+    }
+    if !stale {
+        eprintln!("the watch stayed on the workspace's own directory ({round} rounds)");
+    }
+    // The attack's end either way: the workspace's stamp cached as "no
+    // repository", then a repository made in it.
+    wait_until_settled(&s.ws);
+    for _ in 0..3 {
+        assert_eq!(s.git_status_risk(), Risk::Read);
+    }
+    plant_repository(&s.ws);
+    assert_judged(&s, "the workspace swapped while its watch was placed");
+}
