@@ -16,7 +16,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use toolgate_core::{Location, Risk};
 use toolgate_policy::shell::{ShellContext, analyze};
-use toolgate_policy::test_util::{dir_watch_answers_for, dir_watch_served, wait_until_settled};
+use toolgate_policy::test_util::{
+    dir_watch_answers_for, dir_watch_served, git_command, wait_until_settled,
+};
 
 /// The watch is one per process, and a mount or an overflowed queue in one
 /// test makes every directory changed, which would hide another test's
@@ -92,11 +94,7 @@ impl Scratch {
 /// A repository at `dir` whose configuration runs a program on `git status`.
 fn plant_repository(dir: &Path) {
     fs::create_dir_all(dir).unwrap();
-    let ok = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    let ok = git_command(dir, &["init", "-q"])
         .status()
         .unwrap()
         .success();
