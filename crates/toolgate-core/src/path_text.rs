@@ -72,14 +72,9 @@ pub fn starts_with(path: &Path, base: &Path) -> bool {
 pub fn parent_and_name(path: &Path) -> Option<(&Path, &OsStr)> {
     let p = path.as_os_str().as_bytes();
     if is_plain_absolute(p) {
-        let cut = p.iter().rposition(|&b| b == b'/')?;
-        let name = &p[cut + 1..];
-        if name.is_empty() || name == b".." {
-            // `/` has neither; `/a/..` has a parent but no file name.
-            return None;
-        }
-        let dir = if cut == 0 { &p[..1] } else { &p[..cut] };
-        return Some((Path::new(OsStr::from_bytes(dir)), OsStr::from_bytes(name)));
+        let (dir, name) = split_plain(p)?;
+        // `/a/..` has a parent but no file name.
+        return (name != b"..").then(|| (dir, OsStr::from_bytes(name)));
     }
     Some((path.parent()?, path.file_name()?))
 }
@@ -88,14 +83,20 @@ pub fn parent_and_name(path: &Path) -> Option<(&Path, &OsStr)> {
 pub fn parent(path: &Path) -> Option<&Path> {
     let p = path.as_os_str().as_bytes();
     if is_plain_absolute(p) {
-        let cut = p.iter().rposition(|&b| b == b'/')?;
-        if p.len() == 1 {
-            return None;
-        }
-        let dir = if cut == 0 { &p[..1] } else { &p[..cut] };
-        return Some(Path::new(OsStr::from_bytes(dir)));
+        return split_plain(p).map(|(dir, _)| dir);
     }
     path.parent()
+}
+
+/// A plain absolute path ([`is_plain_absolute`]) cut at its last `/`: the
+/// directory and the last part; `None` for `/`.
+fn split_plain(p: &[u8]) -> Option<(&Path, &[u8])> {
+    if p.len() == 1 {
+        return None;
+    }
+    let cut = p.iter().rposition(|&b| b == b'/')?;
+    let dir = if cut == 0 { &p[..1] } else { &p[..cut] };
+    Some((Path::new(OsStr::from_bytes(dir)), &p[cut + 1..]))
 }
 
 /// The `Normal` components of `path` (neither the root, `.` nor `..`), as

@@ -152,35 +152,24 @@ impl DirWatch {
         }
     }
 
-    /// A count that moves whenever events are taken in: read it before an
-    /// `lstat` and give it to [`DirWatch::saw_dir`].
-    pub(crate) fn generation(&self) -> u64 {
-        match &*self.lock() {
-            State::On(w) => w.taken,
-            _ => 0,
-        }
-    }
-
     /// The stamp of `dir` as its last `lstat` gave it, when `dir` and every
     /// directory above it are watched and no event arrived for any of them
-    /// since (as of the last [`DirWatch::sync`]).
-    pub(crate) fn unchanged(&self, dir: &Path) -> Option<Stamp> {
+    /// since (as of the last [`DirWatch::sync`]). Otherwise the count of
+    /// event batches taken in so far, to give [`DirWatch::saw_dir`] with the
+    /// `lstat` made next (another analysis may take in newer events
+    /// meanwhile).
+    pub(crate) fn unchanged(&self, dir: &Path) -> Result<Stamp, u64> {
         let state = self.lock();
         let State::On(w) = &*state else {
-            return None;
+            return Err(0);
         };
-        let stamp = w.unchanged_stamp(dir)?;
-        let mut above = path_text::parent(dir);
-        while let Some(d) = above {
-            w.unchanged_stamp(d)?;
-            above = path_text::parent(d);
-        }
+        let stamp = w.answer(dir).ok_or(w.taken)?;
         SERVED.fetch_add(1, Ordering::Relaxed);
-        Some(stamp)
+        Ok(stamp)
     }
 
     /// After an `lstat` of `path` (plain and absolute) that found a directory
-    /// with `stamp`, made when [`DirWatch::generation`] was `generation`:
+    /// with `stamp`, made after [`DirWatch::unchanged`] gave `generation`:
     /// watch it (the second time), or mark it unchanged from `stamp` on when
     /// its watch is still on the same directory and no events were taken in
     /// since (another analysis may have taken in one newer than the `lstat`).
@@ -267,6 +256,18 @@ impl Watching {
             unwatchable: HashSet::new(),
             taken: 0,
         })
+    }
+
+    /// The stamp of `dir` when it and every directory above it are watched
+    /// and unchanged.
+    fn answer(&self, dir: &Path) -> Option<Stamp> {
+        let stamp = self.unchanged_stamp(dir)?;
+        let mut above = path_text::parent(dir);
+        while let Some(d) = above {
+            self.unchanged_stamp(d)?;
+            above = path_text::parent(d);
+        }
+        Some(stamp)
     }
 
     fn unchanged_stamp(&self, dir: &Path) -> Option<Stamp> {
@@ -467,18 +468,10 @@ impl Watching {
 /// events.
 #[cfg(any(test, feature = "test-util"))]
 pub(crate) fn would_answer(dir: &Path) -> bool {
-    let state = DIR_WATCH.lock();
-    let State::On(w) = &*state else {
-        return false;
-    };
-    let mut at = Some(dir);
-    while let Some(d) = at {
-        if w.unchanged_stamp(d).is_none() {
-            return false;
-        }
-        at = path_text::parent(d);
+    match &*DIR_WATCH.lock() {
+        State::On(w) => w.answer(dir).is_some(),
+        _ => false,
     }
-    true
 }
 
 /// How many directory stamps were answered from a watch so far in this
@@ -494,6 +487,14 @@ mod tests {
     use super::*;
 
     impl DirWatch {
+        /// The count [`DirWatch::unchanged`] gives when it does not answer.
+        fn taken(&self) -> u64 {
+            match &*self.lock() {
+                State::On(w) => w.taken,
+                _ => 0,
+            }
+        }
+
         /// Whether `dir` itself is watched and marked unchanged.
         fn marked_unchanged(&self, dir: &Path) -> bool {
             match &*self.lock() {
@@ -513,16 +514,16 @@ mod tests {
         let path = std::fs::canonicalize(dir.path()).unwrap();
         let watch = DirWatch::new();
         // Looked at twice: watched.
-        watch.saw_dir(&path, stamp(&path), watch.generation());
+        watch.saw_dir(&path, stamp(&path), watch.taken());
         assert!(
             !watch.marked_unchanged(&path),
             "watched from the second look"
         );
-        watch.saw_dir(&path, stamp(&path), watch.generation());
+        watch.saw_dir(&path, stamp(&path), watch.taken());
         assert!(watch.marked_unchanged(&path));
         // One analysis takes its `lstat`; then the directory changes and
         // another analysis takes the event in.
-        let generation = watch.generation();
+        let generation = watch.taken();
         let old = stamp(&path);
         std::fs::write(path.join("new"), "").unwrap();
         watch.sync();
@@ -531,7 +532,7 @@ mod tests {
         watch.saw_dir(&path, old, generation);
         assert!(!watch.marked_unchanged(&path));
         // An `lstat` made after the events were taken in does.
-        let generation = watch.generation();
+        let generation = watch.taken();
         watch.saw_dir(&path, stamp(&path), generation);
         assert!(watch.marked_unchanged(&path));
     }
@@ -542,8 +543,8 @@ mod tests {
         let path = std::fs::canonicalize(dir.path()).unwrap().join("d");
         std::fs::create_dir(&path).unwrap();
         let watch = DirWatch::new();
-        watch.saw_dir(&path, stamp(&path), watch.generation());
-        watch.saw_dir(&path, stamp(&path), watch.generation());
+        watch.saw_dir(&path, stamp(&path), watch.taken());
+        watch.saw_dir(&path, stamp(&path), watch.taken());
         assert!(watch.marked_unchanged(&path));
         std::fs::remove_dir(&path).unwrap();
         watch.sync();
@@ -551,7 +552,7 @@ mod tests {
         // A new directory at the path is another inode: looked at afresh.
         std::fs::create_dir(&path).unwrap();
         watch.sync();
-        watch.saw_dir(&path, stamp(&path), watch.generation());
+        watch.saw_dir(&path, stamp(&path), watch.taken());
         assert!(!watch.marked_unchanged(&path));
     }
 }

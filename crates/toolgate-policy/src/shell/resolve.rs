@@ -114,14 +114,16 @@ impl PathCache {
             DIR_WATCH.sync();
         }
         // A directory unchanged since its last `lstat` gives the same answer.
-        if let Some(stamp) = DIR_WATCH.unchanged(path) {
-            self.lstat.borrow_mut().insert(
-                path.as_os_str().to_owned(),
-                Ok((EntryKind::Dir, None, Some(stamp))),
-            );
-            return Ok((EntryKind::Dir, None));
-        }
-        let generation = DIR_WATCH.generation();
+        let generation = match DIR_WATCH.unchanged(path) {
+            Ok(stamp) => {
+                self.lstat.borrow_mut().insert(
+                    path.as_os_str().to_owned(),
+                    Ok((EntryKind::Dir, None, Some(stamp))),
+                );
+                return Ok((EntryKind::Dir, None));
+            }
+            Err(generation) => generation,
+        };
         let answer = FileSystem.entry(path).map(|(kind, meta)| {
             let linked = meta.as_ref().and_then(LinkedFile::of);
             let stamp = meta.as_ref().filter(|m| m.is_dir()).map(Stamp::of);
