@@ -210,6 +210,45 @@ fn a_parent_replaced_by_a_symlink_into_a_repository_is_judged() {
 }
 
 #[test]
+fn a_repository_directory_renamed_in_as_dotgit_is_judged() {
+    let s = Scratch::new();
+    s.watched();
+    // Made elsewhere, then moved in whole: one rename, no create in `a`.
+    let elsewhere = s.root.join("elsewhere");
+    plant_repository(&elsewhere);
+    fs::rename(elsewhere.join(".git"), s.root.join("a/.git")).unwrap();
+    assert_judged(&s, "a .git directory renamed into the parent");
+}
+
+#[test]
+fn a_dotgit_symlink_made_in_a_watched_parent_is_judged() {
+    let s = Scratch::new();
+    let elsewhere = s.root.join("elsewhere");
+    plant_repository(&elsewhere);
+    s.watched();
+    std::os::unix::fs::symlink(elsewhere.join(".git"), s.root.join("a/.git")).unwrap();
+    assert_judged(&s, "a .git symlink made in the parent");
+}
+
+#[test]
+fn a_bare_repository_made_in_a_watched_parent_is_judged() {
+    let s = Scratch::new();
+    s.watched();
+    // The parent itself becomes a git directory (HEAD, objects, refs).
+    let parent = s.root.join("a");
+    let ok = git_command(&parent, &["init", "-q", "--bare", "."])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git init --bare failed");
+    let config = parent.join("config");
+    let mut text = fs::read_to_string(&config).unwrap();
+    text.push_str("[core]\n\tfsmonitor = touch pwned\n");
+    fs::write(config, text).unwrap();
+    assert_judged(&s, "a bare repository made in the parent");
+}
+
+#[test]
 fn a_repository_made_while_the_event_queue_overflowed_is_judged() {
     let s = Scratch::new();
     s.watched();
