@@ -119,28 +119,29 @@ pub(crate) fn shadowing_program(
 mod tests {
     use super::*;
 
+    /// A workspace with `bin_dir/helper` planted and on PATH before
+    /// `/usr/bin`: whether `program` itself is shadowed, and whether one of
+    /// the helpers it runs by name is.
+    fn planted_helper(bin_dir: &str, helper: &str, program: &str) -> (bool, bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        let location = Location::new(&ws).unwrap();
+        std::fs::create_dir_all(ws.join(bin_dir)).unwrap();
+        std::fs::write(ws.join(bin_dir).join(helper), "#!/bin/sh\n").unwrap();
+        let path = format!("{}/{bin_dir}:/usr/bin", ws.display());
+        let p = Some(OsStr::new(&path));
+        let shadowed = |name: &str| shadowing_program(name, p, &location, &ws, Some(&ws)).is_some();
+        (
+            shadowed(program),
+            helper_programs(program).iter().any(|h| shadowed(h)),
+        )
+    }
+
     #[test]
     fn tar_runs_the_compressor_of_an_archive_by_name() {
         // `tar -tf a.tgz` detects gzip and runs `gzip -d` from PATH: a
         // workspace `gzip` on PATH runs as much as a workspace `tar` would.
-        let dir = tempfile::tempdir().unwrap();
-        let ws = std::fs::canonicalize(dir.path()).unwrap();
-        let location = Location::new(&ws).unwrap();
-        std::fs::create_dir_all(ws.join("bin")).unwrap();
-        std::fs::write(ws.join("bin/gzip"), "#!/bin/sh\n").unwrap();
-        let path = format!("{}/bin:/usr/bin", ws.display());
-        let p = Some(OsStr::new(&path));
-        assert!(shadowing_program("tar", p, &location, &ws, Some(&ws)).is_none());
-        assert!(
-            helper_programs("tar").iter().any(|h| shadowing_program(
-                h,
-                p,
-                &location,
-                &ws,
-                Some(&ws)
-            )
-            .is_some())
-        );
+        assert_eq!(planted_helper("bin", "gzip", "tar"), (false, true));
         assert!(helper_programs("cat").is_empty());
     }
 
@@ -148,23 +149,7 @@ mod tests {
     fn git_log_runs_the_signature_checker_by_name() {
         // `git log --format=%G? -1` on a commit with a gpgsig header ran
         // `node_modules/.bin/gpg` (a workspace PATH entry), judged read.
-        let dir = tempfile::tempdir().unwrap();
-        let ws = std::fs::canonicalize(dir.path()).unwrap();
-        let location = Location::new(&ws).unwrap();
-        std::fs::create_dir_all(ws.join("node_modules/.bin")).unwrap();
-        std::fs::write(ws.join("node_modules/.bin/gpg"), "#!/bin/sh\n").unwrap();
-        let path = format!("{}/node_modules/.bin:/usr/bin", ws.display());
-        let p = Some(OsStr::new(&path));
-        assert!(
-            helper_programs("git").iter().any(|h| shadowing_program(
-                h,
-                p,
-                &location,
-                &ws,
-                Some(&ws)
-            )
-            .is_some())
-        );
+        assert!(planted_helper("node_modules/.bin", "gpg", "git").1);
     }
 
     #[test]
