@@ -23,18 +23,18 @@
 #![deny(missing_docs)]
 
 pub mod bound;
+// The path facts live in `toolgate-paths`; re-exported here under the names
+// every crate already uses.
+pub use toolgate_paths::{credential, path_text, protected};
 pub mod content;
 pub mod context;
-pub mod credential;
 pub mod event;
 pub mod event_query;
 pub mod failure;
 pub mod gate;
 pub mod location;
-pub mod path_text;
 pub mod pipeline;
 pub mod preview;
-pub mod protected;
 pub mod question;
 pub mod registry;
 pub mod risk;

@@ -22,7 +22,7 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use toolgate_core::credential::{is_credential, is_credential_name};
+//! use toolgate_paths::credential::{is_credential, is_credential_name};
 //! let home = Path::new("/home/u");
 //! assert!(is_credential(Path::new("/home/u/.ssh/id_ed25519"), home).is_some());
 //! assert!(is_credential(Path::new("/ws/.ENV"), home).is_some());

@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use toolgate_core::protected::{ProtectedClass, ProtectedPaths};
+//! use toolgate_paths::protected::{ProtectedClass, ProtectedPaths};
 //! let p = ProtectedPaths::new("/home/u", ["/home/u/.local/share/toolgate".into()]);
 //! let hit = p.check(Path::new("/ws/.git/hooks/pre-commit")).unwrap();
 //! assert_eq!(hit.entry, ".git/");

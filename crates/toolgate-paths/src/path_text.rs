@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use toolgate_core::path_text::{normal_names, parent_and_name, starts_with};
+//! use toolgate_paths::path_text::{normal_names, parent_and_name, starts_with};
 //!
 //! assert!(starts_with(Path::new("/ws/src/lib.rs"), Path::new("/ws")));
 //! assert!(!starts_with(Path::new("/wsx/lib.rs"), Path::new("/ws")));
