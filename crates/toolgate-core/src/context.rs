@@ -33,7 +33,7 @@ pub struct Progress {
 }
 
 /// What a tool gets besides its input.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ToolContext {
     /// Who is calling.
     pub identity: CallIdentity,
@@ -45,8 +45,28 @@ pub struct ToolContext {
     /// approval or a person (not by mode `auto` on the strength of the
     /// sandbox's proxy): a sandboxed command may keep the machine's network.
     pub network_allowed: bool,
+    /// The hosts the call's allowed network requests named (a rule, an
+    /// approval or a person allowed them): what a confined command may
+    /// reach through the sandbox's proxy. Empty when any part of the call
+    /// was allowed only because it runs confined.
+    pub network_hosts: Vec<String>,
+    /// Judges what a confined command changed before it lands; `None` when
+    /// the tool runs outside the pipeline (nothing staged then lands).
+    pub write_judge: Option<std::sync::Arc<dyn crate::staged::WriteJudge>>,
     progress: Option<mpsc::UnboundedSender<Progress>>,
     judged: Option<Arc<[PermissionRequest]>>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("identity", &self.identity)
+            .field("location", &self.location)
+            .field("network_allowed", &self.network_allowed)
+            .field("network_hosts", &self.network_hosts)
+            .field("write_judge", &self.write_judge.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolContext {
@@ -57,6 +77,8 @@ impl ToolContext {
             location,
             cancel,
             network_allowed: false,
+            network_hosts: Vec::new(),
+            write_judge: None,
             progress: None,
             judged: None,
         }

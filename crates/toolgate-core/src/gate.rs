@@ -202,6 +202,19 @@ pub trait Gate: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<Vec<Decision>, GateError>;
 
+    /// Judge paths that a confined command changed, the command itself
+    /// having been allowed: each request is a write (`edit`) of one path.
+    /// The default judges them as any write; a policy may let a write
+    /// inside the location that is neither protected nor a credential land
+    /// without asking, since the command that made it was allowed.
+    fn evaluate_staged(
+        &self,
+        call: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        self.evaluate(call, requests)
+    }
+
     /// Whether judging `requests` is quick and bounded, so that
     /// [`Gate::evaluate`] can run on the calling task: a hand-off to the
     /// blocking pool and back costs more CPU than judging a file path. Say

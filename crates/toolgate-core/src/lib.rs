@@ -38,7 +38,10 @@ pub mod preview;
 pub mod question;
 pub mod registry;
 pub mod risk;
+pub mod sandbox_env;
 pub mod secret_env;
+pub mod staged;
+mod staged_judge;
 #[cfg(feature = "test-util")]
 pub mod test_util;
 pub mod tool;
@@ -58,6 +61,7 @@ pub use registry::{
     Catalogue, CatalogueEntry, LookupError, Registration, Registry, RegistryError, ToolSet,
     valid_tool_name,
 };
+pub use staged::{StagedChange, StagedKind, StagedVerdict, WriteJudge};
 pub use risk::{Decision, DecisionSource, Effect, Risk, RuleRef};
 pub use tool::{
     PrepareError, PreparedCall, RunError, SchemaError, Tool, ToolError, ToolHandler, ToolSpec,

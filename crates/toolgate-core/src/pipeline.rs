@@ -494,6 +494,16 @@ impl Engine {
                 && d.risk == Risk::Network
                 && d.source != DecisionSource::Sandbox
         });
+        ctx.network_hosts = crate::staged_judge::network_hosts(&judged, &finals);
+        ctx.write_judge = Some(Arc::new(crate::staged_judge::PipelineJudge {
+            gate: Arc::clone(&self.gate),
+            sink: Arc::clone(&self.sink),
+            tool: call.name.clone(),
+            input: call.input.clone(),
+            identity: call.identity.clone(),
+            location: Arc::clone(&ctx.location),
+            cancel: cancel.clone(),
+        }));
         if let Some(tx) = progress {
             ctx = ctx.with_progress(tx);
         }
@@ -563,32 +573,53 @@ impl Engine {
             .enumerate()
             .map(|(i, j)| {
                 let decision = finals.map_or(&j.decision, |f| &f[i]);
-                let mut payload = self.payload(call);
                 // The input is logged once per call: on its first event that
                 // always precedes a run (readers look it up there).
-                if kind == EventKind::PermissionRequested && i == 0 {
-                    payload.args = Some(call.input.clone());
-                }
-                payload.action = Some(j.request.action.clone());
-                payload.resource = Some(j.request.resource.clone());
-                payload.risk_at_decision = Some(decision.risk);
-                payload.sourced_from = Some(decision.source);
-                payload.suggested_decision = Some(j.decision.effect);
-                payload.reason = Some(decision.reason.clone());
-                payload.rule = decision.rule.as_ref().map(|r| r.location());
-                payload.actor = Some(actor(decision.source).to_string());
-                if finals.is_some() {
-                    payload.decision = Some(decision.effect);
-                }
-                Event::now(
+                let args = (kind == EventKind::PermissionRequested && i == 0)
+                    .then(|| call.input.clone());
+                permission_event(
                     kind,
-                    &call.identity.session_id,
-                    &call.identity.call_id,
-                    payload,
+                    &call.identity,
+                    &call.name,
+                    j,
+                    decision,
+                    finals.is_some(),
+                    args,
                 )
             })
             .collect()
     }
+}
+
+/// The `permission.requested` or `.resolved` event of one judged request;
+/// `resolved` says `decision` is final.
+pub(crate) fn permission_event(
+    kind: EventKind,
+    identity: &CallIdentity,
+    tool: &str,
+    j: &Judged,
+    decision: &Decision,
+    resolved: bool,
+    args: Option<Value>,
+) -> Event {
+    let mut payload = EventPayload {
+        tool: Some(tool.to_string()),
+        tool_call_id: Some(identity.call_id.clone()),
+        ..EventPayload::default()
+    };
+    payload.args = args;
+    payload.action = Some(j.request.action.clone());
+    payload.resource = Some(j.request.resource.clone());
+    payload.risk_at_decision = Some(decision.risk);
+    payload.sourced_from = Some(decision.source);
+    payload.suggested_decision = Some(j.decision.effect);
+    payload.reason = Some(decision.reason.clone());
+    payload.rule = decision.rule.as_ref().map(|r| r.location());
+    payload.actor = Some(actor(decision.source).to_string());
+    if resolved {
+        payload.decision = Some(decision.effect);
+    }
+    Event::now(kind, &identity.session_id, &identity.call_id, payload)
 }
 
 fn actor(source: DecisionSource) -> &'static str {

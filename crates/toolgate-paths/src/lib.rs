@@ -17,5 +17,6 @@
 //! ```
 
 pub mod credential;
+pub mod home;
 pub mod path_text;
 pub mod protected;

@@ -297,6 +297,52 @@ impl Gate for PolicyGate {
             .collect())
     }
 
+    /// A path the command changed inside the location, neither protected
+    /// nor a credential, lands: the command itself was allowed. Anything
+    /// else is judged as any write (`edit`) of that path — a protected
+    /// path, a credential or a path outside the location lands only by a
+    /// rule that names it or a person's answer; no mode and no bare
+    /// wildcard lets it through.
+    fn evaluate_staged(
+        &self,
+        call: &GateCall<'_>,
+        requests: Vec<PermissionRequest>,
+    ) -> Result<Vec<Judged>, GateError> {
+        let policy = self.policy();
+        let home = policy.home().to_path_buf();
+        let mut out = Vec::with_capacity(requests.len());
+        for request in requests {
+            let path = std::path::Path::new(&request.resource);
+            let plain = call.location.contains(path)
+                && policy.protected_paths().check(path).is_none()
+                && toolgate_core::credential::is_credential(path, &home).is_none();
+            if plain {
+                let decision = Decision::new(
+                    Effect::Allow,
+                    Risk::Write,
+                    DecisionSource::Sandbox,
+                    "written inside the location by a command that was allowed; neither protected nor a credential",
+                );
+                out.push(Judged { request, decision });
+                continue;
+            }
+            let judged = self.evaluate(call, vec![request.clone()])?;
+            // A write may be judged as several requests (the path, and
+            // `external_directory` outside the location): the strictest.
+            let decision = judged
+                .into_iter()
+                .map(|j| j.decision)
+                .max_by_key(|d| match d.effect {
+                    Effect::Allow => 0,
+                    Effect::Ask => 1,
+                    Effect::Deny => 2,
+                })
+                .ok_or_else(|| GateError::Invalid("a changed path was not judged".into()))?;
+            out.push(Judged { request, decision });
+        }
+        Ok(out)
+    }
+
     /// Paths, URLs and plain actions are judged by matching rules and
     /// looking up a few files; only a shell command is analysed, which can
     /// take up to its CPU budget.

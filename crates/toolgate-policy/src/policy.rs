@@ -513,6 +513,8 @@ impl Policy {
                 sandbox.mode = sb.mode.or(sandbox.mode);
                 sandbox.writable.extend(sb.writable);
                 sandbox.allow_domains.extend(sb.allow_domains);
+                sandbox.readable.extend(sb.readable);
+                sandbox.env.extend(sb.env);
             }
         }
         sandbox.mode = managed_sandbox_mode.or(sandbox.mode);

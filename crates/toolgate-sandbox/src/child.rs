@@ -86,7 +86,7 @@ impl ChildArgs {
 /// the command (never returning); otherwise returns at once. Call it first
 /// thing in `main` of any program that builds sandboxed commands with itself
 /// as the helper.
-pub fn run_if_requested() {
+pub(crate) fn run_if_requested() {
     let mut args = std::env::args_os();
     let _program = args.next();
     match args.next() {

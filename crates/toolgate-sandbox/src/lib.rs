@@ -13,17 +13,25 @@
 //! 1. **bubblewrap** (`bwrap`, Debian package `bubblewrap`) builds the view:
 //!    new user, PID, IPC, UTS and cgroup namespaces (and a new, empty network
 //!    namespace unless the spec asks for the network), no capabilities, user
-//!    namespaces disabled inside, killed with its parent. The filesystem is
-//!    the host's, mounted read-only; the location's roots and configured
-//!    writable paths are bound writable over it; protected paths inside them
-//!    are bound read-only again; credential files and directories are covered
-//!    by `/dev/null` or an empty read-only tmpfs; `/tmp` and `/var/tmp` are
-//!    private tmpfs; `/proc` is a new procfs that shows only the sandbox's own
-//!    processes. bubblewrap is chosen over doing the namespace and mount work
-//!    in a `pre_exec` hook because it is small, audited, shipped by every
-//!    distribution, and works both as root and as an ordinary user (through
-//!    unprivileged user namespaces); a hand-written mount sequence in a
-//!    forked child of a multi-threaded program is where such code goes wrong.
+//!    namespaces disabled inside, killed with its parent. The view is built
+//!    by construction, hidden unless needed: the host's file system
+//!    read-only; `/tmp`, `/var/tmp`, `/run`, `/home`, `/root` and the user's
+//!    home directory replaced by empty ones; then the places of the home
+//!    directory that toolchains need put back read-only
+//!    ([`toolgate_paths::home`]), the configured writable paths and the
+//!    location's roots; then every credential of the path facts that is
+//!    visible masked (the system's, the location's and the home places',
+//!    whatever their case, and hard links to credential files), toolgate's
+//!    own places hidden, and every unix socket bound outside the location
+//!    (as the kernel lists them) covered. `/proc` is a new procfs that shows
+//!    only the sandbox's own processes. bubblewrap is chosen over doing the
+//!    namespace and mount work in a `pre_exec` hook because it is small,
+//!    audited, shipped by every distribution, and works both as root and as
+//!    an ordinary user (through unprivileged user namespaces).
+//!
+//!    With staging ([`stage`]), the roots are overlays: the command's writes
+//!    land in an upper directory, and reach the location only when the
+//!    caller has judged each changed path and lands it.
 //! 2. **Landlock** is applied by a helper that bubblewrap runs inside the
 //!    namespaces: writes only beneath the roots, the writable paths, `/tmp`,
 //!    `/dev` and `/proc`; no TCP bind or connect when the network is off; no
@@ -58,26 +66,45 @@
 //!
 //! # What is not confined
 //!
-//! A confined command may read everything the user can read outside the masked
-//! paths (source files, the rest of the home directory, `/etc`), and may write
-//! anything inside the roots that is not protected, including deleting files
-//! there. Missing protected paths inside a root are held by empty placeholders
-//! for the run (removed afterwards); two processes confining the same
-//! location at once share no count of them, so one may remove a placeholder
-//! the other still relies on.
+//! A confined command may read the host's file system outside the emptied
+//! directories (`/usr`, `/etc` but its secrets, `/opt`, other directories
+//! outside any home) and the location. Without staging it writes the
+//! roots directly (the existing protected entries at each root read-only);
+//! with staging nothing reaches the roots unjudged. The configured writable
+//! paths are written directly, always.
 
 mod child;
 mod detect;
-pub mod masks;
 pub mod proxy;
 mod sandbox_spec;
+mod scan;
 pub mod seccomp;
+pub mod stage;
 #[cfg(feature = "test-util")]
 pub mod test_util;
 
-pub use child::{CHILD_ARG, run_if_requested};
+pub use child::CHILD_ARG;
 pub use detect::{Support, detect, detect_cached, landlock_abi};
-pub use sandbox_spec::{Confined, SCAN_LIMIT, SandboxSpec};
+pub use sandbox_spec::{Confined, SandboxSpec};
+pub use scan::SCAN_LIMIT;
+pub use stage::{Change, ChangeKind, LandingJournal, STAGE_ARG, Staging};
+
+/// When this process was started as one of the sandbox's helpers (the
+/// staging helper that mounts the overlays, or the helper inside the
+/// sandbox that confines itself and runs the command), does that and never
+/// returns; otherwise returns at once. Call it first thing in `main` of any
+/// program that builds sandboxed commands with itself as the helper.
+pub fn run_if_requested() {
+    stage::run_stage_if_requested();
+    child::run_if_requested();
+}
+
+/// Nanoseconds since the epoch (0 if the clock is before it).
+pub(crate) fn now_nanos() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
+}
 
 /// Why a command could not be confined.
 #[derive(Debug, thiserror::Error)]

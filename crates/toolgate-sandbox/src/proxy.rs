@@ -265,6 +265,10 @@ impl Drop for ActiveSlot {
 struct Rules {
     domains: DomainList,
     resolver: Resolver,
+    /// Hosts an allowed request of this run named (`curl http://127.0.0.1:8080`
+    /// allowed by a rule): admitted exactly, at whatever address they
+    /// resolve to, since a person allowed that very host.
+    named: Vec<String>,
 }
 
 impl Proxy {
@@ -276,7 +280,15 @@ impl Proxy {
         resolver: Resolver,
         record: Recorder,
     ) -> Result<Proxy, SandboxError> {
-        Proxy::listen(socket, Arc::new(Rules { domains, resolver }), record)
+        Proxy::listen(
+            socket,
+            Arc::new(Rules {
+                domains,
+                resolver,
+                named: Vec::new(),
+            }),
+            record,
+        )
     }
 
     fn listen(socket: &Path, rules: Arc<Rules>, record: Recorder) -> Result<Proxy, SandboxError> {
@@ -316,7 +328,7 @@ impl Proxy {
                         .name("toolgate-proxy-conn".into())
                         .spawn(move || {
                             let _slot = slot;
-                            if let Err(e) = serve(conn, &rules.domains, &rules.resolver, &record) {
+                            if let Err(e) = serve(conn, &rules, &record) {
                                 tracing::debug!("proxy connection ended: {e}");
                             }
                         });
@@ -368,7 +380,11 @@ impl ProxyService {
         }
         Ok(ProxyService {
             dir,
-            rules: Arc::new(Rules { domains, resolver }),
+            rules: Arc::new(Rules {
+                domains,
+                resolver,
+                named: Vec::new(),
+            }),
             next: AtomicU64::new(0),
         })
     }
@@ -376,9 +392,25 @@ impl ProxyService {
     /// A new socket for one run; every connection on it goes to `record`.
     /// The socket is removed when the returned proxy is dropped.
     pub fn serve(&self, record: Recorder) -> Result<Proxy, SandboxError> {
+        self.serve_naming(record, &[])
+    }
+
+    /// [`ProxyService::serve`], also admitting `named`: the hosts the run's
+    /// allowed requests named, exactly (IP literals and loopback included:
+    /// a person allowed a request to that very host).
+    pub fn serve_naming(&self, record: Recorder, named: &[String]) -> Result<Proxy, SandboxError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let socket = self.dir.join(format!("run-{n}.sock"));
-        Proxy::listen(&socket, Arc::clone(&self.rules), record)
+        let rules = if named.is_empty() {
+            Arc::clone(&self.rules)
+        } else {
+            Arc::new(Rules {
+                domains: self.rules.domains.clone(),
+                resolver: self.rules.resolver.clone(),
+                named: named.iter().map(|h| normal_host(h)).collect(),
+            })
+        };
+        Proxy::listen(&socket, rules, record)
     }
 
     /// The names it admits.
@@ -508,12 +540,16 @@ fn refuse(client: &mut UnixStream, status: &str, why: &str) -> io::Result<()> {
     client.flush()
 }
 
-fn serve(
-    client: UnixStream,
-    domains: &DomainList,
-    resolver: &Resolver,
-    record: &Recorder,
-) -> io::Result<()> {
+/// A host as compared: lowercase, no trailing dot, no IPv6 brackets.
+fn normal_host(h: &str) -> String {
+    h.trim_end_matches('.')
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+fn serve(client: UnixStream, rules: &Rules, record: &Recorder) -> io::Result<()> {
+    let (domains, resolver) = (&rules.domains, &rules.resolver);
     client.set_read_timeout(Some(HEAD_TIMEOUT))?;
     let mut reader = BufReader::new(client.try_clone()?);
     let mut client = client;
@@ -543,11 +579,15 @@ fn serve(
         host: host.clone(),
         port,
         method: head.method.clone(),
-        allowed: domains.admits(&host),
+        allowed: false,
         error: None,
     };
+    let named = rules.named.contains(&normal_host(&host));
+    seen.allowed = named || domains.admits(&host);
     if !seen.allowed {
-        let why = format!("{host} is not in [sandbox] allow_domains");
+        let why = format!(
+            "{host} is not in [sandbox] allow_domains nor named by an allowed request of this call"
+        );
         seen.error = Some(why.clone());
         if let Err(e) = record(&seen) {
             tracing::warn!("a refused proxy connection could not be recorded: {e}");
@@ -555,7 +595,16 @@ fn serve(
         refuse(&mut client, "403 Forbidden", &why)?;
         return Ok(());
     }
-    let upstream = resolver.resolve(&host, port).and_then(|addrs| {
+    let addrs = if named {
+        let bare = normal_host(&host);
+        match bare.parse::<IpAddr>() {
+            Ok(ip) => Ok(vec![SocketAddr::new(ip, port)]),
+            Err(_) => (bare.as_str(), port).to_socket_addrs().map(|a| a.collect()),
+        }
+    } else {
+        resolver.resolve(&host, port)
+    };
+    let upstream = addrs.and_then(|addrs: Vec<SocketAddr>| {
         let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
         for a in addrs {
             match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {

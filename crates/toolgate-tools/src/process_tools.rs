@@ -33,7 +33,7 @@ pub use bash::{BashInput, BashOutput, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_
 pub use command_env::{DEFAULT_SECRET_ENV_PATTERNS, GIT_FORCED_CONFIG, is_secret_name};
 pub use output_capture::MEMORY_LIMIT_BYTES;
 pub use process_group::KILL_GRACE;
-pub use sandbox_port::{CommandSandbox, ConfineRequest, ConfinedCommand};
+pub use sandbox_port::{CommandSandbox, ConfineRequest, ConfinedCommand, StagedRun};
 
 /// Settings of the process tools.
 #[derive(Clone, Debug)]

@@ -2,8 +2,11 @@
 //! `[sandbox]` says, and the line to show at start when commands will not run
 //! confined.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+
+use toolgate_checkpoint::Checkpoints;
+use toolgate_core::{StagedChange, StagedKind};
 
 use toolgate_core::{EventSink, Failure};
 use toolgate_policy::config::SandboxMode;
@@ -11,22 +14,29 @@ use toolgate_policy::policy::Policy;
 use toolgate_sandbox::proxy::{
     DomainList, Proxy, ProxyConnection, ProxyService, Recorder, Resolver,
 };
-use toolgate_sandbox::{SandboxSpec, Support};
-use toolgate_tools::process_tools::{CommandSandbox, ConfineRequest, ConfinedCommand};
+use toolgate_sandbox::{ChangeKind, LandingJournal, SandboxSpec, Staging, Support};
+use toolgate_tools::process_tools::{CommandSandbox, ConfineRequest, ConfinedCommand, StagedRun};
 
 use crate::data_dir::DataDir;
 
 /// What the sandbox refuses, for the results of failed confined commands.
-const REFUSES: &str = "lets a command write only inside the location (protected paths such as .git/config, .git/hooks and .toolgate read-only), a private /tmp and [sandbox] writable paths; masks credential files (~/.ssh, ~/.aws, .env, …); has no network unless the call's network request was allowed; and refuses ptrace, mount and new namespaces";
-
-/// The same, when `[sandbox] allow_domains` routes the network through the proxy.
-const REFUSES_PROXIED: &str = "lets a command write only inside the location (protected paths such as .git/config, .git/hooks and .toolgate read-only), a private /tmp and [sandbox] writable paths; masks credential files (~/.ssh, ~/.aws, .env, …); gives it no network but an HTTP(S) proxy that admits only the hosts in [sandbox] allow_domains (a refused host gets `403 … is not in [sandbox] allow_domains`), unless the call's network request was allowed; and refuses ptrace, mount and new namespaces";
+const REFUSES: &str = "shows a command the location, the system and only the toolchains and caches of the home directory (read-only); stages its writes to the location and lands each changed path only when the gate accepts it (protected paths, credentials and paths outside the location are refused or asked); masks credential files (~/.ssh, .env, keys, …) and host sockets; gives it a private /tmp and no network but the proxy to the hosts the call's allowed requests named and [sandbox] allow_domains (a refused host gets `403`); and refuses ptrace, mount and new namespaces";
 
 /// Confines bash commands as `[sandbox]` says.
 pub struct SandboxAdapter {
     support: Support,
     mode: SandboxMode,
     writable: Vec<PathBuf>,
+    /// `[sandbox] readable`, besides the home directory's toolchains.
+    readable: Vec<PathBuf>,
+    /// `[sandbox] env`: variables passed in besides the allowlist.
+    env: Vec<String>,
+    /// Toolgate's own places, hidden from every confined command.
+    hidden: Vec<PathBuf>,
+    /// Where staged writes are kept; `None`: written directly.
+    stage: Option<PathBuf>,
+    /// Where landed change sets are recorded, for `toolgate undo`.
+    checkpoints: Option<Arc<Checkpoints>>,
     /// `[sandbox] allow_domains`, parsed; empty: no proxy.
     domains: DomainList,
     /// The proxy, started on the first confined command that needs it.
@@ -41,6 +51,8 @@ impl std::fmt::Debug for SandboxAdapter {
             .field("support", &self.support)
             .field("mode", &self.mode)
             .field("writable", &self.writable)
+            .field("readable", &self.readable)
+            .field("stage", &self.stage)
             .field("domains", &self.domains)
             .field("proxy", &self.proxy)
             .field("events", &self.events.is_some())
@@ -60,10 +72,29 @@ impl SandboxAdapter {
             tracing::warn!("[sandbox] allow_domains: {e}; the proxy admits nothing");
             DomainList::default()
         });
+        let support = support(data);
+        let checkpoints = data.and_then(|d| match d.checkpoints() {
+            Ok(store) => Some(store),
+            Err(e) => {
+                tracing::warn!("the checkpoint store cannot open, so writes are not staged: {e}");
+                None
+            }
+        });
+        let stage = match (&checkpoints, data) {
+            (Some(_), Some(d)) if support.staging => Some(d.root().join("stage")),
+            _ => None,
+        };
+        let mut hidden: Vec<PathBuf> = data.map(|d| vec![d.root().to_path_buf()]).unwrap_or_default();
+        hidden.extend(policy.protected_paths().own().iter().cloned());
         SandboxAdapter {
-            support: support(data),
+            support,
             mode: sb.mode.unwrap_or_default(),
             writable: sb.writable.clone(),
+            readable: sb.readable.clone(),
+            env: sb.env.clone(),
+            hidden,
+            stage,
+            checkpoints,
             domains,
             proxy: OnceLock::new(),
             events: None,
@@ -76,10 +107,11 @@ impl SandboxAdapter {
         self
     }
 
-    /// Whether this machine confines commands (whatever `[sandbox] mode`
-    /// says: the policy combines the two).
+    /// Whether this machine confines commands and stages their writes
+    /// (whatever `[sandbox] mode` says: the policy combines the two). Mode
+    /// `auto` runs commands unasked only when both hold.
     pub fn available(&self) -> bool {
-        self.support.available
+        self.support.available && self.stage.is_some()
     }
 
     /// The one line to print at start when commands will not run confined.
@@ -105,31 +137,37 @@ impl SandboxAdapter {
         &self.support
     }
 
-    /// Whether a command run with (or without) the machine's network goes
-    /// through the allowlisting proxy, whose connections need an event sink.
-    pub fn uses_proxy(&self, network: bool) -> bool {
-        !network && !self.domains.is_empty()
+    /// Whether a command goes through the allowlisting proxy (whose
+    /// connections need an event sink): when `allow_domains` is set or the
+    /// call's allowed requests named hosts. A confined command never gets
+    /// the machine's network itself.
+    pub fn uses_proxy(&self, hosts: &[String]) -> bool {
+        !self.domains.is_empty() || !hosts.is_empty()
     }
 
-    /// The spec for commands in these roots.
-    pub fn spec(&self, roots: Vec<PathBuf>, cwd: PathBuf, network: bool) -> SandboxSpec {
+    /// The spec for commands in these roots: no network of their own,
+    /// writes staged where the machine can.
+    pub fn spec(&self, roots: Vec<PathBuf>, cwd: PathBuf) -> SandboxSpec {
         let mut spec = SandboxSpec::for_location(roots, None);
         spec.writable = self.writable.clone();
-        spec.network = network;
+        spec.readable.extend(self.readable.iter().cloned());
+        spec.hidden = self.hidden.clone();
+        spec.stage = self.stage.clone();
+        spec.network = false;
         spec.cwd = cwd;
         spec
     }
 
-    /// For a command without the machine's network, when `allow_domains`
-    /// is set: a proxy socket for this one run, whose connections are
+    /// When the command goes through the proxy: a socket for this one run
+    /// admitting `allow_domains` and `hosts`, whose connections are
     /// recorded for `session_id`/`call_id`.
     pub fn proxy_for(
         &self,
-        network: bool,
+        hosts: &[String],
         session_id: &str,
         call_id: &str,
     ) -> Result<Option<Proxy>, Failure> {
-        if !self.uses_proxy(network) {
+        if !self.uses_proxy(hosts) {
             return Ok(None);
         }
         let service = self
@@ -142,7 +180,10 @@ impl SandboxAdapter {
                 Failure::new(format!("the sandbox's proxy cannot start: {e}")).because(e.clone())
             })?;
         let record = recorder(self.events.clone(), session_id, call_id);
-        service.serve(record).map(Some).map_err(Failure::of)
+        service
+            .serve_naming(record, hosts)
+            .map(Some)
+            .map_err(Failure::of)
     }
 }
 
@@ -179,7 +220,6 @@ fn recorder(events: Option<Arc<dyn EventSink>>, session_id: &str, call_id: &str)
 
 /// What a run holds until its command has exited.
 struct RunGuard {
-    _confined: toolgate_sandbox::Confined,
     _proxy: Option<Proxy>,
 }
 
@@ -197,26 +237,127 @@ impl CommandSandbox for SandboxAdapter {
             _ => {}
         }
         let roots = request.location.roots().map(PathBuf::from).collect();
-        let mut spec = self.spec(roots, request.workdir.to_path_buf(), request.network);
-        let proxy = self.proxy_for(request.network, request.session_id, request.call_id)?;
+        let mut spec = self.spec(roots, request.workdir.to_path_buf());
+        let proxy = self.proxy_for(request.hosts, request.session_id, request.call_id)?;
         spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
         let mut confined = spec
             .command(&self.support, request.program, request.args)
             .map_err(Failure::of)?;
         let command = std::mem::replace(&mut confined.command, std::process::Command::new("false"));
-        let refuses = if proxy.is_some() {
-            REFUSES_PROXIED
-        } else {
-            REFUSES
+        let staged: Option<Box<dyn StagedRun>> = match (confined.staging.take(), &self.checkpoints) {
+            (Some(staging), Some(store)) => Some(Box::new(StagedWrites {
+                staging,
+                store: Arc::clone(store),
+                call_id: request.call_id.to_string(),
+                home: toolgate_core::credential::home_dir(),
+                changes: Vec::new(),
+            })),
+            _ => None,
         };
         Ok(Some(ConfinedCommand {
             command,
-            guard: Box::new(RunGuard {
-                _confined: confined,
-                _proxy: proxy,
-            }),
-            refuses: refuses.into(),
+            guard: Box::new(RunGuard { _proxy: proxy }),
+            refuses: REFUSES.into(),
+            staged,
+            env_allowlist: Some(self.env.clone()),
         }))
+    }
+}
+
+/// A confined run's staged writes, landed through the checkpoint store.
+struct StagedWrites {
+    staging: Staging,
+    store: Arc<Checkpoints>,
+    call_id: String,
+    home: PathBuf,
+    changes: Vec<toolgate_sandbox::Change>,
+}
+
+/// A small text file's diff is shown to the person asked; larger or binary
+/// ones are named only.
+const DIFF_LIMIT: u64 = 64 * 1024;
+
+impl StagedRun for StagedWrites {
+    fn changes(&mut self) -> Result<Vec<StagedChange>, Failure> {
+        self.changes = self.staging.changes().map_err(Failure::of)?;
+        let facts = toolgate_core::protected::ProtectedPaths::new(self.home.clone(), []);
+        Ok(self
+            .changes
+            .iter()
+            .map(|c| {
+                // Only what a person may be asked about gets a diff.
+                let notable = facts.check(&c.path).is_some()
+                    || toolgate_core::credential::is_credential(&c.path, &self.home).is_some();
+                StagedChange {
+                    path: c.path.clone(),
+                    kind: match c.kind {
+                        ChangeKind::Created => StagedKind::Created,
+                        ChangeKind::Modified => StagedKind::Modified,
+                        ChangeKind::Deleted => StagedKind::Deleted,
+                    },
+                    dir: c.dir,
+                    detail: (notable && !c.dir).then(|| self.diff(c)).flatten(),
+                }
+            })
+            .collect())
+    }
+
+    fn land(&mut self, accepted: &[PathBuf]) -> Result<Option<String>, Failure> {
+        let accepted: std::collections::HashSet<PathBuf> = accepted.iter().cloned().collect();
+        let journal = self
+            .store
+            .begin(&self.call_id, "bash")
+            .map_err(|e| Failure::new(format!("cannot record the change set: {e}")))?;
+        self.staging
+            .land(&self.changes, &accepted, Box::new(Journal(journal)))
+            .map_err(Failure::of)
+    }
+}
+
+impl StagedWrites {
+    /// A unified diff of a small text file's change.
+    fn diff(&self, c: &toolgate_sandbox::Change) -> Option<String> {
+        let before = match c.kind {
+            ChangeKind::Created => String::new(),
+            _ => read_small(&c.path)?,
+        };
+        let after = match c.kind {
+            ChangeKind::Deleted => String::new(),
+            _ => read_small(&self.staging.staged_path(&c.path)?)?,
+        };
+        let name = c.path.display().to_string();
+        Some(
+            similar::TextDiff::from_lines(&before, &after)
+                .unified_diff()
+                .header(&name, &name)
+                .to_string(),
+        )
+    }
+}
+
+fn read_small(p: &Path) -> Option<String> {
+    let m = std::fs::symlink_metadata(p).ok()?;
+    if !m.is_file() || m.len() > DIFF_LIMIT {
+        return None;
+    }
+    String::from_utf8(std::fs::read(p).ok()?).ok()
+}
+
+/// The checkpoint store's change set, as the sandbox's landing journal.
+struct Journal(toolgate_checkpoint::Pending);
+
+impl LandingJournal for Journal {
+    fn save(&mut self, path: &Path) -> Result<(), String> {
+        self.0.save(path).map_err(|e| e.to_string())
+    }
+    fn applying(&mut self) -> Result<(), String> {
+        self.0.applying().map_err(|e| e.to_string())
+    }
+    fn landed(self: Box<Self>) -> Result<String, String> {
+        self.0.landed().map_err(|e| e.to_string())
+    }
+    fn roll_back(self: Box<Self>) -> Result<(), String> {
+        self.0.roll_back().map_err(|e| e.to_string())
     }
 }
 

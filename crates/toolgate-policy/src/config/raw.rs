@@ -388,10 +388,12 @@ pub(super) struct RawSandbox {
     pub mode: Option<Spanned<Written>>,
     pub writable: Option<Spanned<Written>>,
     pub allow_domains: Option<Spanned<Written>>,
+    pub readable: Option<Spanned<Written>>,
+    pub env: Option<Spanned<Written>>,
 }
 
 impl RawSandbox {
-    pub(super) const KEYS: &[&str] = &["mode", "writable", "allow_domains"];
+    pub(super) const KEYS: &[&str] = &["mode", "writable", "allow_domains", "readable", "env"];
 }
 
 /// One `[[rules]]` entry.

@@ -3,8 +3,10 @@
 //! ```toml
 //! [sandbox]
 //! mode = "auto"                       # auto | required | off
-//! writable = ["~/.cargo/registry", "~/.npm"]
+//! readable = ["~/.config/my-tool"]      # home places shown read-only, besides the toolchains
+//! env = ["CARGO_TARGET_DIR"]            # variables passed in, besides the allowlist
 //! allow_domains = ["crates.io", "*.npmjs.org"]
+//! writable = ["~/scratch"]              # written directly, never staged: other projects may run it
 //! ```
 //!
 //! A project's config (untrusted) may only tighten: it may set
@@ -52,6 +54,12 @@ pub struct SandboxConfig {
     /// `allow_domains`: names a confined command may reach through the proxy
     /// (exact names and `*.suffix`).
     pub allow_domains: Vec<String>,
+    /// `readable`: places shown read-only inside the sandbox besides the
+    /// home directory's toolchains and caches (`~/` expanded).
+    pub readable: Vec<PathBuf>,
+    /// `env`: names of variables a confined command inherits besides the
+    /// allowlist.
+    pub env: Vec<String>,
 }
 
 impl Parser<'_> {
@@ -66,7 +74,7 @@ impl Parser<'_> {
             keys,
             RawSandbox::KEYS,
             "[sandbox]",
-            "use mode, writable or allow_domains",
+            "use mode, writable, readable, env or allow_domains",
             &mut first,
         );
         let out = SandboxConfig {
@@ -76,6 +84,12 @@ impl Parser<'_> {
                 .unwrap_or_default(),
             allow_domains: first
                 .field(written.allow_domains.as_ref(), |v| self.allow_domains(v))
+                .unwrap_or_default(),
+            readable: first
+                .field(written.readable.as_ref(), |v| self.paths(v, "readable"))
+                .unwrap_or_default(),
+            env: first
+                .field(written.env.as_ref(), |v| self.env_names(v))
                 .unwrap_or_default(),
         };
         first.into_result(out)
@@ -101,13 +115,37 @@ impl Parser<'_> {
     }
 
     fn writable(&self, v: &Spanned<Written>) -> Result<Vec<PathBuf>, ConfigError> {
-        self.string_list(v, "writable")?
+        self.paths(v, "writable")
+    }
+
+    fn env_names(&self, v: &Spanned<Written>) -> Result<Vec<String>, ConfigError> {
+        self.string_list(v, "env")?
+            .into_iter()
+            .map(|item| {
+                let ok = !item.is_empty()
+                    && item.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !item.starts_with(|c: char| c.is_ascii_digit());
+                if ok {
+                    Ok(item.to_string())
+                } else {
+                    Err(self.err(
+                        v.span(),
+                        format!("{item:?} in [sandbox] env is not a variable name"),
+                        "write names like \"CARGO_TARGET_DIR\"",
+                    ))
+                }
+            })
+            .collect()
+    }
+
+    fn paths(&self, v: &Spanned<Written>, name: &str) -> Result<Vec<PathBuf>, ConfigError> {
+        self.string_list(v, name)?
             .into_iter()
             .map(|item| {
                 if item.trim().is_empty() {
                     return Err(self.err(
                         v.span(),
-                        "an empty path in [sandbox] writable",
+                        format!("an empty path in [sandbox] {name}"),
                         "name a directory, e.g. \"~/.cargo/registry\"",
                     ));
                 }

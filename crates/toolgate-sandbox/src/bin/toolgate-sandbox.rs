@@ -1,6 +1,8 @@
 //! A small front end to the crate, for its own tests and for trying the
 //! sandbox by hand: `toolgate-sandbox status` and
-//! `toolgate-sandbox exec [--root DIR]... [--write DIR]... [--net] [--home DIR] -- CMD [ARG...]`.
+//! `toolgate-sandbox exec [--root DIR]... [--write DIR]... [--net] [--home DIR] [--stage DIR] -- CMD [ARG...]`.
+//! With `--stage`, the command's writes are staged and discarded: what it
+//! changed is printed as JSON lines on standard error, and nothing lands.
 //! It is also its own sandbox helper.
 
 use std::path::PathBuf;
@@ -8,7 +10,7 @@ use std::process::ExitCode;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: toolgate-sandbox status | toolgate-sandbox exec [--root DIR]... [--write DIR]... [--net] [--home DIR] -- CMD [ARG...]"
+        "usage: toolgate-sandbox status | toolgate-sandbox exec [--root DIR]... [--write DIR]... [--net] [--home DIR] [--stage DIR] -- CMD [ARG...]"
     );
     ExitCode::from(2)
 }
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
             let mut roots = Vec::new();
             let mut writable = Vec::new();
             let mut home = None;
+            let mut stage = None;
             let mut network = false;
             let mut it = args[1..].iter();
             let mut rest = Vec::new();
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
                     "--root" => roots.extend(it.next().map(PathBuf::from)),
                     "--write" => writable.extend(it.next().map(PathBuf::from)),
                     "--home" => home = it.next().map(PathBuf::from),
+                    "--stage" => stage = it.next().map(PathBuf::from),
                     "--net" => network = true,
                     "--" => {
                         rest = it.cloned().collect();
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
             let mut spec = toolgate_sandbox::SandboxSpec::for_location(roots, home.as_deref());
             spec.writable = writable;
             spec.network = network;
+            spec.stage = stage;
             if let Ok(cwd) = std::env::current_dir() {
                 spec.cwd = cwd;
             }
@@ -62,7 +67,22 @@ fn main() -> ExitCode {
                 }
             };
             match confined.command.status() {
-                Ok(st) => ExitCode::from(st.code().map_or(128, |c| c as u8)),
+                Ok(st) => {
+                    if let Some(staging) = &confined.staging {
+                        match staging.changes() {
+                            Ok(changes) => {
+                                for c in changes {
+                                    eprintln!(
+                                        "{}",
+                                        serde_json::json!({"path": c.path, "change": c.kind, "dir": c.dir})
+                                    );
+                                }
+                            }
+                            Err(e) => eprintln!("toolgate-sandbox: {e}"),
+                        }
+                    }
+                    ExitCode::from(st.code().map_or(128, |c| c as u8))
+                }
                 Err(e) => {
                     eprintln!("toolgate-sandbox: cannot start bwrap: {e}");
                     ExitCode::from(126)

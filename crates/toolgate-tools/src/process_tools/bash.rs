@@ -112,7 +112,86 @@ pub struct BashOutput {
     /// paths it refused, where the output names them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_note: Option<String>,
+    /// How many changed paths of a sandboxed command landed in the
+    /// location (its writes are staged and judged when it exits).
+    #[serde(default)]
+    pub landed: usize,
+    /// The checkpoint of what landed (`toolgate undo ID` restores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
+    /// Changed paths that did not land, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedChange>,
 }
+
+/// A path a sandboxed command changed that was not applied to the location.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RefusedChange {
+    /// The path.
+    pub path: String,
+    /// `created`, `modified` or `deleted`.
+    pub change: String,
+    /// Why it did not land.
+    pub reason: String,
+}
+
+/// What became of a sandboxed command's staged writes.
+#[derive(Debug, Default)]
+struct StagedReport {
+    landed: usize,
+    checkpoint: Option<String>,
+    refused: Vec<RefusedChange>,
+}
+
+/// Has the call's gate judge every path the command changed, and lands the
+/// accepted ones. Without a judge (the tool run outside the pipeline)
+/// nothing lands.
+async fn settle_staged(
+    run: &mut dyn super::StagedRun,
+    ctx: &ToolContext,
+) -> Result<StagedReport, ToolError> {
+    let changes = run.changes().map_err(ToolError::Caused)?;
+    if changes.is_empty() {
+        return Ok(StagedReport::default());
+    }
+    let verdicts = match &ctx.write_judge {
+        Some(judge) => judge.judge(&changes).await.map_err(ToolError::Caused)?,
+        None => changes
+            .iter()
+            .map(|_| toolgate_core::StagedVerdict {
+                land: false,
+                reason: "no gate judges this command's writes, so none lands".into(),
+            })
+            .collect(),
+    };
+    let mut accepted = Vec::new();
+    let mut refused = Vec::new();
+    for (c, v) in changes.iter().zip(&verdicts) {
+        if v.land {
+            accepted.push(c.path.clone());
+        } else {
+            refused.push(RefusedChange {
+                path: c.path.display().to_string(),
+                change: c.kind.as_str().to_string(),
+                reason: v.reason.clone(),
+            });
+        }
+    }
+    let landed = accepted.len();
+    let checkpoint = if accepted.is_empty() {
+        None
+    } else {
+        run.land(&accepted).map_err(ToolError::Caused)?
+    };
+    Ok(StagedReport {
+        landed,
+        checkpoint,
+        refused,
+    })
+}
+
+/// At most this many refused paths are named in the model's text.
+const REFUSED_SHOWN: usize = 20;
 
 /// The `bash` tool.
 #[derive(Debug, Clone)]
@@ -307,6 +386,7 @@ impl BashTool {
                 location: &ctx.location,
                 workdir,
                 network: ctx.network_allowed,
+                hosts: &ctx.network_hosts,
                 session_id: &ctx.identity.session_id,
                 call_id: &ctx.identity.call_id,
             })
@@ -319,7 +399,16 @@ impl BashTool {
         workdir: &Path,
         confined: Option<&mut ConfinedCommand>,
     ) -> Result<tokio::process::Child, ToolError> {
-        let (env, removed) = command_env(&self.secret_patterns);
+        let (mut env, removed) = command_env(&self.secret_patterns);
+        if let Some(extra) = confined.as_ref().and_then(|c| c.env_allowlist.as_ref()) {
+            // Inside the sandbox: the allowlist, plus what toolgate itself
+            // sets for every command (pager, git's forced config).
+            env.retain(|(name, _)| {
+                let name = name.to_string_lossy();
+                toolgate_core::sandbox_env::sandbox_env_allows(&name, extra)
+                    || super::command_env::is_forced(&name)
+            });
+        }
         if !removed.is_empty() {
             tracing::debug!(
                 ?removed,
@@ -462,6 +551,10 @@ impl BashTool {
             Some(c) if !status.success() => Some(sandbox_note(&c.refuses, &output)),
             _ => None,
         };
+        let staged = match confined.as_mut().and_then(|c| c.staged.as_mut()) {
+            Some(run) => settle_staged(run.as_mut(), ctx).await?,
+            None => StagedReport::default(),
+        };
         drop(confined);
         Ok(BashOutput {
             workdir: workdir.display().to_string(),
@@ -479,6 +572,9 @@ impl BashTool {
             background_terminated,
             sandboxed,
             sandbox_note,
+            landed: staged.landed,
+            checkpoint: staged.checkpoint,
+            refused: staged.refused,
         })
     }
 }
@@ -637,6 +733,23 @@ impl Tool for BashTool {
         }
         if let Some(note) = &output.sandbox_note {
             text.push_str(&format!("\n({note})"));
+        }
+        if !output.refused.is_empty() {
+            text.push_str(&format!(
+                "\n({} of the paths the command changed did not land in the location; the rest did{}):",
+                output.refused.len(),
+                output
+                    .checkpoint
+                    .as_ref()
+                    .map(|c| format!(", checkpoint {c}"))
+                    .unwrap_or_default()
+            ));
+            for r in output.refused.iter().take(REFUSED_SHOWN) {
+                text.push_str(&format!("\n  {} {}: {}", r.change, r.path, r.reason));
+            }
+            if output.refused.len() > REFUSED_SHOWN {
+                text.push_str(&format!("\n  … and {} more", output.refused.len() - REFUSED_SHOWN));
+            }
         }
         vec![Content::text(text)]
     }

@@ -68,6 +68,15 @@ pub fn command_env(patterns: &[String]) -> (Vec<(OsString, OsString)>, Vec<Strin
     (kept, removed)
 }
 
+/// Whether toolgate itself sets `name` for every command (a pager, git's
+/// forced configuration), so it stays inside the sandbox too.
+pub fn is_forced(name: &str) -> bool {
+    FORCED.iter().any(|(f, _)| *f == name)
+        || name == "GIT_CONFIG_COUNT"
+        || name.starts_with("GIT_CONFIG_KEY_")
+        || name.starts_with("GIT_CONFIG_VALUE_")
+}
+
 /// Appends `pairs` to the `GIT_CONFIG_COUNT` list of `env`, keeping the pairs
 /// already there (ours after them, so ours win). A count git would reject
 /// (not a number) is replaced with ours alone.

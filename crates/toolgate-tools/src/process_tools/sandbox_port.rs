@@ -3,9 +3,9 @@
 //! implementation (or none) in [`ProcessToolsConfig`](super::ProcessToolsConfig).
 
 use std::any::Any;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use toolgate_core::{Failure, Location};
+use toolgate_core::{Failure, Location, StagedChange};
 
 /// What to confine.
 #[derive(Debug)]
@@ -20,6 +20,9 @@ pub struct ConfineRequest<'a> {
     pub workdir: &'a Path,
     /// The call's network request was allowed: keep the network.
     pub network: bool,
+    /// The hosts the call's allowed network requests named: what the
+    /// command may reach through the sandbox's proxy.
+    pub hosts: &'a [String],
     /// The session the call belongs to (what the sandbox records, such as
     /// connections through its proxy, is attributed to it).
     pub session_id: &'a str,
@@ -35,6 +38,23 @@ pub struct ConfinedCommand {
     pub guard: Box<dyn Any + Send>,
     /// What the sandbox refuses, in one sentence, for failed commands.
     pub refuses: String,
+    /// The command's staged writes, judged and landed after it exits;
+    /// `None` when it writes the location directly.
+    pub staged: Option<Box<dyn StagedRun>>,
+    /// When set, the command inherits only the variables
+    /// [`toolgate_core::sandbox_env::sandbox_env_allows`] admits with these
+    /// extra names.
+    pub env_allowlist: Option<Vec<String>>,
+}
+
+/// A confined run's staged writes.
+pub trait StagedRun: Send {
+    /// Every path the command changed.
+    fn changes(&mut self) -> Result<Vec<StagedChange>, Failure>;
+    /// Lands the changes at `accepted` as one change set (atomic, undoable);
+    /// the rest is discarded. Returns the change set's checkpoint id, or
+    /// `None` when nothing landed.
+    fn land(&mut self, accepted: &[PathBuf]) -> Result<Option<String>, Failure>;
 }
 
 impl std::fmt::Debug for ConfinedCommand {

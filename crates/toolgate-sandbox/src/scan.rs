@@ -1,0 +1,302 @@
+//! The credential entries of a tree, found by walking it: what the sandbox
+//! masks inside the location and the visible parts of the home directory.
+//! Entries are judged by the path facts' one matcher
+//! ([`toolgate_paths::credential::is_credential_entry`]), so a name the
+//! policy treats as a secret (`.env`, `.ENV`, `id_ed25519`, `.npmrc`, a
+//! `.ssh` directory…) is masked here too, and so is a hard link to a known
+//! credential file. Walks are cached per directory by stamp.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use toolgate_paths::credential;
+
+/// At most this many directory entries are looked at per tree.
+pub const SCAN_LIMIT: usize = 200_000;
+
+/// Files by device and inode.
+pub(crate) type Inodes = HashSet<(u64, u64)>;
+
+/// What one walk found.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    /// Paths to mask.
+    pub masked: Vec<PathBuf>,
+    /// The walk stopped at [`SCAN_LIMIT`].
+    pub truncated: bool,
+    /// Directories read this time (the others came from the cache).
+    pub dirs_read: usize,
+}
+
+/// A directory's identity and last change: when equal, its entries are the
+/// same names of the same kinds (creating, removing or renaming an entry
+/// changes the directory's modification and change times; the change time
+/// cannot be set back by a user).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Changed within `window` of `now` (seconds since the epoch): a change
+    /// in the same clock tick as the scan would leave the stamp as it was,
+    /// so such a directory is read again next time rather than trusted.
+    /// `now` and `window` in nanoseconds; `window` `None` trusts every
+    /// stamp (tests).
+    fn racy(&self, now: i128, window: Option<i128>) -> bool {
+        let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
+        window.is_some_and(|w| ns(self.mtime) >= now - w || ns(self.ctime) >= now - w)
+    }
+}
+
+/// What the scan found in one directory.
+#[derive(Debug)]
+struct DirScan {
+    stamp: Stamp,
+    entries: usize,
+    /// Credential entries and hard links to credential files.
+    masked: Vec<PathBuf>,
+    subdirs: Vec<PathBuf>,
+}
+
+/// The directories of one root as last scanned, valid for one set of
+/// credential inodes.
+#[derive(Debug, Default)]
+struct RootCache {
+    inodes: u64,
+    dirs: HashMap<PathBuf, DirScan>,
+}
+
+/// The scans of this process, by root.
+static SCAN_CACHE: Mutex<Option<HashMap<PathBuf, RootCache>>> = Mutex::new(None);
+
+/// At most this many roots are remembered.
+const CACHED_ROOTS: usize = 16;
+
+/// How recent (in nanoseconds) a directory's change may be for its scan to
+/// be kept: two seconds, coarser than any file system's timestamps.
+const RACY_WINDOW: i128 = 2_000_000_000;
+
+fn inode_key(inodes: &HashSet<(u64, u64)>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut sorted: Vec<&(u64, u64)> = inodes.iter().collect();
+    sorted.sort();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    sorted.hash(&mut h);
+    h.finish()
+}
+
+/// Walks a tree (without following symlinks) for the path facts'
+/// credential entries and hard links to credential files. A directory whose
+/// [`Stamp`] is unchanged since the last walk (and not racy) is not read
+/// again: what it held is taken from the cache, which is dropped whole when
+/// the credential files' inodes change.
+pub(crate) fn scan_tree(root: &Path, credential_inodes: &Inodes) -> Scan {
+    scan_tree_within(root, credential_inodes, Some(RACY_WINDOW))
+}
+
+fn scan_tree_within(root: &Path, credential_inodes: &Inodes, window: Option<i128>) -> Scan {
+    let key = inode_key(credential_inodes);
+    let mut old = {
+        let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        guard
+            .get_or_insert_with(HashMap::new)
+            .remove(root)
+            .filter(|c| c.inodes == key)
+            .unwrap_or_default()
+    };
+    let now = crate::now_nanos();
+    let mut fresh = RootCache {
+        inodes: key,
+        dirs: HashMap::new(),
+    };
+    let mut scan = Scan::default();
+    let mut seen = 0usize;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let stamp = Stamp::of(&meta);
+        let found = match old.dirs.remove(&dir) {
+            Some(d) if d.stamp == stamp => d,
+            _ => {
+                scan.dirs_read += 1;
+                let Some(d) = scan_dir(&dir, stamp, credential_inodes) else {
+                    continue;
+                };
+                d
+            }
+        };
+        seen += found.entries;
+        if seen > SCAN_LIMIT {
+            scan.truncated = true;
+            // An incomplete walk is not remembered.
+            return scan;
+        }
+        scan.masked.extend(found.masked.iter().cloned());
+        stack.extend(found.subdirs.iter().cloned());
+        if !stamp.racy(now, window) {
+            fresh.dirs.insert(dir, found);
+        }
+    }
+    let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    if map.len() >= CACHED_ROOTS {
+        map.clear();
+    }
+    map.insert(root.to_path_buf(), fresh);
+    scan
+}
+
+/// Reads one directory: the credential entries of the path facts (by name,
+/// case-insensitively, judged with the parent's name), hard links to
+/// credential files, and the subdirectories to walk (not `.git`, not a
+/// masked secret directory).
+fn scan_dir(
+    dir: &Path,
+    stamp: Stamp,
+    credential_inodes: &Inodes,
+) -> Option<DirScan> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let parent = dir.file_name().map(|n| n.as_bytes().to_vec());
+    let mut found = DirScan {
+        stamp,
+        entries: 0,
+        masked: Vec::new(),
+        subdirs: Vec::new(),
+    };
+    for entry in entries.flatten() {
+        found.entries += 1;
+        let Ok(ft) = entry.file_type() else { continue };
+        let name = entry.file_name();
+        let path = entry.path();
+        let is_dir = ft.is_dir();
+        if credential::is_credential_entry(parent.as_deref(), name.as_bytes(), is_dir) {
+            // A symlink named like a secret is masked where it points.
+            let at = if ft.is_symlink() {
+                path.canonicalize().unwrap_or(path)
+            } else {
+                path
+            };
+            found.masked.push(at);
+            continue;
+        }
+        if is_dir {
+            if name.as_bytes() != b".git" {
+                found.subdirs.push(path);
+            }
+        } else if ft.is_file() && !credential_inodes.is_empty() {
+            if let Ok(m) = entry.metadata() {
+                if m.nlink() > 1 && credential_inodes.contains(&(m.dev(), m.ino())) {
+                    found.masked.push(path);
+                }
+            }
+        }
+    }
+    Some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inodes_of(path: &Path) -> Inodes {
+        let m = std::fs::metadata(path).unwrap();
+        HashSet::from([(m.dev(), m.ino())])
+    }
+
+    fn found(root: &Path, inodes: &Inodes) -> (Vec<PathBuf>, usize) {
+        let scan = scan_tree_within(root, inodes, None);
+        let mut m = scan.masked;
+        m.sort();
+        (m, scan.dirs_read)
+    }
+
+    #[test]
+    fn the_tables_credentials_are_found_whatever_their_case_and_depth() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        let key = root.join("outside-key");
+        std::fs::write(&key, "secret").unwrap();
+        for d in ["deploy", "a/b", "svc/.ssh"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in [
+            ".ENV",
+            "deploy/id_ed25519",
+            "a/b/.env.local",
+            "a/.npmrc",
+            "svc/.ssh/config",
+            ".env.example",
+            "README.md",
+        ] {
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        std::fs::hard_link(&key, root.join("a/innocent.txt")).unwrap();
+        let (m, _) = found(&root, &inodes_of(&key));
+        let mut want: Vec<PathBuf> = [
+            ".ENV",
+            "a/.npmrc",
+            "a/b/.env.local",
+            "a/innocent.txt",
+            "deploy/id_ed25519",
+            "outside-key",
+            "svc/.ssh",
+        ]
+        .iter()
+        .map(|p| root.join(p))
+        .collect();
+        want.sort();
+        assert_eq!(m, want);
+    }
+
+    #[test]
+    fn a_cached_walk_reads_only_changed_directories_and_misses_nothing_added() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        for d in ["a/b", "c"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let none = Inodes::new();
+        let (m, read) = found(&root, &none);
+        assert!(m.is_empty());
+        assert_eq!(read, 4, "the first walk reads every directory");
+        let (_, read) = found(&root, &none);
+        assert_eq!(read, 0, "nothing changed: nothing is read again");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::fs::write(root.join("a/b/.Env.production"), "A=1").unwrap();
+        let (m, read) = found(&root, &none);
+        assert_eq!(m, vec![root.join("a/b/.Env.production")]);
+        assert_eq!(read, 1, "only the changed directory is read");
+    }
+
+    #[test]
+    fn a_racy_directory_is_read_again() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        let none = Inodes::new();
+        let first = scan_tree_within(&root, &none, Some(3_600_000_000_000));
+        assert_eq!(first.dirs_read, 1);
+        let second = scan_tree_within(&root, &none, Some(3_600_000_000_000));
+        assert_eq!(second.dirs_read, 1);
+    }
+}

@@ -1,0 +1,769 @@
+//! Staged writes: a confined command writes into an overlay of each root, and
+//! nothing it changed reaches the real location until the caller has judged
+//! every changed path and lands the ones it accepts.
+//!
+//! # How
+//!
+//! Before bubblewrap starts, a first helper ([`STAGE_ARG`], the same
+//! executable as the sandbox helper) enters a new user and mount namespace
+//! of its own, mounts an overlay over each root — the root itself as the
+//! lower layer, an `upper` and a `work` directory of this run as the upper
+//! layer — and `exec`s bubblewrap, which binds the root (now the overlay)
+//! into the sandbox like any root. Debian's bubblewrap 0.8 has no
+//! `--overlay`, hence the helper. The overlay lives in that namespace only:
+//! when the command exits, the mount is gone and the upper directory holds
+//! exactly what the command created, modified or deleted (a deletion is a
+//! whiteout, a directory deleted and made again is "opaque"). The overlay is
+//! mounted with `userxattr` (the markers are `user.overlay.*` attributes),
+//! without `redirect_dir`, so renaming a directory of the lower layer fails
+//! with `EXDEV` and programs fall back to copying: a moved directory shows
+//! as every path below it deleted and created again, and each is judged.
+//!
+//! [`Staging::changes`] reads the upper directories into [`Change`]s;
+//! [`Staging::land`] applies the accepted ones to the real location through
+//! a [`toolgate_checkpoint`] change set (atomic as a set, undoable).
+//! Dropping a [`Staging`] discards whatever was not landed.
+//!
+//! The upper directory is on the root's own file system, so landing a file
+//! is a `rename`: a 100 MB file lands as fast as a 1-byte one.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::SandboxError;
+
+/// The first argument that makes a program act as the staging helper.
+pub const STAGE_ARG: &str = "__toolgate-sandbox-stage";
+
+/// How a changed path changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// It did not exist before.
+    Created,
+    /// It existed and its content, kind, mode or link target changed.
+    Modified,
+    /// It existed and is gone.
+    Deleted,
+}
+
+impl ChangeKind {
+    /// The word for people: `created`, `modified`, `deleted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Created => "created",
+            ChangeKind::Modified => "modified",
+            ChangeKind::Deleted => "deleted",
+        }
+    }
+}
+
+/// One path a confined command changed, as it is in the real location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The path in the real location.
+    pub path: PathBuf,
+    /// How it changed.
+    pub kind: ChangeKind,
+    /// Whether it is (or, when deleted, was) a directory.
+    pub dir: bool,
+    /// The new content's size in bytes (files; 0 otherwise).
+    pub size: u64,
+    /// What was there was removed whole and made again (a directory
+    /// replaced, or moved away and copied back).
+    pub replaced: bool,
+}
+
+/// Where landing records what it changes, so that the change set lands as a
+/// whole and can be undone: a checkpoint store's change set, wired in by the
+/// caller (the sandbox keeps no store of its own).
+pub trait LandingJournal {
+    /// Records `path`'s state before anything changes it.
+    fn save(&mut self, path: &Path) -> Result<(), String>;
+    /// Makes the intent durable: called once every path is saved, before
+    /// the first change.
+    fn applying(&mut self) -> Result<(), String>;
+    /// Every change is applied: records it as landed and returns its id.
+    fn landed(self: Box<Self>) -> Result<String, String>;
+    /// Puts every saved path back as it was.
+    fn roll_back(self: Box<Self>) -> Result<(), String>;
+}
+
+/// The overlay of one root for one run.
+#[derive(Debug)]
+struct Layer {
+    root: PathBuf,
+    upper: PathBuf,
+    work: PathBuf,
+}
+
+/// The staged writes of one run: create with [`Staging::prepare`] before the
+/// command, read with [`Staging::changes`] after it, then
+/// [`Staging::land`] or drop.
+#[derive(Debug)]
+pub struct Staging {
+    dir: PathBuf,
+    layers: Vec<Layer>,
+}
+
+static RUN: AtomicU64 = AtomicU64::new(0);
+
+/// Characters that the overlay's mount options cannot carry in a path.
+fn unmountable(p: &Path) -> bool {
+    p.as_os_str()
+        .as_bytes()
+        .iter()
+        .any(|b| matches!(b, b',' | b':' | b'\\' | b'\n'))
+}
+
+impl Staging {
+    /// Makes the upper and work directories for `roots` (canonical) under
+    /// `base` (which must be on the same file system as each root, and
+    /// invisible inside the sandbox). A root on another file system than
+    /// `base` is staged beside itself, in a hidden directory of its parent,
+    /// when that parent is writable; otherwise this fails, naming the root.
+    pub fn prepare(base: &Path, roots: &[PathBuf]) -> Result<Staging, SandboxError> {
+        let setup = |what: &str, p: &Path, e: io::Error| {
+            SandboxError::Setup(format!("staging: cannot {what} {}: {e}", p.display()))
+        };
+        std::fs::create_dir_all(base).map_err(|e| setup("create", base, e))?;
+        let _ = std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o700));
+        let base_dev = std::fs::metadata(base)
+            .map_err(|e| setup("read", base, e))?
+            .dev();
+        let name = format!(
+            "run-{}-{}-{}",
+            std::process::id(),
+            RUN.fetch_add(1, Ordering::Relaxed),
+            crate::now_nanos()
+        );
+        let dir = base.join(&name);
+        std::fs::create_dir(&dir).map_err(|e| setup("create", &dir, e))?;
+        let mut staging = Staging {
+            dir,
+            layers: Vec::new(),
+        };
+        for (i, root) in roots.iter().enumerate() {
+            if unmountable(root) {
+                return Err(SandboxError::Spec(format!(
+                    "staging: the root {} has a `,`, `:` or `\\` in its path, which an overlay mount cannot name",
+                    root.display()
+                )));
+            }
+            let root_dev = std::fs::metadata(root)
+                .map_err(|e| setup("read", root, e))?
+                .dev();
+            let at = if root_dev == base_dev {
+                staging.dir.join(format!("r{i}"))
+            } else {
+                // Beside the root, on its own file system.
+                let parent = root.parent().ok_or_else(|| {
+                    SandboxError::Spec(format!(
+                        "staging: {} is on another file system than {} and has no parent to stage in",
+                        root.display(),
+                        base.display()
+                    ))
+                })?;
+                parent.join(format!(".toolgate-stage-{name}-r{i}"))
+            };
+            if unmountable(&at) {
+                return Err(SandboxError::Spec(format!(
+                    "staging: {} cannot be named in an overlay mount",
+                    at.display()
+                )));
+            }
+            let upper = at.join("upper");
+            let work = at.join("work");
+            for d in [&at, &upper, &work] {
+                std::fs::create_dir_all(d).map_err(|e| setup("create", d, e))?;
+            }
+            let _ = std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o700));
+            staging.layers.push(Layer {
+                root: root.clone(),
+                upper,
+                work,
+            });
+        }
+        Ok(staging)
+    }
+
+    /// Directories that hold this run's layers outside `base` (staged
+    /// beside a root).
+    fn outside_dirs(&self) -> Vec<PathBuf> {
+        self.layers
+            .iter()
+            .filter_map(|l| l.upper.parent())
+            .filter(|p| !p.starts_with(&self.dir))
+            .map(Path::to_path_buf)
+            .collect()
+    }
+
+    /// Every directory of this run's layers: the sandbox hides them.
+    pub(crate) fn dirs(&self) -> Vec<PathBuf> {
+        let mut out = self.outside_dirs();
+        out.push(self.dir.clone());
+        out
+    }
+
+    /// The staging helper's arguments (after [`STAGE_ARG`]): one
+    /// `root upper work` triple per layer, then `--`.
+    pub(crate) fn helper_args(&self) -> Vec<OsString> {
+        let mut out = Vec::new();
+        for l in &self.layers {
+            out.push(OsString::from("--overlay"));
+            out.push(l.root.clone().into_os_string());
+            out.push(l.upper.clone().into_os_string());
+            out.push(l.work.clone().into_os_string());
+        }
+        out.push("--".into());
+        out
+    }
+
+    /// Every path the command changed, in path order (a directory before
+    /// what is below it). A deleted or replaced directory lists every path
+    /// that was below it too, so that each is judged (moving `.git` away is
+    /// a change to `.git/config`).
+    pub fn changes(&self) -> Result<Vec<Change>, SandboxError> {
+        let mut out = BTreeMap::new();
+        for l in &self.layers {
+            walk_upper(&l.upper, &l.root, &mut out)
+                .map_err(|e| SandboxError::Setup(format!("staging: reading the changes: {e}")))?;
+        }
+        Ok(out.into_values().collect())
+    }
+
+    /// Applies the changes at the `accepted` paths to the real location, as
+    /// one change set recorded in `journal` (a checkpoint store's change
+    /// set); the rest is discarded. A deleted directory is removed only
+    /// when every path below it is accepted; a created directory lands in
+    /// one `rename` when everything below it is accepted. Returns the
+    /// journal's id for the change set, or `None` when nothing landed (the
+    /// journal is then dropped unused). On an error the journal rolls back,
+    /// so nothing of the change set remains applied.
+    pub fn land(
+        &self,
+        changes: &[Change],
+        accepted: &HashSet<PathBuf>,
+        mut journal: Box<dyn LandingJournal>,
+    ) -> Result<Option<String>, SandboxError> {
+        let plan = self.plan(changes, accepted);
+        if plan.is_empty() {
+            return Ok(None);
+        }
+        let fail = |e: String| SandboxError::Setup(format!("landing the command's changes: {e}"));
+        for step in &plan {
+            journal.save(step.target()).map_err(fail)?;
+        }
+        journal.applying().map_err(fail)?;
+        for step in &plan {
+            if let Err(e) = step.apply() {
+                let why = format!(
+                    "landing the command's changes: {}: {e}",
+                    step.target().display()
+                );
+                return Err(match journal.roll_back() {
+                    Ok(()) => SandboxError::Setup(why),
+                    Err(r) => SandboxError::Setup(format!("{why}; and rolling back failed: {r}")),
+                });
+            }
+        }
+        journal.landed().map(Some).map_err(fail)
+    }
+
+    /// The steps that land the accepted changes, outermost first.
+    fn plan(&self, changes: &[Change], accepted: &HashSet<PathBuf>) -> Vec<Step> {
+        let mut steps = Vec::new();
+        // A path whose whole subtree is accepted, by the changes below it.
+        let refused: Vec<&Path> = changes
+            .iter()
+            .filter(|c| !accepted.contains(&c.path))
+            .map(|c| c.path.as_path())
+            .collect();
+        let whole = |p: &Path| !refused.iter().any(|r| r.starts_with(p));
+        let mut covered: Vec<&Path> = Vec::new();
+        for c in changes {
+            if covered.iter().any(|d| c.path.starts_with(d)) {
+                continue;
+            }
+            if !accepted.contains(&c.path) {
+                continue;
+            }
+            let Some(layer) = self.layer_of(&c.path) else {
+                continue;
+            };
+            let upper = match c.path.strip_prefix(&layer.root) {
+                Ok(rel) => layer.upper.join(rel),
+                Err(_) => continue,
+            };
+            let fresh_dir = c.dir && (c.kind == ChangeKind::Created || c.replaced);
+            match (c.kind, c.dir) {
+                (ChangeKind::Deleted, true) => {
+                    if whole(&c.path) {
+                        steps.push(Step::Remove(c.path.clone()));
+                        covered.push(&c.path);
+                    }
+                }
+                (ChangeKind::Deleted, false) => steps.push(Step::Remove(c.path.clone())),
+                (_, true) if fresh_dir && whole(&c.path) => {
+                    steps.push(Step::Move {
+                        from: upper,
+                        to: c.path.clone(),
+                    });
+                    covered.push(&c.path);
+                }
+                (_, true) if fresh_dir => steps.push(Step::MakeDir {
+                    like: upper,
+                    at: c.path.clone(),
+                }),
+                (_, true) => steps.push(Step::Chmod {
+                    like: upper,
+                    at: c.path.clone(),
+                }),
+                (_, false) => steps.push(Step::Move {
+                    from: upper,
+                    to: c.path.clone(),
+                }),
+            }
+        }
+        steps
+    }
+
+    /// Where the new content of a changed path is held until it lands.
+    pub fn staged_path(&self, path: &Path) -> Option<PathBuf> {
+        let layer = self.layer_of(path)?;
+        Some(layer.upper.join(path.strip_prefix(&layer.root).ok()?))
+    }
+
+    fn layer_of(&self, path: &Path) -> Option<&Layer> {
+        self.layers
+            .iter()
+            .filter(|l| path.starts_with(&l.root))
+            .max_by_key(|l| l.root.as_os_str().len())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        for dir in self.outside_dirs() {
+            remove_tree(&dir);
+        }
+        remove_tree(&self.dir);
+    }
+}
+
+/// Removes a staging tree, including the overlay's `work/work` directory,
+/// which the kernel leaves with mode 000.
+fn remove_tree(dir: &Path) {
+    if std::fs::remove_dir_all(dir).is_ok() {
+        return;
+    }
+    fn open_up(p: &Path) {
+        if let Ok(m) = std::fs::symlink_metadata(p) {
+            if m.is_dir() {
+                let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700));
+                if let Ok(rd) = std::fs::read_dir(p) {
+                    for e in rd.flatten() {
+                        open_up(&e.path());
+                    }
+                }
+            }
+        }
+    }
+    open_up(dir);
+    if let Err(e) = std::fs::remove_dir_all(dir) {
+        tracing::warn!(dir = %dir.display(), error = %e, "could not remove a staging directory");
+    }
+}
+
+/// One step of landing.
+#[derive(Debug)]
+enum Step {
+    /// Put the upper file, link or directory tree at `to` (replacing it).
+    Move { from: PathBuf, to: PathBuf },
+    /// Make a directory with the mode of `like`.
+    MakeDir { like: PathBuf, at: PathBuf },
+    /// Give a directory the mode of `like`.
+    Chmod { like: PathBuf, at: PathBuf },
+    /// Remove a file or a whole tree.
+    Remove(PathBuf),
+}
+
+impl Step {
+    fn target(&self) -> &Path {
+        match self {
+            Step::Move { to, .. } => to,
+            Step::MakeDir { at, .. } | Step::Chmod { at, .. } => at,
+            Step::Remove(p) => p,
+        }
+    }
+
+    fn apply(&self) -> io::Result<()> {
+        match self {
+            Step::Move { from, to } => {
+                strip_overlay_xattrs(from);
+                if let Ok(m) = std::fs::symlink_metadata(to) {
+                    // A directory replaced by a file or link (or by a new
+                    // directory) goes first: rename cannot replace it.
+                    let from_dir = std::fs::symlink_metadata(from).is_ok_and(|f| f.is_dir());
+                    if m.is_dir() && (!from_dir || std::fs::read_dir(to)?.next().is_some()) {
+                        std::fs::remove_dir_all(to)?;
+                    } else if m.is_dir() {
+                        std::fs::remove_dir(to)?;
+                    }
+                }
+                std::fs::rename(from, to)
+            }
+            Step::MakeDir { like, at } => {
+                let mode = std::fs::symlink_metadata(like)?.permissions().mode();
+                match std::fs::symlink_metadata(at) {
+                    Ok(m) if m.is_dir() => {}
+                    Ok(_) => {
+                        std::fs::remove_file(at)?;
+                        std::fs::create_dir(at)?;
+                    }
+                    Err(_) => std::fs::create_dir(at)?,
+                }
+                std::fs::set_permissions(at, std::fs::Permissions::from_mode(mode & 0o7777))
+            }
+            Step::Chmod { like, at } => {
+                let mode = std::fs::symlink_metadata(like)?.permissions().mode();
+                std::fs::set_permissions(at, std::fs::Permissions::from_mode(mode & 0o7777))
+            }
+            Step::Remove(p) => match std::fs::symlink_metadata(p) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
+                Ok(_) => std::fs::remove_file(p),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+            },
+        }
+    }
+}
+
+/// The overlay's own markers (`user.overlay.origin`, `…opaque`, `…impure`)
+/// stay behind: they mean nothing outside the overlay.
+fn strip_overlay_xattrs(path: &Path) {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return;
+    };
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: `c` is a valid C string and `buf` a writable buffer of the
+    // given length.
+    let n = unsafe { libc::llistxattr(c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let Ok(n) = usize::try_from(n) else {
+        return;
+    };
+    for name in buf[..n].split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        if name.starts_with(b"user.overlay.") {
+            if let Ok(cn) = CString::new(name) {
+                // SAFETY: both are valid C strings.
+                unsafe { libc::lremovexattr(c.as_ptr(), cn.as_ptr()) };
+            }
+        }
+    }
+}
+
+/// Whether an upper directory is opaque (it replaced a lower directory
+/// whole: nothing of the lower one shows through).
+fn is_opaque(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut v = [0u8; 4];
+    for name in [c"user.overlay.opaque", c"trusted.overlay.opaque"] {
+        // SAFETY: valid C strings and a writable buffer of the given length.
+        let n = unsafe { libc::lgetxattr(c.as_ptr(), name.as_ptr(), v.as_mut_ptr().cast(), v.len()) };
+        if n >= 1 && v[0] == b'y' {
+            return true;
+        }
+    }
+    false
+}
+
+fn is_whiteout(m: &std::fs::Metadata) -> bool {
+    m.file_type().is_char_device() && m.rdev() == 0
+}
+
+/// Reads one upper directory (`upper`, mirroring `real`) into `out`.
+fn walk_upper(upper: &Path, real: &Path, out: &mut BTreeMap<PathBuf, Change>) -> io::Result<()> {
+    let entries = match std::fs::read_dir(upper) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let up = entry.path();
+        let at = real.join(&name);
+        let m = std::fs::symlink_metadata(&up)?;
+        let lower = std::fs::symlink_metadata(&at).ok();
+        if is_whiteout(&m) {
+            if let Some(l) = lower {
+                deleted_tree(&at, l.is_dir(), out);
+            }
+            continue;
+        }
+        if m.is_dir() {
+            match &lower {
+                Some(l) if l.is_dir() && !is_opaque(&up) => {
+                    if (l.permissions().mode() & 0o7777) != (m.permissions().mode() & 0o7777) {
+                        record(out, change(&at, ChangeKind::Modified, true, 0));
+                    }
+                    walk_upper(&up, &at, out)?;
+                }
+                Some(l) => {
+                    // Replaced whole: what was there is gone.
+                    deleted_tree(&at, l.is_dir(), out);
+                    record(out, change(&at, ChangeKind::Created, true, 0));
+                    created_tree(&up, &at, out)?;
+                }
+                None => {
+                    record(out, change(&at, ChangeKind::Created, true, 0));
+                    created_tree(&up, &at, out)?;
+                }
+            }
+            continue;
+        }
+        match &lower {
+            None => {
+                record(out, change(&at, ChangeKind::Created, false, m.len()));
+            }
+            Some(l) if l.is_dir() => {
+                deleted_tree(&at, true, out);
+                record(out, change(&at, ChangeKind::Created, false, m.len()));
+            }
+            Some(l) => {
+                if !same_content(&up, &m, &at, l) {
+                    record(out, change(&at, ChangeKind::Modified, false, m.len()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds a change; a path deleted and then created again (a directory
+/// replaced, or moved away and copied back) is modified.
+fn record(out: &mut BTreeMap<PathBuf, Change>, mut c: Change) {
+    if let Some(before) = out.get(&c.path) {
+        if before.kind == ChangeKind::Deleted && c.kind == ChangeKind::Created {
+            c.kind = ChangeKind::Modified;
+            c.replaced = true;
+        }
+    }
+    out.insert(c.path.clone(), c);
+}
+
+fn change(path: &Path, kind: ChangeKind, dir: bool, size: u64) -> Change {
+    Change {
+        path: path.to_path_buf(),
+        kind,
+        dir,
+        size,
+        replaced: false,
+    }
+}
+
+/// Everything below a new upper directory is created.
+fn created_tree(up: &Path, at: &Path, out: &mut BTreeMap<PathBuf, Change>) -> io::Result<()> {
+    for entry in std::fs::read_dir(up)? {
+        let entry = entry?;
+        let ft = entry.file_type()?;
+        let child = at.join(entry.file_name());
+        if ft.is_char_device() {
+            // A whiteout inside an opaque directory hides nothing.
+            continue;
+        }
+        if ft.is_dir() {
+            record(out, change(&child, ChangeKind::Created, true, 0));
+            created_tree(&entry.path(), &child, out)?;
+        } else {
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            record(out, change(&child, ChangeKind::Created, false, size));
+        }
+    }
+    Ok(())
+}
+
+/// `at` and, when it was a directory, everything that was below it, deleted.
+fn deleted_tree(at: &Path, dir: bool, out: &mut BTreeMap<PathBuf, Change>) {
+    record(out, change(at, ChangeKind::Deleted, dir, 0));
+    if !dir {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(at) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        deleted_tree(&e.path(), is_dir, out);
+    }
+}
+
+/// Whether an upper file or link is the lower one unchanged (the overlay
+/// copies a file up when it is opened for writing, written or not).
+fn same_content(up: &Path, um: &std::fs::Metadata, low: &Path, lm: &std::fs::Metadata) -> bool {
+    if um.file_type() != lm.file_type()
+        || (um.permissions().mode() & 0o7777) != (lm.permissions().mode() & 0o7777)
+    {
+        return false;
+    }
+    if um.file_type().is_symlink() {
+        return std::fs::read_link(up).ok() == std::fs::read_link(low).ok();
+    }
+    if !um.is_file() || um.len() != lm.len() {
+        return false;
+    }
+    files_equal(up, low).unwrap_or(false)
+}
+
+fn files_equal(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::io::Read;
+    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let na = read_full(&mut fa, &mut ba)?;
+        let nb = read_full(&mut fb, &mut bb)?;
+        if na != nb || ba[..na] != bb[..nb] {
+            return Ok(false);
+        }
+        if na == 0 {
+            return Ok(true);
+        }
+    }
+    fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            match f.read(&mut buf[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// When this process was started as the staging helper, mounts the overlays
+/// in a namespace of its own and `exec`s the rest of its command line
+/// (bubblewrap); otherwise returns at once.
+pub fn run_stage_if_requested() {
+    let mut args = std::env::args_os();
+    let _program = args.next();
+    match args.next() {
+        Some(first) if first == STAGE_ARG => {}
+        _ => return,
+    }
+    let err = stage_and_exec(args);
+    eprintln!("toolgate sandbox: staging: {err}");
+    std::process::exit(126);
+}
+
+fn stage_and_exec(mut args: impl Iterator<Item = OsString>) -> String {
+    let mut layers = Vec::new();
+    loop {
+        match args.next() {
+            Some(a) if a == "--overlay" => {
+                let (Some(root), Some(upper), Some(work)) = (args.next(), args.next(), args.next())
+                else {
+                    return "--overlay needs a root, an upper and a work directory".into();
+                };
+                layers.push((root, upper, work));
+            }
+            Some(a) if a == "--" => break,
+            Some(a) => return format!("unknown staging argument {a:?}"),
+            None => return "missing `--` before the command".into(),
+        }
+    }
+    let Some(program) = args.next() else {
+        return "no command after `--`".into();
+    };
+    if let Err(e) = enter_namespaces() {
+        return e;
+    }
+    for (root, upper, work) in &layers {
+        if let Err(e) = mount_overlay(root, upper, work) {
+            return e;
+        }
+    }
+    use std::os::unix::process::CommandExt;
+    let err = std::process::Command::new(&program).args(args).exec();
+    format!("cannot run {}: {err}", Path::new(&program).display())
+}
+
+/// A new user namespace (this user mapped to itself) and mount namespace,
+/// with every mount private so nothing propagates back to the host.
+fn enter_namespaces() -> Result<(), String> {
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    // SAFETY: unshare takes flags only; this process is single-threaded
+    // (the helper runs first thing in main).
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
+        return Err(format!(
+            "cannot make a user and mount namespace: {}",
+            io::Error::last_os_error()
+        ));
+    }
+    let write = |file: &str, text: String| {
+        std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))
+    };
+    write("/proc/self/setgroups", "deny".into())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    let none = c"none";
+    let slash = c"/";
+    // SAFETY: valid C strings; a propagation change takes no data.
+    let rc = unsafe {
+        libc::mount(
+            none.as_ptr(),
+            slash.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
+        return Err(format!(
+            "cannot make the mounts private: {}",
+            io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+fn mount_overlay(root: &OsStr, upper: &OsStr, work: &OsStr) -> Result<(), String> {
+    let mut data = Vec::new();
+    data.extend_from_slice(b"lowerdir=");
+    data.extend_from_slice(root.as_bytes());
+    data.extend_from_slice(b",upperdir=");
+    data.extend_from_slice(upper.as_bytes());
+    data.extend_from_slice(b",workdir=");
+    data.extend_from_slice(work.as_bytes());
+    data.extend_from_slice(b",userxattr");
+    let (Ok(target), Ok(data)) = (CString::new(root.as_bytes()), CString::new(data)) else {
+        return Err("a staging path holds a NUL byte".into());
+    };
+    let fstype = c"overlay";
+    // SAFETY: valid C strings; `data` is the overlay's option string.
+    let rc = unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            data.as_ptr().cast(),
+        )
+    };
+    if rc != 0 {
+        return Err(format!(
+            "cannot mount the overlay over {}: {}",
+            Path::new(root).display(),
+            io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
