@@ -5,7 +5,8 @@
 //! The policy's judgements, the file tools' walkers and the sandbox's mounts
 //! all read these tables, so that no second list of the same fact can drift.
 //! The crate decides nothing and does no I/O beyond looking at paths
-//! (`lstat`, `readlink`, reading a directory to find hard links and aliases).
+//! (`lstat`, `readlink`, reading a directory to find hard links and aliases)
+//! and reading git's ignore files ([`shape`]).
 //!
 //! ```
 //! use std::path::Path;
@@ -20,3 +21,4 @@ pub mod credential;
 pub mod home;
 pub mod path_text;
 pub mod protected;
+pub mod shape;

@@ -22,7 +22,8 @@
 //! let hit = p.check(Path::new("/ws/.git/hooks/pre-commit")).unwrap();
 //! assert_eq!(hit.entry, ".git/");
 //! assert_eq!(hit.class, ProtectedClass::RunsCode);
-//! assert!(p.check(Path::new("/ws/.gitignore")).is_none());
+//! assert!(p.check(Path::new("/ws/.gitignore")).is_some());
+//! assert!(p.check(Path::new("/ws/.git/objects/ab/cd")).is_none());
 //! let own = p.check(Path::new("/home/u/.local/share/toolgate/state.db")).unwrap();
 //! assert_eq!(own.class, ProtectedClass::Toolgate);
 //! ```
@@ -69,6 +70,97 @@ pub struct ProtectedEntry {
     pub class: ProtectedClass,
     /// Why a write there is protected, in words a person reads.
     pub why: &'static str,
+    /// The program that loads or runs what is there on its own.
+    pub program: &'static str,
+    /// Where that program documents it.
+    pub source: &'static str,
+    /// The places beneath the entry that are not protected (see [`Inside`]).
+    pub inside: Inside,
+}
+
+/// What beneath a directory entry is not protected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inside {
+    /// Everything beneath is protected.
+    All,
+    /// A git directory: its data (objects, refs, logs, the index, `HEAD`
+    /// and the other files [`GIT_DATA_DIRS`] and [`GIT_DATA_FILES`] name)
+    /// is written by every commit and runs nothing; its config, hooks,
+    /// `info/`, `objects/info/` (alternates), `modules/`, a worktree's
+    /// `gitdir` and `commondir`, and whatever else stay protected.
+    GitData,
+}
+
+/// The directories of a git directory (and of a linked worktree's
+/// `worktrees/NAME/`) that hold data git writes on every commit, fetch or
+/// rebase and never runs: objects (but `objects/info/`, whose `alternates`
+/// points git at other object stores), refs, reflogs, Git LFS's objects and
+/// rerere's records. <https://git-scm.com/docs/gitrepository-layout>
+pub const GIT_DATA_DIRS: &[&str] = &["objects", "refs", "logs", "lfs", "rr-cache"];
+
+/// The files of a git directory that hold data git writes and never runs
+/// (lowercase, as names are compared). <https://git-scm.com/docs/gitrepository-layout>
+pub const GIT_DATA_FILES: &[&str] = &[
+    "index",
+    "head",
+    "orig_head",
+    "fetch_head",
+    "merge_head",
+    "merge_msg",
+    "merge_mode",
+    "merge_autostash",
+    "cherry_pick_head",
+    "revert_head",
+    "rebase_head",
+    "auto_merge",
+    "packed-refs",
+    "commit_editmsg",
+    "tag_editmsg",
+    "squash_msg",
+    "shallow",
+    "description",
+    "gc.pid",
+    "gc.log",
+];
+
+/// Whether `rest` (the lowercase components below a git directory) is git's
+/// data, which a commit writes, rather than what makes git run code.
+fn is_git_data(rest: &[String]) -> bool {
+    let rest = match rest {
+        [w, _name, tail @ ..] if w == "worktrees" && !tail.is_empty() => tail,
+        _ => rest,
+    };
+    match rest {
+        [] => false,
+        [one] => GIT_DATA_FILES.contains(&one.as_str()) || GIT_DATA_DIRS.contains(&one.as_str()),
+        [first, second, ..] => {
+            GIT_DATA_DIRS.contains(&first.as_str()) && !(first == "objects" && second == "info")
+        }
+    }
+}
+
+impl ProtectedEntry {
+    /// The entry with the program that loads it and where that is documented.
+    const fn by(mut self, program: &'static str, source: &'static str) -> Self {
+        self.program = program;
+        self.source = source;
+        self
+    }
+
+    /// The entry with what beneath it is not protected.
+    const fn with_inside(mut self, inside: Inside) -> Self {
+        self.inside = inside;
+        self
+    }
+
+    /// Whether the entry protects a path whose components below the entry's
+    /// names are `rest`.
+    fn covers(&self, rest: &[String]) -> bool {
+        match self.inside {
+            Inside::All => true,
+            Inside::GitData => !is_git_data(rest),
+        }
+    }
 }
 
 const fn entry(
@@ -86,7 +178,29 @@ const fn entry(
         beneath,
         class,
         why,
+        program: "",
+        source: "",
+        inside: Inside::All,
     }
+}
+
+/// A file anywhere in a path that makes a program run code.
+const fn file(
+    display: &'static str,
+    names: &'static [&'static str],
+    why: &'static str,
+) -> ProtectedEntry {
+    entry(display, Anywhere, names, false, RunsCode, why)
+}
+
+/// A directory anywhere in a path, and everything beneath it, that makes a
+/// program run code.
+const fn dir(
+    display: &'static str,
+    names: &'static [&'static str],
+    why: &'static str,
+) -> ProtectedEntry {
+    entry(display, Anywhere, names, true, RunsCode, why)
 }
 
 use Anchor::{Anywhere, Home, Root};
@@ -96,312 +210,277 @@ const SHELL_STARTUP: &str = "a shell start-up file: every new shell runs it";
 const AGENT: &str = "another agent's config or hooks, which that agent runs or obeys";
 const CI: &str = "a CI workflow file: CI runs it with the repository's secrets";
 const SCHEDULER: &str = "a per-user service or scheduler file: the system runs it later";
+const HOOKS: &str = "a git hook manager's config: git runs the commands it names on commit or push";
+const ON_CD: &str =
+    "a file the shell loads on entering the directory: the commands or tools it names run then";
+const EDITOR: &str =
+    "an editor's project config, which can name programs the editor runs when it opens the project";
+const TOOL_START: &str = "a file a program loads at its start, which can make it run other code";
+const DEV_ENV: &str =
+    "a development environment's config: the commands it names run when the environment starts";
+const DEPLOY: &str =
+    "a hosting service's build config: the service runs the commands it names on every push";
+const TOOLCHAIN: &str = "a build tool's config, which can name the programs it runs in place of the compiler or toolchain";
+
+const GIT_LAYOUT: &str = "https://git-scm.com/docs/gitrepository-layout";
+const SHELL_DOC: &str = "bash(1) INVOCATION; zsh(1) STARTUP/SHUTDOWN FILES";
+const SYSTEMD_USER: &str = "systemd.unit(5), user unit search path";
+const CRON: &str = "crontab(5), cron(8)";
+const LEFTHOOK: &str = "https://lefthook.dev/configuration/";
+const LINT_STAGED: &str = "https://github.com/lint-staged/lint-staged#configuration";
+const SIMPLE_GIT_HOOKS: &str = "https://github.com/toplenboren/simple-git-hooks#readme";
+const MISE: &str = "https://mise.jdx.dev/configuration.html";
+const VSCODE: &str = "https://code.visualstudio.com/docs/configure/settings#_workspace-settings";
+const CLOUD_BUILD: &str = "https://cloud.google.com/build/docs/build-config-file-schema";
+const AZURE: &str = "https://learn.microsoft.com/azure/devops/pipelines/yaml-schema/";
+const WOODPECKER: &str = "https://woodpecker-ci.org/docs/usage/workflow-syntax";
+const DEVCONTAINER: &str = "https://containers.dev/implementors/json_reference/";
+const OPENCODE: &str = "https://opencode.ai/docs/config/";
+const CRUSH: &str = "https://github.com/charmbracelet/crush#configuration";
+const APPVEYOR: &str = "https://www.appveyor.com/docs/appveyor-yml/";
+const CIRRUS: &str = "https://cirrus-ci.org/guide/writing-tasks/";
+const SOURCEHUT: &str = "https://man.sr.ht/builds.sr.ht/";
+const RAILWAY: &str = "https://docs.railway.com/reference/config-as-code";
+const NVIM_EXRC: &str = "https://neovim.io/doc/user/options.html#'exrc'";
+const EMACS_DIR_LOCALS: &str =
+    "https://www.gnu.org/software/emacs/manual/html_node/emacs/Directory-Variables.html";
+const R_STARTUP: &str = "https://stat.ethz.ch/R-manual/R-devel/library/base/html/Startup.html";
+const SBT: &str = "https://www.scala-sbt.org/1.x/docs/Command-Line-Reference.html";
+const CARGO_CONFIG: &str = "https://doc.rust-lang.org/cargo/reference/config.html";
+const RUSTUP: &str = "https://rust-lang.github.io/rustup/overrides.html#the-toolchain-file";
+const TERRAFORM_CLI: &str = "https://developer.hashicorp.com/terraform/cli/config/config-file";
+const BUN: &str = "https://bun.sh/docs/runtime/bunfig";
+const PNPMFILE: &str = "https://pnpm.io/pnpmfile";
+const ZSH_AUTOENV: &str = "https://github.com/Tarrasch/zsh-autoenv#readme";
 
 /// The protected places whose position does not depend on the machine.
 pub const PROTECTED: &[ProtectedEntry] = &[
-    entry(
-        ".toolgate/",
-        Anywhere,
-        &[".toolgate"],
-        true,
-        Toolgate,
-        "toolgate's project config: a write there changes the gate itself",
-    ),
-    entry(
-        "~/.config/toolgate/",
-        Home,
-        &[".config", "toolgate"],
-        true,
-        Toolgate,
-        "toolgate's user config: a write there changes the gate itself",
-    ),
-    entry(
-        "~/.local/share/toolgate/",
-        Home,
-        &[".local", "share", "toolgate"],
-        true,
-        Toolgate,
-        "toolgate's data directory (trust records, saved approvals, audit log)",
-    ),
-    entry(
-        "/etc/toolgate/",
-        Root,
-        &["etc", "toolgate"],
-        true,
-        Toolgate,
-        "toolgate's managed config: a write there changes the gate itself",
-    ),
-    entry(
-        ".git/",
-        Anywhere,
-        &[".git"],
-        true,
-        RunsCode,
-        "the repository's git internals (config, hooks), which git commands run",
-    ),
-    entry(
-        ".envrc",
-        Anywhere,
-        &[".envrc"],
-        false,
-        RunsCode,
-        "a direnv file: the shell runs it on entering the directory",
-    ),
-    entry(
-        ".direnv/",
-        Anywhere,
-        &[".direnv"],
-        true,
-        RunsCode,
-        "direnv's state, which the shell loads on entering the directory",
-    ),
-    entry(
-        "~/.bashrc",
-        Home,
-        &[".bashrc"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.bash_profile",
-        Home,
-        &[".bash_profile"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.bash_login",
-        Home,
-        &[".bash_login"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.bash_logout",
-        Home,
-        &[".bash_logout"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.profile",
-        Home,
-        &[".profile"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.zshrc",
-        Home,
-        &[".zshrc"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.zshenv",
-        Home,
-        &[".zshenv"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.zprofile",
-        Home,
-        &[".zprofile"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.zlogin",
-        Home,
-        &[".zlogin"],
-        false,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.config/fish/",
-        Home,
-        &[".config", "fish"],
-        true,
-        RunsCode,
-        SHELL_STARTUP,
-    ),
-    entry(
-        "~/.gitconfig",
-        Home,
-        &[".gitconfig"],
-        false,
-        RunsCode,
-        "the user's git config, which can name programs git runs",
-    ),
-    entry(
-        "~/.config/git/",
-        Home,
-        &[".config", "git"],
-        true,
-        RunsCode,
-        "the user's git config, which can name programs git runs",
-    ),
-    entry(
-        "~/.ssh/config",
-        Home,
-        &[".ssh", "config"],
-        false,
-        RunsCode,
-        "ssh's config, which can name programs ssh runs (ProxyCommand, LocalCommand)",
-    ),
-    entry(".claude/", Anywhere, &[".claude"], true, RunsCode, AGENT),
-    entry(".codex/", Anywhere, &[".codex"], true, RunsCode, AGENT),
-    entry(".gemini/", Anywhere, &[".gemini"], true, RunsCode, AGENT),
-    entry(".cursor/", Anywhere, &[".cursor"], true, RunsCode, AGENT),
-    entry(
-        ".mcp.json",
-        Anywhere,
-        &[".mcp.json"],
-        false,
-        RunsCode,
-        AGENT,
-    ),
-    entry(
-        ".vscode/settings.json",
-        Anywhere,
-        &[".vscode", "settings.json"],
-        false,
-        RunsCode,
-        "the editor's workspace settings, which can name programs the editor runs",
-    ),
-    entry(
-        ".vscode/tasks.json",
-        Anywhere,
-        &[".vscode", "tasks.json"],
-        false,
-        RunsCode,
-        "the editor's workspace tasks, which the editor runs",
-    ),
-    entry(
-        ".github/workflows/",
-        Anywhere,
-        &[".github", "workflows"],
-        true,
-        RunsCode,
-        CI,
-    ),
-    entry(
-        ".gitlab-ci.yml",
-        Anywhere,
-        &[".gitlab-ci.yml"],
-        false,
-        RunsCode,
-        CI,
-    ),
-    entry(
-        ".github/actions/",
-        Anywhere,
-        &[".github", "actions"],
-        true,
-        RunsCode,
-        "a repository's own CI action, which its workflows run with the repository's secrets",
-    ),
-    entry(".circleci/", Anywhere, &[".circleci"], true, RunsCode, CI),
-    entry(".buildkite/", Anywhere, &[".buildkite"], true, RunsCode, CI),
-    entry(
-        "azure-pipelines.yml",
-        Anywhere,
-        &["azure-pipelines.yml"],
-        false,
-        RunsCode,
-        CI,
-    ),
-    entry(
-        ".travis.yml",
-        Anywhere,
-        &[".travis.yml"],
-        false,
-        RunsCode,
-        CI,
-    ),
-    entry(
-        "bitbucket-pipelines.yml",
-        Anywhere,
-        &["bitbucket-pipelines.yml"],
-        false,
-        RunsCode,
-        CI,
-    ),
-    entry(
-        "Jenkinsfile",
-        Anywhere,
-        &["jenkinsfile"],
-        false,
-        RunsCode,
-        CI,
-    ),
-    entry(".drone.yml", Anywhere, &[".drone.yml"], false, RunsCode, CI),
-    entry(
-        ".husky/",
-        Anywhere,
-        &[".husky"],
-        true,
-        RunsCode,
-        "git hooks that husky points core.hooksPath at: git runs them on commit and push",
-    ),
-    entry(
-        ".pre-commit-config.yaml",
-        Anywhere,
-        &[".pre-commit-config.yaml"],
-        false,
-        RunsCode,
-        "the pre-commit framework's hooks, which git runs on every commit",
-    ),
-    entry(
-        "~/.config/systemd/user/",
-        Home,
-        &[".config", "systemd", "user"],
-        true,
-        RunsCode,
-        SCHEDULER,
-    ),
-    entry(
-        "~/.config/autostart/",
-        Home,
-        &[".config", "autostart"],
-        true,
-        RunsCode,
-        "a desktop autostart file: the session runs it at login",
-    ),
-    entry(
-        "/var/spool/cron/",
-        Root,
-        &["var", "spool", "cron"],
-        true,
-        RunsCode,
-        "a crontab: cron runs it on schedule",
-    ),
-    entry(
-        "/etc/cron.d/",
-        Root,
-        &["etc", "cron.d"],
-        true,
-        RunsCode,
-        "a system crontab: cron runs it on schedule",
-    ),
-    entry(
-        "/etc/crontab",
-        Root,
-        &["etc", "crontab"],
-        false,
-        RunsCode,
-        "the system crontab: cron runs it on schedule",
-    ),
+    // toolgate's own places
+    entry(".toolgate/", Anywhere, &[".toolgate"], true, Toolgate, "toolgate's project config: a write there changes the gate itself")
+        .by("toolgate", "the README's Config section"),
+    entry("~/.config/toolgate/", Home, &[".config", "toolgate"], true, Toolgate, "toolgate's user config: a write there changes the gate itself")
+        .by("toolgate", "the README's Config section"),
+    entry("~/.local/share/toolgate/", Home, &[".local", "share", "toolgate"], true, Toolgate, "toolgate's data directory (trust records, saved approvals, audit log)")
+        .by("toolgate", "the README's Config section"),
+    entry("/etc/toolgate/", Root, &["etc", "toolgate"], true, Toolgate, "toolgate's managed config: a write there changes the gate itself")
+        .by("toolgate", "the README's Config section"),
+    // git
+    entry(".git/", Anywhere, &[".git"], true, RunsCode, "the repository's git internals (config, hooks, alternates), which git commands obey and run")
+        .by("git", GIT_LAYOUT)
+        .with_inside(Inside::GitData),
+    entry(".gitignore", Anywhere, &[".gitignore"], false, RunsCode, "git's ignore rules, which decide what of the location a write may change unasked")
+        .by("git (and toolgate's judgement of dot-paths)", "https://git-scm.com/docs/gitignore"),
+    entry("~/.gitconfig", Home, &[".gitconfig"], false, RunsCode, "the user's git config, which can name programs git runs")
+        .by("git", "https://git-scm.com/docs/git-config#FILES"),
+    entry("~/.config/git/", Home, &[".config", "git"], true, RunsCode, "the user's git config, which can name programs git runs")
+        .by("git", "https://git-scm.com/docs/git-config#FILES"),
+    // the shell
+    entry(".envrc", Anywhere, &[".envrc"], false, RunsCode, "a direnv file: the shell runs it on entering the directory")
+        .by("direnv", "direnv(1)"),
+    entry(".direnv/", Anywhere, &[".direnv"], true, RunsCode, "direnv's state, which the shell loads on entering the directory")
+        .by("direnv", "direnv-stdlib(1)"),
+    entry("~/.bashrc", Home, &[".bashrc"], false, RunsCode, SHELL_STARTUP).by("bash", SHELL_DOC),
+    entry("~/.bash_profile", Home, &[".bash_profile"], false, RunsCode, SHELL_STARTUP).by("bash", SHELL_DOC),
+    entry("~/.bash_login", Home, &[".bash_login"], false, RunsCode, SHELL_STARTUP).by("bash", SHELL_DOC),
+    entry("~/.bash_logout", Home, &[".bash_logout"], false, RunsCode, SHELL_STARTUP).by("bash", SHELL_DOC),
+    entry("~/.profile", Home, &[".profile"], false, RunsCode, SHELL_STARTUP).by("sh, bash", SHELL_DOC),
+    entry("~/.zshrc", Home, &[".zshrc"], false, RunsCode, SHELL_STARTUP).by("zsh", SHELL_DOC),
+    entry("~/.zshenv", Home, &[".zshenv"], false, RunsCode, SHELL_STARTUP).by("zsh", SHELL_DOC),
+    entry("~/.zprofile", Home, &[".zprofile"], false, RunsCode, SHELL_STARTUP).by("zsh", SHELL_DOC),
+    entry("~/.zlogin", Home, &[".zlogin"], false, RunsCode, SHELL_STARTUP).by("zsh", SHELL_DOC),
+    entry("~/.config/fish/", Home, &[".config", "fish"], true, RunsCode, SHELL_STARTUP)
+        .by("fish", "https://fishshell.com/docs/current/language.html#configuration-files"),
+    entry("~/.ssh/config", Home, &[".ssh", "config"], false, RunsCode, "ssh's config, which can name programs ssh runs (ProxyCommand, LocalCommand)")
+        .by("ssh", "ssh_config(5)"),
+    entry(".rvmrc", Anywhere, &[".rvmrc"], false, RunsCode, ON_CD).by("RVM", "https://rvm.io/workflow/rvmrc"),
+    file("mise.toml", &["mise.toml"], ON_CD).by("mise", MISE),
+    file("mise.local.toml", &["mise.local.toml"], ON_CD).by("mise", MISE),
+    file(".mise.toml", &[".mise.toml"], ON_CD).by("mise", MISE),
+    file(".mise.local.toml", &[".mise.local.toml"], ON_CD).by("mise", MISE),
+    dir(".mise/", &[".mise"], ON_CD).by("mise", MISE),
+    file("mise/config.toml", &["mise", "config.toml"], ON_CD).by("mise", MISE),
+    dir(".config/mise/", &[".config", "mise"], ON_CD).by("mise", MISE),
+    file(".autoenv.zsh", &[".autoenv.zsh"], ON_CD).by("zsh-autoenv", ZSH_AUTOENV),
+    file(".autoenv_leave.zsh", &[".autoenv_leave.zsh"], ON_CD).by("zsh-autoenv", ZSH_AUTOENV),
+    // other agents
+    entry(".claude/", Anywhere, &[".claude"], true, RunsCode, AGENT)
+        .by("Claude Code", "https://docs.anthropic.com/en/docs/claude-code/settings"),
+    entry(".codex/", Anywhere, &[".codex"], true, RunsCode, AGENT)
+        .by("Codex CLI", "https://github.com/openai/codex/blob/main/docs/config.md"),
+    entry(".gemini/", Anywhere, &[".gemini"], true, RunsCode, AGENT)
+        .by("Gemini CLI", "https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/configuration.md"),
+    entry(".cursor/", Anywhere, &[".cursor"], true, RunsCode, AGENT)
+        .by("Cursor", "https://docs.cursor.com/context/model-context-protocol"),
+    entry(".mcp.json", Anywhere, &[".mcp.json"], false, RunsCode, AGENT)
+        .by("Claude Code (project MCP servers)", "https://docs.anthropic.com/en/docs/claude-code/mcp"),
+    file("opencode.json", &["opencode.json"], AGENT).by("OpenCode", OPENCODE),
+    file("opencode.jsonc", &["opencode.jsonc"], AGENT).by("OpenCode", OPENCODE),
+    dir(".opencode/", &[".opencode"], AGENT).by("OpenCode", OPENCODE),
+    dir(".continue/", &[".continue"], AGENT).by("Continue", "https://docs.continue.dev/customize/deep-dives/mcp"),
+    dir(".roo/", &[".roo"], AGENT).by("Roo Code", "https://docs.roocode.com/features/mcp/using-mcp-in-roo"),
+    file(".roomodes", &[".roomodes"], AGENT).by("Roo Code", "https://docs.roocode.com/features/custom-modes"),
+    dir(".clinerules/", &[".clinerules"], AGENT).by("Cline", "https://docs.cline.bot/features/cline-rules"),
+    dir(".windsurf/", &[".windsurf"], AGENT).by("Windsurf", "https://docs.windsurf.com/windsurf/cascade/workflows"),
+    dir(".kiro/", &[".kiro"], AGENT).by("Kiro", "https://kiro.dev/docs/hooks/"),
+    dir(".amazonq/", &[".amazonq"], AGENT)
+        .by("Amazon Q Developer", "https://docs.aws.amazon.com/amazonq/latest/qdeveloper-ug/command-line-mcp-configuration.html"),
+    dir(".junie/", &[".junie"], AGENT).by("JetBrains Junie", "https://www.jetbrains.com/help/junie/model-context-protocol-mcp.html"),
+    dir(".qwen/", &[".qwen"], AGENT).by("Qwen Code", "https://github.com/QwenLM/qwen-code/blob/main/docs/cli/configuration.md"),
+    file("crush.json", &["crush.json"], AGENT).by("Crush", CRUSH),
+    file(".crush.json", &[".crush.json"], AGENT).by("Crush", CRUSH),
+    file(".aider.conf.yml", &[".aider.conf.yml"], AGENT)
+        .by("aider (lint-cmd, test-cmd run after each edit)", "https://aider.chat/docs/config/aider_conf.html"),
+    // editors
+    entry(".vscode/settings.json", Anywhere, &[".vscode", "settings.json"], false, RunsCode, "the editor's workspace settings, which can name programs the editor runs")
+        .by("VS Code", VSCODE),
+    entry(".vscode/tasks.json", Anywhere, &[".vscode", "tasks.json"], false, RunsCode, "the editor's workspace tasks, which the editor runs (also on folder open)")
+        .by("VS Code", "https://code.visualstudio.com/docs/debugtest/tasks"),
+    file(".vscode/mcp.json", &[".vscode", "mcp.json"], AGENT)
+        .by("VS Code (MCP servers)", "https://code.visualstudio.com/docs/copilot/chat/mcp-servers"),
+    file(".vscode/launch.json", &[".vscode", "launch.json"], EDITOR)
+        .by("VS Code (debug launch configurations)", "https://code.visualstudio.com/docs/debugtest/debugging-configuration"),
+    dir(".zed/", &[".zed"], EDITOR).by("Zed (settings, tasks, context servers)", "https://zed.dev/docs/configuring-zed"),
+    dir(".idea/", &[".idea"], EDITOR).by("JetBrains IDEs (run configurations)", "https://www.jetbrains.com/help/idea/run-debug-configuration.html"),
+    dir(".fleet/", &[".fleet"], EDITOR).by("JetBrains Fleet", "https://www.jetbrains.com/help/fleet/run-configurations.html"),
+    dir(".helix/", &[".helix"], EDITOR).by("Helix (language servers)", "https://docs.helix-editor.com/languages.html"),
+    file(".nvim.lua", &[".nvim.lua"], EDITOR).by("Neovim ('exrc')", NVIM_EXRC),
+    file(".nvimrc", &[".nvimrc"], EDITOR).by("Neovim ('exrc')", NVIM_EXRC),
+    file(".exrc", &[".exrc"], EDITOR).by("Vim, Neovim ('exrc')", NVIM_EXRC),
+    file(".lazy.lua", &[".lazy.lua"], EDITOR).by("lazy.nvim (local plugin spec)", "https://lazy.folke.io/configuration"),
+    file(".dir-locals.el", &[".dir-locals.el"], EDITOR).by("Emacs (eval variables)", EMACS_DIR_LOCALS),
+    file(".dir-locals-2.el", &[".dir-locals-2.el"], EDITOR).by("Emacs (eval variables)", EMACS_DIR_LOCALS),
+    // development environments
+    dir(".devcontainer/", &[".devcontainer"], DEV_ENV).by("Dev Containers (postCreateCommand…)", DEVCONTAINER),
+    file(".devcontainer.json", &[".devcontainer.json"], DEV_ENV).by("Dev Containers", DEVCONTAINER),
+    file("devcontainer.json", &["devcontainer.json"], DEV_ENV).by("Dev Containers", DEVCONTAINER),
+    file(".gitpod.yml", &[".gitpod.yml"], DEV_ENV).by("Gitpod (tasks)", "https://www.gitpod.io/docs/configure/workspaces/tasks"),
+    file(".replit", &[".replit"], DEV_ENV).by("Replit (run, onBoot)", "https://docs.replit.com/replit-workspace/configuring-repl"),
+    file("replit.nix", &["replit.nix"], DEV_ENV).by("Replit", "https://docs.replit.com/replit-workspace/configuring-repl"),
+    file("devbox.json", &["devbox.json"], DEV_ENV).by("Devbox (init_hook)", "https://www.jetify.com/docs/devbox/configuration/"),
+    // programs that load a file of the directory at their start
+    file(".yarnrc.yml", &[".yarnrc.yml"], TOOL_START).by("Yarn (yarnPath, plugins)", "https://yarnpkg.com/configuration/yarnrc"),
+    file(".yarnrc", &[".yarnrc"], TOOL_START).by("Yarn 1 (yarn-path)", "https://classic.yarnpkg.com/en/docs/yarnrc"),
+    file(".pnpmfile.cjs", &[".pnpmfile.cjs"], TOOL_START).by("pnpm (hooks)", PNPMFILE),
+    file(".pnpmfile.mjs", &[".pnpmfile.mjs"], TOOL_START).by("pnpm (hooks)", PNPMFILE),
+    file("bunfig.toml", &["bunfig.toml"], TOOL_START).by("Bun (preload)", BUN),
+    file(".bunfig.toml", &[".bunfig.toml"], TOOL_START).by("Bun (preload)", BUN),
+    file(".Rprofile", &[".rprofile"], TOOL_START).by("R", R_STARTUP),
+    file(".Renviron", &[".renviron"], TOOL_START).by("R (R_PROFILE_USER…)", R_STARTUP),
+    file(".irbrc", &[".irbrc"], TOOL_START).by("IRB", "https://ruby.github.io/irb/#label-Configuration"),
+    file(".pryrc", &[".pryrc"], TOOL_START).by("Pry", "https://github.com/pry/pry/wiki/Pry-rc"),
+    file(".pdbrc", &[".pdbrc"], TOOL_START).by("Python's pdb", "https://docs.python.org/3/library/pdb.html"),
+    file(".gdbinit", &[".gdbinit"], TOOL_START).by("GDB", "https://sourceware.org/gdb/current/onlinedocs/gdb.html/Startup.html"),
+    file(".lldbinit", &[".lldbinit"], TOOL_START).by("LLDB", "https://lldb.llvm.org/man/lldb.html#configuration-files"),
+    file(".ghci", &[".ghci"], TOOL_START).by("GHCi", "https://downloads.haskell.org/ghc/latest/docs/users_guide/ghci.html#the-ghci-and-haskeline-files"),
+    file(".jvmopts", &[".jvmopts"], TOOL_START).by("sbt launcher (-javaagent…)", SBT),
+    file(".sbtopts", &[".sbtopts"], TOOL_START).by("sbt launcher", SBT),
+    dir(".mvn/", &[".mvn"], TOOLCHAIN).by("Maven (extensions.xml, jvm.config, wrapper)", "https://maven.apache.org/configure.html"),
+    file("gradle/wrapper/gradle-wrapper.properties", &["gradle", "wrapper", "gradle-wrapper.properties"], TOOLCHAIN)
+        .by("Gradle wrapper (distributionUrl)", "https://docs.gradle.org/current/userguide/gradle_wrapper.html"),
+    file(".bazelrc", &[".bazelrc"], TOOLCHAIN).by("Bazel (--run_under, tool paths)", "https://bazel.build/run/bazelrc"),
+    file(".cargo/config.toml", &[".cargo", "config.toml"], TOOLCHAIN).by("Cargo (runner, rustc-wrapper, linker)", CARGO_CONFIG),
+    file(".cargo/config", &[".cargo", "config"], TOOLCHAIN).by("Cargo (runner, rustc-wrapper, linker)", CARGO_CONFIG),
+    file("rust-toolchain.toml", &["rust-toolchain.toml"], TOOLCHAIN).by("rustup (toolchain path)", RUSTUP),
+    file("rust-toolchain", &["rust-toolchain"], TOOLCHAIN).by("rustup (toolchain path)", RUSTUP),
+    file(".terraformrc", &[".terraformrc"], TOOLCHAIN).by("Terraform (provider dev_overrides)", TERRAFORM_CLI),
+    file("terraform.rc", &["terraform.rc"], TOOLCHAIN).by("Terraform (provider dev_overrides)", TERRAFORM_CLI),
+    // git hook managers
+    entry(".husky/", Anywhere, &[".husky"], true, RunsCode, "git hooks that husky points core.hooksPath at: git runs them on commit and push")
+        .by("husky", "https://typicode.github.io/husky/"),
+    entry(".pre-commit-config.yaml", Anywhere, &[".pre-commit-config.yaml"], false, RunsCode, "the pre-commit framework's hooks, which git runs on every commit")
+        .by("pre-commit", "https://pre-commit.com/#plugins"),
+    dir(".githooks/", &[".githooks"], HOOKS).by("git (core.hooksPath)", "https://git-scm.com/docs/githooks"),
+    file("lefthook.yml", &["lefthook.yml"], HOOKS).by("Lefthook", LEFTHOOK),
+    file("lefthook.yaml", &["lefthook.yaml"], HOOKS).by("Lefthook", LEFTHOOK),
+    file("lefthook.json", &["lefthook.json"], HOOKS).by("Lefthook", LEFTHOOK),
+    file("lefthook.toml", &["lefthook.toml"], HOOKS).by("Lefthook", LEFTHOOK),
+    file("lefthook-local.yml", &["lefthook-local.yml"], HOOKS).by("Lefthook", LEFTHOOK),
+    file("lefthook-local.yaml", &["lefthook-local.yaml"], HOOKS).by("Lefthook", LEFTHOOK),
+    file(".lefthook.yml", &[".lefthook.yml"], HOOKS).by("Lefthook", LEFTHOOK),
+    file(".lefthook.yaml", &[".lefthook.yaml"], HOOKS).by("Lefthook", LEFTHOOK),
+    file(".lefthook-local.yml", &[".lefthook-local.yml"], HOOKS).by("Lefthook", LEFTHOOK),
+    dir(".lefthook/", &[".lefthook"], HOOKS).by("Lefthook (script directory)", LEFTHOOK),
+    file(".lintstagedrc", &[".lintstagedrc"], HOOKS).by("lint-staged", LINT_STAGED),
+    file(".lintstagedrc.json", &[".lintstagedrc.json"], HOOKS).by("lint-staged", LINT_STAGED),
+    file(".lintstagedrc.yaml", &[".lintstagedrc.yaml"], HOOKS).by("lint-staged", LINT_STAGED),
+    file(".lintstagedrc.yml", &[".lintstagedrc.yml"], HOOKS).by("lint-staged", LINT_STAGED),
+    file(".lintstagedrc.js", &[".lintstagedrc.js"], HOOKS).by("lint-staged", LINT_STAGED),
+    file(".lintstagedrc.cjs", &[".lintstagedrc.cjs"], HOOKS).by("lint-staged", LINT_STAGED),
+    file(".lintstagedrc.mjs", &[".lintstagedrc.mjs"], HOOKS).by("lint-staged", LINT_STAGED),
+    file("lint-staged.config.js", &["lint-staged.config.js"], HOOKS).by("lint-staged", LINT_STAGED),
+    file("lint-staged.config.cjs", &["lint-staged.config.cjs"], HOOKS).by("lint-staged", LINT_STAGED),
+    file("lint-staged.config.mjs", &["lint-staged.config.mjs"], HOOKS).by("lint-staged", LINT_STAGED),
+    file(".simple-git-hooks.json", &[".simple-git-hooks.json"], HOOKS).by("simple-git-hooks", SIMPLE_GIT_HOOKS),
+    file(".simple-git-hooks.js", &[".simple-git-hooks.js"], HOOKS).by("simple-git-hooks", SIMPLE_GIT_HOOKS),
+    file(".simple-git-hooks.cjs", &[".simple-git-hooks.cjs"], HOOKS).by("simple-git-hooks", SIMPLE_GIT_HOOKS),
+    file("simple-git-hooks.json", &["simple-git-hooks.json"], HOOKS).by("simple-git-hooks", SIMPLE_GIT_HOOKS),
+    file("simple-git-hooks.js", &["simple-git-hooks.js"], HOOKS).by("simple-git-hooks", SIMPLE_GIT_HOOKS),
+    file("simple-git-hooks.cjs", &["simple-git-hooks.cjs"], HOOKS).by("simple-git-hooks", SIMPLE_GIT_HOOKS),
+    file(".overcommit.yml", &[".overcommit.yml"], HOOKS).by("Overcommit", "https://github.com/sds/overcommit#configuration"),
+    // CI
+    entry(".github/workflows/", Anywhere, &[".github", "workflows"], true, RunsCode, CI)
+        .by("GitHub Actions", "https://docs.github.com/actions/writing-workflows/workflow-syntax-for-github-actions"),
+    entry(".github/actions/", Anywhere, &[".github", "actions"], true, RunsCode, "a repository's own CI action, which its workflows run with the repository's secrets")
+        .by("GitHub Actions", "https://docs.github.com/actions/sharing-automations/creating-actions/metadata-syntax-for-github-actions"),
+    entry(".gitlab-ci.yml", Anywhere, &[".gitlab-ci.yml"], false, RunsCode, CI)
+        .by("GitLab CI/CD", "https://docs.gitlab.com/ci/yaml/"),
+    dir(".gitlab/ci/", &[".gitlab", "ci"], CI).by("GitLab CI/CD (include: local)", "https://docs.gitlab.com/ci/yaml/includes/"),
+    dir(".gitea/workflows/", &[".gitea", "workflows"], CI).by("Gitea Actions", "https://docs.gitea.com/usage/actions/overview"),
+    dir(".gitea/actions/", &[".gitea", "actions"], CI).by("Gitea Actions", "https://docs.gitea.com/usage/actions/overview"),
+    dir(".forgejo/", &[".forgejo"], CI).by("Forgejo Actions", "https://forgejo.org/docs/latest/user/actions/"),
+    file(".woodpecker.yml", &[".woodpecker.yml"], CI).by("Woodpecker CI", WOODPECKER),
+    file(".woodpecker.yaml", &[".woodpecker.yaml"], CI).by("Woodpecker CI", WOODPECKER),
+    dir(".woodpecker/", &[".woodpecker"], CI).by("Woodpecker CI", WOODPECKER),
+    entry(".circleci/", Anywhere, &[".circleci"], true, RunsCode, CI)
+        .by("CircleCI", "https://circleci.com/docs/configuration-reference/"),
+    entry(".buildkite/", Anywhere, &[".buildkite"], true, RunsCode, CI)
+        .by("Buildkite", "https://buildkite.com/docs/pipelines/configure/defining-steps"),
+    entry("azure-pipelines.yml", Anywhere, &["azure-pipelines.yml"], false, RunsCode, CI).by("Azure Pipelines", AZURE),
+    file("azure-pipelines.yaml", &["azure-pipelines.yaml"], CI).by("Azure Pipelines", AZURE),
+    dir(".azure-pipelines/", &[".azure-pipelines"], CI).by("Azure Pipelines", AZURE),
+    entry(".travis.yml", Anywhere, &[".travis.yml"], false, RunsCode, CI)
+        .by("Travis CI", "https://docs.travis-ci.com/user/customizing-the-build/"),
+    entry("bitbucket-pipelines.yml", Anywhere, &["bitbucket-pipelines.yml"], false, RunsCode, CI)
+        .by("Bitbucket Pipelines", "https://support.atlassian.com/bitbucket-cloud/docs/bitbucket-pipelines-configuration-reference/"),
+    entry("Jenkinsfile", Anywhere, &["jenkinsfile"], false, RunsCode, CI)
+        .by("Jenkins", "https://www.jenkins.io/doc/book/pipeline/jenkinsfile/"),
+    entry(".drone.yml", Anywhere, &[".drone.yml"], false, RunsCode, CI)
+        .by("Drone", "https://docs.drone.io/pipeline/overview/"),
+    file("cloudbuild.yaml", &["cloudbuild.yaml"], CI).by("Google Cloud Build", CLOUD_BUILD),
+    file("cloudbuild.yml", &["cloudbuild.yml"], CI).by("Google Cloud Build", CLOUD_BUILD),
+    file("cloudbuild.json", &["cloudbuild.json"], CI).by("Google Cloud Build", CLOUD_BUILD),
+    file("appveyor.yml", &["appveyor.yml"], CI).by("AppVeyor", APPVEYOR),
+    file(".appveyor.yml", &[".appveyor.yml"], CI).by("AppVeyor", APPVEYOR),
+    file(".cirrus.yml", &[".cirrus.yml"], CI).by("Cirrus CI", CIRRUS),
+    file(".cirrus.star", &[".cirrus.star"], CI).by("Cirrus CI", CIRRUS),
+    file("bitrise.yml", &["bitrise.yml"], CI).by("Bitrise", "https://devcenter.bitrise.io/en/builds/configuration-yaml.html"),
+    file("codemagic.yaml", &["codemagic.yaml"], CI).by("Codemagic", "https://docs.codemagic.io/yaml-basic-configuration/yaml-getting-started/"),
+    file("buildspec.yml", &["buildspec.yml"], CI).by("AWS CodeBuild", "https://docs.aws.amazon.com/codebuild/latest/userguide/build-spec-ref.html"),
+    dir(".semaphore/", &[".semaphore"], CI).by("Semaphore", "https://docs.semaphoreci.com/reference/pipeline-yaml"),
+    dir(".tekton/", &[".tekton"], CI).by("Tekton Pipelines as Code", "https://pipelinesascode.com/docs/guide/authoringprs/"),
+    file(".build.yml", &[".build.yml"], CI).by("SourceHut builds", SOURCEHUT),
+    dir(".builds/", &[".builds"], CI).by("SourceHut builds", SOURCEHUT),
+    // hosting services that build on push
+    file("netlify.toml", &["netlify.toml"], DEPLOY).by("Netlify", "https://docs.netlify.com/configure-builds/file-based-configuration/"),
+    file("vercel.json", &["vercel.json"], DEPLOY).by("Vercel", "https://vercel.com/docs/project-configuration"),
+    file("Procfile", &["procfile"], DEPLOY).by("Heroku", "https://devcenter.heroku.com/articles/procfile"),
+    file("render.yaml", &["render.yaml"], DEPLOY).by("Render", "https://render.com/docs/blueprint-spec"),
+    file("amplify.yml", &["amplify.yml"], DEPLOY).by("AWS Amplify", "https://docs.aws.amazon.com/amplify/latest/userguide/build-settings.html"),
+    file(".platform.app.yaml", &[".platform.app.yaml"], DEPLOY).by("Platform.sh (hooks)", "https://docs.platform.sh/create-apps/hooks.html"),
+    file("railway.json", &["railway.json"], DEPLOY).by("Railway", RAILWAY),
+    file("railway.toml", &["railway.toml"], DEPLOY).by("Railway", RAILWAY),
+    file("nixpacks.toml", &["nixpacks.toml"], DEPLOY).by("Nixpacks", "https://nixpacks.com/docs/configuration/file"),
+    // per-user schedulers and services
+    entry("~/.config/systemd/user/", Home, &[".config", "systemd", "user"], true, RunsCode, SCHEDULER)
+        .by("systemd --user", SYSTEMD_USER),
+    entry("~/.config/autostart/", Home, &[".config", "autostart"], true, RunsCode, "a desktop autostart file: the session runs it at login")
+        .by("the desktop session", "https://specifications.freedesktop.org/autostart-spec/latest/"),
+    entry("/var/spool/cron/", Root, &["var", "spool", "cron"], true, RunsCode, "a crontab: cron runs it on schedule")
+        .by("cron", CRON),
+    entry("/etc/cron.d/", Root, &["etc", "cron.d"], true, RunsCode, "a system crontab: cron runs it on schedule")
+        .by("cron", CRON),
+    entry("/etc/crontab", Root, &["etc", "crontab"], false, RunsCode, "the system crontab: cron runs it on schedule")
+        .by("cron", CRON),
 ];
 
 /// Why one path is protected.
@@ -619,7 +698,11 @@ impl ProtectedPaths {
         }
         for alias in self.aliases() {
             let e = alias.entry;
-            if path.starts_with(&alias.target) && (e.beneath || path == alias.target) {
+            let Ok(rest) = path.strip_prefix(&alias.target) else {
+                continue;
+            };
+            let rest = lowercase_names(rest);
+            if (e.beneath || rest.is_empty()) && e.covers(&rest) {
                 return Some(Protected {
                     entry: e.display.to_string(),
                     class: e.class,
@@ -628,13 +711,7 @@ impl ProtectedPaths {
                 });
             }
         }
-        let names: Vec<String> = path
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(n) => Some(n.to_string_lossy().to_ascii_lowercase()),
-                _ => None,
-            })
-            .collect();
+        let names = lowercase_names(path);
         // The home directory as given or as it really is: a judged path is
         // canonical, and `$HOME` may be reached through a symbolic link.
         let home_real = self.home_real.get_or_init(|| {
@@ -652,7 +729,29 @@ impl ProtectedPaths {
             };
             hit.then(|| protected_of(e))
         });
-        by_name.or_else(|| self.hard_link(path))
+        by_name
+            .or_else(|| self.hard_link(path))
+            .or_else(|| self.dot_path(path))
+    }
+
+    /// The shape rule: a path inside a location root with a component
+    /// that starts with a dot (beneath the root) is protected, unless it is
+    /// git's own directory (which the table judges), an inert dotfile
+    /// ([`crate::shape::INERT_DOTFILES`]), or ignored by git's ignore rules
+    /// as they are now, before the write ([`crate::shape::is_ignored`]).
+    fn dot_path(&self, path: &Path) -> Option<Protected> {
+        let root = self.roots.iter().find(|r| path.starts_with(r))?;
+        let rest = path.strip_prefix(root).ok()?;
+        let first_dot = crate::shape::first_dot_component(rest)?;
+        if crate::shape::is_ignored(root, rest) {
+            return None;
+        }
+        Some(Protected {
+            entry: format!("{first_dot} (a dot-path in the location)"),
+            class: RunsCode,
+            why: crate::shape::DOT_PATH_WHY.to_string(),
+            name: first_dot,
+        })
     }
 }
 
@@ -808,7 +907,17 @@ fn matches_at(e: &ProtectedEntry, names: &[String], at: usize) -> bool {
         .iter()
         .zip(e.names)
         .all(|(have, want)| have == want);
-    same && (e.beneath || end == names.len())
+    same && (e.beneath || end == names.len()) && e.covers(&names[end..])
+}
+
+/// The normal components of `path`, lowercase (ASCII).
+fn lowercase_names(path: &Path) -> Vec<String> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_string_lossy().to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -888,13 +997,6 @@ mod tests {
             ("/etc/crontab", "/etc/crontab"),
         ];
         let p = paths();
-        for entry in PROTECTED {
-            assert!(
-                cases.iter().any(|(_, e)| e == &entry.display),
-                "no test for {}",
-                entry.display
-            );
-        }
         for (path, want) in cases {
             let hit = p.check(Path::new(path));
             assert_eq!(
@@ -905,6 +1007,89 @@ mod tests {
             let hit = hit.unwrap();
             assert!(!hit.why.is_empty());
             assert!(!hit.name.is_empty());
+        }
+    }
+
+    /// Every entry, the new ones included, protects its own place (no
+    /// earlier entry shadows it) and says which program loads it and where
+    /// that is documented.
+    #[test]
+    fn every_entry_names_its_program_and_source_and_hits_its_place() {
+        let p = paths();
+        for e in PROTECTED {
+            assert!(!e.program.is_empty(), "{} names no program", e.display);
+            assert!(!e.source.is_empty(), "{} names no source", e.display);
+            assert!(!e.why.is_empty(), "{} says no why", e.display);
+            let base = match e.anchor {
+                Anywhere => PathBuf::from("/ws/sub"),
+                Home => PathBuf::from("/home/u"),
+                Root => PathBuf::from("/"),
+            };
+            let mut at = e.names.iter().fold(base, |b, n| b.join(n));
+            if e.beneath {
+                at.push("some-file");
+            }
+            let hit = p.check(&at);
+            assert_eq!(
+                hit.map(|h| h.entry),
+                Some(e.display.to_string()),
+                "{}",
+                at.display()
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        for e in PROTECTED {
+            assert!(
+                seen.insert((e.anchor as u8, e.names)),
+                "{} twice",
+                e.display
+            );
+        }
+        assert!(PROTECTED.len() >= 150, "{} entries", PROTECTED.len());
+    }
+
+    #[test]
+    fn git_data_is_written_but_what_git_runs_or_obeys_is_protected() {
+        let p = paths();
+        for data in [
+            "/ws/.git/objects/ab/cdef0123",
+            "/ws/.git/objects/pack/pack-1.pack",
+            "/ws/.git/refs/heads/main",
+            "/ws/.git/logs/HEAD",
+            "/ws/.git/index",
+            "/ws/.git/HEAD",
+            "/ws/.git/ORIG_HEAD",
+            "/ws/.git/FETCH_HEAD",
+            "/ws/.git/packed-refs",
+            "/ws/.git/COMMIT_EDITMSG",
+            "/ws/.git/worktrees/feature/HEAD",
+            "/ws/.git/worktrees/feature/index",
+            "/ws/vendor/lib/.git/refs/tags/v1",
+        ] {
+            assert_eq!(p.check(Path::new(data)), None, "{data}");
+        }
+        for runs in [
+            "/ws/.git",
+            "/ws/.git/config",
+            "/ws/.git/hooks/pre-commit",
+            "/ws/.git/hooks",
+            "/ws/.git/info/exclude",
+            "/ws/.git/info/attributes",
+            "/ws/.git/objects/info/alternates",
+            "/ws/.git/objects/info/http-alternates",
+            "/ws/.git/commondir",
+            "/ws/.git/modules/sub/config",
+            "/ws/.git/modules/sub/hooks/post-checkout",
+            "/ws/.git/modules/sub/objects/ab/cd",
+            "/ws/.git/worktrees/feature/gitdir",
+            "/ws/.git/worktrees/feature/commondir",
+            "/ws/.git/worktrees/feature/config.worktree",
+            "/ws/.git/rebase-merge/git-rebase-todo",
+            "/ws/.git/sequencer/todo",
+            "/ws/.git/config.worktree",
+            "/ws/.GIT/Hooks/post-merge",
+        ] {
+            assert!(p.check(Path::new(runs)).is_some(), "{runs}");
         }
     }
 
@@ -955,7 +1140,6 @@ mod tests {
         let p = paths();
         for path in [
             "/ws/src/lib.rs",
-            "/ws/.gitignore",
             "/ws/.gitattributes",
             "/ws/.github/README.md",
             "/ws/.github/dependabot.yml",
@@ -984,5 +1168,114 @@ mod tests {
         assert!(p.check(Path::new("a/.envrc")).is_some());
         assert!(p.check(Path::new(".bashrc")).is_none());
         assert!(p.check(Path::new("etc/crontab")).is_none());
+    }
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::*;
+
+    /// A git work tree with the usual ignore rules of a project.
+    fn location() -> (tempfile::TempDir, PathBuf, ProtectedPaths) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        std::fs::write(
+            root.join(".gitignore"),
+            "node_modules/\ntarget/\n.venv\n.pytest_cache/\n__pycache__/\n.mypy_cache/\n.idea/\n.vscode/\n",
+        )
+        .unwrap();
+        let p = ProtectedPaths::new("/home/u", []).with_roots([root.clone()]);
+        (dir, root, p)
+    }
+
+    #[test]
+    fn a_write_to_an_unlisted_dot_path_of_the_location_is_protected() {
+        let (_d, root, p) = location();
+        for rel in [
+            ".eslintrc.js",
+            ".babelrc",
+            ".mocharc.yml",
+            ".nycrc",
+            ".swcrc",
+            ".npmrc-other",
+            ".hgrc",
+            ".gitattributes",
+            ".gitmodules",
+            ".tool-versions",
+            ".python-version",
+            ".config/whatever.toml",
+            ".github/dependabot.yml",
+            ".github/ISSUE_TEMPLATE/bug.md",
+            "pkg/.hidden/run.sh",
+            "deep/er/.something",
+            ".Trae/rules.md",
+        ] {
+            let hit = p.check(&root.join(rel));
+            assert!(hit.is_some(), "{rel}");
+        }
+    }
+
+    #[test]
+    fn gitignore_and_exclude_are_protected_as_they_decide_what_is_spared() {
+        let (_d, root, p) = location();
+        for rel in [".gitignore", "sub/.gitignore", ".git/info/exclude"] {
+            assert!(p.check(&root.join(rel)).is_some(), "{rel}");
+        }
+    }
+
+    #[test]
+    fn ignored_build_output_and_inert_dotfiles_are_not_protected() {
+        let (_d, root, p) = location();
+        for rel in [
+            "node_modules/.bin/eslint",
+            "node_modules/.package-lock.json",
+            "node_modules/pkg/.eslintrc.json",
+            "target/debug/.fingerprint/demo-1/lib",
+            "target/.rustc_info.json",
+            ".venv/bin/python",
+            ".venv/pyvenv.cfg",
+            ".pytest_cache/v/cache/lastfailed",
+            "pkg/__pycache__/x.pyc",
+            ".mypy_cache/3.12/x.json",
+            ".editorconfig",
+            "web/.prettierignore",
+            ".dockerignore",
+            "src/.gitkeep",
+            "src/main.rs",
+            "Makefile",
+        ] {
+            assert_eq!(p.check(&root.join(rel)), None, "{rel}");
+        }
+    }
+
+    #[test]
+    fn the_table_wins_over_the_ignore_rules() {
+        // `.idea/` and `.vscode/` are ignored by this project, but the
+        // editors load them all the same.
+        let (_d, root, p) = location();
+        for rel in [
+            ".idea/workspace.xml",
+            ".vscode/mcp.json",
+            ".vscode/tasks.json",
+        ] {
+            assert!(p.check(&root.join(rel)).is_some(), "{rel}");
+        }
+    }
+
+    #[test]
+    fn dots_above_the_root_do_not_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap().join(".work/ws");
+        std::fs::create_dir_all(&root).unwrap();
+        let p = ProtectedPaths::new("/home/u", []).with_roots([root.clone()]);
+        assert_eq!(p.check(&root.join("src/main.rs")), None);
+        assert!(p.check(&root.join(".husky-like/x")).is_some());
+    }
+
+    #[test]
+    fn paths_outside_the_roots_are_judged_by_the_table_only() {
+        let (_d, _root, p) = location();
+        assert_eq!(p.check(Path::new("/elsewhere/.cache/x")), None);
     }
 }
