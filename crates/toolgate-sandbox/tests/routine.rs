@@ -124,7 +124,7 @@ fn pytest_on_a_tiny_package() {
     // The venv lives in the checkout, which may be under /tmp (private inside
     // the sandbox): it is bound read-only, as a user would configure it.
     let mut spec = f.spec();
-    spec.read_only
+    spec.readable
         .push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv"));
     let out = f.run_spec(
         &spec,
