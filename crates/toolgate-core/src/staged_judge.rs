@@ -41,7 +41,14 @@ impl WriteJudge for PipelineJudge {
         let requests: Vec<PermissionRequest> = changes
             .iter()
             .map(|c| {
-                PermissionRequest::path("edit", c.path.display().to_string(), Risk::Write)
+                // A directory is named with a trailing `/`: a path that did
+                // not exist before is judged by git's ignore rules as what
+                // it is (`.pytest_cache/` ignores a directory, not a file).
+                let mut path = c.path.display().to_string();
+                if c.dir && !path.ends_with('/') {
+                    path.push('/');
+                }
+                PermissionRequest::path("edit", path, Risk::Write)
                     .with_save_pattern(None)
                     .with_note(format!("{} by the command", c.kind.as_str()))
             })

@@ -738,12 +738,15 @@ impl ProtectedPaths {
     /// that starts with a dot (beneath the root) is protected, unless it is
     /// git's own directory (which the table judges), an inert dotfile
     /// ([`crate::shape::INERT_DOTFILES`]), or ignored by git's ignore rules
-    /// as they are now, before the write ([`crate::shape::is_ignored`]).
+    /// as they are now, before the write ([`crate::shape::is_ignored`]); a
+    /// path that ends in `/` is a directory.
     fn dot_path(&self, path: &Path) -> Option<Protected> {
         let root = self.roots.iter().find(|r| path.starts_with(r))?;
         let rest = path.strip_prefix(root).ok()?;
         let first_dot = crate::shape::first_dot_component(rest)?;
-        if crate::shape::is_ignored(root, rest) {
+        // A path named with a trailing `/` is a directory being made.
+        let named_dir = path.as_os_str().as_encoded_bytes().ends_with(b"/");
+        if crate::shape::is_ignored(root, rest, named_dir) {
             return None;
         }
         Some(Protected {
@@ -1247,6 +1250,18 @@ mod shape_tests {
         ] {
             assert_eq!(p.check(&root.join(rel)), None, "{rel}");
         }
+    }
+
+    #[test]
+    fn a_directory_not_there_before_is_judged_as_a_directory_when_named_so() {
+        // `.pytest_cache/` ignores a directory: the staged change that
+        // creates it is named with a trailing slash; a file of that name
+        // is not ignored.
+        let (_d, root, p) = location();
+        let mut dir = root.join(".pytest_cache").into_os_string();
+        dir.push("/");
+        assert_eq!(p.check(Path::new(&dir)), None);
+        assert!(p.check(&root.join(".pytest_cache")).is_some());
     }
 
     #[test]

@@ -148,8 +148,8 @@ fn rules_of(dir: &Path, top: bool) -> Option<Gitignore> {
 /// the user's global excludes file is not read (a stricter answer).
 ///
 /// The last component is judged as a directory when it is one on disk, or
-/// when it does not exist and `rest` ends in `/`.
-pub fn is_ignored(root: &Path, rest: &Path) -> bool {
+/// when it does not exist and `named_dir` says the write makes one.
+pub fn is_ignored(root: &Path, rest: &Path, named_dir: bool) -> bool {
     let Some(top) = work_tree_top(root) else {
         return false;
     };
@@ -164,13 +164,12 @@ pub fn is_ignored(root: &Path, rest: &Path) -> bool {
             _ => None,
         })
         .collect();
-    let trailing_slash = rest.as_os_str().as_encoded_bytes().ends_with(b"/");
     let mut rules: Vec<Gitignore> = rules_of(top, true).into_iter().collect();
     let mut at = top.to_path_buf();
     for (i, name) in names.iter().enumerate() {
         at.push(name);
         let last = i + 1 == names.len();
-        let is_dir = !last || std::fs::symlink_metadata(&at).map_or(trailing_slash, |m| m.is_dir());
+        let is_dir = !last || std::fs::symlink_metadata(&at).map_or(named_dir, |m| m.is_dir());
         for r in rules.iter().rev() {
             match r.matched(&at, is_dir) {
                 Match::Ignore(_) => return true,
@@ -243,7 +242,7 @@ mod tests {
             ".local-notes",
             "sub/.tool/x",
         ] {
-            assert!(is_ignored(root, Path::new(p)), "{p}");
+            assert!(is_ignored(root, Path::new(p), p.ends_with('/')), "{p}");
         }
         for p in [
             ".husky/pre-commit",
@@ -253,7 +252,7 @@ mod tests {
             ".tool/x",
             ".gitignore",
         ] {
-            assert!(!is_ignored(root, Path::new(p)), "{p}");
+            assert!(!is_ignored(root, Path::new(p), p.ends_with('/')), "{p}");
         }
     }
 
@@ -261,7 +260,7 @@ mod tests {
     fn outside_a_work_tree_nothing_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".gitignore"), "*\n").unwrap();
-        assert!(!is_ignored(dir.path(), Path::new(".venv/x")));
+        assert!(!is_ignored(dir.path(), Path::new(".venv/x"), false));
     }
 
     #[test]
@@ -270,8 +269,8 @@ mod tests {
         let root = dir.path().join("pkg");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(root.join(".gitignore"), ".out/\n").unwrap();
-        assert!(is_ignored(&root, Path::new("build/.x")));
-        assert!(is_ignored(&root, Path::new(".out/y")));
-        assert!(!is_ignored(&root, Path::new(".other/y")));
+        assert!(is_ignored(&root, Path::new("build/.x"), false));
+        assert!(is_ignored(&root, Path::new(".out/y"), false));
+        assert!(!is_ignored(&root, Path::new(".other/y"), false));
     }
 }
