@@ -87,7 +87,8 @@ pub fn is_inert_dotfile(name: &str) -> bool {
 
 /// The first component of `rest` (a path relative to a location root) that
 /// starts with a dot, when that makes the path a dot-path the shape rule
-/// protects: `None` when no component starts with a dot, when one is
+/// protects: `None` when no component starts with a dot (names of dots
+/// only, like `...`, aside), when one is
 /// `.git` (git's directory follows the table), or when the only one is the
 /// file name and that is an inert dotfile.
 pub fn first_dot_component(rest: &Path) -> Option<String> {
@@ -101,8 +102,10 @@ pub fn first_dot_component(rest: &Path) -> Option<String> {
     if names.iter().any(|n| n.eq_ignore_ascii_case(".git")) {
         return None;
     }
+    // A name of dots only (`...`, Go's package pattern `./...` taken as a
+    // path) is no program's configuration.
     let dots: Vec<usize> = (0..names.len())
-        .filter(|&i| names[i].starts_with('.'))
+        .filter(|&i| names[i].starts_with('.') && !names[i].bytes().all(|b| b == b'.'))
         .collect();
     match dots.as_slice() {
         [] => None,
@@ -198,6 +201,8 @@ mod tests {
             (".editorconfig", None),
             ("pkg/.Dockerignore", None),
             (".git/hooks/x", None),
+            ("...", None),
+            ("cmd/...", None),
             ("src/lib.rs", None),
         ] {
             assert_eq!(
