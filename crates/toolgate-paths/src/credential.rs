@@ -8,10 +8,16 @@
 //! - a component is a secret directory (`.ssh`, `.aws`, `.gnupg`,
 //!   `.password-store`, `.azure`), or an entry of a secret pair
 //!   (`.config/gh`, `.config/gcloud`, `.docker/config.json`, `.kube/config`,
-//!   `keyrings/*`);
+//!   `keyrings/*`, `.cargo/credentials.toml`, `.codex/auth.json`…);
+//!
+//! Each entry of the tables says where its format is documented.
 //! - its file name is a secret by itself (`.env`, `.env.*`, `.netrc`,
-//!   `.npmrc`, `.git-credentials`, `id_rsa`…), except the `.env` templates
-//!   whose last suffix is `example`, `sample`, `template`, `dist` or `defaults`;
+//!   `.npmrc`, `.git-credentials`, `id_rsa`, `terraform.tfstate`,
+//!   `.dev.vars`…), ends as a private key or key store does (`*.pem`,
+//!   `*.key`, `*.p12`, `*.pfx`…), or is shaped as a service-account key
+//!   (`service-account*.json`, `*-credentials.json`), except the `.env`
+//!   templates whose last suffix is `example`, `sample`, `template`, `dist`
+//!   or `defaults`;
 //! - it is a system secret (`/etc/shadow`, `/etc/sudoers`, `/proc/*/environ`,
 //!   SSH host private keys);
 //! - or it is a regular file with more than one link whose device and inode
@@ -39,36 +45,254 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::SystemTime;
 
-/// Directory names whose whole content is secret, wherever they appear.
-pub const SECRET_DIRS: &[&str] = &[".ssh", ".aws", ".gnupg", ".password-store", ".azure"];
+/// Directory names whose whole content is secret, wherever they appear:
+/// `(name, where the format is documented)`.
+pub const SECRET_DIRS: &[(&str, &str)] = &[
+    (".ssh", "ssh(1) FILES"),
+    (
+        ".aws",
+        "https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html",
+    ),
+    (".gnupg", "gpg(1) FILES"),
+    (".password-store", "pass(1)"),
+    (
+        ".azure",
+        "https://learn.microsoft.com/cli/azure/azure-cli-configuration",
+    ),
+];
 
-/// `(directory, entry)` pairs: the entry inside that directory is secret
-/// (`entry = "*"` means anything below it).
-pub const SECRET_PAIRS: &[(&str, &str)] = &[
-    (".config", "gh"),
-    (".config", "gcloud"),
-    (".docker", "config.json"),
-    (".kube", "config"),
-    ("keyrings", "*"),
+/// `(directory, entry, where documented)`: the entry inside that directory
+/// is secret (`entry = "*"` means anything below it).
+pub const SECRET_PAIRS: &[(&str, &str, &str)] = &[
+    (
+        ".config",
+        "gh",
+        "https://cli.github.com/manual/gh_auth_login",
+    ),
+    (
+        ".config",
+        "gcloud",
+        "https://cloud.google.com/sdk/docs/configurations",
+    ),
+    (
+        ".config",
+        "github-copilot",
+        "GitHub Copilot editor plugins keep their OAuth token in hosts.json / apps.json there",
+    ),
+    (
+        ".docker",
+        "config.json",
+        "https://docs.docker.com/reference/cli/docker/login/#credential-stores",
+    ),
+    (
+        ".kube",
+        "config",
+        "https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/",
+    ),
+    (
+        "keyrings",
+        "*",
+        "GNOME Keyring: ~/.local/share/keyrings/*.keyring",
+    ),
+    (
+        ".claude",
+        ".credentials.json",
+        "https://docs.anthropic.com/en/docs/claude-code/iam#credential-management",
+    ),
+    (
+        ".codex",
+        "auth.json",
+        "https://github.com/openai/codex/blob/main/docs/authentication.md",
+    ),
+    (
+        ".cargo",
+        "credentials",
+        "https://doc.rust-lang.org/cargo/reference/config.html#credentials",
+    ),
+    (
+        ".cargo",
+        "credentials.toml",
+        "https://doc.rust-lang.org/cargo/reference/config.html#credentials",
+    ),
+    (
+        ".gem",
+        "credentials",
+        "https://guides.rubygems.org/command-reference/#gem-signin",
+    ),
+    (
+        ".m2",
+        "settings.xml",
+        "https://maven.apache.org/settings.html#servers",
+    ),
+    (
+        ".m2",
+        "settings-security.xml",
+        "https://maven.apache.org/guides/mini/guide-encryption.html",
+    ),
+    (
+        ".gradle",
+        "gradle.properties",
+        "https://docs.gradle.org/current/userguide/build_environment.html#sec:gradle_configuration_properties",
+    ),
+    (
+        ".terraform.d",
+        "credentials.tfrc.json",
+        "https://developer.hashicorp.com/terraform/cli/commands/login",
+    ),
+    (
+        "huggingface",
+        "token",
+        "https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhome",
+    ),
+    (
+        ".fly",
+        "config.yml",
+        "flyctl keeps its access token in ~/.fly/config.yml",
+    ),
+    (
+        "glab-cli",
+        "config.yml",
+        "https://docs.gitlab.com/editor_extensions/gitlab_cli/",
+    ),
+    (
+        "rclone",
+        "rclone.conf",
+        "https://rclone.org/docs/#config-config-file",
+    ),
+    (
+        "composer",
+        "auth.json",
+        "https://getcomposer.org/doc/articles/authentication-for-private-packages.md",
+    ),
+    (
+        ".composer",
+        "auth.json",
+        "https://getcomposer.org/doc/articles/authentication-for-private-packages.md",
+    ),
+    (
+        "config",
+        "secrets.yml",
+        "Rails before 5.2: secret_key_base and API keys in config/secrets.yml",
+    ),
 ];
 
 /// File names that are secret wherever they are (besides `.env` and its
-/// variants, see [`is_credential_name`]).
-pub const SECRET_FILES: &[&str] = &[
-    ".env",
-    ".git-credentials",
-    ".netrc",
-    "_netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".htpasswd",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ecdsa_sk",
-    "id_ed25519",
-    "id_ed25519_sk",
+/// variants, see [`is_credential_name`]): `(name, where documented)`.
+pub const SECRET_FILES: &[(&str, &str)] = &[
+    (".env", "https://www.dotenv.org/docs/security/env"),
+    (
+        ".git-credentials",
+        "https://git-scm.com/docs/git-credential-store#_storage_format",
+    ),
+    (".netrc", "netrc(5)"),
+    ("_netrc", "netrc(5), its name on Windows"),
+    (
+        ".pgpass",
+        "https://www.postgresql.org/docs/current/libpq-pgpass.html",
+    ),
+    (
+        ".npmrc",
+        "https://docs.npmjs.com/cli/configuring-npm/npmrc#auth-related-configuration",
+    ),
+    (
+        ".pypirc",
+        "https://packaging.python.org/specifications/pypirc/",
+    ),
+    (
+        ".htpasswd",
+        "https://httpd.apache.org/docs/current/programs/htpasswd.html",
+    ),
+    ("id_rsa", "ssh-keygen(1) FILES"),
+    ("id_dsa", "ssh-keygen(1) FILES"),
+    ("id_ecdsa", "ssh-keygen(1) FILES"),
+    ("id_ecdsa_sk", "ssh-keygen(1) FILES"),
+    ("id_ed25519", "ssh-keygen(1) FILES"),
+    ("id_ed25519_sk", "ssh-keygen(1) FILES"),
+    (
+        "terraform.tfstate",
+        "https://developer.hashicorp.com/terraform/language/state/sensitive-data",
+    ),
+    (
+        "terraform.tfstate.backup",
+        "https://developer.hashicorp.com/terraform/language/state/sensitive-data",
+    ),
+    (
+        ".dev.vars",
+        "https://developers.cloudflare.com/workers/configuration/secrets/#local-development-with-secrets",
+    ),
+    (
+        "credentials.json",
+        "https://developers.google.com/workspace/guides/create-credentials (the OAuth client file)",
+    ),
+    (
+        "application_default_credentials.json",
+        "https://cloud.google.com/docs/authentication/application-default-credentials",
+    ),
+    (
+        ".vault-token",
+        "https://developer.hashicorp.com/vault/docs/commands/token-helper",
+    ),
+    (
+        ".databrickscfg",
+        "https://docs.databricks.com/en/dev-tools/auth/config-profiles.html",
+    ),
+    (".boto", "https://cloud.google.com/storage/docs/boto-gsutil"),
+    (".s3cfg", "s3cmd(1)"),
+    (
+        ".my.cnf",
+        "https://dev.mysql.com/doc/refman/8.4/en/option-files.html",
+    ),
+    (
+        ".mylogin.cnf",
+        "https://dev.mysql.com/doc/refman/8.4/en/mysql-config-editor.html",
+    ),
+];
+
+/// File name endings that make a file secret wherever it is: private keys
+/// and key stores. `(ending, where documented)`.
+pub const SECRET_SUFFIXES: &[(&str, &str)] = &[
+    (
+        ".pem",
+        "RFC 7468 (PEM private keys; certificates share the ending and are judged alike)",
+    ),
+    (
+        ".key",
+        "the usual name of a PEM private key (openssl-genpkey(1)); Rails' config/master.key",
+    ),
+    (".p12", "RFC 7292 (PKCS #12 key stores)"),
+    (".pfx", "RFC 7292 (PKCS #12 key stores)"),
+    (".jks", "keytool(1) (Java key stores)"),
+    (".keystore", "keytool(1) (Java and Android key stores)"),
+    (".ppk", "PuTTY private keys (puttygen(1))"),
+    (".kdbx", "KeePass password databases"),
+    (
+        ".tfstate",
+        "https://developer.hashicorp.com/terraform/language/state/sensitive-data",
+    ),
+    (
+        "-credentials.json",
+        "service-account key files as gcloud and many guides name them",
+    ),
+];
+
+/// `(start, end, where documented)`: a file name that starts and ends so is
+/// secret (`service-account-prod.json`, `.dev.vars.staging`).
+pub const SECRET_NAME_SHAPES: &[(&str, &str, &str)] = &[
+    (
+        "service-account",
+        ".json",
+        "https://cloud.google.com/iam/docs/keys-create-delete",
+    ),
+    (
+        "client_secret",
+        ".json",
+        "https://developers.google.com/identity/protocols/oauth2/native-app",
+    ),
+    (
+        ".dev.vars.",
+        "",
+        "https://developers.cloudflare.com/workers/configuration/secrets/#local-development-with-secrets",
+    ),
 ];
 
 /// Last suffixes that make an `.env.*` name a template, not a secret
@@ -126,7 +350,7 @@ fn eq(a: &[u8], b: &str) -> bool {
 
 /// Whether a single name is a secret directory (`.ssh`, `.AWS`).
 pub fn is_secret_dir_name(name: &[u8]) -> bool {
-    SECRET_DIRS.iter().any(|d| eq(name, d))
+    SECRET_DIRS.iter().any(|(d, _)| eq(name, d))
 }
 
 /// Whether `name` inside a directory called `parent` is secret by the pair
@@ -134,10 +358,12 @@ pub fn is_secret_dir_name(name: &[u8]) -> bool {
 pub fn is_secret_pair(parent: &[u8], name: &[u8]) -> bool {
     SECRET_PAIRS
         .iter()
-        .any(|(d, entry)| eq(parent, d) && (*entry == "*" || eq(name, entry)))
+        .any(|(d, entry, _)| eq(parent, d) && (*entry == "*" || eq(name, entry)))
 }
 
-/// Whether a file name is a secret by itself: one of [`SECRET_FILES`], or
+/// Whether a file name is a secret by itself: one of [`SECRET_FILES`], one
+/// that ends as one of [`SECRET_SUFFIXES`] or is shaped as one of
+/// [`SECRET_NAME_SHAPES`], or
 /// `.env` followed by a character that is not a letter or a digit (`.env.local`,
 /// `.env_prod`), unless its last suffix marks a template
 /// ([`ENV_TEMPLATE_SUFFIXES`]). Compares bytes, without regard to ASCII case.
@@ -146,7 +372,19 @@ pub fn is_secret_pair(parent: &[u8], name: &[u8]) -> bool {
 /// code later), judged as such by the policy, and the policy's corpus reads
 /// and writes it as an ordinary file otherwise.
 pub fn is_credential_name(name: &[u8]) -> bool {
-    if SECRET_FILES.iter().any(|s| eq(name, s)) {
+    if SECRET_FILES.iter().any(|(s, _)| eq(name, s)) {
+        return true;
+    }
+    let ends = |end: &str| name.len() > end.len() && eq(&name[name.len() - end.len()..], end);
+    if SECRET_SUFFIXES.iter().any(|(end, _)| ends(end)) {
+        return true;
+    }
+    let shaped = SECRET_NAME_SHAPES.iter().any(|(start, end, _)| {
+        name.len() >= start.len() + end.len()
+            && eq(&name[..start.len()], start)
+            && (end.is_empty() || ends(end))
+    });
+    if shaped {
         return true;
     }
     let Some(prefix) = name.get(..4) else {
@@ -160,6 +398,21 @@ pub fn is_credential_name(name: &[u8]) -> bool {
         Some(c) if c.is_ascii_alphanumeric() => false,
         Some(_) => !is_env_template(name),
     }
+}
+
+/// A name of each kind the tables hold (the files themselves, one name per
+/// ending and per shape, `.env` variants): what a glob is compared with to
+/// learn whether it may expand to a secret.
+pub fn sample_secret_names() -> Vec<String> {
+    let mut out: Vec<String> = SECRET_FILES.iter().map(|(n, _)| n.to_string()).collect();
+    out.extend(SECRET_SUFFIXES.iter().map(|(end, _)| format!("x{end}")));
+    out.extend(
+        SECRET_NAME_SHAPES
+            .iter()
+            .map(|(start, end, _)| format!("{start}x{end}")),
+    );
+    out.extend([".env.local".to_string(), ".env.production".to_string()]);
+    out
 }
 
 /// `.env.example`, `.env.local.sample`: the part after the last `.` (past the
@@ -277,9 +530,28 @@ const CACHE_ENTRIES: usize = 16;
 /// Directories not searched in a location: large, and generated.
 const SKIPPED_DIRS: &[&str] = &[".git", "node_modules", "target"];
 
-/// Home entries below non-secret directories that hold secrets.
-const HOME_SECRET_DIRS: &[&str] = &[".config/gh", ".config/gcloud", ".local/share/keyrings"];
-const HOME_SECRET_FILES: &[&str] = &[".docker/config.json", ".kube/config"];
+/// Where in the home directory the programs of the `"*"` pairs keep their
+/// directory (the other pairs are found at `~/DIRECTORY/ENTRY`).
+const HOME_PAIR_PLACES: &[(&str, &str)] = &[("keyrings", ".local/share/keyrings")];
+
+/// The home entries below non-secret directories that hold secrets: each
+/// pair of [`SECRET_PAIRS`] at `~/DIRECTORY/ENTRY` (or its place in
+/// `HOME_PAIR_PLACES`), and the cache-held ones (`~/.cache/huggingface/token`).
+fn home_secret_places(home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (dir, entry, _) in SECRET_PAIRS {
+        if *entry == "*" {
+            if let Some((_, place)) = HOME_PAIR_PLACES.iter().find(|(d, _)| d == dir) {
+                out.push(home.join(place));
+            }
+        } else {
+            out.push(home.join(dir).join(entry));
+            out.push(home.join(".config").join(dir).join(entry));
+            out.push(home.join(".cache").join(dir).join(entry));
+        }
+    }
+    out
+}
 
 /// Snapshots by (home, roots).
 type SnapshotCache = HashMap<(PathBuf, Vec<PathBuf>), Arc<CredentialInodes>>;
@@ -323,17 +595,16 @@ impl CredentialInodes {
         // The home: its own entries by name (a secret directory in full),
         // then the secrets below ordinary directories.
         scan.dir(home, 1, false);
-        for sub in HOME_SECRET_DIRS {
-            let dir = home.join(sub);
-            scan.stamp_chain(home, &dir);
-            scan.dir(&dir, SECRET_DIR_DEPTH, true);
-        }
-        for file in HOME_SECRET_FILES {
-            let path = home.join(file);
-            if let Some(parent) = path.parent() {
-                scan.stamp_chain(home, parent);
+        for place in home_secret_places(home) {
+            if place.is_dir() {
+                scan.stamp_chain(home, &place);
+                scan.dir(&place, SECRET_DIR_DEPTH, true);
+            } else {
+                if let Some(parent) = place.parent() {
+                    scan.stamp_chain(home, parent);
+                }
+                scan.file(&place);
             }
-            scan.file(&path);
         }
         // System secrets a user could link to from the same file system.
         for sys in ["/etc/shadow", "/etc/gshadow", "/etc/sudoers"] {
@@ -537,6 +808,26 @@ mod tests {
             "ID_RSA",
             "id_ed25519",
             ".env.example.bak",
+            "server.pem",
+            "PRIVATE.KEY",
+            "master.key",
+            "cert.p12",
+            "store.PFX",
+            "release.keystore",
+            "terraform.tfstate",
+            "terraform.tfstate.backup",
+            "prod.tfstate",
+            ".dev.vars",
+            ".dev.vars.staging",
+            "service-account.json",
+            "service-account-prod.json",
+            "my-project-credentials.json",
+            "client_secret_123.apps.googleusercontent.com.json",
+            "credentials.json",
+            ".pgpass",
+            ".pypirc",
+            ".vault-token",
+            ".my.cnf",
         ] {
             assert!(is_credential_name(secret.as_bytes()), "{secret}");
         }
@@ -556,6 +847,13 @@ mod tests {
             "notes.txt",
             "",
             ".en",
+            ".key",
+            "keys.rs",
+            "pem.rs",
+            "service-account.md",
+            "credentials.rs",
+            "monkey.txt",
+            "dev.vars",
         ] {
             assert!(!is_credential_name(plain.as_bytes()), "{plain}");
         }
@@ -589,6 +887,25 @@ mod tests {
             "/ws/.Docker/Config.json",
             "/etc/shadow",
             "/proc/12/environ",
+            "/home/u/.claude/.credentials.json",
+            "/home/u/.codex/auth.json",
+            "/home/u/.config/github-copilot/hosts.json",
+            "/home/u/.cargo/credentials.toml",
+            "/home/u/.cargo/credentials",
+            "/home/u/.gem/credentials",
+            "/home/u/.m2/settings.xml",
+            "/home/u/.gradle/gradle.properties",
+            "/home/u/.terraform.d/credentials.tfrc.json",
+            "/home/u/.azure/msal_token_cache.json",
+            "/home/u/.password-store/x.gpg",
+            "/home/u/.local/share/keyrings/login.keyring",
+            "/home/u/.cache/huggingface/token",
+            "/ws/config/master.key",
+            "/ws/config/credentials/production.key",
+            "/ws/certs/tls.pem",
+            "/ws/infra/terraform.tfstate",
+            "/ws/.npmrc",
+            "/ws/sub/.NPMRC",
         ] {
             assert!(is_credential(Path::new(secret), home).is_some(), "{secret}");
         }
@@ -596,6 +913,11 @@ mod tests {
             "/ws/src/main.rs",
             "/etc/ssh/ssh_host_rsa_key.pub",
             "/ws/.kube",
+            "/home/u/.claude/settings.json",
+            "/home/u/.codex/config.toml",
+            "/home/u/.cargo/config.toml",
+            "/ws/config/routes.rb",
+            "/ws/src/keys.rs",
         ] {
             assert!(is_credential(Path::new(plain), home).is_none(), "{plain}");
         }

@@ -1032,9 +1032,11 @@ impl Policy {
             let (effect, forced) = self.rule_effect(rule, opaque);
             let reason = rule_reason(&what, rule, effect, opaque, false);
             verdict(effect, DecisionSource::Rule, reason, Some(rule), forced)
-        } else if let Some(guard) = &guard {
+        } else if let Some(guard) = guard.as_ref().filter(|_| risk != Risk::Credential) {
             // 4a. A write to a protected path or an unknown target: no mode
-            // and no rule that does not name the path allows it.
+            // and no rule that does not name the path allows it. (A write
+            // to a credential that is also protected, `config/.env.staging`
+            // by its dot, keeps the stricter default of a credential.)
             let (effect, why) = guarded_default(guard);
             let why = match refused {
                 Some(r) => format!(

@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path};
 
-use toolgate_core::credential::{self, SECRET_FILES, is_credential};
+use toolgate_core::credential::{self, is_credential};
 use toolgate_core::{Location, Risk};
 
 /// `Some(Risk::Credential)` when `path` names a secret: `~/.ssh`, `~/.aws`,
@@ -107,10 +107,9 @@ fn has_glob(name: &str) -> bool {
 /// name (compared in lower case, as the names are).
 fn glob_may_match_secret(pattern: &str) -> bool {
     let pattern = pattern.to_ascii_lowercase();
-    SECRET_FILES
+    credential::sample_secret_names()
         .iter()
-        .chain(&[".env.local", ".env.production"])
-        .any(|p| glob_match(&pattern, p))
+        .any(|p| glob_match(&pattern, &p.to_ascii_lowercase()))
 }
 
 /// Minimal shell glob: `*`, `?` and `[...]` (with `!`/`^` negation and ranges).
