@@ -389,14 +389,14 @@ fn accept_edits_refuses_protected_paths_and_allows_src() {
     );
     let out = ws.bash(&p, "echo x >> ~/.bashrc");
     assert_eq!(out.decision, Effect::Ask);
-    // Benign look-alikes stay allowed.
-    for path in [
-        ".gitignore",
-        ".github/README.md",
-        ".envrc.example",
-        "src/git/config",
-    ] {
+    // Look-alikes without a dot stay allowed; dot-paths are protected by
+    // their shape (the ignore rules decide what they spare, so
+    // `.gitignore` is protected too), inert dotfiles aside.
+    for path in ["src/git/config", "docs/github/README.md", ".editorconfig"] {
         assert_eq!(ws.write(&p, path).decision, Effect::Allow, "{path}");
+    }
+    for path in [".gitignore", ".github/README.md", ".envrc.example"] {
+        assert_eq!(ws.write(&p, path).decision, Effect::Ask, "{path}");
     }
 }
 
