@@ -16,6 +16,7 @@
 //! assert_eq!(arity_prefix(&argv("npm run build --watch")), "npm run build *");
 //! ```
 
+mod about;
 mod arity;
 mod credential_paths;
 mod programs;
@@ -139,6 +140,9 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
     let Some(first) = argv.first() else {
         return Verdict::new(Risk::Read, "no command", false);
     };
+    if let Some(v) = about::about_program(argv).or_else(|| about::printenv_harmless(argv)) {
+        return v;
+    }
     let name = command_name(first);
     let table = table::lookup(name).map(|row| by_table(row, name, &argv[1..]));
     let judged = if first.contains('/') {
