@@ -18,6 +18,7 @@
 //! ```
 
 pub mod credential;
+pub mod git_dir;
 pub mod home;
 pub mod path_text;
 pub mod protected;

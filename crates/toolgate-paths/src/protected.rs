@@ -83,60 +83,12 @@ pub struct ProtectedEntry {
 pub enum Inside {
     /// Everything beneath is protected.
     All,
-    /// A git directory: its data (objects, refs, logs, the index, `HEAD`
-    /// and the other files [`GIT_DATA_DIRS`] and [`GIT_DATA_FILES`] name)
-    /// is written by every commit and runs nothing; its config, hooks,
-    /// `info/`, `objects/info/` (alternates), `modules/`, a worktree's
-    /// `gitdir` and `commondir`, and whatever else stay protected.
+    /// A git directory: its ordinary state (objects, refs, logs, the index,
+    /// `HEAD`…, see [`crate::git_dir::is_inert`]) is written by every commit
+    /// and runs nothing; its config, hooks, `info/`, `objects/info/`
+    /// (alternates), `modules/`, `worktrees/` and whatever else stay
+    /// protected.
     GitData,
-}
-
-/// The directories of a git directory (and of a linked worktree's
-/// `worktrees/NAME/`) that hold data git writes on every commit, fetch or
-/// rebase and never runs: objects (but `objects/info/`, whose `alternates`
-/// points git at other object stores), refs, reflogs, Git LFS's objects and
-/// rerere's records. <https://git-scm.com/docs/gitrepository-layout>
-pub const GIT_DATA_DIRS: &[&str] = &["objects", "refs", "logs", "lfs", "rr-cache"];
-
-/// The files of a git directory that hold data git writes and never runs
-/// (lowercase, as names are compared). <https://git-scm.com/docs/gitrepository-layout>
-pub const GIT_DATA_FILES: &[&str] = &[
-    "index",
-    "head",
-    "orig_head",
-    "fetch_head",
-    "merge_head",
-    "merge_msg",
-    "merge_mode",
-    "merge_autostash",
-    "cherry_pick_head",
-    "revert_head",
-    "rebase_head",
-    "auto_merge",
-    "packed-refs",
-    "commit_editmsg",
-    "tag_editmsg",
-    "squash_msg",
-    "shallow",
-    "description",
-    "gc.pid",
-    "gc.log",
-];
-
-/// Whether `rest` (the lowercase components below a git directory) is git's
-/// data, which a commit writes, rather than what makes git run code.
-fn is_git_data(rest: &[String]) -> bool {
-    let rest = match rest {
-        [w, _name, tail @ ..] if w == "worktrees" && !tail.is_empty() => tail,
-        _ => rest,
-    };
-    match rest {
-        [] => false,
-        [one] => GIT_DATA_FILES.contains(&one.as_str()) || GIT_DATA_DIRS.contains(&one.as_str()),
-        [first, second, ..] => {
-            GIT_DATA_DIRS.contains(&first.as_str()) && !(first == "objects" && second == "info")
-        }
-    }
 }
 
 impl ProtectedEntry {
@@ -158,7 +110,7 @@ impl ProtectedEntry {
     fn covers(&self, rest: &[String]) -> bool {
         match self.inside {
             Inside::All => true,
-            Inside::GitData => !is_git_data(rest),
+            Inside::GitData => !crate::git_dir::is_inert(rest),
         }
     }
 }
@@ -1065,8 +1017,6 @@ mod tests {
             "/ws/.git/FETCH_HEAD",
             "/ws/.git/packed-refs",
             "/ws/.git/COMMIT_EDITMSG",
-            "/ws/.git/worktrees/feature/HEAD",
-            "/ws/.git/worktrees/feature/index",
             "/ws/vendor/lib/.git/refs/tags/v1",
         ] {
             assert_eq!(p.check(Path::new(data)), None, "{data}");
@@ -1085,6 +1035,7 @@ mod tests {
             "/ws/.git/modules/sub/hooks/post-checkout",
             "/ws/.git/modules/sub/objects/ab/cd",
             "/ws/.git/worktrees/feature/gitdir",
+            "/ws/.git/worktrees/feature/HEAD",
             "/ws/.git/worktrees/feature/commondir",
             "/ws/.git/worktrees/feature/config.worktree",
             "/ws/.git/rebase-merge/git-rebase-todo",
