@@ -20,9 +20,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use intent::builtin_intent;
 use serde_json::{Value, json};
-use toolgate_core::{
-    DecisionSource, Effect, Gate, GateCall, Location, PermissionRequest, Risk,
-};
+use toolgate_core::{DecisionSource, Effect, Gate, GateCall, Location, PermissionRequest, Risk};
 use toolgate_policy::approvals::{
     Answer, ApprovalChannel, ApprovalStore, ApprovalStoreError, AskPrompt, ChannelError,
     SavedApproval,
@@ -286,7 +284,11 @@ fn neither_a_bare_wildcard_nor_a_mode_allows_a_dot_path() {
     let p = policy(
         &w,
         Mode::AcceptEdits,
-        &[("user.toml", Layer::User, "[permission.edit]\n\"*\" = \"allow\"\n\"**\" = \"allow\"\n")],
+        &[(
+            "user.toml",
+            Layer::User,
+            "[permission.edit]\n\"*\" = \"allow\"\n\"**\" = \"allow\"\n",
+        )],
     );
     for rel in [".eslintrc.cjs", "lefthook.yml", ".zed/tasks.json"] {
         let o = write_call(&w, &p, rel);
@@ -296,9 +298,16 @@ fn neither_a_bare_wildcard_nor_a_mode_allows_a_dot_path() {
     let named = policy(
         &w,
         Mode::AcceptEdits,
-        &[("user.toml", Layer::User, "[permission.edit]\n\".eslintrc.cjs\" = \"allow\"\n")],
+        &[(
+            "user.toml",
+            Layer::User,
+            "[permission.edit]\n\".eslintrc.cjs\" = \"allow\"\n",
+        )],
     );
-    assert_eq!(write_call(&w, &named, ".eslintrc.cjs").decision, Effect::Allow);
+    assert_eq!(
+        write_call(&w, &named, ".eslintrc.cjs").decision,
+        Effect::Allow
+    );
 }
 
 #[test]
@@ -382,7 +391,11 @@ impl ApprovalChannel for Nobody {
 }
 
 fn staged(w: &Ws, rels: &[&str]) -> Vec<(String, Effect, DecisionSource)> {
-    let gate = PolicyGate::new(policy(w, Mode::Auto, &[]), Arc::new(NoStore), Arc::new(Nobody));
+    let gate = PolicyGate::new(
+        policy(w, Mode::Auto, &[]),
+        Arc::new(NoStore),
+        Arc::new(Nobody),
+    );
     let input = json!({ "command": "npm install" });
     let call = GateCall {
         tool: "bash",

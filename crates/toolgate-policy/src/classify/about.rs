@@ -6,11 +6,21 @@
 //! its usage and exits, before it reads any file, with one exception: a
 //! program that, at its start, switches to a version or loads settings that
 //! the project names ([`LOADS_THE_PROJECT_AT_START`]). Those stay asked.
+//!
+//! `ls` and `stat` only look at a file they are given
+//! ([`LOOKS_AT_ENTRIES`]).
 
 use toolgate_core::Risk;
 use toolgate_core::sandbox_env::sandbox_env_allows;
 
 use super::{Verdict, read_spec, table};
+
+/// Programs that only look at the entries their operands name: of a file
+/// they print its metadata (`ls -la .env`, `stat .env`), never its content,
+/// so a secret file named by its plain path inside the location is only
+/// looked at, not read. A directory operand is still judged as a read (its
+/// names are listed: `ls ~/.ssh`).
+pub(crate) const LOOKS_AT_ENTRIES: &[&str] = &["ls", "dir", "vdir", "stat"];
 
 /// The words that make a known program say what it is and exit.
 pub(crate) const ABOUT_WORDS: &[&str] = &["--version", "--help"];

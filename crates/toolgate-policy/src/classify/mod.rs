@@ -27,6 +27,7 @@ mod spec_text;
 mod special;
 pub(crate) mod table;
 
+pub(crate) use about::LOOKS_AT_ENTRIES;
 pub use arity::arity_prefix;
 pub(crate) use arity::{is_assignment, prefix_of};
 pub(crate) use credential_paths::glob_match;

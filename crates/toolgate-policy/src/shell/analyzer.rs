@@ -1220,7 +1220,13 @@ impl Analyzer<'_, '_> {
         let mut judged: Vec<String> = Vec::new();
         if let Some(files) = part.files.take() {
             // The read spec named every file: each is judged as used.
+            let looks = crate::classify::LOOKS_AT_ENTRIES.contains(&part.name.as_str());
             for (arg, writes) in files {
+                if looks && !writes && self.names_plain_file_here(&arg, run_scope) {
+                    // `ls -la .env`: its metadata, not its content.
+                    judged.push(arg.text);
+                    continue;
+                }
                 let risk = if writes { Risk::Write } else { Risk::Read };
                 self.path_argument(&arg, true, risk.max(part.risk), writes, run_scope);
                 judged.push(arg.text);

@@ -167,6 +167,34 @@ impl Analyzer<'_, '_> {
         credential_of_with(path, &self.ctx.home, &roots, &self.paths).map(|_| Risk::Credential)
     }
 
+    /// Whether `arg` names an existing regular file (not a link) inside the
+    /// location by a plain path (no `..`, no glob, no `~`), in a directory
+    /// that really is inside: what a command that only looks at entries
+    /// prints of it is its metadata, not its content.
+    pub(crate) fn names_plain_file_here(&self, arg: &Word, scope: &Scope) -> bool {
+        let text = arg.text.as_str();
+        if !arg.known || text.is_empty() || text.starts_with(['-', '~']) || has_glob(text) {
+            return false;
+        }
+        let path = Path::new(text);
+        if path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return false;
+        }
+        let Some(cwd) = scope.cwd.as_deref() else {
+            return false;
+        };
+        let joined = cwd.join(path);
+        let Some(parent) = joined.parent() else {
+            return false;
+        };
+        let inside = std::fs::canonicalize(parent)
+            .is_ok_and(|real| self.ctx.location.contains(&real.join("x")));
+        inside && std::fs::symlink_metadata(&joined).is_ok_and(|m| m.is_file())
+    }
+
     /// One argument of a command whose operands are paths.
     pub(crate) fn path_argument(
         &mut self,
