@@ -253,6 +253,7 @@ impl CommandSandbox for SandboxAdapter {
                 store: Arc::clone(store),
                 call_id: request.call_id.to_string(),
                 home: toolgate_core::credential::home_dir(),
+                roots: request.location.roots().map(PathBuf::from).collect(),
                 changes: Vec::new(),
             })),
             _ => None,
@@ -273,6 +274,9 @@ struct StagedWrites {
     store: Arc<Checkpoints>,
     call_id: String,
     home: PathBuf,
+    /// The location's roots, so that a dot-path the shape rule protects
+    /// gets its diff shown too.
+    roots: Vec<PathBuf>,
     changes: Vec<toolgate_sandbox::Change>,
 }
 
@@ -283,7 +287,8 @@ const DIFF_LIMIT: u64 = 64 * 1024;
 impl StagedRun for StagedWrites {
     fn changes(&mut self) -> Result<Vec<StagedChange>, Failure> {
         self.changes = self.staging.changes().map_err(Failure::of)?;
-        let facts = toolgate_core::protected::ProtectedPaths::new(self.home.clone(), []);
+        let facts = toolgate_core::protected::ProtectedPaths::new(self.home.clone(), [])
+            .with_roots(self.roots.clone());
         Ok(self
             .changes
             .iter()
