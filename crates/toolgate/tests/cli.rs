@@ -845,8 +845,11 @@ fn accept_edits_refuses_protected_paths_and_allows_src() {
         (".envrc", "ask"),
         (bashrc.as_str(), "ask"),
         ("src/lib.rs", "allow"),
-        (".gitignore", "allow"),
-        (".github/README.md", "allow"),
+        (".editorconfig", "allow"),
+        // Dot-paths are protected by their shape; `.gitignore` decides
+        // what that spares.
+        (".gitignore", "ask"),
+        (".github/README.md", "ask"),
     ] {
         let input = serde_json::json!({ "path": path, "content": "x" }).to_string();
         let v = check_json(
