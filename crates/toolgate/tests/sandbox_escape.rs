@@ -422,3 +422,36 @@ fn no_phantoms_git_add_all_commits_exactly_the_files_that_exist() {
     let status = git(&e.ws, &["status", "--porcelain"]);
     assert_eq!(String::from_utf8_lossy(&status.stdout), "");
 }
+
+#[test]
+fn the_environment_is_an_allowlist() {
+    let e = env();
+    std::fs::write(e.ws.join("drive.sh"), "env; echo end").unwrap();
+    let input = serde_json::json!({"command": "bash drive.sh"}).to_string();
+    let run = |e: &Env| {
+        let out = e
+            .command(&["call", "bash", &input, "--mode", "auto"])
+            .env("DEPLOY_HOOK_URL", format!("https://x/{CANARY}"))
+            .env("SOME_TOOL_SETTING", format!("{CANARY}-setting"))
+            .env("LANG", "C.UTF-8")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    require_staging(&e);
+    let text = run(&e);
+    assert!(text.contains("end"), "{text}");
+    assert!(!text.contains(CANARY), "{text}");
+    assert!(text.contains("LANG=C.UTF-8"), "{text}");
+    // `[sandbox] env` names what else to pass.
+    e.write(
+        e.home.join(".config/toolgate/config.toml"),
+        "[sandbox]\nenv = [\"SOME_TOOL_SETTING\"]\n",
+    );
+    let text = run(&e);
+    assert!(
+        text.contains(&format!("SOME_TOOL_SETTING={CANARY}-setting")),
+        "{text}"
+    );
+    assert!(!text.contains("DEPLOY_HOOK_URL"), "{text}");
+}
