@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use support::cli_env::CliEnv as Env;
-use toolgate_paths::credential::{SECRET_DIRS, SECRET_FILES, SECRET_PAIRS};
+use toolgate_paths::credential::{SECRET_DIRS, SECRET_PAIRS, sample_secret_names};
 use toolgate_paths::protected::{Anchor, PROTECTED};
 use toolgate_sandbox::test_util::scratch_parent;
 
@@ -94,14 +94,16 @@ fn every_credential_entry_is_unreadable_inside_the_sandbox_in_home_and_location_
     let e = env();
     let mut files = Vec::new();
     for base in [&e.home, &e.ws.join("app")] {
-        for name in SECRET_FILES {
-            files.push(base.join(name));
+        // A name of every kind the table holds: the files, one per ending
+        // (`x.pem`) and per shape (`service-accountx.json`).
+        for name in sample_secret_names() {
+            files.push(base.join(&name));
             files.push(base.join("upper").join(name.to_uppercase()));
         }
-        for dir in SECRET_DIRS {
+        for (dir, _) in SECRET_DIRS {
             files.push(base.join(dir).join("secret"));
         }
-        for (dir, entry) in SECRET_PAIRS {
+        for (dir, entry, _) in SECRET_PAIRS {
             let entry = if *entry == "*" { "any" } else { entry };
             files.push(base.join(dir).join(entry));
         }
