@@ -175,6 +175,9 @@ pub fn approval_form(prompt: &AskPrompt) -> (String, ElicitationSchema) {
             "\n- {} {}\n  risk: {}\n  reason: {}",
             item.action, item.resource, item.risk, item.reason
         ));
+        if prompt.offer_always {
+            message.push_str(&format!("\n  {}", item.saves()));
+        }
     }
     let mut choices = vec![json!({"const": "once", "title": "Allow once"})];
     if prompt.offer_session {
@@ -262,12 +265,14 @@ mod tests {
                     resource: "git push origin main".into(),
                     risk: Risk::Network,
                     reason: "network commands ask".into(),
+                    save_pattern: Some("git push origin main".into()),
                 },
                 AskItem {
                     action: "bash".into(),
                     resource: "rm -rf build".into(),
                     risk: Risk::Destructive,
                     reason: "destructive commands ask every time".into(),
+                    save_pattern: None,
                 },
             ],
             offer_session: offer,
@@ -301,6 +306,11 @@ mod tests {
         assert!(message.contains("risk: network"));
         assert!(message.contains("reason: network commands ask"));
         assert!(message.contains("rm -rf build") && message.contains("risk: destructive"));
+        assert!(
+            message.contains("\"always\" saves bash `git push origin main`"),
+            "{message}"
+        );
+        assert!(message.contains("saves nothing for this request"), "{message}");
         assert_eq!(
             choices(&prompt(true)),
             ["once", "session", "always", "reject"]

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use toolgate_core::protected::{Protected, ProtectedClass, ProtectedPaths};
-use toolgate_core::{Decision, DecisionSource, Effect, Location, PermissionRequest, Risk};
+use toolgate_core::{
+    Decision, DecisionSource, Effect, Location, PermissionRequest, ResourceKind, Risk,
+};
 
 use crate::config::{
     ApprovalChannelName, ApprovalsConfig, ConfigError, ConfigFile, Mode, SandboxConfig,
@@ -228,6 +230,24 @@ pub fn approval_covers(action: &str, pattern: &str, resource: &str) -> bool {
     Pattern::parse(pattern, PatternKind::for_action(action), &base)
         .map(|p| !p.is_bare_wildcard() && p.is_match(resource))
         .unwrap_or(false)
+}
+
+/// The earlier approval that answers `request`, if any. A protected path
+/// (`exact_only`) is answered only by an approval of that path; a command
+/// whose save pattern is the exact command (it runs code its arguments
+/// choose, or gives options: [`crate::classify::exact_only`]) only by an
+/// approval of exactly that command, never by a prefix pattern.
+pub fn approval_covering(
+    request: &PermissionRequest,
+    exact_only: bool,
+    approvals: &dyn ApprovalLookup,
+) -> Option<(DecisionSource, String)> {
+    let exact_only = exact_only
+        || (request.kind == ResourceKind::Command
+            && crate::classify::exact_only(&request.resource, request.save_pattern.as_deref()));
+    approvals
+        .covering(&request.action, &request.resource)
+        .filter(|(_, pattern)| !exact_only || *pattern == request.resource)
 }
 
 fn read_file(path: &Path) -> Result<String, ConfigError> {
@@ -1135,10 +1155,7 @@ impl Policy {
         if !v.reusable {
             return;
         }
-        let found = approvals
-            .covering(&request.action, &request.resource)
-            // A protected path is answered only by an approval of that path.
-            .filter(|(_, pattern)| !exact_only || *pattern == request.resource);
+        let found = approval_covering(request, exact_only, approvals);
         if let Some((source, pattern)) = found {
             v.decision.effect = Effect::Allow;
             v.decision.source = source;

@@ -51,6 +51,9 @@ pub fn render_prompt(prompt: &AskPrompt) -> String {
             "  [{}] {} {}\n      why: {}\n",
             item.risk, item.action, item.resource, item.reason
         ));
+        if prompt.offer_always {
+            text.push_str(&format!("      {}\n", item.saves()));
+        }
     }
     if let Some(preview) = &prompt.preview {
         text.push_str(&render_preview(preview));
@@ -209,6 +212,7 @@ mod tests {
                 resource: "rm -rf build".into(),
                 risk: Risk::Destructive,
                 reason: "destructive".into(),
+                save_pattern: None,
             }],
             offer_session: always,
             offer_always: always,

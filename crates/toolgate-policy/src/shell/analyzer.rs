@@ -24,7 +24,7 @@ use crate::classify::table::{
     EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
     lasting_assignment_matters, loads_code, points_at_a_host,
 };
-use crate::classify::{Walk, arity_prefix, prefix_of, sql_destroys};
+use crate::classify::{Walk, exact, save_pattern, sql_destroys};
 
 /// The CPU budget of one analysis: 50 ms, measured as wall time from its
 /// start (an `Instant` deadline checked every few nodes). Unoptimised builds
@@ -748,7 +748,11 @@ impl Analyzer<'_, '_> {
         for (name, value) in assigned {
             self.set_var(&name, value, scope);
         }
-        let save = (risk == Risk::Read).then(|| c.resource.clone());
+        let save = if risk == Risk::Read {
+            exact(&c.resource)
+        } else {
+            None
+        };
         self.push(
             PermissionRequest::command("bash", c.resource.clone(), risk).with_save_pattern(save),
             false,
@@ -883,7 +887,12 @@ impl Analyzer<'_, '_> {
             reason = why;
         }
         let unknown = words.iter().any(|w| !w.known);
-        let save = (risk < Risk::Destructive && !unknown).then(|| arity_prefix(&argv));
+        let save = if risk < Risk::Destructive && !unknown {
+            let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+            save_pattern(&words, &c.resource)
+        } else {
+            None
+        };
         self.push(
             PermissionRequest::command("bash", c.resource.clone(), risk).with_save_pattern(save),
             false,
@@ -1250,7 +1259,7 @@ impl Analyzer<'_, '_> {
                     .map(String::as_str)
                     .chain(part.words().map(|w| w.text.as_str()))
                     .collect();
-                Some(prefix_of(&argv))
+                save_pattern(&argv, &resource)
             };
             let mut request =
                 PermissionRequest::command("bash", resource, part.risk).with_save_pattern(save);

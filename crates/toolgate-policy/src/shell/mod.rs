@@ -49,6 +49,7 @@ mod argv;
 mod builtins;
 mod command_paths;
 mod git_content;
+pub(crate) use argv::evaluates_code;
 pub(crate) use command_paths::lexical;
 pub mod grammar;
 mod ir;

@@ -20,7 +20,7 @@
 #![allow(dead_code)]
 
 #[path = "../support/intent.rs"]
-mod intent;
+pub mod intent;
 
 use std::fs;
 use std::os::unix::fs::symlink;

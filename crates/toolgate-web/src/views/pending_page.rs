@@ -249,6 +249,9 @@ pub fn card(ask: &PendingAsk, args: Option<&serde_json::Value>) -> String {
                         b { (item.action) }
                         pre class="resource" { (item.resource) }
                         p class="reason" { (item.reason) }
+                        @if p.offer_always {
+                            p class="saves" { (item.saves()) }
+                        }
                     }
                 }
             }
