@@ -61,8 +61,8 @@ pub use registry::{
     Catalogue, CatalogueEntry, LookupError, Registration, Registry, RegistryError, ToolSet,
     valid_tool_name,
 };
-pub use staged::{StagedChange, StagedKind, StagedVerdict, WriteJudge};
 pub use risk::{Decision, DecisionSource, Effect, Risk, RuleRef};
+pub use staged::{StagedChange, StagedKind, StagedVerdict, WriteJudge};
 pub use tool::{
     PrepareError, PreparedCall, RunError, SchemaError, Tool, ToolError, ToolHandler, ToolSpec,
     ToolTraits, decode_input, handler,

@@ -575,8 +575,8 @@ impl Engine {
                 let decision = finals.map_or(&j.decision, |f| &f[i]);
                 // The input is logged once per call: on its first event that
                 // always precedes a run (readers look it up there).
-                let args = (kind == EventKind::PermissionRequested && i == 0)
-                    .then(|| call.input.clone());
+                let args =
+                    (kind == EventKind::PermissionRequested && i == 0).then(|| call.input.clone());
                 permission_event(
                     kind,
                     &call.identity,

@@ -310,7 +310,10 @@ mod tests {
             message.contains("\"always\" saves bash `git push origin main`"),
             "{message}"
         );
-        assert!(message.contains("saves nothing for this request"), "{message}");
+        assert!(
+            message.contains("saves nothing for this request"),
+            "{message}"
+        );
         assert_eq!(
             choices(&prompt(true)),
             ["once", "session", "always", "reject"]

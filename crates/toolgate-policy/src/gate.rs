@@ -390,8 +390,7 @@ impl Gate for PolicyGate {
         for &i in &asks {
             let r = &judged[i].request;
             let coverable = Self::coverable(&policy, r);
-            match approval_covering(r, false, &lookup).filter(|_| coverable)
-            {
+            match approval_covering(r, false, &lookup).filter(|_| coverable) {
                 Some((source, pattern)) => {
                     finals[i] = allow(
                         &finals[i],

@@ -142,7 +142,11 @@ fn always_for_perl_and_ruby_scripts_does_not_allow_inline_code() {
     assert_always_is_exact(
         &fx,
         "perl scripts/gen.pl",
-        &["perl -e 'system(\"touch pwned\")'", "perl -E 'say 1'", "perl scripts/other.pl"],
+        &[
+            "perl -e 'system(\"touch pwned\")'",
+            "perl -E 'say 1'",
+            "perl scripts/other.pl",
+        ],
     );
     assert_always_is_exact(
         &fx,
@@ -176,7 +180,10 @@ fn always_for_npx_tool_does_not_allow_another_package() {
     assert_always_is_exact(
         &fx,
         "npx prettier --check src",
-        &["npx evil-package", "npx prettier --check src --plugin=./evil.js"],
+        &[
+            "npx evil-package",
+            "npx prettier --check src --plugin=./evil.js",
+        ],
     );
 }
 
@@ -192,10 +199,7 @@ fn code_evaluating_commands_offer_no_pattern() {
         "bash -c 'ls'",
     ] {
         let saved = always(&fx, command);
-        let executes: Vec<_> = saved
-            .iter()
-            .filter(|(_, p)| !p.starts_with("ls"))
-            .collect();
+        let executes: Vec<_> = saved.iter().filter(|(_, p)| !p.starts_with("ls")).collect();
         assert!(
             executes.is_empty(),
             "{command:?} would save {executes:?}: it evaluates code"
@@ -222,8 +226,40 @@ fn the_prompt_shows_the_pattern_always_saves() {
         "{saved:?}"
     );
     assert!(
-        saved.iter().all(|(a, p)| a != "bash" || p == &item.resource),
+        saved
+            .iter()
+            .all(|(a, p)| a != "bash" || p == &item.resource),
         "{saved:?}"
     );
-    assert_eq!(item.saves(), "\"always\" saves bash `python3 scripts/test_all.py`");
+    assert_eq!(
+        item.saves(),
+        "\"always\" saves bash `python3 scripts/test_all.py`"
+    );
+}
+
+#[test]
+fn always_for_sed_writing_a_file_does_not_allow_sed_running_a_command() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "sed 's/a/b/w out.txt' data.txt",
+        &[
+            "sed '1e touch pwned' data.txt",
+            "sed 's/a/b/e' data.txt",
+            "sed 's/a/b/w .git/hooks/pre-commit' data.txt",
+        ],
+    );
+}
+
+#[test]
+fn always_for_awk_writing_does_not_allow_awk_system() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "awk '{print > \"out.txt\"}' data.txt",
+        &[
+            "awk 'BEGIN{system(\"touch pwned\")}'",
+            "awk '{print | \"sh\"}' data.txt",
+        ],
+    );
 }

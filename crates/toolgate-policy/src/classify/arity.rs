@@ -15,13 +15,17 @@
 //!   the two tables above), a wrapper (`env`, `xargs`, `timeout`…), or a
 //!   command or subcommand marked [`WHOLE`] in the arity table (`make`,
 //!   `npm run`, `cargo run`) — saves the exact command;
-//! * a command that gives any option after its prefix saves the exact
-//!   command, and (see [`exact_only`]) is answered only by an approval of
-//!   exactly that command: a prefix pattern never covers an option the
-//!   person was not shown, whether or not the program's spec knows it.
+//! * a command that gives any option after its prefix, whose read spec
+//!   describes it but could not prove it only reads (`sed 's/x/y/w out' f`:
+//!   its script chose to write), or whose operands raise it above what its
+//!   prefix alone is, saves the exact command, and (see [`exact_only`])
+//!   is answered only by an approval of exactly that command: a prefix
+//!   pattern never covers an option the person was not shown, whether or
+//!   not the program's spec knows it, nor a command riskier than its prefix.
 
 use super::table::{CODE_OPTIONS, INLINE_CODE, SHELLS, STDIN_RUNNERS, lookup, wrapper_for};
 use crate::pattern::MAX_PATTERN_BYTES;
+use toolgate_core::Risk;
 
 /// Subcommands whose arity differs from their command's.
 type Subcommands = &'static [(&'static str, usize)];
@@ -40,13 +44,21 @@ static ARITY: &[(&str, usize, Subcommands)] = &[
     ("aws", 3, &[]),
     ("az", 3, &[]),
     ("brew", 2, &[]),
-    ("bun", 2, &[("run", 3 | WHOLE), ("x", 2 | WHOLE), ("exec", 2 | WHOLE)]),
+    (
+        "bun",
+        2,
+        &[("run", 3 | WHOLE), ("x", 2 | WHOLE), ("exec", 2 | WHOLE)],
+    ),
     ("bundle", 2, &[("exec", 3 | WHOLE)]),
     ("bunx", 2 | WHOLE, &[]),
     ("cargo", 2, &[("run", 2 | WHOLE), ("script", 2 | WHOLE)]),
     ("composer", 2, &[]),
     ("conda", 2, &[]),
-    ("deno", 2, &[("run", 2 | WHOLE), ("eval", 2 | WHOLE), ("task", 2 | WHOLE)]),
+    (
+        "deno",
+        2,
+        &[("run", 2 | WHOLE), ("eval", 2 | WHOLE), ("task", 2 | WHOLE)],
+    ),
     ("dnf", 2, &[]),
     (
         "docker",
@@ -112,7 +124,11 @@ static ARITY: &[(&str, usize, Subcommands)] = &[
     ("task", 2 | WHOLE, &[]),
     ("terraform", 2, &[]),
     ("uv", 2, &[("pip", 3), ("run", 3 | WHOLE)]),
-    ("yarn", 2, &[("run", 3 | WHOLE), ("workspace", 4), ("dlx", 3 | WHOLE)]),
+    (
+        "yarn",
+        2,
+        &[("run", 3 | WHOLE), ("workspace", 4), ("dlx", 3 | WHOLE)],
+    ),
     ("yum", 2, &[]),
     ("zig", 2, &[]),
 ];
@@ -151,14 +167,18 @@ fn runs_chosen_code(name: &str, rest: &[&str]) -> bool {
         return true;
     }
     // The subcommand: the first word that is not an option.
-    let sub = rest.iter().find(|a| !a.starts_with('-')).copied().unwrap_or("");
+    let sub = rest
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .copied()
+        .unwrap_or("");
     arity_entry(&[name, sub]) & WHOLE != 0
 }
 
 /// What "always" saves for the simple command `resource` given as its words
 /// `argv` (see the module's documentation): `None` when nothing may be
 /// saved, the exact command, or the prefix pattern.
-pub(crate) fn save_pattern(argv: &[&str], resource: &str) -> Option<String> {
+pub(crate) fn save_pattern(argv: &[&str], resource: &str, risk: Risk) -> Option<String> {
     let mut head = Vec::new();
     let (start, wrapped) = command_start(argv, &mut head);
     let Some(first) = argv.get(start) else {
@@ -172,10 +192,19 @@ pub(crate) fn save_pattern(argv: &[&str], resource: &str) -> Option<String> {
     if wrapped || runs_chosen_code(name, rest) {
         return exact(resource);
     }
-    let used = prefix_len(argv);
-    if argv[used.min(argv.len())..]
+    let used = prefix_len(argv).min(argv.len());
+    if argv[used..]
         .iter()
         .any(|a| a.starts_with('-') && a.len() > 1)
+    {
+        return exact(resource);
+    }
+    // The operands raised it above what its prefix alone is (`sed 's/x/y/w
+    // out'` writes, `sed` alone reads): the prefix would cover other operands
+    // that raise it further (`sed '1e id'`), so only the exact command.
+    if risk > Risk::Read
+        && (super::read_spec::describes(name, rest)
+            || super::classify_words(&argv[start..used]).risk < risk)
     {
         return exact(resource);
     }
@@ -185,9 +214,7 @@ pub(crate) fn save_pattern(argv: &[&str], resource: &str) -> Option<String> {
 /// `resource` as a pattern that matches only itself: `None` when it holds a
 /// wildcard character (it cannot be saved exactly) or is too long to save.
 pub(crate) fn exact(resource: &str) -> Option<String> {
-    (!resource.is_empty()
-        && !resource.contains(['*', '?'])
-        && resource.len() <= MAX_PATTERN_BYTES)
+    (!resource.is_empty() && !resource.contains(['*', '?']) && resource.len() <= MAX_PATTERN_BYTES)
         .then(|| resource.to_string())
 }
 
@@ -361,5 +388,56 @@ mod tests {
         assert_eq!(p("env A=1 make build"), "env A=1 make build *");
         assert_eq!(p("/usr/bin/git log -5"), "/usr/bin/git log *");
         assert_eq!(p(""), "");
+    }
+
+    fn save(s: &str, risk: Risk) -> Option<String> {
+        let argv: Vec<&str> = s.split_whitespace().collect();
+        save_pattern(&argv, s, risk)
+    }
+
+    #[test]
+    fn what_always_saves() {
+        use Risk::*;
+        // The prefix: nothing but operands after it, nothing that runs code.
+        assert_eq!(
+            save("git push origin main", Network).as_deref(),
+            Some("git push *")
+        );
+        assert_eq!(
+            save("npm install lodash", Network).as_deref(),
+            Some("npm install *")
+        );
+        // The exact command: code chosen by the arguments, a wrapper, options.
+        for exact_command in [
+            "python3 scripts/test_all.py",
+            "make test",
+            "gmake test",
+            "npm run build",
+            "cargo run --bin tool",
+            "bash scripts/ci.sh",
+            "env FOO=1 cargo build",
+            "xargs grep foo",
+            "npx prettier src",
+            "cargo test -p core",
+            "git push --force-with-lease origin main",
+        ] {
+            assert_eq!(save(exact_command, Execute).as_deref(), Some(exact_command));
+        }
+        // Nothing: it evaluates code; or the exact text would be a wildcard.
+        for never in [
+            "python3 -m http.server",
+            "python3 -c print(1)",
+            "node -e 1",
+            "node -r ./x.js a.js",
+            "make --eval=x: test",
+            "make test -E x:",
+            "perl -MLWP::Simple -e 1",
+            "bash -c ls",
+            "python3 x.py *.txt",
+        ] {
+            assert_eq!(save(never, Execute), None, "{never}");
+        }
+        assert!(exact_only("make test", Some("make test")));
+        assert!(!exact_only("git push origin", Some("git push *")));
     }
 }

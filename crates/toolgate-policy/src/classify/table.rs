@@ -1735,7 +1735,13 @@ pub(crate) static CODE_OPTIONS: &[(&[&str], &[&str])] = &[
     ),
     (
         &["node", "nodejs", "bun"],
-        &["-r", "--require", "--import", "--loader", "--experimental-loader"],
+        &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+        ],
     ),
     (&["perl"], &["-M", "-m"]),
     (&["ruby"], &["-r"]),

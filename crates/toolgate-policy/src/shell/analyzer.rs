@@ -889,7 +889,7 @@ impl Analyzer<'_, '_> {
         let unknown = words.iter().any(|w| !w.known);
         let save = if risk < Risk::Destructive && !unknown {
             let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
-            save_pattern(&words, &c.resource)
+            save_pattern(&words, &c.resource, risk)
         } else {
             None
         };
@@ -1259,7 +1259,7 @@ impl Analyzer<'_, '_> {
                     .map(String::as_str)
                     .chain(part.words().map(|w| w.text.as_str()))
                     .collect();
-                save_pattern(&argv, &resource)
+                save_pattern(&argv, &resource, part.risk)
             };
             let mut request =
                 PermissionRequest::command("bash", resource, part.risk).with_save_pattern(save);

@@ -6,8 +6,8 @@ use toolgate_core::Risk;
 use super::words::Word;
 use crate::classify::read_spec;
 use crate::classify::table::{
-    BASH_GRAMMAR_SHELLS, CODE_OPTIONS, DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, env_is_harmless, loads_code,
-    wrapper_for,
+    BASH_GRAMMAR_SHELLS, CODE_OPTIONS, DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS,
+    env_is_harmless, loads_code, wrapper_for,
 };
 use crate::classify::{self, FileArg, Walk, command_name};
 
@@ -547,11 +547,7 @@ pub(crate) fn evaluates_code(name: &str, args: &[&str]) -> Option<String> {
 
 /// The argument of `args` that is one of the options `table` lists for
 /// `name`, before the script operand (options after it belong to the script).
-fn given_option<'a>(
-    name: &str,
-    args: &[&'a str],
-    table: &[(&[&str], &[&str])],
-) -> Option<&'a str> {
+fn given_option<'a>(name: &str, args: &[&'a str], table: &[(&[&str], &[&str])]) -> Option<&'a str> {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     let (_, flags) = table
         .iter()
