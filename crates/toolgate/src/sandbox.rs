@@ -353,6 +353,9 @@ impl LandingJournal for Journal {
     fn save(&mut self, path: &Path) -> Result<(), String> {
         self.0.save(path).map_err(|e| e.to_string())
     }
+    fn save_mode(&mut self, path: &Path) -> Result<(), String> {
+        self.0.save_mode(path).map_err(|e| e.to_string())
+    }
     fn applying(&mut self) -> Result<(), String> {
         self.0.applying().map_err(|e| e.to_string())
     }
