@@ -30,10 +30,30 @@ pub struct Expanded {
     pub reason: Option<String>,
 }
 
-/// Expands and raises the base requests of one call.
+/// Expands and raises the base requests of one call, within the decision's
+/// CPU budget (the shell analyser's, 50 ms in a release build): once it is
+/// spent, each request left is judged as one that could not be analysed —
+/// at least `ask`, never saved — with the reason
+/// [`crate::shell::TOO_COMPLEX`]. Whatever a tool's intent gives (20,000
+/// file sections of a patch), the gate answers in bounded time.
 pub fn expand(requests: Vec<PermissionRequest>, location: &Location, home: &Path) -> Vec<Expanded> {
+    expand_within(requests, location, home, crate::shell::BUDGET)
+}
+
+/// [`expand`] with another budget, for tests of the budget itself.
+pub fn expand_within(
+    requests: Vec<PermissionRequest>,
+    location: &Location,
+    home: &Path,
+    budget: std::time::Duration,
+) -> Vec<Expanded> {
+    let deadline = std::time::Instant::now() + budget;
     let mut out: Vec<Expanded> = Vec::with_capacity(requests.len() + 2);
     for request in requests {
+        if std::time::Instant::now() > deadline {
+            push(&mut out, out_of_budget(request));
+            continue;
+        }
         match request.kind {
             ResourceKind::Command => expand_command(request, location, home, &mut out),
             ResourceKind::Url => out.push(raise_url(request)),
@@ -47,6 +67,19 @@ pub fn expand(requests: Vec<PermissionRequest>, location: &Location, home: &Path
         }
     }
     out
+}
+
+/// A request judged after the budget was spent: opaque, so at least `ask`.
+fn out_of_budget(mut request: PermissionRequest) -> Expanded {
+    request.save_pattern = None;
+    Expanded {
+        request,
+        opaque: true,
+        reason: Some(format!(
+            "{}: the call's requests took longer than the decision budget to judge",
+            crate::shell::TOO_COMPLEX
+        )),
+    }
 }
 
 fn plain(request: PermissionRequest) -> Expanded {

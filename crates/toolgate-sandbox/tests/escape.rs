@@ -137,7 +137,10 @@ fn write_toolgate_config() {
     );
     assert_eq!(read(&config), "mode = \"default\"\n");
     let names = changed(&changes, &f.ws);
-    assert!(names.contains(&".toolgate/config.toml".to_string()), "{names:?}");
+    assert!(
+        names.contains(&".toolgate/config.toml".to_string()),
+        "{names:?}"
+    );
     // Unstaged, the existing file is read-only.
     let out = f.run("echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"");
     assert!(!out.status.success());

@@ -24,10 +24,8 @@ fn assert_ok(out: &std::process::Output) {
 /// `~/.rustup`) the sandbox shows read-only.
 fn run_with_real_home(f: &Fixture, script: &str) -> std::process::Output {
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let mut spec = toolgate_sandbox::SandboxSpec::for_location(
-        vec![f.ws.clone()],
-        Some(Path::new(&home)),
-    );
+    let mut spec =
+        toolgate_sandbox::SandboxSpec::for_location(vec![f.ws.clone()], Some(Path::new(&home)));
     spec.helper = f.spec().helper;
     f.run_spec(
         &spec,
@@ -203,7 +201,11 @@ fn git_add_all_and_commit_staged_commits_exactly_the_files_that_exist() {
         .current_dir(&f.ws)
         .output()
         .unwrap();
-    assert_eq!(stdout(&status), "", "the landed commit is the real repository's");
+    assert_eq!(
+        stdout(&status),
+        "",
+        "the landed commit is the real repository's"
+    );
 }
 
 #[test]

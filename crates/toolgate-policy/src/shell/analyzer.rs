@@ -529,11 +529,29 @@ impl Analyzer<'_, '_> {
         for w in &c.words {
             let word = self.eval(w, scope);
             if word.known && word.unquoted && word.text.contains('{') {
-                for text in brace_expand(&word.text) {
-                    out.push(Word {
-                        text,
-                        ..word.clone()
-                    });
+                match brace_expand(&word.text) {
+                    Some(texts) => {
+                        for text in texts {
+                            out.push(Word {
+                                text,
+                                ..word.clone()
+                            });
+                        }
+                    }
+                    None => {
+                        self.opaque_whole(
+                            &c.resource,
+                            &format!(
+                                "a brace expansion makes more than {} words",
+                                super::MAX_BRACE_WORDS
+                            ),
+                            scope,
+                        );
+                        out.push(Word {
+                            known: false,
+                            ..word
+                        });
+                    }
                 }
             } else {
                 out.push(word);

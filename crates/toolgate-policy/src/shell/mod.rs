@@ -49,6 +49,7 @@ mod argv;
 mod builtins;
 mod command_paths;
 mod git_content;
+pub(crate) use analyzer::BUDGET;
 pub(crate) use argv::evaluates_code;
 pub(crate) use command_paths::lexical;
 pub mod grammar;
@@ -98,6 +99,12 @@ pub const MAX_NESTING: usize = 64;
 /// The reason of the one opaque request an analysis gives when it runs out of
 /// its CPU budget.
 pub const TOO_COMPLEX: &str = "too complex to analyse";
+
+/// A word whose brace expansion makes more words than this (`{a,b}` eight
+/// times is 256; nine times, 512) is not expanded: the command is judged as
+/// one that cannot be analysed (at least `ask`, never saved). bash would
+/// build every word in memory (40 groups: 2^40 words).
+pub const MAX_BRACE_WORDS: usize = 256;
 
 /// Longer commands are not analysed (opaque).
 pub const MAX_COMMAND_BYTES: usize = 4 * 1024 * 1024;

@@ -157,6 +157,12 @@ impl toolgate_sandbox::LandingJournal for NoJournal {
 pub fn changed(changes: &[toolgate_sandbox::Change], root: &Path) -> Vec<String> {
     changes
         .iter()
-        .map(|c| c.path.strip_prefix(root).unwrap_or(&c.path).display().to_string())
+        .map(|c| {
+            c.path
+                .strip_prefix(root)
+                .unwrap_or(&c.path)
+                .display()
+                .to_string()
+        })
         .collect()
 }
