@@ -36,16 +36,25 @@ pub struct Expanded {
 /// at least `ask`, never saved — with the reason
 /// [`crate::shell::TOO_COMPLEX`]. Whatever a tool's intent gives (20,000
 /// file sections of a patch), the gate answers in bounded time.
+///
+/// Shell commands are judged as run with the environment toolgate itself
+/// inherited (as `check` and the hooks of other agents see them); see
+/// [`expand_with`].
 pub fn expand(requests: Vec<PermissionRequest>, location: &Location, home: &Path) -> Vec<Expanded> {
-    expand_within(requests, location, home, crate::shell::BUDGET)
+    expand_with(requests, location, home, crate::shell::BUDGET, true)
 }
 
-/// [`expand`] with another budget, for tests of the budget itself.
-pub fn expand_within(
+/// [`expand`] with a budget of `budget`, and shell commands judged as run
+/// with toolgate's inherited environment (`inherited_env`: `check`, hooks,
+/// an unconfined run) or with only the sandbox's allowlisted variables
+/// (toolgate's own bash tool, confined): see
+/// [`crate::shell::ShellContext::inherited_env`].
+pub fn expand_with(
     requests: Vec<PermissionRequest>,
     location: &Location,
     home: &Path,
     budget: std::time::Duration,
+    inherited_env: bool,
 ) -> Vec<Expanded> {
     let deadline = std::time::Instant::now() + budget;
     let mut out: Vec<Expanded> = Vec::with_capacity(requests.len() + 2);
@@ -55,7 +64,9 @@ pub fn expand_within(
             continue;
         }
         match request.kind {
-            ResourceKind::Command => expand_command(request, location, home, &mut out),
+            ResourceKind::Command => {
+                expand_command(request, location, home, inherited_env, &mut out)
+            }
             ResourceKind::Url => out.push(raise_url(request)),
             ResourceKind::Path => raise_path(request, None, false, location, home, &mut out),
             ResourceKind::Other => push(&mut out, plain(request)),
@@ -116,6 +127,7 @@ fn expand_command(
     request: PermissionRequest,
     location: &Location,
     home: &Path,
+    inherited_env: bool,
     out: &mut Vec<Expanded>,
 ) {
     let cwd = request
@@ -126,6 +138,7 @@ fn expand_command(
         location,
         cwd: cwd.clone(),
         home: home.to_path_buf(),
+        inherited_env,
     };
     if !location.contains(&cwd) {
         // Everything the command touches by relative path is outside.

@@ -65,6 +65,12 @@ pub struct PolicySources {
     /// sets it from the sandbox's detection). Without it mode `auto` is
     /// `default` (invariant 11). `[sandbox] mode = "off"` overrides it.
     pub sandbox_available: bool,
+    /// The bash commands this policy judges are run by toolgate's own bash
+    /// tool (the binary sets it for the engine that runs calls: `mcp`,
+    /// `serve`, `call`), so a confined one gets only the sandbox's
+    /// allowlisted environment. False for `check` and hooks, where the
+    /// command runs (if at all) with the environment it was given.
+    pub runs_commands: bool,
 }
 
 impl PolicySources {
@@ -88,6 +94,7 @@ impl PolicySources {
             trust: None,
             data_dir: None,
             sandbox_available: false,
+            runs_commands: false,
         }
     }
 
@@ -105,6 +112,7 @@ impl PolicySources {
             trust: None,
             data_dir: None,
             sandbox_available: false,
+            runs_commands: false,
         }
     }
 }
@@ -134,6 +142,8 @@ pub struct Policy {
     sandbox: SandboxConfig,
     /// The machine confines bash commands (see [`PolicySources::sandbox_available`]).
     sandbox_available: bool,
+    /// See [`PolicySources::runs_commands`].
+    runs_commands: bool,
     root: PathBuf,
     home: PathBuf,
     files: Vec<String>,
@@ -571,6 +581,7 @@ impl Policy {
             serve,
             sandbox,
             sandbox_available: sources.sandbox_available,
+            runs_commands: sources.runs_commands,
             root: sources.root.clone(),
             home: sources.home.clone(),
             files: names,
@@ -648,6 +659,24 @@ impl Policy {
         {
             inner.set_sandbox_available(available);
         }
+    }
+
+    /// Records that toolgate's own bash tool runs the commands this policy
+    /// judges (see [`PolicySources::runs_commands`]).
+    pub fn set_runs_commands(&mut self, runs: bool) {
+        self.runs_commands = runs;
+        for inner in [&mut self.without_project, &mut self.as_trusted]
+            .into_iter()
+            .flatten()
+        {
+            inner.set_runs_commands(runs);
+        }
+    }
+
+    /// Whether toolgate's own bash tool runs the commands this policy judges
+    /// (see [`PolicySources::runs_commands`]).
+    pub fn runs_commands(&self) -> bool {
+        self.runs_commands
     }
 
     /// Whether bash commands run confined: the machine supports it and

@@ -17,7 +17,7 @@ use fixture::{Fixture, assert_allowed, assert_asked};
 use serde_json::json;
 use toolgate_core::{Effect, PermissionRequest, Risk};
 use toolgate_policy::check::check;
-use toolgate_policy::expand::expand_within;
+use toolgate_policy::expand::expand_with;
 use toolgate_policy::policy::NoApprovals;
 use toolgate_policy::shell::{MAX_BRACE_WORDS, TOO_COMPLEX};
 use toolgate_tools::file_tools::{MAX_PATCH_BYTES, MAX_PATCH_FILES};
@@ -91,7 +91,7 @@ fn judging_past_the_budget_asks_too_complex_to_analyse() {
             )
         })
         .collect();
-    let expanded = expand_within(requests, &fx.location, &fx.home, Duration::ZERO);
+    let expanded = expand_with(requests, &fx.location, &fx.home, Duration::ZERO, true);
     assert!(expanded.iter().all(|e| e.opaque));
     assert!(
         expanded

@@ -103,6 +103,10 @@ impl Started {
         // reloads) whether commands do.
         sources.sandbox_available = confines;
         policy.set_sandbox_available(confines);
+        // This engine runs the calls it judges: a confined bash command gets
+        // only the allowlisted environment.
+        sources.runs_commands = true;
+        policy.set_runs_commands(true);
         let mut config = tools_config(&policy, location, data);
         // One policy handle for the gate and the people port: a reload
         // through the gate reorders the channels of the next ask.

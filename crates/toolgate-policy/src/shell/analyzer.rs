@@ -8,7 +8,8 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use toolgate_core::secret_env::is_default_secret_name;
+use toolgate_core::sandbox_env::sandbox_env_allows;
+use toolgate_core::secret_env::{is_default_secret_name, value_holds_password};
 use toolgate_core::{PermissionRequest, Risk};
 use tree_sitter::{Parser, Tree};
 
@@ -22,7 +23,7 @@ use super::words::{self, Word, brace_expand};
 use super::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_NESTING, ShellContext, ShellRequest, TOO_COMPLEX};
 use crate::classify::table::{
     EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
-    lasting_assignment_matters, loads_code, points_at_a_host,
+    inherited, lasting_assignment_matters, loads_code, points_at_a_host,
 };
 use crate::classify::{Walk, exact, save_pattern, sql_destroys};
 
@@ -500,13 +501,35 @@ impl Analyzer<'_, '_> {
     /// Expanding a variable whose name looks like a secret (`$OPENAI_API_KEY`),
     /// or listing names by prefix (`${!AWS*}`), or reading one indirectly
     /// (`${!ref}`), touches a credential.
+    ///
+    /// Any other variable the environment exports and the sandbox's
+    /// allowlist does not name ([`sandbox_env_allows`]) is at least `ask`
+    /// where the command runs with that environment
+    /// ([`super::ShellContext::inherited_env`]), and `credential` when its
+    /// value is a connection string with a password.
     fn secret_var(&mut self, var: &str, text: &str, scope: &Scope) {
         let indirect = var.starts_with('!');
-        if !indirect && !is_default_secret_name(var) {
+        let from_env = !indirect && !scope.vars.contains_key(var) && inherited(var);
+        let password = from_env && std::env::var(var).is_ok_and(|v| value_holds_password(&v));
+        if !indirect && !password && !is_default_secret_name(var) {
+            if from_env && self.ctx.inherited_env && !sandbox_env_allows(var, &[]) {
+                self.push(
+                    PermissionRequest::path("read", format!("${var}"), Risk::Read),
+                    true,
+                    format!(
+                        "`{text}` expands {var}, which the environment exports and the \
+                         sandbox's allowlist does not name: here the command runs with \
+                         that environment, so it may print a secret"
+                    ),
+                    scope,
+                );
+            }
             return;
         }
         let why = if indirect {
             format!("`{text}` expands variables chosen at run time, secrets included")
+        } else if password {
+            format!("`{text}` expands {var}, whose value is a connection string with a password")
         } else {
             format!("`{text}` expands {var}, a variable that holds a secret")
         };

@@ -25,6 +25,7 @@
 //!     location: &location,
 //!     cwd: location.root().to_path_buf(),
 //!     home: "/home/nobody".into(),
+//!     inherited_env: true,
 //! };
 //! let parts = analyze("git status && git log -1", &ctx);
 //! assert_eq!(parts.len(), 2);
@@ -73,6 +74,16 @@ pub struct ShellContext<'a> {
     pub cwd: PathBuf,
     /// The home directory (`~`, `$HOME`), used instead of the process's own.
     pub home: PathBuf,
+    /// Whether the command runs with the environment toolgate inherited:
+    /// true where toolgate does not run it itself (`check`, the hooks of
+    /// other agents) or runs it unconfined. Then expanding an inherited
+    /// variable the sandbox's allowlist
+    /// ([`toolgate_core::sandbox_env::SANDBOX_ENV`]) does not name is at
+    /// least `ask`. False under toolgate's own bash tool, confined: the
+    /// command gets only the allowlisted variables, so such an expansion is
+    /// empty and harmless. A variable whose name looks secret is
+    /// `credential` either way.
+    pub inherited_env: bool,
 }
 
 /// One thing a shell command would do, as a permission request.

@@ -196,6 +196,7 @@ impl Fixture {
             location: &self.location,
             cwd,
             home: self.home.clone(),
+            inherited_env: true,
         }
     }
 
