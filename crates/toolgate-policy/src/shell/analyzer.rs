@@ -177,6 +177,9 @@ pub(crate) struct Analyzer<'c, 'l> {
     /// would read at decision time are: see
     /// [`Analyzer::writes_void_git_surveys`].
     git_surveyed: Vec<usize>,
+    /// While judging a file a network command reads and sends (`curl -d
+    /// @FILE`, `-T FILE`): the reasons say so.
+    pub(crate) sending: bool,
 }
 
 pub(crate) fn analyze_top(
@@ -208,6 +211,7 @@ pub(crate) fn analyze_with_budget(
         deadline: Instant::now() + budget,
         timed_out: false,
         in_fallback: false,
+        sending: false,
         path_var: std::cell::OnceCell::new(),
         git_surveyed: Vec::new(),
     };
@@ -1277,8 +1281,15 @@ impl Analyzer<'_, '_> {
             }
         } else if part.paths {
             let writes = part.risk >= Risk::Write;
+            let network = part.risk >= Risk::Network;
+            let mut previous: Option<String> = None;
             for (arg, after_dashes) in path_words(&part.name, &part.args) {
-                self.path_argument(&arg, after_dashes, part.risk, writes, run_scope);
+                // A file a network command uploads is read and sent, not written.
+                let sent = network && sends_file(previous.as_deref(), &arg.text);
+                self.sending = sent;
+                self.path_argument(&arg, after_dashes, part.risk, writes && !sent, run_scope);
+                self.sending = false;
+                previous = Some(arg.text.clone());
                 judged.push(arg.text);
             }
         }
@@ -1568,6 +1579,17 @@ fn path_words(name: &str, args: &[Word]) -> Vec<(Word, bool)> {
         out.push((w.clone(), false));
     }
     out
+}
+
+/// Whether the word `text` (after `previous`) of a network command names a
+/// file it reads and sends: `@FILE` and `NAME=@FILE` (curl's `-d`,
+/// `--data-binary`, `-F`; httpie), or the file of `-T`/`--upload-file`.
+fn sends_file(previous: Option<&str>, text: &str) -> bool {
+    text.starts_with('@')
+        || text.contains("=@")
+        || text.starts_with("--upload-file=")
+        || (text.starts_with("-T") && text.len() > 2 && !text.starts_with("--"))
+        || matches!(previous, Some("-T" | "--upload-file"))
 }
 
 /// SQL clients whose stdin is checked for `DROP`/`TRUNCATE`.
