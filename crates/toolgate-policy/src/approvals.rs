@@ -130,6 +130,14 @@ pub enum Answer {
         /// Feedback for the model.
         message: Option<String>,
     },
+    /// Refused by the approval client itself, without showing the person
+    /// (an MCP client that declines every form when nobody is at its
+    /// prompt). Recorded with actor `client`; the other pending asks of the
+    /// session are refused too.
+    ClientDeclined {
+        /// How the client's answer was told from a person's.
+        why: String,
+    },
 }
 
 /// Errors from an approval channel.

@@ -441,5 +441,6 @@ fn source_words(source: DecisionSource) -> &'static str {
         DecisionSource::Timeout => "nobody answered in time",
         DecisionSource::Hook => "a hook",
         DecisionSource::Sandbox => "mode auto: the sandbox confines it",
+        DecisionSource::Client => "the approval client, which declined without asking the person",
     }
 }

@@ -590,6 +590,19 @@ impl PolicyGate {
                     format!("{}; rejected by the user: {m}", d.reason),
                 )
             }),
+            Answer::ClientDeclined { why } => {
+                set(&|d| {
+                    deny(
+                        d,
+                        DecisionSource::Client,
+                        format!(
+                            "{}; declined by the approval client itself, without asking the person ({why})",
+                            d.reason
+                        ),
+                    )
+                });
+                self.cascade(call.session_id, project, id, true);
+            }
             Answer::Reject { message: None } => {
                 set(&|d| {
                     deny(

@@ -140,7 +140,7 @@ pub async fn answer_handler(
                 Answer::Once => "once",
                 Answer::Session => "session",
                 Answer::Always => "always",
-                Answer::Reject { .. } => "reject",
+                Answer::Reject { .. } | Answer::ClientDeclined { .. } => "reject",
             };
             axum::Json(json!({ "ok": true, "id": id, "answer": answer })).into_response()
         }
