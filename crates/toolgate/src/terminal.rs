@@ -247,6 +247,21 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_shows_the_exact_pattern_always_saves() {
+        let mut p = prompt(true);
+        p.items[0].resource = "python3 scripts/test_all.py".into();
+        p.items[0].risk = Risk::Execute;
+        p.items[0].save_pattern = Some("python3 scripts/test_all.py".into());
+        let text = render_prompt(&p);
+        assert!(
+            text.contains("\"always\" saves bash `python3 scripts/test_all.py`"),
+            "{text}"
+        );
+        // Nothing is said of "always" where it is not offered.
+        assert!(!render_prompt(&prompt(false)).contains("\"always\" saves"));
+    }
+
+    #[test]
     fn a_preview_is_shown_under_the_requests_whatever_the_tool() {
         let mut p = prompt(true);
         p.tool = "deploy".into();
