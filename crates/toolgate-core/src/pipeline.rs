@@ -627,6 +627,7 @@ fn actor(source: DecisionSource) -> &'static str {
         DecisionSource::User => "user",
         DecisionSource::Hook => "hook",
         DecisionSource::Timeout => "timeout",
+        DecisionSource::Client => "client",
         _ => "policy",
     }
 }
@@ -730,5 +731,17 @@ impl Drop for DropGuard {
             &self.identity.call_id,
             payload,
         )));
+    }
+}
+
+#[cfg(test)]
+mod actor_tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_the_client_made_is_recorded_with_actor_client() {
+        assert_eq!(actor(DecisionSource::Client), "client");
+        assert_eq!(actor(DecisionSource::User), "user");
+        assert_eq!(actor(DecisionSource::Default), "policy");
     }
 }

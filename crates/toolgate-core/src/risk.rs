@@ -130,6 +130,10 @@ pub enum DecisionSource {
     Hook,
     /// Allowed because the command runs confined by the sandbox (mode `auto`).
     Sandbox,
+    /// The approval client answered by itself, without showing the person
+    /// (an MCP client that declines every elicitation when nobody is at its
+    /// prompt: Claude Code's `-p`, Codex's `exec`).
+    Client,
 }
 
 impl DecisionSource {
@@ -144,6 +148,7 @@ impl DecisionSource {
             DecisionSource::Timeout => "timeout",
             DecisionSource::Hook => "hook",
             DecisionSource::Sandbox => "sandbox",
+            DecisionSource::Client => "client",
         }
     }
 }

@@ -154,6 +154,7 @@ impl ElicitationChannel {
 impl ApprovalChannel for ElicitationChannel {
     async fn ask(&self, prompt: &AskPrompt) -> Result<Answer, ChannelError> {
         let (message, schema) = approval_form(prompt);
+        let sent = std::time::Instant::now();
         let answer = self
             .elicit_form(
                 &prompt.session_id,
@@ -163,7 +164,7 @@ impl ApprovalChannel for ElicitationChannel {
                 schema,
             )
             .await?;
-        parse_answer(&answer, prompt)
+        parse_answer_after(&answer, prompt, sent.elapsed())
     }
 }
 
@@ -175,6 +176,9 @@ pub fn approval_form(prompt: &AskPrompt) -> (String, ElicitationSchema) {
             "\n- {} {}\n  risk: {}\n  reason: {}",
             item.action, item.resource, item.risk, item.reason
         ));
+        if prompt.offer_always {
+            message.push_str(&format!("\n  {}", item.saves()));
+        }
     }
     let mut choices = vec![json!({"const": "once", "title": "Allow once"})];
     if prompt.offer_session {
@@ -211,6 +215,35 @@ pub fn approval_form(prompt: &AskPrompt) -> (String, ElicitationSchema) {
             .build_unchecked()
     });
     (message, schema)
+}
+
+/// A decline or cancel that comes back sooner than this after the form was
+/// sent is the client's own answer, not a person's: nobody reads a form and
+/// answers it in a third of a second, while a client with nobody at its
+/// prompt (Claude Code's `-p`, Codex's `exec`) declines at once.
+pub const CLIENT_DECLINE_WITHIN: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// [`parse_answer`] for an answer that came `elapsed` after the form was
+/// sent: a decline or cancel within [`CLIENT_DECLINE_WITHIN`] is
+/// [`Answer::ClientDeclined`], recorded with actor `client`.
+pub fn parse_answer_after(
+    answer: &ElicitResult,
+    prompt: &AskPrompt,
+    elapsed: std::time::Duration,
+) -> Result<Answer, ChannelError> {
+    if answer.action != ElicitationAction::Accept && elapsed < CLIENT_DECLINE_WITHIN {
+        let action = serde_json::to_value(&answer.action)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "decline".into());
+        return Ok(Answer::ClientDeclined {
+            why: format!(
+                "the MCP client answered `{action}` {} ms after the form was sent, sooner than a person reads it",
+                elapsed.as_millis()
+            ),
+        });
+    }
+    parse_answer(answer, prompt)
 }
 
 /// Interprets the client's answer. Declining or dismissing the form rejects;
@@ -262,12 +295,14 @@ mod tests {
                     resource: "git push origin main".into(),
                     risk: Risk::Network,
                     reason: "network commands ask".into(),
+                    save_pattern: Some("git push origin main".into()),
                 },
                 AskItem {
                     action: "bash".into(),
                     resource: "rm -rf build".into(),
                     risk: Risk::Destructive,
                     reason: "destructive commands ask every time".into(),
+                    save_pattern: None,
                 },
             ],
             offer_session: offer,
@@ -301,6 +336,14 @@ mod tests {
         assert!(message.contains("risk: network"));
         assert!(message.contains("reason: network commands ask"));
         assert!(message.contains("rm -rf build") && message.contains("risk: destructive"));
+        assert!(
+            message.contains("\"always\" saves bash `git push origin main`"),
+            "{message}"
+        );
+        assert!(
+            message.contains("saves nothing for this request"),
+            "{message}"
+        );
         assert_eq!(
             choices(&prompt(true)),
             ["once", "session", "always", "reject"]
@@ -308,6 +351,33 @@ mod tests {
         let v = serde_json::to_value(&schema).unwrap();
         assert_eq!(v["required"], json!(["decision"]));
         assert_eq!(v["properties"]["message"]["type"], "string");
+    }
+
+    #[test]
+    fn a_decline_sooner_than_a_person_reads_is_the_clients_own() {
+        use std::time::Duration;
+        let p = prompt(true);
+        for action in [ElicitationAction::Decline, ElicitationAction::Cancel] {
+            let quick =
+                parse_answer_after(&answer(action.clone(), None), &p, Duration::from_millis(3));
+            match quick.unwrap() {
+                Answer::ClientDeclined { why } => {
+                    assert!(why.contains("MCP client answered"), "{why}");
+                    assert!(why.contains("3 ms"), "{why}");
+                }
+                other => panic!("{other:?}"),
+            }
+            // A person's decline, after reading the form.
+            let slow = parse_answer_after(&answer(action, None), &p, Duration::from_secs(4));
+            assert_eq!(slow.unwrap(), Answer::Reject { message: None });
+        }
+        // A quick accept is an accept (a client with an auto-approve policy
+        // answers for the person it was configured by).
+        let accept = answer(ElicitationAction::Accept, Some(json!({"decision": "once"})));
+        assert_eq!(
+            parse_answer_after(&accept, &p, Duration::from_millis(1)).unwrap(),
+            Answer::Once
+        );
     }
 
     #[test]

@@ -284,6 +284,7 @@ fn main() {
             location: &location,
             cwd: location.root().to_path_buf(),
             home: home.to_path_buf(),
+            inherited_env: true,
         };
         group.bench_function("command-100B/plain-reader", |b| {
             b.iter(|| black_box(analyze(COMMAND_100, &ctx)))

@@ -59,6 +59,35 @@ pub struct AskItem {
     pub risk: toolgate_core::Risk,
     /// Why it is asked, in words a person reads.
     pub reason: String,
+    /// The exact pattern an `always` (or `session`) answer saves for this
+    /// request, shown with it; `None` when an approval for it is never
+    /// saved (it is asked every time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save_pattern: Option<String>,
+}
+
+impl AskItem {
+    /// The words every channel shows under the item: the exact pattern
+    /// "always" saves, or that nothing is saved for it. One sentence for the
+    /// terminal, the approval page and the elicitation form.
+    ///
+    /// ```
+    /// use toolgate_policy::approvals::AskItem;
+    /// let item = AskItem {
+    ///     action: "bash".into(),
+    ///     resource: "make test".into(),
+    ///     risk: toolgate_core::Risk::Execute,
+    ///     reason: "runs a program".into(),
+    ///     save_pattern: Some("make test".into()),
+    /// };
+    /// assert_eq!(item.saves(), "\"always\" saves bash `make test`");
+    /// ```
+    pub fn saves(&self) -> String {
+        match &self.save_pattern {
+            Some(p) => format!("\"always\" saves {} `{p}`", self.action),
+            None => "\"always\" saves nothing for this request: it is asked every time".into(),
+        }
+    }
 }
 
 /// What a person is asked.
@@ -100,6 +129,14 @@ pub enum Answer {
     Reject {
         /// Feedback for the model.
         message: Option<String>,
+    },
+    /// Refused by the approval client itself, without showing the person
+    /// (an MCP client that declines every form when nobody is at its
+    /// prompt). Recorded with actor `client`; the other pending asks of the
+    /// session are refused too.
+    ClientDeclined {
+        /// How the client's answer was told from a person's.
+        why: String,
     },
 }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_core::{DecisionSource, Effect, Judged, Location, PermissionRequest, Risk};
 
-use crate::expand::{Expanded, expand};
+use crate::expand::{Expanded, expand_with};
 use crate::policy::{
     ApprovalLookup, Ignored, Policy, UNTRUSTED, Verdict, refused_wildcard_default,
     wildcard_restriction,
@@ -90,39 +90,49 @@ pub fn judge_call(
 ) -> Vec<Judgement> {
     // A call that asked to run outside the sandbox is judged as in `default`.
     let confined = !requests.iter().any(|r| r.action == UNSANDBOXED_ACTION);
-    expand(requests, location, policy.home())
-        .into_iter()
-        .map(|mut e| {
-            if let Some(why) = policy.raise_protected(&mut e.request) {
-                e.reason = Some(match e.reason.take() {
-                    Some(r) if !r.contains(&why) => format!("{why}; {r}"),
-                    _ => why,
-                });
-            }
-            let verdict = policy.judge_confined(
-                &e.request,
-                e.opaque,
-                e.reason.as_deref(),
-                location,
-                approvals,
-                confined,
-            );
-            let ignored = policy.ignored_for(
-                &e.request,
-                e.opaque,
-                e.reason.as_deref(),
-                location,
-                approvals,
-                &verdict,
-                confined,
-            );
-            Judgement {
-                expanded: e,
-                verdict,
-                ignored: ignored.map(Box::new),
-            }
-        })
-        .collect()
+    // Toolgate's own bash tool gives a confined command only the sandbox's
+    // allowlisted variables; anywhere else (`check`, hooks, an unconfined
+    // run) the command sees the environment toolgate inherited.
+    let inherited_env = !(confined && policy.runs_commands() && policy.sandbox_confines());
+    expand_with(
+        requests,
+        location,
+        policy.home(),
+        crate::shell::BUDGET,
+        inherited_env,
+    )
+    .into_iter()
+    .map(|mut e| {
+        if let Some(why) = policy.raise_protected(&mut e.request) {
+            e.reason = Some(match e.reason.take() {
+                Some(r) if !r.contains(&why) => format!("{why}; {r}"),
+                _ => why,
+            });
+        }
+        let verdict = policy.judge_confined(
+            &e.request,
+            e.opaque,
+            e.reason.as_deref(),
+            location,
+            approvals,
+            confined,
+        );
+        let ignored = policy.ignored_for(
+            &e.request,
+            e.opaque,
+            e.reason.as_deref(),
+            location,
+            approvals,
+            &verdict,
+            confined,
+        );
+        Judgement {
+            expanded: e,
+            verdict,
+            ignored: ignored.map(Box::new),
+        }
+    })
+    .collect()
 }
 
 /// What `check` reports as ignored for a judged call of `policy`: a broken
@@ -431,5 +441,6 @@ fn source_words(source: DecisionSource) -> &'static str {
         DecisionSource::Timeout => "nobody answered in time",
         DecisionSource::Hook => "a hook",
         DecisionSource::Sandbox => "mode auto: the sandbox confines it",
+        DecisionSource::Client => "the approval client, which declined without asking the person",
     }
 }

@@ -30,12 +30,43 @@ pub struct Expanded {
     pub reason: Option<String>,
 }
 
-/// Expands and raises the base requests of one call.
+/// Expands and raises the base requests of one call, within the decision's
+/// CPU budget (the shell analyser's, 50 ms in a release build): once it is
+/// spent, each request left is judged as one that could not be analysed —
+/// at least `ask`, never saved — with the reason
+/// [`crate::shell::TOO_COMPLEX`]. Whatever a tool's intent gives (20,000
+/// file sections of a patch), the gate answers in bounded time.
+///
+/// Shell commands are judged as run with the environment toolgate itself
+/// inherited (as `check` and the hooks of other agents see them); see
+/// [`expand_with`].
 pub fn expand(requests: Vec<PermissionRequest>, location: &Location, home: &Path) -> Vec<Expanded> {
+    expand_with(requests, location, home, crate::shell::BUDGET, true)
+}
+
+/// [`expand`] with a budget of `budget`, and shell commands judged as run
+/// with toolgate's inherited environment (`inherited_env`: `check`, hooks,
+/// an unconfined run) or with only the sandbox's allowlisted variables
+/// (toolgate's own bash tool, confined): see
+/// [`crate::shell::ShellContext::inherited_env`].
+pub fn expand_with(
+    requests: Vec<PermissionRequest>,
+    location: &Location,
+    home: &Path,
+    budget: std::time::Duration,
+    inherited_env: bool,
+) -> Vec<Expanded> {
+    let deadline = std::time::Instant::now() + budget;
     let mut out: Vec<Expanded> = Vec::with_capacity(requests.len() + 2);
     for request in requests {
+        if std::time::Instant::now() > deadline {
+            push(&mut out, out_of_budget(request));
+            continue;
+        }
         match request.kind {
-            ResourceKind::Command => expand_command(request, location, home, &mut out),
+            ResourceKind::Command => {
+                expand_command(request, location, home, inherited_env, &mut out)
+            }
             ResourceKind::Url => out.push(raise_url(request)),
             ResourceKind::Path => raise_path(request, None, false, location, home, &mut out),
             ResourceKind::Other => push(&mut out, plain(request)),
@@ -47,6 +78,19 @@ pub fn expand(requests: Vec<PermissionRequest>, location: &Location, home: &Path
         }
     }
     out
+}
+
+/// A request judged after the budget was spent: opaque, so at least `ask`.
+fn out_of_budget(mut request: PermissionRequest) -> Expanded {
+    request.save_pattern = None;
+    Expanded {
+        request,
+        opaque: true,
+        reason: Some(format!(
+            "{}: the call's requests took longer than the decision budget to judge",
+            crate::shell::TOO_COMPLEX
+        )),
+    }
 }
 
 fn plain(request: PermissionRequest) -> Expanded {
@@ -83,6 +127,7 @@ fn expand_command(
     request: PermissionRequest,
     location: &Location,
     home: &Path,
+    inherited_env: bool,
     out: &mut Vec<Expanded>,
 ) {
     let cwd = request
@@ -93,6 +138,7 @@ fn expand_command(
         location,
         cwd: cwd.clone(),
         home: home.to_path_buf(),
+        inherited_env,
     };
     if !location.contains(&cwd) {
         // Everything the command touches by relative path is outside.

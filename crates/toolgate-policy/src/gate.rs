@@ -25,7 +25,7 @@ use toolgate_core::{
 use crate::approvals::{Answer, ApprovalChannel, ApprovalStore, AskItem, AskPrompt, SavedApproval};
 use crate::check::{Judgement, judge_call};
 use crate::config::ConfigError;
-use crate::policy::{ApprovalLookup, Policy, PolicySources, approval_covers};
+use crate::policy::{ApprovalLookup, Policy, PolicySources, approval_covering, approval_covers};
 use crate::rules::RuleEffect;
 use crate::shared_policy::SharedPolicy;
 
@@ -237,7 +237,7 @@ impl PolicyGate {
                                 // Saved approvals are per project.
                                 return None;
                             }
-                            lookup.covering(&r.action, &r.resource)
+                            approval_covering(r, false, &lookup)
                         })
                         .collect();
                     let sources = sources?;
@@ -386,10 +386,7 @@ impl Gate for PolicyGate {
         for &i in &asks {
             let r = &judged[i].request;
             let coverable = Self::coverable(&policy, r);
-            match lookup
-                .covering(&r.action, &r.resource)
-                .filter(|_| coverable)
-            {
+            match approval_covering(r, false, &lookup).filter(|_| coverable) {
                 Some((source, pattern)) => {
                     finals[i] = allow(
                         &finals[i],
@@ -414,11 +411,18 @@ impl Gate for PolicyGate {
             tool: call.tool.to_string(),
             items: waiting
                 .iter()
-                .map(|&(i, _)| AskItem {
+                .map(|&(i, coverable)| AskItem {
                     action: judged[i].request.action.clone(),
                     resource: judged[i].request.resource.clone(),
                     risk: judged[i].request.risk,
                     reason: finals[i].reason.clone(),
+                    // What `always` saves, shown exactly: only when it is
+                    // offered (the strictest item decides the offer).
+                    save_pattern: if all_coverable && coverable {
+                        judged[i].request.save_pattern.clone()
+                    } else {
+                        None
+                    },
                 })
                 .collect(),
             offer_session: all_coverable,
@@ -586,6 +590,19 @@ impl PolicyGate {
                     format!("{}; rejected by the user: {m}", d.reason),
                 )
             }),
+            Answer::ClientDeclined { why } => {
+                set(&|d| {
+                    deny(
+                        d,
+                        DecisionSource::Client,
+                        format!(
+                            "{}; declined by the approval client itself, without asking the person ({why})",
+                            d.reason
+                        ),
+                    )
+                });
+                self.cascade(call.session_id, project, id, true);
+            }
             Answer::Reject { message: None } => {
                 set(&|d| {
                     deny(

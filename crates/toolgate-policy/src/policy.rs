@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use toolgate_core::protected::{Protected, ProtectedClass, ProtectedPaths};
-use toolgate_core::{Decision, DecisionSource, Effect, Location, PermissionRequest, Risk};
+use toolgate_core::{
+    Decision, DecisionSource, Effect, Location, PermissionRequest, ResourceKind, Risk,
+};
 
 use crate::config::{
     ApprovalChannelName, ApprovalsConfig, ConfigError, ConfigFile, Mode, SandboxConfig,
@@ -63,6 +65,12 @@ pub struct PolicySources {
     /// sets it from the sandbox's detection). Without it mode `auto` is
     /// `default` (invariant 11). `[sandbox] mode = "off"` overrides it.
     pub sandbox_available: bool,
+    /// The bash commands this policy judges are run by toolgate's own bash
+    /// tool (the binary sets it for the engine that runs calls: `mcp`,
+    /// `serve`, `call`), so a confined one gets only the sandbox's
+    /// allowlisted environment. False for `check` and hooks, where the
+    /// command runs (if at all) with the environment it was given.
+    pub runs_commands: bool,
 }
 
 impl PolicySources {
@@ -86,6 +94,7 @@ impl PolicySources {
             trust: None,
             data_dir: None,
             sandbox_available: false,
+            runs_commands: false,
         }
     }
 
@@ -103,6 +112,7 @@ impl PolicySources {
             trust: None,
             data_dir: None,
             sandbox_available: false,
+            runs_commands: false,
         }
     }
 }
@@ -132,6 +142,8 @@ pub struct Policy {
     sandbox: SandboxConfig,
     /// The machine confines bash commands (see [`PolicySources::sandbox_available`]).
     sandbox_available: bool,
+    /// See [`PolicySources::runs_commands`].
+    runs_commands: bool,
     root: PathBuf,
     home: PathBuf,
     files: Vec<String>,
@@ -228,6 +240,24 @@ pub fn approval_covers(action: &str, pattern: &str, resource: &str) -> bool {
     Pattern::parse(pattern, PatternKind::for_action(action), &base)
         .map(|p| !p.is_bare_wildcard() && p.is_match(resource))
         .unwrap_or(false)
+}
+
+/// The earlier approval that answers `request`, if any. A protected path
+/// (`exact_only`) is answered only by an approval of that path; a command
+/// whose save pattern is the exact command (it runs code its arguments
+/// choose, or gives options: [`crate::classify::exact_only`]) only by an
+/// approval of exactly that command, never by a prefix pattern.
+pub fn approval_covering(
+    request: &PermissionRequest,
+    exact_only: bool,
+    approvals: &dyn ApprovalLookup,
+) -> Option<(DecisionSource, String)> {
+    let exact_only = exact_only
+        || (request.kind == ResourceKind::Command
+            && crate::classify::exact_only(&request.resource, request.save_pattern.as_deref()));
+    approvals
+        .covering(&request.action, &request.resource)
+        .filter(|(_, pattern)| !exact_only || *pattern == request.resource)
 }
 
 fn read_file(path: &Path) -> Result<String, ConfigError> {
@@ -551,6 +581,7 @@ impl Policy {
             serve,
             sandbox,
             sandbox_available: sources.sandbox_available,
+            runs_commands: sources.runs_commands,
             root: sources.root.clone(),
             home: sources.home.clone(),
             files: names,
@@ -628,6 +659,24 @@ impl Policy {
         {
             inner.set_sandbox_available(available);
         }
+    }
+
+    /// Records that toolgate's own bash tool runs the commands this policy
+    /// judges (see [`PolicySources::runs_commands`]).
+    pub fn set_runs_commands(&mut self, runs: bool) {
+        self.runs_commands = runs;
+        for inner in [&mut self.without_project, &mut self.as_trusted]
+            .into_iter()
+            .flatten()
+        {
+            inner.set_runs_commands(runs);
+        }
+    }
+
+    /// Whether toolgate's own bash tool runs the commands this policy judges
+    /// (see [`PolicySources::runs_commands`]).
+    pub fn runs_commands(&self) -> bool {
+        self.runs_commands
     }
 
     /// Whether bash commands run confined: the machine supports it and
@@ -1137,10 +1186,7 @@ impl Policy {
         if !v.reusable {
             return;
         }
-        let found = approvals
-            .covering(&request.action, &request.resource)
-            // A protected path is answered only by an approval of that path.
-            .filter(|(_, pattern)| !exact_only || *pattern == request.resource);
+        let found = approval_covering(request, exact_only, approvals);
         if let Some((source, pattern)) = found {
             v.decision.effect = Effect::Allow;
             v.decision.source = source;

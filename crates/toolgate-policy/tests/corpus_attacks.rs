@@ -37,7 +37,7 @@ use toolgate_core::{Effect, Risk};
 use toolgate_policy::config::Mode;
 use toolgate_policy::policy::Policy;
 
-/// The classes of issue 10, by tag, in its order.
+/// The classes of issue 10, by tag, in its order, then those of issue 25.
 const CLASSES: &[(&str, &str)] = &[
     (
         "heredoc",
@@ -61,6 +61,16 @@ const CLASSES: &[(&str, &str)] = &[
     ("secret-print", "11 secrets printed by ordinary commands"),
     ("stall", "12 inputs that crash or stall the gate"),
     ("oracle-tool", "13 the oracle and the tool disagree"),
+    (
+        "secret-env",
+        "25.3 secret variables, by name or by a password in the value",
+    ),
+    (
+        "code-eval",
+        "25.4 programs given code or a module by their arguments",
+    ),
+    ("unbounded", "25.5 words past the brace expansion's bound"),
+    ("upload", "25.8 secret files read and sent over the network"),
 ];
 
 const ATTACKS: &str = "attacks.jsonl";

@@ -66,6 +66,7 @@ impl Scratch {
             location: &self.location,
             cwd: self.ws.clone(),
             home: self.root.join("home"),
+            inherited_env: true,
         };
         analyze("git status", &ctx)
             .iter()
@@ -187,6 +188,7 @@ fn a_workspace_replaced_while_only_its_parent_was_looked_at_is_judged() {
         location: &location,
         cwd: parent.clone(),
         home: s.root.join("home"),
+        inherited_env: true,
     };
     for _ in 0..2 {
         let _ = analyze("git status", &ctx);

@@ -663,3 +663,45 @@ fn only_requests_without_a_shell_command_are_judged_on_the_calling_task() {
             .judges_quickly(&[edit_req(&s.loc, "src/a.rs"), command])
     );
 }
+
+#[tokio::test]
+async fn a_form_declined_by_the_client_itself_is_recorded_as_the_clients() {
+    let mut s = setup("");
+    let gate = s.gate.clone();
+    let loc = s.loc.clone();
+    let task = tokio::spawn(async move {
+        let input = json!({});
+        evaluate_and_resolve(
+            &gate,
+            &call(&loc, "s1", &input),
+            vec![edit_req(&loc, "src/a.rs")],
+        )
+        .await
+    });
+    let (prompt, answer) = s.prompts.recv().await.unwrap();
+    // The prompt shows what "always" would save.
+    assert!(prompt.items[0].save_pattern.is_some());
+    answer
+        .send(Answer::ClientDeclined {
+            why: "the MCP client answered `decline` 2 ms after the form was sent".into(),
+        })
+        .unwrap();
+    let d = task.await.unwrap();
+    assert_eq!(
+        (d[0].effect, d[0].source),
+        (Effect::Deny, DecisionSource::Client)
+    );
+    assert_eq!(d[0].source.as_str(), "client");
+    assert!(
+        d[0].reason
+            .contains("declined by the approval client itself, without asking the person"),
+        "{}",
+        d[0].reason
+    );
+    assert!(
+        !d[0].reason.contains("rejected by the user"),
+        "{}",
+        d[0].reason
+    );
+    assert!(s.store.list_all().unwrap().is_empty());
+}

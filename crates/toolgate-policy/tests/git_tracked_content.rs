@@ -111,6 +111,7 @@ impl Repo {
                 self.root.join(sub)
             },
             home: self.home.clone(),
+            inherited_env: true,
         };
         analyze(command, &ctx)
     }

@@ -607,6 +607,7 @@ fn bare_wildcard_never_allows_running_as_another_user() {
             location: loc,
             cwd: loc.root().to_path_buf(),
             home: home.clone(),
+            inherited_env: true,
         };
         analyze(cmd, &ctx)
     };

@@ -41,11 +41,13 @@ fn one_bash_request_per_simple_command_with_its_arity_pattern() {
         .collect();
     assert_eq!(
         bash,
+        // The prefix only where nothing follows it but operands; a script
+        // run (`npm run`) or any option saves the exact command (issue 25).
         vec![
             ("git status", Some("git status *")),
-            ("npm run build -- --watch", Some("npm run build *")),
-            ("cargo test -p core", Some("cargo test *")),
-            ("ls -la", Some("ls *")),
+            ("npm run build -- --watch", Some("npm run build -- --watch")),
+            ("cargo test -p core", Some("cargo test -p core")),
+            ("ls -la", Some("ls -la")),
         ]
     );
     for p in &parts {
@@ -86,9 +88,15 @@ fn wrappers_are_kept_in_the_resource_and_the_pattern() {
     let r = &parts[0].request;
     assert_eq!(r.resource, "FOO=1 timeout 5 git push origin main");
     assert_eq!(r.risk, Risk::Network);
+    // A wrapper runs the command its arguments name: the exact command.
     assert_eq!(
         r.save_pattern.as_deref(),
-        Some("FOO=1 timeout 5 git push *")
+        Some("FOO=1 timeout 5 git push origin main")
+    );
+    let parts = fx.analyze("FOO=1 git push origin main");
+    assert_eq!(
+        parts[0].request.save_pattern.as_deref(),
+        Some("FOO=1 git push *")
     );
     let sudo = fx.analyze("sudo apt-get install jq");
     assert_eq!(sudo[0].request.risk, Risk::Network);

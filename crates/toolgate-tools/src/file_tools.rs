@@ -45,7 +45,8 @@ use std::sync::Arc;
 use toolgate_core::{Registration, Registry, RegistryError, ToolError};
 
 pub use apply_patch::{
-    ApplyPatchInput, ApplyPatchOutput, ApplyPatchTool, MatchLevel, PatchStatus, PatchedFile,
+    ApplyPatchInput, ApplyPatchOutput, ApplyPatchTool, MAX_PATCH_BYTES, MAX_PATCH_FILES,
+    MatchLevel, PatchStatus, PatchedFile,
 };
 pub use edit::{EditInput, EditOutput, EditTool};
 pub use glob::{GlobInput, GlobOutput, GlobTool};

@@ -70,6 +70,7 @@
 //!         resource: "git push".into(),
 //!         risk: toolgate_core::Risk::Network,
 //!         reason: "network access".into(),
+//!         save_pattern: Some("git push *".into()),
 //!     }],
 //!     offer_session: true,
 //!     offer_always: true,

@@ -296,6 +296,7 @@ mod tests {
                 resource: "make".into(),
                 risk,
                 reason: "r".into(),
+                save_pattern: None,
             }],
             offer_session: true,
             offer_always: true,

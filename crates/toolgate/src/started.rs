@@ -107,6 +107,10 @@ impl Started {
         // reloads) whether commands do.
         sources.sandbox_available = confines;
         policy.set_sandbox_available(confines);
+        // This engine runs the calls it judges: a confined bash command gets
+        // only the allowlisted environment.
+        sources.runs_commands = true;
+        policy.set_runs_commands(true);
         let mut config = tools_config(&policy, location, data);
         // The file tools' change sets are kept for `toolgate undo`; without
         // the store they still work, unrecorded.

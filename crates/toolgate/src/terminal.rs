@@ -51,6 +51,9 @@ pub fn render_prompt(prompt: &AskPrompt) -> String {
             "  [{}] {} {}\n      why: {}\n",
             item.risk, item.action, item.resource, item.reason
         ));
+        if prompt.offer_always {
+            text.push_str(&format!("      {}\n", item.saves()));
+        }
     }
     if let Some(preview) = &prompt.preview {
         text.push_str(&render_preview(preview));
@@ -209,6 +212,7 @@ mod tests {
                 resource: "rm -rf build".into(),
                 risk: Risk::Destructive,
                 reason: "destructive".into(),
+                save_pattern: None,
             }],
             offer_session: always,
             offer_always: always,
@@ -240,6 +244,21 @@ mod tests {
         assert_eq!(parse_answer("s", &destructive), None);
         assert!(!render_prompt(&destructive).contains("[a]lways"));
         assert!(render_prompt(&p).contains("rm -rf build"));
+    }
+
+    #[test]
+    fn the_prompt_shows_the_exact_pattern_always_saves() {
+        let mut p = prompt(true);
+        p.items[0].resource = "python3 scripts/test_all.py".into();
+        p.items[0].risk = Risk::Execute;
+        p.items[0].save_pattern = Some("python3 scripts/test_all.py".into());
+        let text = render_prompt(&p);
+        assert!(
+            text.contains("\"always\" saves bash `python3 scripts/test_all.py`"),
+            "{text}"
+        );
+        // Nothing is said of "always" where it is not offered.
+        assert!(!render_prompt(&prompt(false)).contains("\"always\" saves"));
     }
 
     #[test]

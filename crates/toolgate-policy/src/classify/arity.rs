@@ -4,11 +4,36 @@
 //! `git push` (2), `npm run build` (3), `ls` (1). An approval saves that prefix
 //! plus ` *`, never anything broader. Wrappers and `NAME=value` words in front
 //! are kept verbatim so that the pattern matches the command as written.
+//!
+//! What "always" really saves is [`save_pattern`]'s answer, which is narrower
+//! than the prefix wherever the prefix would cover more than was shown:
+//! * a command that evaluates code given in its arguments (`python -c`,
+//!   `node -e`, `make --eval`, python's `-m`: [`super::table::INLINE_CODE`]
+//!   and [`super::table::CODE_OPTIONS`]) saves nothing;
+//! * a program that runs code chosen by its arguments — a shell or an
+//!   interpreter ([`super::table::SHELLS`], [`super::table::STDIN_RUNNERS`],
+//!   the two tables above), a wrapper (`env`, `xargs`, `timeout`…), or a
+//!   command or subcommand marked [`WHOLE`] in the arity table (`make`,
+//!   `npm run`, `cargo run`) — saves the exact command;
+//! * a command that gives any option after its prefix, whose read spec
+//!   describes it but could not prove it only reads (`sed 's/x/y/w out' f`:
+//!   its script chose to write), or whose operands raise it above what its
+//!   prefix alone is, saves the exact command, and (see [`exact_only`])
+//!   is answered only by an approval of exactly that command: a prefix
+//!   pattern never covers an option the person was not shown, whether or
+//!   not the program's spec knows it, nor a command riskier than its prefix.
 
-use super::table::{lookup, wrapper_for};
+use super::table::{CODE_OPTIONS, INLINE_CODE, SHELLS, STDIN_RUNNERS, lookup, wrapper_for};
+use crate::pattern::MAX_PATTERN_BYTES;
+use toolgate_core::Risk;
 
 /// Subcommands whose arity differs from their command's.
 type Subcommands = &'static [(&'static str, usize)];
+
+/// Marks an arity (`2 | WHOLE`): the command's arguments choose the code it
+/// runs (a make target, a package script, a program to build and run), so
+/// its arguments are never a wildcard: "always" saves the exact command.
+pub(crate) const WHOLE: usize = 1 << 16;
 
 /// `(command, arity, [(subcommand, arity)])`, sorted by command: how many
 /// leading words name what a command does. A command not listed has arity 1;
@@ -19,18 +44,32 @@ static ARITY: &[(&str, usize, Subcommands)] = &[
     ("aws", 3, &[]),
     ("az", 3, &[]),
     ("brew", 2, &[]),
-    ("bun", 2, &[("run", 3)]),
-    ("bundle", 2, &[("exec", 3)]),
-    ("bunx", 2, &[]),
-    ("cargo", 2, &[]),
+    (
+        "bun",
+        2,
+        &[("run", 3 | WHOLE), ("x", 2 | WHOLE), ("exec", 2 | WHOLE)],
+    ),
+    ("bundle", 2, &[("exec", 3 | WHOLE)]),
+    ("bunx", 2 | WHOLE, &[]),
+    ("cargo", 2, &[("run", 2 | WHOLE), ("script", 2 | WHOLE)]),
     ("composer", 2, &[]),
     ("conda", 2, &[]),
-    ("deno", 2, &[]),
+    (
+        "deno",
+        2,
+        &[("run", 2 | WHOLE), ("eval", 2 | WHOLE), ("task", 2 | WHOLE)],
+    ),
     ("dnf", 2, &[]),
     (
         "docker",
         2,
-        &[("compose", 3), ("container", 3), ("image", 3)],
+        &[
+            ("compose", 3),
+            ("container", 3),
+            ("exec", 2 | WHOLE),
+            ("image", 3),
+            ("run", 2 | WHOLE),
+        ],
     ),
     ("dotnet", 2, &[]),
     ("gcloud", 3, &[]),
@@ -47,31 +86,49 @@ static ARITY: &[(&str, usize, Subcommands)] = &[
             ("config", 3),
         ],
     ),
-    ("go", 2, &[("mod", 3)]),
+    ("gmake", 2 | WHOLE, &[]),
+    ("go", 2, &[("mod", 3), ("run", 2 | WHOLE)]),
     ("gradle", 2, &[]),
     ("hatch", 2, &[]),
     ("helm", 2, &[]),
-    ("just", 2, &[]),
-    ("kubectl", 2, &[]),
-    ("make", 2, &[]),
+    ("just", 2 | WHOLE, &[]),
+    ("kubectl", 2, &[("exec", 2 | WHOLE), ("run", 2 | WHOLE)]),
+    ("make", 2 | WHOLE, &[]),
     ("mix", 2, &[]),
     ("mvn", 2, &[]),
-    ("npm", 2, &[("run", 3), ("run-script", 3), ("exec", 3)]),
-    ("npx", 2, &[]),
-    ("pdm", 2, &[]),
+    (
+        "npm",
+        2,
+        &[
+            ("run", 3 | WHOLE),
+            ("run-script", 3 | WHOLE),
+            ("exec", 3 | WHOLE),
+            ("x", 3 | WHOLE),
+        ],
+    ),
+    ("npx", 2 | WHOLE, &[]),
+    ("pdm", 2, &[("run", 3 | WHOLE)]),
     ("pip", 2, &[]),
     ("pip3", 2, &[]),
-    ("pnpm", 2, &[("run", 3), ("exec", 3), ("dlx", 3)]),
-    ("pnpx", 2, &[]),
+    (
+        "pnpm",
+        2,
+        &[("run", 3 | WHOLE), ("exec", 3 | WHOLE), ("dlx", 3 | WHOLE)],
+    ),
+    ("pnpx", 2 | WHOLE, &[]),
     ("podman", 2, &[]),
-    ("poetry", 2, &[("run", 3)]),
-    ("rake", 2, &[]),
+    ("poetry", 2, &[("run", 3 | WHOLE)]),
+    ("rake", 2 | WHOLE, &[]),
     ("rustup", 2, &[]),
     ("systemctl", 2, &[]),
-    ("task", 2, &[]),
+    ("task", 2 | WHOLE, &[]),
     ("terraform", 2, &[]),
-    ("uv", 2, &[("pip", 3), ("run", 3)]),
-    ("yarn", 2, &[("run", 3), ("workspace", 4)]),
+    ("uv", 2, &[("pip", 3), ("run", 3 | WHOLE)]),
+    (
+        "yarn",
+        2,
+        &[("run", 3 | WHOLE), ("workspace", 4), ("dlx", 3 | WHOLE)],
+    ),
     ("yum", 2, &[]),
     ("zig", 2, &[]),
 ];
@@ -79,6 +136,11 @@ static ARITY: &[(&str, usize, Subcommands)] = &[
 /// The arity of the command whose first words (name, then the subcommand
 /// when there is one) are `words`.
 fn arity_of(words: &[&str]) -> usize {
+    arity_entry(words) & !WHOLE
+}
+
+/// The arity table's entry for `words`, with its [`WHOLE`] mark.
+fn arity_entry(words: &[&str]) -> usize {
     let Some(first) = words.first() else {
         return 1;
     };
@@ -90,6 +152,78 @@ fn arity_of(words: &[&str]) -> usize {
         .get(1)
         .and_then(|sub| subs.iter().find(|(s, _)| s == sub))
         .map_or(arity, |(_, n)| *n)
+}
+
+/// Whether program `name` runs code chosen by its arguments `rest`: a
+/// shell, an interpreter, or a command or subcommand marked [`WHOLE`].
+fn runs_chosen_code(name: &str, rest: &[&str]) -> bool {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let named = |n: &[&str]| n.contains(&name) || (!base.is_empty() && n.contains(&base));
+    if named(SHELLS)
+        || named(STDIN_RUNNERS)
+        || INLINE_CODE.iter().any(|(n, _)| named(n))
+        || CODE_OPTIONS.iter().any(|(n, _)| named(n))
+    {
+        return true;
+    }
+    // The subcommand: the first word that is not an option.
+    let sub = rest
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .copied()
+        .unwrap_or("");
+    arity_entry(&[name, sub]) & WHOLE != 0
+}
+
+/// What "always" saves for the simple command `resource` given as its words
+/// `argv` (see the module's documentation): `None` when nothing may be
+/// saved, the exact command, or the prefix pattern.
+pub(crate) fn save_pattern(argv: &[&str], resource: &str, risk: Risk) -> Option<String> {
+    let mut head = Vec::new();
+    let (start, wrapped) = command_start(argv, &mut head);
+    let Some(first) = argv.get(start) else {
+        return Some(finish(head));
+    };
+    let name = super::command_name(first);
+    let rest = &argv[start + 1..];
+    if crate::shell::evaluates_code(name, rest).is_some() {
+        return None;
+    }
+    if wrapped || runs_chosen_code(name, rest) {
+        return exact(resource);
+    }
+    let used = prefix_len(argv).min(argv.len());
+    if argv[used..]
+        .iter()
+        .any(|a| a.starts_with('-') && a.len() > 1)
+    {
+        return exact(resource);
+    }
+    // The operands raised it above what its prefix alone is (`sed 's/x/y/w
+    // out'` writes, `sed` alone reads): the prefix would cover other operands
+    // that raise it further (`sed '1e id'`), so only the exact command.
+    if risk > Risk::Read
+        && (super::read_spec::describes(name, rest)
+            || super::classify_words(&argv[start..used]).risk < risk)
+    {
+        return exact(resource);
+    }
+    Some(prefix_of(argv))
+}
+
+/// `resource` as a pattern that matches only itself: `None` when it holds a
+/// wildcard character (it cannot be saved exactly) or is too long to save.
+pub(crate) fn exact(resource: &str) -> Option<String> {
+    (!resource.is_empty() && !resource.contains(['*', '?']) && resource.len() <= MAX_PATTERN_BYTES)
+        .then(|| resource.to_string())
+}
+
+/// Whether a bash request may be answered only by an approval of exactly
+/// its command: its save pattern is the command itself ([`save_pattern`]
+/// chose the exact command, so a prefix pattern saved for another command
+/// must not cover it).
+pub fn exact_only(resource: &str, save_pattern: Option<&str>) -> bool {
+    save_pattern == Some(resource)
 }
 
 /// The save pattern for a command given as its words: wrappers and assignments
@@ -111,8 +245,16 @@ pub fn arity_prefix<S: AsRef<str>>(argv: &[S]) -> String {
 
 /// [`arity_prefix`] on borrowed words.
 pub(crate) fn prefix_of(argv: &[&str]) -> String {
-    let mut out: Vec<&str> = Vec::new();
+    let used = prefix_len(argv);
+    finish(argv[..used.min(argv.len())].to_vec())
+}
+
+/// The `NAME=value` words and wrappers (with their options and leading
+/// operands) in front of the command, pushed onto `out`: where the command
+/// starts, and whether a wrapper was among them.
+fn command_start<'a>(argv: &[&'a str], out: &mut Vec<&'a str>) -> (usize, bool) {
     let mut i = 0;
+    let mut wrapped = false;
     // `NAME=value` words before the command.
     while i < argv.len() && is_assignment(argv[i]) {
         out.push(argv[i]);
@@ -123,6 +265,7 @@ pub(crate) fn prefix_of(argv: &[&str]) -> String {
         .get(i)
         .and_then(|a| wrapper_for(super::command_name(a)))
     {
+        wrapped = true;
         out.push(argv[i]);
         i += 1;
         let mut operands_left = w.leading_operands;
@@ -148,8 +291,15 @@ pub(crate) fn prefix_of(argv: &[&str]) -> String {
             }
         }
     }
+    (i, wrapped)
+}
+
+/// How many leading words of `argv` the prefix pattern keeps.
+fn prefix_len(argv: &[&str]) -> usize {
+    let mut out = Vec::new();
+    let (mut i, _) = command_start(argv, &mut out);
     let Some(first) = argv.get(i) else {
-        return finish(out);
+        return i;
     };
     let value_opts = lookup(super::command_name(first))
         .map(|row| row.global_value_opts)
@@ -157,19 +307,16 @@ pub(crate) fn prefix_of(argv: &[&str]) -> String {
     // The command's name, then its subcommand: all `arity_of` looks at.
     let mut words: [&str; 2] = [super::command_name(first), ""];
     let mut named = 1;
-    out.push(first);
     i += 1;
     while named < arity_of(&words[..named.min(2)]) {
         let Some(a) = argv.get(i) else { break };
-        out.push(a);
         i += 1;
         if *a == "--" {
             break;
         }
         if a.starts_with('-') && a.len() > 1 {
             if value_opts.contains(a) {
-                if let Some(v) = argv.get(i) {
-                    out.push(v);
+                if argv.get(i).is_some() {
                     i += 1;
                 }
             }
@@ -180,7 +327,7 @@ pub(crate) fn prefix_of(argv: &[&str]) -> String {
         }
         named += 1;
     }
-    finish(out)
+    i
 }
 
 fn finish(out: Vec<&str>) -> String {
@@ -241,5 +388,56 @@ mod tests {
         assert_eq!(p("env A=1 make build"), "env A=1 make build *");
         assert_eq!(p("/usr/bin/git log -5"), "/usr/bin/git log *");
         assert_eq!(p(""), "");
+    }
+
+    fn save(s: &str, risk: Risk) -> Option<String> {
+        let argv: Vec<&str> = s.split_whitespace().collect();
+        save_pattern(&argv, s, risk)
+    }
+
+    #[test]
+    fn what_always_saves() {
+        use Risk::*;
+        // The prefix: nothing but operands after it, nothing that runs code.
+        assert_eq!(
+            save("git push origin main", Network).as_deref(),
+            Some("git push *")
+        );
+        assert_eq!(
+            save("npm install lodash", Network).as_deref(),
+            Some("npm install *")
+        );
+        // The exact command: code chosen by the arguments, a wrapper, options.
+        for exact_command in [
+            "python3 scripts/test_all.py",
+            "make test",
+            "gmake test",
+            "npm run build",
+            "cargo run --bin tool",
+            "bash scripts/ci.sh",
+            "env FOO=1 cargo build",
+            "xargs grep foo",
+            "npx prettier src",
+            "cargo test -p core",
+            "git push --force-with-lease origin main",
+        ] {
+            assert_eq!(save(exact_command, Execute).as_deref(), Some(exact_command));
+        }
+        // Nothing: it evaluates code; or the exact text would be a wildcard.
+        for never in [
+            "python3 -m http.server",
+            "python3 -c print(1)",
+            "node -e 1",
+            "node -r ./x.js a.js",
+            "make --eval=x: test",
+            "make test -E x:",
+            "perl -MLWP::Simple -e 1",
+            "bash -c ls",
+            "python3 x.py *.txt",
+        ] {
+            assert_eq!(save(never, Execute), None, "{never}");
+        }
+        assert!(exact_only("make test", Some("make test")));
+        assert!(!exact_only("git push origin", Some("git push *")));
     }
 }

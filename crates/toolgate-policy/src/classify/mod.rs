@@ -28,8 +28,8 @@ mod special;
 pub(crate) mod table;
 
 pub(crate) use about::LOOKS_AT_ENTRIES;
-pub use arity::arity_prefix;
-pub(crate) use arity::{is_assignment, prefix_of};
+pub use arity::{arity_prefix, exact_only};
+pub(crate) use arity::{exact, is_assignment, save_pattern};
 pub(crate) use credential_paths::glob_match;
 pub use credential_paths::{
     FileLinks, LinkLookup, credential_of, credential_of_with, path_risk, path_risk_in,

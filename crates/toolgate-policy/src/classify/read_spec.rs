@@ -584,6 +584,24 @@ pub(crate) fn lookup(name: &str) -> Option<Arc<Spec>> {
     SPECS.get(name)
 }
 
+/// Whether a spec describes the command `name` given `rest`: the program
+/// has one, and when the spec lists subcommands, the first word that is not
+/// an option is one of them (`git log`, not `git push`). Such a command that
+/// is not proven `read` was raised by what its words chose (a script that
+/// runs or writes, an option the spec does not know), so an approval for it
+/// saves the exact command ([`super::arity`]).
+pub(crate) fn describes(name: &str, rest: &[&str]) -> bool {
+    let Some(spec) = lookup(name) else {
+        return false;
+    };
+    if spec.sub_names.is_empty() {
+        return true;
+    }
+    rest.iter()
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|sub| spec.sub_names.iter().any(|(n, _)| n == sub))
+}
+
 /// Judges `args` (the words after the command name) against `spec`.
 pub(crate) fn judge(spec: &Spec, args: &[&str]) -> Judged {
     let mut state = State::reading();

@@ -1722,6 +1722,33 @@ pub(crate) static INLINE_CODE: &[(&[&str], &[&str])] = &[
     ),
 ];
 
+/// Options whose value chooses code an interpreter or runner evaluates,
+/// beyond [`INLINE_CODE`]'s inline code: a module to run or preload
+/// (`python -m`, `node -r`, `perl -M`, `ruby -r`), text `make` evaluates as
+/// a makefile (`--eval`, `-E`). The analyser judges the command as it
+/// would without them (the program runs code either way); an approval is
+/// never saved for a command that gives one, nor covers it.
+pub(crate) static CODE_OPTIONS: &[(&[&str], &[&str])] = &[
+    (
+        &["python", "python2", "python3", "pypy", "pypy3", "ipython"],
+        &["-m"],
+    ),
+    (
+        &["node", "nodejs", "bun"],
+        &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+        ],
+    ),
+    (&["perl"], &["-M", "-m"]),
+    (&["ruby"], &["-r"]),
+    (&["php"], &["-d"]),
+    (&["make", "gmake"], &["--eval", "-E"]),
+];
+
 /// Shells: `-c` code is parsed recursively, stdin is opaque.
 pub(crate) static SHELLS: &[&str] = &[
     "sh",

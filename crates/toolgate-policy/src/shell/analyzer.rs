@@ -8,7 +8,8 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use toolgate_core::secret_env::is_default_secret_name;
+use toolgate_core::sandbox_env::sandbox_env_allows;
+use toolgate_core::secret_env::{is_default_secret_name, value_holds_password};
 use toolgate_core::{PermissionRequest, Risk};
 use tree_sitter::{Parser, Tree};
 
@@ -22,9 +23,9 @@ use super::words::{self, Word, brace_expand};
 use super::{MAX_COMMAND_BYTES, MAX_DEPTH, MAX_NESTING, ShellContext, ShellRequest, TOO_COMPLEX};
 use crate::classify::table::{
     EXPRESSION_AFTER_PATHS, GLOB_OPTIONS, PATTERN_FIRST, SEARCH_OPTIONS, env_is_harmless,
-    lasting_assignment_matters, loads_code, points_at_a_host,
+    inherited, lasting_assignment_matters, loads_code, points_at_a_host,
 };
-use crate::classify::{Walk, arity_prefix, prefix_of, sql_destroys};
+use crate::classify::{Walk, exact, save_pattern, sql_destroys};
 
 /// The CPU budget of one analysis: 50 ms, measured as wall time from its
 /// start (an `Instant` deadline checked every few nodes). Unoptimised builds
@@ -176,6 +177,9 @@ pub(crate) struct Analyzer<'c, 'l> {
     /// would read at decision time are: see
     /// [`Analyzer::writes_void_git_surveys`].
     git_surveyed: Vec<usize>,
+    /// While judging a file a network command reads and sends (`curl -d
+    /// @FILE`, `-T FILE`): the reasons say so.
+    pub(crate) sending: bool,
 }
 
 pub(crate) fn analyze_top(
@@ -207,6 +211,7 @@ pub(crate) fn analyze_with_budget(
         deadline: Instant::now() + budget,
         timed_out: false,
         in_fallback: false,
+        sending: false,
         path_var: std::cell::OnceCell::new(),
         git_surveyed: Vec::new(),
     };
@@ -500,13 +505,35 @@ impl Analyzer<'_, '_> {
     /// Expanding a variable whose name looks like a secret (`$OPENAI_API_KEY`),
     /// or listing names by prefix (`${!AWS*}`), or reading one indirectly
     /// (`${!ref}`), touches a credential.
+    ///
+    /// Any other variable the environment exports and the sandbox's
+    /// allowlist does not name ([`sandbox_env_allows`]) is at least `ask`
+    /// where the command runs with that environment
+    /// ([`super::ShellContext::inherited_env`]), and `credential` when its
+    /// value is a connection string with a password.
     fn secret_var(&mut self, var: &str, text: &str, scope: &Scope) {
         let indirect = var.starts_with('!');
-        if !indirect && !is_default_secret_name(var) {
+        let from_env = !indirect && !scope.vars.contains_key(var) && inherited(var);
+        let password = from_env && std::env::var(var).is_ok_and(|v| value_holds_password(&v));
+        if !indirect && !password && !is_default_secret_name(var) {
+            if from_env && self.ctx.inherited_env && !sandbox_env_allows(var, &[]) {
+                self.push(
+                    PermissionRequest::path("read", format!("${var}"), Risk::Read),
+                    true,
+                    format!(
+                        "`{text}` expands {var}, which the environment exports and the \
+                         sandbox's allowlist does not name: here the command runs with \
+                         that environment, so it may print a secret"
+                    ),
+                    scope,
+                );
+            }
             return;
         }
         let why = if indirect {
             format!("`{text}` expands variables chosen at run time, secrets included")
+        } else if password {
+            format!("`{text}` expands {var}, whose value is a connection string with a password")
         } else {
             format!("`{text}` expands {var}, a variable that holds a secret")
         };
@@ -529,11 +556,29 @@ impl Analyzer<'_, '_> {
         for w in &c.words {
             let word = self.eval(w, scope);
             if word.known && word.unquoted && word.text.contains('{') {
-                for text in brace_expand(&word.text) {
-                    out.push(Word {
-                        text,
-                        ..word.clone()
-                    });
+                match brace_expand(&word.text) {
+                    Some(texts) => {
+                        for text in texts {
+                            out.push(Word {
+                                text,
+                                ..word.clone()
+                            });
+                        }
+                    }
+                    None => {
+                        self.opaque_whole(
+                            &c.resource,
+                            &format!(
+                                "a brace expansion makes more than {} words",
+                                super::MAX_BRACE_WORDS
+                            ),
+                            scope,
+                        );
+                        out.push(Word {
+                            known: false,
+                            ..word
+                        });
+                    }
                 }
             } else {
                 out.push(word);
@@ -748,7 +793,11 @@ impl Analyzer<'_, '_> {
         for (name, value) in assigned {
             self.set_var(&name, value, scope);
         }
-        let save = (risk == Risk::Read).then(|| c.resource.clone());
+        let save = if risk == Risk::Read {
+            exact(&c.resource)
+        } else {
+            None
+        };
         self.push(
             PermissionRequest::command("bash", c.resource.clone(), risk).with_save_pattern(save),
             false,
@@ -883,7 +932,12 @@ impl Analyzer<'_, '_> {
             reason = why;
         }
         let unknown = words.iter().any(|w| !w.known);
-        let save = (risk < Risk::Destructive && !unknown).then(|| arity_prefix(&argv));
+        let save = if risk < Risk::Destructive && !unknown {
+            let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+            save_pattern(&words, &c.resource, risk)
+        } else {
+            None
+        };
         self.push(
             PermissionRequest::command("bash", c.resource.clone(), risk).with_save_pattern(save),
             false,
@@ -1233,8 +1287,15 @@ impl Analyzer<'_, '_> {
             }
         } else if part.paths {
             let writes = part.risk >= Risk::Write;
+            let network = part.risk >= Risk::Network;
+            let mut previous: Option<String> = None;
             for (arg, after_dashes) in path_words(&part.name, &part.args) {
-                self.path_argument(&arg, after_dashes, part.risk, writes, run_scope);
+                // A file a network command uploads is read and sent, not written.
+                let sent = network && sends_file(previous.as_deref(), &arg.text);
+                self.sending = sent;
+                self.path_argument(&arg, after_dashes, part.risk, writes && !sent, run_scope);
+                self.sending = false;
+                previous = Some(arg.text.clone());
                 judged.push(arg.text);
             }
         }
@@ -1256,7 +1317,7 @@ impl Analyzer<'_, '_> {
                     .map(String::as_str)
                     .chain(part.words().map(|w| w.text.as_str()))
                     .collect();
-                Some(prefix_of(&argv))
+                save_pattern(&argv, &resource, part.risk)
             };
             let mut request =
                 PermissionRequest::command("bash", resource, part.risk).with_save_pattern(save);
@@ -1524,6 +1585,17 @@ fn path_words(name: &str, args: &[Word]) -> Vec<(Word, bool)> {
         out.push((w.clone(), false));
     }
     out
+}
+
+/// Whether the word `text` (after `previous`) of a network command names a
+/// file it reads and sends: `@FILE` and `NAME=@FILE` (curl's `-d`,
+/// `--data-binary`, `-F`; httpie), or the file of `-T`/`--upload-file`.
+fn sends_file(previous: Option<&str>, text: &str) -> bool {
+    text.starts_with('@')
+        || text.contains("=@")
+        || text.starts_with("--upload-file=")
+        || (text.starts_with("-T") && text.len() > 2 && !text.starts_with("--"))
+        || matches!(previous, Some("-T" | "--upload-file"))
 }
 
 /// SQL clients whose stdin is checked for `DROP`/`TRUNCATE`.

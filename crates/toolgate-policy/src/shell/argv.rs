@@ -6,8 +6,8 @@ use toolgate_core::Risk;
 use super::words::Word;
 use crate::classify::read_spec;
 use crate::classify::table::{
-    BASH_GRAMMAR_SHELLS, DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS, env_is_harmless, loads_code,
-    wrapper_for,
+    BASH_GRAMMAR_SHELLS, CODE_OPTIONS, DELETERS, INLINE_CODE, SHELLS, STDIN_RUNNERS,
+    env_is_harmless, loads_code, wrapper_for,
 };
 use crate::classify::{self, FileArg, Walk, command_name};
 
@@ -525,8 +525,31 @@ fn shell_invocation(name: &str, args: &[Word], part: &mut Part) {
 
 /// `Some(reason)` when an interpreter is given code inline (`python -c`, `node -e`).
 fn inline_code(name: &str, args: &[&str]) -> Option<String> {
+    given_option(name, args, INLINE_CODE).map(|a| format!("`{name} {a}` runs inline code"))
+}
+
+/// `Some(reason)` when the program `name` evaluates code its arguments
+/// `args` give or choose: inline code ([`INLINE_CODE`]), a shell's `-c`, a
+/// module or makefile text ([`CODE_OPTIONS`]). No approval is saved for
+/// such a command, and none covers it.
+pub(crate) fn evaluates_code(name: &str, args: &[&str]) -> Option<String> {
+    if let Some(why) = inline_code(name, args) {
+        return Some(why);
+    }
+    if SHELLS.contains(&name) {
+        if let Some(a) = given_option(name, args, &[(SHELLS, &["-c"])]) {
+            return Some(format!("`{name} {a}` runs the code it is given"));
+        }
+    }
+    given_option(name, args, CODE_OPTIONS)
+        .map(|a| format!("`{name} {a}` runs code its arguments choose"))
+}
+
+/// The argument of `args` that is one of the options `table` lists for
+/// `name`, before the script operand (options after it belong to the script).
+fn given_option<'a>(name: &str, args: &[&'a str], table: &[(&[&str], &[&str])]) -> Option<&'a str> {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    let (_, flags) = INLINE_CODE
+    let (_, flags) = table
         .iter()
         .find(|(names, _)| names.contains(&name) || names.contains(&base))?;
     for &a in args {
@@ -550,10 +573,10 @@ fn inline_code(name: &str, args: &[&str]) -> Option<String> {
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
             };
             if hit {
-                return Some(format!("`{name} {a}` runs inline code"));
+                return Some(a);
             }
         }
-        let options_anywhere = matches!(name, "su" | "runuser" | "script");
+        let options_anywhere = matches!(name, "su" | "runuser" | "script" | "make" | "gmake");
         if !a.starts_with('-') && !options_anywhere && !flags.iter().any(|f| !f.starts_with('-')) {
             // The script operand: options after it belong to the script.
             break;

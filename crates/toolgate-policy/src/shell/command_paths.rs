@@ -375,7 +375,11 @@ impl Analyzer<'_, '_> {
         self.push(
             PermissionRequest::path(action, path, risk),
             false,
-            format!("{path} holds secrets"),
+            if self.sending {
+                format!("reads {path}, which holds secrets, and sends it over the network")
+            } else {
+                format!("{path} holds secrets")
+            },
             scope,
         );
     }

@@ -25,6 +25,7 @@
 //!     location: &location,
 //!     cwd: location.root().to_path_buf(),
 //!     home: "/home/nobody".into(),
+//!     inherited_env: true,
 //! };
 //! let parts = analyze("git status && git log -1", &ctx);
 //! assert_eq!(parts.len(), 2);
@@ -49,6 +50,8 @@ mod argv;
 mod builtins;
 mod command_paths;
 mod git_content;
+pub(crate) use analyzer::BUDGET;
+pub(crate) use argv::evaluates_code;
 pub(crate) use command_paths::lexical;
 pub mod grammar;
 mod ir;
@@ -71,6 +74,16 @@ pub struct ShellContext<'a> {
     pub cwd: PathBuf,
     /// The home directory (`~`, `$HOME`), used instead of the process's own.
     pub home: PathBuf,
+    /// Whether the command runs with the environment toolgate inherited:
+    /// true where toolgate does not run it itself (`check`, the hooks of
+    /// other agents) or runs it unconfined. Then expanding an inherited
+    /// variable the sandbox's allowlist
+    /// ([`toolgate_core::sandbox_env::SANDBOX_ENV`]) does not name is at
+    /// least `ask`. False under toolgate's own bash tool, confined: the
+    /// command gets only the allowlisted variables, so such an expansion is
+    /// empty and harmless. A variable whose name looks secret is
+    /// `credential` either way.
+    pub inherited_env: bool,
 }
 
 /// One thing a shell command would do, as a permission request.
@@ -97,6 +110,12 @@ pub const MAX_NESTING: usize = 64;
 /// The reason of the one opaque request an analysis gives when it runs out of
 /// its CPU budget.
 pub const TOO_COMPLEX: &str = "too complex to analyse";
+
+/// A word whose brace expansion makes more words than this (`{a,b}` eight
+/// times is 256; nine times, 512) is not expanded: the command is judged as
+/// one that cannot be analysed (at least `ask`, never saved). bash would
+/// build every word in memory (40 groups: 2^40 words).
+pub const MAX_BRACE_WORDS: usize = 256;
 
 /// Longer commands are not analysed (opaque).
 pub const MAX_COMMAND_BYTES: usize = 4 * 1024 * 1024;

@@ -250,24 +250,32 @@ pub(crate) fn backtick_spans(body: &str) -> Vec<String> {
 
 /// Brace expansion of an unquoted word: `-{r,f}` → `-r`, `-f`;
 /// `a{1,2}{x,y}` → four words. Words without a `{…,…}` group come back as is.
-pub(crate) fn brace_expand(word: &str) -> Vec<String> {
-    const LIMIT: usize = 256;
+/// `None` when it would make more than [`super::MAX_BRACE_WORDS`] words
+/// (`{a,b}{a,b}…` doubles with each group): the work stops there, and the
+/// caller judges the command as one it cannot analyse.
+pub(crate) fn brace_expand(word: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    expand_into(word, "", &mut out)?;
+    Some(out)
+}
+
+/// Pushes the expansions of `word`, each after `pre`, onto `out`; `None`
+/// once `out` would pass the limit.
+fn expand_into(word: &str, pre: &str, out: &mut Vec<String>) -> Option<()> {
     let Some((open, close)) = find_brace_group(word) else {
-        return vec![word.to_string()];
+        if out.len() >= super::MAX_BRACE_WORDS {
+            return None;
+        }
+        out.push(format!("{pre}{word}"));
+        return Some(());
     };
-    let pre = &word[..open];
+    let head = format!("{pre}{}", &word[..open]);
     let body = &word[open + 1..close];
     let post = &word[close + 1..];
-    let mut out = Vec::new();
     for alt in split_top_level(body) {
-        for tail in brace_expand(&format!("{alt}{post}")) {
-            out.push(format!("{pre}{tail}"));
-            if out.len() >= LIMIT {
-                return out;
-            }
-        }
+        expand_into(&format!("{alt}{post}"), &head, out)?;
     }
-    out
+    Some(())
 }
 
 /// The first `{…}` holding a top-level comma.
@@ -333,11 +341,17 @@ mod tests {
 
     #[test]
     fn braces() {
-        assert_eq!(brace_expand("-{r,f}"), vec!["-r", "-f"]);
-        assert_eq!(brace_expand("a{1,2}{x,y}").len(), 4);
-        assert_eq!(brace_expand("{}"), vec!["{}"]);
-        assert_eq!(brace_expand("x"), vec!["x"]);
-        assert_eq!(brace_expand("{a,{b,c}}"), vec!["a", "b", "c"]);
+        let e = |w: &str| brace_expand(w).unwrap();
+        assert_eq!(e("-{r,f}"), vec!["-r", "-f"]);
+        assert_eq!(e("a{1,2}{x,y}").len(), 4);
+        assert_eq!(e("a{1,2}{x,y}")[3], "a2y");
+        assert_eq!(e("{}"), vec!["{}"]);
+        assert_eq!(e("x"), vec!["x"]);
+        assert_eq!(e("{a,{b,c}}"), vec!["a", "b", "c"]);
+        // 2^8 = 256 words is the limit; one more group is past it.
+        assert_eq!(e(&"{a,b}".repeat(8)).len(), super::super::MAX_BRACE_WORDS);
+        assert_eq!(brace_expand(&"{a,b}".repeat(9)), None);
+        assert_eq!(brace_expand(&"{a,b}".repeat(40)), None);
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub fn ask_about(
             resource: resource.into(),
             risk,
             reason: reason.into(),
+            save_pattern: None,
         }],
         ..ask_prompt(call_id, tool)
     }

@@ -20,7 +20,7 @@
 #![allow(dead_code)]
 
 #[path = "../support/intent.rs"]
-mod intent;
+pub mod intent;
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -196,6 +196,7 @@ impl Fixture {
             location: &self.location,
             cwd,
             home: self.home.clone(),
+            inherited_env: true,
         }
     }
 

@@ -18,6 +18,7 @@ mod plan;
 mod seek;
 
 use patch_syntax::{FileOp, Patch, parse};
+pub use patch_syntax::{MAX_PATCH_BYTES, MAX_PATCH_FILES};
 pub use seek::MatchLevel;
 
 /// Input of `apply_patch`.

@@ -140,7 +140,7 @@ pub async fn answer_handler(
                 Answer::Once => "once",
                 Answer::Session => "session",
                 Answer::Always => "always",
-                Answer::Reject { .. } => "reject",
+                Answer::Reject { .. } | Answer::ClientDeclined { .. } => "reject",
             };
             axum::Json(json!({ "ok": true, "id": id, "answer": answer })).into_response()
         }
@@ -249,6 +249,9 @@ pub fn card(ask: &PendingAsk, args: Option<&serde_json::Value>) -> String {
                         b { (item.action) }
                         pre class="resource" { (item.resource) }
                         p class="reason" { (item.reason) }
+                        @if p.offer_always {
+                            p class="saves" { (item.saves()) }
+                        }
                     }
                 }
             }

@@ -113,8 +113,40 @@ fn err(line: usize, message: impl Into<String>) -> ParseError {
     }
 }
 
-/// Parses `text`; every structural problem is an error naming its line.
+/// The largest patch accepted, in bytes (2 MiB): far above any change a
+/// model writes in one call, and small enough that reading it and judging
+/// every file it names stays within the decision budget.
+pub const MAX_PATCH_BYTES: usize = 2 * 1024 * 1024;
+
+/// The most file sections (`*** Add File`, `*** Update File`, `*** Delete
+/// File`) one patch may hold: each is a permission request of its own.
+pub const MAX_PATCH_FILES: usize = 500;
+
+/// Parses `text`; every structural problem is an error naming its line. A
+/// patch longer than [`MAX_PATCH_BYTES`] or with more than
+/// [`MAX_PATCH_FILES`] file sections is refused before anything else.
 pub fn parse(text: &str) -> Result<Patch, ParseError> {
+    if text.len() > MAX_PATCH_BYTES {
+        return Err(err(
+            1,
+            format!(
+                "the patch is {} bytes; the limit is {MAX_PATCH_BYTES} bytes (2 MiB): split it into several patches",
+                text.len()
+            ),
+        ));
+    }
+    let sections = text
+        .split('\n')
+        .filter(|l| l.starts_with(ADD) || l.starts_with(DELETE) || l.starts_with(UPDATE))
+        .count();
+    if sections > MAX_PATCH_FILES {
+        return Err(err(
+            1,
+            format!(
+                "the patch has {sections} file sections; the limit is {MAX_PATCH_FILES}: split it into several patches"
+            ),
+        ));
+    }
     let lines: Vec<(usize, &str)> = text
         .split('\n')
         .enumerate()

@@ -1,0 +1,265 @@
+//! "Always" saves exactly what was shown (issue 25, point 4).
+//!
+//! An approval saved for one command must not let through a command the
+//! person never saw: for programs that run code chosen by their arguments
+//! (interpreters, shells, `make`, `npm run`, `cargo run`, wrappers…) the saved
+//! pattern is the exact command, and no saved pattern covers a command that
+//! evaluates code (`-c`, `-e`, `--eval`, python's `-m`) or gives an option
+//! the program's spec does not know.
+//!
+//! Each test answers "always" to the command shown (every pattern its asked
+//! requests would save), then judges later commands with those approvals.
+
+// A failed setup step should stop a test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "corpus/fixture.rs"]
+mod fixture;
+#[path = "support/saved.rs"]
+mod saved;
+
+use fixture::Fixture;
+use saved::{allowed_with, always};
+
+/// Answers always to `shown`, then asserts that each of `later` is not
+/// allowed, and that `shown` itself now is.
+fn assert_always_is_exact(fx: &Fixture, shown: &str, later: &[&str]) {
+    let saved = always(fx, shown);
+    assert!(
+        !saved.is_empty(),
+        "{shown:?} offers nothing to save; the attack test proves nothing"
+    );
+    assert!(
+        allowed_with(fx, &saved, shown),
+        "{shown:?} is not allowed by its own approval {saved:?}"
+    );
+    for command in later {
+        assert!(
+            !allowed_with(fx, &saved, command),
+            "always for {shown:?} (saved {saved:?}) allows {command:?}"
+        );
+    }
+}
+
+#[test]
+fn always_for_python_script_does_not_allow_python_m_module() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "python3 scripts/test_all.py",
+        &[
+            "python3 -m scripts.other",
+            "python3 -m pip install requests",
+            "python3 -m http.server",
+            "python3 scripts/other.py",
+            "python3 -c 'import os; print(os.environ)'",
+            "python3 scripts/test_all.py -c x",
+            "python3 -X importtime scripts/test_all.py",
+            "python3 scripts/test_all.py; python3 -m http.server",
+        ],
+    );
+}
+
+#[test]
+fn always_for_make_test_does_not_allow_make_eval() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "make test",
+        &[
+            "make test --eval='$(shell touch pwned)'",
+            "make test -E '$(shell touch pwned)'",
+            "make test -f evil.mk",
+            "make test SHELL=/tmp/evil",
+            "make deploy",
+            "make -C ../other test",
+        ],
+    );
+}
+
+#[test]
+fn always_for_npm_run_build_does_not_allow_another_script_or_options() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "npm run build",
+        &[
+            "npm run deploy",
+            "npm run build --script-shell=/tmp/evil",
+            "npm run build -- --config evil.js",
+        ],
+    );
+}
+
+#[test]
+fn always_for_cargo_run_does_not_allow_another_binary() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "cargo run --bin tool",
+        &[
+            "cargo run --bin other",
+            "cargo run --bin tool --config 'target.x86_64-unknown-linux-gnu.runner=\"sh\"'",
+            "cargo run --bin tool -- --delete-everything",
+        ],
+    );
+}
+
+#[test]
+fn always_for_node_script_does_not_allow_node_eval() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "node scripts/build.js",
+        &[
+            "node -e 'require(\"child_process\").execSync(\"touch pwned\")'",
+            "node --eval 'process.exit(1)'",
+            "node -p 'process.env'",
+            "node -r ./evil.js scripts/build.js",
+            "node scripts/other.js",
+        ],
+    );
+}
+
+#[test]
+fn always_for_bash_script_does_not_allow_bash_c() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "bash scripts/ci.sh",
+        &[
+            "bash -c 'touch pwned'",
+            "bash scripts/other.sh",
+            "bash scripts/ci.sh --rcfile evil",
+            "sh scripts/ci.sh",
+        ],
+    );
+}
+
+#[test]
+fn always_for_perl_and_ruby_scripts_does_not_allow_inline_code() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "perl scripts/gen.pl",
+        &[
+            "perl -e 'system(\"touch pwned\")'",
+            "perl -E 'say 1'",
+            "perl scripts/other.pl",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "ruby scripts/gen.rb",
+        &["ruby -e 'system(\"touch pwned\")'", "ruby scripts/other.rb"],
+    );
+}
+
+#[test]
+fn always_for_env_wrapper_does_not_allow_another_program_under_it() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "env FOO=1 python3 scripts/test_all.py",
+        &[
+            "env FOO=1 python3 -m http.server",
+            "env FOO=1 python3 scripts/other.py",
+            "env FOO=1 sh -c 'touch pwned'",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "timeout 60 make test",
+        &["timeout 60 make test --eval=x", "timeout 60 make deploy"],
+    );
+}
+
+#[test]
+fn always_for_npx_tool_does_not_allow_another_package() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "npx prettier --check src",
+        &[
+            "npx evil-package",
+            "npx prettier --check src --plugin=./evil.js",
+        ],
+    );
+}
+
+#[test]
+fn code_evaluating_commands_offer_no_pattern() {
+    let fx = Fixture::new();
+    for command in [
+        "python3 -m http.server",
+        "python3 -c 'print(1)'",
+        "node -e 'console.log(1)'",
+        "make --eval='x:' test",
+        "perl -e 'print 1'",
+        "bash -c 'ls'",
+    ] {
+        let saved = always(&fx, command);
+        let executes: Vec<_> = saved.iter().filter(|(_, p)| !p.starts_with("ls")).collect();
+        assert!(
+            executes.is_empty(),
+            "{command:?} would save {executes:?}: it evaluates code"
+        );
+    }
+}
+
+#[test]
+fn the_prompt_shows_the_pattern_always_saves() {
+    use toolgate_policy::approvals::AskItem;
+    // What the gate puts in an ask is what "always" saves: the item carries
+    // the exact pattern, and every channel prints it (their own tests).
+    let fx = Fixture::new();
+    let item = AskItem {
+        action: "bash".into(),
+        resource: "python3 scripts/test_all.py".into(),
+        risk: toolgate_core::Risk::Execute,
+        reason: "runs a program".into(),
+        save_pattern: Some("python3 scripts/test_all.py".into()),
+    };
+    let saved = always(&fx, &item.resource);
+    assert!(
+        saved.contains(&("bash".to_string(), item.save_pattern.clone().unwrap())),
+        "{saved:?}"
+    );
+    assert!(
+        saved
+            .iter()
+            .all(|(a, p)| a != "bash" || p == &item.resource),
+        "{saved:?}"
+    );
+    assert_eq!(
+        item.saves(),
+        "\"always\" saves bash `python3 scripts/test_all.py`"
+    );
+}
+
+#[test]
+fn always_for_sed_writing_a_file_does_not_allow_sed_running_a_command() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "sed 's/a/b/w out.txt' data.txt",
+        &[
+            "sed '1e touch pwned' data.txt",
+            "sed 's/a/b/e' data.txt",
+            "sed 's/a/b/w .git/hooks/pre-commit' data.txt",
+        ],
+    );
+}
+
+#[test]
+fn always_for_awk_writing_does_not_allow_awk_system() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "awk '{print > \"out.txt\"}' data.txt",
+        &[
+            "awk 'BEGIN{system(\"touch pwned\")}'",
+            "awk '{print | \"sh\"}' data.txt",
+        ],
+    );
+}
