@@ -33,6 +33,7 @@ pub mod event_query;
 pub mod failure;
 pub mod gate;
 pub mod location;
+pub mod output_check;
 pub mod pipeline;
 pub mod preview;
 pub mod question;
@@ -46,7 +47,7 @@ mod staged_judge;
 pub mod test_util;
 pub mod tool;
 
-pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, bound};
+pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, bound, bound_checked};
 pub use content::{Content, ToolOutput};
 pub use context::{CallIdentity, Progress, ToolContext};
 pub use event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError, now_ms};
@@ -54,6 +55,7 @@ pub use event_query::{EventQuery, QueryError};
 pub use failure::Failure;
 pub use gate::{Gate, GateCall, GateError, Judged, PermissionRequest, ResourceKind};
 pub use location::{Location, PathError, ResolvedPath};
+pub use output_check::{CheckError, Flag, OutputChecks, Redaction};
 pub use pipeline::{CallError, CallRequest, CallResult, Engine};
 pub use preview::{Preview, PreviewBody, PreviewField};
 pub use question::{Question, QuestionChannel, QuestionError};
@@ -61,8 +63,8 @@ pub use registry::{
     Catalogue, CatalogueEntry, LookupError, Registration, Registry, RegistryError, ToolSet,
     valid_tool_name,
 };
-pub use staged::{StagedChange, StagedKind, StagedVerdict, WriteJudge};
 pub use risk::{Decision, DecisionSource, Effect, Risk, RuleRef};
+pub use staged::{StagedChange, StagedKind, StagedVerdict, WriteJudge};
 pub use tool::{
     PrepareError, PreparedCall, RunError, SchemaError, Tool, ToolError, ToolHandler, ToolSpec,
     ToolTraits, decode_input, handler,

@@ -54,7 +54,10 @@ impl WriteJudge for PipelineJudge {
             call_id: &self.identity.call_id,
             preview: None,
         };
-        let judged = self.gate.evaluate_staged(&call, requests).map_err(Failure::of)?;
+        let judged = self
+            .gate
+            .evaluate_staged(&call, requests)
+            .map_err(Failure::of)?;
         if judged.len() != changes.len() {
             return Err(Failure::new(format!(
                 "the gate judged {} of {} changed paths",
@@ -91,7 +94,10 @@ impl WriteJudge for PipelineJudge {
             ));
         }
         if !asks.is_empty() {
-            self.sink.submit_batch(std::mem::take(&mut events)).await.map_err(Failure::of)?;
+            self.sink
+                .submit_batch(std::mem::take(&mut events))
+                .await
+                .map_err(Failure::of)?;
             let asked: Vec<Judged> = asks.iter().map(|&i| judged[i].clone()).collect();
             let shown: Vec<&StagedChange> = asks.iter().map(|&i| &changes[i]).collect();
             let preview = preview_of(&shown);
@@ -221,7 +227,9 @@ pub fn hosts_in(text: &str) -> Vec<String> {
     while let Some(at) = rest.find("://") {
         let after = &rest[at + 3..];
         let end = after
-            .find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace() || c == '\'' || c == '"')
+            .find(|c: char| {
+                c == '/' || c == '?' || c == '#' || c.is_whitespace() || c == '\'' || c == '"'
+            })
             .unwrap_or(after.len());
         let authority = &after[..end];
         let host_port = authority.rsplit('@').next().unwrap_or(authority);

@@ -29,8 +29,14 @@ pub const HOME_READABLE: &[(&str, &str)] = &[
     (".bun", "Bun: the runtime and its cache"),
     (".deno", "Deno: the runtime's cache"),
     (".yarn", "Node.js: Yarn's cache and releases"),
-    (".cache", "the XDG cache (pip, go-build, yarn, pnpm, bazel, ...)"),
-    (".local/bin", "programs installed for this user (pipx, pip --user)"),
+    (
+        ".cache",
+        "the XDG cache (pip, go-build, yarn, pnpm, bazel, ...)",
+    ),
+    (
+        ".local/bin",
+        "programs installed for this user (pipx, pip --user)",
+    ),
     (".local/lib", "Python packages installed with pip --user"),
     (".local/share/pnpm", "Node.js: pnpm's store and binaries"),
     (".local/share/mise", "mise's installed tools"),
@@ -50,8 +56,14 @@ pub const HOME_READABLE: &[(&str, &str)] = &[
     (".dotnet", ".NET: the SDK and tools"),
     (".nuget/packages", ".NET: NuGet's package cache"),
     (".gitconfig", "git: the user's configuration"),
-    (".config/git", "git: the user's configuration and ignore file"),
-    (".gitignore_global", "git: a common name of the user's global ignore file"),
+    (
+        ".config/git",
+        "git: the user's configuration and ignore file",
+    ),
+    (
+        ".gitignore_global",
+        "git: a common name of the user's global ignore file",
+    ),
 ];
 
 /// [`HOME_READABLE`]'s places under `home`.

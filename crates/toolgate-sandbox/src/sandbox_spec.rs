@@ -156,7 +156,10 @@ impl SandboxSpec {
         let writable = existing(&self.writable);
         let readable = existing(&self.readable);
         let hidden = existing(&self.hidden);
-        let home = self.home.as_ref().map(|h| h.canonicalize().unwrap_or_else(|_| h.clone()));
+        let home = self
+            .home
+            .as_ref()
+            .map(|h| h.canonicalize().unwrap_or_else(|_| h.clone()));
         let mut notes = Vec::new();
 
         let staging = match &self.stage {
@@ -222,12 +225,18 @@ impl SandboxSpec {
         };
 
         // Masked: toolgate's own places, then every credential visible.
-        let mut masked: Vec<PathBuf> = hidden.iter().filter(|p| visible.shows(p)).cloned().collect();
+        let mut masked: Vec<PathBuf> = hidden
+            .iter()
+            .filter(|p| visible.shows(p))
+            .cloned()
+            .collect();
         if let Some(s) = &staging {
             masked.extend(s.dirs().into_iter().filter(|p| visible.shows(p)));
         }
         masked.extend(system_secrets());
-        let home_for_facts = home.clone().unwrap_or_else(|| PathBuf::from("/nonexistent"));
+        let home_for_facts = home
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/nonexistent"));
         let root_refs: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
         let snapshot = CredentialInodes::snapshot(&home_for_facts, &root_refs);
         let inodes: Inodes = snapshot.iter().map(|(d, i, _)| (d, i)).collect();
@@ -322,7 +331,8 @@ struct View<'a> {
 
 impl View<'_> {
     fn shows(&self, p: &Path) -> bool {
-        self.shown.iter().any(|s| p.starts_with(s)) || !self.emptied.iter().any(|e| p.starts_with(e))
+        self.shown.iter().any(|s| p.starts_with(s))
+            || !self.emptied.iter().any(|e| p.starts_with(e))
     }
 }
 

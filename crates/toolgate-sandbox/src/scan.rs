@@ -171,11 +171,7 @@ fn scan_tree_within(root: &Path, credential_inodes: &Inodes, window: Option<i128
 /// case-insensitively, judged with the parent's name), hard links to
 /// credential files, and the subdirectories to walk (not `.git`, not a
 /// masked secret directory).
-fn scan_dir(
-    dir: &Path,
-    stamp: Stamp,
-    credential_inodes: &Inodes,
-) -> Option<DirScan> {
+fn scan_dir(dir: &Path, stamp: Stamp, credential_inodes: &Inodes) -> Option<DirScan> {
     let entries = std::fs::read_dir(dir).ok()?;
     let parent = dir.file_name().map(|n| n.as_bytes().to_vec());
     let mut found = DirScan {

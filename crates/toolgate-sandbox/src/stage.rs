@@ -476,7 +476,8 @@ fn is_opaque(path: &Path) -> bool {
     let mut v = [0u8; 4];
     for name in [c"user.overlay.opaque", c"trusted.overlay.opaque"] {
         // SAFETY: valid C strings and a writable buffer of the given length.
-        let n = unsafe { libc::lgetxattr(c.as_ptr(), name.as_ptr(), v.as_mut_ptr().cast(), v.len()) };
+        let n =
+            unsafe { libc::lgetxattr(c.as_ptr(), name.as_ptr(), v.as_mut_ptr().cast(), v.len()) };
         if n >= 1 && v[0] == b'y' {
             return true;
         }

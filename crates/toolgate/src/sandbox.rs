@@ -84,7 +84,9 @@ impl SandboxAdapter {
             (Some(_), Some(d)) if support.staging => Some(d.root().join("stage")),
             _ => None,
         };
-        let mut hidden: Vec<PathBuf> = data.map(|d| vec![d.root().to_path_buf()]).unwrap_or_default();
+        let mut hidden: Vec<PathBuf> = data
+            .map(|d| vec![d.root().to_path_buf()])
+            .unwrap_or_default();
         hidden.extend(policy.protected_paths().own().iter().cloned());
         SandboxAdapter {
             support,
@@ -244,7 +246,8 @@ impl CommandSandbox for SandboxAdapter {
             .command(&self.support, request.program, request.args)
             .map_err(Failure::of)?;
         let command = std::mem::replace(&mut confined.command, std::process::Command::new("false"));
-        let staged: Option<Box<dyn StagedRun>> = match (confined.staging.take(), &self.checkpoints) {
+        let staged: Option<Box<dyn StagedRun>> = match (confined.staging.take(), &self.checkpoints)
+        {
             (Some(staging), Some(store)) => Some(Box::new(StagedWrites {
                 staging,
                 store: Arc::clone(store),

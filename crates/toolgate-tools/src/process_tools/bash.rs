@@ -748,7 +748,10 @@ impl Tool for BashTool {
                 text.push_str(&format!("\n  {} {}: {}", r.change, r.path, r.reason));
             }
             if output.refused.len() > REFUSED_SHOWN {
-                text.push_str(&format!("\n  … and {} more", output.refused.len() - REFUSED_SHOWN));
+                text.push_str(&format!(
+                    "\n  … and {} more",
+                    output.refused.len() - REFUSED_SHOWN
+                ));
             }
         }
         vec![Content::text(text)]
