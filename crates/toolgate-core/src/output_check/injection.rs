@@ -63,15 +63,11 @@ pub const INJECTION_CUES: &[InjectionCue] = &[
     InjectionCue {
         kind: INSTRUCTION,
         anchors: &[
-            "you are an ai",
-            "you are a language",
-            "you are an llm",
+            "if you are",
             "you're an ai",
             "are an ai",
             "are a language model",
-            "an ai assistant",
-            "ai agent",
-            "an llm",
+            "are an llm",
         ],
         pattern: Some(
             r"\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|large\s+language\s+model|language\s+model|ai\s+assistant|ai\s+agent|assistant|automated\s+agent)\b|\b(?:since|as|because)\s+you(?:'re|\s+are)\s+an?\s+(?:ai|llm|language\s+model)\b[^.\n]{0,60}\b(?:must|should|will|need)",
@@ -135,14 +131,14 @@ pub const INJECTION_CUES: &[InjectionCue] = &[
             "secretly",
         ],
         pattern: Some(
-            r"\b(?:you|assistant|agent|ai)\s+(?:must|should|are\s+required\s+to|need\s+to)\s+(?:now\s+|immediately\s+|first\s+|also\s+|silently\s+)*(?:call|use|invoke|run|execute)\s+(?:the\s+)?`?[A-Za-z_][A-Za-z0-9_.-]*`?\s+(?:tool|function|command)\b|\b(?:immediately|silently|quietly|secretly)\s+(?:run|execute|call|invoke|send|upload|delete|read)\s+(?:the\s+following|this|these|`|~/|/etc/|\.env|the\s+(?:file|contents?|ssh|credentials?|secrets?))",
+            r"\b(?:(?:the\s+)?(?:assistant|agent|ai|model|llm)|you\s+(?:must|should|need\s+to|are\s+required\s+to)\s+(?:now|immediately))\s+(?:must\s+|should\s+|are\s+required\s+to\s+|need\s+to\s+|now\s+|immediately\s+|first\s+|also\s+|silently\s+)*(?:call|use|invoke|run|execute)\s+(?:the\s+)?`?[A-Za-z_][A-Za-z0-9_.-]*`?\s+(?:tool|function|command)\b|\bimmediately\s+(?:run|execute|call|invoke|send|upload|delete|read)\s+(?:the\s+following|this|these|`|~/|/etc/|\.env|the\s+(?:file|contents?|ssh|credentials?|secrets?))|\b(?:silently|quietly|secretly)\s+(?:run|execute|call|invoke|send|upload|delete|remove|read|add|push|commit|exfiltrate|copy|modify|rewrite|install|download)\b",
         ),
     },
     InjectionCue {
         kind: INSTRUCTION,
         anchors: &["important", "urgent", "attention"],
         pattern: Some(
-            r"^\s*(?:[*#>!\[(]+\s*)?(?:important|urgent|attention|critical|warning)\s*(?:[*\])]+)?\s*[:!-]+\s*(?:the\s+)?(?:ai|assistant|agent|model|llm|you\s+must|before\s+(?:you\s+)?(?:continue|proceed|respond|answer))",
+            r"\b(?:important|urgent|attention|critical|warning)\b\s*(?:[*\])]+)?\s*[:!-]+\s*(?:the\s+|all\s+)?(?:ai\b|llms?\b|assistants?\b|agents?\b|models?\b|you\s+must|before\s+(?:you\s+)?(?:continue|proceed|respond|answer))",
         ),
     },
     // Role and chat-template markers.

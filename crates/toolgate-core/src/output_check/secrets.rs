@@ -161,7 +161,11 @@ impl SecretScanner {
             )
         };
         // A token inside a longer word is not the token.
-        if whole.0 > 0 && is_word_byte(bytes[whole.0 - 1]) {
+        // A row that names its context (`AccountKey=…`) may follow `_`.
+        let identifier = re.captures_len() == 1;
+        if whole.0 > 0
+            && (is_word_byte(bytes[whole.0 - 1]) || (identifier && bytes[whole.0 - 1] == b'_'))
+        {
             return None;
         }
         if part.1 < bytes.len() && is_word_byte(bytes[part.1]) {
