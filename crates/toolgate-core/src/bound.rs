@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::content::{Content, ToolOutput};
-use crate::output_check::{CheckError, Flag, OutputChecks, Redaction, redact_value, scanner};
+use crate::output_check::{
+    CheckError, Flag, OutputChecks, Redacted, Redaction, redact_value_with, scanner,
+};
 
 /// Default line limit.
 pub const DEFAULT_MAX_LINES: usize = 2000;
@@ -247,23 +249,32 @@ fn redact_output(
     redactions: &mut Vec<Redaction>,
 ) {
     let mut line_offset = 0;
+    // Each text block as it was, with its redaction: a structured string
+    // equal to one (bash's stdout is often both) is not scanned twice.
+    let mut seen: Vec<(String, Option<Redacted>)> = Vec::new();
     for c in &mut output.content {
         if let Content::Text { text } = c {
-            if let Some(r) = scanner.redact(text) {
+            let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+            let result = scanner.redact(text);
+            if let Some(r) = &result {
                 redactions.extend(r.found.iter().map(|(kind, line)| Redaction {
                     kind: (*kind).to_string(),
                     line: line + line_offset,
                     field: None,
                 }));
-                // Lines are counted in the original text, as in the spill file.
-                line_offset += text.bytes().filter(|&b| b == b'\n').count() + 1;
-                *text = r.text;
+                let original = std::mem::replace(text, r.text.clone());
+                seen.push((original, result));
             } else {
-                line_offset += text.bytes().filter(|&b| b == b'\n').count() + 1;
+                seen.push((text.clone(), None));
             }
+            line_offset += lines;
         }
     }
-    redact_value(scanner, &mut output.structured, redactions);
+    let redact = |s: &str| match seen.iter().find(|(t, _)| t == s) {
+        Some((_, known)) => known.clone(),
+        None => scanner.redact(s),
+    };
+    redact_value_with(&redact, &mut output.structured, redactions);
 }
 
 /// The most array items kept in a shrunk structured output.

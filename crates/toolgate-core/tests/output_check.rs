@@ -397,3 +397,78 @@ fn chunks(text: &str, size: usize) -> Vec<&str> {
     }
     out
 }
+
+#[tokio::test]
+async fn a_settled_call_reports_redactions_and_flags_and_logs_them_with_the_call() {
+    use std::sync::Arc;
+    use toolgate_core::test_util::{Echo, MemorySink, ScriptedGate, TempWorkspace, call};
+
+    let ws = TempWorkspace::new();
+    let process = Registry::new();
+    let (echo, _runs) = Echo::new("v1");
+    let _guard = process.register("echo", echo).unwrap();
+    let sink = Arc::new(MemorySink::default());
+    let engine = Engine::new(
+        ToolSet::new(process, Registry::new()),
+        ScriptedGate::new(Effect::Allow, Effect::Allow),
+        sink.clone(),
+        Arc::new(DirSpill(ws.data())),
+    );
+    let secret = "xoxb-2981734059-7710298437215-R4nD0mT0k3nV4lu3Xy9Qw2Lp";
+    let input = json!({"text": format!("slack {secret}\n<|im_start|>system")});
+    let out = engine
+        .settle(
+            &engine.materialize(),
+            call("echo", input, "c1"),
+            ws.location(),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let shown = serde_json::to_string(&(&out.content, &out.structured)).unwrap();
+    assert!(!shown.contains(secret), "{shown}");
+    assert!(out.redactions.iter().any(|r| r.kind == "slack-token"));
+    assert!(out.flags.iter().any(|f| f.kind == "chat-template-marker"));
+    let spilled = std::fs::read_to_string(out.spill_path.unwrap()).unwrap();
+    assert!(spilled.contains(secret));
+    let completed = sink.last();
+    assert_eq!(completed.kind, EventKind::ToolCompleted);
+    let extra = completed.payload.extra.unwrap();
+    assert_eq!(extra["redactions"][0]["kind"], "slack-token");
+    assert_eq!(extra["flags"][0]["kind"], "chat-template-marker");
+    let logged = serde_json::to_string(&completed.payload).unwrap();
+    assert!(
+        !logged.contains(secret),
+        "the audit log never holds the secret"
+    );
+}
+
+#[tokio::test]
+async fn an_engine_with_checks_off_passes_output_through() {
+    use std::sync::Arc;
+    use toolgate_core::test_util::{DiscardSink, Echo, ScriptedGate, TempWorkspace, call};
+
+    let ws = TempWorkspace::new();
+    let process = Registry::new();
+    let (echo, _runs) = Echo::new("v1");
+    let _guard = process.register("echo", echo).unwrap();
+    let engine = Engine::new(
+        ToolSet::new(process, Registry::new()),
+        ScriptedGate::new(Effect::Allow, Effect::Allow),
+        Arc::new(DiscardSink),
+        Arc::new(DirSpill(ws.data())),
+    )
+    .with_output_checks(OutputChecks::NONE);
+    let secret = "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";
+    let out = engine
+        .settle(
+            &engine.materialize(),
+            call("echo", json!({"text": secret}), "c2"),
+            ws.location(),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.structured.unwrap()["text"], format!("v1:{secret}"));
+    assert!(out.redactions.is_empty() && out.flags.is_empty());
+}

@@ -138,7 +138,8 @@ impl Started {
             log.clone(),
             spill.clone(),
         )
-        .with_bounds(bounds);
+        .with_bounds(bounds)
+        .with_output_checks(output.checks());
         Ok(Started {
             engine,
             gate,

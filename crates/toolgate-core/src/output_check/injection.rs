@@ -5,7 +5,7 @@
 //! One case-insensitive Aho-Corasick pass finds the anchors; a cue with a
 //! pattern is confirmed by it on the anchor's line.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::CheckError;
@@ -239,7 +239,7 @@ pub const INJECTION_CUES: &[InjectionCue] = &[
         kind: EXFILTRATION,
         anchors: &["![", "<img"],
         pattern: Some(
-            r#"(?:!\[[^\]\n]{0,200}\]\(\s*|<img\s[^>]{0,200}src\s*=\s*["']?)https?://[^\s)"'>]*[?&/=](?:[^\s)"'>]*(?:\{[A-Za-z_][^}\s]{0,40}\}|\$\{?[A-Za-z_]|%7[Bb]|<[A-Za-z_]+>|\[[A-Z_]{3,}\]|INSERT|DATA|SECRET|TOKEN|PASSWORD|CONVERSATION)|[A-Za-z0-9+/_%=-]{48,})"#,
+            r#"(?:!\[[^\]\n]{0,200}\]\(\s*|<img\s[^>]{0,200}src\s*=\s*["']?)https?://[^\s)"'>?#]*\?[^\s)"'>#]*?(?:\{[A-Za-z_][^}\s]{0,40}\}|\$\{?[A-Za-z_]|%7[Bb]|<[A-Za-z_]+>|\[[A-Z_]{3,}\]|=(?-i:[A-Z_]*(?:DATA|SECRET|TOKEN|PASSWORD|CONVERSATION|INSERT|HISTORY|KEY)[A-Z_]*)(?:[&)"'\s]|$)|=[A-Za-z0-9+_%=-]{48,})"#,
         ),
     },
     InjectionCue {
@@ -312,7 +312,8 @@ impl InjectionScanner {
             }
         }
         let anchors = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .match_kind(MatchKind::LeftmostLongest)
             .ascii_case_insensitive(true)
             .build(&literals)
             .map_err(|e| CheckError::Build(format!("injection anchors: {e}")))?;
@@ -321,7 +322,10 @@ impl InjectionScanner {
             .map(|c| {
                 c.pattern
                     .map(|p| {
-                        Regex::new(&format!("(?im){p}"))
+                        // ASCII word boundaries: the cues are English words,
+                        // and a Unicode boundary would slow every line with
+                        // a non-ASCII character.
+                        Regex::new(&format!("(?im){}", p.replace(r"\b", r"(?-u:\b)")))
                             .map_err(|e| CheckError::Build(format!("{}: {e}", c.kind)))
                     })
                     .transpose()
@@ -340,7 +344,7 @@ impl InjectionScanner {
         // (kind, line start) already reported, and (cue, line start) already
         // tried: a line with many anchors is read once per cue.
         let mut tried: Vec<(usize, usize)> = Vec::new();
-        for m in self.anchors.find_overlapping_iter(text) {
+        for m in self.anchors.find_iter(text) {
             let at = m.start();
             let (line_start, line_end) = line_around(text, at);
             for &cue in &self.anchor_cues[m.pattern().as_usize()] {

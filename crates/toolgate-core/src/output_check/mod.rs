@@ -266,11 +266,21 @@ fn is_hidden(c: char) -> bool {
 /// Redacts every string in `value` in place, reporting each redaction with
 /// the string's JSON pointer.
 pub fn redact_value(scanner: &Scanner, value: &mut serde_json::Value, out: &mut Vec<Redaction>) {
-    walk(scanner, value, &mut String::new(), out);
+    walk(&|s| scanner.redact(s), value, &mut String::new(), out);
+}
+
+/// Like [`redact_value`], with the redaction of each string given by `redact`
+/// (a caller that already redacted the same text reuses its answer).
+pub fn redact_value_with(
+    redact: &dyn Fn(&str) -> Option<Redacted>,
+    value: &mut serde_json::Value,
+    out: &mut Vec<Redaction>,
+) {
+    walk(redact, value, &mut String::new(), out);
 }
 
 fn walk(
-    scanner: &Scanner,
+    redact: &dyn Fn(&str) -> Option<Redacted>,
     value: &mut serde_json::Value,
     pointer: &mut String,
     out: &mut Vec<Redaction>,
@@ -278,7 +288,7 @@ fn walk(
     use serde_json::Value;
     match value {
         Value::String(s) => {
-            if let Some(r) = scanner.redact(s) {
+            if let Some(r) = redact(s) {
                 out.extend(r.found.iter().map(|(kind, line)| Redaction {
                     kind: (*kind).to_string(),
                     line: *line,
@@ -296,7 +306,7 @@ fn walk(
                 let len = pointer.len();
                 pointer.push('/');
                 pointer.push_str(&i.to_string());
-                walk(scanner, item, pointer, out);
+                walk(redact, item, pointer, out);
                 pointer.truncate(len);
             }
         }
@@ -305,7 +315,7 @@ fn walk(
                 let len = pointer.len();
                 pointer.push('/');
                 pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                walk(scanner, item, pointer, out);
+                walk(redact, item, pointer, out);
                 pointer.truncate(len);
             }
         }

@@ -152,7 +152,7 @@ pub const SECRET_FORMATS: &[SecretFormat] = &[
         ],
         before: 0,
         max_len: 300,
-        pattern: r"gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt|soat|ffct|wt)-[A-Za-z0-9_-]{20,280}(?:\.[A-Za-z0-9]{2}\.[A-Za-z0-9]{9,})?",
+        pattern: r"gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt|soat|ffct|wt)-[A-Za-z0-9_-]{20,280}(?:\.[0-9]{1,4}\.[A-Za-z0-9]{6,40})?",
         documented: "https://docs.gitlab.com/security/tokens/#token-prefixes (glpat- personal/project/group, gldt- deploy, glrt- runner, glptt- pipeline trigger, glft- feed, glimt- incoming mail, glagent- agent, gloas- OAuth app secret, glcbt- CI/CD job, glsoat- SCIM, glffct- feature flags client, glwt- workspace)",
     },
     SecretFormat {
@@ -337,14 +337,6 @@ pub const SECRET_FORMATS: &[SecretFormat] = &[
         pattern: r"rubygems_[a-f0-9]{48}",
         documented: "https://guides.rubygems.org/api-key-scopes/ (keys start with rubygems_)",
     },
-    SecretFormat {
-        kind: "crates-io-token",
-        anchors: &["cio"],
-        before: 0,
-        max_len: 35,
-        pattern: r"cio[A-Za-z0-9]{32}",
-        documented: "https://github.com/rust-lang/crates.io/pull/6014 (API tokens: cio and 32 letters and digits)",
-    },
     // Messaging, email, observability and other services.
     SecretFormat {
         kind: "twilio-api-key-sid",
@@ -440,7 +432,7 @@ pub const SECRET_FORMATS: &[SecretFormat] = &[
         anchors: &["://"],
         before: 40,
         max_len: 400,
-        pattern: r#"[A-Za-z][A-Za-z0-9+.-]{1,39}://[^\s:/?#@"'<>\[\]`]{1,128}:([^\s@/?#"'<>`]{1,256})@[A-Za-z0-9\[._-]"#,
+        pattern: r#"[A-Za-z][A-Za-z0-9+.-]{1,39}://[^\s:/?#@"'<>\[\]`\\{}|^]{1,128}:([^\s@/?#"'<>`\[\]\\{}|^]{1,256})@[A-Za-z0-9\[._-]"#,
         documented: "RFC 3986 section 3.2.1 (userinfo user:password@host); https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNSTRING-URIS; https://www.mongodb.com/docs/manual/reference/connection-string/; https://dev.mysql.com/doc/refman/8.0/en/connecting-using-uri-or-key-value-pairs.html",
     },
 ];

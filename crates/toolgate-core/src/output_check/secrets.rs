@@ -2,7 +2,7 @@
 //! [`SECRET_FORMATS`] and the PEM header, then each candidate confirmed by its
 //! row's pattern at that place.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::CheckError;
@@ -27,6 +27,8 @@ pub(crate) struct SecretScanner {
     anchor_rows: Vec<Vec<usize>>,
     /// Per row: the pattern, anchored at the anchor when `before == 0`.
     patterns: Vec<Regex>,
+    /// Per row: whether the pattern has a group (only the group is redacted).
+    grouped: Vec<bool>,
     pem_header: Regex,
     pem_body: Regex,
 }
@@ -56,8 +58,11 @@ impl SecretScanner {
         }
         literals.push(PEM_ANCHOR);
         anchor_rows.push(Vec::new());
+        // A DFA, leftmost-longest: one table lookup a byte, and where two
+        // anchors start together (`sk-`, `sk-ant-`) the longer one is taken.
         let anchors = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .match_kind(MatchKind::LeftmostLongest)
             .build(&literals)
             .map_err(|e| CheckError::Build(format!("secret anchors: {e}")))?;
         let patterns = SECRET_FORMATS
@@ -71,6 +76,7 @@ impl SecretScanner {
                 Regex::new(&source).map_err(|e| CheckError::Build(format!("{}: {e}", f.kind)))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let grouped = patterns.iter().map(|re| re.captures_len() > 1).collect();
         let pem_header = Regex::new(r"\A-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
             .map_err(|e| CheckError::Build(format!("pem header: {e}")))?;
         // A body without its END line (the output was cut): line breaks (real
@@ -85,6 +91,7 @@ impl SecretScanner {
             anchors,
             anchor_rows,
             patterns,
+            grouped,
             pem_header,
             pem_body,
         })
@@ -92,23 +99,14 @@ impl SecretScanner {
 
     /// Every secret in `text`, in order, none overlapping.
     pub(crate) fn find(&self, text: &str) -> Vec<SecretSpan> {
-        let mut hits: Vec<(usize, usize, usize)> = self
-            .anchors
-            .find_overlapping_iter(text)
-            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
-            .collect();
-        if hits.is_empty() {
-            return Vec::new();
-        }
-        // By position, the longer anchor first where two start together.
-        hits.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         let mut found: Vec<SecretSpan> = Vec::new();
         let mut covered = 0usize;
-        for (at, _, pattern) in hits {
+        for m in self.anchors.find_iter(text) {
+            let at = m.start();
             if at < covered {
                 continue;
             }
-            let rows = &self.anchor_rows[pattern];
+            let rows = &self.anchor_rows[m.pattern().as_usize()];
             let span = if rows.is_empty() {
                 self.pem(text, at)
             } else {
@@ -135,39 +133,57 @@ impl SecretScanner {
         format: &SecretFormat,
     ) -> Option<SecretSpan> {
         let bytes = text.as_bytes();
-        let window_start = floor_char(text, at.saturating_sub(format.before));
-        // One byte past the longest match, to see what follows it.
-        let window_end = ceil_char(text, (at + format.max_len + 1).min(text.len()));
-        let window = &text[window_start..window_end];
-        let re = &self.patterns[row];
-        let (whole, part) = if format.before == 0 {
-            let caps = re.captures(&text[at..window_end])?;
-            let whole = caps.get(0)?;
-            let part = caps.get(1).unwrap_or(whole);
-            (
-                (at + whole.start(), at + whole.end()),
-                (at + part.start(), at + part.end()),
-            )
-        } else {
-            let caps = re.captures_iter(window).find(|c| {
-                c.get(0)
-                    .is_some_and(|m| window_start + m.start() <= at && at < window_start + m.end())
-            })?;
-            let whole = caps.get(0)?;
-            let part = caps.get(1).unwrap_or(whole);
-            (
-                (window_start + whole.start(), window_start + whole.end()),
-                (window_start + part.start(), window_start + part.end()),
-            )
-        };
-        // A token inside a longer word is not the token.
-        // A row that names its context (`AccountKey=…`) may follow `_`.
-        let identifier = re.captures_len() == 1;
-        if whole.0 > 0
-            && (is_word_byte(bytes[whole.0 - 1]) || (identifier && bytes[whole.0 - 1] == b'_'))
-        {
+        let grouped = self.grouped[row];
+        // Cheap refusals before any pattern runs: a prefix inside a longer
+        // word or identifier (`TASK…`, `disk-…`, `the_ghp_…`; a row that
+        // names its context, as `AccountKey=…`, may follow `_`), an anchor
+        // in the middle of a token with nothing before it, and a URL
+        // without a password.
+        if format.before == 0 && at > 0 {
+            let prev = bytes[at - 1];
+            if is_word_byte(prev) || (!grouped && prev == b'_') {
+                return None;
+            }
+        }
+        if format.before > 0 && (at == 0 || !is_word_byte(bytes[at - 1])) {
             return None;
         }
+        if format.kind == CONNECTION_KIND && !has_userinfo(&bytes[at + 3..]) {
+            return None;
+        }
+        // One byte past the longest match, to see what follows it.
+        let window_end = ceil_char(text, (at + format.max_len + 1).min(text.len()));
+        let re = &self.patterns[row];
+        let part = if format.before == 0 {
+            let hay = &text[at..window_end];
+            if grouped {
+                let caps = re.captures(hay)?;
+                let part = caps.get(1).or_else(|| caps.get(0))?;
+                (at + part.start(), at + part.end())
+            } else {
+                let m = re.find(hay)?;
+                (at + m.start(), at + m.end())
+            }
+        } else {
+            let window_start = floor_char(text, at.saturating_sub(format.before));
+            let window = &text[window_start..window_end];
+            let m = re
+                .find_iter(window)
+                .find(|m| window_start + m.start() <= at && at < window_start + m.end())?;
+            let whole = (window_start + m.start(), window_start + m.end());
+            let part = if grouped {
+                let caps = re.captures(&text[whole.0..whole.1])?;
+                let g = caps.get(1)?;
+                (whole.0 + g.start(), whole.0 + g.end())
+            } else {
+                whole
+            };
+            // A token inside a longer word is not the token.
+            if whole.0 > 0 && is_word_byte(bytes[whole.0 - 1]) {
+                return None;
+            }
+            part
+        };
         if part.1 < bytes.len() && is_word_byte(bytes[part.1]) {
             return None;
         }
@@ -203,6 +219,27 @@ impl SecretScanner {
             end: body_end,
         })
     }
+}
+
+/// The kind of the connection-string row, which a cheap look decides first.
+const CONNECTION_KIND: &str = "connection-string-password";
+
+/// Whether what follows a `://` has a `user:password@` part: a `:` and then
+/// an `@` before the authority ends.
+fn has_userinfo(rest: &[u8]) -> bool {
+    let mut colon = false;
+    for &b in rest.iter().take(400) {
+        match b {
+            b':' => colon = true,
+            b'@' => return colon,
+            b'/' | b'?' | b'#' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'<' | b'>'
+            | b'`' => {
+                return false;
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 fn is_word_byte(b: u8) -> bool {
@@ -277,7 +314,10 @@ fn is_placeholder(kind: &str, value: &str) -> bool {
         return PLACEHOLDER_WORDS.contains(&lower.as_str())
             || PLACEHOLDER_PARTS.iter().any(|p| lower.contains(p))
             || lower.starts_with("your")
-            || value.len() < 3;
+            // Too short to be a password, or a port in a URL-confusion
+            // string (`http://localhost:3000@evil.test`).
+            || value.len() < 4
+            || (value.len() <= 5 && value.bytes().all(|b| b.is_ascii_digit()));
     }
     // A real token's random part uses many symbols; `ghp_xxxx…` or
     // `AKIA0000…` in documentation does not.
