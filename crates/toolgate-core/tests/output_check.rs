@@ -433,7 +433,7 @@ async fn a_settled_call_reports_redactions_and_flags_and_logs_them_with_the_call
     assert!(spilled.contains(secret));
     let completed = sink.last();
     assert_eq!(completed.kind, EventKind::ToolCompleted);
-    let extra = completed.payload.extra.unwrap();
+    let extra = completed.payload.extra.clone().unwrap();
     assert_eq!(extra["redactions"][0]["kind"], "slack-token");
     assert_eq!(extra["flags"][0]["kind"], "chat-template-marker");
     let logged = serde_json::to_string(&completed.payload).unwrap();
