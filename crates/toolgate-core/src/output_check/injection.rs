@@ -313,6 +313,7 @@ impl InjectionScanner {
         }
         let anchors = AhoCorasick::builder()
             .kind(Some(AhoCorasickKind::DFA))
+            .prefilter(false)
             .match_kind(MatchKind::LeftmostLongest)
             .ascii_case_insensitive(true)
             .build(&literals)

@@ -62,6 +62,7 @@ impl SecretScanner {
         // anchors start together (`sk-`, `sk-ant-`) the longer one is taken.
         let anchors = AhoCorasick::builder()
             .kind(Some(AhoCorasickKind::DFA))
+            .prefilter(false)
             .match_kind(MatchKind::LeftmostLongest)
             .build(&literals)
             .map_err(|e| CheckError::Build(format!("secret anchors: {e}")))?;
@@ -148,8 +149,14 @@ impl SecretScanner {
         if format.before > 0 && (at == 0 || !is_word_byte(bytes[at - 1])) {
             return None;
         }
-        if format.kind == CONNECTION_KIND && !has_userinfo(&bytes[at + 3..]) {
-            return None;
+        if format.kind == CONNECTION_KIND {
+            // The password, found by looking, before any pattern runs: most
+            // URLs have none, and most that do in prose are stand-ins.
+            let password = userinfo_password(&bytes[at + 3..])?;
+            let value = &text[at + 3 + password.0..at + 3 + password.1];
+            if is_placeholder(format.kind, value) {
+                return None;
+            }
         }
         // One byte past the longest match, to see what follows it.
         let window_end = ceil_char(text, (at + format.max_len + 1).min(text.len()));
@@ -224,22 +231,22 @@ impl SecretScanner {
 /// The kind of the connection-string row, which a cheap look decides first.
 const CONNECTION_KIND: &str = "connection-string-password";
 
-/// Whether what follows a `://` has a `user:password@` part: a `:` and then
-/// an `@` before the authority ends.
-fn has_userinfo(rest: &[u8]) -> bool {
-    let mut colon = false;
-    for &b in rest.iter().take(400) {
+/// Where the password of a `user:password@` part is in what follows a
+/// `://`: after the first `:` and before the `@`, when the `@` comes before
+/// the authority ends.
+fn userinfo_password(rest: &[u8]) -> Option<(usize, usize)> {
+    let mut colon = None;
+    for (i, &b) in rest.iter().enumerate().take(400) {
         match b {
-            b':' => colon = true,
-            b'@' => return colon,
-            b'/' | b'?' | b'#' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'<' | b'>'
-            | b'`' => {
-                return false;
+            b':' if colon.is_none() => colon = Some(i + 1),
+            b'@' => return colon.map(|c| (c, i)),
+            b'/' | b'?' | b'#' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'<' | b'>' | b'`' => {
+                return None;
             }
             _ => {}
         }
     }
-    false
+    None
 }
 
 fn is_word_byte(b: u8) -> bool {
