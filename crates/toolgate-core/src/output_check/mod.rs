@@ -233,13 +233,16 @@ fn excerpt(text: &str, at: usize) -> String {
     if before.len() == 40 {
         out.push('…');
     }
-    let mut n = 0;
-    for c in before.into_iter().rev().chain(text[at..end].chars()) {
+    for (n, c) in before
+        .into_iter()
+        .rev()
+        .chain(text[at..end].chars())
+        .enumerate()
+    {
         if n >= 120 {
             out.push('…');
             break;
         }
-        n += 1;
         if is_hidden(c) {
             out.push_str(&format!("\\u{{{:X}}}", u32::from(c)));
         } else {
