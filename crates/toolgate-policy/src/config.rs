@@ -1019,6 +1019,23 @@ mod tests {
     }
 
     #[test]
+    fn output_check_switches_are_booleans_with_a_clear_error_otherwise() {
+        let f = parse("[tool_output]\nredact_secrets = false\nflag_injection = true\n").unwrap();
+        let t = f.tool_output.unwrap();
+        assert_eq!(
+            (t.redact_secrets, t.flag_injection),
+            (Some(false), Some(true))
+        );
+        let e = parse("[tool_output]\nredact_secrets = \"no\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`redact_secrets` must be true or false, not a string"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn design_example_parses_in_order_with_lines() {
         let text = r#"# comment
 mode = "accept-edits"

@@ -240,7 +240,8 @@ fn userinfo_password(rest: &[u8]) -> Option<(usize, usize)> {
         match b {
             b':' if colon.is_none() => colon = Some(i + 1),
             b'@' => return colon.map(|c| (c, i)),
-            b'/' | b'?' | b'#' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'<' | b'>' | b'`' => {
+            b'/' | b'?' | b'#' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'<' | b'>'
+            | b'`' => {
                 return None;
             }
             _ => {}
