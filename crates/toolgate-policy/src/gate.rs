@@ -309,14 +309,10 @@ impl Gate for PolicyGate {
         requests: Vec<PermissionRequest>,
     ) -> Result<Vec<Judged>, GateError> {
         let policy = self.policy();
-        let home = policy.home().to_path_buf();
         let mut out = Vec::with_capacity(requests.len());
         for request in requests {
             let path = std::path::Path::new(&request.resource);
-            let plain = call.location.contains(path)
-                && policy.protected_paths().check(path).is_none()
-                && toolgate_core::credential::is_credential(path, &home).is_none();
-            if plain {
+            if staged_write_lands_unasked(&policy, call.location, path) {
                 let decision = Decision::new(
                     Effect::Allow,
                     Risk::Write,
@@ -602,4 +598,18 @@ impl PolicyGate {
             }
         }
     }
+}
+
+/// Whether a path a confined (already allowed) command changed lands with
+/// no more asking: inside the location, neither protected nor a
+/// credential. Anything else lands only by a rule naming it or a person's
+/// answer.
+pub fn staged_write_lands_unasked(
+    policy: &crate::policy::Policy,
+    location: &toolgate_core::Location,
+    path: &std::path::Path,
+) -> bool {
+    location.contains(path)
+        && policy.protected_paths().check(path).is_none()
+        && toolgate_core::credential::is_credential(path, policy.home()).is_none()
 }

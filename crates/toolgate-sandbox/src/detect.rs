@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 pub struct Support {
     /// Commands can be confined here.
     pub available: bool,
+    /// A confined command's writes can be staged (an overlay mounted in a
+    /// user namespace) and judged before they land. Without it mode `auto`
+    /// asks as `default` does.
+    pub staging: bool,
     /// The mechanisms in use, e.g. `bubblewrap 0.8.0 + landlock ABI 7 + seccomp`.
     pub mechanism: String,
     /// What the filesystem view is, in words.
@@ -39,6 +43,7 @@ impl Support {
     pub fn unavailable(reason: impl Into<String>) -> Self {
         Support {
             available: false,
+            staging: false,
             mechanism: "none".into(),
             filesystem: "unconfined".into(),
             network: "unconfined".into(),
@@ -161,6 +166,18 @@ fn probe() -> Support {
         );
     }
     let available = bwrap.is_some() && seccomp;
+    let staging = match &bwrap {
+        Some(b) => match crate::stage::probe(b) {
+            Ok(()) => true,
+            Err(e) => {
+                reasons.push(format!(
+                    "writes cannot be staged ({e}); mode `auto` asks as `default` does"
+                ));
+                false
+            }
+        },
+        None => false,
+    };
     let mechanism = match &bwrap {
         Some(b) => {
             let mut m = bwrap_version(b);
@@ -176,14 +193,15 @@ fn probe() -> Support {
     };
     let (filesystem, network) = if available {
         (
-            "read-only except the location roots, a private /tmp and configured writable paths; protected paths read-only; credential files masked".into(),
-            "none unless the call's network request was allowed".into(),
+            "the system read-only; the home directory empty but for toolchains and caches; credential files and host sockets masked; writes to the location staged and judged before they land".into(),
+            "none but a proxy to the hosts the call's allowed requests named and [sandbox] allow_domains".into(),
         )
     } else {
         ("unconfined".into(), "unconfined".into())
     };
     Support {
         available,
+        staging,
         mechanism,
         filesystem,
         network,
@@ -219,6 +237,7 @@ struct CacheKey {
 struct CacheEntry {
     key: CacheKey,
     available: bool,
+    staging: bool,
     mechanism: String,
     filesystem: String,
     network: String,
@@ -267,6 +286,7 @@ pub fn detect_cached(cache: &Path) -> Support {
     if let Some(entry) = hit {
         return Support {
             available: entry.available,
+            staging: entry.staging,
             mechanism: entry.mechanism,
             filesystem: entry.filesystem,
             network: entry.network,
@@ -280,6 +300,7 @@ pub fn detect_cached(cache: &Path) -> Support {
     let entry = CacheEntry {
         key,
         available: support.available,
+        staging: support.staging,
         mechanism: support.mechanism.clone(),
         filesystem: support.filesystem.clone(),
         network: support.network.clone(),

@@ -85,6 +85,11 @@ pub struct Change {
 pub trait LandingJournal {
     /// Records `path`'s state before anything changes it.
     fn save(&mut self, path: &Path) -> Result<(), String>;
+    /// Records only a directory's mode: it stays, and its children are
+    /// saved one by one.
+    fn save_mode(&mut self, path: &Path) -> Result<(), String> {
+        self.save(path)
+    }
     /// Makes the intent durable: called once every path is saved, before
     /// the first change.
     fn applying(&mut self) -> Result<(), String>;
@@ -257,7 +262,11 @@ impl Staging {
         }
         let fail = |e: String| SandboxError::Setup(format!("landing the command's changes: {e}"));
         for step in &plan {
-            journal.save(step.target()).map_err(fail)?;
+            match step {
+                Step::Chmod { at, .. } => journal.save_mode(at),
+                _ => journal.save(step.target()),
+            }
+            .map_err(fail)?;
         }
         journal.applying().map_err(fail)?;
         for step in &plan {
@@ -765,6 +774,112 @@ fn mount_overlay(root: &OsStr, upper: &OsStr, work: &OsStr) -> Result<(), String
             Path::new(root).display(),
             io::Error::last_os_error()
         ));
+    }
+    Ok(())
+}
+
+/// Whether this machine can stage writes: a child enters a user and mount
+/// namespace and mounts an overlay over a scratch directory, exactly as the
+/// staging helper does, then `exec`s `program` (any executable that exits,
+/// e.g. bubblewrap's `--version`).
+pub(crate) fn probe(program: &Path) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let scratch = std::env::temp_dir().join(format!(
+        ".toolgate-stage-probe-{}-{}",
+        std::process::id(),
+        crate::now_nanos()
+    ));
+    let dirs = ["lower", "upper", "work"].map(|d| scratch.join(d));
+    for d in &dirs {
+        if let Err(e) = std::fs::create_dir_all(d) {
+            let _ = std::fs::remove_dir_all(&scratch);
+            return Err(format!("cannot make {}: {e}", d.display()));
+        }
+    }
+    // Everything the child needs is made here: after fork it only calls
+    // the kernel.
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let uid_map = format!("{uid} {uid} 1");
+    let gid_map = format!("{gid} {gid} 1");
+    let data = CString::new(format!(
+        "lowerdir={},upperdir={},workdir={},userxattr",
+        dirs[0].display(),
+        dirs[1].display(),
+        dirs[2].display()
+    ));
+    let target = CString::new(dirs[0].as_os_str().as_bytes());
+    let (Ok(data), Ok(target)) = (data, target) else {
+        let _ = std::fs::remove_dir_all(&scratch);
+        return Err("the scratch path holds a NUL byte".into());
+    };
+    let mut cmd = std::process::Command::new(program);
+    cmd.arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: the closure calls only async-signal-safe system calls on
+    // memory prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fail = |_: ()| io::Error::last_os_error();
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
+                return Err(fail(()));
+            }
+            write_proc(c"/proc/self/setgroups", b"deny")?;
+            write_proc(c"/proc/self/uid_map", uid_map.as_bytes())?;
+            write_proc(c"/proc/self/gid_map", gid_map.as_bytes())?;
+            let slash = c"/";
+            let none = c"none";
+            if libc::mount(
+                none.as_ptr(),
+                slash.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(fail(()));
+            }
+            let fstype = c"overlay";
+            if libc::mount(
+                fstype.as_ptr(),
+                target.as_ptr(),
+                fstype.as_ptr(),
+                0,
+                data.as_ptr().cast(),
+            ) != 0
+            {
+                return Err(fail(()));
+            }
+            Ok(())
+        });
+    }
+    let result = cmd.status();
+    let _ = std::fs::remove_dir_all(&scratch);
+    match result {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("the staging probe exited with {s}")),
+        Err(e) => Err(format!(
+            "an overlay cannot be mounted in a user namespace here: {e}"
+        )),
+    }
+}
+
+/// Writes `bytes` to a `/proc` file with raw system calls (safe after fork).
+fn write_proc(file: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: a valid C string and a buffer of the length given.
+    unsafe {
+        let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if n < 0 || n as usize != bytes.len() {
+            return Err(err);
+        }
     }
     Ok(())
 }

@@ -30,7 +30,9 @@ use std::sync::Arc;
 use toolgate_core::{Registration, Registry, RegistryError};
 
 pub use bash::{BashInput, BashOutput, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
-pub use command_env::{DEFAULT_SECRET_ENV_PATTERNS, GIT_FORCED_CONFIG, is_secret_name};
+pub use command_env::{
+    DEFAULT_SECRET_ENV_PATTERNS, GIT_FORCED_CONFIG, confined_env, is_secret_name,
+};
 pub use output_capture::MEMORY_LIMIT_BYTES;
 pub use process_group::KILL_GRACE;
 pub use sandbox_port::{CommandSandbox, ConfineRequest, ConfinedCommand, StagedRun};

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use toolgate::{DataDir, Durability, SandboxAdapter};
+use toolgate_tools::process_tools::{CommandSandbox, ConfineRequest, StagedRun};
 
 use crate::cmd_policy::PolicyArgs;
 
@@ -32,9 +33,11 @@ pub struct StatusArgs {
 pub struct ExecArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
-    /// Keep the network (as when the call's network request was allowed).
-    #[arg(long)]
-    pub network: bool,
+    /// A host the command may reach through the sandbox's proxy (as when a
+    /// call's allowed network request named it); repeatable. Without any,
+    /// the command has no network but `[sandbox] allow_domains`.
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -49,6 +52,7 @@ pub fn run(command: SandboxCommand, data: &DataDir, durability: Durability) -> R
                 println!("{}", serde_json::to_string(&s)?);
             } else {
                 println!("available:  {}", s.available);
+                println!("staging:    {}", s.staging);
                 println!("mechanism:  {}", s.mechanism);
                 println!("filesystem: {}", s.filesystem);
                 println!("network:    {}", s.network);
@@ -73,8 +77,14 @@ fn exec(args: ExecArgs, data: &DataDir, durability: Durability) -> Result<i32> {
         durability,
     )?;
     let toolgate = crate::cli_builder::build(builder)?;
-    let location = toolgate.location();
-    let mut adapter = SandboxAdapter::new(&*toolgate.policy()?, Some(data));
+    let location = Arc::clone(toolgate.location());
+    let policy = toolgate.policy()?;
+    // The proxy's connections go to the audit log, as for the bash tool.
+    let log = Arc::new(
+        toolgate_store::EventLog::open(data.audit_db(), durability)
+            .with_context(|| format!("cannot open the audit log {}", data.audit_db().display()))?,
+    );
+    let adapter = SandboxAdapter::new(&policy, Some(data)).with_events(log);
     if !adapter.support().available {
         anyhow::bail!(
             "this machine cannot sandbox: {}",
@@ -85,34 +95,75 @@ fn exec(args: ExecArgs, data: &DataDir, durability: Durability) -> Result<i32> {
         .command
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("no command given after --"))?;
-    // The proxy's connections go to the audit log, as for the bash tool;
-    // the log is only opened when there is a proxy.
-    let _log = if adapter.uses_proxy(args.network) {
-        let log = Arc::new(
-            toolgate_store::EventLog::open(data.audit_db(), durability).with_context(|| {
-                format!("cannot open the audit log {}", data.audit_db().display())
-            })?,
-        );
-        adapter = adapter.with_events(log.clone());
-        Some(log)
-    } else {
-        None
-    };
     let cwd = std::env::current_dir()
         .ok()
         .and_then(|d| d.canonicalize().ok())
         .filter(|d| location.contains(d))
         .unwrap_or_else(|| location.root().to_path_buf());
-    let roots = location.roots().map(PathBuf::from).collect();
-    let mut spec = adapter.spec(roots, cwd, args.network);
     let session = toolgate::new_id("sandbox-exec");
-    let proxy = adapter.proxy_for(args.network, &session, "exec")?;
-    spec.proxy = proxy.as_ref().map(|p| p.socket().to_path_buf());
-    let mut confined = spec.command(adapter.support(), program, rest)?;
+    let call_id = toolgate::new_id("exec");
+    let request = ConfineRequest {
+        program,
+        args: rest,
+        location: &location,
+        workdir: &cwd,
+        network: false,
+        hosts: &args.hosts,
+        session_id: &session,
+        call_id: &call_id,
+    };
+    let Some(mut confined) = adapter.confine(&request)? else {
+        anyhow::bail!("[sandbox] mode = \"off\": `sandbox exec` runs nothing unconfined");
+    };
+    // The environment a confined bash command gets: the allowlist only.
+    confined.command.env_clear();
+    let extra = confined.env_allowlist.clone().unwrap_or_default();
+    let patterns = toolgate_tools::process_tools::DEFAULT_SECRET_ENV_PATTERNS
+        .iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>();
+    confined
+        .command
+        .envs(toolgate_tools::process_tools::confined_env(
+            &patterns, &extra,
+        ));
     let status = confined.command.status()?;
-    drop(proxy);
+    if let Some(staged) = confined.staged.as_mut() {
+        settle(staged.as_mut(), &toolgate)?;
+    }
+    drop(confined);
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// Lands what the command changed that the gate accepts unasked, and says
+/// on stderr what did not land and why.
+fn settle(staged: &mut dyn StagedRun, toolgate: &toolgate::Toolgate) -> Result<()> {
+    let changes = staged.changes()?;
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<PathBuf> = changes.iter().map(|c| c.path.clone()).collect();
+    let verdicts = toolgate.judge_staged_unasked(&paths)?;
+    let mut accepted = Vec::new();
+    for (c, v) in changes.iter().zip(&verdicts) {
+        if v.land {
+            accepted.push(c.path.clone());
+        } else {
+            eprintln!(
+                "toolgate: not landed: {} ({}): {}",
+                c.path.display(),
+                c.kind.as_str(),
+                v.reason
+            );
+        }
+    }
+    if !accepted.is_empty() {
+        if let Some(id) = staged.land(&accepted)? {
+            tracing::info!(checkpoint = %id, paths = accepted.len(), "landed");
+        }
+    }
+    Ok(())
 }

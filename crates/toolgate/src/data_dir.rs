@@ -50,6 +50,48 @@ impl DataDir {
         self.root.join("sandbox-support.json")
     }
 
+    /// The checkpoint store (change sets kept for `toolgate undo`), opened
+    /// once per process: opening rolls back change sets a crash cut off.
+    pub fn checkpoints(
+        &self,
+    ) -> Result<
+        std::sync::Arc<toolgate_checkpoint::Checkpoints>,
+        toolgate_checkpoint::CheckpointError,
+    > {
+        use std::collections::HashMap;
+        use std::sync::{Arc, Mutex};
+        static OPEN: Mutex<Option<HashMap<PathBuf, Arc<toolgate_checkpoint::Checkpoints>>>> =
+            Mutex::new(None);
+        let dir = self.root.join("checkpoints");
+        let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+        let map = open.get_or_insert_with(HashMap::new);
+        if let Some(store) = map.get(&dir) {
+            return Ok(Arc::clone(store));
+        }
+        let (store, recovered) = toolgate_checkpoint::Checkpoints::open(&dir)?;
+        // Retention like spilled output's: finished sets older than a week
+        // go, then the oldest over the size cap.
+        if let Err(e) = store.sweep(toolgate_checkpoint::KEEP_FOR, toolgate_checkpoint::SIZE_CAP) {
+            tracing::warn!("sweeping old checkpoints failed: {e}");
+        }
+        for r in recovered {
+            match r.error {
+                None => eprintln!(
+                    "toolgate: change set {} was cut off by a crash and rolled back ({} paths)",
+                    r.id,
+                    r.paths.len()
+                ),
+                Some(e) => eprintln!(
+                    "toolgate: change set {} was cut off by a crash; rolling it back failed: {e}",
+                    r.id
+                ),
+            }
+        }
+        let store = Arc::new(store);
+        map.insert(dir, Arc::clone(&store));
+        Ok(store)
+    }
+
     /// The trust records of project configs.
     pub fn trust_file(&self) -> PathBuf {
         self.root.join(toolgate_policy::trust::TRUST_FILE_NAME)

@@ -236,6 +236,38 @@ impl Toolgate {
         Ok(outcome_for(&policy, &judged))
     }
 
+    /// Judges the paths a confined command changed where nobody can be
+    /// asked (`toolgate sandbox exec`): a plain write inside the location
+    /// lands; a protected path, a credential or a path outside the location
+    /// lands only when a rule or a saved approval allows writing it; the
+    /// rest is refused with the reason.
+    pub fn judge_staged_unasked(
+        &self,
+        paths: &[std::path::PathBuf],
+    ) -> Result<Vec<toolgate_core::StagedVerdict>, CheckError> {
+        let policy = self.policy()?;
+        let mut out = Vec::with_capacity(paths.len());
+        for path in paths {
+            if toolgate_policy::gate::staged_write_lands_unasked(&policy, &self.location, path) {
+                out.push(toolgate_core::StagedVerdict {
+                    land: true,
+                    reason: "written inside the location by an allowed command".into(),
+                });
+                continue;
+            }
+            let input = serde_json::json!({"path": path, "content": ""});
+            let outcome = self.check("write", &input)?;
+            out.push(toolgate_core::StagedVerdict {
+                land: outcome.decision == toolgate_core::Effect::Allow,
+                reason: match outcome.decision {
+                    toolgate_core::Effect::Allow => outcome.reason,
+                    _ => format!("{} (nobody can be asked here)", outcome.reason),
+                },
+            });
+        }
+        Ok(out)
+    }
+
     /// Each request of a call, its risk, and why it is allowed, asked or
     /// denied, as `toolgate policy explain` prints it.
     pub fn explain(&self, tool: &str, input: &Value) -> Result<String, CheckError> {
@@ -268,7 +300,7 @@ impl Toolgate {
         // spawns nothing.
         if policy.mode() == Mode::Auto && policy.sandbox().mode != Some(SandboxMode::Off) {
             let support = toolgate_sandbox::detect_cached(&self.data.sandbox_cache());
-            policy.set_sandbox_available(support.available);
+            policy.set_sandbox_available(support.available && support.staging);
         }
         Ok(Arc::clone(self.checking.get_or_init(|| Arc::new(policy))))
     }

@@ -8,6 +8,7 @@ mod cmd_mcp;
 mod cmd_policy;
 mod cmd_sandbox;
 mod cmd_trust;
+mod cmd_undo;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,6 +69,8 @@ enum Command {
     /// What the sandbox confines here (`status`), or run a command in it (`exec`).
     #[command(subcommand)]
     Sandbox(cmd_sandbox::SandboxCommand),
+    /// List the change sets that landed (`--list`), or restore one.
+    Undo(cmd_undo::UndoArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -187,6 +190,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Log(args) => cmd_log::run(args, &data),
         Command::Trust(args) => cmd_trust::run(args, &data),
         Command::Sandbox(command) => cmd_sandbox::run(command, &data, durability),
+        Command::Undo(args) => cmd_undo::run(args, &data),
     }
 }
 

@@ -88,9 +88,13 @@ impl Started {
         })?);
         let (sandbox, confines, sandbox_notice): (Arc<dyn CommandSandbox>, bool, Option<String>) =
             match sandbox {
-                SandboxChoice::Detect => {
+                SandboxChoice::Detect | SandboxChoice::DetectWithHelper(_) => {
                     // The sandbox's proxy records each connection in the audit log.
-                    let adapter = SandboxAdapter::new(&policy, Some(data)).with_events(log.clone());
+                    let mut adapter =
+                        SandboxAdapter::new(&policy, Some(data)).with_events(log.clone());
+                    if let SandboxChoice::DetectWithHelper(helper) = sandbox {
+                        adapter = adapter.with_helper(helper.clone());
+                    }
                     let notice = adapter.startup_line();
                     let confines = adapter.available();
                     (Arc::new(adapter), confines, notice)
@@ -104,6 +108,17 @@ impl Started {
         sources.sandbox_available = confines;
         policy.set_sandbox_available(confines);
         let mut config = tools_config(&policy, location, data);
+        // The file tools' change sets are kept for `toolgate undo`; without
+        // the store they still work, unrecorded.
+        match data.checkpoints() {
+            Ok(store) => {
+                config.files.checkpoints =
+                    Some(Arc::new(crate::checkpoints::CheckpointRecorder(store)));
+            }
+            Err(e) => {
+                tracing::warn!("the checkpoint store cannot open; edits are not undoable: {e}")
+            }
+        }
         // One policy handle for the gate and the people port: a reload
         // through the gate reorders the channels of the next ask.
         let policy = SharedPolicy::new(policy);

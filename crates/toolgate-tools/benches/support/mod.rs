@@ -42,6 +42,8 @@ impl CommandSandbox for Sandbox {
             command,
             guard: Box::new(confined),
             refuses: "the bench's sandbox".into(),
+            staged: None,
+            env_allowlist: Some(Vec::new()),
         }))
     }
 }

@@ -403,11 +403,7 @@ impl BashTool {
         if let Some(extra) = confined.as_ref().and_then(|c| c.env_allowlist.as_ref()) {
             // Inside the sandbox: the allowlist, plus what toolgate itself
             // sets for every command (pager, git's forced config).
-            env.retain(|(name, _)| {
-                let name = name.to_string_lossy();
-                toolgate_core::sandbox_env::sandbox_env_allows(&name, extra)
-                    || super::command_env::is_forced(&name)
-            });
+            env = super::command_env::confined_env(&self.secret_patterns, extra);
         }
         if !removed.is_empty() {
             tracing::debug!(

@@ -126,6 +126,18 @@ fn add_git_config(env: &mut Vec<(OsString, OsString)>, pairs: &[(&str, &str)]) {
     ));
 }
 
+/// The environment of a confined command: the sandbox's allowlist (plus
+/// `extra`, `[sandbox] env`) and what toolgate sets for every command, with
+/// secret-looking names withheld as for any command.
+pub fn confined_env(patterns: &[String], extra: &[String]) -> Vec<(OsString, OsString)> {
+    let (mut env, _) = command_env(patterns);
+    env.retain(|(name, _)| {
+        let name = name.to_string_lossy();
+        toolgate_core::sandbox_env::sandbox_env_allows(&name, extra) || is_forced(&name)
+    });
+    env
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
