@@ -1090,7 +1090,8 @@ max_bytes = 51_200
             f.tool_output,
             Some(ToolOutputConfig {
                 max_lines: Some(2000),
-                max_bytes: Some(51200)
+                max_bytes: Some(51200),
+                ..ToolOutputConfig::default()
             })
         );
         assert_eq!(f.examples.len(), 3);
