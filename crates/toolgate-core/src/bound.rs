@@ -4,12 +4,20 @@
 //! (the structured output when there is no text); over the limit, the full text is
 //! spilled through an [`OutputStore`] and the model gets a head and a tail around
 //! one line naming the spill file. If the spill fails, the call fails.
+//!
+//! It is also where the output is checked ([`crate::output_check`]): secret
+//! content is redacted from what the model receives (the spilled full text keeps
+//! the original, and any output with a redaction is spilled), and
+//! prompt-injection cues are flagged. Both are listed on the [`Bounded`].
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::content::{Content, ToolOutput};
+use crate::output_check::{
+    CheckError, Flag, OutputChecks, Redacted, Redaction, redact_value_with, scanner,
+};
 
 /// Default line limit.
 pub const DEFAULT_MAX_LINES: usize = 2000;
@@ -68,6 +76,10 @@ pub enum BoundError {
         /// Its decoded size.
         bytes: usize,
     },
+    /// The output checks could not be built, so the output cannot be passed on
+    /// safely.
+    #[error(transparent)]
+    Check(#[from] CheckError),
 }
 
 /// A bounded output, ready for the model.
@@ -82,11 +94,17 @@ pub struct Bounded {
     pub bytes_full: u64,
     /// Bytes of text the model receives.
     pub bytes_returned: u64,
-    /// The spill file, when the output was truncated.
+    /// The spill file, when the output was truncated or redacted. It holds
+    /// the full original text.
     pub spill_path: Option<PathBuf>,
+    /// The secrets replaced in what the model receives.
+    pub redactions: Vec<Redaction>,
+    /// The prompt-injection cues seen in what the model receives.
+    pub flags: Vec<Flag>,
 }
 
-/// Bounds `output` to `bounds`, spilling the full text to `store` when over.
+/// Bounds `output` to `bounds`, spilling the full text to `store` when over,
+/// with every output check on (see [`bound_checked`]).
 ///
 /// ```
 /// use toolgate_core::{bound, Content, OutputBounds, ToolOutput};
@@ -105,6 +123,38 @@ pub fn bound(
     store: &dyn OutputStore,
     call_id: &str,
 ) -> Result<Bounded, BoundError> {
+    bound_checked(output, bounds, OutputChecks::default(), store, call_id)
+}
+
+/// Bounds `output` to `bounds` after the output checks `checks`: secrets are
+/// redacted from the content and the structured output (each listed with its
+/// kind and line), injection cues are flagged, and the full original text is
+/// spilled to `store` when the output is over the bounds or anything was
+/// redacted.
+///
+/// ```
+/// use toolgate_core::{bound_checked, Content, OutputBounds, OutputChecks, ToolOutput};
+/// # struct Spill;
+/// # impl toolgate_core::OutputStore for Spill {
+/// #     fn spill(&self, _: &str, _: &str) -> Result<std::path::PathBuf, toolgate_core::SpillError> { Ok("/data/tool-output/c".into()) }
+/// # }
+/// let out = ToolOutput {
+///     structured: serde_json::json!({}),
+///     content: vec![Content::text("export NPM_TOKEN=npm_4fQz8Lr2Kc9Wx1Bv7Ns3Hd6Tj0Ym5Pa2Ge8R\n")],
+///     exit_status: None,
+/// };
+/// let b = bound_checked(out, OutputBounds::default(), OutputChecks::default(), &Spill, "c").unwrap();
+/// assert_eq!(b.content, vec![Content::text("export NPM_TOKEN=[REDACTED:npm-token]\n")]);
+/// assert_eq!(b.redactions[0].kind, "npm-token");
+/// assert!(b.spill_path.is_some()); // the original is kept there
+/// ```
+pub fn bound_checked(
+    mut output: ToolOutput,
+    bounds: OutputBounds,
+    checks: OutputChecks,
+    store: &dyn OutputStore,
+    call_id: &str,
+) -> Result<Bounded, BoundError> {
     for c in &output.content {
         if let Content::Image { data, mime_type } = c {
             let bytes = data.len() / 4 * 3;
@@ -116,25 +166,48 @@ pub fn bound(
             }
         }
     }
-    let texts: Vec<&str> = output.content.iter().filter_map(Content::as_text).collect();
-    let from_structured = texts.is_empty();
-    let full: String = if from_structured {
-        serde_json::to_string_pretty(&output.structured).unwrap_or_default()
-    } else {
-        texts.join("\n")
-    };
-    let bytes_full = full.len() as u64;
+    let from_structured = !output.content.iter().any(|c| c.as_text().is_some());
+    let original = full_text(&output, from_structured);
+    let bytes_full = original.len() as u64;
+    let mut redactions = Vec::new();
+    let mut flags = Vec::new();
+    let mut full = None;
+    if checks.redact_secrets || checks.flag_injection {
+        let scanner = scanner()?;
+        if checks.redact_secrets {
+            redact_output(scanner, &mut output, &mut redactions);
+        }
+        if !redactions.is_empty() {
+            full = Some(full_text(&output, from_structured));
+        }
+        if checks.flag_injection {
+            flags = scanner.flags(full.as_deref().unwrap_or(&original));
+        }
+    }
+    let redacted = !redactions.is_empty();
+    let full = full.unwrap_or(original.clone());
     if fits(&full, bounds) {
-        let bytes_returned = if from_structured { 0 } else { bytes_full };
+        let spill_path = if redacted {
+            Some(store.spill(call_id, &original)?)
+        } else {
+            None
+        };
+        let bytes_returned = if from_structured {
+            0
+        } else {
+            full.len() as u64
+        };
         return Ok(Bounded {
             content: output.content,
             structured: Some(output.structured),
             bytes_full,
             bytes_returned,
-            spill_path: None,
+            spill_path,
+            redactions,
+            flags,
         });
     }
-    let path = store.spill(call_id, &full)?;
+    let path = store.spill(call_id, &original)?;
     let text = head_and_tail(&full, bounds, &path);
     let bytes_returned = text.len() as u64;
     let structured = shrink_structured(output.structured, bounds, &path);
@@ -151,7 +224,57 @@ pub fn bound(
         bytes_full,
         bytes_returned,
         spill_path: Some(path),
+        redactions,
+        flags,
     })
+}
+
+/// The text measured and spilled: the text blocks joined by line breaks, or
+/// the structured output when there is no text.
+fn full_text(output: &ToolOutput, from_structured: bool) -> String {
+    if from_structured {
+        serde_json::to_string_pretty(&output.structured).unwrap_or_default()
+    } else {
+        let texts: Vec<&str> = output.content.iter().filter_map(Content::as_text).collect();
+        texts.join("\n")
+    }
+}
+
+/// Redacts the text blocks (lines counted in the joined text) and every
+/// string of the structured output (lines counted in the string, with its
+/// pointer).
+fn redact_output(
+    scanner: &crate::output_check::Scanner,
+    output: &mut ToolOutput,
+    redactions: &mut Vec<Redaction>,
+) {
+    let mut line_offset = 0;
+    // Each text block as it was, with its redaction: a structured string
+    // equal to one (bash's stdout is often both) is not scanned twice.
+    let mut seen: Vec<(String, Option<Redacted>)> = Vec::new();
+    for c in &mut output.content {
+        if let Content::Text { text } = c {
+            let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+            let result = scanner.redact(text);
+            if let Some(r) = &result {
+                redactions.extend(r.found.iter().map(|(kind, line)| Redaction {
+                    kind: (*kind).to_string(),
+                    line: line + line_offset,
+                    field: None,
+                }));
+                let original = std::mem::replace(text, r.text.clone());
+                seen.push((original, result));
+            } else {
+                seen.push((text.clone(), None));
+            }
+            line_offset += lines;
+        }
+    }
+    let redact = |s: &str| match seen.iter().find(|(t, _)| t == s) {
+        Some((_, known)) => known.clone(),
+        None => scanner.redact(s),
+    };
+    redact_value_with(&redact, &mut output.structured, redactions);
 }
 
 /// The most array items kept in a shrunk structured output.

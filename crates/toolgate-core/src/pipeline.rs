@@ -27,13 +27,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::bound::{BoundError, OutputBounds, OutputStore, bound};
+use crate::bound::{BoundError, OutputBounds, OutputStore, bound_checked};
 use crate::content::Content;
 use crate::context::{CallIdentity, Progress, ToolContext};
 use crate::event::{Event, EventKind, EventPayload, EventSink, SinkError};
 use crate::failure::Failure;
 use crate::gate::{Gate, GateCall, GateError, Judged, PermissionRequest};
 use crate::location::Location;
+use crate::output_check::{Flag, OutputChecks, Redaction};
 use crate::registry::{Catalogue, LookupError, ResolvedTool, ToolSet};
 use crate::risk::{Decision, DecisionSource, Effect, Risk};
 use crate::tool::{PrepareError, PreparedCall, RunError, ToolError};
@@ -64,6 +65,12 @@ pub struct CallResult {
     pub structured: Option<Value>,
     /// Where the full output was spilled, if it was.
     pub spill_path: Option<PathBuf>,
+    /// The secrets redacted from `content` and `structured` (kind and line);
+    /// the spilled text keeps the original.
+    pub redactions: Vec<Redaction>,
+    /// The prompt-injection cues seen in the output (kind, line, excerpt);
+    /// the text is passed on unchanged.
+    pub flags: Vec<Flag>,
     /// The decisions that let it run.
     pub decisions: Vec<Judged>,
 }
@@ -255,6 +262,7 @@ pub struct Engine {
     sink: Arc<dyn EventSink>,
     outputs: Arc<dyn OutputStore>,
     bounds: OutputBounds,
+    checks: OutputChecks,
 }
 
 impl std::fmt::Debug for Engine {
@@ -262,6 +270,7 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("tools", &self.tools)
             .field("bounds", &self.bounds)
+            .field("checks", &self.checks)
             .finish_non_exhaustive()
     }
 }
@@ -281,12 +290,20 @@ impl Engine {
             sink,
             outputs,
             bounds: OutputBounds::default(),
+            checks: OutputChecks::default(),
         }
     }
 
     /// Sets the output bounds.
     pub fn with_bounds(mut self, bounds: OutputBounds) -> Self {
         self.bounds = bounds;
+        self
+    }
+
+    /// Sets the output checks (secret redaction, injection flags; both on by
+    /// default).
+    pub fn with_output_checks(mut self, checks: OutputChecks) -> Self {
+        self.checks = checks;
         self
     }
 
@@ -510,9 +527,10 @@ impl Engine {
         let output = run_cancellable(prepared.run(ctx), cancel, &tool_cancel).await?;
         let exit_status = output.exit_status;
         // 7–8. Encoded and checked by the handler; now bound.
-        let mut bounded = bound(
+        let mut bounded = bound_checked(
             output,
             self.bounds,
+            self.checks,
             self.outputs.as_ref(),
             &call.identity.call_id,
         )?;
@@ -537,6 +555,7 @@ impl Engine {
             .iter()
             .find_map(Content::as_text)
             .map(preview);
+        payload.extra = checks_record(&bounded.redactions, &bounded.flags);
         self.sink
             .submit(Event::now(
                 EventKind::ToolCompleted,
@@ -549,6 +568,8 @@ impl Engine {
             content: bounded.content,
             structured: bounded.structured,
             spill_path: bounded.spill_path,
+            redactions: bounded.redactions,
+            flags: bounded.flags,
             decisions: judged
                 .into_iter()
                 .zip(finals)
@@ -589,6 +610,22 @@ impl Engine {
             })
             .collect()
     }
+}
+
+/// What the output checks found, for the `tool.completed` event's `extra`:
+/// `{"redactions": [...], "flags": [...]}`, each list only when not empty.
+fn checks_record(redactions: &[Redaction], flags: &[Flag]) -> Option<Value> {
+    if redactions.is_empty() && flags.is_empty() {
+        return None;
+    }
+    let mut map = serde_json::Map::new();
+    if !redactions.is_empty() {
+        map.insert("redactions".into(), serde_json::to_value(redactions).ok()?);
+    }
+    if !flags.is_empty() {
+        map.insert("flags".into(), serde_json::to_value(flags).ok()?);
+    }
+    Some(Value::Object(map))
 }
 
 /// The `permission.requested` or `.resolved` event of one judged request;

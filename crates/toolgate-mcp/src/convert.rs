@@ -138,6 +138,26 @@ pub fn content_block(content: &Content) -> ContentBlock {
     }
 }
 
+/// What the output checks found, as the result's `_meta`:
+/// `toolgate/redactions` (kind, line, and the structured field) and
+/// `toolgate/flags` (kind, line, excerpt), each only when not empty.
+fn checks_meta(
+    redactions: &[toolgate_core::Redaction],
+    flags: &[toolgate_core::Flag],
+) -> Option<rmcp::model::MetaObject> {
+    let mut map = serde_json::Map::new();
+    if !redactions.is_empty() {
+        map.insert(
+            "toolgate/redactions".into(),
+            serde_json::to_value(redactions).ok()?,
+        );
+    }
+    if !flags.is_empty() {
+        map.insert("toolgate/flags".into(), serde_json::to_value(flags).ok()?);
+    }
+    (!map.is_empty()).then_some(rmcp::model::MetaObject(map))
+}
+
 /// The MCP answer to a settled call.
 ///
 /// A successful call is a result with its content and, when the tool advertised
@@ -158,6 +178,7 @@ pub fn call_response(
             if advertises_structured(catalogue, name) {
                 out.structured_content = result.structured.filter(Value::is_object);
             }
+            out.meta = checks_meta(&result.redactions, &result.flags);
             Ok(out)
         }
         Err(CallError::Lookup(LookupError::Unknown(tool))) => Err(McpError::invalid_params(
@@ -337,6 +358,8 @@ mod tests {
             content: vec![Content::text("hi")],
             structured: Some(json!({"text": "hi"})),
             spill_path: None,
+            redactions: vec![],
+            flags: vec![],
             decisions: vec![],
         };
         let tools = toolgate_core::ToolSet::default();

@@ -123,13 +123,29 @@ impl FromStr for Mode {
     }
 }
 
-/// `[tool_output]`: how much output the model sees before the rest is spilled.
+/// `[tool_output]`: how much output the model sees before the rest is
+/// spilled, and the checks made on it before the model sees it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolOutputConfig {
     /// Maximum lines.
     pub max_lines: Option<usize>,
     /// Maximum bytes.
     pub max_bytes: Option<usize>,
+    /// Redact secret content (PEM keys, provider tokens, connection-string
+    /// passwords) from what the model sees; on unless set to `false`.
+    pub redact_secrets: Option<bool>,
+    /// Flag prompt-injection cues in tool output; on unless set to `false`.
+    pub flag_injection: Option<bool>,
+}
+
+impl ToolOutputConfig {
+    /// The output checks this configuration asks for (each on by default).
+    pub fn checks(&self) -> toolgate_core::OutputChecks {
+        toolgate_core::OutputChecks {
+            redact_secrets: self.redact_secrets.unwrap_or(true),
+            flag_injection: self.flag_injection.unwrap_or(true),
+        }
+    }
 }
 
 /// An approval channel: where a person can answer an ask.
@@ -734,14 +750,14 @@ impl Parser<'_> {
         let (written, keys) = self.section_table(
             section,
             "tool_output",
-            "write [tool_output] with max_lines = N and max_bytes = N",
+            "write [tool_output] with max_lines = N, max_bytes = N, redact_secrets = true, flag_injection = true",
         )?;
         let mut first = FirstProblem::new();
         self.unknown_keys(
             keys,
             RawToolOutput::KEYS,
             "[tool_output]",
-            "use max_lines or max_bytes",
+            "use max_lines, max_bytes, redact_secrets or flag_injection",
             &mut first,
         );
         let positive = |name: &str, v: &Spanned<Written>| {
@@ -757,9 +773,23 @@ impl Parser<'_> {
                 )
             })
         };
+        let boolean = |name: &str, v: &Spanned<Written>| match v.get_ref() {
+            Written::Bool(b) => Ok(*b),
+            other => Err(self.err(
+                v.span(),
+                format!("`{name}` must be true or false, not a {}", other.type_str()),
+                format!("write it like {name} = true"),
+            )),
+        };
         let out = ToolOutputConfig {
             max_lines: first.field(written.max_lines.as_ref(), |v| positive("max_lines", v)),
             max_bytes: first.field(written.max_bytes.as_ref(), |v| positive("max_bytes", v)),
+            redact_secrets: first.field(written.redact_secrets.as_ref(), |v| {
+                boolean("redact_secrets", v)
+            }),
+            flag_injection: first.field(written.flag_injection.as_ref(), |v| {
+                boolean("flag_injection", v)
+            }),
         };
         first.into_result(out)
     }
@@ -989,6 +1019,23 @@ mod tests {
     }
 
     #[test]
+    fn output_check_switches_are_booleans_with_a_clear_error_otherwise() {
+        let f = parse("[tool_output]\nredact_secrets = false\nflag_injection = true\n").unwrap();
+        let t = f.tool_output.unwrap();
+        assert_eq!(
+            (t.redact_secrets, t.flag_injection),
+            (Some(false), Some(true))
+        );
+        let e = parse("[tool_output]\nredact_secrets = \"no\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`redact_secrets` must be true or false, not a string"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn design_example_parses_in_order_with_lines() {
         let text = r#"# comment
 mode = "accept-edits"
@@ -1043,7 +1090,8 @@ max_bytes = 51_200
             f.tool_output,
             Some(ToolOutputConfig {
                 max_lines: Some(2000),
-                max_bytes: Some(51200)
+                max_bytes: Some(51200),
+                ..ToolOutputConfig::default()
             })
         );
         assert_eq!(f.examples.len(), 3);

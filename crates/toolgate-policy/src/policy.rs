@@ -524,6 +524,8 @@ impl Policy {
             if let Some(t) = f.tool_output {
                 tool_output.max_lines = t.max_lines.or(tool_output.max_lines);
                 tool_output.max_bytes = t.max_bytes.or(tool_output.max_bytes);
+                tool_output.redact_secrets = t.redact_secrets.or(tool_output.redact_secrets);
+                tool_output.flag_injection = t.flag_injection.or(tool_output.flag_injection);
             }
             if let Some(a) = f.approvals {
                 let into = if f.layer == Layer::Managed {
@@ -1432,6 +1434,30 @@ fn tighten_only(mut file: ConfigFile, below: &Policy) -> (ConfigFile, Vec<Ignore
             });
             t.max_lines = t.max_lines.filter(|n| *n <= lines);
             t.max_bytes = t.max_bytes.filter(|n| *n <= bytes);
+        }
+        // Turning an output check off loosens what reaches the model.
+        let below_checks = below.tool_output().checks();
+        for (name, value, on_below) in [
+            (
+                "redact_secrets",
+                &mut t.redact_secrets,
+                below_checks.redact_secrets,
+            ),
+            (
+                "flag_injection",
+                &mut t.flag_injection,
+                below_checks.flag_injection,
+            ),
+        ] {
+            if *value == Some(false) && on_below {
+                ignored.push(Ignored {
+                    rule: at(file.lines.tool_output),
+                    why: why(format!(
+                        "[tool_output] {name} = false turns an output check off"
+                    )),
+                });
+                *value = None;
+            }
         }
     }
     if let Some(a) = file.approvals.as_mut() {

@@ -531,3 +531,26 @@ fn an_approval_for_a_protected_path_is_exact_and_a_broader_one_never_covers_it()
     assert_eq!(out.decision, Effect::Allow, "{}", out.reason);
     let _ = Path::new(&envrc);
 }
+
+#[test]
+fn untrusted_project_cannot_turn_off_secret_redaction_or_injection_flags() {
+    let ws = Ws::new();
+    ws.write_project("[tool_output]\nredact_secrets = false\nflag_injection = false\n");
+    let p = ws.policy();
+    let checks = p.tool_output().checks();
+    assert!(checks.redact_secrets && checks.flag_injection);
+    assert_eq!(p.project().unwrap().loosening.len(), 2);
+    // Trusted, the person's choice holds.
+    ws.trust();
+    let checks = ws.policy().tool_output().checks();
+    assert!(!checks.redact_secrets && !checks.flag_injection);
+}
+
+#[test]
+fn the_user_layer_turns_an_output_check_off() {
+    let ws = Ws::new();
+    ws.write_user("[tool_output]\nredact_secrets = false\n");
+    let checks = ws.policy().tool_output().checks();
+    assert!(!checks.redact_secrets);
+    assert!(checks.flag_injection, "on unless set");
+}

@@ -157,7 +157,8 @@ impl Started {
             log.clone(),
             spill.clone(),
         )
-        .with_bounds(bounds);
+        .with_bounds(bounds)
+        .with_output_checks(output.checks());
         Ok(Started {
             engine,
             gate,

@@ -31,7 +31,9 @@ pub(super) enum Written {
     Float(f64),
     /// An array, each item with its span.
     List(Vec<Spanned<Written>>),
-    /// Anything else (a boolean, a datetime, a table), by its TOML type name.
+    /// A boolean.
+    Bool(bool),
+    /// Anything else (a datetime, a table), by its TOML type name.
     Other(&'static str),
 }
 
@@ -43,6 +45,7 @@ impl Written {
             Written::Integer(_) => "integer",
             Written::Float(_) => "float",
             Written::List(_) => "array",
+            Written::Bool(_) => "boolean",
             Written::Other(name) => name,
         }
     }
@@ -90,8 +93,8 @@ impl<'de> Visitor<'de> for WrittenVisitor {
         f.write_str("any TOML value")
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Written, E> {
-        Ok(Written::Other("boolean"))
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Written, E> {
+        Ok(Written::Bool(v))
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Written, E> {
@@ -350,10 +353,13 @@ impl<'de> Visitor<'de> for RulesVisitor {
 pub(super) struct RawToolOutput {
     pub max_lines: Option<Spanned<Written>>,
     pub max_bytes: Option<Spanned<Written>>,
+    pub redact_secrets: Option<Spanned<Written>>,
+    pub flag_injection: Option<Spanned<Written>>,
 }
 
 impl RawToolOutput {
-    pub(super) const KEYS: &[&str] = &["max_lines", "max_bytes"];
+    pub(super) const KEYS: &[&str] =
+        &["max_lines", "max_bytes", "redact_secrets", "flag_injection"];
 }
 
 /// `[approvals]`.
