@@ -30,6 +30,6 @@ pub use agent::{Agent, Protocol};
 pub use answer::{Reply, Verdict, acknowledge, block, reply};
 pub use error::HookError;
 pub use mcp::{McpName, mcp_name};
-pub use payload::{HookCall, HookEvent, parse};
+pub use payload::{HookCall, HookEvent, MAX_PAYLOAD, parse};
 pub use probe::{Mapped, Probe, probes};
 pub use rewrite::{ShellField, sandbox_rewrite, shell_quote};

@@ -3,6 +3,8 @@
 
 mod cli_builder;
 mod cmd_call;
+mod cmd_hook;
+mod cmd_hook_install;
 mod cmd_log;
 mod cmd_mcp;
 mod cmd_policy;
@@ -68,6 +70,9 @@ enum Command {
     /// What the sandbox confines here (`status`), or run a command in it (`exec`).
     #[command(subcommand)]
     Sandbox(cmd_sandbox::SandboxCommand),
+    /// Answer another agent's pre-tool-use hook (payload on stdin), or
+    /// install, uninstall or check toolgate's hook entry in its settings.
+    Hook(cmd_hook::HookArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -187,6 +192,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Log(args) => cmd_log::run(args, &data),
         Command::Trust(args) => cmd_trust::run(args, &data),
         Command::Sandbox(command) => cmd_sandbox::run(command, &data, durability),
+        Command::Hook(args) => cmd_hook::run(args, &data, durability),
     }
 }
 
