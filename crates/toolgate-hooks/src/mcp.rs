@@ -15,10 +15,12 @@ pub struct McpName {
 }
 
 impl McpName {
-    /// The resource rules name it by: `mcp__SERVER__TOOL`, whatever the agent
-    /// calls it, so one rule covers the tool in every agent.
-    pub fn resource(&self) -> String {
-        format!("mcp__{}__{}", self.server, self.tool)
+    /// The action rules name it by: `SERVER__TOOL`, as for the tools
+    /// toolgate proxies from MCP servers, whatever the agent calls it, so
+    /// one rule (`[permission] "github__*" = "allow"`) covers the tool in
+    /// every agent.
+    pub fn action(&self) -> String {
+        format!("{}__{}", self.server, self.tool)
     }
 }
 
@@ -194,7 +196,7 @@ mod tests {
             (n.server.as_str(), n.tool.as_str()),
             ("github", "create_issue")
         );
-        assert_eq!(n.resource(), "mcp__github__create_issue");
+        assert_eq!(n.action(), "github__create_issue");
         let g = mcp_name(Agent::Gemini, "mcp_fs_read_file", None).unwrap();
         assert_eq!((g.server.as_str(), g.tool.as_str()), ("fs", "read_file"));
         let g2 = mcp_name(Agent::Gemini, "mcp_my_fs_read_file", Some("my_fs")).unwrap();

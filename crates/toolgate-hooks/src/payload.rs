@@ -123,10 +123,10 @@ pub fn parse(agent: Agent, bytes: &[u8]) -> Result<HookCall, HookError> {
             call.event = match required(&obj, "hook_event_name")?.as_str() {
                 "BeforeTool" => HookEvent::PreToolUse,
                 "AfterTool" => HookEvent::PostToolUse {
-                    ok: !obj
+                    ok: obj
                         .get("tool_response")
                         .and_then(|r| r.get("error"))
-                        .is_some_and(|e| !e.is_null()),
+                        .is_none_or(Value::is_null),
                 },
                 other => HookEvent::Other(other.to_string()),
             };

@@ -41,7 +41,7 @@ pub struct Mapped {
     pub mcp: Option<McpName>,
 }
 
-fn field<'a>(input: &'a Value, names: Fields) -> Option<(&'static str, &'a Value)> {
+fn field(input: &Value, names: Fields) -> Option<(&'static str, &Value)> {
     names
         .iter()
         .find_map(|n| input.get(*n).filter(|v| !v.is_null()).map(|v| (*n, v)))
@@ -259,18 +259,19 @@ fn urls_in(text: &str) -> Vec<String> {
 }
 
 fn map_mcp(call: &HookCall, name: &McpName, out: &mut Vec<Probe>) {
-    // The server and tool, for rules (`[permission.mcp] "mcp__github__*"`):
+    // The server and tool, for rules (`[permission] "github__*" = "allow"`):
     // an MCP tool can do anything its server does, so it is asked unless a
     // rule names it.
+    let action = name.action();
     out.push(Probe::Request(PermissionRequest::new(
-        "mcp",
-        name.resource(),
+        action.clone(),
+        action,
         Risk::Execute,
     )));
     let Some(found) = mcp::scan(&call.input) else {
         out.push(Probe::Ask(format!(
             "the arguments of `{}` are too large or deep to look through",
-            name.resource()
+            name.action()
         )));
         return;
     };

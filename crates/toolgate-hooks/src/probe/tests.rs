@@ -553,15 +553,15 @@ fn mcp_tools_are_judged_by_their_arguments() {
         json!({"path": "/root/.ssh/id_rsa"}),
     );
     assert_eq!(
-        m.mcp.as_ref().map(McpName::resource).as_deref(),
-        Some("mcp__filesystem__read_text_file")
+        m.mcp.as_ref().map(McpName::action).as_deref(),
+        Some("filesystem__read_text_file")
     );
     assert_eq!(
         m.probes,
         vec![
             Probe::Request(PermissionRequest::new(
-                "mcp",
-                "mcp__filesystem__read_text_file",
+                "filesystem__read_text_file",
+                "filesystem__read_text_file",
                 Risk::Execute
             )),
             t("read", json!({"path": "/root/.ssh/id_rsa"})),
