@@ -20,7 +20,9 @@
 mod agent;
 mod answer;
 mod error;
+pub mod install;
 mod mcp;
+mod ordered;
 mod payload;
 mod probe;
 mod rewrite;
