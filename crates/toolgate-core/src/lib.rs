@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod bound;
+pub mod checkpoint;
 // The path facts live in `toolgate-paths`; re-exported here under the names
 // every crate already uses.
 pub use toolgate_paths::{credential, path_text, protected};
@@ -47,6 +48,7 @@ pub mod test_util;
 pub mod tool;
 
 pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, bound};
+pub use checkpoint::{ChangeRecorder, ChangeSet};
 pub use content::{Content, ToolOutput};
 pub use context::{CallIdentity, Progress, ToolContext};
 pub use event::{Event, EventAck, EventKind, EventPayload, EventSink, SinkError, now_ms};

@@ -50,6 +50,12 @@ pub const SECRET_PAIRS: &[(&str, &str)] = &[
     (".docker", "config.json"),
     (".kube", "config"),
     ("keyrings", "*"),
+    // The registries' tokens inside toolchain homes the sandbox shows:
+    // cargo login (doc.rust-lang.org/cargo/reference/config.html#credentials),
+    // gem push (guides.rubygems.org/command-reference/#gem-push).
+    (".cargo", "credentials"),
+    (".cargo", "credentials.toml"),
+    (".gem", "credentials"),
 ];
 
 /// File names that are secret wherever they are (besides `.env` and its

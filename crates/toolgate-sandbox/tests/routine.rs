@@ -20,13 +20,17 @@ fn assert_ok(out: &std::process::Output) {
     );
 }
 
-/// Runs with the real HOME (toolchains, caches) and the fake one's role
-/// played by the spec's credentials list, which still names the fake home.
+/// Runs with the real home directory, whose toolchains (`~/.cargo`,
+/// `~/.rustup`) the sandbox shows read-only.
 fn run_with_real_home(f: &Fixture, script: &str) -> std::process::Output {
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    f.run(&format!(
-        "export HOME={home:?}; unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR; {script}"
-    ))
+    let mut spec =
+        toolgate_sandbox::SandboxSpec::for_location(vec![f.ws.clone()], Some(Path::new(&home)));
+    spec.helper = f.spec().helper;
+    f.run_spec(
+        &spec,
+        &format!("export HOME={home:?}; unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR; {script}"),
+    )
 }
 
 #[test]
@@ -91,7 +95,8 @@ fn git_branch_commit_stash_rebase() {
     git(&f.ws, &["init", "-q"]);
     git(&f.ws, &["add", "."]);
     git(&f.ws, &["commit", "-qm", "first"]);
-    let out = f.run(
+    // Staged, as in mode auto: git's objects, refs and index land.
+    let (out, staging) = f.run_staged_keeping(
         "set -e; cd \"$WS\"; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
          GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid; \
          git checkout -q -b topic; echo two >> a.txt; git add a.txt; git commit -qm second; \
@@ -101,6 +106,14 @@ fn git_branch_commit_stash_rebase() {
     );
     assert_ok(&out);
     assert_eq!(stdout(&out), "second\nthird\nfirst\n");
+    land_all(&staging);
+    drop(staging);
+    let log = Command::new("git")
+        .args(["log", "--format=%s"])
+        .current_dir(&f.ws)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&log), "second\nthird\nfirst\n", "the history landed");
 }
 
 #[test]
@@ -145,4 +158,68 @@ fn npm_test_without_dependencies() {
     let out = f.run("cd \"$WS\" && npm test 2>&1");
     assert_ok(&out);
     assert!(stdout(&out).contains("node test ok"), "{}", stdout(&out));
+}
+
+/// Lands everything a staged run changed, as the gate does for plain
+/// writes inside the location.
+fn land_all(staging: &toolgate_sandbox::Staging) -> usize {
+    let changes = staging.changes().unwrap();
+    let all = changes.iter().map(|c| c.path.clone()).collect();
+    staging
+        .land(&changes, &all, Box::new(common::NoJournal))
+        .unwrap();
+    changes.len()
+}
+
+#[test]
+fn git_add_all_and_commit_staged_commits_exactly_the_files_that_exist() {
+    let f = Fixture::new();
+    f.write("a.txt", "one\n");
+    f.write("src/main.rs", "fn main() {}\n");
+    git(&f.ws, &["init", "-q"]);
+    git(&f.ws, &["add", "."]);
+    git(&f.ws, &["commit", "-qm", "first"]);
+    f.write("b.txt", "new\n");
+    let (out, staging) = f.run_staged_keeping(
+        "set -e; cd \"$WS\"; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
+         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid; \
+         ls -A; git status --porcelain; git add -A && git commit -qm second",
+    );
+    assert_ok(&out);
+    // Inside, listing and status show exactly what exists outside.
+    assert_eq!(stdout(&out), ".git\na.txt\nb.txt\nsrc\n?? b.txt\n");
+    assert!(land_all(&staging) > 0);
+    drop(staging);
+    let files = Command::new("git")
+        .args(["ls-tree", "-r", "--name-only", "HEAD"])
+        .current_dir(&f.ws)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&files), "a.txt\nb.txt\nsrc/main.rs\n");
+    let status = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&f.ws)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&status),
+        "",
+        "the landed commit is the real repository's"
+    );
+}
+
+#[test]
+fn a_staged_build_lands_its_outputs() {
+    let f = Fixture::new();
+    f.write("in.txt", "hello\n");
+    f.write(
+        "Makefile",
+        "out/result.txt: in.txt\n\tmkdir -p out/deep\n\ttr a-z A-Z < in.txt > out/result.txt\n\ttouch out/deep/x\n",
+    );
+    let (out, staging) = f.run_staged_keeping("cd \"$WS\" && make");
+    assert_ok(&out);
+    assert!(!f.ws.join("out").exists(), "nothing lands before the gate");
+    land_all(&staging);
+    assert_eq!(read(&f.ws.join("out/result.txt")), "HELLO\n");
+    assert!(f.ws.join("out/deep/x").is_file());
 }

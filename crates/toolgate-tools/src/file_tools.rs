@@ -39,6 +39,7 @@ mod read;
 mod text;
 mod write;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use toolgate_core::{Registration, Registry, RegistryError, ToolError};
@@ -105,6 +106,9 @@ pub struct FileToolsConfig {
     pub result_limit: usize,
     /// Walker threads for `list`, `glob` and `grep`; 0 means one per core.
     pub threads: usize,
+    /// Where `write`, `edit` and `apply_patch` record each change set
+    /// before it lands (for `toolgate undo`); `None`: not recorded.
+    pub checkpoints: Option<std::sync::Arc<dyn toolgate_core::ChangeRecorder>>,
 }
 
 impl Default for FileToolsConfig {
@@ -113,6 +117,39 @@ impl Default for FileToolsConfig {
             allow_credential_files: false,
             result_limit: DEFAULT_RESULT_LIMIT,
             threads: 0,
+            checkpoints: None,
+        }
+    }
+}
+
+/// Runs `change`, which replaces or removes `paths`, as one checkpoint when
+/// the tools record them: each path saved first, the set rolled back when
+/// `change` fails.
+pub(crate) fn as_checkpoint<T>(
+    state: &FileState,
+    call_id: &str,
+    tool: &str,
+    paths: &[&Path],
+    change: impl FnOnce() -> Result<T, ToolError>,
+) -> Result<T, ToolError> {
+    let Some(recorder) = &state.config.checkpoints else {
+        return change();
+    };
+    let mut set = recorder.begin(call_id, tool).map_err(ToolError::Caused)?;
+    for p in paths {
+        set.save(p).map_err(ToolError::Caused)?;
+    }
+    set.applying().map_err(ToolError::Caused)?;
+    match change() {
+        Ok(out) => {
+            set.landed().map_err(ToolError::Caused)?;
+            Ok(out)
+        }
+        Err(e) => {
+            if let Err(r) = set.roll_back() {
+                tracing::warn!(error = %r, "rolling back a failed change set failed");
+            }
+            Err(e)
         }
     }
 }

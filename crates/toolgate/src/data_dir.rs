@@ -69,6 +69,11 @@ impl DataDir {
             return Ok(Arc::clone(store));
         }
         let (store, recovered) = toolgate_checkpoint::Checkpoints::open(&dir)?;
+        // Retention like spilled output's: finished sets older than a week
+        // go, then the oldest over the size cap.
+        if let Err(e) = store.sweep(toolgate_checkpoint::KEEP_FOR, toolgate_checkpoint::SIZE_CAP) {
+            tracing::warn!("sweeping old checkpoints failed: {e}");
+        }
         for r in recovered {
             match r.error {
                 None => eprintln!(

@@ -21,6 +21,7 @@
 
 mod builder;
 mod checking;
+mod checkpoints;
 mod data_dir;
 mod engine;
 mod error;

@@ -10,6 +10,7 @@ mod cmd_mcp;
 mod cmd_policy;
 mod cmd_sandbox;
 mod cmd_trust;
+mod cmd_undo;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -73,6 +74,8 @@ enum Command {
     /// Answer another agent's pre-tool-use hook (payload on stdin), or
     /// install, uninstall or check toolgate's hook entry in its settings.
     Hook(cmd_hook::HookArgs),
+    /// List the change sets that landed (`--list`), or restore one.
+    Undo(cmd_undo::UndoArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -193,6 +196,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Trust(args) => cmd_trust::run(args, &data),
         Command::Sandbox(command) => cmd_sandbox::run(command, &data, durability),
         Command::Hook(args) => cmd_hook::run(args, &data, durability),
+        Command::Undo(args) => cmd_undo::run(args, &data),
     }
 }
 

@@ -104,6 +104,17 @@ impl Started {
         sources.sandbox_available = confines;
         policy.set_sandbox_available(confines);
         let mut config = tools_config(&policy, location, data);
+        // The file tools' change sets are kept for `toolgate undo`; without
+        // the store they still work, unrecorded.
+        match data.checkpoints() {
+            Ok(store) => {
+                config.files.checkpoints =
+                    Some(Arc::new(crate::checkpoints::CheckpointRecorder(store)));
+            }
+            Err(e) => {
+                tracing::warn!("the checkpoint store cannot open; edits are not undoable: {e}")
+            }
+        }
         // One policy handle for the gate and the people port: a reload
         // through the gate reorders the channels of the next ask.
         let policy = SharedPolicy::new(policy);

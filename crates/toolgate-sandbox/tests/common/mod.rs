@@ -85,6 +85,35 @@ impl Fixture {
         self.run_spec(&self.spec(), script)
     }
 
+    /// Runs `script` with its writes staged; nothing lands. Returns the
+    /// output and what the command changed, as the gate would see it.
+    pub fn run_staged(&self, script: &str) -> (Output, Vec<toolgate_sandbox::Change>) {
+        let (out, staging) = self.run_staged_keeping(script);
+        let changes = staging.changes().unwrap();
+        (out, changes)
+    }
+
+    /// [`Fixture::run_staged`], keeping the staging to land from.
+    pub fn run_staged_keeping(&self, script: &str) -> (Output, toolgate_sandbox::Staging) {
+        let mut spec = self.spec();
+        spec.stage = Some(self.ws.parent().unwrap().join("stage"));
+        let mut confined = spec.command(&support(), "bash", ["-c", script]).unwrap();
+        let out = confined
+            .command
+            .env("HOME", &self.home)
+            .env("WS", &self.ws)
+            .env("OUT", &self.outside)
+            .output()
+            .unwrap();
+        eprintln!(
+            "--- (staged) {script}\nstatus {}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out, confined.staging.take().unwrap())
+    }
+
     pub fn write(&self, rel: &str, content: &str) -> PathBuf {
         let p = self.ws.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -103,4 +132,37 @@ pub fn stderr(o: &Output) -> String {
 
 pub fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// A landing journal for tests of the sandbox alone: it records nothing
+/// (the checkpoint store has its own tests).
+pub struct NoJournal;
+
+impl toolgate_sandbox::LandingJournal for NoJournal {
+    fn save(&mut self, _: &Path) -> Result<(), String> {
+        Ok(())
+    }
+    fn applying(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn landed(self: Box<Self>) -> Result<String, String> {
+        Ok("test".into())
+    }
+    fn roll_back(self: Box<Self>) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The changed paths, relative to `root`, as strings.
+pub fn changed(changes: &[toolgate_sandbox::Change], root: &Path) -> Vec<String> {
+    changes
+        .iter()
+        .map(|c| {
+            c.path
+                .strip_prefix(root)
+                .unwrap_or(&c.path)
+                .display()
+                .to_string()
+        })
+        .collect()
 }

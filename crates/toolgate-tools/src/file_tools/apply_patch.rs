@@ -168,6 +168,7 @@ impl Tool for ApplyPatchTool {
         let patch = parse_input(&input.patch)?;
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
+        let call_id = ctx.identity.call_id.clone();
         let location = Arc::clone(&ctx.location);
         let cancel = ctx.cancel.clone();
         let judged: Option<Vec<PermissionRequest>> = ctx.judged().map(<[_]>::to_vec);
@@ -191,8 +192,12 @@ impl Tool for ApplyPatchTool {
                     }
                 }
             }
-            commit::commit(&location, &plan.changes, |p| {
-                location_paths::relative(location.root(), p)
+            let paths: Vec<&std::path::Path> =
+                plan.changes.iter().map(|c| c.path.as_path()).collect();
+            super::as_checkpoint(&state, &call_id, "apply_patch", &paths, || {
+                commit::commit(&location, &plan.changes, |p| {
+                    location_paths::relative(location.root(), p)
+                })
             })?;
             for change in &plan.changes {
                 match &change.after {

@@ -108,10 +108,12 @@ impl Tool for EditTool {
         let judged = location_paths::judged(&ctx, "edit", &resolved)?.cloned();
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
+        let call_id = ctx.identity.call_id.clone();
         let location = Arc::clone(&ctx.location);
         tokio::task::spawn_blocking(move || {
             let target = (location.as_ref(), judged.as_ref());
-            edit_file(&state, &session, target, &resolved.path, &shown, &input)
+            let ids = (session.as_str(), call_id.as_str());
+            edit_file(&state, ids, target, &resolved.path, &shown, &input)
         })
         .await
         .map_err(|e| ToolError::caused("edit task failed", e))?
@@ -144,7 +146,7 @@ fn check_strings(input: &EditInput) -> Result<(), ToolError> {
 
 fn edit_file(
     state: &FileState,
-    session: &str,
+    (session, call_id): (&str, &str),
     (location, judged): (&Location, Option<&PermissionRequest>),
     path: &Path,
     shown: &str,
@@ -198,7 +200,9 @@ fn edit_file(
         file.body.replacen(old.as_str(), &new, 1)
     };
     let out = file.encode(&body);
-    fsio::write_atomic(Some(location), path, &out).map_err(|e| fsio::write_error(path, e))?;
+    super::as_checkpoint(state, call_id, "edit", &[path], || {
+        fsio::write_atomic(Some(location), path, &out).map_err(|e| fsio::write_error(path, e))
+    })?;
     state.ledger.record(session, path, hash_bytes(&out));
     let diff = similar::TextDiff::from_lines(&file.body, &body)
         .unified_diff()

