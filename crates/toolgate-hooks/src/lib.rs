@@ -20,6 +20,7 @@
 mod agent;
 mod answer;
 mod error;
+pub mod import;
 pub mod install;
 mod mcp;
 mod ordered;

@@ -5,6 +5,7 @@ mod cli_builder;
 mod cmd_call;
 mod cmd_hook;
 mod cmd_hook_install;
+mod cmd_import;
 mod cmd_log;
 mod cmd_mcp;
 mod cmd_policy;
@@ -74,6 +75,8 @@ enum Command {
     /// Answer another agent's pre-tool-use hook (payload on stdin), or
     /// install, uninstall or check toolgate's hook entry in its settings.
     Hook(cmd_hook::HookArgs),
+    /// Turn an agent's permission rules into toolgate config (printed).
+    Import(cmd_import::ImportArgs),
     /// List the change sets that landed (`--list`), or restore one.
     Undo(cmd_undo::UndoArgs),
 }
@@ -196,6 +199,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Trust(args) => cmd_trust::run(args, &data),
         Command::Sandbox(command) => cmd_sandbox::run(command, &data, durability),
         Command::Hook(args) => cmd_hook::run(args, &data, durability),
+        Command::Import(args) => cmd_import::run(args),
         Command::Undo(args) => cmd_undo::run(args, &data),
     }
 }

@@ -417,3 +417,82 @@ fn decisions_and_reported_outcomes_are_in_the_audit_log() {
     let verify = e.command(&["log", "verify"]).output().unwrap();
     assert!(verify.status.success(), "{verify:?}");
 }
+
+/// `toolgate import` of each agent's realistic rules, checked against what
+/// the agent itself would decide on a table of commands.
+#[test]
+fn imported_rules_decide_as_the_agent_would() {
+    let e = env();
+    let files = [
+        (
+            "claude-code",
+            "settings.json",
+            r#"{"permissions": {
+                "allow": ["Bash(npm run test:*)", "Bash(git push:*)", "Read(./**)", "Edit(./src/**)"],
+                "ask": ["Bash(git push:*)"],
+                "deny": ["Bash(git push --force:*)", "Bash(curl:*)"]},
+               "env": {"X": "1"}}"#,
+        ),
+        (
+            "codex",
+            "default.rules",
+            "prefix_rule(pattern = [\"npm\", \"run\", \"test\"], decision = \"allow\")\n\
+             prefix_rule(pattern = [\"git\", \"push\"], decision = \"allow\")\n\
+             prefix_rule(pattern = [\"git\", \"push\"], decision = \"prompt\")\n\
+             prefix_rule(pattern = [\"git\", \"push\", \"--force\"], decision = \"forbidden\")\n\
+             prefix_rule(pattern = [\"curl\"], decision = \"forbidden\")\n",
+        ),
+        (
+            "gemini",
+            "policy.toml",
+            "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"npm run test\"\ndecision = \"allow\"\npriority = 100\n\n\
+             [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"git push\"\ndecision = \"ask_user\"\npriority = 200\n\n\
+             [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = [\"git push --force\", \"curl\"]\ndecision = \"deny\"\npriority = 300\n",
+        ),
+        (
+            "opencode",
+            "opencode.json",
+            r#"{"permission": {"bash": {"*": "ask", "npm run test*": "allow", "git push*": "ask", "git push --force*": "deny", "curl *": "deny"}}}"#,
+        ),
+    ];
+    // (command, what each agent decides with the rules above)
+    let table = [
+        ("npm run test", "allow"),
+        ("npm run test -- --watch=false", "allow"),
+        ("git push origin main", "ask"),
+        ("git push --force origin main", "deny"),
+        ("curl https://example.com", "deny"),
+    ];
+    for (agent, name, text) in files {
+        let file = e.base.join(name);
+        e.write(&file, text);
+        let o = e
+            .command(&["import", agent, file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{agent}: {o:?}");
+        let config = e.base.join(format!("{agent}.toml"));
+        std::fs::write(&config, &o.stdout).unwrap();
+        for (command, expected) in table {
+            let c = e
+                .command(&[
+                    "check",
+                    "--json",
+                    "--config",
+                    config.to_str().unwrap(),
+                    "bash",
+                    &json!({"command": command}).to_string(),
+                ])
+                .output()
+                .unwrap();
+            let v: Value =
+                serde_json::from_slice(&c.stdout).unwrap_or_else(|_| panic!("{agent}: {c:?}"));
+            assert_eq!(
+                v["decision"],
+                expected,
+                "{agent} `{command}`: {v}\n{}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+        }
+    }
+}
