@@ -90,21 +90,29 @@ pub fn settings_path(
     })
 }
 
+/// The guard after the hook command for the agents whose shell runs it and
+/// for which exit 2 blocks: a toolgate that cannot start (exit 127) or dies
+/// blocks the call instead of letting it run.
+pub const GUARD: &str = " || exit 2";
+
 /// The hook command toolgate installs for `agent`.
 pub fn hook_command(toolgate: &Path, agent: Agent) -> String {
-    format!(
+    let command = format!(
         "{} hook {}",
         crate::shell_quote(&toolgate.display().to_string()),
         agent.name()
-    )
+    );
+    if agent.protocol().exit2_blocks && agent != Agent::OpenCode {
+        format!("{command}{GUARD}")
+    } else {
+        command
+    }
 }
 
 /// Whether `command` is toolgate's hook for `agent`.
 fn is_ours(command: &str, agent: Agent) -> bool {
-    command.contains("toolgate")
-        && command
-            .trim_end()
-            .ends_with(&format!("hook {}", agent.name()))
+    let bare = command.trim_end().trim_end_matches(GUARD).trim_end();
+    command.contains("toolgate") && bare.ends_with(&format!("hook {}", agent.name()))
 }
 
 /// The events toolgate's entry is installed for: the pre-tool-use ones it
@@ -542,10 +550,15 @@ pub fn fail_open_reasons(agent: Agent, entry: &Entry, found_binary: bool) -> Vec
         why.push(format!("no {pre} entry: calls are not judged"));
     }
     if !found_binary {
-        why.push(
-            "the hook's program is not found: the agent sees a failed hook (exit 127), which it does not read as a block"
-                .into(),
-        );
+        let guarded = entry
+            .commands
+            .iter()
+            .all(|c| c.trim_end().ends_with(GUARD.trim()));
+        why.push(if guarded {
+            "the hook's program is not found: every call is blocked (the entry's `|| exit 2` turns the failure into a block)".into()
+        } else {
+            "the hook's program is not found: the agent sees a failed hook (exit 127), which it does not read as a block".into()
+        });
     }
     if let Some(setting) = &entry.disabled_by {
         why.push(format!("{setting} turns every hook off"));
