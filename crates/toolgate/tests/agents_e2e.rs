@@ -163,6 +163,9 @@ fn world() -> Env {
     e
 }
 
+/// Environment variables of one run.
+type Vars = Vec<(&'static str, &'static str)>;
+
 fn denials(result: &Value) -> usize {
     result["permission_denials"].as_array().map_or(0, Vec::len)
 }
@@ -242,7 +245,7 @@ fn claude_code_a_broken_toolgate_blocks() {
     let e = world();
     let script = json!([{"name": "Bash", "input": {"command": "echo ran > ran.txt"}}]);
     let missing = "/nonexistent/toolgate hook claude-code --mode auto || exit 2".to_string();
-    let cases: Vec<(&str, String, Vec<(&str, &str)>)> = vec![
+    let cases: Vec<(&str, String, Vars)> = vec![
         ("binary missing", missing, vec![]),
         (
             "panic",
