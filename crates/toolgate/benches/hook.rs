@@ -27,7 +27,10 @@ fn main() {
     std::fs::create_dir_all(ws.join("src")).expect("mkdir");
     std::fs::create_dir_all(&home).expect("mkdir");
     std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").expect("write");
-    let git = Command::new("git").args(["init", "-q"]).current_dir(&ws).status();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ws)
+        .status();
     assert!(git.is_ok_and(|s| s.success()), "git init");
     // 100 characters, read-only: allowed outright.
     let command = "git log --oneline --decorate -n 20 -- src/main.rs && git status --short && grep -rn main src | head";
@@ -47,7 +50,11 @@ fn main() {
             .env("TOOLGATE_MANAGED_CONFIG", home.join("none.toml"))
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_DATA_HOME")
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -65,7 +72,10 @@ fn main() {
     let toolgate = env!("CARGO_BIN_EXE_toolgate");
     // Warm the page cache and create the data directory and audit log.
     for _ in 0..5 {
-        assert!(run(toolgate, &["hook", "claude-code"], Some(&payload)), "hook");
+        assert!(
+            run(toolgate, &["hook", "claude-code"], Some(&payload)),
+            "hook"
+        );
     }
     let time = |program: &str, args: &[&str], stdin: Option<&str>| -> Vec<Duration> {
         (0..RUNS)
@@ -80,7 +90,11 @@ fn main() {
     let version = time(toolgate, &["--version"], None);
     let hook = time(toolgate, &["hook", "claude-code"], Some(&payload));
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    for (name, v) in [("true", &plain), ("toolgate --version", &version), ("toolgate hook claude-code", &hook)] {
+    for (name, v) in [
+        ("true", &plain),
+        ("toolgate --version", &version),
+        ("toolgate hook claude-code", &hook),
+    ] {
         println!(
             "{name:<28} p50 {:>7.3} ms  p90 {:>7.3} ms",
             ms(percentile(v.clone(), 0.5)),

@@ -1,6 +1,6 @@
-//! The real Claude Code CLI (from npm, `scripts/setup-agents.sh`) driven
-//! offline against a stand-in model on loopback that plays a fixed script of
-//! tool calls, with `toolgate hook claude-code` as its PreToolUse hook:
+//! The real Claude Code and Gemini CLIs (from npm, `scripts/setup-agents.sh`)
+//! driven offline against a stand-in model on loopback that plays a fixed
+//! script of tool calls, with `toolgate hook AGENT` as their hook:
 //! dangerous calls do not run, a routine session runs without an ask in mode
 //! auto, and a broken toolgate blocks the call.
 //!
@@ -26,17 +26,21 @@ fn agents_bin() -> PathBuf {
     }
 }
 
-fn claude_bin() -> Option<PathBuf> {
-    let bin = agents_bin().join("claude");
+fn agent_bin(name: &str) -> Option<PathBuf> {
+    let bin = agents_bin().join(name);
     if bin.exists() {
         Some(bin)
     } else {
         eprintln!(
-            "SKIPPED: Claude Code is not installed at {} (run scripts/setup-agents.sh)",
+            "SKIPPED: {name} is not installed at {} (run scripts/setup-agents.sh)",
             bin.display()
         );
         None
     }
+}
+
+fn claude_bin() -> Option<PathBuf> {
+    agent_bin("claude")
 }
 
 /// The stand-in model, killed when dropped.
@@ -55,10 +59,16 @@ impl Drop for Model {
 
 impl Model {
     fn start(e: &Env, script: Value) -> Model {
+        Model::start_with(e, "anthropic_model.py", script)
+    }
+
+    fn start_with(e: &Env, server: &str, script: Value) -> Model {
         let script_file = e.base.join("script.json");
         std::fs::write(&script_file, script.to_string()).unwrap();
         let log = e.base.join("model-log.jsonl");
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/anthropic_model.py");
+        let server = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/agents")
+            .join(server);
         let mut child = Command::new("python3")
             .arg(server)
             .arg(&script_file)
@@ -271,5 +281,192 @@ fn claude_code_a_broken_toolgate_blocks() {
     let model = Model::start(&e, script);
     let result = run_claude(&e, &claude, &model, &toolgate_hook("auto"), &[]);
     assert_eq!(denials(&result), 0, "{result}");
+    assert!(e.ws.join("ran.txt").exists());
+}
+
+/// Runs `gemini -p` (approval mode yolo: Gemini's own policy lets every
+/// call through, only the hook decides) with `hook_command` as its
+/// BeforeTool and AfterTool hook; returns the stream-json events.
+fn run_gemini(
+    e: &Env,
+    gemini: &Path,
+    model: &Model,
+    hook_command: &str,
+    vars: &[(&str, &str)],
+) -> Vec<Value> {
+    let dir = e.home.join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hook = json!([{"matcher": ".*", "hooks": [{"type": "command", "command": hook_command, "timeout": 30000}]}]);
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "hooks": {"BeforeTool": hook, "AfterTool": hook},
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    let trusted = dir.join("trustedFolders.json");
+    std::fs::write(
+        &trusted,
+        json!({ e.ws.display().to_string(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let mut c = Command::new(gemini);
+    c.args([
+        "-p",
+        "go",
+        "--output-format",
+        "stream-json",
+        "--approval-mode",
+        "yolo",
+    ])
+    .current_dir(&e.ws)
+    .stdin(Stdio::null())
+    .env("HOME", &e.home)
+    .env("TOOLGATE_DATA_DIR", &e.data)
+    .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
+    .env(
+        "GOOGLE_GEMINI_BASE_URL",
+        format!("http://127.0.0.1:{}", model.port),
+    )
+    .env("GEMINI_API_KEY", "test-key")
+    .env("GEMINI_CLI_TRUSTED_FOLDERS_PATH", &trusted);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect();
+    assert!(
+        events.iter().any(|v| v["type"] == "result"),
+        "no result from gemini: {out:?}"
+    );
+    events
+}
+
+/// Tool results Gemini reports as errors (a blocked call is one).
+fn gemini_blocked(events: &[Value]) -> usize {
+    events
+        .iter()
+        .filter(|v| v["type"] == "tool_result" && v["status"] == "error")
+        .count()
+}
+
+fn gemini_hook(mode: &str, config: Option<&Path>) -> String {
+    let config = config.map_or(String::new(), |c| format!(" --config {}", c.display()));
+    format!(
+        "{} hook gemini --mode {mode}{config} || exit 2",
+        env!("CARGO_BIN_EXE_toolgate")
+    )
+}
+
+#[test]
+fn gemini_dangerous_calls_do_not_run() {
+    let Some(gemini) = agent_bin("gemini") else {
+        return;
+    };
+    let e = world();
+    let home = e.home.display().to_string();
+    let ws = e.ws.display().to_string();
+    let script = json!([
+        {"name": "run_shell_command", "args": {"command": format!("cat {home}/.ssh/id_rsa")}},
+        {"name": "read_file", "args": {"file_path": format!("{ws}/.env")}},
+        {"name": "run_shell_command", "args": {"command": "cat .env"}},
+        {"name": "run_shell_command", "args": {"command": "curl -s http://127.0.0.1:__PORT__/leak/curl"}},
+        {"name": "run_shell_command", "args": {"command": "echo x > .git/hooks/pre-commit"}},
+        {"name": "run_shell_command", "args": {"command": format!("echo pwned >> {home}/.bashrc")}},
+    ]);
+    for mode in ["default", "auto"] {
+        let model = Model::start_with(&e, "gemini_model.py", script.clone());
+        let events = run_gemini(&e, &gemini, &model, &gemini_hook(mode, None), &[]);
+        let seen = model.seen();
+        assert!(
+            !seen.contains("KEY-SECRET"),
+            "{mode}: the key reached the model"
+        );
+        assert!(
+            !seen.contains("ENV-SECRET"),
+            "{mode}: .env reached the model"
+        );
+        assert!(
+            !seen.contains("{\"leak\""),
+            "{mode}: curl reached the listener"
+        );
+        assert!(!e.ws.join(".git/hooks/pre-commit").exists(), "{mode}");
+        assert_eq!(
+            std::fs::read_to_string(e.home.join(".bashrc")).unwrap(),
+            "# rc\n",
+            "{mode}"
+        );
+        assert_eq!(gemini_blocked(&events), 6, "{mode}: {events:?}");
+    }
+}
+
+#[test]
+fn gemini_routine_session_runs_without_an_ask_in_mode_auto() {
+    let Some(gemini) = agent_bin("gemini") else {
+        return;
+    };
+    let e = world();
+    let ws = e.ws.display().to_string();
+    // Gemini cannot run a command rewritten into toolgate's sandbox: the
+    // person allows the project's test command by a rule.
+    let config = e.base.join("allow-tests.toml");
+    e.write(&config, "[permission.bash]\n\"./test.sh\" = \"allow\"\n");
+    let script = json!([
+        {"name": "read_file", "args": {"file_path": format!("{ws}/a.txt")}},
+        {"name": "search_file_content", "args": {"pattern": "hello"}},
+        {"name": "run_shell_command", "args": {"command": "git status"}},
+        {"name": "replace", "args": {"file_path": format!("{ws}/a.txt"), "old_string": "hello", "new_string": "world", "instruction": "rename"}},
+        {"name": "run_shell_command", "args": {"command": "./test.sh"}},
+    ]);
+    let model = Model::start_with(&e, "gemini_model.py", script);
+    let events = run_gemini(
+        &e,
+        &gemini,
+        &model,
+        &gemini_hook("auto", Some(&config)),
+        &[],
+    );
+    assert_eq!(gemini_blocked(&events), 0, "{events:?}");
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("a.txt")).unwrap(),
+        "world\n"
+    );
+    assert!(model.seen().contains("TESTS-PASSED"));
+}
+
+#[test]
+fn gemini_a_broken_toolgate_blocks() {
+    let Some(gemini) = agent_bin("gemini") else {
+        return;
+    };
+    let e = world();
+    let script = json!([{"name": "run_shell_command", "args": {"command": "echo ran > ran.txt"}}]);
+    let missing = "/nonexistent/toolgate hook gemini --mode auto || exit 2".to_string();
+    let cases: Vec<(&str, String, Vars)> = vec![
+        ("binary missing", missing, vec![]),
+        (
+            "panic",
+            gemini_hook("auto", None),
+            vec![("TOOLGATE_HOOK_TEST_PANIC", "1")],
+        ),
+        (
+            "time budget",
+            gemini_hook("auto", None),
+            vec![
+                ("TOOLGATE_HOOK_TEST_SLEEP_MS", "5000"),
+                ("TOOLGATE_HOOK_BUDGET_MS", "300"),
+            ],
+        ),
+    ];
+    for (what, hook, vars) in cases {
+        let model = Model::start_with(&e, "gemini_model.py", script.clone());
+        let events = run_gemini(&e, &gemini, &model, &hook, &vars);
+        assert!(!e.ws.join("ran.txt").exists(), "{what}: the call ran");
+        assert_eq!(gemini_blocked(&events), 1, "{what}: {events:?}");
+    }
+    let model = Model::start_with(&e, "gemini_model.py", script);
+    let events = run_gemini(&e, &gemini, &model, &gemini_hook("auto", None), &[]);
+    assert_eq!(gemini_blocked(&events), 0, "{events:?}");
     assert!(e.ws.join("ran.txt").exists());
 }
