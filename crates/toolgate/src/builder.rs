@@ -26,6 +26,14 @@ pub enum SandboxChoice {
     /// recording its connections in the audit log.
     #[default]
     Detect,
+    /// As [`SandboxChoice::Detect`], with this executable as the sandbox's
+    /// helper: the program that mounts the staging overlay and confines
+    /// itself before it runs the command. By default the helper is the
+    /// running program, which must then call
+    /// `toolgate_sandbox::run_if_requested()` first thing in `main` (the
+    /// `toolgate` command does); an embedder that does not can name the
+    /// `toolgate` binary here.
+    DetectWithHelper(std::path::PathBuf),
     /// Through the embedder's own sandbox.
     Custom {
         /// Confines each command (or declines to, returning `None`).

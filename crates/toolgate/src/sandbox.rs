@@ -43,6 +43,8 @@ pub struct SandboxAdapter {
     proxy: OnceLock<Result<ProxyService, Failure>>,
     /// Where the proxy's connections are recorded.
     events: Option<Arc<dyn EventSink>>,
+    /// The sandbox's helper executable; `None`: the running program.
+    helper: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for SandboxAdapter {
@@ -100,7 +102,15 @@ impl SandboxAdapter {
             domains,
             proxy: OnceLock::new(),
             events: None,
+            helper: None,
         }
+    }
+
+    /// Uses `helper` as the sandbox's helper executable instead of the
+    /// running program.
+    pub fn with_helper(mut self, helper: PathBuf) -> Self {
+        self.helper = Some(helper);
+        self
     }
 
     /// Records the proxy's connections in `events` (the audit log).
@@ -157,6 +167,7 @@ impl SandboxAdapter {
         spec.stage = self.stage.clone();
         spec.network = false;
         spec.cwd = cwd;
+        spec.helper = self.helper.clone();
         spec
     }
 

@@ -88,9 +88,13 @@ impl Started {
         })?);
         let (sandbox, confines, sandbox_notice): (Arc<dyn CommandSandbox>, bool, Option<String>) =
             match sandbox {
-                SandboxChoice::Detect => {
+                SandboxChoice::Detect | SandboxChoice::DetectWithHelper(_) => {
                     // The sandbox's proxy records each connection in the audit log.
-                    let adapter = SandboxAdapter::new(&policy, Some(data)).with_events(log.clone());
+                    let mut adapter =
+                        SandboxAdapter::new(&policy, Some(data)).with_events(log.clone());
+                    if let SandboxChoice::DetectWithHelper(helper) = sandbox {
+                        adapter = adapter.with_helper(helper.clone());
+                    }
                     let notice = adapter.startup_line();
                     let confines = adapter.available();
                     (Arc::new(adapter), confines, notice)

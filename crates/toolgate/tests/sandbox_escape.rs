@@ -329,39 +329,75 @@ fn a_unix_socket_under_home_is_unreachable() {
     }
 }
 
-#[test]
-fn an_opaque_part_gets_no_network_from_an_approved_part() {
-    let e = env();
+/// A loopback HTTP server that answers every request and counts them.
+fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    e.write(
-        e.home.join(".config/toolgate/config.toml"),
-        "[permission.bash]\n\"curl *\" = \"allow\"\n",
-    );
-    std::fs::write(
-        e.ws.join("drive.sh"),
-        format!("python3 -c 'import socket; s=socket.create_connection((\"127.0.0.1\", {port}), 3); s.send(b\"x\")'; echo ran"),
-    )
-    .unwrap();
-    require_staging(&e);
-    let input = serde_json::json!({
-        "command": format!("curl -s --max-time 3 http://127.0.0.1:{port}/health ; bash drive.sh")
-    })
-    .to_string();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = seen.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    (port, seen)
+}
+
+fn call_bash(e: &Env, command: &str) -> String {
+    require_staging(e);
+    let input = serde_json::json!({ "command": command }).to_string();
     let out = e
         .command(&["call", "bash", &input, "--mode", "auto"])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    // However the call was decided, the opaque script reached nothing.
-    let mut reached = 0;
-    while listener.accept().is_ok() {
-        reached += 1;
-    }
-    assert!(
-        !text.contains("ran") || reached == 0,
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("--- {command}\n{text}");
+    text
+}
+
+#[test]
+fn an_opaque_part_gets_no_network_from_an_approved_part() {
+    let e = env();
+    let (port, seen) = counting_server();
+    e.write(
+        e.home.join(".config/toolgate/config.toml"),
+        "[permission.bash]\n\"curl *\" = \"allow\"\n",
+    );
+    // Alone, the approved curl reaches the host it named, through the proxy.
+    let text = call_bash(
+        &e,
+        &format!("curl -s --max-time 5 http://127.0.0.1:{port}/health"),
+    );
+    assert!(text.contains("ok"), "{text}");
+    let after_curl = seen.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(after_curl, 1, "{text}");
+    // Beside an opaque script, neither gets that network: the script's
+    // connection never arrives.
+    std::fs::write(
+        e.ws.join("drive.sh"),
+        format!(
+            "python3 -c 'import socket; s=socket.create_connection((\"127.0.0.1\", {port}), 3); s.send(b\"GET / HTTP/1.0\\r\\n\\r\\n\"); print(s.recv(100))'; \
+             curl -s --max-time 3 http://127.0.0.1:{port}/again; echo script-ran"
+        ),
+    )
+    .unwrap();
+    let text = call_bash(
+        &e,
+        &format!("curl -s --max-time 3 http://127.0.0.1:{port}/health ; bash drive.sh"),
+    );
+    assert!(text.contains("script-ran"), "{text}");
+    assert_eq!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        after_curl,
         "the opaque part reached the listener: {text}"
     );
 }
@@ -385,4 +421,37 @@ fn no_phantoms_git_add_all_commits_exactly_the_files_that_exist() {
     );
     let status = git(&e.ws, &["status", "--porcelain"]);
     assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+}
+
+#[test]
+fn the_environment_is_an_allowlist() {
+    let e = env();
+    std::fs::write(e.ws.join("drive.sh"), "env; echo end").unwrap();
+    let input = serde_json::json!({"command": "bash drive.sh"}).to_string();
+    let run = |e: &Env| {
+        let out = e
+            .command(&["call", "bash", &input, "--mode", "auto"])
+            .env("DEPLOY_HOOK_URL", format!("https://x/{CANARY}"))
+            .env("SOME_TOOL_SETTING", format!("{CANARY}-setting"))
+            .env("LANG", "C.UTF-8")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    require_staging(&e);
+    let text = run(&e);
+    assert!(text.contains("end"), "{text}");
+    assert!(!text.contains(CANARY), "{text}");
+    assert!(text.contains("LANG=C.UTF-8"), "{text}");
+    // `[sandbox] env` names what else to pass.
+    e.write(
+        e.home.join(".config/toolgate/config.toml"),
+        "[sandbox]\nenv = [\"SOME_TOOL_SETTING\"]\n",
+    );
+    let text = run(&e);
+    assert!(
+        text.contains(&format!("SOME_TOOL_SETTING={CANARY}-setting")),
+        "{text}"
+    );
+    assert!(!text.contains("DEPLOY_HOOK_URL"), "{text}");
 }
