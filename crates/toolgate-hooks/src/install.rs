@@ -447,11 +447,16 @@ fn timeout_ms(agent: Agent, hook: &Json) -> Option<u64> {
 pub fn inspect(agent: Agent, path: &str, text: &str) -> Result<Entry, InstallError> {
     let mut found = Entry::default();
     if agent == Agent::OpenCode {
-        if text.contains("hook") && text.contains("opencode") && text.contains("toolgate") {
+        let exe = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("const TOOLGATE = "))
+            .and_then(|rest| serde_json::from_str::<String>(rest.trim_end_matches(';')).ok());
+        if let Some(exe) = exe.filter(|_| text.contains("\"hook\", \"opencode\"")) {
             found.events.push("tool.execute.before".into());
+            found.events.push("tool.execute.after".into());
             found
                 .commands
-                .push("toolgate hook opencode (plugin)".into());
+                .push(format!("{} hook opencode", crate::shell_quote(&exe)));
         }
         return Ok(found);
     }

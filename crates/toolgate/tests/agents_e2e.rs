@@ -1,4 +1,4 @@
-//! The real Claude Code, Codex and Gemini CLIs (from npm, `scripts/setup-agents.sh`)
+//! The real Claude Code, Codex, Gemini and OpenCode CLIs (from npm, `scripts/setup-agents.sh`)
 //! driven offline against a stand-in model on loopback that plays a fixed
 //! script of tool calls, with `toolgate hook AGENT` as their hook:
 //! dangerous calls do not run, a routine session runs without an ask in mode
@@ -690,4 +690,189 @@ fn codex_a_broken_toolgate_blocks() {
     let model = Model::start_with(&e, "responses_model.py", script);
     run_codex(&e, &codex, &model, &codex_hook("auto"), &[]);
     assert!(e.ws.join("ran.txt").exists());
+}
+
+/// Runs `opencode run` with toolgate's plugin (as `toolgate hook install
+/// opencode` writes it, with `--mode MODE` or a failing variant) and
+/// OpenCode's own permissions set to allow: only the plugin decides.
+fn run_opencode(
+    e: &Env,
+    opencode: &Path,
+    model: &Model,
+    plugin_args: &str,
+    exe: &str,
+    vars: &[(&str, &str)],
+) -> Vec<Value> {
+    let config = json!({
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"local": {"npm": "@ai-sdk/openai-compatible", "name": "local",
+            "options": {"baseURL": format!("http://127.0.0.1:{}/v1", model.port), "apiKey": "test-key"},
+            "models": {"stand-in": {"name": "stand-in"}}}},
+        "permission": {"bash": "allow", "edit": "allow", "read": "allow", "external_directory": "allow"},
+    });
+    std::fs::write(e.ws.join("opencode.json"), config.to_string()).unwrap();
+    let install = e
+        .command(&["hook", "install", "opencode"])
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    let plugin = e.ws.join(".opencode/plugin/toolgate.js");
+    let text = std::fs::read_to_string(&plugin)
+        .unwrap()
+        .replace(
+            "[\"hook\", \"opencode\"]",
+            &format!("[\"hook\", \"opencode\"{plugin_args}]"),
+        )
+        .replace(
+            &format!("\"{}\"", env!("CARGO_BIN_EXE_toolgate")),
+            &format!("\"{exe}\""),
+        );
+    std::fs::write(&plugin, text).unwrap();
+    let mut c = Command::new(opencode);
+    c.args([
+        "run",
+        "--format",
+        "json",
+        "--model",
+        "local/stand-in",
+        "--dir",
+    ])
+    .arg(&e.ws)
+    .arg("go")
+    .current_dir(&e.ws)
+    .stdin(Stdio::null())
+    .env("HOME", &e.home)
+    .env("TOOLGATE_DATA_DIR", &e.data)
+    .env("TOOLGATE_MANAGED_CONFIG", e.home.join("no-managed.toml"))
+    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+    .env("OPENCODE_DISABLE_SHARE", "1");
+    // OpenCode's grep runs `rg`: the one Codex's npm package brings, when
+    // the machine has none.
+    if let Some(rg) = ripgrep_dir() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![rg];
+        dirs.extend(std::env::split_paths(&path));
+        c.env("PATH", std::env::join_paths(dirs).unwrap());
+    }
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+fn ripgrep_dir() -> Option<PathBuf> {
+    let vendor = agents_bin().join("../@openai/codex-linux-x64/vendor");
+    std::fs::read_dir(vendor)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|d| d.path().join("codex-path"))
+        .find(|d| d.join("rg").exists())
+}
+
+/// The tool calls OpenCode completed (ran), by command or path.
+fn opencode_ran(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|v| v["type"] == "tool_use" && v["part"]["state"]["status"] == "completed")
+        .map(|v| v["part"]["state"]["input"].clone())
+        .collect()
+}
+
+/// A world under the target directory: OpenCode installs its provider
+/// package into the home directory, which the next run reuses.
+fn opencode_world() -> Env {
+    codex_world()
+}
+
+#[test]
+fn opencode_dangerous_calls_do_not_run() {
+    let Some(opencode) = agent_bin("opencode") else {
+        return;
+    };
+    let e = opencode_world();
+    let home = e.home.display().to_string();
+    let ws = e.ws.display().to_string();
+    let bash = |c: String| json!({"name": "bash", "args": {"command": c, "description": "step"}});
+    let script = json!([
+        bash(format!("cat {home}/.ssh/id_rsa")),
+        {"name": "read", "args": {"filePath": format!("{ws}/.env")}},
+        bash("curl -s http://127.0.0.1:__PORT__/leak/curl".into()),
+        bash("echo x > .git/hooks/pre-commit".into()),
+        bash(format!("echo pwned >> {home}/.bashrc")),
+    ]);
+    let model = Model::start_with(&e, "chat_model.py", script);
+    let exe = env!("CARGO_BIN_EXE_toolgate");
+    let events = run_opencode(&e, &opencode, &model, ", \"--mode\", \"auto\"", exe, &[]);
+    let seen = model.seen();
+    assert!(
+        seen.contains("\"role\": \"tool\""),
+        "OpenCode did not run the script: {events:?}"
+    );
+    assert!(!seen.contains("KEY-SECRET"), "the key reached the model");
+    assert!(!seen.contains("ENV-SECRET"), ".env reached the model");
+    assert!(!seen.contains("{\"leak\""), "curl reached the listener");
+    assert!(!e.ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(
+        std::fs::read_to_string(e.home.join(".bashrc")).unwrap(),
+        "# rc\n"
+    );
+    assert_eq!(opencode_ran(&events), Vec::<Value>::new());
+}
+
+#[test]
+fn opencode_routine_session_and_a_broken_toolgate() {
+    let Some(opencode) = agent_bin("opencode") else {
+        return;
+    };
+    let e = opencode_world();
+    let ws = e.ws.display().to_string();
+    let bash = |c: &str| json!({"name": "bash", "args": {"command": c, "description": "step"}});
+    let script = json!([
+        {"name": "read", "args": {"filePath": format!("{ws}/a.txt")}},
+        {"name": "grep", "args": {"pattern": "hello", "path": ws}},
+        bash("git status"),
+        {"name": "edit", "args": {"filePath": format!("{ws}/a.txt"), "oldString": "hello", "newString": "world"}},
+        bash("./test.sh"),
+    ]);
+    let exe = env!("CARGO_BIN_EXE_toolgate");
+    let model = Model::start_with(&e, "chat_model.py", script);
+    let events = run_opencode(&e, &opencode, &model, ", \"--mode\", \"auto\"", exe, &[]);
+    assert_eq!(opencode_ran(&events).len(), 5, "{events:?}");
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("a.txt")).unwrap(),
+        "world\n"
+    );
+    assert!(model.seen().contains("TESTS-PASSED"));
+    // Broken: the call that just ran is blocked.
+    let script = json!([bash("echo ran > ran.txt")]);
+    let cases: Vec<(&str, &str, Vars)> = vec![
+        ("binary missing", "/nonexistent/toolgate", vec![]),
+        ("panic", exe, vec![("TOOLGATE_HOOK_TEST_PANIC", "1")]),
+        (
+            "time budget",
+            exe,
+            vec![
+                ("TOOLGATE_HOOK_TEST_SLEEP_MS", "5000"),
+                ("TOOLGATE_HOOK_BUDGET_MS", "300"),
+            ],
+        ),
+    ];
+    for (what, program, vars) in cases {
+        let model = Model::start_with(&e, "chat_model.py", script.clone());
+        let events = run_opencode(
+            &e,
+            &opencode,
+            &model,
+            ", \"--mode\", \"auto\"",
+            program,
+            &vars,
+        );
+        assert!(!e.ws.join("ran.txt").exists(), "{what}: the call ran");
+        assert!(opencode_ran(&events).is_empty(), "{what}: {events:?}");
+    }
 }
