@@ -17,7 +17,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use serde_json::{Value, json};
 use toolgate::{CheckError, CheckOutcome, DataDir, Durability, Toolgate};
-use toolgate_core::{Effect, Event, EventKind, EventPayload, EventSink, PermissionRequest};
+use toolgate_core::{Effect, Event, EventKind, EventPayload, PermissionRequest};
 use toolgate_hooks::{
     Agent, HookCall, HookEvent, Probe, Reply, Verdict, acknowledge, block, parse, probes, reply,
     sandbox_rewrite,
@@ -395,11 +395,14 @@ fn extra(call: &HookCall, more: Value) -> Value {
 }
 
 fn append(events: Vec<Event>, data: &DataDir, durability: Durability) -> Result<()> {
-    let log = toolgate_store::EventLog::open(data.audit_db(), durability)
-        .with_context(|| format!("cannot open the audit log {}", data.audit_db().display()))?;
-    futures::executor::block_on(log.submit_batch(events))
-        .context("cannot record the hook's decision in the audit log")?;
-    log.close().context("cannot close the audit log")?;
+    // One transaction on this thread: a hook process records its few events
+    // once, without the writer and checkpoint threads of an `EventLog`.
+    toolgate_store::append_once(data.audit_db(), durability, events).with_context(|| {
+        format!(
+            "cannot record the hook's decision in the audit log {}",
+            data.audit_db().display()
+        )
+    })?;
     Ok(())
 }
 
