@@ -47,10 +47,10 @@ pub struct HookArgs {
 }
 
 /// Runs `toolgate hook …`.
-pub fn run(args: HookArgs, data: &DataDir, durability: Durability) -> Result<i32> {
+pub fn run(args: HookArgs, data: Result<DataDir>, durability: Durability) -> Result<i32> {
     match args.words.as_slice() {
         [agent] => Ok(answer(agent, &args.policy, data, durability)),
-        [verb, agent] => crate::cmd_hook_install::run(verb, agent, &args, data),
+        [verb, agent] => crate::cmd_hook_install::run(verb, agent, &args),
         _ => Err(anyhow!(
             "usage: toolgate hook AGENT | toolgate hook install|uninstall|status AGENT"
         )),
@@ -88,7 +88,12 @@ fn budget() -> Duration {
 
 /// Answers the hook payload on stdin for `agent_name`; returns the exit
 /// status. Never returns an error: every failure is the blocking form.
-fn answer(agent_name: &str, policy: &PolicyArgs, data: &DataDir, durability: Durability) -> i32 {
+fn answer(
+    agent_name: &str,
+    policy: &PolicyArgs,
+    data: Result<DataDir>,
+    durability: Durability,
+) -> i32 {
     let agent = match agent_name.parse::<Agent>() {
         Ok(agent) => agent,
         Err(e) => {
@@ -126,7 +131,7 @@ fn answer(agent_name: &str, policy: &PolicyArgs, data: &DataDir, durability: Dur
         }
     }
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        decide(agent, policy, data, durability)
+        decide(agent, policy, &data?, durability)
     }));
     let r = match outcome {
         Ok(Ok(r)) => r,

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use toolgate::DataDir;
 use toolgate_hooks::Agent;
 use toolgate_hooks::install::{
     Scope, fail_open_reasons, hook_command, inspect, install_text, settings_path, uninstall_text,
@@ -13,8 +12,7 @@ use toolgate_hooks::install::{
 use crate::cmd_hook::HookArgs;
 
 /// Runs `toolgate hook VERB AGENT`.
-pub fn run(verb: &str, agent: &str, args: &HookArgs, data: &DataDir) -> Result<i32> {
-    let _ = data;
+pub fn run(verb: &str, agent: &str, args: &HookArgs) -> Result<i32> {
     let agent: Agent = agent.parse()?;
     let project = crate::cli_builder::root(args.policy.root.as_deref())?;
     let home = std::env::var_os("HOME")

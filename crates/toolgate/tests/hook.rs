@@ -317,6 +317,22 @@ fn a_broken_hook_blocks_in_every_agent() {
 }
 
 #[test]
+fn no_data_directory_blocks() {
+    let e = env();
+    for agent in AGENTS {
+        let (shell, field, _, _) = tools(agent);
+        let good = payload(&e, agent, shell, json!({ field: "git status" }));
+        let mut c = e.command(&["hook", agent]);
+        c.env_remove("TOOLGATE_DATA_DIR").env_remove("HOME").env_remove("XDG_DATA_HOME");
+        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let _ = child.stdin.take().unwrap().write_all(good.as_bytes());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(verdict(agent, &o), "block", "{agent}: {o:?}");
+    }
+}
+
+#[test]
 fn unknown_events_and_tools() {
     let e = env();
     let o = hook(
