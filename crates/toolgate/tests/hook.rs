@@ -323,8 +323,12 @@ fn no_data_directory_blocks() {
         let (shell, field, _, _) = tools(agent);
         let good = payload(&e, agent, shell, json!({ field: "git status" }));
         let mut c = e.command(&["hook", agent]);
-        c.env_remove("TOOLGATE_DATA_DIR").env_remove("HOME").env_remove("XDG_DATA_HOME");
-        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.env_remove("TOOLGATE_DATA_DIR")
+            .env_remove("HOME")
+            .env_remove("XDG_DATA_HOME");
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = c.spawn().unwrap();
         let _ = child.stdin.take().unwrap().write_all(good.as_bytes());
         let o = child.wait_with_output().unwrap();

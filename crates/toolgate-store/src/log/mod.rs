@@ -215,6 +215,16 @@ pub fn append_once(
     let mut conn = sqlite::open(path, LOG_FILE, Access::ReadWrite)?;
     conn.execute_batch(durability.pragma())
         .map_err(StoreError::sqlite("setting durability"))?;
+    // Closing the last connection would checkpoint the WAL into the
+    // database, with its syncs, on every short process: leave that to
+    // SQLite's automatic checkpoint at commit (every 1,000 pages) and to the
+    // long-running logs' checkpoint thread. The commit itself is as durable
+    // as `durability` says either way.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )
+    .map_err(StoreError::sqlite("keeping the WAL on close"))?;
     let mut pending = Vec::with_capacity(events.len());
     for event in events {
         let value = serde_json::to_value(&event.payload).map_err(StoreError::Serialize)?;
