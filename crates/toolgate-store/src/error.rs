@@ -68,6 +68,9 @@ pub enum StoreError {
     /// The background writer has stopped.
     #[error("the event log writer has stopped")]
     WriterStopped,
+    /// An event's payload cannot be serialised.
+    #[error("an event payload cannot be serialised: {0}")]
+    Serialize(#[source] serde_json::Error),
 }
 
 impl StoreError {

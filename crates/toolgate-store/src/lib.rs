@@ -76,6 +76,6 @@ pub use approvals::SqliteApprovals;
 pub use error::StoreError;
 pub use log::{
     Durability, EventFilter, EventLog, EventReader, LogQuery, LogStats, Problem, StoredEvent,
-    VerifyReport, verify,
+    VerifyReport, append_once, verify,
 };
 pub use spill::{DEFAULT_RETENTION, SWEEP_INTERVAL, SpillStore, SweepHandle};

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::QuestionChannel;
-use toolgate_core::{CallIdentity, CallRequest, CallResult, Catalogue, Location};
+use toolgate_core::{
+    CallIdentity, CallRequest, CallResult, Catalogue, Location, PermissionRequest,
+};
 use toolgate_policy::approvals::ApprovalChannel;
 use toolgate_policy::check::{CheckOutcome, Judgement, explain, judge_call, outcome_for};
 use toolgate_policy::config::{Mode, SandboxMode};
@@ -266,6 +268,25 @@ impl Toolgate {
             });
         }
         Ok(out)
+    }
+
+    /// Judges several calls of the built-in tools and `extra` requests as
+    /// one call (its decision is the strictest of all their requests), as
+    /// [`Toolgate::check`] judges one: what `toolgate hook` asks of the gate
+    /// for another agent's tool call. Does not start the engine.
+    pub fn check_calls(
+        &self,
+        calls: &[(&str, &Value)],
+        extra: Vec<PermissionRequest>,
+    ) -> Result<CheckOutcome, CheckError> {
+        let policy = self.policy()?;
+        let intents = self.intents(&policy)?;
+        let mut requests = extra;
+        for (tool, input) in calls {
+            requests.extend(intents.requests(tool, input, &self.location)?);
+        }
+        let judged = judge_call(&policy, requests, &self.location, &self.saved);
+        Ok(outcome_for(&policy, &judged))
     }
 
     /// Each request of a call, its risk, and why it is allowed, asked or

@@ -3,6 +3,9 @@
 
 mod cli_builder;
 mod cmd_call;
+mod cmd_hook;
+mod cmd_hook_install;
+mod cmd_import;
 mod cmd_log;
 mod cmd_mcp;
 mod cmd_policy;
@@ -69,6 +72,11 @@ enum Command {
     /// What the sandbox confines here (`status`), or run a command in it (`exec`).
     #[command(subcommand)]
     Sandbox(cmd_sandbox::SandboxCommand),
+    /// Answer another agent's pre-tool-use hook (payload on stdin), or
+    /// install, uninstall or check toolgate's hook entry in its settings.
+    Hook(cmd_hook::HookArgs),
+    /// Turn an agent's permission rules into toolgate config (printed).
+    Import(cmd_import::ImportArgs),
     /// List the change sets that landed (`--list`), or restore one.
     Undo(cmd_undo::UndoArgs),
 }
@@ -169,7 +177,13 @@ fn run(cli: Cli) -> Result<i32> {
         DurabilityArg::Normal => Durability::Normal,
         DurabilityArg::Full => Durability::Full,
     };
-    let data = DataDir::locate(cli.data_dir.as_deref())?;
+    let located = DataDir::locate(cli.data_dir.as_deref());
+    // A hook answers even without a data directory: in the agent's
+    // blocking form.
+    if let Command::Hook(args) = cli.command {
+        return cmd_hook::run(args, located.map_err(anyhow::Error::from), durability);
+    }
+    let data = located?;
     match cli.command {
         Command::Call(args) => tokio_runtime()?.block_on(cmd_call::run(args, data, durability)),
         // Clients send calls in parallel on the one connection: a decision
@@ -190,8 +204,17 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Log(args) => cmd_log::run(args, &data),
         Command::Trust(args) => cmd_trust::run(args, &data),
         Command::Sandbox(command) => cmd_sandbox::run(command, &data, durability),
+        Command::Hook(_) => unreachable_hook(),
+        Command::Import(args) => cmd_import::run(args),
         Command::Undo(args) => cmd_undo::run(args, &data),
     }
+}
+
+/// `run` answers `toolgate hook` before it needs the data directory.
+fn unreachable_hook() -> Result<i32> {
+    Err(anyhow::anyhow!(
+        "toolgate hook is answered before the data directory is located"
+    ))
 }
 
 /// One worker runs the event loop; what can take long runs beside it on the

@@ -201,6 +201,54 @@ impl EventLog {
     }
 }
 
+/// Appends `events` to the log at `path` (created if needed) in one
+/// transaction on the caller's thread, and returns the last seq: for a short
+/// process that records a few events once (`toolgate hook`), without the
+/// writer and checkpoint threads an [`EventLog`] starts. The events are
+/// durable (as `durability` says) when it returns; the connection is closed.
+pub fn append_once(
+    path: impl AsRef<Path>,
+    durability: Durability,
+    events: Vec<Event>,
+) -> Result<u64, StoreError> {
+    let path = path.as_ref();
+    let mut conn = sqlite::open(path, LOG_FILE, Access::ReadWrite)?;
+    conn.execute_batch(durability.pragma())
+        .map_err(StoreError::sqlite("setting durability"))?;
+    // Closing the last connection would checkpoint the WAL into the
+    // database, with its syncs, on every short process: leave that to
+    // SQLite's automatic checkpoint at commit (every 1,000 pages) and to the
+    // long-running logs' checkpoint thread. The commit itself is as durable
+    // as `durability` says either way.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )
+    .map_err(StoreError::sqlite("keeping the WAL on close"))?;
+    let mut pending = Vec::with_capacity(events.len());
+    for event in events {
+        let value = serde_json::to_value(&event.payload).map_err(StoreError::Serialize)?;
+        let (payload, hashed_payload) = stored_and_hashed_payload(&value);
+        pending.push(Pending {
+            ts_ms: event.ts_ms,
+            kind: event.kind.as_str(),
+            session_id: event.session_id,
+            call_id: event.call_id,
+            payload,
+            hashed_payload,
+        });
+    }
+    let count = pending.len() as u64;
+    let (ack, _done) = oneshot::channel();
+    let batch = Batch {
+        events: pending,
+        ack,
+    };
+    let first = writer::append(&mut conn, std::slice::from_ref(&batch))
+        .map_err(StoreError::sqlite("appending events"))?;
+    Ok(first + count.saturating_sub(1))
+}
+
 impl Drop for EventLog {
     fn drop(&mut self) {
         if let Err(e) = self.shutdown() {

@@ -303,7 +303,7 @@ pub(crate) fn run(shared: std::sync::Arc<Shared>, wakes: Receiver<Message>) {
 }
 
 /// Appends the batches after the current head; returns the first assigned seq.
-fn append(conn: &mut Connection, batches: &[Batch]) -> Result<u64, rusqlite::Error> {
+pub(crate) fn append(conn: &mut Connection, batches: &[Batch]) -> Result<u64, rusqlite::Error> {
     // Cached statements rather than `Transaction`, which re-parses BEGIN/COMMIT
     // on every batch.
     conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;

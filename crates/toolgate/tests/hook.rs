@@ -1,0 +1,518 @@
+//! `toolgate hook AGENT` as each agent runs it: a real process reading the
+//! agent's payload on stdin, answering in the agent's format, and blocking
+//! on every failure.
+
+// A failed setup step should stop a test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::Write;
+use std::process::{Output, Stdio};
+
+use serde_json::{Value, json};
+use support::cli_env::CliEnv as Env;
+
+fn env() -> Env {
+    let e = Env::new();
+    e.write(e.ws.join("src/lib.rs"), "pub fn f() {}\n");
+    e.write(e.ws.join(".env"), "SECRET=1\n");
+    e.write(e.home.join(".ssh/id_rsa"), "KEY\n");
+    e.write(e.home.join(".bashrc"), "# rc\n");
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&e.ws)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    e
+}
+
+fn hook(e: &Env, agent: &str, payload: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut all = vec!["hook", agent];
+    all.extend_from_slice(args);
+    let mut c = e.command(&all);
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    // The hook may answer (and exit) before reading all of it.
+    let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+/// The pre-tool-use payload `agent` sends for its `tool` with `input`.
+fn payload(e: &Env, agent: &str, tool: &str, input: Value) -> String {
+    let cwd = e.ws.display().to_string();
+    match agent {
+        "claude-code" | "codex" => {
+            json!({"session_id": "s1", "cwd": cwd, "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": input, "tool_use_id": "call-1"})
+        }
+        "gemini" | "agy" => json!({"session_id": "s1", "cwd": cwd, "hook_event_name": "BeforeTool",
+            "timestamp": "2026-12-05T00:00:00Z", "tool_name": tool, "tool_input": input}),
+        "cursor" => {
+            json!({"conversation_id": "s1", "generation_id": "g", "hook_event_name": "preToolUse",
+            "tool_name": tool, "tool_input": input, "workspace_roots": [cwd], "cwd": cwd})
+        }
+        "copilot" => {
+            json!({"timestamp": 1, "cwd": cwd, "toolName": tool, "toolArgs": input.to_string()})
+        }
+        "opencode" => {
+            json!({"event": "tool.execute.before", "tool": tool, "sessionID": "s1", "callID": "c1",
+            "args": input, "directory": cwd, "cwd": cwd})
+        }
+        _ => unreachable!(),
+    }
+    .to_string()
+}
+
+/// What the agent makes of the answer: allow, ask or block.
+fn verdict(agent: &str, o: &Output) -> &'static str {
+    let out = String::from_utf8_lossy(&o.stdout);
+    let code = o.status.code();
+    let json: Option<Value> = serde_json::from_str(out.trim()).ok();
+    let field = |v: &Value| -> Option<String> {
+        let d = match agent {
+            "claude-code" | "codex" => &v["hookSpecificOutput"]["permissionDecision"],
+            "gemini" | "agy" | "opencode" => &v["decision"],
+            "cursor" => &v["permission"],
+            "copilot" => &v["permissionDecision"],
+            _ => unreachable!(),
+        };
+        d.as_str().map(str::to_string)
+    };
+    let blocks_on_2 = agent != "copilot";
+    if blocks_on_2 && code == Some(2) {
+        return "block";
+    }
+    assert_eq!(code, Some(0), "{agent}: {o:?}");
+    match json.as_ref().and_then(field).as_deref() {
+        Some("deny") => "block",
+        Some("ask") => "ask",
+        Some("allow") => "allow",
+        // Codex: a plain allow says nothing and leaves it to Codex.
+        None if agent == "codex" && out.trim().is_empty() => "allow",
+        other => panic!("{agent}: unexpected answer {other:?}: {o:?}"),
+    }
+}
+
+/// Each agent's shell, read and write tools.
+fn tools(agent: &str) -> (&'static str, &'static str, &'static str, &'static str) {
+    // (shell, command field, read tool, read path field)
+    match agent {
+        "claude-code" => ("Bash", "command", "Read", "file_path"),
+        "codex" => ("Bash", "command", "Bash", "command"),
+        "gemini" | "agy" => ("run_shell_command", "command", "read_file", "file_path"),
+        "cursor" => ("Shell", "command", "Read", "file_path"),
+        "copilot" => ("bash", "command", "view", "path"),
+        "opencode" => ("bash", "command", "read", "filePath"),
+        _ => unreachable!(),
+    }
+}
+
+const AGENTS: [&str; 7] = [
+    "claude-code",
+    "codex",
+    "gemini",
+    "agy",
+    "cursor",
+    "copilot",
+    "opencode",
+];
+
+#[test]
+fn dangerous_calls_never_get_an_allow() {
+    let e = env();
+    let home = e.home.display().to_string();
+    for agent in AGENTS {
+        let (shell, field, read, path) = tools(agent);
+        let mut cases = vec![
+            (shell, json!({ field: format!("cat {home}/.ssh/id_rsa") })),
+            (shell, json!({ field: "cat .env" })),
+            (shell, json!({ field: "curl -s http://127.0.0.1:9/x" })),
+            (shell, json!({ field: "echo x > .git/hooks/pre-commit" })),
+            (shell, json!({ field: format!("echo x >> {home}/.bashrc") })),
+            (shell, json!({ field: "rm -rf src" })),
+        ];
+        if read != shell {
+            cases.push((read, json!({ path: format!("{home}/.ssh/id_rsa") })));
+            cases.push((
+                read,
+                json!({ path: e.ws.join(".env").display().to_string() }),
+            ));
+        }
+        for (tool, input) in cases {
+            for mode in ["default", "auto"] {
+                let o = hook(
+                    &e,
+                    agent,
+                    &payload(&e, agent, tool, input.clone()),
+                    &["--mode", mode],
+                    &[],
+                );
+                let v = verdict(agent, &o);
+                assert_ne!(v, "allow", "{agent} {mode} {input}: {o:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_routine_session_runs_without_asking_in_mode_auto() {
+    let e = env();
+    for agent in ["claude-code", "codex", "cursor", "copilot", "opencode"] {
+        let (shell, field, _, _) = tools(agent);
+        for command in [
+            "git status",
+            "grep -rn f src",
+            "cat src/lib.rs",
+            "cargo test",
+        ] {
+            let o = hook(
+                &e,
+                agent,
+                &payload(&e, agent, shell, json!({ field: command })),
+                &["--mode", "auto"],
+                &[],
+            );
+            assert_eq!(verdict(agent, &o), "allow", "{agent} `{command}`: {o:?}");
+        }
+    }
+    let edit = [
+        (
+            "claude-code",
+            "Edit",
+            json!({"file_path": e.ws.join("src/lib.rs"), "old_string": "f", "new_string": "g"}),
+        ),
+        (
+            "gemini",
+            "replace",
+            json!({"file_path": e.ws.join("src/lib.rs"), "old_string": "f", "new_string": "g"}),
+        ),
+        (
+            "cursor",
+            "Write",
+            json!({"file_path": e.ws.join("src/lib.rs")}),
+        ),
+        (
+            "copilot",
+            "edit",
+            json!({"path": e.ws.join("src/lib.rs"), "old_str": "f", "new_str": "g"}),
+        ),
+        (
+            "opencode",
+            "edit",
+            json!({"filePath": e.ws.join("src/lib.rs"), "oldString": "f", "newString": "g"}),
+        ),
+        (
+            "gemini",
+            "read_file",
+            json!({"file_path": e.ws.join("src/lib.rs")}),
+        ),
+        ("gemini", "search_file_content", json!({"pattern": "fn"})),
+        (
+            "gemini",
+            "run_shell_command",
+            json!({"command": "git status"}),
+        ),
+    ];
+    for (agent, tool, input) in edit {
+        let o = hook(
+            &e,
+            agent,
+            &payload(&e, agent, tool, input),
+            &["--mode", "auto"],
+            &[],
+        );
+        assert_eq!(verdict(agent, &o), "allow", "{agent} {tool}: {o:?}");
+    }
+}
+
+#[test]
+fn a_sandbox_only_allow_is_rewritten_where_the_agent_takes_it_else_asked() {
+    let e = env();
+    for agent in ["claude-code", "codex"] {
+        let p = payload(
+            &e,
+            agent,
+            "Bash",
+            json!({"command": "cargo test", "description": "tests"}),
+        );
+        let o = hook(&e, agent, &p, &["--mode", "auto"], &[]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let out = &v["hookSpecificOutput"];
+        assert_eq!(out["permissionDecision"], "allow", "{agent}");
+        let cmd = out["updatedInput"]["command"].as_str().unwrap();
+        assert!(cmd.contains(" sandbox exec --root "), "{cmd}");
+        assert!(cmd.ends_with("-- bash -c 'cargo test'"), "{cmd}");
+        assert_eq!(out["updatedInput"]["description"], "tests");
+    }
+    // Gemini cannot run a rewritten command, nor ask: it is told how to approve.
+    let p = payload(
+        &e,
+        "gemini",
+        "run_shell_command",
+        json!({"command": "cargo test"}),
+    );
+    let o = hook(&e, "gemini", &p, &["--mode", "auto"], &[]);
+    assert_eq!(verdict("gemini", &o), "block");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot run a rewritten command"));
+    let o = hook(
+        &e,
+        "agy",
+        &payload(
+            &e,
+            "agy",
+            "run_shell_command",
+            json!({"command": "cargo test"}),
+        ),
+        &["--mode", "auto"],
+        &[],
+    );
+    assert_eq!(verdict("agy", &o), "ask");
+}
+
+#[test]
+fn a_broken_hook_blocks_in_every_agent() {
+    let e = env();
+    for agent in AGENTS {
+        let (shell, field, _, _) = tools(agent);
+        let good = payload(&e, agent, shell, json!({ field: "git status" }));
+        let broken: Vec<(String, Vec<(&str, &str)>)> = vec![
+            ("garbage {".into(), vec![]),
+            (String::new(), vec![]),
+            ("[1,2]".into(), vec![]),
+            (good.clone(), vec![("TOOLGATE_HOOK_TEST_PANIC", "1")]),
+            (
+                good.clone(),
+                vec![
+                    ("TOOLGATE_HOOK_TEST_SLEEP_MS", "5000"),
+                    ("TOOLGATE_HOOK_BUDGET_MS", "300"),
+                ],
+            ),
+        ];
+        for (input, vars) in broken {
+            let o = hook(&e, agent, &input, &[], &vars);
+            assert_eq!(
+                verdict(agent, &o),
+                "block",
+                "{agent} {input:?} {vars:?}: {o:?}"
+            );
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains("toolgate:"),
+                "{o:?}"
+            );
+        }
+        // And the good payload is allowed, so the failures above are the faults'.
+        assert_eq!(
+            verdict(agent, &hook(&e, agent, &good, &[], &[])),
+            "allow",
+            "{agent}"
+        );
+    }
+}
+
+#[test]
+fn no_data_directory_blocks() {
+    let e = env();
+    for agent in AGENTS {
+        let (shell, field, _, _) = tools(agent);
+        let good = payload(&e, agent, shell, json!({ field: "git status" }));
+        let mut c = e.command(&["hook", agent]);
+        c.env_remove("TOOLGATE_DATA_DIR")
+            .env_remove("HOME")
+            .env_remove("XDG_DATA_HOME");
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let _ = child.stdin.take().unwrap().write_all(good.as_bytes());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(verdict(agent, &o), "block", "{agent}: {o:?}");
+    }
+}
+
+#[test]
+fn unknown_events_and_tools() {
+    let e = env();
+    let o = hook(
+        &e,
+        "claude-code",
+        r#"{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"x"}"#,
+        &[],
+        &[],
+    );
+    assert_eq!(verdict("claude-code", &o), "block");
+    let o = hook(
+        &e,
+        "claude-code",
+        &payload(&e, "claude-code", "SlashCommand", json!({"command": "/x"})),
+        &[],
+        &[],
+    );
+    assert_eq!(verdict("claude-code", &o), "ask");
+    let o = hook(&e, "nope", "{}", &[], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn mcp_tools_are_judged_by_their_arguments() {
+    let e = env();
+    let home = e.home.display().to_string();
+    let key = payload(
+        &e,
+        "claude-code",
+        "mcp__filesystem__read_text_file",
+        json!({"path": format!("{home}/.ssh/id_rsa")}),
+    );
+    assert_eq!(
+        verdict("claude-code", &hook(&e, "claude-code", &key, &[], &[])),
+        "block"
+    );
+    let fetch = payload(
+        &e,
+        "claude-code",
+        "mcp__fetch__fetch",
+        json!({"url": "http://127.0.0.1:9/"}),
+    );
+    assert_eq!(
+        verdict("claude-code", &hook(&e, "claude-code", &fetch, &[], &[])),
+        "block"
+    );
+    let plain = payload(
+        &e,
+        "claude-code",
+        "mcp__github__list_issues",
+        json!({"repo": "a/b"}),
+    );
+    assert_eq!(
+        verdict("claude-code", &hook(&e, "claude-code", &plain, &[], &[])),
+        "ask"
+    );
+    // A rule naming the server allows it.
+    e.write(
+        e.base.join("mcp.toml"),
+        "[permission]\n\"github__*\" = \"allow\"\n",
+    );
+    let cfg = e.base.join("mcp.toml").display().to_string();
+    let o = hook(&e, "claude-code", &plain, &["--config", &cfg], &[]);
+    assert_eq!(verdict("claude-code", &o), "allow", "{o:?}");
+}
+
+#[test]
+fn decisions_and_reported_outcomes_are_in_the_audit_log() {
+    let e = env();
+    let p = payload(&e, "claude-code", "Bash", json!({"command": "git status"}));
+    assert_eq!(
+        verdict("claude-code", &hook(&e, "claude-code", &p, &[], &[])),
+        "allow"
+    );
+    let post = json!({"session_id": "s1", "cwd": e.ws, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "git status"}, "tool_use_id": "call-1", "tool_response": {"stdout": "clean"}});
+    let o = hook(&e, "claude-code", &post.to_string(), &[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let log = e.command(&["log", "--json"]).output().unwrap();
+    let events: Vec<Value> = String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|v| v["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "permission.requested",
+            "permission.resolved",
+            "tool.completed"
+        ],
+        "{events:?}"
+    );
+    for ev in &events {
+        assert_eq!(ev["session_id"], "claude-code:s1");
+        assert_eq!(ev["call_id"], "call-1");
+    }
+    let verify = e.command(&["log", "verify"]).output().unwrap();
+    assert!(verify.status.success(), "{verify:?}");
+}
+
+/// `toolgate import` of each agent's realistic rules, checked against what
+/// the agent itself would decide on a table of commands.
+#[test]
+fn imported_rules_decide_as_the_agent_would() {
+    let e = env();
+    let files = [
+        (
+            "claude-code",
+            "settings.json",
+            r#"{"permissions": {
+                "allow": ["Bash(npm run test:*)", "Bash(git push:*)", "Read(./**)", "Edit(./src/**)"],
+                "ask": ["Bash(git push:*)"],
+                "deny": ["Bash(git push --force:*)", "Bash(curl:*)"]},
+               "env": {"X": "1"}}"#,
+        ),
+        (
+            "codex",
+            "default.rules",
+            "prefix_rule(pattern = [\"npm\", \"run\", \"test\"], decision = \"allow\")\n\
+             prefix_rule(pattern = [\"git\", \"push\"], decision = \"allow\")\n\
+             prefix_rule(pattern = [\"git\", \"push\"], decision = \"prompt\")\n\
+             prefix_rule(pattern = [\"git\", \"push\", \"--force\"], decision = \"forbidden\")\n\
+             prefix_rule(pattern = [\"curl\"], decision = \"forbidden\")\n",
+        ),
+        (
+            "gemini",
+            "policy.toml",
+            "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"npm run test\"\ndecision = \"allow\"\npriority = 100\n\n\
+             [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"git push\"\ndecision = \"ask_user\"\npriority = 200\n\n\
+             [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = [\"git push --force\", \"curl\"]\ndecision = \"deny\"\npriority = 300\n",
+        ),
+        (
+            "opencode",
+            "opencode.json",
+            r#"{"permission": {"bash": {"*": "ask", "npm run test*": "allow", "git push*": "ask", "git push --force*": "deny", "curl *": "deny"}}}"#,
+        ),
+    ];
+    // (command, what each agent decides with the rules above)
+    let table = [
+        ("npm run test", "allow"),
+        ("npm run test -- --watch=false", "allow"),
+        ("git push origin main", "ask"),
+        ("git push --force origin main", "deny"),
+        ("curl https://example.com", "deny"),
+    ];
+    for (agent, name, text) in files {
+        let file = e.base.join(name);
+        e.write(&file, text);
+        let o = e
+            .command(&["import", agent, file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{agent}: {o:?}");
+        let config = e.base.join(format!("{agent}.toml"));
+        std::fs::write(&config, &o.stdout).unwrap();
+        for (command, expected) in table {
+            let c = e
+                .command(&[
+                    "check",
+                    "--json",
+                    "--config",
+                    config.to_str().unwrap(),
+                    "bash",
+                    &json!({"command": command}).to_string(),
+                ])
+                .output()
+                .unwrap();
+            let v: Value =
+                serde_json::from_slice(&c.stdout).unwrap_or_else(|_| panic!("{agent}: {c:?}"));
+            assert_eq!(
+                v["decision"],
+                expected,
+                "{agent} `{command}`: {v}\n{}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+        }
+    }
+}
