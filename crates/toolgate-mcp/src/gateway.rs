@@ -25,7 +25,7 @@ pub mod intent;
 pub mod pins;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -239,6 +239,7 @@ impl std::fmt::Debug for Gateway {
 async fn connect(
     config: &UpstreamConfig,
     client: UpstreamClient,
+    cwd: &Path,
 ) -> Result<RunningService<RoleClient, UpstreamClient>, GatewayError> {
     let err = |message: String| GatewayError::Upstream {
         name: config.name.clone(),
@@ -248,6 +249,7 @@ async fn connect(
         UpstreamTransport::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args)
+                .current_dir(cwd)
                 .env_clear()
                 .envs(
                     KEPT_ENV
@@ -299,13 +301,15 @@ async fn connect(
 }
 
 impl Gateway {
-    /// Connects every upstream, checks its listing against the pins in
-    /// `pins`, and registers what is visible in `registry`. Refuses two tools
-    /// exposed under one name.
+    /// Connects every upstream (a stdio one runs in `cwd`, the location's
+    /// root, so that relative paths in arguments mean what they were judged
+    /// as), checks its listing against the pins in `pins`, and registers what
+    /// is visible in `registry`. Refuses two tools exposed under one name.
     pub async fn start(
         configs: Vec<UpstreamConfig>,
         registry: Registry,
         pins: PinStore,
+        cwd: &Path,
     ) -> Result<Gateway, GatewayError> {
         let mut upstreams = Vec::new();
         for config in configs {
@@ -313,7 +317,7 @@ impl Gateway {
             let client = UpstreamClient {
                 changed: Arc::clone(&changed),
             };
-            let service = tokio::time::timeout(CONNECT_TIMEOUT, connect(&config, client))
+            let service = tokio::time::timeout(CONNECT_TIMEOUT, connect(&config, client, cwd))
                 .await
                 .map_err(|_| GatewayError::Upstream {
                     name: config.name.clone(),
@@ -489,12 +493,12 @@ impl Gateway {
     }
 }
 
-fn pin_mtime(path: &std::path::Path) -> Option<SystemTime> {
+fn pin_mtime(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
 /// The pin file in a data directory.
-pub fn pin_file(data_dir: &std::path::Path) -> PathBuf {
+pub fn pin_file(data_dir: &Path) -> PathBuf {
     data_dir.join("upstream-pins.json")
 }
 

@@ -329,6 +329,7 @@ impl Running {
                 configs,
                 started.engine().tools().process().clone(),
                 PinStore::new(pin_file(data.root())),
+                toolgate.location().root(),
             )
             .await?;
             for (tool, why) in gateway.withheld() {
