@@ -118,6 +118,73 @@ impl ClientHandler for UpstreamClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed.notify_one();
     }
+
+    // Roots are deprecated upstream (SEP-2577) but a server may still ask:
+    // refuse, as for sampling and elicitation.
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::method_not_found::<
+            rmcp::model::ListRootsRequestMethod,
+        >())
+    }
+}
+
+/// The tool definitions exactly as a stdio upstream sent them (every member,
+/// including those rmcp's model does not know), by name: the latest listing.
+type RawTools = Arc<Mutex<HashMap<String, Value>>>;
+
+/// Largest line the tap looks into (a longer one is passed on untouched).
+const TAP_LINE_MAX: usize = 16 * 1024 * 1024;
+
+/// Reads a stdio upstream's output for rmcp, keeping a copy of each tool
+/// definition of every `tools/list` answer as received.
+struct Tap<R> {
+    inner: R,
+    line: Vec<u8>,
+    raw: RawTools,
+}
+
+impl<R> Tap<R> {
+    fn take_line(&mut self) {
+        if self.line.len() <= TAP_LINE_MAX
+            && let Ok(message) = serde_json::from_slice::<Value>(&self.line)
+            && let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array)
+        {
+            let mut raw = self.raw.lock().unwrap_or_else(PoisonError::into_inner);
+            for tool in tools {
+                if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                    raw.insert(name.to_string(), tool.clone());
+                }
+            }
+        }
+        self.line.clear();
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Tap<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = polled {
+            let fresh = buf.filled()[before..].to_vec();
+            for chunk in fresh.split_inclusive(|b| *b == b'\n') {
+                if self.line.len() <= TAP_LINE_MAX {
+                    self.line.extend_from_slice(chunk);
+                }
+                if chunk.ends_with(b"\n") {
+                    self.take_line();
+                }
+            }
+        }
+        polled
+    }
 }
 
 /// One upstream tool as registered.
@@ -209,6 +276,8 @@ struct Upstream {
     config: UpstreamConfig,
     service: RunningService<RoleClient, UpstreamClient>,
     changed: Arc<Notify>,
+    /// The definitions as received (stdio upstreams).
+    raw: RawTools,
     /// Registered tools: exposed name → (definition hash, guard).
     registered: Mutex<HashMap<String, (String, Registration)>>,
     /// What the last check withheld, with why.
@@ -240,6 +309,7 @@ async fn connect(
     config: &UpstreamConfig,
     client: UpstreamClient,
     cwd: &Path,
+    raw: &RawTools,
 ) -> Result<RunningService<RoleClient, UpstreamClient>, GatewayError> {
     let err = |message: String| GatewayError::Upstream {
         name: config.name.clone(),
@@ -266,6 +336,11 @@ async fn connect(
                 .map_err(|e| err(format!("cannot start {command:?}: {e}")))?;
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err(err("no pipes to the child".into()));
+            };
+            let stdout = Tap {
+                inner: stdout,
+                line: Vec::new(),
+                raw: Arc::clone(raw),
             };
             // The child is killed when its pipes close (it exits on EOF) or
             // when toolgate exits; keep the handle with the service.
@@ -314,19 +389,22 @@ impl Gateway {
         let mut upstreams = Vec::new();
         for config in configs {
             let changed = Arc::new(Notify::new());
+            let raw = RawTools::default();
             let client = UpstreamClient {
                 changed: Arc::clone(&changed),
             };
-            let service = tokio::time::timeout(CONNECT_TIMEOUT, connect(&config, client, cwd))
-                .await
-                .map_err(|_| GatewayError::Upstream {
-                    name: config.name.clone(),
-                    message: format!("no answer in {}s", CONNECT_TIMEOUT.as_secs()),
-                })??;
+            let service =
+                tokio::time::timeout(CONNECT_TIMEOUT, connect(&config, client, cwd, &raw))
+                    .await
+                    .map_err(|_| GatewayError::Upstream {
+                        name: config.name.clone(),
+                        message: format!("no answer in {}s", CONNECT_TIMEOUT.as_secs()),
+                    })??;
             upstreams.push(Arc::new(Upstream {
                 config,
                 service,
                 changed,
+                raw,
                 registered: Mutex::new(HashMap::new()),
                 withheld: Mutex::new(Vec::new()),
             }));
@@ -406,10 +484,19 @@ impl Gateway {
             .await
             .map_err(|_| err("tools/list got no answer".into()))?
             .map_err(|e| err(format!("tools/list failed: {e}")))?;
-        let listing: Vec<Value> = tools
-            .iter()
-            .map(|t| serde_json::to_value(t).map_err(|e| err(format!("bad tool definition: {e}"))))
-            .collect::<Result<_, _>>()?;
+        // Each definition as received where the tap saw it (every member);
+        // else as rmcp decoded it.
+        let listing: Vec<Value> = {
+            let raw = upstream.raw.lock().unwrap_or_else(PoisonError::into_inner);
+            tools
+                .iter()
+                .map(|t| match raw.get(t.name.as_ref()) {
+                    Some(v) => Ok(v.clone()),
+                    None => serde_json::to_value(t)
+                        .map_err(|e| err(format!("bad tool definition: {e}"))),
+                })
+                .collect::<Result<_, _>>()?
+        };
         let checked = self.pins.check(&upstream.config.key(), name, &listing)?;
         let mut wanted: HashMap<String, (Value, String, String)> = HashMap::new();
         let mut local = BTreeMap::new();
