@@ -364,6 +364,9 @@ async fn connect(
                     .map_err(|e| err(format!("bad value for header {k:?}: {e}")))?;
                 map.insert(name, value);
             }
+            // reqwest is built without a bundled crypto provider; install
+            // ring unless the host program installed one already.
+            let _ = rustls::crypto::ring::default_provider().install_default();
             let transport = StreamableHttpClientTransport::from_config(
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map),
             );

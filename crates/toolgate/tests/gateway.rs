@@ -299,3 +299,64 @@ fn a_definition_changed_between_sessions_is_hidden_until_approved() {
     assert!(tool_names(&mut server, 10).contains(&"fx__read_text".to_string()));
     server.close();
 }
+
+/// The fixture over streamable HTTP: a key read is refused as through the
+/// built-in read, an ordinary call goes through.
+#[test]
+fn a_streamable_http_upstream_goes_through_the_gate() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    env.write(
+        env.home.join(".ssh/id_rsa"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n",
+    );
+    env.write(env.ws.join("notes.txt"), "over http\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_fixture.py");
+    let mut upstream = std::process::Command::new(&python)
+        .arg(&fixture)
+        .env("UPSTREAM_HTTP_PORT", port.to_string())
+        .current_dir(&env.ws)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the HTTP fixture did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let config = format!(
+        "{ALLOW_FX}[upstreams.fx]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Test = \"1\" }}\n"
+    );
+    let config_file = env.base.join("gate.toml");
+    env.write(&config_file, &config);
+    let flags = vec!["--config".into(), config_file.into_os_string()];
+    let mut server = start(&env, &flags);
+    let names = tool_names(&mut server, 10);
+    assert!(names.contains(&"fx__read_text".to_string()), "{names:?}");
+    let ok = call(
+        &mut server,
+        11,
+        "fx__read_text",
+        json!({"path": "notes.txt"}),
+    );
+    assert!(text(&ok).contains("over http"), "{ok}");
+    let builtin = call(&mut server, 12, "read", json!({"path": "~/.ssh/id_rsa"}));
+    let through = call(
+        &mut server,
+        13,
+        "fx__read_text",
+        json!({"path": "~/.ssh/id_rsa"}),
+    );
+    assert_eq!(through["isError"], true, "{through}");
+    let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
+    assert_eq!(verdict(&text(&builtin)), verdict(&text(&through)));
+    server.close();
+    let _ = upstream.kill();
+    let _ = upstream.wait();
+}
