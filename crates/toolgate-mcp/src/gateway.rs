@@ -48,6 +48,21 @@ pub use pins::PinStore;
 /// of its environment is what its entry names.
 pub const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ"];
 
+/// Starts a stdio upstream confined: given the program, its arguments, the
+/// directory to start in and the extra places it may read, the command that
+/// runs it inside the sandbox. The binary implements it with its sandbox; a
+/// gateway without one refuses upstreams configured with `sandbox = true`.
+pub trait UpstreamLauncher: Send + Sync {
+    /// The confined command, or why there is none.
+    fn confined(
+        &self,
+        program: &str,
+        args: &[String],
+        cwd: &Path,
+        readable: &[PathBuf],
+    ) -> Result<std::process::Command, String>;
+}
+
 /// How long connecting to an upstream and listing its tools may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often the pin file is looked at for approvals.
@@ -310,6 +325,7 @@ async fn connect(
     client: UpstreamClient,
     cwd: &Path,
     raw: &RawTools,
+    launcher: Option<&dyn UpstreamLauncher>,
 ) -> Result<RunningService<RoleClient, UpstreamClient>, GatewayError> {
     let err = |message: String| GatewayError::Upstream {
         name: config.name.clone(),
@@ -317,10 +333,25 @@ async fn connect(
     };
     match &config.transport {
         UpstreamTransport::Stdio { command, args, env } => {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args)
-                .current_dir(cwd)
-                .env_clear()
+            let mut cmd = if config.sandbox {
+                let Some(launcher) = launcher else {
+                    return Err(err("`sandbox = true` but this server has no sandbox".into()));
+                };
+                let readable: Vec<PathBuf> = config
+                    .readable
+                    .iter()
+                    .map(|p| toolgate_core::location::expand_home(p))
+                    .collect();
+                let confined = launcher
+                    .confined(command, args, cwd, &readable)
+                    .map_err(|e| err(format!("cannot run {command:?} in the sandbox: {e}")))?;
+                tokio::process::Command::from(confined)
+            } else {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).current_dir(cwd);
+                cmd
+            };
+            cmd.env_clear()
                 .envs(
                     KEPT_ENV
                         .iter()
@@ -383,11 +414,13 @@ impl Gateway {
     /// root, so that relative paths in arguments mean what they were judged
     /// as), checks its listing against the pins in `pins`, and registers what
     /// is visible in `registry`. Refuses two tools exposed under one name.
+    /// `launcher` starts the upstreams configured with `sandbox = true`.
     pub async fn start(
         configs: Vec<UpstreamConfig>,
         registry: Registry,
         pins: PinStore,
         cwd: &Path,
+        launcher: Option<Arc<dyn UpstreamLauncher>>,
     ) -> Result<Gateway, GatewayError> {
         let mut upstreams = Vec::new();
         for config in configs {
@@ -396,13 +429,15 @@ impl Gateway {
             let client = UpstreamClient {
                 changed: Arc::clone(&changed),
             };
-            let service =
-                tokio::time::timeout(CONNECT_TIMEOUT, connect(&config, client, cwd, &raw))
-                    .await
-                    .map_err(|_| GatewayError::Upstream {
-                        name: config.name.clone(),
-                        message: format!("no answer in {}s", CONNECT_TIMEOUT.as_secs()),
-                    })??;
+            let service = tokio::time::timeout(
+                CONNECT_TIMEOUT,
+                connect(&config, client, cwd, &raw, launcher.as_deref()),
+            )
+            .await
+            .map_err(|_| GatewayError::Upstream {
+                name: config.name.clone(),
+                message: format!("no answer in {}s", CONNECT_TIMEOUT.as_secs()),
+            })??;
             upstreams.push(Arc::new(Upstream {
                 config,
                 service,

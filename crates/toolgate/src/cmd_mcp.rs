@@ -186,6 +186,38 @@ fn upstream_configs(sources: &PolicySources, files: &[PathBuf]) -> Result<Vec<Up
     Ok(merge(lists)?)
 }
 
+/// Runs stdio upstreams configured with `sandbox = true` inside toolgate's
+/// sandbox: the location writable directly (not staged: a server runs
+/// for the whole session), the system read-only, the home directory empty but
+/// for toolchains and caches and the entry's `readable`, credentials masked,
+/// toolgate's own places hidden, no network.
+struct UpstreamSandbox {
+    adapter: toolgate::SandboxAdapter,
+    roots: Vec<PathBuf>,
+}
+
+impl toolgate_mcp::gateway::UpstreamLauncher for UpstreamSandbox {
+    fn confined(
+        &self,
+        program: &str,
+        args: &[String],
+        cwd: &std::path::Path,
+        readable: &[PathBuf],
+    ) -> std::result::Result<std::process::Command, String> {
+        if !self.adapter.support().available {
+            return Err(self.adapter.support().reasons.join("; "));
+        }
+        let mut spec = self.adapter.spec(self.roots.clone(), cwd.to_path_buf());
+        spec.stage = None;
+        spec.network = false;
+        spec.readable.extend(readable.iter().cloned());
+        let confined = spec
+            .command(self.adapter.support(), program, args)
+            .map_err(|e| e.to_string())?;
+        Ok(confined.command)
+    }
+}
+
 /// `toolgate serve`: MCP over streamable HTTP at `/mcp`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -330,6 +362,14 @@ impl Running {
                 started.engine().tools().process().clone(),
                 PinStore::new(pin_file(data.root())),
                 toolgate.location().root(),
+                Some(Arc::new(UpstreamSandbox {
+                    adapter: toolgate::SandboxAdapter::new(&started.gate().policy(), Some(&data)),
+                    roots: toolgate
+                        .location()
+                        .roots()
+                        .map(std::path::Path::to_path_buf)
+                        .collect(),
+                })),
             )
             .await?;
             for (tool, why) in gateway.withheld() {

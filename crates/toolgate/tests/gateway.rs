@@ -475,3 +475,61 @@ fn server_filesystem_from_npm_is_judged_as_the_builtin_tools() {
     );
     server.close();
 }
+
+/// `sandbox = true`: the upstream runs confined. It still serves the
+/// workspace, but a file outside it that the rules let through is not there
+/// for it, nor is the home directory.
+#[test]
+#[ignore = "unverified: on the machine it was written on, the sandbox does not show the worktree holding the venv, so the fixture cannot start confined"]
+fn a_sandboxed_stdio_upstream_sees_only_the_location() {
+    let Some(python) = python() else { return };
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["sandbox", "status"])
+        .output()
+        .unwrap();
+    if !String::from_utf8_lossy(&status.stdout).contains("available:  true") {
+        eprintln!("skipping: no sandbox on this machine");
+        return;
+    }
+    let env = CliEnv::new();
+    env.write(env.ws.join("notes.txt"), "inside\n");
+    env.write(env.base.join("outside.txt"), "outside\n");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let venv = manifest
+        .join("../toolgate-mcp/.venv")
+        .canonicalize()
+        .unwrap();
+    let py = manifest.join("tests/py").canonicalize().unwrap();
+    let fixture = py.join("upstream_fixture.py");
+    let base = env.base.display().to_string();
+    let config = format!(
+        "[permission.mcp]\n\"fx__*\" = \"allow\"\n[permission.edit]\n\"notes.txt\" = \"allow\"\n\"{base}/**\" = \"allow\"\n[permission.read]\n\"{base}/**\" = \"allow\"\n[permission.external_directory]\n\"{base}/**\" = \"allow\"\n[upstreams.fx]\ncommand = {python:?}\nargs = [{fixture:?}]\nsandbox = true\nreadable = [{venv:?}, {py:?}]\n",
+        python = python.display().to_string(),
+        fixture = fixture.display().to_string(),
+        venv = venv.display().to_string(),
+        py = py.display().to_string(),
+    );
+    let config_file = env.base.join("gate.toml");
+    env.write(&config_file, &config);
+    let flags = vec!["--config".into(), config_file.into_os_string()];
+    let mut server = start(&env, &flags);
+    let names = tool_names(&mut server, 10);
+    assert!(names.contains(&"fx__read_text".to_string()), "{names:?}");
+    let ok = call(
+        &mut server,
+        11,
+        "fx__read_text",
+        json!({"path": "notes.txt"}),
+    );
+    assert!(text(&ok).contains("inside"), "{ok}");
+    let outside = env.base.join("outside.txt").display().to_string();
+    let builtin = call(&mut server, 12, "read", json!({"path": outside}));
+    assert!(
+        text(&builtin).contains("outside"),
+        "the rules let it through: {builtin}"
+    );
+    let confined = call(&mut server, 13, "fx__read_text", json!({"path": outside}));
+    assert_eq!(confined["isError"], true, "{confined}");
+    assert!(!text(&confined).contains("outside\n"), "{confined}");
+    server.close();
+}

@@ -17,6 +17,11 @@ pub struct UpstreamConfig {
     /// Whether the server's tool annotations (`readOnlyHint`) are trusted:
     /// a read-only tool's path arguments are then judged as reads only.
     pub trust_annotations: bool,
+    /// Whether a stdio upstream runs inside toolgate's sandbox (see
+    /// [`super::UpstreamLauncher`]).
+    pub sandbox: bool,
+    /// Extra places a sandboxed upstream may read (its installation).
+    pub readable: Vec<String>,
 }
 
 /// How an upstream is reached.
@@ -72,6 +77,10 @@ struct RawEntry {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     trust_annotations: bool,
+    #[serde(default)]
+    sandbox: bool,
+    #[serde(default)]
+    readable: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -145,10 +154,19 @@ fn entry(file: &str, name: &str, raw: RawEntry) -> Result<UpstreamConfig, Gatewa
             }
         }
     };
+    if (raw.sandbox || !raw.readable.is_empty())
+        && !matches!(transport, UpstreamTransport::Stdio { .. })
+    {
+        return Err(bad(
+            "`sandbox` and `readable` are for `command` upstreams".into()
+        ));
+    }
     Ok(UpstreamConfig {
         name: name.to_string(),
         transport,
         trust_annotations: raw.trust_annotations,
+        sandbox: raw.sandbox,
+        readable: raw.readable,
     })
 }
 
