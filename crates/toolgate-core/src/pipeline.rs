@@ -320,7 +320,10 @@ impl Engine {
                 return false;
             }
             match active.as_ref().and_then(|t| t.handler.rule_resource()) {
-                Some(resource) => !gate.denies_resource(action, resource),
+                // Also hidden when a rule names the tool itself as the action.
+                Some(resource) => {
+                    !gate.denies_resource(action, resource) && !gate.denies_wholesale(name)
+                }
                 None => true,
             }
         })

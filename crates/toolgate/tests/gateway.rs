@@ -182,6 +182,20 @@ fn a_server_wide_deny_hides_the_servers_tools() {
     assert!(!names.contains(&"fx__mutate".to_string()), "{names:?}");
     assert!(names.contains(&"fx__read_text".to_string()), "{names:?}");
     server.close();
+
+    // And when a rule names the tool as the action.
+    let env = CliEnv::new();
+    let flags = world(
+        &env,
+        &python,
+        "[permission]\n\"fx__mutate\" = \"deny\"\n[permission.mcp]\n\"fx__*\" = \"allow\"\n",
+    );
+    let mut server = start(&env, &flags);
+    let names = tool_names(&mut server, 10);
+    assert!(!names.contains(&"fx__mutate".to_string()), "{names:?}");
+    let refused = call(&mut server, 11, "fx__mutate", json!({}));
+    assert_ne!(text(&refused), "mutated", "{refused}");
+    server.close();
 }
 
 /// Lists until `want` holds, for at most 10 s.

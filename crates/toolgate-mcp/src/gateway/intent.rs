@@ -1,5 +1,6 @@
 //! The requests an upstream tool call implies, found by the kinds of its
-//! arguments: the call itself (`mcp`, `NAME__tool`), every path (`read`, and
+//! arguments: the call itself (`mcp`, `NAME__tool`, and the action
+//! `NAME__tool` for rules that name the tool as an action), every path (`read`, and
 //! `edit` unless the tool is trusted read-only), every URL (`webfetch`) and
 //! every `command` (`bash`, for the shell analyser).
 
@@ -24,6 +25,10 @@ pub fn requests(
     let risk = if read_only { Risk::Read } else { Risk::Write };
     let mut out = vec![
         PermissionRequest::new(MCP_ACTION, exposed, risk).with_save_pattern(Some(exposed.into())),
+        // Rules may also name the tool as the action (`[permission]
+        // "NAME__tool" = "deny"`): judged at `read`, so that only such a
+        // rule changes anything.
+        PermissionRequest::new(exposed, "*", Risk::Read),
     ];
     let mut budget = MAX_STRINGS;
     for (key, value) in arguments {
