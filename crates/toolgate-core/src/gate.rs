@@ -232,4 +232,12 @@ pub trait Gate: Send + Sync {
     fn denies_wholesale(&self, _action: &str) -> bool {
         false
     }
+
+    /// Whether the policy denies every request of `action` on exactly
+    /// `resource` (an upstream tool `NAME__tool` under action `mcp`), so that
+    /// the tool is left out of the catalogue. Visibility only, never
+    /// authorisation. By default `false`.
+    fn denies_resource(&self, _action: &str, _resource: &str) -> bool {
+        false
+    }
 }

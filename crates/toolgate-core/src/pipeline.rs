@@ -328,10 +328,21 @@ impl Engine {
         let gate = Arc::clone(&self.gate);
         let tools = &self.tools;
         tools.materialize(move |name| {
-            let named = tools
-                .active(name)
+            let active = tools.active(name);
+            let named = active
+                .as_ref()
                 .and_then(|t| t.handler.spec().action.clone());
-            !gate.denies_wholesale(named.as_deref().unwrap_or(name))
+            let action = named.as_deref().unwrap_or(name);
+            if gate.denies_wholesale(action) {
+                return false;
+            }
+            match active.as_ref().and_then(|t| t.handler.rule_resource()) {
+                // Also hidden when a rule names the tool itself as the action.
+                Some(resource) => {
+                    !gate.denies_resource(action, resource) && !gate.denies_wholesale(name)
+                }
+                None => true,
+            }
         })
     }
 

@@ -264,6 +264,20 @@ impl std::fmt::Debug for PreparedCall {
 }
 
 impl PreparedCall {
+    /// A call that runs `run` once judged, for handlers that are not typed
+    /// tools (proxied upstream tools): `requests` are what it is judged by.
+    pub fn new(
+        requests: Vec<PermissionRequest>,
+        run: impl FnOnce(ToolContext) -> BoxFuture<'static, Result<ToolOutput, RunError>>
+        + Send
+        + 'static,
+    ) -> Self {
+        PreparedCall {
+            requests,
+            run: Box::new(run),
+        }
+    }
+
     /// Runs the tool, encodes and checks its output, and projects it.
     pub fn run(self, ctx: ToolContext) -> BoxFuture<'static, Result<ToolOutput, RunError>> {
         (self.run)(ctx)
@@ -286,6 +300,14 @@ pub trait ToolHandler: Send + Sync {
     /// What the call with this input will do (see [`Tool::preview`]); `None`
     /// when the tool does not say or the input does not decode.
     fn preview(&self, _input: &Value, _location: &Location) -> Option<Preview> {
+        None
+    }
+
+    /// The resource this tool's own request names for rules, when every call
+    /// asks for it (an upstream tool's `NAME__tool` under action `mcp`): the
+    /// catalogue leaves the tool out when the gate denies that resource
+    /// wholesale. By default none.
+    fn rule_resource(&self) -> Option<&str> {
         None
     }
 }

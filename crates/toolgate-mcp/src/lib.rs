@@ -79,6 +79,7 @@
 
 pub mod approval;
 pub mod convert;
+pub mod gateway;
 pub mod model_api_tools;
 pub mod server;
 

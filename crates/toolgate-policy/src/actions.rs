@@ -29,6 +29,8 @@ pub const ACTIONS: &[(&str, ResourceKind)] = &[
     ("question", ResourceKind::Other),
     ("skill", ResourceKind::Other),
     ("external_directory", ResourceKind::Path),
+    // A call to an upstream MCP server's tool; the resource is `NAME__tool`.
+    ("mcp", ResourceKind::Other),
 ];
 
 /// The action that asks to write a path (file edits, shell redirects).

@@ -266,7 +266,8 @@ pub struct SettingLines {
     pub approvals: u32,
 }
 
-const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve, sandbox";
+const TOP_KEYS: &str =
+    "mode, timeout, permission, rules, tool_output, approvals, serve, sandbox, upstreams";
 
 /// Parses one config file. Patterns are compiled against `base`, and every rule's
 /// `match` / `not_match` examples are checked.
@@ -344,6 +345,8 @@ pub fn parse_config(
                     out.approvals = Some(p.approvals(section)?);
                 }
             }
+            // Upstream MCP servers: read by the gateway (toolgate-mcp), not the policy.
+            "upstreams" => {}
             "serve" => {
                 if let Some(section) = &raw.serve {
                     out.serve = p.serve(section)?;

@@ -529,6 +529,10 @@ impl Gate for PolicyGate {
     fn denies_wholesale(&self, action: &str) -> bool {
         self.policy().denies_wholesale(action)
     }
+
+    fn denies_resource(&self, action: &str, resource: &str) -> bool {
+        self.policy().denies_resource(action, resource)
+    }
 }
 
 /// Rewrites the decision of every request that waited for the answer.

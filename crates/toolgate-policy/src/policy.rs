@@ -796,6 +796,18 @@ impl Policy {
             .unwrap_or(false)
     }
 
+    /// Whether every request of `action` on exactly `resource` is denied by
+    /// a rule, whatever its risk (for catalogue visibility only: an upstream
+    /// tool `NAME__tool` denied by name or by `NAME__*`).
+    pub fn denies_resource(&self, action: &str, resource: &str) -> bool {
+        [Risk::Read, Risk::Write, Risk::Execute]
+            .into_iter()
+            .all(|risk| {
+                self.deciding_rule(action, resource, risk)
+                    .is_some_and(|(r, _)| r.effect == RuleEffect::Deny)
+            })
+    }
+
     /// What a write request's target is for the protected-path rules: `None`
     /// for a request that is not a write to a path, or whose path is known
     /// and not protected.

@@ -20,12 +20,15 @@ use tokio_util::sync::CancellationToken;
 use toolgate::terminal::TerminalChannel;
 use toolgate::{DataDir, Durability, Mode, Started, Toolgate};
 use toolgate_core::EventQuery;
+use toolgate_mcp::gateway::config::{merge, parse_mcp_servers_json, parse_toml_upstreams};
+use toolgate_mcp::gateway::{Gateway, PinStore, UpstreamConfig, pin_file};
 use toolgate_mcp::{
     AllowedPeers, ElicitationChannel, HttpAuth, HttpOptions, MCP_PATH, StdioOptions,
     ToolgateServer, bind_http, generate_token, serve_stdio, write_token_file,
 };
 use toolgate_policy::config::ApprovalChannelName;
 use toolgate_policy::people::{Asking, ChannelList, Channels, parse_channel_list};
+use toolgate_policy::policy::PolicySources;
 use toolgate_store::{DEFAULT_RETENTION, SWEEP_INTERVAL, SqliteApprovals};
 use toolgate_web::{WebApprovals, WebState};
 
@@ -55,17 +58,164 @@ pub struct ServerArgs {
     /// (default: mcp,web,terminal).
     #[arg(long, value_name = "LIST", value_parser = parse_channel_list)]
     pub approval_channels: Option<ChannelList>,
+    /// Upstream MCP servers to proxy, from an `mcpServers` JSON file
+    /// (repeatable); besides the `[upstreams.NAME]` tables of the user,
+    /// `--config` and managed config files.
+    #[arg(long, value_name = "FILE")]
+    pub upstreams: Vec<PathBuf>,
 }
 
 /// `toolgate mcp`: MCP over stdio.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
+    /// `toolgate mcp pins …`: the pinned upstream tool definitions.
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
     #[command(flatten)]
     pub common: ServerArgs,
     /// The largest message accepted on stdin, in bytes; larger ones are
     /// answered with an error and skipped.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE)]
     pub max_message_bytes: usize,
+}
+
+/// `toolgate mcp pins …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum McpCommand {
+    /// The pinned tool definitions of upstream MCP servers.
+    #[command(subcommand)]
+    Pins(PinsCommand),
+}
+
+/// `toolgate mcp pins list|approve NAME|reset NAME`.
+#[derive(Debug, clap::Subcommand)]
+pub enum PinsCommand {
+    /// Each upstream's pins, and the changes awaiting approval (shown with
+    /// control, bidi and invisible characters escaped).
+    List,
+    /// Approve the pending definitions of the upstream NAME: they become its pins.
+    Approve {
+        /// The upstream's configured name.
+        name: String,
+    },
+    /// Forget the pins of the upstream NAME; its next listing is pinned afresh.
+    Reset {
+        /// The upstream's configured name.
+        name: String,
+    },
+}
+
+/// Runs `toolgate mcp pins …`.
+pub fn run_pins(command: PinsCommand, data: &DataDir) -> Result<i32> {
+    let store = PinStore::new(pin_file(data.root()));
+    match command {
+        PinsCommand::List => {
+            let file = store.load()?;
+            if file.pins.is_empty() {
+                println!("no upstream is pinned");
+            }
+            for (key, record) in &file.pins {
+                println!(
+                    "{}  {} tools  set {}  {}",
+                    record.name,
+                    record.tools.len(),
+                    &record.set_hash[..16.min(record.set_hash.len())],
+                    key
+                );
+                for (tool, hash) in &record.tools {
+                    println!("    {tool}  {}", &hash[..16.min(hash.len())]);
+                }
+                if record.pending.is_some() {
+                    println!(
+                        "  pending approval (`toolgate mcp pins approve {}`):",
+                        record.name
+                    );
+                    for line in toolgate_mcp::gateway::pins::describe_pending(record) {
+                        println!("{line}");
+                    }
+                }
+            }
+            Ok(0)
+        }
+        PinsCommand::Approve { name } => {
+            if store.approve(&name)? {
+                println!("approved the pending tool definitions of {name}");
+                Ok(0)
+            } else {
+                eprintln!("toolgate: nothing of {name:?} awaits approval");
+                Ok(1)
+            }
+        }
+        PinsCommand::Reset { name } => {
+            if store.reset(&name)? {
+                println!("forgot the pins of {name}; its next listing is pinned afresh");
+                Ok(0)
+            } else {
+                eprintln!("toolgate: no pins for {name:?}");
+                Ok(1)
+            }
+        }
+    }
+}
+
+/// The upstreams configured for a server: the `[upstreams.NAME]` tables of
+/// the user, session (`--config`) and managed config files, and the
+/// `mcpServers` files of `--upstreams`. The project's config file never
+/// starts upstreams (it comes with the repository).
+fn upstream_configs(sources: &PolicySources, files: &[PathBuf]) -> Result<Vec<UpstreamConfig>> {
+    let mut lists = Vec::new();
+    let toml_files = sources
+        .user
+        .iter()
+        .chain(&sources.session_files)
+        .chain(sources.managed.iter());
+    for file in toml_files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        };
+        lists.push(parse_toml_upstreams(&text, &file.display().to_string())?);
+    }
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read --upstreams {}", file.display()))?;
+        lists.push(parse_mcp_servers_json(&text, &file.display().to_string())?);
+    }
+    Ok(merge(lists)?)
+}
+
+/// Runs stdio upstreams configured with `sandbox = true` inside toolgate's
+/// sandbox: the location writable directly (not staged: a server runs
+/// for the whole session), the system read-only, the home directory empty but
+/// for toolchains and caches and the entry's `readable`, credentials masked,
+/// toolgate's own places hidden, no network.
+struct UpstreamSandbox {
+    adapter: toolgate::SandboxAdapter,
+    roots: Vec<PathBuf>,
+}
+
+impl toolgate_mcp::gateway::UpstreamLauncher for UpstreamSandbox {
+    fn confined(
+        &self,
+        program: &str,
+        args: &[String],
+        cwd: &std::path::Path,
+        readable: &[PathBuf],
+    ) -> std::result::Result<std::process::Command, String> {
+        if !self.adapter.support().available {
+            return Err(self.adapter.support().reasons.join("; "));
+        }
+        let mut spec = self.adapter.spec(self.roots.clone(), cwd.to_path_buf());
+        spec.stage = None;
+        spec.network = false;
+        spec.readable.extend(readable.iter().cloned());
+        let confined = spec
+            .command(self.adapter.support(), program, args)
+            .map_err(|e| e.to_string())?;
+        Ok(confined.command)
+    }
 }
 
 /// `toolgate serve`: MCP over streamable HTTP at `/mcp`.
@@ -174,6 +324,8 @@ struct Running {
     server: ToolgateServer,
     page: Option<tokio::task::JoinHandle<Result<(), toolgate_web::WebError>>>,
     reloader: tokio::task::JoinHandle<()>,
+    /// The upstreams proxied, and the task re-checking their listings.
+    _gateway: Option<(Gateway, tokio::task::JoinHandle<()>)>,
 }
 
 impl Running {
@@ -189,6 +341,7 @@ impl Running {
         let elicitation = ElicitationChannel::new();
         let web = (!args.no_web).then(WebApprovals::new);
         let web_listen = args.web_listen;
+        let upstream_files = args.upstreams.clone();
         let toolgate = mcp_toolgate(args, data.clone(), durability, &elicitation, web.as_ref())?;
         let started = toolgate.start()?;
         let settled = before_page(started)?;
@@ -199,6 +352,31 @@ impl Running {
                 Some(start_web(web_listen, &data, w.clone(), events).await?)
             }
             None => None,
+        };
+        let configs = upstream_configs(started.policy_sources(), &upstream_files)?;
+        let gateway = if configs.is_empty() {
+            None
+        } else {
+            let gateway = Gateway::start(
+                configs,
+                started.engine().tools().process().clone(),
+                PinStore::new(pin_file(data.root())),
+                toolgate.location().root(),
+                Some(Arc::new(UpstreamSandbox {
+                    adapter: toolgate::SandboxAdapter::new(&started.gate().policy(), Some(&data)),
+                    roots: toolgate
+                        .location()
+                        .roots()
+                        .map(std::path::Path::to_path_buf)
+                        .collect(),
+                })),
+            )
+            .await?;
+            for (tool, why) in gateway.withheld() {
+                eprintln!("toolgate: upstream tool {tool} withheld: {why}");
+            }
+            let watch = gateway.spawn_watch();
+            Some((gateway, watch))
         };
         let reloader =
             reload::spawn_policy_reloader(started.gate().clone(), started.policy_sources().clone());
@@ -213,6 +391,7 @@ impl Running {
                 server,
                 page,
                 reloader,
+                _gateway: gateway,
             },
             settled,
         ))
@@ -221,6 +400,9 @@ impl Running {
     /// Stops the page and the reloader, and flushes the audit log.
     fn stop(self) -> Result<()> {
         self.reloader.abort();
+        if let Some((_, watch)) = &self._gateway {
+            watch.abort();
+        }
         if let Some(page) = self.page {
             page.abort();
         }
@@ -241,6 +423,9 @@ To judge a call by hand: `toolgate check bash '{\"command\":\"ls\"}'`. Ctrl-D qu
 
 /// Runs `toolgate mcp` until the client closes stdin; returns the exit status.
 pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Result<i32> {
+    if let Some(McpCommand::Pins(command)) = args.command {
+        return run_pins(command, &data);
+    }
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!("{TERMINAL_HINT}");
     }

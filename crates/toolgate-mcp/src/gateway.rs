@@ -1,0 +1,648 @@
+//! The gateway: upstream MCP servers' tools behind the gate.
+//!
+//! Each configured upstream ([`UpstreamConfig`]) is connected with rmcp's
+//! client — a child process on stdin/stdout with a clean environment, or a
+//! streamable HTTP endpoint — and each of its tools is registered in the
+//! engine's process registry as `NAME__tool` ([`exposed_name`]). A call goes
+//! through the same pipeline as a built-in tool: its requests are the call
+//! (`mcp`, `NAME__tool`) and the kinds found in its arguments (see
+//! [`intent`]); it is judged, recorded in the audit log, and only then
+//! forwarded. A tool whose rule denies it wholesale (`[permission.mcp]
+//! "NAME__tool" = "deny"`, or `"NAME__*"` for the whole server) is left out of
+//! `tools/list`.
+//!
+//! Every listing is checked against the pins ([`pins`]): a definition that is
+//! new or changed since it was pinned is withheld until a person approves it.
+//! `notifications/tools/list_changed` from an upstream triggers a re-check, and
+//! so does a change of the pin file (an approval).
+//!
+//! Resources, prompts and sampling of upstreams are not forwarded: the client
+//! toolgate presents to an upstream declares no sampling, roots or
+//! elicitation capability and refuses such requests.
+
+pub mod config;
+pub mod intent;
+pub mod pins;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use futures::FutureExt;
+use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+use toolgate_core::tool::{PrepareError, PreparedCall, RunError, ToolHandler, ToolSpec};
+use toolgate_core::{
+    Content, Location, Registration, Registry, ToolContext, ToolError, ToolOutput, ToolTraits,
+};
+
+pub use config::{UpstreamConfig, UpstreamTransport};
+pub use pins::PinStore;
+
+/// Environment variables a stdio upstream keeps from toolgate's own; the rest
+/// of its environment is what its entry names.
+pub const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ"];
+
+/// Starts a stdio upstream confined: given the program, its arguments, the
+/// directory to start in and the extra places it may read, the command that
+/// runs it inside the sandbox. The binary implements it with its sandbox; a
+/// gateway without one refuses upstreams configured with `sandbox = true`.
+pub trait UpstreamLauncher: Send + Sync {
+    /// The confined command, or why there is none.
+    fn confined(
+        &self,
+        program: &str,
+        args: &[String],
+        cwd: &Path,
+        readable: &[PathBuf],
+    ) -> Result<std::process::Command, String>;
+}
+
+/// How long connecting to an upstream and listing its tools may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often the pin file is looked at for approvals.
+const PIN_POLL: Duration = Duration::from_secs(1);
+
+/// What can go wrong in the gateway.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// An upstream entry is malformed.
+    #[error("{file}: {message}")]
+    Config {
+        /// The file it was read from.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two tools would be exposed under one name, or a name is configured twice.
+    #[error("{0}")]
+    Collision(String),
+    /// An upstream could not be started, connected or listed.
+    #[error("upstream {name:?}: {message}")]
+    Upstream {
+        /// The configured name.
+        name: String,
+        /// What failed.
+        message: String,
+    },
+    /// The pin file could not be read or written.
+    #[error("pins: {0}")]
+    Pins(String),
+}
+
+/// The name an upstream tool is exposed under: `SERVER__tool` when that is a
+/// valid tool name of at most 64 characters; else the name with characters
+/// other than letters, digits, `_` and `-` replaced by `_`, cut to fit, and a
+/// stable 8-hex-digit hash of `SERVER` and `tool` appended.
+pub fn exposed_name(server: &str, tool: &str) -> String {
+    let full = format!("{server}__{tool}");
+    if toolgate_core::registry::valid_tool_name(&full) {
+        return full;
+    }
+    let digest = Sha256::digest(format!("{server}\0{tool}").as_bytes());
+    let suffix = hex::encode(&digest[..4]);
+    let mut base: String = full
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64 - suffix.len() - 1)
+        .collect();
+    base.push('_');
+    base.push_str(&suffix);
+    base
+}
+
+/// The client toolgate presents to an upstream: it hears `list_changed` and
+/// refuses whatever the upstream asks of it (sampling, roots, elicitation).
+#[derive(Clone, Debug, Default)]
+struct UpstreamClient {
+    changed: Arc<Notify>,
+}
+
+impl ClientHandler for UpstreamClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+
+    // Roots are deprecated upstream (SEP-2577) but a server may still ask:
+    // refuse, as for sampling and elicitation.
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::method_not_found::<
+            rmcp::model::ListRootsRequestMethod,
+        >())
+    }
+}
+
+/// The tool definitions exactly as a stdio upstream sent them (every member,
+/// including those rmcp's model does not know), by name: the latest listing.
+type RawTools = Arc<Mutex<HashMap<String, Value>>>;
+
+/// Largest line the tap looks into (a longer one is passed on untouched).
+const TAP_LINE_MAX: usize = 16 * 1024 * 1024;
+
+/// Reads a stdio upstream's output for rmcp, keeping a copy of each tool
+/// definition of every `tools/list` answer as received.
+struct Tap<R> {
+    inner: R,
+    line: Vec<u8>,
+    raw: RawTools,
+}
+
+impl<R> Tap<R> {
+    fn take_line(&mut self) {
+        if self.line.len() <= TAP_LINE_MAX
+            && let Ok(message) = serde_json::from_slice::<Value>(&self.line)
+            && let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array)
+        {
+            let mut raw = self.raw.lock().unwrap_or_else(PoisonError::into_inner);
+            for tool in tools {
+                if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                    raw.insert(name.to_string(), tool.clone());
+                }
+            }
+        }
+        self.line.clear();
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Tap<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = polled {
+            let fresh = buf.filled()[before..].to_vec();
+            for chunk in fresh.split_inclusive(|b| *b == b'\n') {
+                if self.line.len() <= TAP_LINE_MAX {
+                    self.line.extend_from_slice(chunk);
+                }
+                if chunk.ends_with(b"\n") {
+                    self.take_line();
+                }
+            }
+        }
+        polled
+    }
+}
+
+/// One upstream tool as registered.
+struct UpstreamTool {
+    exposed: String,
+    upstream_name: String,
+    spec: ToolSpec,
+    read_only: bool,
+    peer: Peer<RoleClient>,
+}
+
+impl ToolHandler for UpstreamTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn rule_resource(&self) -> Option<&str> {
+        Some(&self.exposed)
+    }
+
+    fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError> {
+        let Value::Object(arguments) = input else {
+            return Err(PrepareError::InvalidInput {
+                field: ".".into(),
+                message: "expected a JSON object".into(),
+            });
+        };
+        let requests = intent::requests(&self.exposed, arguments, location, self.read_only)
+            .map_err(PrepareError::Intent)?;
+        let peer = self.peer.clone();
+        let name = self.upstream_name.clone();
+        let arguments = arguments.clone();
+        Ok(PreparedCall::new(requests, move |ctx: ToolContext| {
+            async move { forward(peer, name, arguments, ctx).await }.boxed()
+        }))
+    }
+}
+
+/// Forwards one judged call to the upstream.
+async fn forward(
+    peer: Peer<RoleClient>,
+    name: String,
+    arguments: Map<String, Value>,
+    ctx: ToolContext,
+) -> Result<ToolOutput, RunError> {
+    let params = CallToolRequestParams::new(name).with_arguments(arguments);
+    let result = tokio::select! {
+        r = peer.call_tool(params) => r.map_err(|e| ToolError::caused("the upstream call failed", e))?,
+        () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled.into()),
+    };
+    let mut content = Vec::new();
+    let mut texts = Vec::new();
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(t) => {
+                texts.push(Value::String(t.text.clone()));
+                content.push(Content::Text {
+                    text: t.text.clone(),
+                });
+            }
+            ContentBlock::Image(i) => content.push(Content::Image {
+                data: i.data.clone(),
+                mime_type: i.mime_type.clone(),
+            }),
+            other => {
+                let text = serde_json::to_string(other).unwrap_or_default();
+                texts.push(Value::String(text.clone()));
+                content.push(Content::Text { text });
+            }
+        }
+    }
+    if result.is_error == Some(true) {
+        let message: Vec<&str> = texts.iter().filter_map(Value::as_str).collect();
+        return Err(ToolError::Failed(message.join("\n")).into());
+    }
+    let structured = result
+        .structured_content
+        .clone()
+        .unwrap_or_else(|| json!({ "content": texts }));
+    Ok(ToolOutput {
+        structured,
+        content,
+        exit_status: None,
+    })
+}
+
+/// One connected upstream.
+struct Upstream {
+    config: UpstreamConfig,
+    service: RunningService<RoleClient, UpstreamClient>,
+    changed: Arc<Notify>,
+    /// The definitions as received (stdio upstreams).
+    raw: RawTools,
+    /// Registered tools: exposed name → (definition hash, guard).
+    registered: Mutex<HashMap<String, (String, Registration)>>,
+    /// What the last check withheld, with why.
+    withheld: Mutex<Vec<(String, String)>>,
+}
+
+/// The running gateway: every upstream connected, its checked tools registered.
+#[derive(Clone)]
+pub struct Gateway {
+    upstreams: Arc<Vec<Arc<Upstream>>>,
+    registry: Registry,
+    pins: PinStore,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self
+            .upstreams
+            .iter()
+            .map(|u| u.config.name.as_str())
+            .collect();
+        f.debug_struct("Gateway")
+            .field("upstreams", &names)
+            .finish()
+    }
+}
+
+async fn connect(
+    config: &UpstreamConfig,
+    client: UpstreamClient,
+    cwd: &Path,
+    raw: &RawTools,
+    launcher: Option<&dyn UpstreamLauncher>,
+) -> Result<RunningService<RoleClient, UpstreamClient>, GatewayError> {
+    let err = |message: String| GatewayError::Upstream {
+        name: config.name.clone(),
+        message,
+    };
+    match &config.transport {
+        UpstreamTransport::Stdio { command, args, env } => {
+            let mut cmd = if config.sandbox {
+                let Some(launcher) = launcher else {
+                    return Err(err("`sandbox = true` but this server has no sandbox".into()));
+                };
+                let readable: Vec<PathBuf> = config
+                    .readable
+                    .iter()
+                    .map(|p| toolgate_core::location::expand_home(p))
+                    .collect();
+                let confined = launcher
+                    .confined(command, args, cwd, &readable)
+                    .map_err(|e| err(format!("cannot run {command:?} in the sandbox: {e}")))?;
+                tokio::process::Command::from(confined)
+            } else {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).current_dir(cwd);
+                cmd
+            };
+            cmd.env_clear()
+                .envs(
+                    KEPT_ENV
+                        .iter()
+                        .filter_map(|k| Some((*k, std::env::var_os(k)?))),
+                )
+                .envs(env)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::inherit())
+                .kill_on_drop(true);
+            let mut child = cmd
+                .spawn()
+                .map_err(|e| err(format!("cannot start {command:?}: {e}")))?;
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err(err("no pipes to the child".into()));
+            };
+            let stdout = Tap {
+                inner: stdout,
+                line: Vec::new(),
+                raw: Arc::clone(raw),
+            };
+            // The child is killed when its pipes close (it exits on EOF) or
+            // when toolgate exits; keep the handle with the service.
+            let service = client
+                .serve((stdout, stdin))
+                .await
+                .map_err(|e| err(format!("initialisation failed: {e}")))?;
+            tokio::spawn(async move {
+                let _ = child.wait().await;
+            });
+            Ok(service)
+        }
+        UpstreamTransport::Http { url, headers } => {
+            use rmcp::transport::StreamableHttpClientTransport;
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            let mut map = HashMap::new();
+            for (k, v) in headers {
+                let name = http::HeaderName::try_from(k.as_str())
+                    .map_err(|e| err(format!("bad header name {k:?}: {e}")))?;
+                let value = http::HeaderValue::try_from(v.as_str())
+                    .map_err(|e| err(format!("bad value for header {k:?}: {e}")))?;
+                map.insert(name, value);
+            }
+            // reqwest is built without a bundled crypto provider; install
+            // ring unless the host program installed one already.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map),
+            );
+            client
+                .serve(transport)
+                .await
+                .map_err(|e| err(format!("cannot connect to {url}: {e}")))
+        }
+    }
+}
+
+impl Gateway {
+    /// Connects every upstream (a stdio one runs in `cwd`, the location's
+    /// root, so that relative paths in arguments mean what they were judged
+    /// as), checks its listing against the pins in `pins`, and registers what
+    /// is visible in `registry`. Refuses two tools exposed under one name.
+    /// `launcher` starts the upstreams configured with `sandbox = true`.
+    pub async fn start(
+        configs: Vec<UpstreamConfig>,
+        registry: Registry,
+        pins: PinStore,
+        cwd: &Path,
+        launcher: Option<Arc<dyn UpstreamLauncher>>,
+    ) -> Result<Gateway, GatewayError> {
+        let mut upstreams = Vec::new();
+        for config in configs {
+            let changed = Arc::new(Notify::new());
+            let raw = RawTools::default();
+            let client = UpstreamClient {
+                changed: Arc::clone(&changed),
+            };
+            let service = tokio::time::timeout(
+                CONNECT_TIMEOUT,
+                connect(&config, client, cwd, &raw, launcher.as_deref()),
+            )
+            .await
+            .map_err(|_| GatewayError::Upstream {
+                name: config.name.clone(),
+                message: format!("no answer in {}s", CONNECT_TIMEOUT.as_secs()),
+            })??;
+            upstreams.push(Arc::new(Upstream {
+                config,
+                service,
+                changed,
+                raw,
+                registered: Mutex::new(HashMap::new()),
+                withheld: Mutex::new(Vec::new()),
+            }));
+        }
+        let gateway = Gateway {
+            upstreams: Arc::new(upstreams),
+            registry,
+            pins,
+        };
+        let mut taken: BTreeMap<String, String> = BTreeMap::new();
+        for upstream in gateway.upstreams.iter() {
+            gateway.refresh(upstream, Some(&mut taken)).await?;
+        }
+        Ok(gateway)
+    }
+
+    /// Watches for `list_changed` and for approvals, re-checking the
+    /// listing each time, until the returned task is aborted.
+    pub fn spawn_watch(&self) -> tokio::task::JoinHandle<()> {
+        let gateway = self.clone();
+        tokio::spawn(async move {
+            let mut seen = pin_mtime(gateway.pins.path());
+            loop {
+                let notified = futures::future::select_all(
+                    gateway
+                        .upstreams
+                        .iter()
+                        .map(|u| Box::pin(u.changed.notified())),
+                );
+                let which = tokio::select! {
+                    (_, i, _) = notified, if !gateway.upstreams.is_empty() => Some(i),
+                    () = tokio::time::sleep(PIN_POLL) => None,
+                };
+                let targets: Vec<Arc<Upstream>> = match which {
+                    Some(i) => gateway.upstreams.get(i).cloned().into_iter().collect(),
+                    None => {
+                        let now = pin_mtime(gateway.pins.path());
+                        if now == seen {
+                            continue;
+                        }
+                        gateway.upstreams.iter().cloned().collect()
+                    }
+                };
+                for upstream in targets {
+                    if let Err(e) = gateway.refresh(&upstream, None).await {
+                        tracing::warn!(upstream = %upstream.config.name, error = %e, "re-check failed");
+                    }
+                }
+                seen = pin_mtime(gateway.pins.path());
+            }
+        })
+    }
+
+    /// What each upstream's last check withheld: `(exposed name, why)`.
+    pub fn withheld(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for u in self.upstreams.iter() {
+            let w = u.withheld.lock().unwrap_or_else(PoisonError::into_inner);
+            out.extend(w.iter().cloned());
+        }
+        out
+    }
+
+    /// Lists the upstream's tools, checks them against the pins and brings the
+    /// registrations in line: unchanged tools keep their registration.
+    async fn refresh(
+        &self,
+        upstream: &Upstream,
+        taken: Option<&mut BTreeMap<String, String>>,
+    ) -> Result<(), GatewayError> {
+        let name = &upstream.config.name;
+        let err = |message: String| GatewayError::Upstream {
+            name: name.clone(),
+            message,
+        };
+        let tools = tokio::time::timeout(CONNECT_TIMEOUT, upstream.service.peer().list_all_tools())
+            .await
+            .map_err(|_| err("tools/list got no answer".into()))?
+            .map_err(|e| err(format!("tools/list failed: {e}")))?;
+        // Each definition as received where the tap saw it (every member);
+        // else as rmcp decoded it.
+        let listing: Vec<Value> = {
+            let raw = upstream.raw.lock().unwrap_or_else(PoisonError::into_inner);
+            tools
+                .iter()
+                .map(|t| match raw.get(t.name.as_ref()) {
+                    Some(v) => Ok(v.clone()),
+                    None => serde_json::to_value(t)
+                        .map_err(|e| err(format!("bad tool definition: {e}"))),
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let checked = self.pins.check(&upstream.config.key(), name, &listing)?;
+        let mut wanted: HashMap<String, (Value, String, String)> = HashMap::new();
+        let mut local = BTreeMap::new();
+        let taken = taken.unwrap_or(&mut local);
+        for (tool, (def, hash)) in checked.visible {
+            let exposed = exposed_name(name, &tool);
+            if let Some(other) = taken.insert(exposed.clone(), format!("{name}/{tool}")) {
+                return Err(GatewayError::Collision(format!(
+                    "upstream tools {other} and {name}/{tool} would both be exposed as {exposed}; rename one upstream"
+                )));
+            }
+            wanted.insert(exposed, (def, hash, tool));
+        }
+        let withheld: Vec<(String, String)> = checked
+            .withheld
+            .into_iter()
+            .map(|(tool, why)| {
+                let exposed = exposed_name(name, &tool);
+                tracing::warn!(tool = %exposed, why = %why, "upstream tool withheld");
+                (exposed, why)
+            })
+            .collect();
+        *upstream
+            .withheld
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = withheld;
+        let mut registered = upstream
+            .registered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        registered.retain(|exposed, (hash, _)| wanted.get(exposed).is_some_and(|w| w.1 == *hash));
+        for (exposed, (def, hash, tool)) in wanted {
+            if registered.contains_key(&exposed) {
+                continue;
+            }
+            let handler = Arc::new(self.handler(upstream, &exposed, &tool, &def));
+            let registration = self
+                .registry
+                .register_handler(&exposed, handler)
+                .map_err(|e| err(format!("cannot register {exposed}: {e}")))?;
+            registered.insert(exposed, (hash, registration));
+        }
+        Ok(())
+    }
+
+    fn handler(&self, upstream: &Upstream, exposed: &str, tool: &str, def: &Value) -> UpstreamTool {
+        let hint = |k: &str| {
+            def.get("annotations")
+                .and_then(|a| a.get(k))
+                .and_then(Value::as_bool)
+        };
+        let read_only = upstream.config.trust_annotations && hint("readOnlyHint") == Some(true);
+        let traits = if read_only {
+            ToolTraits {
+                open_world: hint("openWorldHint").unwrap_or(true),
+                ..ToolTraits::read_only()
+            }
+        } else {
+            ToolTraits::default()
+        };
+        UpstreamTool {
+            exposed: exposed.to_string(),
+            upstream_name: tool.to_string(),
+            spec: ToolSpec {
+                description: def
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                input_schema: def
+                    .get("inputSchema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object"})),
+                output_schema: def.get("outputSchema").cloned().unwrap_or(Value::Null),
+                traits,
+                action: Some(intent::MCP_ACTION.to_string()),
+            },
+            read_only,
+            peer: upstream.service.peer().clone(),
+        }
+    }
+}
+
+fn pin_mtime(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The pin file in a data directory.
+pub fn pin_file(data_dir: &Path) -> PathBuf {
+    data_dir.join("upstream-pins.json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposed_names() {
+        assert_eq!(exposed_name("fs", "read_file"), "fs__read_file");
+        let long = exposed_name("server", &"x".repeat(80));
+        assert_eq!(long.len(), 64);
+        assert_eq!(long, exposed_name("server", &"x".repeat(80)));
+        assert_ne!(long, exposed_name("server", &"x".repeat(81)));
+        let dotted = exposed_name("s", "a.b");
+        assert!(
+            toolgate_core::registry::valid_tool_name(&dotted),
+            "{dotted}"
+        );
+        assert_ne!(dotted, exposed_name("s", "a_b"));
+    }
+}

@@ -1,0 +1,299 @@
+//! Pins: the recorded SHA-256 of an upstream's tool definitions, keyed by its
+//! configured command line or URL.
+//!
+//! Each definition is hashed whole, as received: SHA-256 of its RFC 8785
+//! (JCS) canonical JSON. The set hash is SHA-256 over the sorted
+//! `name:hash` lines. On first sight a listing is pinned; after that a tool
+//! whose definition is new or changed is withheld, and the listing kept as
+//! pending, until a person approves it (`toolgate mcp pins approve NAME`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::GatewayError;
+
+/// SHA-256 (hex) of the RFC 8785 canonical JSON of `definition`.
+pub fn definition_hash(definition: &Value) -> Result<String, GatewayError> {
+    let canonical = serde_json_canonicalizer::to_string(definition)
+        .map_err(|e| GatewayError::Pins(format!("cannot canonicalise a definition: {e}")))?;
+    Ok(hex::encode(Sha256::digest(canonical.as_bytes())))
+}
+
+/// SHA-256 (hex) over the sorted `name:hash` lines (each ended by `\n`).
+pub fn set_hash(hashes: &BTreeMap<String, String>) -> String {
+    let mut h = Sha256::new();
+    for (name, hash) in hashes {
+        h.update(name.as_bytes());
+        h.update(b":");
+        h.update(hash.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
+}
+
+/// The first `$ref` in `definition` that points outside it (anything but a
+/// `#…` fragment), if any.
+pub fn outside_ref(definition: &Value) -> Option<String> {
+    match definition {
+        Value::Object(map) => map.iter().find_map(|(k, v)| match (k.as_str(), v) {
+            ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(s)) if !s.starts_with('#') => {
+                Some(s.clone())
+            }
+            _ => outside_ref(v),
+        }),
+        Value::Array(items) => items.iter().find_map(outside_ref),
+        _ => None,
+    }
+}
+
+/// One upstream's pinned listing.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct PinRecord {
+    /// The configured name (for the person; the key is what counts).
+    pub name: String,
+    /// The set hash of the pinned definitions.
+    pub set_hash: String,
+    /// Each pinned tool's definition hash.
+    pub tools: BTreeMap<String, String>,
+    /// The pinned definitions, for showing a diff.
+    pub definitions: BTreeMap<String, Value>,
+    /// A listing seen since that differs from the pin, awaiting approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<BTreeMap<String, Value>>,
+}
+
+/// All pins, in one JSON file in the data directory.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct PinFile {
+    /// By key (configured command line or URL).
+    pub pins: BTreeMap<String, PinRecord>,
+}
+
+/// What a listing's check left visible and what it withheld.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Definitions matching the pin (or pinned just now), by tool name.
+    pub visible: BTreeMap<String, (Value, String)>,
+    /// Tools withheld, each with why.
+    pub withheld: Vec<(String, String)>,
+}
+
+/// The pin store at one path.
+#[derive(Clone, Debug)]
+pub struct PinStore {
+    path: PathBuf,
+}
+
+impl PinStore {
+    /// The store at `path` (created when first written).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        PinStore { path: path.into() }
+    }
+
+    /// The file the pins are kept in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads every pin (none when the file does not exist).
+    pub fn load(&self) -> Result<PinFile, GatewayError> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                GatewayError::Pins(format!("{} is not a pin file: {e}", self.path.display()))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(PinFile::default()),
+            Err(e) => Err(GatewayError::Pins(format!(
+                "cannot read {}: {e}",
+                self.path.display()
+            ))),
+        }
+    }
+
+    /// Writes every pin atomically.
+    pub fn save(&self, file: &PinFile) -> Result<(), GatewayError> {
+        let text = serde_json::to_string_pretty(file)
+            .map_err(|e| GatewayError::Pins(format!("cannot encode pins: {e}")))?;
+        let tmp = self.path.with_extension("json.tmp");
+        let io = |e: std::io::Error| {
+            GatewayError::Pins(format!("cannot write {}: {e}", self.path.display()))
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        std::fs::write(&tmp, text).map_err(io)?;
+        std::fs::rename(&tmp, &self.path).map_err(io)
+    }
+
+    /// Checks a listing (each definition as received) of the upstream keyed
+    /// `key`: pins it on first sight; else keeps visible only the tools whose
+    /// definitions match the pin, and records the listing as pending when
+    /// anything was added, changed or removed. A definition with a `$ref`
+    /// outside itself is always withheld.
+    pub fn check(&self, key: &str, name: &str, listing: &[Value]) -> Result<Checked, GatewayError> {
+        let mut out = Checked::default();
+        let mut seen: BTreeMap<String, (Value, String)> = BTreeMap::new();
+        for def in listing {
+            let tool = def
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if let Some(r) = outside_ref(def) {
+                out.withheld.push((
+                    tool,
+                    format!("its schema refers outside its definition ($ref {r:?})"),
+                ));
+                continue;
+            }
+            let hash = definition_hash(def)?;
+            if seen.insert(tool.clone(), (def.clone(), hash)).is_some() {
+                out.withheld
+                    .push((tool, "the server lists this name twice".into()));
+            }
+        }
+        let mut file = self.load()?;
+        let Some(record) = file.pins.get_mut(key) else {
+            let tools: BTreeMap<String, String> = seen
+                .iter()
+                .map(|(n, (_, h))| (n.clone(), h.clone()))
+                .collect();
+            file.pins.insert(
+                key.to_string(),
+                PinRecord {
+                    name: name.to_string(),
+                    set_hash: set_hash(&tools),
+                    tools,
+                    definitions: seen
+                        .iter()
+                        .map(|(n, (d, _))| (n.clone(), d.clone()))
+                        .collect(),
+                    pending: None,
+                },
+            );
+            self.save(&file)?;
+            out.visible = seen;
+            return Ok(out);
+        };
+        let hashes: BTreeMap<String, String> = seen
+            .iter()
+            .map(|(n, (_, h))| (n.clone(), h.clone()))
+            .collect();
+        let differs = set_hash(&hashes) != record.set_hash;
+        for (tool, (def, hash)) in seen {
+            match record.tools.get(&tool) {
+                Some(pinned) if *pinned == hash => {
+                    out.visible.insert(tool, (def, hash));
+                }
+                Some(_) => out.withheld.push((
+                    tool,
+                    "its definition changed since it was pinned; approve with `toolgate mcp pins approve`"
+                        .into(),
+                )),
+                None => out.withheld.push((
+                    tool,
+                    "it is new since the server was pinned; approve with `toolgate mcp pins approve`"
+                        .into(),
+                )),
+            }
+        }
+        let pending = differs.then(|| {
+            listing
+                .iter()
+                .filter(|d| outside_ref(d).is_none())
+                .filter_map(|d| Some((d.get("name")?.as_str()?.to_string(), d.clone())))
+                .collect::<BTreeMap<_, _>>()
+        });
+        if record.pending != pending {
+            record.pending = pending;
+            self.save(&file)?;
+        }
+        Ok(out)
+    }
+
+    /// Approves the pending listing of the upstream named `name`: it becomes
+    /// the pin. Returns whether there was one.
+    pub fn approve(&self, name: &str) -> Result<bool, GatewayError> {
+        let mut file = self.load()?;
+        let mut found = false;
+        for record in file.pins.values_mut().filter(|r| r.name == name) {
+            if let Some(pending) = record.pending.take() {
+                let mut tools = BTreeMap::new();
+                for (tool, def) in &pending {
+                    tools.insert(tool.clone(), definition_hash(def)?);
+                }
+                record.set_hash = set_hash(&tools);
+                record.tools = tools;
+                record.definitions = pending;
+                found = true;
+            }
+        }
+        if found {
+            self.save(&file)?;
+        }
+        Ok(found)
+    }
+
+    /// Forgets the pins of the upstream named `name` (its next listing is
+    /// pinned afresh). Returns whether there were any.
+    pub fn reset(&self, name: &str) -> Result<bool, GatewayError> {
+        let mut file = self.load()?;
+        let before = file.pins.len();
+        file.pins.retain(|_, r| r.name != name);
+        let changed = file.pins.len() != before;
+        if changed {
+            self.save(&file)?;
+        }
+        Ok(changed)
+    }
+}
+
+/// `text` with control, bidi and invisible characters shown as `\u{…}`
+/// escapes, for a person reviewing a definition.
+pub fn escape_invisible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let invisible = (c.is_control() && c != '\n')
+            || matches!(c,
+                '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}' | '\u{E0000}'..='\u{E007F}');
+        if invisible {
+            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A person-readable diff of a pending listing against the pin: each added,
+/// removed or changed tool with its definitions (escaped), one per line.
+pub fn describe_pending(record: &PinRecord) -> Vec<String> {
+    let Some(pending) = &record.pending else {
+        return Vec::new();
+    };
+    let show = |v: &Value| escape_invisible(&serde_json::to_string(v).unwrap_or_default());
+    let mut lines = Vec::new();
+    for (tool, def) in pending {
+        match record.definitions.get(tool) {
+            None => lines.push(format!("  + {tool}: {}", show(def))),
+            Some(old) if old != def => {
+                lines.push(format!("  ~ {tool}:"));
+                lines.push(format!("      was {}", show(old)));
+                lines.push(format!("      now {}", show(def)));
+            }
+            Some(_) => {}
+        }
+    }
+    for tool in record
+        .definitions
+        .keys()
+        .filter(|t| !pending.contains_key(*t))
+    {
+        lines.push(format!("  - {tool}"));
+    }
+    lines
+}
