@@ -623,8 +623,9 @@ fn check_uses_saved_approvals_and_never_creates_the_database() {
     assert_eq!(answer["decision"], "ask");
     assert!(!state.exists(), "check created {}", state.display());
     let store = toolgate_store::SqliteApprovals::open(&state).unwrap();
+    // What "always" saves for it: the exact command (it gives an option).
     store
-        .save(&e.ws.display().to_string(), "bash", "cargo test *")
+        .save(&e.ws.display().to_string(), "bash", "cargo test -p core")
         .unwrap();
     drop(store);
     let answer = check("cargo test -p core");
