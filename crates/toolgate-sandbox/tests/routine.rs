@@ -136,7 +136,12 @@ fn pytest_on_a_tiny_package() {
     );
     // The venv lives in the checkout, which may be under /tmp (private inside
     // the sandbox): it is bound read-only, as a user would configure it.
-    let mut spec = f.spec();
+    // The venv's interpreter may live in the real home's toolchains
+    // (pyenv), which the sandbox shows read-only.
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let mut spec =
+        toolgate_sandbox::SandboxSpec::for_location(vec![f.ws.clone()], Some(Path::new(&home)));
+    spec.helper = f.spec().helper;
     spec.readable
         .push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv"));
     let out = f.run_spec(
