@@ -79,12 +79,17 @@ fn exec(args: ExecArgs, data: &DataDir, durability: Durability) -> Result<i32> {
     let toolgate = crate::cli_builder::build(builder)?;
     let location = Arc::clone(toolgate.location());
     let policy = toolgate.policy()?;
-    // The proxy's connections go to the audit log, as for the bash tool.
-    let log = Arc::new(
-        toolgate_store::EventLog::open(data.audit_db(), durability)
-            .with_context(|| format!("cannot open the audit log {}", data.audit_db().display()))?,
-    );
-    let adapter = SandboxAdapter::new(&policy, Some(data)).with_events(log);
+    let mut adapter = SandboxAdapter::new(&policy, Some(data));
+    // The proxy's connections go to the audit log, as for the bash tool;
+    // the log is opened only when there is a proxy (it costs milliseconds).
+    if adapter.uses_proxy(&args.hosts) {
+        let log = Arc::new(
+            toolgate_store::EventLog::open(data.audit_db(), durability).with_context(|| {
+                format!("cannot open the audit log {}", data.audit_db().display())
+            })?,
+        );
+        adapter = adapter.with_events(log);
+    }
     if !adapter.support().available {
         anyhow::bail!(
             "this machine cannot sandbox: {}",
