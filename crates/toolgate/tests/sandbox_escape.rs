@@ -455,3 +455,22 @@ fn the_environment_is_an_allowlist() {
     );
     assert!(!text.contains("DEPLOY_HOOK_URL"), "{text}");
 }
+
+#[test]
+fn more_of_the_class_a_gitfile_an_upper_case_alternates_and_a_hooks_path() {
+    let e = env();
+    drive(
+        &e,
+        "mkdir -p sub && echo 'gitdir: /elsewhere/.git' > sub/.git; \
+         mkdir -p .git/OBJECTS/INFO && echo /evil > .git/OBJECTS/INFO/ALTERNATES; \
+         mkdir -p tools/hooks && echo 'touch /tmp/x' > tools/hooks/pre-commit; \
+         git config core.hooksPath tools/hooks; echo tried",
+        &[],
+    );
+    assert!(!e.ws.join("sub/.git").exists(), "a gitfile landed");
+    assert!(!e.ws.join(".git/OBJECTS/INFO/ALTERNATES").exists());
+    assert!(
+        !read(&e.ws.join(".git/config")).contains("hooksPath"),
+        "core.hooksPath landed"
+    );
+}
