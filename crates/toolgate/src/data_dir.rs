@@ -70,9 +70,21 @@ impl DataDir {
         }
         let (store, recovered) = toolgate_checkpoint::Checkpoints::open(&dir)?;
         // Retention like spilled output's: finished sets older than a week
-        // go, then the oldest over the size cap.
-        if let Err(e) = store.sweep(toolgate_checkpoint::KEEP_FOR, toolgate_checkpoint::SIZE_CAP) {
-            tracing::warn!("sweeping old checkpoints failed: {e}");
+        // go, then the oldest over the size cap. At most once an hour (a
+        // stamp file), so short processes such as hooks do not pay for it.
+        let stamp = dir.join(".swept");
+        let due = std::fs::metadata(&stamp)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_none_or(|age| age > std::time::Duration::from_secs(3600));
+        if due {
+            if let Err(e) =
+                store.sweep(toolgate_checkpoint::KEEP_FOR, toolgate_checkpoint::SIZE_CAP)
+            {
+                tracing::warn!("sweeping old checkpoints failed: {e}");
+            }
+            let _ = std::fs::write(&stamp, b"");
         }
         for r in recovered {
             match r.error {
