@@ -31,8 +31,7 @@ use toolgate_policy::gate::PolicyGate;
 use toolgate_policy::policy::{Policy, PolicySources};
 use toolgate_store::{Durability, EventLog, SpillStore, SqliteApprovals};
 
-#[path = "../../toolgate/tests/conformance_support/mod.rs"]
-mod conformance_support;
+use crate::conformance_support;
 use conformance_support::{Suite, checks, text};
 
 /// The scenarios run here, each against its fixture tool below.

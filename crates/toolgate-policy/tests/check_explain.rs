@@ -4,8 +4,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/intent.rs"]
-mod intent;
+use crate::intent;
 
 use std::path::Path;
 

@@ -13,8 +13,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "corpus/fixture.rs"]
-mod fixture;
+use crate::fixture;
 
 use fixture::{Fixture, default_decision, dumping, max_risk, parse_effect, parse_risk};
 use serde_json::Value;

@@ -23,8 +23,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "corpus/fixture.rs"]
-mod fixture;
+use crate::fixture;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -189,6 +188,15 @@ fn judge(fx: &Fixture, policy: &Policy, row: &Row) -> Answer {
     }
 }
 
+/// `test` as the harness names it: below this file's module when the file is
+/// one module of the crate's `tests/all.rs`.
+fn harness_name(test: &str) -> String {
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{test}"),
+        None => test.to_string(),
+    }
+}
+
 /// Judges `row` in a child process: this test binary, running only
 /// `test_name` with [`CHILD_ENV`] naming the row, under a 2 GiB address-space
 /// limit (an input that makes the analyser allocate without bound must not
@@ -202,7 +210,13 @@ fn spawn_child(test_name: &str, row: &Row, mode: &str) -> Child {
         .arg("-c")
         .arg("ulimit -v 2097152 2>/dev/null; exec \"$0\" \"$@\"")
         .arg(exe)
-        .args([test_name, "--exact", "--nocapture", "--test-threads", "1"])
+        .args([
+            harness_name(test_name).as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env(CHILD_ENV, format!("{}:{mode}", row.line))
         .env_remove("CORPUS_DUMP")
         .stdin(Stdio::null())

@@ -12,8 +12,7 @@
 // A failed setup step should stop a test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "corpus/fixture.rs"]
-mod fixture;
+use crate::fixture;
 
 use std::process::Command;
 
@@ -40,13 +39,28 @@ const EXPORTED: &[(&str, &str)] = &[
     ("EDITOR", "vim"),
 ];
 
+/// `test` as the harness names it: below this file's module when the file is
+/// one module of the crate's `tests/all.rs`.
+fn harness_name(test: &str) -> String {
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{test}"),
+        None => test.to_string(),
+    }
+}
+
 fn run_in_child(test: &str) -> bool {
     if std::env::var_os(CHILD_ENV).is_some() {
         return false;
     }
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([test, "--exact", "--nocapture", "--test-threads", "1"])
-        .env(CHILD_ENV, "1");
+    cmd.args([
+        harness_name(test).as_str(),
+        "--exact",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ])
+    .env(CHILD_ENV, "1");
     for (name, value) in EXPORTED {
         cmd.env(name, value);
     }

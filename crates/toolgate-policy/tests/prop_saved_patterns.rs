@@ -9,10 +9,8 @@
 // A failed setup step should stop a test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "corpus/fixture.rs"]
-mod fixture;
-#[path = "support/saved.rs"]
-mod saved;
+use crate::fixture;
+use crate::saved;
 
 use std::path::Path;
 

@@ -20,8 +20,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "corpus/fixture.rs"]
-mod fixture;
+use crate::fixture;
 
 use std::collections::BTreeMap;
 

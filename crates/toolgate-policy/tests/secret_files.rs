@@ -6,8 +6,7 @@
 // A failed setup step should stop a test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/intent.rs"]
-mod intent;
+use crate::intent;
 
 use std::path::PathBuf;
 

@@ -4,8 +4,7 @@
 // A failed setup step should stop a test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "corpus/fixture.rs"]
-mod fixture;
+use crate::fixture;
 
 use fixture::Fixture;
 use fixture::intent::builtin_intent;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use toolgate_sandbox::proxy::{DomainList, Proxy, ProxyConnection, ProxyService, Resolver};
 
-mod common;
+use crate::common;
 use common::{Fixture, stderr, stdout};
 
 /// A registry stand-in: answers each connection with one `200 ok`, for a

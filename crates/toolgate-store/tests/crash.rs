@@ -8,7 +8,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -54,13 +54,22 @@ fn crash_child_appends_until_killed() {
     });
 }
 
+/// `test` as the harness names it: below this file's module when the file is
+/// one module of the crate's `tests/all.rs`.
+fn harness_name(test: &str) -> String {
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{test}"),
+        None => test.to_string(),
+    }
+}
+
 #[tokio::test]
 async fn acked_events_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.db");
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "crash_child_appends_until_killed",
+            harness_name("crash_child_appends_until_killed").as_str(),
             "--exact",
             "--nocapture",
             "--test-threads=1",

@@ -6,7 +6,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

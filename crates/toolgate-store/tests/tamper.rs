@@ -3,7 +3,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{event, raw, write_events};
 use toolgate_store::canonical::{HashInput, canonical_json};

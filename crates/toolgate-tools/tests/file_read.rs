@@ -3,7 +3,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod file_support;
+use crate::file_support;
 
 use std::io::Cursor;
 use std::os::unix::fs::symlink;

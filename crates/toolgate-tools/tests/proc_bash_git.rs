@@ -6,8 +6,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "proc_support/mod.rs"]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,8 +6,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
-#[path = "proc_support/mod.rs"]
-mod support;
+use crate::support;
 
 use std::os::unix::fs::symlink;
 

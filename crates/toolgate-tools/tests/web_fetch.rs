@@ -5,10 +5,8 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "proc_support/mod.rs"]
-mod support;
-#[path = "web_support/mod.rs"]
-mod web_support;
+use crate::support;
+use crate::web_support;
 
 use std::time::{Duration, Instant};
 

@@ -122,9 +122,9 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ("prompts-get-with-image", "toolgate serves no prompts"),
 ];
 
-mod conformance_support;
+use crate::conformance_support;
+use crate::support;
 use conformance_support::{Suite, checks, text};
-mod support;
 use support::cli_env::CliEnv;
 
 /// The suite's CLI, run in `cwd`.

@@ -6,7 +6,7 @@
 //! tests skip (and fail under CI=true).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

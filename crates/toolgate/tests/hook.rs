@@ -5,7 +5,7 @@
 // A failed setup step should stop a test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::process::{Output, Stdio};

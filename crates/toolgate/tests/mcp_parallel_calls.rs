@@ -13,7 +13,7 @@ use serde_json::json;
 use toolgate_core::EventKind;
 use toolgate_store::{EventFilter, EventReader, verify};
 
-mod support;
+use crate::support;
 use support::cli_env::CliEnv;
 use support::stdio_mcp::StdioMcp;
 

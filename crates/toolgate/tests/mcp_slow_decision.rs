@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 
 use serde_json::json;
 
-mod support;
+use crate::support;
 use support::cli_env::CliEnv;
 use support::stdio_mcp::StdioMcp;
 

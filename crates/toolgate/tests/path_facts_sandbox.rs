@@ -8,7 +8,7 @@
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

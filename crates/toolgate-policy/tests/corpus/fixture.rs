@@ -19,8 +19,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../support/intent.rs"]
-pub mod intent;
+pub(crate) use crate::intent;
 
 use std::fs;
 use std::os::unix::fs::symlink;
