@@ -87,15 +87,13 @@ pub use child::CHILD_ARG;
 pub use detect::{Support, detect, detect_cached, landlock_abi};
 pub use sandbox_spec::{Confined, SandboxSpec};
 pub use scan::SCAN_LIMIT;
-pub use stage::{Change, ChangeKind, LandingJournal, STAGE_ARG, Staging};
+pub use stage::{Change, ChangeKind, LandingJournal, Staging};
 
-/// When this process was started as one of the sandbox's helpers (the
-/// staging helper that mounts the overlays, or the helper inside the
-/// sandbox that confines itself and runs the command), does that and never
+/// When this process was started as the sandbox's helper (inside the
+/// sandbox, confining itself and running the command), does that and never
 /// returns; otherwise returns at once. Call it first thing in `main` of any
 /// program that builds sandboxed commands with itself as the helper.
 pub fn run_if_requested() {
-    stage::run_stage_if_requested();
     child::run_if_requested();
 }
 

@@ -12,6 +12,7 @@
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::unix::fs::FileTypeExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,7 +21,7 @@ use toolgate_paths::protected::{Anchor, PROTECTED};
 
 use crate::child::{CHILD_ARG, ChildArgs};
 use crate::scan::{Inodes, SCAN_LIMIT, scan_tree};
-use crate::stage::{STAGE_ARG, Staging};
+use crate::stage::Staging;
 use crate::{SandboxError, Support};
 
 /// The bubblewrap options every confined command gets: new user, PID, IPC,
@@ -114,7 +115,8 @@ impl SandboxSpec {
 /// [`Confined::staging`] (dropping it discards what was not landed).
 #[derive(Debug)]
 pub struct Confined {
-    /// The command: `[helper stage …] bwrap … -- helper … -- program args`.
+    /// The command: `bwrap … -- helper … -- program args` (with staging,
+    /// a `pre_exec` hook first mounts the overlays).
     /// The caller sets its environment, stdio and process group.
     pub command: Command,
     /// The paths masked for this run.
@@ -167,14 +169,15 @@ impl SandboxSpec {
             None => None,
         };
 
-        let mut cmd = match &staging {
-            Some(s) => {
-                let mut c = Command::new(&helper);
-                c.arg(STAGE_ARG).args(s.helper_args()).arg(&bwrap);
-                c
+        let mut cmd = Command::new(&bwrap);
+        if let Some(s) = &staging {
+            let mounts = s.overlay_mounts()?;
+            // SAFETY: `enter` calls only async-signal-safe system calls on
+            // memory prepared before the fork.
+            unsafe {
+                cmd.pre_exec(move || mounts.enter());
             }
-            None => Command::new(&bwrap),
-        };
+        }
         cmd.args(NAMESPACE_ARGS);
         if !self.network {
             cmd.arg("--unshare-net");

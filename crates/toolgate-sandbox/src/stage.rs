@@ -4,13 +4,13 @@
 //!
 //! # How
 //!
-//! Before bubblewrap starts, a first helper ([`STAGE_ARG`], the same
-//! executable as the sandbox helper) enters a new user and mount namespace
-//! of its own, mounts an overlay over each root — the root itself as the
-//! lower layer, an `upper` and a `work` directory of this run as the upper
-//! layer — and `exec`s bubblewrap, which binds the root (now the overlay)
+//! Between the fork and the `exec` of bubblewrap, the child enters a new
+//! user and mount namespace of its own and mounts an overlay over each root
+//! — the root itself as the lower layer, an `upper` and a `work` directory
+//! of this run as the upper layer ([`OverlayMounts`], a `pre_exec` hook that
+//! only calls the kernel); bubblewrap then binds the root (now the overlay)
 //! into the sandbox like any root. Debian's bubblewrap 0.8 has no
-//! `--overlay`, hence the helper. The overlay lives in that namespace only:
+//! `--overlay`, hence the hook. The overlay lives in that namespace only:
 //! when the command exits, the mount is gone and the upper directory holds
 //! exactly what the command created, modified or deleted (a deletion is a
 //! whiteout, a directory deleted and made again is "opaque"). The overlay is
@@ -28,7 +28,7 @@
 //! is a `rename`: a 100 MB file lands as fast as a 1-byte one.
 
 use std::collections::{BTreeMap, HashSet};
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
@@ -36,9 +36,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::SandboxError;
-
-/// The first argument that makes a program act as the staging helper.
-pub const STAGE_ARG: &str = "__toolgate-sandbox-stage";
 
 /// How a changed path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -215,18 +212,14 @@ impl Staging {
         out
     }
 
-    /// The staging helper's arguments (after [`STAGE_ARG`]): one
-    /// `root upper work` triple per layer, then `--`.
-    pub(crate) fn helper_args(&self) -> Vec<OsString> {
-        let mut out = Vec::new();
-        for l in &self.layers {
-            out.push(OsString::from("--overlay"));
-            out.push(l.root.clone().into_os_string());
-            out.push(l.upper.clone().into_os_string());
-            out.push(l.work.clone().into_os_string());
-        }
-        out.push("--".into());
-        out
+    /// The overlays of this run, ready to mount in the command's child
+    /// before it `exec`s bubblewrap.
+    pub(crate) fn overlay_mounts(&self) -> Result<OverlayMounts, SandboxError> {
+        OverlayMounts::new(
+            self.layers
+                .iter()
+                .map(|l| (l.root.as_path(), l.upper.as_path(), l.work.as_path())),
+        )
     }
 
     /// Every path the command changed, in path order (a directory before
@@ -658,129 +651,105 @@ fn files_equal(a: &Path, b: &Path) -> io::Result<bool> {
     }
 }
 
-/// When this process was started as the staging helper, mounts the overlays
-/// in a namespace of its own and `exec`s the rest of its command line
-/// (bubblewrap); otherwise returns at once.
-pub fn run_stage_if_requested() {
-    let mut args = std::env::args_os();
-    let _program = args.next();
-    match args.next() {
-        Some(first) if first == STAGE_ARG => {}
-        _ => return,
-    }
-    let err = stage_and_exec(args);
-    eprintln!("toolgate sandbox: staging: {err}");
-    std::process::exit(126);
+/// Everything the child needs to enter its namespaces and mount the
+/// overlays, made before the fork: after it, the child only calls the
+/// kernel (no allocation, no lock), as a `pre_exec` hook must.
+pub(crate) struct OverlayMounts {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    /// `(target, options)` per overlay: the root, and its lower, upper and
+    /// work directories with `userxattr`.
+    mounts: Vec<(CString, CString)>,
 }
 
-fn stage_and_exec(mut args: impl Iterator<Item = OsString>) -> String {
-    let mut layers = Vec::new();
-    loop {
-        match args.next() {
-            Some(a) if a == "--overlay" => {
-                let (Some(root), Some(upper), Some(work)) = (args.next(), args.next(), args.next())
-                else {
-                    return "--overlay needs a root, an upper and a work directory".into();
-                };
-                layers.push((root, upper, work));
+impl OverlayMounts {
+    /// The mounts of `layers`: each `(root, upper, work)` becomes an overlay
+    /// over `root` with `root` as its lower layer.
+    pub(crate) fn new<'a>(
+        layers: impl IntoIterator<Item = (&'a Path, &'a Path, &'a Path)>,
+    ) -> Result<OverlayMounts, SandboxError> {
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let mut mounts = Vec::new();
+        for (root, upper, work) in layers {
+            let mut data = Vec::new();
+            data.extend_from_slice(b"lowerdir=");
+            data.extend_from_slice(root.as_os_str().as_bytes());
+            data.extend_from_slice(b",upperdir=");
+            data.extend_from_slice(upper.as_os_str().as_bytes());
+            data.extend_from_slice(b",workdir=");
+            data.extend_from_slice(work.as_os_str().as_bytes());
+            data.extend_from_slice(b",userxattr");
+            let (Ok(target), Ok(data)) = (
+                CString::new(root.as_os_str().as_bytes()),
+                CString::new(data),
+            ) else {
+                return Err(SandboxError::Spec(format!(
+                    "staging: a path of the overlay over {} holds a NUL byte",
+                    root.display()
+                )));
+            };
+            mounts.push((target, data));
+        }
+        Ok(OverlayMounts {
+            uid_map: format!("{uid} {uid} 1").into_bytes(),
+            gid_map: format!("{gid} {gid} 1").into_bytes(),
+            mounts,
+        })
+    }
+
+    /// In the forked child, before `exec`: a new user namespace (this user
+    /// mapped to itself) and mount namespace, every mount made private so
+    /// nothing propagates back to the host, then the overlays. They live in
+    /// that namespace only: when the command exits they are gone, and the
+    /// upper directories hold what it changed.
+    ///
+    /// Only system calls on memory made before the fork: safe in a
+    /// `pre_exec` hook.
+    pub(crate) fn enter(&self) -> io::Result<()> {
+        // SAFETY: flags only; the forked child is single-threaded.
+        if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        write_proc(c"/proc/self/setgroups", b"deny")?;
+        write_proc(c"/proc/self/uid_map", &self.uid_map)?;
+        write_proc(c"/proc/self/gid_map", &self.gid_map)?;
+        let (none, slash, overlay) = (c"none", c"/", c"overlay");
+        // SAFETY: valid C strings; a propagation change takes no data.
+        let private = unsafe {
+            libc::mount(
+                none.as_ptr(),
+                slash.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            )
+        };
+        if private != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        for (target, data) in &self.mounts {
+            // SAFETY: valid C strings; `data` is the overlay's option string.
+            let rc = unsafe {
+                libc::mount(
+                    overlay.as_ptr(),
+                    target.as_ptr(),
+                    overlay.as_ptr(),
+                    0,
+                    data.as_ptr().cast(),
+                )
+            };
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
             }
-            Some(a) if a == "--" => break,
-            Some(a) => return format!("unknown staging argument {a:?}"),
-            None => return "missing `--` before the command".into(),
         }
+        Ok(())
     }
-    let Some(program) = args.next() else {
-        return "no command after `--`".into();
-    };
-    if let Err(e) = enter_namespaces() {
-        return e;
-    }
-    for (root, upper, work) in &layers {
-        if let Err(e) = mount_overlay(root, upper, work) {
-            return e;
-        }
-    }
-    use std::os::unix::process::CommandExt;
-    let err = std::process::Command::new(&program).args(args).exec();
-    format!("cannot run {}: {err}", Path::new(&program).display())
-}
-
-/// A new user namespace (this user mapped to itself) and mount namespace,
-/// with every mount private so nothing propagates back to the host.
-fn enter_namespaces() -> Result<(), String> {
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    // SAFETY: unshare takes flags only; this process is single-threaded
-    // (the helper runs first thing in main).
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
-        return Err(format!(
-            "cannot make a user and mount namespace: {}",
-            io::Error::last_os_error()
-        ));
-    }
-    let write = |file: &str, text: String| {
-        std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))
-    };
-    write("/proc/self/setgroups", "deny".into())?;
-    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
-    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
-    let none = c"none";
-    let slash = c"/";
-    // SAFETY: valid C strings; a propagation change takes no data.
-    let rc = unsafe {
-        libc::mount(
-            none.as_ptr(),
-            slash.as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        return Err(format!(
-            "cannot make the mounts private: {}",
-            io::Error::last_os_error()
-        ));
-    }
-    Ok(())
-}
-
-fn mount_overlay(root: &OsStr, upper: &OsStr, work: &OsStr) -> Result<(), String> {
-    let mut data = Vec::new();
-    data.extend_from_slice(b"lowerdir=");
-    data.extend_from_slice(root.as_bytes());
-    data.extend_from_slice(b",upperdir=");
-    data.extend_from_slice(upper.as_bytes());
-    data.extend_from_slice(b",workdir=");
-    data.extend_from_slice(work.as_bytes());
-    data.extend_from_slice(b",userxattr");
-    let (Ok(target), Ok(data)) = (CString::new(root.as_bytes()), CString::new(data)) else {
-        return Err("a staging path holds a NUL byte".into());
-    };
-    let fstype = c"overlay";
-    // SAFETY: valid C strings; `data` is the overlay's option string.
-    let rc = unsafe {
-        libc::mount(
-            fstype.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            0,
-            data.as_ptr().cast(),
-        )
-    };
-    if rc != 0 {
-        return Err(format!(
-            "cannot mount the overlay over {}: {}",
-            Path::new(root).display(),
-            io::Error::last_os_error()
-        ));
-    }
-    Ok(())
 }
 
 /// Whether this machine can stage writes: a child enters a user and mount
-/// namespace and mounts an overlay over a scratch directory, exactly as the
-/// staging helper does, then `exec`s `program` (any executable that exits,
+/// namespace and mounts an overlay over a scratch directory, exactly as a
+/// staged run does ([`OverlayMounts`]), then `exec`s `program` (any executable that exits,
 /// e.g. bubblewrap's `--version`).
 pub(crate) fn probe(program: &Path) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
@@ -796,64 +765,22 @@ pub(crate) fn probe(program: &Path) -> Result<(), String> {
             return Err(format!("cannot make {}: {e}", d.display()));
         }
     }
-    // Everything the child needs is made here: after fork it only calls
-    // the kernel.
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let uid_map = format!("{uid} {uid} 1");
-    let gid_map = format!("{gid} {gid} 1");
-    let data = CString::new(format!(
-        "lowerdir={},upperdir={},workdir={},userxattr",
-        dirs[0].display(),
-        dirs[1].display(),
-        dirs[2].display()
-    ));
-    let target = CString::new(dirs[0].as_os_str().as_bytes());
-    let (Ok(data), Ok(target)) = (data, target) else {
-        let _ = std::fs::remove_dir_all(&scratch);
-        return Err("the scratch path holds a NUL byte".into());
+    let mounts = match OverlayMounts::new([(&*dirs[0], &*dirs[1], &*dirs[2])]) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&scratch);
+            return Err(e.to_string());
+        }
     };
     let mut cmd = std::process::Command::new(program);
     cmd.arg("--version")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: the closure calls only async-signal-safe system calls on
-    // memory prepared before the fork.
+    // SAFETY: `enter` calls only async-signal-safe system calls on memory
+    // prepared before the fork.
     unsafe {
-        cmd.pre_exec(move || {
-            let fail = |_: ()| io::Error::last_os_error();
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
-                return Err(fail(()));
-            }
-            write_proc(c"/proc/self/setgroups", b"deny")?;
-            write_proc(c"/proc/self/uid_map", uid_map.as_bytes())?;
-            write_proc(c"/proc/self/gid_map", gid_map.as_bytes())?;
-            let slash = c"/";
-            let none = c"none";
-            if libc::mount(
-                none.as_ptr(),
-                slash.as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
-                return Err(fail(()));
-            }
-            let fstype = c"overlay";
-            if libc::mount(
-                fstype.as_ptr(),
-                target.as_ptr(),
-                fstype.as_ptr(),
-                0,
-                data.as_ptr().cast(),
-            ) != 0
-            {
-                return Err(fail(()));
-            }
-            Ok(())
-        });
+        cmd.pre_exec(move || mounts.enter());
     }
     let result = cmd.status();
     let _ = std::fs::remove_dir_all(&scratch);

@@ -132,7 +132,11 @@ fn exec(args: ExecArgs, data: &DataDir, durability: Durability) -> Result<i32> {
         .envs(toolgate_tools::process_tools::confined_env(
             &patterns, &extra,
         ));
-    let status = confined.command.status()?;
+    let status = confined.command.status().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot start the confined command (bubblewrap, after entering a namespace of its own to mount the staging overlays): {e}"
+        )
+    })?;
     if let Some(staged) = confined.staged.as_mut() {
         settle(staged.as_mut(), &toolgate)?;
     }
