@@ -113,6 +113,19 @@ pub struct Checkpoints {
 
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
+/// The index of unfinished checkpoints: an empty file per id, made before a
+/// change set can need recovery and removed when it is finished, so that
+/// [`Checkpoints::open`] reads only those.
+const OPEN_INDEX: &str = ".open";
+
+/// Whether `id` can name a checkpoint (and so a directory of the store).
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 impl Checkpoints {
     /// Opens (creating) the store in `dir`, rolling back every change set
     /// a crash cut off and removing those that never started applying.
@@ -121,12 +134,40 @@ impl Checkpoints {
         let store = Checkpoints {
             dir: dir.to_path_buf(),
         };
+        // Only unfinished change sets need a look, and the index names them:
+        // a process that starts (a hook, a confined command) does not read
+        // a week of finished manifests. A store without the index (made
+        // before it existed) is read whole once, then indexed.
+        let open_dir = dir.join(OPEN_INDEX);
+        let candidates = if open_dir.is_dir() {
+            let mut ids = Vec::new();
+            for entry in fs::read_dir(&open_dir)? {
+                ids.push(entry?.file_name().to_string_lossy().into_owned());
+            }
+            ids
+        } else {
+            let ids = store.ids()?;
+            fs::create_dir_all(&open_dir)?;
+            ids
+        };
         let mut recovered = Vec::new();
-        for id in store.ids()? {
+        for id in candidates {
+            if !valid_id(&id) {
+                // Names no checkpoint: not ours to keep.
+                store.unindex(&id);
+                continue;
+            }
             let path = store.dir.join(&id);
             // A checkpoint another process holds is in progress, not cut off.
-            let Some(_lock) = Lock::try_take(&path)? else {
-                continue;
+            let lock = match Lock::try_take(&path) {
+                Ok(Some(lock)) => lock,
+                Ok(None) => continue,
+                // Gone (swept, or never made): nothing to recover.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    store.unindex(&id);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
             };
             let Ok(m) = Manifest::read(&path, &id) else {
                 continue;
@@ -142,7 +183,7 @@ impl Checkpoints {
                     m.write(&path)?;
                     tracing::warn!(checkpoint = %id, "a change set cut off by a crash was rolled back");
                     recovered.push(Recovered {
-                        id,
+                        id: id.clone(),
                         paths: m.entries.iter().map(|e| e.path.clone()).collect(),
                         error,
                     });
@@ -150,15 +191,37 @@ impl Checkpoints {
                 // An undo cut off: finish it (restoring is idempotent).
                 State::Undoing => {
                     let mut m = m;
-                    if store.put_back(&path, &m).is_ok() {
-                        m.state = State::Undone;
-                        m.write(&path)?;
+                    if store.put_back(&path, &m).is_err() {
+                        continue;
                     }
+                    m.state = State::Undone;
+                    m.write(&path)?;
                 }
                 _ => {}
             }
+            drop(lock);
+            store.unindex(&id);
         }
         Ok((store, recovered))
+    }
+
+    /// Marks `id` unfinished in the index, before anything of it can need
+    /// recovery.
+    fn index(&self, id: &str) -> io::Result<()> {
+        let open_dir = self.dir.join(OPEN_INDEX);
+        fs::create_dir_all(&open_dir)?;
+        fs::write(open_dir.join(id), b"")
+    }
+
+    /// Takes `id` off the index: it is finished (or gone).
+    fn unindex(&self, id: &str) {
+        match fs::remove_file(self.dir.join(OPEN_INDEX).join(id)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(checkpoint = %id, "cannot update the index of unfinished checkpoints: {e}")
+            }
+        }
     }
 
     /// Starts recording a change set for `call_id`, made by `tool`.
@@ -182,6 +245,7 @@ impl Checkpoints {
             }
         };
         let lock = Lock::take(&path)?;
+        self.index(&id)?;
         fs::create_dir(path.join("blobs"))?;
         let manifest = Manifest {
             id: id.clone(),
@@ -193,6 +257,7 @@ impl Checkpoints {
         };
         manifest.write(&path)?;
         Ok(Pending {
+            store_dir: self.dir.clone(),
             path,
             manifest,
             _lock: lock,
@@ -251,11 +316,13 @@ impl Checkpoints {
                 });
             }
         }
+        self.index(id)?;
         m.state = State::Undoing;
         m.write(&path)?;
         self.put_back(&path, &m)?;
         m.state = State::Undone;
         m.write(&path)?;
+        self.unindex(id);
         Ok(m)
     }
 
@@ -286,6 +353,7 @@ impl Checkpoints {
                 let path = self.dir.join(&m.id);
                 if let Some(_lock) = Lock::try_take(&path)? {
                     fs::remove_dir_all(&path)?;
+                    self.unindex(&m.id);
                     total = total.saturating_sub(size);
                     removed += 1;
                 }
@@ -295,12 +363,8 @@ impl Checkpoints {
     }
 
     fn checkpoint_dir(&self, id: &str) -> Result<PathBuf, CheckpointError> {
-        let valid = !id.is_empty()
-            && id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         let path = self.dir.join(id);
-        if !valid || !path.join(manifest::FILE).exists() {
+        if !valid_id(id) || !path.join(manifest::FILE).exists() {
             return Err(CheckpointError::Unknown(id.into()));
         }
         Ok(path)
@@ -310,8 +374,10 @@ impl Checkpoints {
         let mut ids = Vec::new();
         for entry in fs::read_dir(&self.dir)? {
             let entry = entry?;
-            if entry.file_type()?.is_dir() {
-                ids.push(entry.file_name().to_string_lossy().into_owned());
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // `.open` (the index) and other dot-names are the store's own.
+            if entry.file_type()?.is_dir() && valid_id(&name) {
+                ids.push(name);
             }
         }
         Ok(ids)
@@ -343,6 +409,8 @@ pub struct Listing {
 /// roll back (the lock is released, so it can).
 #[derive(Debug)]
 pub struct Pending {
+    /// The store's directory (for its index).
+    store_dir: PathBuf,
     path: PathBuf,
     manifest: Manifest,
     _lock: Lock,
@@ -402,6 +470,7 @@ impl Pending {
         self.manifest.state = State::Landed;
         self.manifest.write(&self.path)?;
         self.done = true;
+        self.unindex();
         Ok(self.manifest.id.clone())
     }
 
@@ -414,7 +483,15 @@ impl Pending {
         self.manifest.state = State::RolledBack;
         self.manifest.write(&self.path)?;
         self.done = true;
+        self.unindex();
         Ok(())
+    }
+
+    fn unindex(&self) {
+        Checkpoints {
+            dir: self.store_dir.clone(),
+        }
+        .unindex(&self.manifest.id);
     }
 }
 
@@ -422,6 +499,7 @@ impl Drop for Pending {
     fn drop(&mut self) {
         if !self.done && self.manifest.state == State::Saving {
             let _ = fs::remove_dir_all(&self.path);
+            self.unindex();
         }
     }
 }

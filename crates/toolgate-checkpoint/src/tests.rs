@@ -196,3 +196,84 @@ fn a_change_set_cut_off_by_sigkill_is_rolled_back_at_the_next_open() {
         assert_eq!(store.newest_landed().unwrap(), None);
     }
 }
+
+/// The ids in the index of unfinished checkpoints.
+fn indexed(data: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = fs::read_dir(data.join(OPEN_INDEX))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn only_unfinished_change_sets_stay_in_the_index_that_open_reads() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let a = work.path().join("a");
+    fs::write(&a, "a0").unwrap();
+    let (store, _) = Checkpoints::open(data.path()).unwrap();
+    // Landed, rolled back, undone and discarded sets leave the index.
+    let mut set = store.begin("c1", "write").unwrap();
+    set.save(&a).unwrap();
+    set.applying().unwrap();
+    replace(&a, "a1");
+    let landed = set.landed().unwrap();
+    let mut set = store.begin("c2", "write").unwrap();
+    set.save(&a).unwrap();
+    set.applying().unwrap();
+    set.roll_back().unwrap();
+    drop(store.begin("c3", "write").unwrap());
+    assert!(indexed(data.path()).is_empty());
+    store.undo(&landed).unwrap();
+    assert!(indexed(data.path()).is_empty());
+    assert_eq!(fs::read_to_string(&a).unwrap(), "a0");
+    // One cut off while applying stays indexed, and the next open rolls it
+    // back and takes it off.
+    let mut set = store.begin("c4", "write").unwrap();
+    let cut = set.id().to_string();
+    set.save(&a).unwrap();
+    set.applying().unwrap();
+    replace(&a, "half");
+    drop(set);
+    assert_eq!(indexed(data.path()), vec![cut.clone()]);
+    let (_, recovered) = Checkpoints::open(data.path()).unwrap();
+    assert_eq!(recovered.len(), 1);
+    assert_eq!(recovered[0].id, cut);
+    assert_eq!(fs::read_to_string(&a).unwrap(), "a0");
+    assert!(indexed(data.path()).is_empty());
+    // The index is the store's own: never listed as a checkpoint.
+    assert!(store.list().unwrap().unreadable.is_empty());
+}
+
+#[test]
+fn a_store_made_before_the_index_is_read_whole_once() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let a = work.path().join("a");
+    fs::write(&a, "a0").unwrap();
+    let (store, _) = Checkpoints::open(data.path()).unwrap();
+    let mut set = store.begin("c", "write").unwrap();
+    set.save(&a).unwrap();
+    set.applying().unwrap();
+    replace(&a, "half");
+    drop(set);
+    // As an older toolgate left it: no index.
+    fs::remove_dir_all(data.path().join(OPEN_INDEX)).unwrap();
+    let (_, recovered) = Checkpoints::open(data.path()).unwrap();
+    assert_eq!(recovered.len(), 1);
+    assert_eq!(fs::read_to_string(&a).unwrap(), "a0");
+    assert!(indexed(data.path()).is_empty());
+}
+
+#[test]
+fn an_index_entry_naming_nothing_is_dropped() {
+    let data = tempfile::tempdir().unwrap();
+    let (_store, _) = Checkpoints::open(data.path()).unwrap();
+    fs::write(data.path().join(OPEN_INDEX).join("1700000000-00ab001"), b"").unwrap();
+    fs::write(data.path().join(OPEN_INDEX).join("..bad"), b"").unwrap();
+    let (_, recovered) = Checkpoints::open(data.path()).unwrap();
+    assert!(recovered.is_empty());
+    assert!(indexed(data.path()).is_empty());
+}
