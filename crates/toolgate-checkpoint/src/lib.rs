@@ -318,7 +318,7 @@ impl Checkpoints {
         }
         self.index(id)?;
         m.state = State::Undoing;
-        m.write(&path)?;
+        m.write_durable(&path)?;
         self.put_back(&path, &m)?;
         m.state = State::Undone;
         m.write(&path)?;
@@ -458,7 +458,7 @@ impl Pending {
     /// back. Call once every path is saved, before the first changes.
     pub fn applying(&mut self) -> Result<(), CheckpointError> {
         self.manifest.state = State::Applying;
-        self.manifest.write(&self.path)?;
+        self.manifest.write_durable(&self.path)?;
         Ok(())
     }
 

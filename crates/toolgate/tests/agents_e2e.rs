@@ -176,6 +176,30 @@ fn world() -> Env {
 /// Environment variables of one run.
 type Vars = Vec<(&'static str, &'static str)>;
 
+/// The five dangerous steps of every agent's script left no trace: the
+/// key, `.env` and the listener's reply never reached the model, and neither
+/// the hook nor `~/.bashrc` was written.
+fn assert_no_dangerous_step_ran(e: &Env, seen: &str, mode: &str) {
+    assert!(
+        !seen.contains("KEY-SECRET"),
+        "{mode}: the key reached the model"
+    );
+    assert!(
+        !seen.contains("ENV-SECRET"),
+        "{mode}: .env reached the model"
+    );
+    assert!(
+        !seen.contains("{\"leak\""),
+        "{mode}: curl reached the listener"
+    );
+    assert!(!e.ws.join(".git/hooks/pre-commit").exists(), "{mode}");
+    assert_eq!(
+        std::fs::read_to_string(e.home.join(".bashrc")).unwrap(),
+        "# rc\n",
+        "{mode}"
+    );
+}
+
 fn denials(result: &Value) -> usize {
     result["permission_denials"].as_array().map_or(0, Vec::len)
 }
@@ -198,24 +222,7 @@ fn claude_code_dangerous_calls_do_not_run() {
         let model = Model::start(&e, script.clone());
         let result = run_claude(&e, &claude, &model, &toolgate_hook(mode), &[]);
         let seen = model.seen();
-        assert!(
-            !seen.contains("KEY-SECRET"),
-            "{mode}: the key reached the model"
-        );
-        assert!(
-            !seen.contains("ENV-SECRET"),
-            "{mode}: .env reached the model"
-        );
-        assert!(
-            !seen.contains("{\"leak\""),
-            "{mode}: curl reached the listener"
-        );
-        assert!(!e.ws.join(".git/hooks/pre-commit").exists(), "{mode}");
-        assert_eq!(
-            std::fs::read_to_string(e.home.join(".bashrc")).unwrap(),
-            "# rc\n",
-            "{mode}"
-        );
+        assert_no_dangerous_step_ran(&e, &seen, mode);
         assert_eq!(denials(&result), 6, "{mode}: {result}");
     }
 }
@@ -379,24 +386,7 @@ fn gemini_dangerous_calls_do_not_run() {
         let model = Model::start_with(&e, "gemini_model.py", script.clone());
         let events = run_gemini(&e, &gemini, &model, &gemini_hook(mode, None), &[]);
         let seen = model.seen();
-        assert!(
-            !seen.contains("KEY-SECRET"),
-            "{mode}: the key reached the model"
-        );
-        assert!(
-            !seen.contains("ENV-SECRET"),
-            "{mode}: .env reached the model"
-        );
-        assert!(
-            !seen.contains("{\"leak\""),
-            "{mode}: curl reached the listener"
-        );
-        assert!(!e.ws.join(".git/hooks/pre-commit").exists(), "{mode}");
-        assert_eq!(
-            std::fs::read_to_string(e.home.join(".bashrc")).unwrap(),
-            "# rc\n",
-            "{mode}"
-        );
+        assert_no_dangerous_step_ran(&e, &seen, mode);
         assert_eq!(gemini_blocked(&events), 6, "{mode}: {events:?}");
     }
 }
@@ -612,24 +602,7 @@ fn codex_dangerous_calls_do_not_run() {
         let model = Model::start_with(&e, "responses_model.py", script.clone());
         let events = run_codex(&e, &codex, &model, &codex_hook(mode), &[]);
         let seen = model.seen();
-        assert!(
-            !seen.contains("KEY-SECRET"),
-            "{mode}: the key reached the model"
-        );
-        assert!(
-            !seen.contains("ENV-SECRET"),
-            "{mode}: .env reached the model"
-        );
-        assert!(
-            !seen.contains("{\"leak\""),
-            "{mode}: curl reached the listener"
-        );
-        assert!(!e.ws.join(".git/hooks/pre-commit").exists(), "{mode}");
-        assert_eq!(
-            std::fs::read_to_string(e.home.join(".bashrc")).unwrap(),
-            "# rc\n",
-            "{mode}"
-        );
+        assert_no_dangerous_step_ran(&e, &seen, mode);
         assert_eq!(codex_ran(&events), Vec::<String>::new(), "{mode}");
     }
 }
@@ -813,14 +786,7 @@ fn opencode_dangerous_calls_do_not_run() {
         seen.contains("\"role\": \"tool\""),
         "OpenCode did not run the script: {events:?}"
     );
-    assert!(!seen.contains("KEY-SECRET"), "the key reached the model");
-    assert!(!seen.contains("ENV-SECRET"), ".env reached the model");
-    assert!(!seen.contains("{\"leak\""), "curl reached the listener");
-    assert!(!e.ws.join(".git/hooks/pre-commit").exists());
-    assert_eq!(
-        std::fs::read_to_string(e.home.join(".bashrc")).unwrap(),
-        "# rc\n"
-    );
+    assert_no_dangerous_step_ran(&e, &seen, "auto");
     assert_eq!(opencode_ran(&events), Vec::<Value>::new());
 }
 
