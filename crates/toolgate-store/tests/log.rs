@@ -402,3 +402,25 @@ async fn the_wal_is_checkpointed_and_reused_instead_of_growing() {
     );
     assert!(log.verify().unwrap().is_ok());
 }
+
+/// Short processes (`toolgate hook`) append with `append_once`: each is the
+/// first connection to the WAL and forgets how far the last checkpoint got.
+/// The WAL must stay small all the same (every later process reads it whole
+/// when it opens the log), and the chain whole.
+#[test]
+fn short_processes_keep_the_wal_small_and_the_chain_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let wal = dir.path().join("events.db-wal");
+    let mut largest = 0;
+    for n in 1..=600 {
+        let last = toolgate_store::append_once(&path, Durability::Normal, vec![event(n)]).unwrap();
+        assert_eq!(last, n);
+        largest = largest.max(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0));
+    }
+    assert!(
+        largest <= 320 * 1024,
+        "the WAL grew to {largest} bytes over 600 short appends"
+    );
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 600 });
+}

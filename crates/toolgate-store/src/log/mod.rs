@@ -244,9 +244,49 @@ pub fn append_once(
         events: pending,
         ack,
     };
+    // No automatic checkpoint: each first connection to a WAL database
+    // rebuilds its index and forgets how far the last checkpoint got, so in
+    // a short process the automatic one would copy the whole WAL at every
+    // commit and never let it start over (the WAL, and every later process's
+    // rebuild of it, would grow with the log).
+    conn.pragma_update(None, "wal_autocheckpoint", 0)
+        .map_err(StoreError::sqlite("turning off the automatic checkpoint"))?;
     let first = writer::append(&mut conn, std::slice::from_ref(&batch))
         .map_err(StoreError::sqlite("appending events"))?;
+    truncate_wal_past(&conn, path, SHORT_PROCESS_WAL_BYTES);
     Ok(first + count.saturating_sub(1))
+}
+
+/// The WAL size past which a short process ([`append_once`]) checkpoints the
+/// whole WAL and truncates it: what every later short process reads and
+/// checksums when it opens the log stays under this, and one process in
+/// every few dozen pays the checkpoint's syncs.
+const SHORT_PROCESS_WAL_BYTES: u64 = 256 * 1024;
+
+/// Checkpoints every frame of the WAL into the database and truncates the
+/// WAL, once it is larger than `limit` bytes. Never waits: with another
+/// process reading or writing, it leaves the WAL for a later one.
+fn truncate_wal_past(conn: &rusqlite::Connection, path: &Path, limit: u64) {
+    let mut wal = path.as_os_str().to_os_string();
+    wal.push("-wal");
+    let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    if size <= limit {
+        return;
+    }
+    if let Err(e) = conn.busy_timeout(std::time::Duration::ZERO) {
+        tracing::debug!(error = %e, "WAL left for a later process");
+        return;
+    }
+    let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+        row.get::<_, i64>(0)
+    });
+    match result {
+        Ok(0) => {}
+        Ok(_) => tracing::debug!(size, "WAL checkpoint busy; left for a later process"),
+        Err(e) => {
+            tracing::debug!(error = %e, size, "WAL checkpoint failed; left for a later process")
+        }
+    }
 }
 
 impl Drop for EventLog {
