@@ -335,7 +335,9 @@ async fn connect(
         UpstreamTransport::Stdio { command, args, env } => {
             let mut cmd = if config.sandbox {
                 let Some(launcher) = launcher else {
-                    return Err(err("`sandbox = true` but this server has no sandbox".into()));
+                    return Err(err(
+                        "stdio upstreams run in toolgate's sandbox, which this server has not got; give the entry `sandbox = false` to run it unconfined".into(),
+                    ));
                 };
                 let readable: Vec<PathBuf> = config
                     .readable
@@ -344,7 +346,11 @@ async fn connect(
                     .collect();
                 let confined = launcher
                     .confined(command, args, cwd, &readable)
-                    .map_err(|e| err(format!("cannot run {command:?} in the sandbox: {e}")))?;
+                    .map_err(|e| {
+                        err(format!(
+                            "cannot run {command:?} in the sandbox: {e} (give the entry `sandbox = false` to run it unconfined)"
+                        ))
+                    })?;
                 tokio::process::Command::from(confined)
             } else {
                 let mut cmd = tokio::process::Command::new(command);
@@ -414,7 +420,8 @@ impl Gateway {
     /// root, so that relative paths in arguments mean what they were judged
     /// as), checks its listing against the pins in `pins`, and registers what
     /// is visible in `registry`. Refuses two tools exposed under one name.
-    /// `launcher` starts the upstreams configured with `sandbox = true`.
+    /// `launcher` starts the stdio upstreams confined (all but those whose
+    /// entry says `sandbox = false`).
     pub async fn start(
         configs: Vec<UpstreamConfig>,
         registry: Registry,

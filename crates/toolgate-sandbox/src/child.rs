@@ -96,7 +96,13 @@ pub(crate) fn run_if_requested() {
     let code = match ChildArgs::decode(args) {
         Ok(child) => {
             let err = confine_and_exec(&child);
-            eprintln!("toolgate sandbox: {err}");
+            match hidden_target(Path::new(&child.program)) {
+                Some(target) => eprintln!(
+                    "toolgate sandbox: {err}: it links to {}, which the sandbox hides; make that installation readable (`[sandbox] readable`, or an upstream's `readable`)",
+                    target.display()
+                ),
+                None => eprintln!("toolgate sandbox: {err}"),
+            }
             match err {
                 SandboxError::Exec { .. } => 127,
                 _ => 126,
@@ -108,6 +114,30 @@ pub(crate) fn run_if_requested() {
         }
     };
     std::process::exit(code);
+}
+
+/// Where `program`, a link that resolves to nothing in here, points: the
+/// usual reason a program that runs outside "does not exist" inside (a
+/// virtualenv's interpreter in a hidden home directory, say).
+fn hidden_target(program: &Path) -> Option<PathBuf> {
+    let mut at = program.to_path_buf();
+    // Follow the chain of links as far as it is visible.
+    for _ in 0..40 {
+        let meta = std::fs::symlink_metadata(&at).ok()?;
+        if !meta.file_type().is_symlink() {
+            return None;
+        }
+        let next = std::fs::read_link(&at).ok()?;
+        let next = match at.parent() {
+            Some(dir) if next.is_relative() => dir.join(next),
+            _ => next,
+        };
+        if std::fs::symlink_metadata(&next).is_err() {
+            return Some(next);
+        }
+        at = next;
+    }
+    None
 }
 
 /// The environment variables that point a command at the forwarder. Every

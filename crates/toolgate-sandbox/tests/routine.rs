@@ -228,3 +228,30 @@ fn a_staged_build_lands_its_outputs() {
     assert_eq!(read(&f.ws.join("out/result.txt")), "HELLO\n");
     assert!(f.ws.join("out/deep/x").is_file());
 }
+
+/// A program that runs outside but links into a place the sandbox hides (a
+/// virtualenv's interpreter under the home directory) cannot run inside; the
+/// error names where the link goes and what to make readable.
+#[test]
+fn a_program_linked_into_a_hidden_place_says_where_it_links() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let real = f.home.join("tools/bin/prog");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let link = f.ws.join("prog");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    assert!(Command::new(&link).output().unwrap().status.success());
+    let mut confined = f
+        .spec()
+        .command(&common::support(), &link, Vec::<String>::new())
+        .unwrap();
+    let out = confined.command.output().unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(127), "{err}");
+    assert!(
+        err.contains(&format!("links to {}", real.display())) && err.contains("readable"),
+        "{err}"
+    );
+}

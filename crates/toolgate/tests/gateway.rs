@@ -30,12 +30,30 @@ fn python() -> Option<PathBuf> {
     None
 }
 
+/// What a sandboxed upstream on the test venv's interpreter must read: the
+/// venv, the fixture, and the Python installation the venv links into
+/// (pyenv's, under the real home directory, which the sandbox hides).
+fn python_installation(python: &Path) -> Vec<PathBuf> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let base = std::process::Command::new(python)
+        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .output()
+        .unwrap();
+    let venv = python.parent().and_then(Path::parent).unwrap();
+    vec![
+        venv.canonicalize().unwrap(),
+        manifest.join("tests/py").canonicalize().unwrap(),
+        PathBuf::from(String::from_utf8_lossy(&base.stdout).trim()),
+    ]
+}
+
 /// A world with the fixture configured as upstream `fx` (mcpServers JSON)
 /// and `config` as a `--config` file; returns the flags for `toolgate mcp`.
 fn world(env: &CliEnv, python: &Path, config: &str) -> Vec<std::ffi::OsString> {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_fixture.py");
     let servers = json!({"mcpServers": {"fx": {
-        "command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"}
+        "command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"},
+        "readable": python_installation(python)
     }}});
     let upstreams = env.base.join("servers.json");
     env.write(&upstreams, &servers.to_string());
@@ -295,7 +313,8 @@ fn a_definition_changed_between_sessions_is_hidden_until_approved() {
     // Same command line, changed definition: withheld at start.
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_fixture.py");
     let servers = json!({"mcpServers": {"fx": {
-        "command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1", "UPSTREAM_VARIANT": "2"}
+        "command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1", "UPSTREAM_VARIANT": "2"},
+        "readable": python_installation(&python)
     }}});
     env.write(env.base.join("servers.json"), &servers.to_string());
     let mut server = start(&env, &flags);
@@ -404,7 +423,9 @@ fn server_filesystem_from_npm_is_judged_as_the_builtin_tools() {
     );
     env.write(env.home.join(".bashrc"), "# rc\n");
     env.write(env.ws.join("notes.txt"), "from the filesystem server\n");
-    let servers = json!({"mcpServers": {"fs": {"command": bin, "args": [&env.ws, &env.home]}}});
+    // Unconfined, so that the server itself could read the key: what stops
+    // it is the gate's judging of the call's path arguments.
+    let servers = json!({"mcpServers": {"fs": {"command": bin, "args": [&env.ws, &env.home], "sandbox": false}}});
     let upstreams = env.base.join("servers.json");
     env.write(&upstreams, &servers.to_string());
     let config_file = env.base.join("gate.toml");
@@ -490,11 +511,10 @@ fn server_filesystem_from_npm_is_judged_as_the_builtin_tools() {
     server.close();
 }
 
-/// `sandbox = true`: the upstream runs confined. It still serves the
+/// By default a stdio upstream runs confined. It still serves the
 /// workspace, but a file outside it that the rules let through is not there
 /// for it, nor is the home directory.
 #[test]
-#[ignore = "unverified: on the machine it was written on, the sandbox does not show the worktree holding the venv, so the fixture cannot start confined"]
 fn a_sandboxed_stdio_upstream_sees_only_the_location() {
     let Some(python) = python() else { return };
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
@@ -508,20 +528,17 @@ fn a_sandboxed_stdio_upstream_sees_only_the_location() {
     let env = CliEnv::new();
     env.write(env.ws.join("notes.txt"), "inside\n");
     env.write(env.base.join("outside.txt"), "outside\n");
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let venv = manifest
-        .join("../toolgate-mcp/.venv")
-        .canonicalize()
-        .unwrap();
-    let py = manifest.join("tests/py").canonicalize().unwrap();
-    let fixture = py.join("upstream_fixture.py");
+    let readable = python_installation(&python);
+    let fixture = readable[1].join("upstream_fixture.py");
     let base = env.base.display().to_string();
     let config = format!(
-        "[permission.mcp]\n\"fx__*\" = \"allow\"\n[permission.edit]\n\"notes.txt\" = \"allow\"\n\"{base}/**\" = \"allow\"\n[permission.read]\n\"{base}/**\" = \"allow\"\n[permission.external_directory]\n\"{base}/**\" = \"allow\"\n[upstreams.fx]\ncommand = {python:?}\nargs = [{fixture:?}]\nsandbox = true\nreadable = [{venv:?}, {py:?}]\n",
+        "[permission.mcp]\n\"fx__*\" = \"allow\"\n[permission.edit]\n\"notes.txt\" = \"allow\"\n\"{base}/**\" = \"allow\"\n[permission.read]\n\"{base}/**\" = \"allow\"\n[permission.external_directory]\n\"{base}/**\" = \"allow\"\n[upstreams.fx]\ncommand = {python:?}\nargs = [{fixture:?}]\nreadable = {readable:?}\n",
         python = python.display().to_string(),
         fixture = fixture.display().to_string(),
-        venv = venv.display().to_string(),
-        py = py.display().to_string(),
+        readable = readable
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>(),
     );
     let config_file = env.base.join("gate.toml");
     env.write(&config_file, &config);

@@ -18,7 +18,8 @@ pub struct UpstreamConfig {
     /// a read-only tool's path arguments are then judged as reads only.
     pub trust_annotations: bool,
     /// Whether a stdio upstream runs inside toolgate's sandbox (see
-    /// [`super::UpstreamLauncher`]).
+    /// [`super::UpstreamLauncher`]): yes unless its entry says
+    /// `sandbox = false`.
     pub sandbox: bool,
     /// Extra places a sandboxed upstream may read (its installation).
     pub readable: Vec<String>,
@@ -78,7 +79,7 @@ struct RawEntry {
     #[serde(default)]
     trust_annotations: bool,
     #[serde(default)]
-    sandbox: bool,
+    sandbox: Option<bool>,
     #[serde(default)]
     readable: Vec<String>,
 }
@@ -154,9 +155,8 @@ fn entry(file: &str, name: &str, raw: RawEntry) -> Result<UpstreamConfig, Gatewa
             }
         }
     };
-    if (raw.sandbox || !raw.readable.is_empty())
-        && !matches!(transport, UpstreamTransport::Stdio { .. })
-    {
+    let stdio = matches!(transport, UpstreamTransport::Stdio { .. });
+    if (raw.sandbox.is_some() || !raw.readable.is_empty()) && !stdio {
         return Err(bad(
             "`sandbox` and `readable` are for `command` upstreams".into()
         ));
@@ -165,7 +165,8 @@ fn entry(file: &str, name: &str, raw: RawEntry) -> Result<UpstreamConfig, Gatewa
         name: name.to_string(),
         transport,
         trust_annotations: raw.trust_annotations,
-        sandbox: raw.sandbox,
+        // A server runs confined unless its entry says otherwise.
+        sandbox: stdio && raw.sandbox.unwrap_or(true),
         readable: raw.readable,
     })
 }
@@ -233,5 +234,26 @@ mod tests {
         assert!(parse_mcp_servers_json(r#"{"mcpServers":{"a__b":{"command":"x"}}}"#, "m").is_err());
         assert!(parse_mcp_servers_json(r#"{"mcpServers":{"a":{}}}"#, "m").is_err());
         assert!(merge(vec![j.clone(), j]).is_err());
+    }
+
+    #[test]
+    fn a_command_upstream_is_sandboxed_unless_its_entry_says_not() {
+        let j = parse_mcp_servers_json(
+            r#"{"mcpServers":{"a":{"command":"x"},"b":{"command":"x","sandbox":false},"c":{"url":"http://127.0.0.1:9/mcp"}}}"#,
+            "m.json",
+        )
+        .unwrap();
+        let sandboxed: Vec<(&str, bool)> = j.iter().map(|c| (c.name.as_str(), c.sandbox)).collect();
+        assert_eq!(sandboxed, [("a", true), ("b", false), ("c", false)]);
+        let err = parse_mcp_servers_json(
+            r#"{"mcpServers":{"c":{"url":"http://127.0.0.1:9/mcp","sandbox":true}}}"#,
+            "m.json",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`sandbox` and `readable` are for `command` upstreams"),
+            "{err}"
+        );
     }
 }
