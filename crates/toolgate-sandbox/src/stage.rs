@@ -511,6 +511,7 @@ fn walk_upper(upper: &Path, real: &Path, out: &mut BTreeMap<PathBuf, Change>) ->
             }
             continue;
         }
+        let m = drop_new_privilege_bits(&up, m, lower.as_ref())?;
         if m.is_dir() {
             match &lower {
                 Some(l) if l.is_dir() && !is_opaque(&up) => {
@@ -550,6 +551,34 @@ fn walk_upper(upper: &Path, real: &Path, out: &mut BTreeMap<PathBuf, Change>) ->
     Ok(())
 }
 
+/// The set-user-ID and set-group-ID bits.
+const PRIVILEGE_BITS: u32 = 0o6000;
+
+/// Clears, in the upper layer, the set-user-ID and set-group-ID bits that
+/// the real path did not already carry: a confined command may not plant a
+/// program that runs with its owner's rights (root's, when toolgate runs as
+/// root) for whoever starts it later, nor a directory whose files take its
+/// group. So what lands never gains them. Returns the metadata as it is now.
+fn drop_new_privilege_bits(
+    up: &Path,
+    m: std::fs::Metadata,
+    lower: Option<&std::fs::Metadata>,
+) -> io::Result<std::fs::Metadata> {
+    if m.file_type().is_symlink() {
+        return Ok(m);
+    }
+    let mode = m.permissions().mode();
+    let kept = lower
+        .filter(|l| !l.file_type().is_symlink())
+        .map_or(0, |l| l.permissions().mode() & PRIVILEGE_BITS);
+    let gained = mode & PRIVILEGE_BITS & !kept;
+    if gained == 0 {
+        return Ok(m);
+    }
+    std::fs::set_permissions(up, std::fs::Permissions::from_mode(mode & 0o7777 & !gained))?;
+    std::fs::symlink_metadata(up)
+}
+
 /// Adds a change; a path deleted and then created again (a directory
 /// replaced, or moved away and copied back) is modified.
 fn record(out: &mut BTreeMap<PathBuf, Change>, mut c: Change) {
@@ -582,6 +611,11 @@ fn created_tree(up: &Path, at: &Path, out: &mut BTreeMap<PathBuf, Change>) -> io
             // A whiteout inside an opaque directory hides nothing.
             continue;
         }
+        drop_new_privilege_bits(
+            &entry.path(),
+            std::fs::symlink_metadata(entry.path())?,
+            None,
+        )?;
         if ft.is_dir() {
             record(out, change(&child, ChangeKind::Created, true, 0));
             created_tree(&entry.path(), &child, out)?;
@@ -809,4 +843,50 @@ fn write_proc(file: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The second layer behind the seccomp filter: a set-user-ID or
+    /// set-group-ID bit that reached the upper layer (the command made it)
+    /// is cleared before anything is judged or lands; a bit the real file
+    /// already had is kept.
+    #[test]
+    fn privilege_bits_a_command_set_never_land() {
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("had-it"), "x").unwrap();
+        std::fs::set_permissions(root.join("had-it"), std::fs::Permissions::from_mode(0o4755))
+            .unwrap();
+        let staging = Staging::prepare(&base.path().join("stage"), &[root.clone()]).unwrap();
+        let upper = &staging.layers[0].upper;
+        std::fs::create_dir_all(upper.join("bin/deep")).unwrap();
+        for (path, mode) in [
+            ("suidsh", 0o4755),
+            ("bin/deep/sgid", 0o2755),
+            ("had-it", 0o4711),
+        ] {
+            std::fs::write(upper.join(path), "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(upper.join(path), std::fs::Permissions::from_mode(mode))
+                .unwrap();
+        }
+        std::fs::set_permissions(upper.join("bin"), std::fs::Permissions::from_mode(0o2775))
+            .unwrap();
+        let changes = staging.changes().unwrap();
+        assert_eq!(changes.len(), 5, "{changes:?}");
+        for (path, mode) in [
+            ("suidsh", 0o755),
+            ("bin/deep/sgid", 0o755),
+            ("bin", 0o775),
+            ("had-it", 0o4711),
+        ] {
+            let m = std::fs::symlink_metadata(upper.join(path)).unwrap();
+            assert_eq!(m.permissions().mode() & 0o7777, mode, "{path}");
+        }
+    }
 }

@@ -402,3 +402,48 @@ fn connect_to_a_unix_socket_under_run() {
         "the socket was reached"
     );
 }
+
+/// Running as root (or as anyone), a confined command plants a copy of a
+/// shell with the set-user-ID bit in the location, staged: landed, it would
+/// run as its owner for whoever starts it later. The kernel refuses the bit
+/// inside; what lands has none (the staging layer also clears any bit a
+/// command managed to set), and the command's other changes land as usual.
+#[test]
+fn a_setuid_shell_planted_in_the_location_lands_without_the_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let (out, staging) = f.run_staged_keeping(
+        "cp /bin/sh \"$WS/suidsh\"; chmod 4755 \"$WS/suidsh\"; mkdir -p \"$WS/bin/deep\"; cp /bin/sh \"$WS/bin/deep/sgid\"; chmod 2755 \"$WS/bin/deep/sgid\"; chmod 2775 \"$WS/bin\"; true",
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::land_all(&staging);
+    for path in ["suidsh", "bin/deep/sgid", "bin"] {
+        let m = std::fs::symlink_metadata(f.ws.join(path)).unwrap();
+        assert_eq!(m.permissions().mode() & 0o6000, 0, "{path}");
+    }
+}
+
+/// Unstaged (writes land directly, as for an upstream server), the kernel
+/// refuses the bits: `chmod u+s`, `chmod g+s`, `install -m 4755`, and a file
+/// created with a set-user-ID mode by `open` itself.
+#[test]
+fn a_setuid_bit_set_inside_is_refused_when_writes_land_directly() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let out = f.run(
+        "cd \"$WS\" && cp /bin/sh s && chmod 4755 s; chmod g+s s; install -m 4755 /bin/sh i; mkdir -m 2775 d; python3 -c 'import os; os.close(os.open(\"o\", os.O_CREAT | os.O_WRONLY, 0o4755))'; true",
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    for name in ["s", "i", "d", "o"] {
+        let Ok(m) = std::fs::symlink_metadata(f.ws.join(name)) else {
+            continue;
+        };
+        assert_eq!(
+            m.permissions().mode() & 0o6000,
+            0,
+            "{name} has mode {:o}",
+            m.permissions().mode()
+        );
+    }
+    assert!(f.ws.join("s").exists());
+}

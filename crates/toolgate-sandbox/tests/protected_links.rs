@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use common::{Fixture, read};
+use common::{Fixture, land_all, read};
 
 #[test]
 fn write_git_config_through_a_hard_link_in_the_location() {
@@ -46,13 +46,4 @@ fn write_bashrc_through_a_hard_link_in_the_location() {
     let out = f.run("echo b >> \"$WS/b.txt\"");
     assert!(out.status.success());
     assert_eq!(read(&plain), "a\nb\n");
-}
-
-/// Lands everything a staged run changed.
-fn land_all(staging: &toolgate_sandbox::Staging) {
-    let changes = staging.changes().unwrap();
-    let all = changes.iter().map(|c| c.path.clone()).collect();
-    staging
-        .land(&changes, &all, Box::new(common::NoJournal))
-        .unwrap();
 }
