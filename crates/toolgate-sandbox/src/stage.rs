@@ -863,7 +863,8 @@ mod tests {
         std::fs::write(root.join("had-it"), "x").unwrap();
         std::fs::set_permissions(root.join("had-it"), std::fs::Permissions::from_mode(0o4755))
             .unwrap();
-        let staging = Staging::prepare(&base.path().join("stage"), &[root.clone()]).unwrap();
+        let staging =
+            Staging::prepare(&base.path().join("stage"), std::slice::from_ref(&root)).unwrap();
         let upper = &staging.layers[0].upper;
         std::fs::create_dir_all(upper.join("bin/deep")).unwrap();
         for (path, mode) in [
