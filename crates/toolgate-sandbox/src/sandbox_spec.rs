@@ -21,7 +21,7 @@ use toolgate_paths::protected::{Anchor, PROTECTED};
 
 use crate::child::{CHILD_ARG, ChildArgs};
 use crate::scan::{Inodes, SCAN_LIMIT, scan_tree};
-use crate::stage::Staging;
+use crate::stage::{OverlayMounts, Staging};
 use crate::{SandboxError, Support};
 
 /// The bubblewrap options every confined command gets: new user, PID, IPC,
@@ -170,14 +170,6 @@ impl SandboxSpec {
         };
 
         let mut cmd = Command::new(&bwrap);
-        if let Some(s) = &staging {
-            let mounts = s.overlay_mounts()?;
-            // SAFETY: `enter` calls only async-signal-safe system calls on
-            // memory prepared before the fork.
-            unsafe {
-                cmd.pre_exec(move || mounts.enter());
-            }
-        }
         cmd.args(NAMESPACE_ARGS);
         if !self.network {
             cmd.arg("--unshare-net");
@@ -264,11 +256,11 @@ impl SandboxSpec {
                 masked.push(p.clone());
             }
         }
-        masked.extend(
-            bound_sockets()
-                .into_iter()
-                .filter(|s| visible.shows(s) && !in_plain_root(s, &roots, home.as_deref())),
-        );
+        let sockets: Vec<PathBuf> = bound_sockets()
+            .into_iter()
+            .filter(|s| visible.shows(s) && !in_plain_root(s, &roots, home.as_deref()))
+            .collect();
+        masked.extend(sockets.iter().cloned());
         masked.sort();
         masked.dedup();
         // A mask inside another mask is redundant (and cannot be mounted in
@@ -280,7 +272,24 @@ impl SandboxSpec {
             }
         }
         let masked = kept;
-        for p in &masked {
+        // Sockets come and go while the run starts: they are covered before
+        // bubblewrap starts, in the child's own mount namespace, skipping any
+        // gone by then (see `OverlayMounts::covering`).
+        let (covered, masked_here): (Vec<PathBuf>, Vec<PathBuf>) =
+            masked.iter().cloned().partition(|m| sockets.contains(m));
+        let mounts = match &staging {
+            Some(s) => s.overlay_mounts()?,
+            None => OverlayMounts::new([])?,
+        }
+        .covering(&covered);
+        if !mounts.is_empty() {
+            // SAFETY: `enter` calls only async-signal-safe system calls on
+            // memory prepared before the fork.
+            unsafe {
+                cmd.pre_exec(move || mounts.enter());
+            }
+        }
+        for p in &masked_here {
             match std::fs::symlink_metadata(p) {
                 Ok(m) if m.is_dir() => {
                     cmd.arg("--tmpfs").arg(p).arg("--remount-ro").arg(p);

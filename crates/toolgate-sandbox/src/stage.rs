@@ -685,15 +685,18 @@ fn files_equal(a: &Path, b: &Path) -> io::Result<bool> {
     }
 }
 
-/// Everything the child needs to enter its namespaces and mount the
-/// overlays, made before the fork: after it, the child only calls the
-/// kernel (no allocation, no lock), as a `pre_exec` hook must.
+/// Everything the child needs to enter its namespaces, mount the overlays
+/// and cover the host's sockets, made before the fork: after it, the child
+/// only calls the kernel (no allocation, no lock), as a `pre_exec` hook must.
 pub(crate) struct OverlayMounts {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     /// `(target, options)` per overlay: the root, and its lower, upper and
     /// work directories with `userxattr`.
     mounts: Vec<(CString, CString)>,
+    /// Paths to cover with `/dev/null`, each skipped when it is gone by the
+    /// time the child runs (a socket another program removed meanwhile).
+    covers: Vec<CString>,
 }
 
 impl OverlayMounts {
@@ -729,7 +732,25 @@ impl OverlayMounts {
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             mounts,
+            covers: Vec::new(),
         })
+    }
+
+    /// Also covers each of `paths` with `/dev/null` (bubblewrap's view of
+    /// the host carries the cover along). Unlike a mask given to bubblewrap,
+    /// which fails the run when its path vanishes before bubblewrap mounts
+    /// it, a path gone by then is skipped: nothing is left to reach.
+    pub(crate) fn covering(mut self, paths: &[PathBuf]) -> OverlayMounts {
+        self.covers = paths
+            .iter()
+            .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
+            .collect();
+        self
+    }
+
+    /// Whether there is anything to mount.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.mounts.is_empty() && self.covers.is_empty()
     }
 
     /// In the forked child, before `exec`: a new user namespace (this user
@@ -775,6 +796,25 @@ impl OverlayMounts {
             };
             if rc != 0 {
                 return Err(io::Error::last_os_error());
+            }
+        }
+        let null = c"/dev/null";
+        for path in &self.covers {
+            // SAFETY: valid C strings; a bind mount takes no data.
+            let rc = unsafe {
+                libc::mount(
+                    null.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                )
+            };
+            if rc != 0 {
+                let err = io::Error::last_os_error();
+                if !matches!(err.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) {
+                    return Err(err);
+                }
             }
         }
         Ok(())

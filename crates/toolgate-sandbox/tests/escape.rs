@@ -447,3 +447,43 @@ fn a_setuid_bit_set_inside_is_refused_when_writes_land_directly() {
     }
     assert!(f.ws.join("s").exists());
 }
+
+/// A socket the sandbox covers may vanish between the moment the sandbox
+/// lists it and the moment the command starts (another program stopped):
+/// the run still starts, and a socket that stays is still covered.
+#[test]
+fn a_socket_that_vanishes_before_the_run_starts_fails_nothing() {
+    use std::os::unix::net::UnixListener;
+    let f = Fixture::new();
+    let gone_dir = f.outside.join("svc");
+    std::fs::create_dir_all(&gone_dir).unwrap();
+    let gone = UnixListener::bind(gone_dir.join("gone.sock")).unwrap();
+    let stays_path = f.outside.join("stays.sock");
+    let stays = UnixListener::bind(&stays_path).unwrap();
+    stays.set_nonblocking(true).unwrap();
+    let mut confined = f
+        .spec()
+        .command(
+            &common::support(),
+            "python3",
+            [
+                "-c",
+                "import socket,sys\ntry:\n  s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('REACHED')\nexcept Exception as x: print('no', x)",
+                stays_path.to_str().unwrap(),
+            ],
+        )
+        .unwrap();
+    drop(gone);
+    std::fs::remove_dir_all(&gone_dir).unwrap();
+    let out = confined.command.output().unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(
+        common::stdout(&out).starts_with("no"),
+        "{}",
+        common::stdout(&out)
+    );
+    assert!(
+        matches!(stays.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the socket that stayed was reached"
+    );
+}
