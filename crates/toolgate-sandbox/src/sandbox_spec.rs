@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +20,7 @@ use toolgate_paths::credential::{self, CredentialInodes};
 use toolgate_paths::protected::{Anchor, PROTECTED};
 
 use crate::child::{CHILD_ARG, ChildArgs};
-use crate::scan::{Inodes, SCAN_LIMIT, scan_tree};
+use crate::scan::{Inodes, SCAN_LIMIT, scan_tree, scan_tree_to};
 use crate::stage::{OverlayMounts, Staging};
 use crate::{SandboxError, Support};
 
@@ -237,12 +237,29 @@ impl SandboxSpec {
         let inodes: Inodes = snapshot.iter().map(|(d, i, _)| (d, i)).collect();
         let mut trees: Vec<&PathBuf> = roots.iter().chain(&writable).collect();
         trees.extend(readable.iter().filter(|p| p.is_dir()));
+        // The home directory's toolchain places hold packages in their
+        // depths (hundreds of thousands of files) and a person's own files
+        // near their top (`~/.cargo/credentials.toml`, a tool's token under
+        // `~/.cache`): they are walked only that far, unless a credential
+        // file has another name somewhere, which is then looked for in all
+        // of them.
+        let linked = snapshot
+            .iter()
+            .any(|(_, _, p)| std::fs::symlink_metadata(p).is_ok_and(|m| m.nlink() > 1));
+        let toolchains = home
+            .as_deref()
+            .map(toolgate_paths::home::readable_in)
+            .unwrap_or_default();
         for tree in trees {
             if credential::is_credential(tree, &home_for_facts).is_some() {
                 masked.push(tree.clone());
                 continue;
             }
-            let scan = scan_tree(tree, &inodes);
+            let scan = if !linked && toolchains.contains(tree) {
+                scan_tree_to(tree, &inodes, TOOLCHAIN_SCAN_DEPTH)
+            } else {
+                scan_tree(tree, &inodes)
+            };
             if scan.truncated {
                 notes.push(format!(
                     "stopped looking for credential files in {} after {SCAN_LIMIT} entries",
@@ -389,6 +406,11 @@ fn system_secrets() -> Vec<PathBuf> {
     }
     out
 }
+
+/// How many levels below a toolchain place of the home directory are
+/// searched for credential files by name when no credential file has another
+/// name (see [`SandboxSpec::command`]).
+const TOOLCHAIN_SCAN_DEPTH: usize = 4;
 
 /// Every unix socket bound to a path on this machine, as the kernel lists
 /// them (`/proc/net/unix`): what a confined command could connect to.

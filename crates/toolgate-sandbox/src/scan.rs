@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -107,10 +107,20 @@ fn inode_key(inodes: &HashSet<(u64, u64)>) -> u64 {
 /// again: what it held is taken from the cache, which is dropped whole when
 /// the credential files' inodes change.
 pub(crate) fn scan_tree(root: &Path, credential_inodes: &Inodes) -> Scan {
-    scan_tree_within(root, credential_inodes, Some(RACY_WINDOW))
+    scan_tree_within(root, credential_inodes, Some(RACY_WINDOW), usize::MAX)
 }
 
-fn scan_tree_within(root: &Path, credential_inodes: &Inodes, window: Option<i128>) -> Scan {
+/// As [`scan_tree`], but no deeper than `depth` levels below `root`.
+pub(crate) fn scan_tree_to(root: &Path, credential_inodes: &Inodes, depth: usize) -> Scan {
+    scan_tree_within(root, credential_inodes, Some(RACY_WINDOW), depth)
+}
+
+fn scan_tree_within(
+    root: &Path,
+    credential_inodes: &Inodes,
+    window: Option<i128>,
+    depth: usize,
+) -> Scan {
     let key = inode_key(credential_inodes);
     let mut old = {
         let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
@@ -127,8 +137,9 @@ fn scan_tree_within(root: &Path, credential_inodes: &Inodes, window: Option<i128
     };
     let mut scan = Scan::default();
     let mut seen = 0usize;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+    let overlay = on_overlay(root);
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, level)) = stack.pop() {
         let Ok(meta) = std::fs::symlink_metadata(&dir) else {
             continue;
         };
@@ -140,7 +151,12 @@ fn scan_tree_within(root: &Path, credential_inodes: &Inodes, window: Option<i128
             Some(d) if d.stamp == stamp => d,
             _ => {
                 scan.dirs_read += 1;
-                let Some(d) = scan_dir(&dir, stamp, credential_inodes) else {
+                let source = if overlay {
+                    InodeSource::Stat
+                } else {
+                    InodeSource::Listing { dev: meta.dev() }
+                };
+                let Some(d) = scan_dir(&dir, stamp, source, credential_inodes) else {
                     continue;
                 };
                 d
@@ -153,7 +169,9 @@ fn scan_tree_within(root: &Path, credential_inodes: &Inodes, window: Option<i128
             return scan;
         }
         scan.masked.extend(found.masked.iter().cloned());
-        stack.extend(found.subdirs.iter().cloned());
+        if level < depth {
+            stack.extend(found.subdirs.iter().map(|d| (d.clone(), level + 1)));
+        }
         if !stamp.racy(now, window) {
             fresh.dirs.insert(dir, found);
         }
@@ -167,11 +185,46 @@ fn scan_tree_within(root: &Path, credential_inodes: &Inodes, window: Option<i128
     scan
 }
 
+/// Where a directory's entries' inode numbers are read.
+#[derive(Clone, Copy)]
+enum InodeSource {
+    /// From the listing (`d_ino`), with the directory's device: equal to
+    /// the files' own on ordinary file systems.
+    Listing { dev: u64 },
+    /// From a `stat` of each file: on an overlay, a listing's numbers need
+    /// not be the files' own.
+    Stat,
+}
+
+/// Whether `path` is on an overlay file system (whose listings' inode
+/// numbers are not to be trusted); when it cannot tell, yes.
+fn on_overlay(path: &Path) -> bool {
+    const OVERLAYFS_SUPER_MAGIC: i64 = 0x794c_7630;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return true;
+    };
+    // SAFETY: a valid C string and a zeroed struct the kernel fills.
+    unsafe {
+        let mut s: libc::statfs = std::mem::zeroed();
+        if libc::statfs(c.as_ptr(), &mut s) != 0 {
+            return true;
+        }
+        #[allow(clippy::unnecessary_cast)]
+        let kind = s.f_type as i64;
+        kind == OVERLAYFS_SUPER_MAGIC
+    }
+}
+
 /// Reads one directory: the credential entries of the path facts (by name,
 /// case-insensitively, judged with the parent's name), hard links to
 /// credential files, and the subdirectories to walk (not `.git`, not a
 /// masked secret directory).
-fn scan_dir(dir: &Path, stamp: Stamp, credential_inodes: &Inodes) -> Option<DirScan> {
+fn scan_dir(
+    dir: &Path,
+    stamp: Stamp,
+    inode_source: InodeSource,
+    credential_inodes: &Inodes,
+) -> Option<DirScan> {
     let entries = std::fs::read_dir(dir).ok()?;
     let parent = dir.file_name().map(|n| n.as_bytes().to_vec());
     let mut found = DirScan {
@@ -201,9 +254,18 @@ fn scan_dir(dir: &Path, stamp: Stamp, credential_inodes: &Inodes) -> Option<DirS
                 found.subdirs.push(path);
             }
         } else if ft.is_file() && !credential_inodes.is_empty() {
-            if let Ok(m) = entry.metadata() {
-                if m.nlink() > 1 && credential_inodes.contains(&(m.dev(), m.ino())) {
-                    found.masked.push(path);
+            // The entry's inode number comes with the listing: only a file
+            // that may be a credential's other name costs a `stat` (which a
+            // walk of a large tree otherwise pays for every file).
+            let maybe = match inode_source {
+                InodeSource::Listing { dev } => credential_inodes.contains(&(dev, entry.ino())),
+                InodeSource::Stat => true,
+            };
+            if maybe {
+                if let Ok(m) = entry.metadata() {
+                    if m.nlink() > 1 && credential_inodes.contains(&(m.dev(), m.ino())) {
+                        found.masked.push(path);
+                    }
                 }
             }
         }
@@ -221,7 +283,7 @@ mod tests {
     }
 
     fn found(root: &Path, inodes: &Inodes) -> (Vec<PathBuf>, usize) {
-        let scan = scan_tree_within(root, inodes, None);
+        let scan = scan_tree_within(root, inodes, None, usize::MAX);
         let mut m = scan.masked;
         m.sort();
         (m, scan.dirs_read)
@@ -290,9 +352,9 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let root = ws.path().canonicalize().unwrap();
         let none = Inodes::new();
-        let first = scan_tree_within(&root, &none, Some(3_600_000_000_000));
+        let first = scan_tree_within(&root, &none, Some(3_600_000_000_000), usize::MAX);
         assert_eq!(first.dirs_read, 1);
-        let second = scan_tree_within(&root, &none, Some(3_600_000_000_000));
+        let second = scan_tree_within(&root, &none, Some(3_600_000_000_000), usize::MAX);
         assert_eq!(second.dirs_read, 1);
     }
 }

@@ -487,3 +487,32 @@ fn a_socket_that_vanishes_before_the_run_starts_fails_nothing() {
         "the socket that stayed was reached"
     );
 }
+
+/// The home directory's toolchain places are searched only near their top
+/// for credential names (their depths hold packages), but in full for
+/// another name of a credential file: a hard link to the SSH key hidden
+/// seven levels down in `~/.cache` is covered, and so is a `.env` one
+/// level down. Reading either finds nothing.
+#[test]
+fn a_credential_linked_deep_into_a_toolchain_place_is_covered() {
+    let f = Fixture::new();
+    let deep = f.home.join(".cache/a/b/c/d/e/f");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::hard_link(f.home.join(".ssh/id_rsa"), deep.join("innocent")).unwrap();
+    std::fs::create_dir_all(f.home.join(".cache/tool")).unwrap();
+    std::fs::write(f.home.join(".cache/tool/.env"), "TOKEN=CACHE-SECRET\n").unwrap();
+    std::fs::write(f.home.join(".cache/tool/ok.txt"), "visible\n").unwrap();
+    let out = f.run(&format!(
+        "cat {} {} {} 2>&1; true",
+        deep.join("innocent").display(),
+        f.home.join(".cache/tool/.env").display(),
+        f.home.join(".cache/tool/ok.txt").display(),
+    ));
+    let text = common::stdout(&out);
+    assert!(!text.contains("PRIVATE KEY MATERIAL"), "{text}");
+    assert!(!text.contains("CACHE-SECRET"), "{text}");
+    assert!(
+        text.contains("visible"),
+        "the toolchain place is shown: {text}"
+    );
+}
