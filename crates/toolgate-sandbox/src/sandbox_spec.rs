@@ -80,6 +80,11 @@ pub struct SandboxSpec {
     /// call [`run_if_requested`](crate::run_if_requested) first thing);
     /// `None`: the running program.
     pub helper: Option<PathBuf>,
+    /// A directory of the caller's own (hidden from the command) where the
+    /// walks for credential files are remembered between processes, so
+    /// that a short process does not walk every tree whole; `None`: only
+    /// within this process.
+    pub scan_cache: Option<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -106,6 +111,7 @@ impl SandboxSpec {
             network: false,
             proxy: None,
             helper: None,
+            scan_cache: None,
         }
     }
 }
@@ -255,10 +261,11 @@ impl SandboxSpec {
                 masked.push(tree.clone());
                 continue;
             }
+            let stored = self.scan_cache.as_deref();
             let scan = if !linked && toolchains.contains(tree) {
-                scan_tree_to(tree, &inodes, TOOLCHAIN_SCAN_DEPTH)
+                scan_tree_to(tree, &inodes, TOOLCHAIN_SCAN_DEPTH, stored)
             } else {
-                scan_tree(tree, &inodes)
+                scan_tree(tree, &inodes, stored)
             };
             if scan.truncated {
                 notes.push(format!(

@@ -35,7 +35,7 @@ pub(crate) struct Scan {
 /// same names of the same kinds (creating, removing or renaming an entry
 /// changes the directory's modification and change times; the change time
 /// cannot be set back by a user).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Stamp {
     dev: u64,
     ino: u64,
@@ -65,7 +65,7 @@ impl Stamp {
 }
 
 /// What the scan found in one directory.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct DirScan {
     stamp: Stamp,
     entries: usize,
@@ -76,10 +76,68 @@ struct DirScan {
 
 /// The directories of one root as last scanned, valid for one set of
 /// credential inodes.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct RootCache {
     inodes: u64,
     dirs: HashMap<PathBuf, DirScan>,
+}
+
+/// A root's cache as kept on disk between processes (short ones, such as a
+/// hook's `sandbox exec`, would otherwise walk every tree whole each time).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredCache {
+    /// Which program wrote it (its version, and its executable's size and
+    /// time): another build may judge names differently, so its walks are
+    /// not reused.
+    writer: String,
+    root: PathBuf,
+    cache: RootCache,
+}
+
+/// The running program's identity for [`StoredCache::writer`].
+fn writer_id() -> String {
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| format!("{}:{}:{}", m.len(), m.mtime(), m.mtime_nsec()))
+        .unwrap_or_default();
+    format!("{}:{exe}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Where `root`'s cache is kept in `dir`.
+fn stored_path(dir: &Path, root: &Path) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    root.hash(&mut h);
+    dir.join(format!("{:016x}.scan", h.finish()))
+}
+
+/// `root`'s cache from `dir`, when one is there, readable, and written by
+/// this program for this root.
+fn load_stored(dir: &Path, root: &Path) -> Option<RootCache> {
+    let bytes = std::fs::read(stored_path(dir, root)).ok()?;
+    let stored: StoredCache = postcard::from_bytes(&bytes).ok()?;
+    (stored.root == root && stored.writer == writer_id()).then_some(stored.cache)
+}
+
+/// Keeps `root`'s cache in `dir` (whole or not at all). A failure only
+/// means the next process walks again.
+fn store(dir: &Path, root: &Path, cache: RootCache) -> RootCache {
+    let stored = StoredCache {
+        writer: writer_id(),
+        root: root.to_path_buf(),
+        cache,
+    };
+    let written = postcard::to_allocvec(&stored).ok().and_then(|bytes| {
+        std::fs::create_dir_all(dir).ok()?;
+        let path = stored_path(dir, root);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, bytes).ok()?;
+        std::fs::rename(&tmp, &path).ok()
+    });
+    if written.is_none() {
+        tracing::debug!(root = %root.display(), "the scan of the root was not kept on disk");
+    }
+    stored.cache
 }
 
 /// The scans of this process, by root.
@@ -106,13 +164,27 @@ fn inode_key(inodes: &HashSet<(u64, u64)>) -> u64 {
 /// [`Stamp`] is unchanged since the last walk (and not racy) is not read
 /// again: what it held is taken from the cache, which is dropped whole when
 /// the credential files' inodes change.
-pub(crate) fn scan_tree(root: &Path, credential_inodes: &Inodes) -> Scan {
-    scan_tree_within(root, credential_inodes, Some(RACY_WINDOW), usize::MAX)
+///
+/// With `stored`, a directory of this program's own, the cache is also kept
+/// there between processes.
+pub(crate) fn scan_tree(root: &Path, credential_inodes: &Inodes, stored: Option<&Path>) -> Scan {
+    scan_tree_within(
+        root,
+        credential_inodes,
+        Some(RACY_WINDOW),
+        usize::MAX,
+        stored,
+    )
 }
 
 /// As [`scan_tree`], but no deeper than `depth` levels below `root`.
-pub(crate) fn scan_tree_to(root: &Path, credential_inodes: &Inodes, depth: usize) -> Scan {
-    scan_tree_within(root, credential_inodes, Some(RACY_WINDOW), depth)
+pub(crate) fn scan_tree_to(
+    root: &Path,
+    credential_inodes: &Inodes,
+    depth: usize,
+    stored: Option<&Path>,
+) -> Scan {
+    scan_tree_within(root, credential_inodes, Some(RACY_WINDOW), depth, stored)
 }
 
 fn scan_tree_within(
@@ -120,16 +192,16 @@ fn scan_tree_within(
     credential_inodes: &Inodes,
     window: Option<i128>,
     depth: usize,
+    stored: Option<&Path>,
 ) -> Scan {
     let key = inode_key(credential_inodes);
     let mut old = {
         let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        guard
-            .get_or_insert_with(HashMap::new)
-            .remove(root)
-            .filter(|c| c.inodes == key)
-            .unwrap_or_default()
-    };
+        guard.get_or_insert_with(HashMap::new).remove(root)
+    }
+    .or_else(|| stored.and_then(|dir| load_stored(dir, root)))
+    .filter(|c| c.inodes == key)
+    .unwrap_or_default();
     let now = crate::now_nanos();
     let mut fresh = RootCache {
         inodes: key,
@@ -176,6 +248,12 @@ fn scan_tree_within(
             fresh.dirs.insert(dir, found);
         }
     }
+    // Kept on disk when anything was read again, or some of what was
+    // cached is gone (a smaller tree, or a shallower walk than before).
+    let fresh = match stored {
+        Some(dir) if scan.dirs_read > 0 || !old.dirs.is_empty() => store(dir, root, fresh),
+        _ => fresh,
+    };
     let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
     if map.len() >= CACHED_ROOTS {
@@ -283,7 +361,7 @@ mod tests {
     }
 
     fn found(root: &Path, inodes: &Inodes) -> (Vec<PathBuf>, usize) {
-        let scan = scan_tree_within(root, inodes, None, usize::MAX);
+        let scan = scan_tree_within(root, inodes, None, usize::MAX, None);
         let mut m = scan.masked;
         m.sort();
         (m, scan.dirs_read)
@@ -352,9 +430,55 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let root = ws.path().canonicalize().unwrap();
         let none = Inodes::new();
-        let first = scan_tree_within(&root, &none, Some(3_600_000_000_000), usize::MAX);
+        let first = scan_tree_within(&root, &none, Some(3_600_000_000_000), usize::MAX, None);
         assert_eq!(first.dirs_read, 1);
-        let second = scan_tree_within(&root, &none, Some(3_600_000_000_000), usize::MAX);
+        let second = scan_tree_within(&root, &none, Some(3_600_000_000_000), usize::MAX, None);
         assert_eq!(second.dirs_read, 1);
+    }
+
+    /// Forgets this process's walks of `root`, as a new process starts.
+    fn forget(root: &Path) {
+        let mut guard = SCAN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        guard.get_or_insert_with(HashMap::new).remove(root);
+    }
+
+    #[test]
+    fn a_walk_kept_on_disk_serves_the_next_process_and_misses_nothing_added() {
+        let ws = tempfile::tempdir().unwrap();
+        let kept = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        for d in ["a/b", "c"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("c/.env"), "A=1").unwrap();
+        let none = Inodes::new();
+        let walk = |root: &Path| {
+            forget(root);
+            let s = scan_tree_within(root, &none, None, usize::MAX, Some(kept.path()));
+            let mut m = s.masked;
+            m.sort();
+            (m, s.dirs_read)
+        };
+        assert_eq!(walk(&root), (vec![root.join("c/.env")], 4));
+        assert_eq!(
+            walk(&root),
+            (vec![root.join("c/.env")], 0),
+            "a new process reads nothing again"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::fs::write(root.join("a/b/id_rsa"), "k").unwrap();
+        assert_eq!(
+            walk(&root),
+            (vec![root.join("a/b/id_rsa"), root.join("c/.env")], 1)
+        );
+        // Kept by another program (another build): not trusted.
+        let path = stored_path(kept.path(), &root);
+        let mut stored: StoredCache = postcard::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        stored.writer = "another".into();
+        std::fs::write(&path, postcard::to_allocvec(&stored).unwrap()).unwrap();
+        assert_eq!(walk(&root).1, 4);
+        // Unreadable: walked again.
+        std::fs::write(&path, b"not a cache").unwrap();
+        assert_eq!(walk(&root).1, 4);
     }
 }

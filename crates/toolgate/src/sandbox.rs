@@ -45,6 +45,9 @@ pub struct SandboxAdapter {
     events: Option<Arc<dyn EventSink>>,
     /// The sandbox's helper executable; `None`: the running program.
     helper: Option<PathBuf>,
+    /// Where walks for credential files are remembered between processes
+    /// (the data directory's `scan-cache`, hidden with it).
+    scan_cache: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for SandboxAdapter {
@@ -103,6 +106,7 @@ impl SandboxAdapter {
             proxy: OnceLock::new(),
             events: None,
             helper: None,
+            scan_cache: data.map(|d| d.root().join("scan-cache")),
         }
     }
 
@@ -168,6 +172,7 @@ impl SandboxAdapter {
         spec.network = false;
         spec.cwd = cwd;
         spec.helper = self.helper.clone();
+        spec.scan_cache = self.scan_cache.clone();
         spec
     }
 
