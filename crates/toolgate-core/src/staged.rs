@@ -47,6 +47,9 @@ pub struct StagedChange {
     pub dir: bool,
     /// What changed, for the person asked (a diff for a small text file).
     pub detail: Option<String>,
+    /// The real path was changed by someone else while the command ran: it
+    /// does not land, whatever the verdict (their version is kept).
+    pub changed_outside: bool,
 }
 
 /// The judge's word on one change.

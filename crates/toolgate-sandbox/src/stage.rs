@@ -74,6 +74,10 @@ pub struct Change {
     /// What was there was removed whole and made again (a directory
     /// replaced, or moved away and copied back).
     pub replaced: bool,
+    /// The real path was changed by someone else while the command ran (a
+    /// person's edit, another command's landing): landing would overwrite
+    /// that, so it never lands ([`Staging::land`] leaves it).
+    pub changed_outside: bool,
 }
 
 /// Where landing records what it changes, so that the change set lands as a
@@ -111,6 +115,9 @@ struct Layer {
 pub struct Staging {
     dir: PathBuf,
     layers: Vec<Layer>,
+    /// When the run was prepared (nanoseconds since the epoch): a real path
+    /// whose status changed since was changed outside the command.
+    started: i128,
 }
 
 static RUN: AtomicU64 = AtomicU64::new(0);
@@ -149,6 +156,7 @@ impl Staging {
         let mut staging = Staging {
             dir,
             layers: Vec::new(),
+            started: crate::now_nanos(),
         };
         for (i, root) in roots.iter().enumerate() {
             if unmountable(root) {
@@ -232,7 +240,11 @@ impl Staging {
             walk_upper(&l.upper, &l.root, &mut out)
                 .map_err(|e| SandboxError::Setup(format!("staging: reading the changes: {e}")))?;
         }
-        Ok(out.into_values().collect())
+        let mut changes: Vec<Change> = out.into_values().collect();
+        for c in &mut changes {
+            c.changed_outside = changed_since(&c.path, self.started);
+        }
+        Ok(changes)
     }
 
     /// Applies the changes at the `accepted` paths to the real location, as
@@ -249,7 +261,17 @@ impl Staging {
         accepted: &HashSet<PathBuf>,
         mut journal: Box<dyn LandingJournal>,
     ) -> Result<Option<String>, SandboxError> {
-        let plan = self.plan(changes, accepted);
+        // What someone else changed meanwhile is theirs: never overwritten.
+        let accepted: HashSet<PathBuf> = accepted
+            .iter()
+            .filter(|p| {
+                !changes
+                    .iter()
+                    .any(|c| &c.path == *p && (c.changed_outside || changed_since(p, self.started)))
+            })
+            .cloned()
+            .collect();
+        let plan = self.plan(changes, &accepted);
         if plan.is_empty() {
             return Ok(None);
         }
@@ -551,6 +573,15 @@ fn walk_upper(upper: &Path, real: &Path, out: &mut BTreeMap<PathBuf, Change>) ->
     Ok(())
 }
 
+/// Whether `path`, in the real location, had its status changed at or after
+/// `since` (nanoseconds since the epoch): by someone else, since a confined
+/// command's writes go to the upper layer. The change time, unlike the
+/// modification time, cannot be set back.
+fn changed_since(path: &Path, since: i128) -> bool {
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|m| i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()) >= since)
+}
+
 /// The set-user-ID and set-group-ID bits.
 const PRIVILEGE_BITS: u32 = 0o6000;
 
@@ -598,6 +629,7 @@ fn change(path: &Path, kind: ChangeKind, dir: bool, size: u64) -> Change {
         dir,
         size,
         replaced: false,
+        changed_outside: false,
     }
 }
 

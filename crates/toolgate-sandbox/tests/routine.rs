@@ -255,3 +255,41 @@ fn a_program_linked_into_a_hidden_place_says_where_it_links() {
         "{err}"
     );
 }
+
+/// A person edits a file (and makes another) while a long command that
+/// also changes them runs: landing keeps the person's versions, marks those
+/// changes as made outside, and lands the command's other changes.
+#[test]
+fn a_persons_edit_during_a_command_is_kept() {
+    let f = Fixture::new();
+    let notes = f.write("notes.txt", "v1\n");
+    let mut spec = f.spec();
+    spec.stage = Some(f.ws.parent().unwrap().join("stage"));
+    let mut confined = spec
+        .command(
+            &common::support(),
+            "bash",
+            [
+                "-c",
+                "sleep 1; echo command >> \"$WS/notes.txt\"; echo command > \"$WS/new.txt\"; echo command > \"$WS/other.txt\"",
+            ],
+        )
+        .unwrap();
+    let mut child = confined.command.env("WS", &f.ws).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&notes, "v1\nthe person's edit\n").unwrap();
+    std::fs::write(f.ws.join("new.txt"), "the person's file\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    let staging = confined.staging.take().unwrap();
+    let changes = staging.changes().unwrap();
+    let outside: Vec<String> = changes
+        .iter()
+        .filter(|c| c.changed_outside)
+        .map(|c| c.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(outside, ["new.txt", "notes.txt"], "{changes:?}");
+    common::land_all(&staging);
+    assert_eq!(read(&notes), "v1\nthe person's edit\n");
+    assert_eq!(read(&f.ws.join("new.txt")), "the person's file\n");
+    assert_eq!(read(&f.ws.join("other.txt")), "command\n");
+}

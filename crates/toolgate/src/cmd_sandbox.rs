@@ -158,7 +158,13 @@ fn settle(staged: &mut dyn StagedRun, toolgate: &toolgate::Toolgate) -> Result<(
     let verdicts = toolgate.judge_staged_unasked(&paths)?;
     let mut accepted = Vec::new();
     for (c, v) in changes.iter().zip(&verdicts) {
-        if v.land {
+        if c.changed_outside {
+            eprintln!(
+                "toolgate: not landed: {} ({}): changed by someone else while the command ran; that version is kept",
+                c.path.display(),
+                c.kind.as_str(),
+            );
+        } else if v.land {
             accepted.push(c.path.clone());
         } else {
             eprintln!(

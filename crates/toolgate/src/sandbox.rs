@@ -321,6 +321,7 @@ impl StagedRun for StagedWrites {
                     },
                     dir: c.dir,
                     detail: (notable && !c.dir).then(|| self.diff(c)).flatten(),
+                    changed_outside: c.changed_outside,
                 }
             })
             .collect())

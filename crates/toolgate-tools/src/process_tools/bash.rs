@@ -167,7 +167,13 @@ async fn settle_staged(
     let mut accepted = Vec::new();
     let mut refused = Vec::new();
     for (c, v) in changes.iter().zip(&verdicts) {
-        if v.land {
+        if c.changed_outside {
+            refused.push(RefusedChange {
+                path: c.path.display().to_string(),
+                change: c.kind.as_str().to_string(),
+                reason: CHANGED_OUTSIDE.into(),
+            });
+        } else if v.land {
             accepted.push(c.path.clone());
         } else {
             refused.push(RefusedChange {
@@ -189,6 +195,9 @@ async fn settle_staged(
         refused,
     })
 }
+
+/// Why a path changed outside a command's run does not land.
+const CHANGED_OUTSIDE: &str = "changed by someone else while the command ran; that version is kept";
 
 /// At most this many refused paths are named in the model's text.
 const REFUSED_SHOWN: usize = 20;
