@@ -113,10 +113,12 @@ pub struct Checkpoints {
 
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
-/// The index of unfinished checkpoints: an empty file per id, made before a
-/// change set can need recovery and removed when it is finished, so that
-/// [`Checkpoints::open`] reads only those.
-const OPEN_INDEX: &str = ".open";
+/// Where unfinished change sets live: a checkpoint is made here, moved up to
+/// the store's top level when it is finished (landed or rolled back), and
+/// back here while it is being undone. [`Checkpoints::open`] reads only
+/// these, not a week of finished ones, and a rename makes no new file
+/// (creating files is what a change set's bookkeeping mostly costs).
+const OPEN_DIR: &str = ".open";
 
 /// Whether `id` can name a checkpoint (and so a directory of the store).
 fn valid_id(id: &str) -> bool {
@@ -134,47 +136,46 @@ impl Checkpoints {
         let store = Checkpoints {
             dir: dir.to_path_buf(),
         };
-        // Only unfinished change sets need a look, and the index names them:
-        // a process that starts (a hook, a confined command) does not read
-        // a week of finished manifests. A store without the index (made
-        // before it existed) is read whole once, then indexed.
-        let open_dir = dir.join(OPEN_INDEX);
-        let candidates = if open_dir.is_dir() {
-            let mut ids = Vec::new();
-            for entry in fs::read_dir(&open_dir)? {
-                ids.push(entry?.file_name().to_string_lossy().into_owned());
-            }
-            ids
-        } else {
-            let ids = store.ids()?;
+        // A store from before `.open` existed keeps its unfinished sets at
+        // the top level: read it whole once.
+        let open_dir = dir.join(OPEN_DIR);
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if !open_dir.is_dir() {
+            candidates.extend(store.top_level_ids()?.iter().map(|id| dir.join(id)));
             fs::create_dir_all(&open_dir)?;
-            ids
-        };
-        let mut recovered = Vec::new();
-        for id in candidates {
-            if !valid_id(&id) {
-                // Names no checkpoint: not ours to keep.
-                store.unindex(&id);
-                continue;
+        }
+        for entry in fs::read_dir(&open_dir)? {
+            let entry = entry?;
+            if valid_id(&entry.file_name().to_string_lossy()) {
+                candidates.push(entry.path());
             }
-            let path = store.dir.join(&id);
+        }
+        let mut recovered = Vec::new();
+        for path in candidates {
+            let id = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             // A checkpoint another process holds is in progress, not cut off.
             let lock = match Lock::try_take(&path) {
                 Ok(Some(lock)) => lock,
                 Ok(None) => continue,
-                // Gone (swept, or never made): nothing to recover.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    store.unindex(&id);
-                    continue;
-                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e.into()),
             };
-            let Ok(m) = Manifest::read(&path, &id) else {
-                continue;
+            let m = match Manifest::read(&path, &id) {
+                Ok(m) => m,
+                // No manifest: it never began applying, so nothing changed.
+                Err(CheckpointError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
+                    let _ = fs::remove_dir_all(&path);
+                    continue;
+                }
+                Err(_) => continue,
             };
             match m.state {
                 State::Saving => {
                     let _ = fs::remove_dir_all(&path);
+                    continue;
                 }
                 State::Applying => {
                     let error = store.put_back(&path, &m).err().map(|e| e.to_string());
@@ -200,28 +201,19 @@ impl Checkpoints {
                 _ => {}
             }
             drop(lock);
-            store.unindex(&id);
+            store.finish(&path, &id)?;
         }
         Ok((store, recovered))
     }
 
-    /// Marks `id` unfinished in the index, before anything of it can need
-    /// recovery.
-    fn index(&self, id: &str) -> io::Result<()> {
-        let open_dir = self.dir.join(OPEN_INDEX);
-        fs::create_dir_all(&open_dir)?;
-        fs::write(open_dir.join(id), b"")
-    }
-
-    /// Takes `id` off the index: it is finished (or gone).
-    fn unindex(&self, id: &str) {
-        match fs::remove_file(self.dir.join(OPEN_INDEX).join(id)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
-                tracing::warn!(checkpoint = %id, "cannot update the index of unfinished checkpoints: {e}")
-            }
+    /// Moves a finished checkpoint up to the top level (where it already is
+    /// for a store from before `.open`).
+    fn finish(&self, path: &Path, id: &str) -> io::Result<PathBuf> {
+        let done = self.dir.join(id);
+        if path != done {
+            fs::rename(path, &done)?;
         }
+        Ok(done)
     }
 
     /// Starts recording a change set for `call_id`, made by `tool`.
@@ -229,6 +221,7 @@ impl Checkpoints {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
+        let open_dir = self.dir.join(OPEN_DIR);
         let (id, path) = loop {
             let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
             let id = format!(
@@ -237,27 +230,35 @@ impl Checkpoints {
                 std::process::id() & 0xffff,
                 n & 0xfff
             );
-            let path = self.dir.join(&id);
+            if self.dir.join(&id).exists() {
+                continue;
+            }
+            let path = open_dir.join(&id);
             match fs::create_dir(&path) {
                 Ok(()) => break (id, path),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    fs::create_dir_all(&open_dir)?;
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             }
         };
         let lock = Lock::take(&path)?;
-        self.index(&id)?;
-        fs::create_dir(path.join("blobs"))?;
+        // No manifest yet: a set cut off before `applying` changed nothing,
+        // and the next open removes it.
         let manifest = Manifest {
-            id: id.clone(),
+            id,
             call_id: call_id.to_string(),
             tool: tool.to_string(),
             time_ms: u64::try_from(now.as_millis()).unwrap_or(u64::MAX),
             state: State::Saving,
             entries: Vec::new(),
         };
-        manifest.write(&path)?;
         Ok(Pending {
-            store_dir: self.dir.clone(),
+            store: Checkpoints {
+                dir: self.dir.clone(),
+            },
             path,
             manifest,
             _lock: lock,
@@ -269,9 +270,11 @@ impl Checkpoints {
     /// are named in `unreadable`.
     pub fn list(&self) -> Result<Listing, CheckpointError> {
         let mut listing = Listing::default();
-        for id in self.ids()? {
-            match Manifest::read(&self.dir.join(&id), &id) {
+        for (id, path) in self.all()? {
+            match Manifest::read(&path, &id) {
                 Ok(m) => listing.checkpoints.push(m),
+                // Begun, not yet applying: nothing to list.
+                Err(CheckpointError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => listing.unreadable.push((id, e.to_string())),
             }
         }
@@ -316,13 +319,17 @@ impl Checkpoints {
                 });
             }
         }
-        self.index(id)?;
+        // Unfinished again while it is undone: a crash now is finished at
+        // the next open.
+        let undoing = self.dir.join(OPEN_DIR).join(id);
+        fs::create_dir_all(self.dir.join(OPEN_DIR))?;
+        fs::rename(&path, &undoing)?;
         m.state = State::Undoing;
-        m.write_durable(&path)?;
-        self.put_back(&path, &m)?;
+        m.write_durable(&undoing)?;
+        self.put_back(&undoing, &m)?;
         m.state = State::Undone;
-        m.write(&path)?;
-        self.unindex(id);
+        m.write(&undoing)?;
+        self.finish(&undoing, id)?;
         Ok(m)
     }
 
@@ -351,9 +358,11 @@ impl Checkpoints {
             let old = now.saturating_sub(u128::from(m.time_ms)) > keep_for.as_millis();
             if old || total > cap {
                 let path = self.dir.join(&m.id);
+                if !path.is_dir() {
+                    continue;
+                }
                 if let Some(_lock) = Lock::try_take(&path)? {
                     fs::remove_dir_all(&path)?;
-                    self.unindex(&m.id);
                     total = total.saturating_sub(size);
                     removed += 1;
                 }
@@ -362,25 +371,53 @@ impl Checkpoints {
         Ok(removed)
     }
 
+    /// Where checkpoint `id` is: at the top level when finished, under
+    /// `.open` while it is not.
     fn checkpoint_dir(&self, id: &str) -> Result<PathBuf, CheckpointError> {
-        let path = self.dir.join(id);
-        if !valid_id(id) || !path.join(manifest::FILE).exists() {
-            return Err(CheckpointError::Unknown(id.into()));
+        if valid_id(id) {
+            for path in [self.dir.join(id), self.dir.join(OPEN_DIR).join(id)] {
+                if path.join(manifest::FILE).exists() {
+                    return Ok(path);
+                }
+            }
         }
-        Ok(path)
+        Err(CheckpointError::Unknown(id.into()))
     }
 
-    fn ids(&self) -> Result<Vec<String>, CheckpointError> {
+    /// The finished checkpoints' ids (and, in a store from before `.open`,
+    /// the unfinished ones).
+    fn top_level_ids(&self) -> Result<Vec<String>, CheckpointError> {
         let mut ids = Vec::new();
         for entry in fs::read_dir(&self.dir)? {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            // `.open` (the index) and other dot-names are the store's own.
+            // `.open` and other dot-names are the store's own.
             if entry.file_type()?.is_dir() && valid_id(&name) {
                 ids.push(name);
             }
         }
         Ok(ids)
+    }
+
+    /// Every checkpoint: id and directory.
+    fn all(&self) -> Result<Vec<(String, PathBuf)>, CheckpointError> {
+        let mut all: Vec<(String, PathBuf)> = self
+            .top_level_ids()?
+            .into_iter()
+            .map(|id| {
+                let path = self.dir.join(&id);
+                (id, path)
+            })
+            .collect();
+        if let Ok(entries) = fs::read_dir(self.dir.join(OPEN_DIR)) {
+            for entry in entries.flatten() {
+                let id = entry.file_name().to_string_lossy().into_owned();
+                if valid_id(&id) {
+                    all.push((id, entry.path()));
+                }
+            }
+        }
+        Ok(all)
     }
 
     /// Restores every entry, innermost (last saved) first.
@@ -409,8 +446,9 @@ pub struct Listing {
 /// roll back (the lock is released, so it can).
 #[derive(Debug)]
 pub struct Pending {
-    /// The store's directory (for its index).
-    store_dir: PathBuf,
+    /// The store (for moving the set when it is finished).
+    store: Checkpoints,
+    /// The set's directory, under `.open` until it is finished.
     path: PathBuf,
     manifest: Manifest,
     _lock: Lock,
@@ -441,10 +479,12 @@ impl Pending {
         if self.manifest.entries.iter().any(|e| e.path == path) {
             return Ok(());
         }
-        let blob = self
-            .path
-            .join("blobs")
-            .join(self.manifest.entries.len().to_string());
+        let blobs = self.path.join("blobs");
+        // Made when first needed: a set that only creates paths keeps none.
+        if fs::symlink_metadata(path).is_ok() && !blobs.is_dir() {
+            fs::create_dir(&blobs)?;
+        }
+        let blob = blobs.join(self.manifest.entries.len().to_string());
         let before = snapshot::keep(path, &blob, whole)?;
         self.manifest.entries.push(Entry {
             path: path.to_path_buf(),
@@ -470,7 +510,7 @@ impl Pending {
         self.manifest.state = State::Landed;
         self.manifest.write(&self.path)?;
         self.done = true;
-        self.unindex();
+        self.store.finish(&self.path, &self.manifest.id)?;
         Ok(self.manifest.id.clone())
     }
 
@@ -483,15 +523,8 @@ impl Pending {
         self.manifest.state = State::RolledBack;
         self.manifest.write(&self.path)?;
         self.done = true;
-        self.unindex();
+        self.store.finish(&self.path, &self.manifest.id)?;
         Ok(())
-    }
-
-    fn unindex(&self) {
-        Checkpoints {
-            dir: self.store_dir.clone(),
-        }
-        .unindex(&self.manifest.id);
     }
 }
 
@@ -499,7 +532,6 @@ impl Drop for Pending {
     fn drop(&mut self) {
         if !self.done && self.manifest.state == State::Saving {
             let _ = fs::remove_dir_all(&self.path);
-            self.unindex();
         }
     }
 }

@@ -1,9 +1,11 @@
-//! A checkpoint held by one process: an advisory `flock` on its `lock`
-//! file, released when the process ends, so a crash never leaves it held.
+//! A checkpoint held by one process: an advisory `flock` on its directory
+//! (no file of its own to make), released when the process ends, so a crash
+//! never leaves it held. It follows the directory when it is renamed.
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// A held checkpoint lock.
@@ -20,10 +22,9 @@ impl Lock {
     /// The lock, or `None` when another process holds it.
     pub(crate) fn try_take(dir: &Path) -> io::Result<Option<Lock>> {
         let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join("lock"))?;
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(dir)?;
         // SAFETY: flock on a descriptor this function owns; no memory is shared.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc == 0 {

@@ -1,11 +1,12 @@
-//! A checkpoint's record: what it changed and how far it got, written
-//! atomically (a temporary file renamed over it). The two records that must
-//! outlive a power loss — "applying" before the first path changes, and
-//! "undoing" before the first is put back — are also synced to disk (file
-//! and directory); the others survive a crash of the process without a
-//! sync, and a power loss at worst leaves a landed set marked applying,
-//! which the next open rolls back as a whole. Each sync costs milliseconds
-//! on an ordinary disk, on every command that lands.
+//! A checkpoint's record: what it changed and how far it got. The two
+//! records that must outlive a power loss — "applying" before the first path
+//! changes, and "undoing" before the first is put back — are written
+//! atomically (a temporary file renamed over it) and synced to disk (file
+//! and directory). The others are written in place, unsynced: they survive
+//! a crash of the process, and a power loss at worst leaves a landed set
+//! marked applying, which the next open rolls back as a whole. Each sync
+//! costs milliseconds on an ordinary disk, and each new file an inode, on
+//! every change set that lands.
 
 use std::fs;
 use std::io::Write;
@@ -111,16 +112,19 @@ impl Manifest {
             id: self.id.clone(),
             source,
         })?;
+        if !sync {
+            // In place: no new file. A crash mid-write leaves it unreadable,
+            // which the store treats as a set it cannot judge and leaves
+            // alone; only the durable records must never be torn.
+            fs::write(dir.join(FILE), &text)?;
+            return Ok(());
+        }
         let tmp = dir.join(format!("{FILE}.tmp"));
         let mut f = fs::File::create(&tmp)?;
         f.write_all(&text)?;
-        if sync {
-            f.sync_all()?;
-        }
+        f.sync_all()?;
         fs::rename(&tmp, dir.join(FILE))?;
-        if sync {
-            fs::File::open(dir)?.sync_all()?;
-        }
+        fs::File::open(dir)?.sync_all()?;
         Ok(())
     }
 }

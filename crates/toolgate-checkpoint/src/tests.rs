@@ -197,9 +197,9 @@ fn a_change_set_cut_off_by_sigkill_is_rolled_back_at_the_next_open() {
     }
 }
 
-/// The ids in the index of unfinished checkpoints.
+/// The ids of the unfinished checkpoints (under `.open`).
 fn indexed(data: &Path) -> Vec<String> {
-    let mut ids: Vec<String> = fs::read_dir(data.join(OPEN_INDEX))
+    let mut ids: Vec<String> = fs::read_dir(data.join(OPEN_DIR))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -208,13 +208,13 @@ fn indexed(data: &Path) -> Vec<String> {
 }
 
 #[test]
-fn only_unfinished_change_sets_stay_in_the_index_that_open_reads() {
+fn only_unfinished_change_sets_stay_where_open_reads() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let a = work.path().join("a");
     fs::write(&a, "a0").unwrap();
     let (store, _) = Checkpoints::open(data.path()).unwrap();
-    // Landed, rolled back, undone and discarded sets leave the index.
+    // Landed, rolled back, undone and discarded sets leave `.open`.
     let mut set = store.begin("c1", "write").unwrap();
     set.save(&a).unwrap();
     set.applying().unwrap();
@@ -229,8 +229,8 @@ fn only_unfinished_change_sets_stay_in_the_index_that_open_reads() {
     store.undo(&landed).unwrap();
     assert!(indexed(data.path()).is_empty());
     assert_eq!(fs::read_to_string(&a).unwrap(), "a0");
-    // One cut off while applying stays indexed, and the next open rolls it
-    // back and takes it off.
+    // One cut off while applying stays, and the next open rolls it back
+    // and moves it out.
     let mut set = store.begin("c4", "write").unwrap();
     let cut = set.id().to_string();
     set.save(&a).unwrap();
@@ -243,24 +243,28 @@ fn only_unfinished_change_sets_stay_in_the_index_that_open_reads() {
     assert_eq!(recovered[0].id, cut);
     assert_eq!(fs::read_to_string(&a).unwrap(), "a0");
     assert!(indexed(data.path()).is_empty());
-    // The index is the store's own: never listed as a checkpoint.
-    assert!(store.list().unwrap().unreadable.is_empty());
+    // `.open` is the store's own: never listed as a checkpoint.
+    let listed = store.list().unwrap();
+    assert!(listed.unreadable.is_empty());
+    assert_eq!(listed.checkpoints.len(), 3);
 }
 
 #[test]
-fn a_store_made_before_the_index_is_read_whole_once() {
+fn a_store_made_before_open_is_read_whole_once() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let a = work.path().join("a");
     fs::write(&a, "a0").unwrap();
     let (store, _) = Checkpoints::open(data.path()).unwrap();
     let mut set = store.begin("c", "write").unwrap();
+    let id = set.id().to_string();
     set.save(&a).unwrap();
     set.applying().unwrap();
     replace(&a, "half");
     drop(set);
-    // As an older toolgate left it: no index.
-    fs::remove_dir_all(data.path().join(OPEN_INDEX)).unwrap();
+    // As an older toolgate left it: the cut-off set at the top level.
+    fs::rename(data.path().join(OPEN_DIR).join(&id), data.path().join(&id)).unwrap();
+    fs::remove_dir_all(data.path().join(OPEN_DIR)).unwrap();
     let (_, recovered) = Checkpoints::open(data.path()).unwrap();
     assert_eq!(recovered.len(), 1);
     assert_eq!(fs::read_to_string(&a).unwrap(), "a0");
@@ -268,12 +272,34 @@ fn a_store_made_before_the_index_is_read_whole_once() {
 }
 
 #[test]
-fn an_index_entry_naming_nothing_is_dropped() {
+fn a_set_cut_off_before_applying_is_removed_and_costs_few_files() {
     let data = tempfile::tempdir().unwrap();
-    let (_store, _) = Checkpoints::open(data.path()).unwrap();
-    fs::write(data.path().join(OPEN_INDEX).join("1700000000-00ab001"), b"").unwrap();
-    fs::write(data.path().join(OPEN_INDEX).join("..bad"), b"").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (store, _) = Checkpoints::open(data.path()).unwrap();
+    // Begun, nothing saved: one directory, nothing in it.
+    let set = store.begin("c", "write").unwrap();
+    let dir = data.path().join(OPEN_DIR).join(set.id());
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+    drop(set);
+    assert!(!dir.exists());
+    // As a process killed there leaves it: found and removed at open.
+    fs::create_dir(&dir).unwrap();
     let (_, recovered) = Checkpoints::open(data.path()).unwrap();
     assert!(recovered.is_empty());
-    assert!(indexed(data.path()).is_empty());
+    assert!(!dir.exists());
+    // A set that only creates a path keeps no blob and lands with one file,
+    // its manifest.
+    let mut set = store.begin("c", "write").unwrap();
+    let new = work.path().join("new");
+    set.save(&new).unwrap();
+    set.applying().unwrap();
+    fs::write(&new, "x").unwrap();
+    let id = set.landed().unwrap();
+    let files: Vec<String> = fs::read_dir(data.path().join(&id))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, ["manifest.json"]);
+    store.undo(&id).unwrap();
+    assert!(!new.exists());
 }

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""An independent client for the MCP per-call cost: toolgate's `mcp` server
+against `@modelcontextprotocol/server-filesystem`, written apart from the Rust
+bench (`mcp_vs_filesystem.rs`) so that the two can be compared.
+
+Raw JSON-RPC over stdio, one fresh server per operation, WARMUP calls then
+CALLS measured calls; the server's CPU per call is read from
+`/proc/PID/stat` (utime + stime) before and after the measured calls. The
+servers alternate operation by operation, in the same run.
+
+    scripts/setup-bench-peers.sh
+    cargo build --release -p toolgate
+    python3 crates/toolgate/benches/mcp_cpu_client.py target/release/toolgate
+
+Prints, per operation, the microseconds of server CPU per call for each
+server, the ratio toolgate / reference, and how many entries each `list`
+answer held. toolgate runs with its audit log on at default durability, in
+mode `accept-edits` so that writes are allowed.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+WARMUP = 20
+CALLS = int(os.environ.get("BENCH_CALLS", "300"))
+TICK = os.sysconf("SC_CLK_TCK")
+REFERENCE = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)),
+    "../../../bench-data/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+)
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # utime and stime are fields 14 and 15 of the line; 12 and 13 after ')'.
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+class Server:
+    def __init__(self, argv, env=None):
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.next_id = 1
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "cpu-client", "version": "1"},
+            },
+        )
+        self.notify("notifications/initialized")
+
+    def notify(self, method):
+        line = json.dumps({"jsonrpc": "2.0", "method": method}) + "\n"
+        self.proc.stdin.write(line.encode())
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        rid = self.next_id
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+        while True:
+            answer = json.loads(self.proc.stdout.readline())
+            if answer.get("id") == rid:
+                if "error" in answer:
+                    raise RuntimeError(f"{method}: {answer['error']}")
+                return answer["result"]
+
+    def call(self, tool, args):
+        result = self.request("tools/call", {"name": tool, "arguments": args})
+        if result.get("isError"):
+            raise RuntimeError(f"{tool}: {result}")
+        return result
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def fixture(base):
+    root = os.path.join(base, "ws")
+    os.makedirs(os.path.join(root, "dir1000"))
+    os.makedirs(os.path.join(root, "dir3"))
+    line = "0123456789abcdef" * 4 + "\n"
+    with open(os.path.join(root, "file4k.txt"), "w") as f:
+        f.write(line[:64] * 64)
+    for i in range(1000):
+        with open(os.path.join(root, "dir1000", f"entry-{i:04}.txt"), "w") as f:
+            f.write("x")
+    for i in range(3):
+        with open(os.path.join(root, "dir3", f"e{i}.txt"), "w") as f:
+            f.write("x")
+    return root
+
+
+def text_of(result):
+    return "".join(c.get("text", "") for c in result.get("content", []))
+
+
+def measure(server, tool, make_args):
+    for i in range(WARMUP):
+        server.call(tool, make_args(i))
+    before = cpu_seconds(server.proc.pid)
+    last = None
+    for i in range(CALLS):
+        last = server.call(tool, make_args(WARMUP + i))
+    after = cpu_seconds(server.proc.pid)
+    return (after - before) / CALLS * 1e6, last
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: mcp_cpu_client.py PATH/TO/toolgate")
+    toolgate = os.path.abspath(sys.argv[1])
+    if not os.path.exists(REFERENCE):
+        sys.exit(f"missing {REFERENCE}: run scripts/setup-bench-peers.sh")
+    with tempfile.TemporaryDirectory() as base:
+        root = fixture(base)
+        data = os.path.join(base, "data")
+        env = dict(os.environ, TOOLGATE_DATA_DIR=data, TOOLGATE_MANAGED_CONFIG=os.path.join(data, "none.toml"))
+
+        def start_toolgate():
+            return Server([toolgate, "mcp", "--root", root, "--mode", "accept-edits"], env)
+
+        def start_reference():
+            return Server(["node", REFERENCE, root])
+
+        content = "y" * 4096
+        operations = [
+            ("read 4 KB",
+             ("read", lambda i: {"path": "file4k.txt"}),
+             ("read_text_file", lambda i: {"path": f"{root}/file4k.txt"})),
+            ("write 4 KB",
+             ("write", lambda i: {"path": f"out/t{i}.txt", "content": content}),
+             ("write_file", lambda i: {"path": f"{root}/out/r{i}.txt", "content": content})),
+            ("list 1,000 entries",
+             ("list", lambda i: {"path": "dir1000"}),
+             ("list_directory", lambda i: {"path": f"{root}/dir1000"})),
+            ("list 3 entries",
+             ("list", lambda i: {"path": "dir3"}),
+             ("list_directory", lambda i: {"path": f"{root}/dir3"})),
+        ]
+        os.makedirs(os.path.join(root, "out"))
+        print(f"server CPU per call (µs), {WARMUP} warm-up then {CALLS} calls, a fresh server per operation")
+        for name, (tg_tool, tg_args), (ref_tool, ref_args) in operations:
+            figures = {}
+            for label, start, tool, args in [
+                ("toolgate", start_toolgate, tg_tool, tg_args),
+                ("reference", start_reference, ref_tool, ref_args),
+            ]:
+                server = start()
+                try:
+                    cost, last = measure(server, tool, args)
+                finally:
+                    server.close()
+                entries = text_of(last).count("entry-") if "list" in name else None
+                figures[label] = (cost, entries)
+            (tg, tg_entries), (ref, ref_entries) = figures["toolgate"], figures["reference"]
+            extra = ""
+            if tg_entries is not None:
+                extra = f"  entries returned: toolgate {tg_entries}, reference {ref_entries}"
+            print(f"{name:<20} toolgate {tg:8.0f}  reference {ref:8.0f}  ratio {tg / ref:5.2f}{extra}")
+
+
+if __name__ == "__main__":
+    main()
