@@ -542,7 +542,11 @@ impl Gateway {
                 })
                 .collect::<Result<_, _>>()?
         };
-        let checked = self.pins.check(&upstream.config.key(), name, &listing)?;
+        let info = upstream.service.peer().peer_info();
+        let instructions = info.as_ref().and_then(|i| i.instructions.as_deref());
+        let checked = self
+            .pins
+            .check(&upstream.config.key(), name, &listing, instructions)?;
         let mut wanted: HashMap<String, (Value, String, String)> = HashMap::new();
         let mut local = BTreeMap::new();
         let taken = taken.unwrap_or(&mut local);

@@ -3,9 +3,11 @@
 //!
 //! Each definition is hashed whole, as received: SHA-256 of its RFC 8785
 //! (JCS) canonical JSON. The set hash is SHA-256 over the sorted
-//! `name:hash` lines. On first sight a listing is pinned; after that a tool
-//! whose definition is new or changed is withheld, and the listing kept as
-//! pending, until a person approves it (`toolgate mcp pins approve NAME`).
+//! `name:hash` lines. The server's instructions (from its `initialize`
+//! answer) are pinned the same way. On first sight a listing is pinned;
+//! after that a tool whose definition is new or changed is withheld, and
+//! every tool of a server whose instructions changed, with the listing kept
+//! as pending, until a person approves it (`toolgate mcp pins approve NAME`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,6 +66,17 @@ pub struct PinRecord {
     /// A listing seen since that differs from the pin, awaiting approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<BTreeMap<String, Value>>,
+    /// The hash of the server's instructions as pinned (of JSON `null` when
+    /// it gave none); `None` in a pin made before instructions were pinned,
+    /// which takes the next ones seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_hash: Option<String>,
+    /// The pinned instructions, for showing a diff.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub instructions: Value,
+    /// Instructions seen since that differ from the pin, awaiting approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_instructions: Option<Value>,
 }
 
 /// All pins, in one JSON file in the data directory.
@@ -133,7 +146,15 @@ impl PinStore {
     /// definitions match the pin, and records the listing as pending when
     /// anything was added, changed or removed. A definition with a `$ref`
     /// outside itself is always withheld.
-    pub fn check(&self, key: &str, name: &str, listing: &[Value]) -> Result<Checked, GatewayError> {
+    pub fn check(
+        &self,
+        key: &str,
+        name: &str,
+        listing: &[Value],
+        instructions: Option<&str>,
+    ) -> Result<Checked, GatewayError> {
+        let instructions = instructions.map_or(Value::Null, |s| Value::String(s.to_string()));
+        let instructions_hash = definition_hash(&instructions)?;
         let mut out = Checked::default();
         let mut seen: BTreeMap<String, (Value, String)> = BTreeMap::new();
         for def in listing {
@@ -172,6 +193,9 @@ impl PinStore {
                         .map(|(n, (d, _))| (n.clone(), d.clone()))
                         .collect(),
                     pending: None,
+                    instructions_hash: Some(instructions_hash),
+                    instructions,
+                    pending_instructions: None,
                 },
             );
             self.save(&file)?;
@@ -183,8 +207,21 @@ impl PinStore {
             .map(|(n, (_, h))| (n.clone(), h.clone()))
             .collect();
         let differs = set_hash(&hashes) != record.set_hash;
+        let mut changed = false;
+        if record.instructions_hash.is_none() {
+            // Pinned before instructions were: these are taken as the pin.
+            record.instructions_hash = Some(instructions_hash.clone());
+            record.instructions = instructions.clone();
+            changed = true;
+        }
+        let instructions_differ = record.instructions_hash.as_deref() != Some(&instructions_hash);
         for (tool, (def, hash)) in seen {
             match record.tools.get(&tool) {
+                Some(_) if instructions_differ => out.withheld.push((
+                    tool,
+                    "the server's instructions changed since it was pinned; approve with `toolgate mcp pins approve`"
+                        .into(),
+                )),
                 Some(pinned) if *pinned == hash => {
                     out.visible.insert(tool, (def, hash));
                 }
@@ -207,8 +244,13 @@ impl PinStore {
                 .filter_map(|d| Some((d.get("name")?.as_str()?.to_string(), d.clone())))
                 .collect::<BTreeMap<_, _>>()
         });
-        if record.pending != pending {
+        let pending_instructions = instructions_differ.then_some(instructions);
+        if record.pending != pending || record.pending_instructions != pending_instructions {
             record.pending = pending;
+            record.pending_instructions = pending_instructions;
+            changed = true;
+        }
+        if changed {
             self.save(&file)?;
         }
         Ok(out)
@@ -228,6 +270,11 @@ impl PinStore {
                 record.set_hash = set_hash(&tools);
                 record.tools = tools;
                 record.definitions = pending;
+                found = true;
+            }
+            if let Some(instructions) = record.pending_instructions.take() {
+                record.instructions_hash = Some(definition_hash(&instructions)?);
+                record.instructions = instructions;
                 found = true;
             }
         }
@@ -272,11 +319,16 @@ pub fn escape_invisible(text: &str) -> String {
 /// A person-readable diff of a pending listing against the pin: each added,
 /// removed or changed tool with its definitions (escaped), one per line.
 pub fn describe_pending(record: &PinRecord) -> Vec<String> {
-    let Some(pending) = &record.pending else {
-        return Vec::new();
-    };
     let show = |v: &Value| escape_invisible(&serde_json::to_string(v).unwrap_or_default());
     let mut lines = Vec::new();
+    if let Some(now) = &record.pending_instructions {
+        lines.push("  ~ the server's instructions:".into());
+        lines.push(format!("      was {}", show(&record.instructions)));
+        lines.push(format!("      now {}", show(now)));
+    }
+    let Some(pending) = &record.pending else {
+        return lines;
+    };
     for (tool, def) in pending {
         match record.definitions.get(tool) {
             None => lines.push(format!("  + {tool}: {}", show(def))),
