@@ -31,6 +31,7 @@ use toolgate_store::{
 };
 
 use crate::data_dir::DataDir;
+use crate::error::BuildError;
 
 /// What is wrong with `[store]` or `[identity]`, or with opening the store.
 #[derive(Debug, thiserror::Error)]
@@ -207,10 +208,18 @@ impl TeamConfig {
         data: &DataDir,
         durability: Durability,
         agent: Option<&str>,
-    ) -> Result<Arc<dyn AuditLog>, TeamError> {
+    ) -> Result<Arc<dyn AuditLog>, BuildError> {
         let inner: Arc<dyn AuditLog> = match &self.store {
-            StoreChoice::Local => Arc::new(EventLog::open(data.audit_db(), durability)?),
-            StoreChoice::Postgres { config, .. } => Arc::new(PgEventLog::open(config.clone())?),
+            StoreChoice::Local => {
+                let path = data.audit_db();
+                Arc::new(
+                    EventLog::open(&path, durability)
+                        .map_err(|source| BuildError::AuditLog { path, source })?,
+                )
+            }
+            StoreChoice::Postgres { config, .. } => {
+                Arc::new(PgEventLog::open(config.clone()).map_err(|e| BuildError::Team(e.into()))?)
+            }
         };
         Ok(Arc::new(Stamped {
             inner,
@@ -222,17 +231,24 @@ impl TeamConfig {
 
     /// Opens the saved approvals this config chooses; what is saved records
     /// the identity.
-    pub fn open_approvals(&self, data: &DataDir) -> Result<Arc<dyn ApprovalStore>, TeamError> {
+    pub fn open_approvals(&self, data: &DataDir) -> Result<Arc<dyn ApprovalStore>, BuildError> {
         Ok(match &self.store {
-            StoreChoice::Local => Arc::new(
-                SqliteApprovals::open(data.state_db())?
-                    .with_identity(&self.identity.person, &self.identity.machine),
+            StoreChoice::Local => {
+                let path = data.state_db();
+                Arc::new(
+                    SqliteApprovals::open(&path)
+                        .map_err(|source| BuildError::Approvals { path, source })?
+                        .with_identity(&self.identity.person, &self.identity.machine),
+                )
+            }
+            StoreChoice::Postgres { config, .. } => Arc::new(
+                PgApprovals::open(
+                    config.clone(),
+                    &self.identity.person,
+                    &self.identity.machine,
+                )
+                .map_err(|e| BuildError::Team(e.into()))?,
             ),
-            StoreChoice::Postgres { config, .. } => Arc::new(PgApprovals::open(
-                config.clone(),
-                &self.identity.person,
-                &self.identity.machine,
-            )?),
         })
     }
 
