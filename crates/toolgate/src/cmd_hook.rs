@@ -410,7 +410,7 @@ fn append(
     toolgate::team::stamp_all(&mut events, &team.identity, Some(agent));
     if let toolgate::StoreChoice::Postgres { config, .. } = &team.store {
         // The team's database: committed (or refused) before the answer.
-        let log = toolgate_store::PgEventLog::open(config.clone())?;
+        let log = toolgate_store::PgEventLog::open((**config).clone())?;
         futures::executor::block_on(log.submit_batch(events)).with_context(|| {
             format!(
                 "cannot record the hook's decision in the audit database {}",

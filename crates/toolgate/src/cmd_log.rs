@@ -52,7 +52,7 @@ enum LogCommand {
 pub fn run(args: LogArgs, data: &DataDir) -> Result<i32> {
     let team = toolgate::TeamConfig::load_standard()?;
     if let toolgate::StoreChoice::Postgres { config, .. } = &team.store {
-        let log = PgEventLog::open(config.clone())?;
+        let log = PgEventLog::open((**config).clone())?;
         return run_on(args, &log, config.target());
     }
     let path = data.audit_db();

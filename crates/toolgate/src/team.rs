@@ -97,7 +97,7 @@ pub enum StoreChoice {
     /// One PostgreSQL database shared by the team.
     Postgres {
         /// Where it is, with the password read.
-        config: PgConfig,
+        config: Box<PgConfig>,
         /// Where `[store]` was set (`file`), for messages.
         origin: String,
     },
@@ -218,7 +218,7 @@ impl TeamConfig {
                 )
             }
             StoreChoice::Postgres { config, .. } => {
-                Arc::new(PgEventLog::open(config.clone()).map_err(|e| BuildError::Team(e.into()))?)
+                Arc::new(PgEventLog::open((**config).clone()).map_err(|e| BuildError::Team(e.into()))?)
             }
         };
         Ok(Arc::new(Stamped {
@@ -243,7 +243,7 @@ impl TeamConfig {
             }
             StoreChoice::Postgres { config, .. } => Arc::new(
                 PgApprovals::open(
-                    config.clone(),
+                    (**config).clone(),
                     &self.identity.person,
                     &self.identity.machine,
                 )
@@ -309,7 +309,7 @@ fn store_choice(raw: RawStore, file: &Path, home: &Path) -> Result<StoreChoice, 
     let config = PgConfig::parse(&url, password)
         .map_err(|e| TeamError::Invalid(format!("{at}: [store] url: {e}")))?;
     Ok(StoreChoice::Postgres {
-        config,
+        config: Box::new(config),
         origin: at.to_string(),
     })
 }
