@@ -217,9 +217,9 @@ impl TeamConfig {
                         .map_err(|source| BuildError::AuditLog { path, source })?,
                 )
             }
-            StoreChoice::Postgres { config, .. } => {
-                Arc::new(PgEventLog::open((**config).clone()).map_err(|e| BuildError::Team(e.into()))?)
-            }
+            StoreChoice::Postgres { config, .. } => Arc::new(
+                PgEventLog::open((**config).clone()).map_err(|e| BuildError::Team(e.into()))?,
+            ),
         };
         Ok(Arc::new(Stamped {
             inner,

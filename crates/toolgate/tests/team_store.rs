@@ -360,3 +360,56 @@ fn bad_store_settings_are_clear_errors_and_nothing_runs() {
         assert!(!text(&o.stdout).contains("hello"), "{settings}");
     }
 }
+
+/// `toolgate hook claude-code` with a pre-tool-use payload for `git status`.
+fn hook_git_status(e: &CliEnv) -> Output {
+    use std::io::Write;
+    let payload = json!({"session_id": "s1", "cwd": e.ws.display().to_string(),
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "git status"}, "tool_use_id": "call-1"});
+    let mut child = e
+        .command(&["hook", "claude-code"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_hook_records_to_the_team_database_and_blocks_when_it_is_unreachable() {
+    let Some(db) = fresh_database("hook") else {
+        return;
+    };
+    let m = machine(&db, "ada@example.com", "laptop");
+    let o = hook_git_status(&m);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let answer: Value = serde_json::from_str(text(&o.stdout).trim()).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
+    let recorded = events(&m, &["--agent", "claude-code"]);
+    assert!(!recorded.is_empty());
+    assert!(
+        recorded
+            .iter()
+            .all(|e| e["payload"]["person"] == "ada@example.com")
+    );
+    // The database goes away: the hook blocks (exit 2), naming it.
+    let down = machine(
+        &("postgres://tg@127.0.0.1:1/x".into(), "pw".into()),
+        "ada",
+        "laptop",
+    );
+    let o = hook_git_status(&down);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        text(&o.stderr).contains("postgres://tg@127.0.0.1:1/x"),
+        "{}",
+        text(&o.stderr)
+    );
+}
