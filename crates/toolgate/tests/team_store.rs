@@ -90,7 +90,8 @@ fn read_call(id: i64, path: &str) -> Value {
     })
 }
 
-const CALLS_PER_PROCESS: i64 = 250;
+/// As the acceptance asks: four processes, 1,000 calls each.
+const CALLS_PER_PROCESS: i64 = 1000;
 
 #[test]
 fn four_processes_share_one_chain_that_verifies_with_every_call_ended() {
@@ -171,9 +172,17 @@ fn a_writer_killed_mid_run_loses_no_event_a_call_went_on_from() {
     for k in 0..400 {
         server.send(read_call(1000 + k, &format!("f{k}.txt")));
     }
-    // Killed after some answers, with calls still in flight.
+    // Killed at a moment that differs from run to run (after 20 to 199
+    // answers), with calls still in flight.
+    let kill_after = 20
+        + std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos() as usize
+            % 180;
+    eprintln!("killing the writer after {kill_after} answers");
     let mut answered = Vec::new();
-    while answered.len() < 60 {
+    while answered.len() < kill_after {
         let (id, answer) = server.next_answer().unwrap();
         assert!(answer["result"]["isError"] != json!(true), "{answer}");
         answered.push(id - 1000);
