@@ -266,7 +266,7 @@ pub struct SettingLines {
     pub approvals: u32,
 }
 
-const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve, sandbox, upstreams, store, identity";
+const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve, sandbox, upstreams, store, identity, telemetry";
 
 /// Parses one config file. Patterns are compiled against `base`, and every rule's
 /// `match` / `not_match` examples are checked.
@@ -370,7 +370,7 @@ pub fn parse_config(
             // from the user, session and managed layers only. A cloned
             // repository must not send the audit log or approvals elsewhere,
             // nor say who the person is.
-            key @ ("store" | "identity") => {
+            key @ ("store" | "identity" | "telemetry") => {
                 if layer == Layer::Project {
                     return Err(ConfigError::new(
                         file,
@@ -1402,6 +1402,7 @@ max_bytes = 51_200
         for text in [
             "[store]\nurl = \"postgres://tg@db/audit\"\n",
             "[identity]\nperson = \"someone-else\"\n",
+            "[telemetry]\nendpoint = \"http://collector:4318\"\n",
         ] {
             let e = parse_in(text, Layer::Project).unwrap_err();
             assert!(

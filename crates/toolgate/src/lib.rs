@@ -29,6 +29,7 @@ mod ids;
 mod sandbox;
 mod started;
 pub mod team;
+pub mod telemetry;
 pub mod terminal;
 
 pub use builder::{Builder, SandboxChoice};

@@ -32,6 +32,7 @@ use toolgate_store::{
 
 use crate::data_dir::DataDir;
 use crate::error::BuildError;
+use crate::telemetry::{Telemetry, TelemetrySettings};
 
 /// What is wrong with `[store]` or `[identity]`, or with opening the store.
 #[derive(Debug, thiserror::Error)]
@@ -70,12 +71,25 @@ impl Identity {
             .or_else(|_| std::env::var("LOGNAME"))
             .ok()
             .filter(|u| !u.is_empty())
+            .or_else(user_from_passwd)
             .unwrap_or_else(|| "unknown".into());
         Identity {
             person: format!("{user}@{host}"),
             machine: host,
         }
     }
+}
+
+/// This process's user name from `/etc/passwd` (when `USER` is not set).
+fn user_from_passwd() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").ok()?.uid().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        (fields.nth(1)? == uid).then(|| name.to_string())
+    })
 }
 
 fn host_name() -> String {
@@ -110,12 +124,24 @@ pub struct TeamConfig {
     pub store: StoreChoice,
     /// Who and where.
     pub identity: Identity,
+    /// `[telemetry]`: OTLP export of every call, when set (and not
+    /// `enabled = false`).
+    pub telemetry: Option<TelemetrySettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 struct Doc {
     store: Option<toml::Value>,
     identity: Option<toml::Value>,
+    telemetry: Option<toml::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTelemetry {
+    enabled: Option<bool>,
+    endpoint: Option<String>,
+    include_arguments: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -146,6 +172,7 @@ impl TeamConfig {
             .chain(sources.managed.iter());
         let mut store: Option<(RawStore, PathBuf)> = None;
         let mut identity = RawIdentity::default();
+        let mut telemetry: Option<TelemetrySettings> = None;
         for file in files {
             let text = match std::fs::read_to_string(file) {
                 Ok(t) => t,
@@ -181,6 +208,16 @@ impl TeamConfig {
                 identity.person = raw.person.or(identity.person);
                 identity.machine = raw.machine.or(identity.machine);
             }
+            if let Some(v) = doc.telemetry {
+                let raw: RawTelemetry = v.try_into().map_err(|e: toml::de::Error| {
+                    TeamError::Invalid(format!(
+                        "{}: [telemetry]: {} (the keys are enabled, endpoint, include_arguments)",
+                        file.display(),
+                        e.message()
+                    ))
+                })?;
+                telemetry = telemetry_settings(raw, file)?;
+            }
         }
         let os = Identity::from_os();
         let identity = Identity {
@@ -191,7 +228,11 @@ impl TeamConfig {
             None => StoreChoice::Local,
             Some((raw, file)) => store_choice(raw, &file, &sources.home)?,
         };
-        Ok(TeamConfig { store, identity })
+        Ok(TeamConfig {
+            store,
+            identity,
+            telemetry,
+        })
     }
 
     /// The standard layers (user and managed config; no project), for
@@ -221,11 +262,19 @@ impl TeamConfig {
                 PgEventLog::open((**config).clone()).map_err(|e| BuildError::Team(e.into()))?,
             ),
         };
+        // A collector that cannot be set up costs the log nothing: say so
+        // and go on without export.
+        let telemetry = self.telemetry.as_ref().and_then(|s| {
+            Telemetry::global(s)
+                .map_err(|e| tracing::warn!("[telemetry]: {e}; calls are not exported"))
+                .ok()
+        });
         Ok(Arc::new(Stamped {
             inner,
             person: self.identity.person.clone(),
             machine: self.identity.machine.clone(),
             agent: agent.map(str::to_string),
+            telemetry,
         }))
     }
 
@@ -259,6 +308,29 @@ impl TeamConfig {
             StoreChoice::Postgres { config, .. } => config.target().to_string(),
         }
     }
+}
+
+fn telemetry_settings(
+    raw: RawTelemetry,
+    file: &Path,
+) -> Result<Option<TelemetrySettings>, TeamError> {
+    if raw.enabled == Some(false) {
+        return Ok(None);
+    }
+    let endpoint = match raw.endpoint {
+        Some(e) if e.starts_with("http://") || e.starts_with("https://") => Some(e),
+        Some(e) => {
+            return Err(TeamError::Invalid(format!(
+                "{}: [telemetry] endpoint {e:?} is not an http:// or https:// URL (the collector's OTLP/HTTP address, e.g. http://localhost:4318)",
+                file.display()
+            )));
+        }
+        None => None,
+    };
+    Ok(Some(TelemetrySettings {
+        endpoint,
+        include_arguments: raw.include_arguments.unwrap_or(false),
+    }))
 }
 
 fn nonempty(v: Option<String>, key: &str) -> Result<Option<String>, TeamError> {
@@ -394,6 +466,7 @@ struct Stamped {
     person: String,
     machine: String,
     agent: Option<String>,
+    telemetry: Option<Arc<Telemetry>>,
 }
 
 impl Stamped {
@@ -414,12 +487,21 @@ impl Stamped {
 
 impl EventSink for Stamped {
     fn submit(&self, event: Event) -> EventAck {
-        self.inner.submit(self.stamp(event))
+        let event = self.stamp(event);
+        if let Some(t) = &self.telemetry {
+            t.observe(&event);
+        }
+        self.inner.submit(event)
     }
 
     fn submit_batch(&self, events: Vec<Event>) -> EventAck {
-        self.inner
-            .submit_batch(events.into_iter().map(|e| self.stamp(e)).collect())
+        let events: Vec<Event> = events.into_iter().map(|e| self.stamp(e)).collect();
+        if let Some(t) = &self.telemetry {
+            for e in &events {
+                t.observe(e);
+            }
+        }
+        self.inner.submit_batch(events)
     }
 }
 
@@ -435,7 +517,11 @@ impl EventQuery for Stamped {
 
 impl AuditLog for Stamped {
     fn flush(&self) -> Result<(), StoreError> {
-        self.inner.flush()
+        let flushed = self.inner.flush();
+        if let Some(t) = &self.telemetry {
+            t.flush(std::time::Duration::from_secs(1));
+        }
+        flushed
     }
     fn last_seq(&self) -> Result<u64, StoreError> {
         self.inner.last_seq()

@@ -45,6 +45,8 @@ mod serve_token;
 mod staged_asks;
 #[path = "team_store.rs"]
 mod team_store;
+#[path = "telemetry.rs"]
+mod telemetry;
 #[path = "undo_cli.rs"]
 mod undo_cli;
 

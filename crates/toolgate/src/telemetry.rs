@@ -1,0 +1,266 @@
+//! OTLP export of every tool call (`[telemetry]`): one span per call,
+//! `execute_tool {tool}`, after the OpenTelemetry GenAI semantic conventions
+//! (`gen_ai.operation.name = "execute_tool"`, `gen_ai.tool.name`,
+//! `gen_ai.tool.call.id`), with the gate's decision as `toolgate.*`
+//! attributes.
+//!
+//! The span is built from the call's audit events as they are recorded, so
+//! it says what the log says. Export never sits on the call path: ending a
+//! span only puts it in a bounded queue (2,048 spans; beyond that spans are
+//! dropped, not waited for), and a background thread sends batches over
+//! OTLP/HTTP. A dead or slow collector costs a call nothing; at exit toolgate
+//! waits at most a second for the last batch.
+//!
+//! ```toml
+//! [telemetry]
+//! endpoint = "http://collector.internal:4318"   # else OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT
+//! include_arguments = false                     # the call's arguments and output preview, opt-in
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _, TracerProvider as _};
+use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
+};
+use toolgate_core::{Effect, Event, EventKind};
+
+/// Spans waiting for export at most; more are dropped.
+const MAX_QUEUE: usize = 2048;
+/// Calls whose end has not been seen, at most (a crash leaves some behind).
+const MAX_OPEN_CALLS: usize = 4096;
+
+/// `[telemetry]` as configured.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TelemetrySettings {
+    /// The collector's base URL (`/v1/traces` is added); `None`: the
+    /// standard `OTEL_EXPORTER_OTLP_*` variables, else `http://localhost:4318`.
+    pub endpoint: Option<String>,
+    /// Whether the call's arguments and output preview go into the span.
+    pub include_arguments: bool,
+}
+
+/// The exporter of one process.
+pub struct Telemetry {
+    provider: SdkTracerProvider,
+    tracer: SdkTracer,
+    include_arguments: bool,
+    calls: Mutex<HashMap<String, OpenCall>>,
+}
+
+impl std::fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Telemetry")
+            .field("include_arguments", &self.include_arguments)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What is known of a call before its end.
+#[derive(Default)]
+struct OpenCall {
+    start_ms: Option<i64>,
+    tool_call_id: Option<String>,
+    arguments: Option<String>,
+    decision: Option<Effect>,
+    suggested: Option<Effect>,
+    risk: Option<String>,
+    source: Option<String>,
+    rule: Option<String>,
+    actor: Option<String>,
+}
+
+fn time(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+impl Telemetry {
+    /// The process's exporter, started on first use with `settings` (later
+    /// settings are ignored: one provider per process).
+    pub fn global(settings: &TelemetrySettings) -> Result<Arc<Telemetry>, String> {
+        static ONE: OnceLock<Arc<Telemetry>> = OnceLock::new();
+        if let Some(t) = ONE.get() {
+            return Ok(Arc::clone(t));
+        }
+        let settings = settings.clone();
+        // The exporter's HTTP client must not be made on an async runtime's thread.
+        let made = std::thread::spawn(move || Telemetry::start(&settings))
+            .join()
+            .map_err(|_| "starting the OTLP exporter panicked".to_string())??;
+        Ok(Arc::clone(ONE.get_or_init(|| Arc::new(made))))
+    }
+
+    fn start(settings: &TelemetrySettings) -> Result<Telemetry, String> {
+        let mut builder = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_timeout(Duration::from_secs(5));
+        if let Some(base) = &settings.endpoint {
+            builder = builder.with_endpoint(format!("{}/v1/traces", base.trim_end_matches('/')));
+        }
+        let exporter = builder
+            .build()
+            .map_err(|e| format!("cannot start the OTLP exporter: {e}"))?;
+        let batch = BatchSpanProcessor::builder(exporter)
+            .with_batch_config(
+                BatchConfigBuilder::default()
+                    .with_max_queue_size(MAX_QUEUE)
+                    .with_max_export_batch_size(512)
+                    .with_scheduled_delay(Duration::from_millis(500))
+                    .build(),
+            )
+            .build();
+        let provider = SdkTracerProvider::builder()
+            .with_span_processor(batch)
+            .with_resource(
+                opentelemetry_sdk::Resource::builder()
+                    .with_service_name("toolgate")
+                    .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+                    .build(),
+            )
+            .build();
+        let tracer = provider.tracer("toolgate");
+        Ok(Telemetry {
+            provider,
+            tracer,
+            include_arguments: settings.include_arguments,
+            calls: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Takes note of an event as it is recorded; a call's last event ends
+    /// (and queues) its span. Never blocks on the collector.
+    pub fn observe(&self, e: &Event) {
+        if e.call_id.is_empty() {
+            return;
+        }
+        let p = &e.payload;
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        match e.kind {
+            EventKind::PermissionRequested
+            | EventKind::PermissionResolved
+            | EventKind::ToolStarted => {
+                if calls.len() >= MAX_OPEN_CALLS && !calls.contains_key(&e.call_id) {
+                    calls.clear();
+                }
+                let call = calls.entry(e.call_id.clone()).or_default();
+                call.start_ms.get_or_insert(e.ts_ms);
+                if call.tool_call_id.is_none() {
+                    call.tool_call_id.clone_from(&p.tool_call_id);
+                }
+                if self.include_arguments && call.arguments.is_none() {
+                    call.arguments = p.args.as_ref().map(|a| a.to_string());
+                }
+                if e.kind == EventKind::PermissionRequested {
+                    if let Some(s) = p.suggested_decision.or(p.decision) {
+                        call.suggested =
+                            Some(call.suggested.map_or(s, |old| Effect::strictest([old, s])));
+                    }
+                }
+                if e.kind == EventKind::PermissionResolved {
+                    if let Some(d) = p.decision {
+                        // The strictest request decides the call, and says why.
+                        let stricter = call
+                            .decision
+                            .is_none_or(|old| Effect::strictest([old, d]) != old);
+                        if stricter {
+                            call.decision = Some(d);
+                            call.risk = p.risk_at_decision.map(|r| r.to_string());
+                            call.source = p.sourced_from.map(|s| s.as_str().to_string());
+                            call.rule.clone_from(&p.rule);
+                            call.actor.clone_from(&p.actor);
+                        }
+                    }
+                }
+            }
+            EventKind::ToolCompleted | EventKind::ToolFailed => {
+                let call = calls.remove(&e.call_id).unwrap_or_default();
+                drop(calls);
+                self.end(e, call);
+            }
+            EventKind::SessionStarted | EventKind::NetworkConnection => {}
+        }
+    }
+
+    fn end(&self, e: &Event, call: OpenCall) {
+        let p = &e.payload;
+        let tool = p.tool.clone().unwrap_or_else(|| "unknown".into());
+        let start = call
+            .start_ms
+            .unwrap_or_else(|| e.ts_ms - i64::try_from(p.duration_ms.unwrap_or(0)).unwrap_or(0));
+        let mut attrs = vec![
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", tool.clone()),
+            KeyValue::new(
+                "gen_ai.tool.call.id",
+                call.tool_call_id
+                    .clone()
+                    .unwrap_or_else(|| e.call_id.clone()),
+            ),
+            KeyValue::new("toolgate.call.id", e.call_id.clone()),
+            KeyValue::new("toolgate.session.id", e.session_id.clone()),
+        ];
+        let mut text = |key: &'static str, v: Option<String>| {
+            if let Some(v) = v {
+                attrs.push(KeyValue::new(key, v));
+            }
+        };
+        text("toolgate.decision", call.decision.map(|d| d.to_string()));
+        text(
+            "toolgate.decision.suggested",
+            call.suggested.map(|d| d.to_string()),
+        );
+        text("toolgate.risk", call.risk);
+        text("toolgate.decision.source", call.source.clone());
+        text("toolgate.rule", call.rule);
+        text("toolgate.actor", call.actor);
+        text("toolgate.person", p.person.clone());
+        text("toolgate.machine", p.machine.clone());
+        text("toolgate.agent", p.agent.clone());
+        if self.include_arguments {
+            text("gen_ai.tool.call.arguments", call.arguments);
+            text("gen_ai.tool.call.result", p.preview.clone());
+        }
+        attrs.push(KeyValue::new(
+            "toolgate.sandbox",
+            call.source.as_deref() == Some("sandbox"),
+        ));
+        let failed = e.kind == EventKind::ToolFailed;
+        if failed {
+            attrs.push(KeyValue::new(
+                "error.type",
+                p.reason.clone().unwrap_or_else(|| "tool_error".into()),
+            ));
+        }
+        let mut span = self
+            .tracer
+            .span_builder(format!("execute_tool {tool}"))
+            .with_kind(SpanKind::Internal)
+            .with_start_time(time(start))
+            .with_attributes(attrs)
+            .start(&self.tracer);
+        if failed {
+            span.set_status(Status::error(p.reason.clone().unwrap_or_default()));
+        }
+        span.end_with_timestamp(time(e.ts_ms));
+    }
+
+    /// Sends what is queued, waiting at most `within` (a dead collector
+    /// does not hold the process).
+    pub fn flush(self: &Arc<Self>, within: Duration) {
+        let me = Arc::clone(self);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(me.provider.force_flush());
+        });
+        match rx.recv_timeout(within) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("exporting spans failed: {e}"),
+            Err(_) => tracing::warn!("the OTLP collector did not take the last spans in time"),
+        }
+    }
+}
