@@ -263,3 +263,25 @@ async fn a_database_restart_fails_events_closed_then_the_log_recovers() {
     assert_eq!(recovered, Some(11));
     assert_eq!(log.verify().unwrap(), VerifyReport::Ok { events: 11 });
 }
+
+#[tokio::test]
+async fn a_writer_whose_head_moved_rechains_after_the_other_writers_events() {
+    let Some(db) = fresh_database("moved") else {
+        return;
+    };
+    let a = PgEventLog::open(config(&db)).unwrap();
+    let b = PgEventLog::open(config(&db)).unwrap();
+    assert_eq!(a.submit(event(1)).await.unwrap(), 1);
+    // B appends behind A's back: A's remembered head is stale now.
+    assert_eq!(b.submit_batch(vec![event(2), event(3)]).await.unwrap(), 3);
+    assert_eq!(a.submit(event(4)).await.unwrap(), 4);
+    assert_eq!(b.submit(event(5)).await.unwrap(), 5);
+    assert_eq!(a.verify().unwrap(), VerifyReport::Ok { events: 5 });
+    let calls: Vec<String> = a
+        .query(&EventFilter::default())
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event.call_id)
+        .collect();
+    assert_eq!(calls, ["c1", "c2", "c3", "c4", "c5"]);
+}

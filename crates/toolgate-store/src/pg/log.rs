@@ -33,6 +33,18 @@ const INSERT_EVENTS: &str = "INSERT INTO toolgate_events
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[],
                          $6::text[], $7::text[], $8::text[])";
 const UPDATE_HEAD: &str = "UPDATE toolgate_log_head SET seq = $1, hash = $2 WHERE id = 1";
+const HEAD: &str = "SELECT seq, hash FROM toolgate_log_head WHERE id = 1";
+/// One statement (autocommit): moves the head from ($11, $12) to ($9, $10)
+/// and inserts the rows, or, when the head is no longer ($11, $12), neither.
+const APPEND_IF_HEAD: &str = "WITH moved AS (
+        UPDATE toolgate_log_head SET seq = $9, hash = $10
+        WHERE id = 1 AND seq = $11 AND hash = $12
+        RETURNING 1)
+    INSERT INTO toolgate_events
+        (seq, ts_ms, kind, session_id, call_id, payload, prev_hash, hash)
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[],
+                         $6::text[], $7::text[], $8::text[])
+    WHERE EXISTS (SELECT 1 FROM moved)";
 const EVENT_COLUMNS: &str = "seq, ts_ms, kind, session_id, call_id, payload, prev_hash, hash";
 
 enum Message {
@@ -284,6 +296,8 @@ impl EventQuery for PgEventLog {
 /// The writer thread: commits what is queued at each wake-up, until the log
 /// is closed; then commits what is left.
 fn run(shared: Arc<Shared>, wakes: Receiver<Message>, mut conn: Conn) {
+    // The head this writer last committed, for the next optimistic append.
+    let mut head = None;
     let mut flushes = Vec::new();
     while let Ok(first) = wakes.recv() {
         let mut note = |m: Message| {
@@ -295,15 +309,15 @@ fn run(shared: Arc<Shared>, wakes: Receiver<Message>, mut conn: Conn) {
         while let Ok(m) = wakes.try_recv() {
             note(m);
         }
-        drain(&shared, &mut conn);
+        drain(&shared, &mut conn, &mut head);
         for f in flushes.drain(..) {
             let _ = f.send(());
         }
     }
-    drain(&shared, &mut conn);
+    drain(&shared, &mut conn, &mut head);
 }
 
-fn drain(shared: &Shared, conn: &mut Conn) {
+fn drain(shared: &Shared, conn: &mut Conn, head: &mut Option<(i64, String)>) {
     loop {
         let taken = shared.take();
         if taken.is_empty() {
@@ -311,7 +325,7 @@ fn drain(shared: &Shared, conn: &mut Conn) {
         }
         let count: usize = taken.iter().map(|b| b.events.len()).sum();
         match conn.run("appending events to the audit database", |s| {
-            append(s, &taken)
+            append(s, &taken, head)
         }) {
             Ok(first) => {
                 shared.commits.fetch_add(1, Ordering::Relaxed);
@@ -325,7 +339,7 @@ fn drain(shared: &Shared, conn: &mut Conn) {
             Err(e) => {
                 tracing::error!(error = %e, events = count, "audit database commit failed");
                 let failure = Failure::new(format!(
-                    "the audit database is unavailable; {count} event(s) were not recorded: {e}"
+                    "{count} event(s) were not recorded, so the step they describe does not go on: {e}"
                 ))
                 .because(e);
                 for b in taken {
@@ -336,46 +350,135 @@ fn drain(shared: &Shared, conn: &mut Conn) {
     }
 }
 
-/// Appends the batches after the head, in one transaction holding the head
-/// row's lock; returns the first seq.
-fn append(s: &mut Session, batches: &[Batch]) -> Result<u64, postgres::Error> {
-    let head = s.prepare(HEAD_FOR_UPDATE)?;
+/// The batches' rows chained after `(head_seq, head_hash)`, as the arrays
+/// the insert takes.
+struct Rows<'a> {
+    seqs: Vec<i64>,
+    ts: Vec<i64>,
+    kinds: Vec<&'static str>,
+    sessions: Vec<&'a str>,
+    calls: Vec<&'a str>,
+    payloads: Vec<&'a str>,
+    prevs: Vec<String>,
+    hashes: Vec<String>,
+    /// The new head.
+    last: (i64, String),
+}
+
+impl<'a> Rows<'a> {
+    fn chain(batches: &'a [Batch], head_seq: i64, head_hash: &str) -> Rows<'a> {
+        let n = batches.iter().map(|b| b.events.len()).sum();
+        let mut rows = Rows {
+            seqs: Vec::with_capacity(n),
+            ts: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
+            sessions: Vec::with_capacity(n),
+            calls: Vec::with_capacity(n),
+            payloads: Vec::with_capacity(n),
+            prevs: Vec::with_capacity(n),
+            hashes: Vec::with_capacity(n),
+            last: (head_seq, head_hash.to_string()),
+        };
+        let (mut seq, mut prev) = (head_seq, head_hash.to_string());
+        for p in batches.iter().flat_map(|b| &b.events) {
+            seq += 1;
+            let hash = hash(seq, p, &prev);
+            rows.seqs.push(seq);
+            rows.ts.push(p.ts_ms);
+            rows.kinds.push(p.kind);
+            rows.sessions.push(p.session_id.as_str());
+            rows.calls.push(p.call_id.as_str());
+            rows.payloads.push(p.payload.as_str());
+            rows.prevs.push(std::mem::replace(&mut prev, hash.clone()));
+            rows.hashes.push(hash);
+        }
+        rows.last = (seq, prev);
+        rows
+    }
+}
+
+/// Optimistic tries before the batch is appended under the head row's lock.
+const OPTIMISTIC_TRIES: usize = 4;
+
+/// Appends the batches after the head; returns the first seq.
+///
+/// First optimistically, in one statement and one round trip: the rows are
+/// chained after the head this writer last saw (`head`), and the statement
+/// moves the head only if it is still there, inserting the rows only if it
+/// did. Another writer got there first: the head is read again and the
+/// rows rechained. After a few misses (many writers at once) the batch goes
+/// in a transaction that locks the head row first, which cannot miss.
+fn append(
+    s: &mut Session,
+    batches: &[Batch],
+    head: &mut Option<(i64, String)>,
+) -> Result<u64, postgres::Error> {
+    let read = s.prepare(HEAD)?;
+    let append = s.prepare(APPEND_IF_HEAD)?;
+    for _ in 0..OPTIMISTIC_TRIES {
+        let (head_seq, head_hash) = match head.take() {
+            Some(h) => h,
+            None => {
+                let r = s.client.query_one(&read, &[])?;
+                (r.get(0), r.get(1))
+            }
+        };
+        let rows = Rows::chain(batches, head_seq, &head_hash);
+        let inserted = s.client.execute(
+            &append,
+            &[
+                &rows.seqs,
+                &rows.ts,
+                &rows.kinds,
+                &rows.sessions,
+                &rows.calls,
+                &rows.payloads,
+                &rows.prevs,
+                &rows.hashes,
+                &rows.last.0,
+                &rows.last.1,
+                &head_seq,
+                &head_hash,
+            ],
+        )?;
+        if inserted > 0 {
+            *head = Some(rows.last);
+            return Ok(u64::try_from(head_seq + 1).unwrap_or(1));
+        }
+    }
+    append_locked(s, batches, head)
+}
+
+/// Appends the batches in one transaction holding the head row's lock.
+fn append_locked(
+    s: &mut Session,
+    batches: &[Batch],
+    head: &mut Option<(i64, String)>,
+) -> Result<u64, postgres::Error> {
+    let lock = s.prepare(HEAD_FOR_UPDATE)?;
     let insert = s.prepare(INSERT_EVENTS)?;
     let update = s.prepare(UPDATE_HEAD)?;
     let mut tx = s.client.transaction()?;
-    let row = tx.query_one(&head, &[])?;
+    let row = tx.query_one(&lock, &[])?;
     let head_seq: i64 = row.get(0);
-    let mut prev: String = row.get(1);
-    let n = batches.iter().map(|b| b.events.len()).sum();
-    let mut seqs = Vec::with_capacity(n);
-    let mut ts = Vec::with_capacity(n);
-    let mut kinds = Vec::with_capacity(n);
-    let mut sessions = Vec::with_capacity(n);
-    let mut calls = Vec::with_capacity(n);
-    let mut payloads = Vec::with_capacity(n);
-    let mut prevs = Vec::with_capacity(n);
-    let mut hashes = Vec::with_capacity(n);
-    let mut seq = head_seq;
-    for p in batches.iter().flat_map(|b| &b.events) {
-        seq += 1;
-        let hash = hash(seq, p, &prev);
-        seqs.push(seq);
-        ts.push(p.ts_ms);
-        kinds.push(p.kind);
-        sessions.push(p.session_id.as_str());
-        calls.push(p.call_id.as_str());
-        payloads.push(p.payload.as_str());
-        prevs.push(std::mem::replace(&mut prev, hash.clone()));
-        hashes.push(hash);
-    }
+    let head_hash: String = row.get(1);
+    let rows = Rows::chain(batches, head_seq, &head_hash);
     tx.execute(
         &insert,
         &[
-            &seqs, &ts, &kinds, &sessions, &calls, &payloads, &prevs, &hashes,
+            &rows.seqs,
+            &rows.ts,
+            &rows.kinds,
+            &rows.sessions,
+            &rows.calls,
+            &rows.payloads,
+            &rows.prevs,
+            &rows.hashes,
         ],
     )?;
-    tx.execute(&update, &[&seq, &prev])?;
+    tx.execute(&update, &[&rows.last.0, &rows.last.1])?;
     tx.commit()?;
+    *head = Some(rows.last);
     Ok(u64::try_from(head_seq + 1).unwrap_or(1))
 }
 
