@@ -33,7 +33,7 @@ pub struct LogArgs {
     /// Only events recorded on this machine.
     #[arg(long, value_name = "MACHINE")]
     machine: Option<String>,
-    /// Only events of calls from this agent (`claude-code`, `mcp`, `toolgate-call`…).
+    /// Only events of calls from this agent (a hooked agent such as `claude-code`, an MCP client's name, `toolgate-call`).
     #[arg(long, value_name = "AGENT")]
     agent: Option<String>,
 }

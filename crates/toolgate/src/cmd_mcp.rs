@@ -278,6 +278,7 @@ fn mcp_toolgate(
         durability,
     )?
     .asking(Asking::InPolicyOrder(channels))
+    // Calls carry the client's own name; this is for the rest.
     .agent("mcp");
     let toolgate = crate::cli_builder::build(builder)?;
     let started = crate::cli_builder::start_noting(&toolgate)?;

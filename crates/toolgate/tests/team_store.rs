@@ -139,8 +139,14 @@ fn four_processes_share_one_chain_that_verifies_with_every_call_ended() {
     let mine = events(&machines[3], &["--person", "person2@example.com"]);
     assert_eq!(mine.len(), all.len() / 4);
     assert!(mine.iter().all(|e| e["payload"]["machine"] == "m2"));
-    let by_agent = events(&machines[0], &["--machine", "m1", "--agent", "mcp"]);
-    assert_eq!(by_agent.len(), all.len() / 4);
+    // The agent is the MCP client's name.
+    let by_agent = events(&machines[0], &["--machine", "m1", "--agent", "client1"]);
+    assert_eq!(by_agent.len(), all.len() / 4 - 1);
+    assert!(
+        events(&machines[0], &["--agent", "client2"])
+            .iter()
+            .all(|e| e["payload"]["machine"] == "m2")
+    );
     // The data directories hold no log of their own.
     assert!(!machines[0].data.join("audit.db").exists());
 }
