@@ -285,3 +285,20 @@ async fn a_writer_whose_head_moved_rechains_after_the_other_writers_events() {
         .collect();
     assert_eq!(calls, ["c1", "c2", "c3", "c4", "c5"]);
 }
+
+#[tokio::test]
+async fn tables_from_a_newer_toolgate_are_refused_not_written() {
+    let Some(db) = fresh_database("newer") else {
+        return;
+    };
+    let log = PgEventLog::open(config(&db)).unwrap();
+    log.submit(event(1)).await.unwrap();
+    execute(
+        &db.0,
+        &db.1,
+        &["UPDATE toolgate_meta SET value = '99' WHERE key = 'schema_version'"],
+    );
+    let fresh = PgEventLog::open(config(&db)).unwrap();
+    let err = fresh.submit(event(2)).await.unwrap_err().to_string();
+    assert!(err.contains("schema version 99"), "{err}");
+}

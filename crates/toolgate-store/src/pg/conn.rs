@@ -235,6 +235,15 @@ impl Conn {
                     .config
                     .connect()
                     .map_err(|e| self.config.error("cannot connect to the audit database", e))?;
+                let found = super::schema::version(&mut client)
+                    .map_err(|e| self.config.error("cannot read the toolgate tables of", e))?;
+                if let Some(found) = found.filter(|v| *v > super::schema::SCHEMA_VERSION) {
+                    return Err(StoreError::NewerSchema {
+                        path: self.config.target.clone().into(),
+                        found,
+                        supported: super::schema::SCHEMA_VERSION,
+                    });
+                }
                 if self.create_schema {
                     super::schema::ensure(&mut client).map_err(|e| {
                         self.config.error("cannot create the toolgate tables in", e)
