@@ -155,13 +155,14 @@ async fn an_unreachable_database_refuses_events_and_names_it() {
 
 #[tokio::test]
 async fn a_wrong_password_is_a_clear_error() {
-    let Some((url, _)) = fresh_database("password") else {
+    let Some(db) = fresh_database("password") else {
         return;
     };
-    let log = PgEventLog::open(PgConfig::parse(&url, Some("wrong".into())).unwrap()).unwrap();
+    let url = &db.0;
+    let log = PgEventLog::open(PgConfig::parse(url, Some("wrong".into())).unwrap()).unwrap();
     let err = log.check().unwrap_err().to_string();
     assert!(err.contains("password authentication failed"), "{err}");
-    assert!(err.contains(&url), "{err}");
+    assert!(err.contains(url.as_str()), "{err}");
 }
 
 #[tokio::test]

@@ -52,8 +52,43 @@ pub fn server_or_skip() -> Option<(String, String)> {
     found
 }
 
-/// A new, empty database on the server: its URL (no password) and the password.
-pub fn fresh_database(tag: &str) -> Option<(String, String)> {
+/// A database of one test: its URL (no password) and the password; dropped
+/// (with its connections) when the test ends, so runs leave nothing behind.
+pub struct TestDb {
+    db: (String, String),
+    name: String,
+    server: (String, String),
+}
+
+impl std::ops::Deref for TestDb {
+    type Target = (String, String);
+    fn deref(&self) -> &(String, String) {
+        &self.db
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let (url, password, name) = (
+            self.server.0.clone(),
+            self.server.1.clone(),
+            self.name.clone(),
+        );
+        // Best effort, on a thread of its own: never a second panic.
+        let _ = std::thread::spawn(move || {
+            let mut config: postgres::Config = url.parse().ok()?;
+            config.password(&password);
+            let mut client = config.connect(postgres::NoTls).ok()?;
+            client
+                .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                .ok()
+        })
+        .join();
+    }
+}
+
+/// A new, empty database on the server.
+pub fn fresh_database(tag: &str) -> Option<TestDb> {
     let (url, password) = server_or_skip()?;
     static N: AtomicU32 = AtomicU32::new(0);
     let name = format!(
@@ -70,7 +105,11 @@ pub fn fresh_database(tag: &str) -> Option<(String, String)> {
         ],
     );
     let base = url.rsplit_once('/').unwrap().0;
-    Some((format!("{base}/{name}"), password))
+    Some(TestDb {
+        db: (format!("{base}/{name}"), password.clone()),
+        name,
+        server: (url, password),
+    })
 }
 
 /// Runs each statement on its own, as the superuser, on a thread of its own
