@@ -5,6 +5,9 @@
 //! four. Each writer is an engine with a log instance of its own (its own
 //! connections) on a thread with its own runtime, as separate processes
 //! would be, with 4 calls in flight; the four share one file or one database.
+//! PostgreSQL runs in both append modes (`AppendMode::Adaptive`, the
+//! default, and `AppendMode::Locked`). Each run makes databases of its own
+//! and drops them.
 //!
 //! Needs the server of `scripts/setup-postgres.sh` (`TOOLGATE_TEST_PG_URL`,
 //! `TOOLGATE_TEST_PG_PASSWORD_FILE`, or the env file it writes); each run
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::test_util::{Echo, ScriptedGate, call};
 use toolgate_core::{Engine, EventSink, Location, Registry, ToolSet};
-use toolgate_store::{Durability, EventLog, PgConfig, PgEventLog, SpillStore};
+use toolgate_store::{AppendMode, Durability, EventLog, PgConfig, PgEventLog, SpillStore};
 
 const CALLS_PER_WRITER: usize = 2_000;
 const IN_FLIGHT: usize = 4;
@@ -54,6 +57,19 @@ fn server() -> (String, String) {
     (url, password)
 }
 
+/// Runs `sql` as the superuser, on a thread of its own.
+fn admin(url: &str, password: &str, sql: String) {
+    let (url, password) = (url.to_string(), password.to_string());
+    std::thread::spawn(move || {
+        let mut config: postgres::Config = url.parse().unwrap();
+        config.password(&password);
+        let mut client = config.connect(postgres::NoTls).unwrap();
+        client.batch_execute(&sql).unwrap();
+    })
+    .join()
+    .unwrap();
+}
+
 /// A new database for this run: its URL.
 fn fresh_database(url: &str, password: &str, name: &str) -> String {
     let (url, password, name) = (url.to_string(), password.to_string(), name.to_string());
@@ -76,14 +92,16 @@ fn fresh_database(url: &str, password: &str, name: &str) -> String {
 #[derive(Clone)]
 enum Store {
     Sqlite(PathBuf),
-    Postgres(Box<PgConfig>),
+    Postgres(Box<PgConfig>, AppendMode),
 }
 
 impl Store {
     fn open(&self) -> Arc<dyn EventSink> {
         match self {
             Store::Sqlite(path) => Arc::new(EventLog::open(path, Durability::Normal).unwrap()),
-            Store::Postgres(config) => Arc::new(PgEventLog::open((**config).clone()).unwrap()),
+            Store::Postgres(config, mode) => {
+                Arc::new(PgEventLog::open_with((**config).clone(), *mode).unwrap())
+            }
         }
     }
 }
@@ -142,7 +160,8 @@ fn writer(store: Store, dir: PathBuf) -> Duration {
     })
 }
 
-fn measure(label: &str, store: &Store, writers: usize, dir: &std::path::Path) {
+/// Calls per second of `writers` writers on `store`.
+fn measure(store: &Store, writers: usize, dir: &std::path::Path) -> f64 {
     let start = Instant::now();
     let threads: Vec<_> = (0..writers)
         .map(|w| {
@@ -155,31 +174,55 @@ fn measure(label: &str, store: &Store, writers: usize, dir: &std::path::Path) {
     for t in threads {
         t.join().unwrap();
     }
-    let wall = start.elapsed();
-    let calls = (writers * CALLS_PER_WRITER) as f64;
-    println!(
-        "{label:<12} {writers} writer(s): {:>8.0} calls/s ({calls} calls in {:.2} s, {:.0} µs per call per writer)",
-        calls / wall.as_secs_f64(),
-        wall.as_secs_f64(),
-        wall.as_secs_f64() * 1e6 / (CALLS_PER_WRITER as f64)
-    );
+    (writers * CALLS_PER_WRITER) as f64 / start.elapsed().as_secs_f64()
 }
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Rounds of every variant, interleaved, so that a busy moment of the
+/// machine falls on all of them; the median of each is printed.
+const ROUNDS: usize = 3;
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is read.
     let (url, password) = server();
     for writers in [1, 4] {
-        let dir = tempfile::tempdir().unwrap();
-        let sqlite = Store::Sqlite(dir.path().join("events.db"));
-        measure("sqlite", &sqlite, writers, dir.path());
-        let db = fresh_database(
-            &url,
-            &password,
-            &format!("tg_bench_{}_{writers}", std::process::id()),
-        );
-        let pg = Store::Postgres(Box::new(
-            PgConfig::parse(&db, Some(password.clone())).unwrap(),
-        ));
-        measure("postgres", &pg, writers, dir.path());
+        let mut results: Vec<(&str, Vec<f64>)> = vec![
+            ("sqlite", Vec::new()),
+            ("postgres (adaptive)", Vec::new()),
+            ("postgres (locked)", Vec::new()),
+        ];
+        for round in 0..ROUNDS {
+            let dir = tempfile::tempdir().unwrap();
+            let sqlite = Store::Sqlite(dir.path().join("events.db"));
+            results[0].1.push(measure(&sqlite, writers, dir.path()));
+            for (i, mode) in [(1, AppendMode::Adaptive), (2, AppendMode::Locked)] {
+                let db = fresh_database(
+                    &url,
+                    &password,
+                    &format!("tg_bench_{}_{writers}_{round}_{i}", std::process::id()),
+                );
+                let config = PgConfig::parse(&db, Some(password.clone())).unwrap();
+                let pg = Store::Postgres(Box::new(config), mode);
+                results[i].1.push(measure(&pg, writers, dir.path()));
+                let name = db.rsplit_once('/').unwrap().1;
+                admin(
+                    &url,
+                    &password,
+                    format!("DROP DATABASE {name} WITH (FORCE)"),
+                );
+            }
+        }
+        for (label, rates) in results {
+            let shown: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+            println!(
+                "{label:<20} {writers} writer(s): {:>7.0} calls/s median of {ROUNDS} ({})",
+                median(rates),
+                shown.join(", ")
+            );
+        }
     }
 }

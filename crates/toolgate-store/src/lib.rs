@@ -81,5 +81,5 @@ pub use log::{
     VerifyReport, append_once, verify,
 };
 #[cfg(feature = "postgres")]
-pub use pg::{APPROVALS_TTL, PgApprovals, PgConfig, PgEventLog};
+pub use pg::{APPROVALS_TTL, AppendMode, PgApprovals, PgConfig, PgEventLog};
 pub use spill::{DEFAULT_RETENTION, SWEEP_INTERVAL, SpillStore, SweepHandle};

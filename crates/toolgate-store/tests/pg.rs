@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use toolgate_core::event_query::{EventFilter, EventQuery, QueryError, VerifyReport};
 use toolgate_core::{Event, EventSink, SinkError};
 use toolgate_policy::approvals::{ApprovalStore, ApprovalStoreError};
-use toolgate_store::{APPROVALS_TTL, PgApprovals, PgConfig, PgEventLog};
+use toolgate_store::{APPROVALS_TTL, AppendMode, PgApprovals, PgConfig, PgEventLog};
 
 use crate::common::event;
 use crate::pg_server::{OwnCluster, config, execute, fresh_database};
@@ -24,8 +24,16 @@ async fn four_writers_append_one_gapless_chain_that_verifies() {
     let Some(db) = fresh_database("chain") else {
         return;
     };
+    // Both ways of appending, at once on one chain.
     let logs: Vec<Arc<PgEventLog>> = (0..4)
-        .map(|_| Arc::new(PgEventLog::open(config(&db)).unwrap()))
+        .map(|i| {
+            let mode = if i % 2 == 0 {
+                AppendMode::Adaptive
+            } else {
+                AppendMode::Locked
+            };
+            Arc::new(PgEventLog::open_with(config(&db), mode).unwrap())
+        })
         .collect();
     let per_writer = 300u64;
     let mut tasks = Vec::new();

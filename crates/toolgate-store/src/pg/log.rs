@@ -33,7 +33,6 @@ const INSERT_EVENTS: &str = "INSERT INTO toolgate_events
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[],
                          $6::text[], $7::text[], $8::text[])";
 const UPDATE_HEAD: &str = "UPDATE toolgate_log_head SET seq = $1, hash = $2 WHERE id = 1";
-const HEAD: &str = "SELECT seq, hash FROM toolgate_log_head WHERE id = 1";
 /// One statement (autocommit): moves the head from ($11, $12) to ($9, $10)
 /// and inserts the rows, or, when the head is no longer ($11, $12), neither.
 const APPEND_IF_HEAD: &str = "WITH moved AS (
@@ -116,6 +115,12 @@ impl PgEventLog {
     /// first event or query: an unreachable database shows up there, as an
     /// error naming it. [`PgEventLog::check`] connects now.
     pub fn open(config: PgConfig) -> Result<PgEventLog, StoreError> {
+        PgEventLog::open_with(config, AppendMode::Adaptive)
+    }
+
+    /// [`PgEventLog::open`] with the way appends take the head (for
+    /// measuring one against the other).
+    pub fn open_with(config: PgConfig, mode: AppendMode) -> Result<PgEventLog, StoreError> {
         let (tx, rx) = mpsc::channel();
         let shared = Arc::new(Shared {
             queue: Mutex::new(VecDeque::new()),
@@ -127,7 +132,7 @@ impl PgEventLog {
         let writer_shared = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
             .name("tg-pg-writer".into())
-            .spawn(move || run(writer_shared, rx, conn))
+            .spawn(move || run(writer_shared, rx, conn, mode))
             .map_err(|source| StoreError::Io {
                 context: "starting the writer thread for",
                 path: config.target().into(),
@@ -295,9 +300,11 @@ impl EventQuery for PgEventLog {
 
 /// The writer thread: commits what is queued at each wake-up, until the log
 /// is closed; then commits what is left.
-fn run(shared: Arc<Shared>, wakes: Receiver<Message>, mut conn: Conn) {
-    // The head this writer last committed, for the next optimistic append.
-    let mut head = None;
+fn run(shared: Arc<Shared>, wakes: Receiver<Message>, mut conn: Conn, mode: AppendMode) {
+    let mut state = WriterState {
+        mode,
+        ..WriterState::default()
+    };
     let mut flushes = Vec::new();
     while let Ok(first) = wakes.recv() {
         let mut note = |m: Message| {
@@ -309,15 +316,15 @@ fn run(shared: Arc<Shared>, wakes: Receiver<Message>, mut conn: Conn) {
         while let Ok(m) = wakes.try_recv() {
             note(m);
         }
-        drain(&shared, &mut conn, &mut head);
+        drain(&shared, &mut conn, &mut state);
         for f in flushes.drain(..) {
             let _ = f.send(());
         }
     }
-    drain(&shared, &mut conn, &mut head);
+    drain(&shared, &mut conn, &mut state);
 }
 
-fn drain(shared: &Shared, conn: &mut Conn, head: &mut Option<(i64, String)>) {
+fn drain(shared: &Shared, conn: &mut Conn, state: &mut WriterState) {
     loop {
         let taken = shared.take();
         if taken.is_empty() {
@@ -325,7 +332,7 @@ fn drain(shared: &Shared, conn: &mut Conn, head: &mut Option<(i64, String)>) {
         }
         let count: usize = taken.iter().map(|b| b.events.len()).sum();
         match conn.run("appending events to the audit database", |s| {
-            append(s, &taken, head)
+            append(s, &taken, state)
         }) {
             Ok(first) => {
                 shared.commits.fetch_add(1, Ordering::Relaxed);
@@ -397,56 +404,82 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// Optimistic tries before the batch is appended under the head row's lock.
-const OPTIMISTIC_TRIES: usize = 4;
+/// After another writer got to the head first, how many commits go straight
+/// to the locked path (several writers at once: waiting in line for the
+/// lock beats losing races).
+const LOCKED_AFTER_A_MISS: u32 = 32;
+
+/// How a writer appends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AppendMode {
+    /// In one statement when this writer was the last to append, else (and
+    /// for a while after another writer got there first) under the head
+    /// row's lock. The default.
+    #[default]
+    Adaptive,
+    /// Always in a transaction that locks the head row first.
+    Locked,
+}
+
+/// What a writer remembers between its commits.
+#[derive(Default)]
+struct WriterState {
+    mode: AppendMode,
+    /// The head this writer last committed.
+    head: Option<(i64, String)>,
+    /// Commits left that take the lock first.
+    locked_left: u32,
+}
 
 /// Appends the batches after the head; returns the first seq.
 ///
-/// First optimistically, in one statement and one round trip: the rows are
-/// chained after the head this writer last saw (`head`), and the statement
-/// moves the head only if it is still there, inserting the rows only if it
-/// did. Another writer got there first: the head is read again and the
-/// rows rechained. After a few misses (many writers at once) the batch goes
-/// in a transaction that locks the head row first, which cannot miss.
+/// When this writer was the last to append, optimistically, in one
+/// statement and one round trip: the rows are chained after the head it
+/// remembers, and the statement moves the head only if it is still there,
+/// inserting the rows only if it did. When the head was elsewhere (another
+/// writer appended), and for the next commits after such a miss, in a
+/// transaction that locks the head row first, which cannot miss.
 fn append(
     s: &mut Session,
     batches: &[Batch],
-    head: &mut Option<(i64, String)>,
+    state: &mut WriterState,
 ) -> Result<u64, postgres::Error> {
-    let read = s.prepare(HEAD)?;
-    let append = s.prepare(APPEND_IF_HEAD)?;
-    for _ in 0..OPTIMISTIC_TRIES {
-        let (head_seq, head_hash) = match head.take() {
-            Some(h) => h,
-            None => {
-                let r = s.client.query_one(&read, &[])?;
-                (r.get(0), r.get(1))
-            }
-        };
-        let rows = Rows::chain(batches, head_seq, &head_hash);
-        let inserted = s.client.execute(
-            &append,
-            &[
-                &rows.seqs,
-                &rows.ts,
-                &rows.kinds,
-                &rows.sessions,
-                &rows.calls,
-                &rows.payloads,
-                &rows.prevs,
-                &rows.hashes,
-                &rows.last.0,
-                &rows.last.1,
-                &head_seq,
-                &head_hash,
-            ],
-        )?;
-        if inserted > 0 {
-            *head = Some(rows.last);
-            return Ok(u64::try_from(head_seq + 1).unwrap_or(1));
-        }
+    let cached = state.head.take();
+    if state.mode == AppendMode::Locked {
+        return append_locked(s, batches, &mut state.head);
     }
-    append_locked(s, batches, head)
+    if state.locked_left > 0 {
+        state.locked_left -= 1;
+        return append_locked(s, batches, &mut state.head);
+    }
+    let Some((head_seq, head_hash)) = cached else {
+        return append_locked(s, batches, &mut state.head);
+    };
+    let append = s.prepare(APPEND_IF_HEAD)?;
+    let rows = Rows::chain(batches, head_seq, &head_hash);
+    let inserted = s.client.execute(
+        &append,
+        &[
+            &rows.seqs,
+            &rows.ts,
+            &rows.kinds,
+            &rows.sessions,
+            &rows.calls,
+            &rows.payloads,
+            &rows.prevs,
+            &rows.hashes,
+            &rows.last.0,
+            &rows.last.1,
+            &head_seq,
+            &head_hash,
+        ],
+    )?;
+    if inserted > 0 {
+        state.head = Some(rows.last);
+        return Ok(u64::try_from(head_seq + 1).unwrap_or(1));
+    }
+    state.locked_left = LOCKED_AFTER_A_MISS;
+    append_locked(s, batches, &mut state.head)
 }
 
 /// Appends the batches in one transaction holding the head row's lock.

@@ -26,4 +26,4 @@ mod schema;
 
 pub use approvals::{APPROVALS_TTL, PgApprovals};
 pub use conn::PgConfig;
-pub use log::PgEventLog;
+pub use log::{AppendMode, PgEventLog};
