@@ -1,5 +1,6 @@
 //! The hash-chained event log in PostgreSQL: group commits on a writer
-//! thread, the head row locked in each transaction.
+//! thread, each moving the head row from the value it chained after (in one
+//! statement), or locking the head row first (see [`AppendMode`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
