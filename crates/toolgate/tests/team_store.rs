@@ -428,3 +428,49 @@ fn a_hook_records_to_the_team_database_and_blocks_when_it_is_unreachable() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn a_running_mcp_server_refuses_calls_while_the_database_is_down_and_serves_again_after() {
+    if server_or_skip().is_none() {
+        return;
+    }
+    let cluster = OwnCluster::start();
+    let db = cluster.url_and_password();
+    let m = machine(&db, "ada@example.com", "laptop");
+    let mut server = StdioMcp::start(&m.ws, &m.data, &m.home, &[], "long-lived");
+    let call = |server: &mut StdioMcp, id: i64| {
+        server.send(read_call(id, "a.txt"));
+        let (_, answer) = server.next_answer().unwrap();
+        answer
+    };
+    let ok = call(&mut server, 10);
+    assert!(ok["result"]["isError"] != json!(true), "{ok}");
+    cluster.run("stop");
+    let refused = call(&mut server, 11);
+    let text = refused.to_string();
+    assert!(
+        refused["result"]["isError"] == json!(true) || refused.get("error").is_some(),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("127.0.0.1:{}", cluster.port)),
+        "{text}"
+    );
+    assert!(!text.contains("hello"), "the file was read: {text}");
+    cluster.run("start");
+    // The same server connects again: calls run.
+    let mut back = None;
+    for id in 12..60 {
+        let answer = call(&mut server, id);
+        if answer["result"]["isError"] != json!(true) && answer.get("error").is_none() {
+            back = Some(answer);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let back = back.expect("calls never ran again after the database came back");
+    assert!(back.to_string().contains("hello"), "{back}");
+    assert!(server.close().success());
+    let report = verify(&m);
+    assert!(report.starts_with("ok:"), "{report}");
+}
