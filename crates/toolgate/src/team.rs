@@ -470,6 +470,11 @@ struct Stamped {
 }
 
 impl Stamped {
+    /// Whether this process serves its calls over MCP (`mcp`, `serve`).
+    fn over_mcp(&self) -> bool {
+        self.agent.as_deref() == Some("mcp")
+    }
+
     fn stamp(&self, mut e: Event) -> Event {
         let p = &mut e.payload;
         if p.person.is_none() {
@@ -489,7 +494,7 @@ impl EventSink for Stamped {
     fn submit(&self, event: Event) -> EventAck {
         let event = self.stamp(event);
         if let Some(t) = &self.telemetry {
-            t.observe(&event);
+            t.observe(&event, self.over_mcp());
         }
         self.inner.submit(event)
     }
@@ -498,7 +503,7 @@ impl EventSink for Stamped {
         let events: Vec<Event> = events.into_iter().map(|e| self.stamp(e)).collect();
         if let Some(t) = &self.telemetry {
             for e in &events {
-                t.observe(e);
+                t.observe(e, self.over_mcp());
             }
         }
         self.inner.submit_batch(events)

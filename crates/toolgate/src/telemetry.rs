@@ -4,6 +4,10 @@
 //! `gen_ai.tool.call.id`), with the gate's decision as `toolgate.*`
 //! attributes.
 //!
+//! A call served over MCP (`toolgate mcp`, `toolgate serve`) also gets the
+//! server's own span, `tools/call {tool}` (kind server, `mcp.method.name =
+//! "tools/call"`, `mcp.session.id`), as the parent of its `execute_tool`.
+//!
 //! The span is built from the call's audit events as they are recorded, so
 //! it says what the log says. Export never sits on the call path: ending a
 //! span only puts it in a bounded queue (2,048 spans; beyond that spans are
@@ -22,7 +26,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use opentelemetry::KeyValue;
-use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _, TracerProvider as _};
+use opentelemetry::trace::{
+    Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
+};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
@@ -133,8 +139,9 @@ impl Telemetry {
     }
 
     /// Takes note of an event as it is recorded; a call's last event ends
-    /// (and queues) its span. Never blocks on the collector.
-    pub fn observe(&self, e: &Event) {
+    /// (and queues) its span (under an MCP server span when `over_mcp`).
+    /// Never blocks on the collector.
+    pub fn observe(&self, e: &Event, over_mcp: bool) {
         if e.call_id.is_empty() {
             return;
         }
@@ -180,13 +187,13 @@ impl Telemetry {
             EventKind::ToolCompleted | EventKind::ToolFailed => {
                 let call = calls.remove(&e.call_id).unwrap_or_default();
                 drop(calls);
-                self.end(e, call);
+                self.end(e, call, over_mcp);
             }
             EventKind::SessionStarted | EventKind::NetworkConnection => {}
         }
     }
 
-    fn end(&self, e: &Event, call: OpenCall) {
+    fn end(&self, e: &Event, call: OpenCall, over_mcp: bool) {
         let p = &e.payload;
         let tool = p.tool.clone().unwrap_or_else(|| "unknown".into());
         let start = call
@@ -236,17 +243,43 @@ impl Telemetry {
                 p.reason.clone().unwrap_or_else(|| "tool_error".into()),
             ));
         }
-        let mut span = self
+        // The MCP server's span for the request, around the tool's.
+        let server = over_mcp.then(|| {
+            self.tracer
+                .span_builder(format!("tools/call {tool}"))
+                .with_kind(SpanKind::Server)
+                .with_start_time(time(start))
+                .with_attributes(vec![
+                    KeyValue::new("mcp.method.name", "tools/call"),
+                    KeyValue::new("mcp.session.id", e.session_id.clone()),
+                    KeyValue::new("gen_ai.tool.name", tool.clone()),
+                ])
+                .start(&self.tracer)
+        });
+        let builder = self
             .tracer
             .span_builder(format!("execute_tool {tool}"))
             .with_kind(SpanKind::Internal)
             .with_start_time(time(start))
-            .with_attributes(attrs)
-            .start(&self.tracer);
+            .with_attributes(attrs);
+        let (mut span, parent) = match server {
+            Some(server) => {
+                let cx = opentelemetry::Context::new().with_span(server);
+                (builder.start_with_context(&self.tracer, &cx), Some(cx))
+            }
+            None => (builder.start(&self.tracer), None),
+        };
         if failed {
             span.set_status(Status::error(p.reason.clone().unwrap_or_default()));
         }
         span.end_with_timestamp(time(e.ts_ms));
+        if let Some(cx) = parent {
+            let server = cx.span();
+            if failed {
+                server.set_status(Status::error(p.reason.clone().unwrap_or_default()));
+            }
+            server.end_with_timestamp(time(e.ts_ms));
+        }
     }
 
     /// Sends what is queued, waiting at most `within` (a dead collector

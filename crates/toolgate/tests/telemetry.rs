@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::cli_env::CliEnv;
+use crate::support::stdio_mcp::StdioMcp;
 
 fn phoenix_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".phoenix-venv/bin/phoenix")
@@ -135,10 +136,19 @@ fn every_call_is_a_genai_execute_tool_span_in_a_real_otlp_backend() {
         .output()
         .unwrap();
     assert!(!o.status.success());
+    // Over MCP: the server's span around the tool's.
+    let mut server = StdioMcp::start(&e.ws, &e.data, &e.home, &[], "otel-client");
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "list", "arguments": {"path": "."}}
+    }));
+    let (_, answer) = server.next_answer().unwrap();
+    assert!(answer["result"]["isError"] != json!(true), "{answer}");
+    assert!(server.close().success());
     let start = Instant::now();
     let spans = loop {
         let spans = phoenix.spans();
-        if spans.len() >= 2 {
+        if spans.len() >= 4 {
             break spans;
         }
         assert!(
@@ -183,6 +193,15 @@ fn every_call_is_a_genai_execute_tool_span_in_a_real_otlp_backend() {
     assert_eq!(write["attributes"]["toolgate.decision.suggested"], "ask");
     assert_eq!(write["attributes"]["error.type"], "denied");
     assert_eq!(write["status_code"], "ERROR");
+    let served = named("tools/call list");
+    assert_eq!(served["attributes"]["mcp.method.name"], "tools/call");
+    assert!(served["attributes"]["mcp.session.id"].is_string());
+    let listed = named("execute_tool list");
+    assert_eq!(listed["parent_id"], served["context"]["span_id"]);
+    assert_eq!(listed["context"]["trace_id"], served["context"]["trace_id"]);
+    assert_eq!(listed["attributes"]["toolgate.agent"], "otel-client");
+    // A call of `toolgate call` has no server span above it.
+    assert!(read["parent_id"].is_null());
 }
 
 #[test]
