@@ -50,6 +50,9 @@ enum LogCommand {
 
 /// Runs `toolgate log …`; returns the exit status.
 pub fn run(args: LogArgs, data: &DataDir) -> Result<i32> {
+    if args.command.is_none() {
+        report_undelivered_spans(data);
+    }
     let team = toolgate::TeamConfig::load_standard()?;
     if let toolgate::StoreChoice::Postgres { config, .. } = &team.store {
         let log = PgEventLog::open((**config).clone())?;
@@ -85,6 +88,24 @@ pub fn run(args: LogArgs, data: &DataDir) -> Result<i32> {
     let reader =
         EventReader::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
     print_events(&args, |f| Ok(reader.query(f)?), || Ok(reader.last_seq()?))
+}
+
+/// Says on stderr how many spans never reached the OTLP collector
+/// (`[telemetry]`), when any did not.
+fn report_undelivered_spans(data: &DataDir) {
+    let stats = toolgate::telemetry::DeliveryStats::read(data.root());
+    let lost = stats.undelivered();
+    if lost == 0 {
+        return;
+    }
+    let why = stats
+        .last_error
+        .map(|e| format!(" (the collector's last error: {e})"))
+        .unwrap_or_default();
+    eprintln!(
+        "toolgate: {lost} of {} spans were not delivered to the OTLP collector{why}; the audit log has every call",
+        stats.spans
+    );
 }
 
 /// `toolgate log …` over the team's database.

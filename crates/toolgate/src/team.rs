@@ -265,7 +265,7 @@ impl TeamConfig {
         // A collector that cannot be set up costs the log nothing: say so
         // and go on without export.
         let telemetry = self.telemetry.as_ref().and_then(|s| {
-            Telemetry::global(s)
+            Telemetry::global(s, Some(data.root()))
                 .map_err(|e| tracing::warn!("[telemetry]: {e}; calls are not exported"))
                 .ok()
         });

@@ -13,7 +13,10 @@
 //! span only puts it in a bounded queue (2,048 spans; beyond that spans are
 //! dropped, not waited for), and a background thread sends batches over
 //! OTLP/HTTP. A dead or slow collector costs a call nothing; at exit toolgate
-//! waits at most a second for the last batch.
+//! waits at most a second for the last batch. Spans that never reached the
+//! collector (dropped from a full queue, refused, or still queued at exit)
+//! are counted in `<data dir>/telemetry-stats.json`, and `toolgate log` says
+//! how many.
 //!
 //! ```toml
 //! [telemetry]
@@ -22,6 +25,8 @@
 //! ```
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -30,9 +35,11 @@ use opentelemetry::trace::{
     Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
 };
 use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
 };
+use serde::{Deserialize, Serialize};
 use toolgate_core::{Effect, Event, EventKind};
 
 /// Spans waiting for export at most; more are dropped.
@@ -56,6 +63,88 @@ pub struct Telemetry {
     tracer: SdkTracer,
     include_arguments: bool,
     calls: Mutex<HashMap<String, OpenCall>>,
+    counts: Arc<Counts>,
+    /// Where the delivery counts are kept (`<data dir>/telemetry-stats.json`).
+    stats_file: Option<PathBuf>,
+    /// What of `counts` is already in the file.
+    recorded: Mutex<(u64, u64)>,
+}
+
+/// Spans ended and delivered by this process.
+#[derive(Debug, Default)]
+struct Counts {
+    ended: AtomicU64,
+    delivered: AtomicU64,
+    last_error: Mutex<Option<String>>,
+}
+
+/// The OTLP exporter, counting what the collector took.
+#[derive(Debug)]
+struct Counting {
+    inner: opentelemetry_otlp::SpanExporter,
+    counts: Arc<Counts>,
+}
+
+impl SpanExporter for Counting {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let n = batch.len() as u64;
+        let result = self.inner.export(batch).await;
+        match &result {
+            Ok(()) => {
+                self.counts.delivered.fetch_add(n, Ordering::Relaxed);
+            }
+            Err(e) => {
+                *self
+                    .counts
+                    .last_error
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(e.to_string());
+            }
+        }
+        result
+    }
+
+    fn shutdown_with_timeout(&mut self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&mut self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &opentelemetry_sdk::Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+/// `<data dir>/telemetry-stats.json`: spans of every process so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryStats {
+    /// Spans ended (one or two per call).
+    pub spans: u64,
+    /// Spans the collector took.
+    pub delivered: u64,
+    /// The collector's last refusal, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+impl DeliveryStats {
+    /// The file's name in the data directory.
+    pub const FILE: &'static str = "telemetry-stats.json";
+
+    /// The counts in `dir`'s file (zero when there is none).
+    pub fn read(dir: &Path) -> DeliveryStats {
+        std::fs::read(dir.join(Self::FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Spans that never reached the collector.
+    pub fn undelivered(&self) -> u64 {
+        self.spans.saturating_sub(self.delivered)
+    }
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -87,20 +176,27 @@ fn time(ms: i64) -> SystemTime {
 impl Telemetry {
     /// The process's exporter, started on first use with `settings` (later
     /// settings are ignored: one provider per process).
-    pub fn global(settings: &TelemetrySettings) -> Result<Arc<Telemetry>, String> {
+    pub fn global(
+        settings: &TelemetrySettings,
+        data_dir: Option<&Path>,
+    ) -> Result<Arc<Telemetry>, String> {
         static ONE: OnceLock<Arc<Telemetry>> = OnceLock::new();
         if let Some(t) = ONE.get() {
             return Ok(Arc::clone(t));
         }
         let settings = settings.clone();
+        let stats_file = data_dir.map(|d| d.join(DeliveryStats::FILE));
         // The exporter's HTTP client must not be made on an async runtime's thread.
-        let made = std::thread::spawn(move || Telemetry::start(&settings))
+        let made = std::thread::spawn(move || Telemetry::start(&settings, stats_file))
             .join()
             .map_err(|_| "starting the OTLP exporter panicked".to_string())??;
         Ok(Arc::clone(ONE.get_or_init(|| Arc::new(made))))
     }
 
-    fn start(settings: &TelemetrySettings) -> Result<Telemetry, String> {
+    fn start(
+        settings: &TelemetrySettings,
+        stats_file: Option<PathBuf>,
+    ) -> Result<Telemetry, String> {
         let mut builder = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
@@ -111,6 +207,11 @@ impl Telemetry {
         let exporter = builder
             .build()
             .map_err(|e| format!("cannot start the OTLP exporter: {e}"))?;
+        let counts = Arc::new(Counts::default());
+        let exporter = Counting {
+            inner: exporter,
+            counts: Arc::clone(&counts),
+        };
         let batch = BatchSpanProcessor::builder(exporter)
             .with_batch_config(
                 BatchConfigBuilder::default()
@@ -135,6 +236,9 @@ impl Telemetry {
             tracer,
             include_arguments: settings.include_arguments,
             calls: Mutex::new(HashMap::new()),
+            counts,
+            stats_file,
+            recorded: Mutex::new((0, 0)),
         })
     }
 
@@ -256,6 +360,9 @@ impl Telemetry {
                 ])
                 .start(&self.tracer)
         });
+        self.counts
+            .ended
+            .fetch_add(if server.is_some() { 2 } else { 1 }, Ordering::Relaxed);
         let builder = self
             .tracer
             .span_builder(format!("execute_tool {tool}"))
@@ -294,6 +401,43 @@ impl Telemetry {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!("exporting spans failed: {e}"),
             Err(_) => tracing::warn!("the OTLP collector did not take the last spans in time"),
+        }
+        self.record();
+    }
+
+    /// Adds what this process ended and delivered since the last record to
+    /// the data directory's counts. Concurrent processes may lose an update
+    /// (the counts are a diagnosis, not the audit log).
+    fn record(&self) {
+        let Some(file) = &self.stats_file else {
+            return;
+        };
+        let mut recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        let ended = self.counts.ended.load(Ordering::Relaxed);
+        let delivered = self.counts.delivered.load(Ordering::Relaxed);
+        let Some(dir) = file.parent() else {
+            return;
+        };
+        let mut stats = DeliveryStats::read(dir);
+        stats.spans += ended - recorded.0;
+        stats.delivered += delivered - recorded.1;
+        let last = self
+            .counts
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if last.is_some() {
+            stats.last_error = last;
+        }
+        let tmp = file.with_extension("json.tmp");
+        let written = serde_json::to_vec(&stats)
+            .map_err(std::io::Error::other)
+            .and_then(|b| std::fs::write(&tmp, b))
+            .and_then(|()| std::fs::rename(&tmp, file));
+        match written {
+            Ok(()) => *recorded = (ended, delivered),
+            Err(e) => tracing::warn!("cannot record telemetry counts in {}: {e}", file.display()),
         }
     }
 }

@@ -202,6 +202,15 @@ fn every_call_is_a_genai_execute_tool_span_in_a_real_otlp_backend() {
     assert_eq!(listed["attributes"]["toolgate.agent"], "otel-client");
     // A call of `toolgate call` has no server span above it.
     assert!(read["parent_id"].is_null());
+    // Every span arrived: `toolgate log` has nothing to say about them.
+    let o = e.command(&["log"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("not delivered"), "{err}");
+    let stats: Value =
+        serde_json::from_slice(&std::fs::read(e.data.join("telemetry-stats.json")).unwrap())
+            .unwrap();
+    assert_eq!(stats["spans"], 4, "{stats}");
+    assert_eq!(stats["delivered"], 4, "{stats}");
 }
 
 #[test]
@@ -220,6 +229,14 @@ fn a_dead_collector_costs_the_call_nothing() {
         start.elapsed() < Duration::from_secs(5),
         "{:?}",
         start.elapsed()
+    );
+    // The span that never arrived is counted, and `toolgate log` says so.
+    let o = e.command(&["log"]).output().unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 of 1 spans were not delivered to the OTLP collector"),
+        "{err}"
     );
 }
 
