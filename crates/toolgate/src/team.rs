@@ -184,9 +184,11 @@ impl TeamConfig {
                     });
                 }
             };
-            // The policy's parser reports broken TOML with its line; here
-            // only the two sections matter.
-            let doc: Doc = toml::from_str(&text).unwrap_or_default();
+            // Broken TOML is an error here too: never a silent fall back to
+            // the local store.
+            let doc: Doc = toml::from_str(&text).map_err(|e| {
+                TeamError::Invalid(format!("{}: invalid TOML: {}", file.display(), e.message()))
+            })?;
             if let Some(v) = doc.store {
                 let raw: RawStore = v.try_into().map_err(|e: toml::de::Error| {
                     TeamError::Invalid(format!(
@@ -585,6 +587,7 @@ mod tests {
         assert!(!in_url.contains("hunter2"), "{in_url}");
         assert!(err("[store]\nurl = \"mysql://db/a\"\n").contains("not a PostgreSQL URL"));
         assert!(err("[store]\npassword_env = \"X\"\n").contains("has no url"));
+        assert!(err("[store\nurl = 1\n").contains("invalid TOML"));
         assert!(err("[store]\nurl = \"postgres://tg@db/a\"\nport = 1\n").contains("unknown field"));
         let unset = err(
             "[store]\nurl = \"postgres://tg@db/a\"\npassword_env = \"TOOLGATE_SURELY_UNSET_VAR\"\n",
