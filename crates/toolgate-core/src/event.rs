@@ -130,6 +130,17 @@ pub struct EventPayload {
     /// The first few hundred bytes of the output or error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
+    /// Who the person behind the call is (`[identity] person`, else the OS
+    /// user and host, `user@host`): stamped by the process that records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    /// The machine that recorded the event (its host name, or `[identity] machine`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// The agent the call came from (`claude-code` for a hook, the MCP
+    /// client's name, `toolgate` for `toolgate call`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Anything else (client name and version for `session.started`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Value>,

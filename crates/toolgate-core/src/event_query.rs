@@ -37,6 +37,12 @@ pub struct EventFilter {
     pub call_id: Option<String>,
     /// Only events of this kind.
     pub kind: Option<EventKind>,
+    /// Only events recorded for this person (the payload's `person`).
+    pub person: Option<String>,
+    /// Only events recorded on this machine (the payload's `machine`).
+    pub machine: Option<String>,
+    /// Only events of calls from this agent (the payload's `agent`).
+    pub agent: Option<String>,
     /// Only events with a larger seq.
     pub after_seq: Option<u64>,
     /// At most this many events.

@@ -405,6 +405,7 @@ impl Engine {
         EventPayload {
             tool: Some(call.name.clone()),
             tool_call_id: Some(call.identity.call_id.clone()),
+            agent: call.identity.agent_id.clone(),
             ..EventPayload::default()
         }
     }
@@ -653,6 +654,7 @@ pub(crate) fn permission_event(
     let mut payload = EventPayload {
         tool: Some(tool.to_string()),
         tool_call_id: Some(identity.call_id.clone()),
+        agent: identity.agent_id.clone(),
         ..EventPayload::default()
     };
     payload.args = args;

@@ -253,7 +253,13 @@ impl ToolgateConnection {
             input: Value::Object(request.arguments.unwrap_or_default()),
             identity: CallIdentity {
                 session_id: self.conn.session_id.clone(),
-                agent_id: None,
+                // The client's name (`claude-code`, `cursor`…), recorded as
+                // the agent with every event of the call.
+                agent_id: context
+                    .peer
+                    .peer_info()
+                    .map(|p| p.client_info.name.clone())
+                    .filter(|n| !n.is_empty()),
                 message_id: None,
                 call_id: format!("mcp-{}", uuid::Uuid::new_v4()),
             },

@@ -18,6 +18,12 @@ pub struct SavedApproval {
     pub pattern: String,
     /// When it was saved, ms since the Unix epoch.
     pub created_ms: i64,
+    /// Who approved it (the person's identity), when the store records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
+    /// On which machine it was approved, when the store records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 /// Errors from an approval store.

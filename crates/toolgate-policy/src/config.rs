@@ -266,8 +266,7 @@ pub struct SettingLines {
     pub approvals: u32,
 }
 
-const TOP_KEYS: &str =
-    "mode, timeout, permission, rules, tool_output, approvals, serve, sandbox, upstreams";
+const TOP_KEYS: &str = "mode, timeout, permission, rules, tool_output, approvals, serve, sandbox, upstreams, store, identity, telemetry";
 
 /// Parses one config file. Patterns are compiled against `base`, and every rule's
 /// `match` / `not_match` examples are checked.
@@ -365,6 +364,24 @@ pub fn parse_config(
             "rules" => {
                 if let Some(rules) = &raw.rules {
                     p.rules(rules, &mut ordered)?;
+                }
+            }
+            // The team store and who this person is: read by the binary
+            // from the user, session and managed layers only. A cloned
+            // repository must not send the audit log or approvals elsewhere,
+            // nor say who the person is.
+            key @ ("store" | "identity" | "telemetry") => {
+                if layer == Layer::Project {
+                    return Err(ConfigError::new(
+                        file,
+                        line,
+                        format!(
+                            "[{key}] is not read from a project's config: a cloned repository could send the audit log and approvals elsewhere or speak for someone"
+                        ),
+                        format!(
+                            "put [{key}] in ~/.config/toolgate/config.toml, /etc/toolgate/config.toml or a file given with --config"
+                        ),
+                    ));
                 }
             }
             other => {
@@ -1378,6 +1395,23 @@ max_bytes = 51_200
         let f = parse_in("[serve]\ntoken_env = \"MY_TOKEN\"\n", Layer::User).unwrap();
         assert_eq!(f.serve.unwrap().token, TokenSource::Env("MY_TOKEN".into()));
         assert_eq!(parse_in("[serve]\n", Layer::User).unwrap().serve, None);
+    }
+
+    #[test]
+    fn store_and_identity_are_refused_in_a_project_config_only() {
+        for text in [
+            "[store]\nurl = \"postgres://tg@db/audit\"\n",
+            "[identity]\nperson = \"someone-else\"\n",
+            "[telemetry]\nendpoint = \"http://collector:4318\"\n",
+        ] {
+            let e = parse_in(text, Layer::Project).unwrap_err();
+            assert!(
+                e.message.contains("not read from a project's config"),
+                "{e}"
+            );
+            assert!(parse_in(text, Layer::User).is_ok());
+            assert!(parse_in(text, Layer::Managed).is_ok());
+        }
     }
 
     #[test]

@@ -53,6 +53,8 @@ impl ApprovalStore for MemoryStore {
             action: action.into(),
             pattern: pattern.into(),
             created_ms: 0,
+            approved_by: None,
+            machine: None,
         };
         rows.push(row.clone());
         Ok(row)

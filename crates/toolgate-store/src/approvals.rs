@@ -14,22 +14,31 @@ const STATE_FILE: FileKind = FileKind {
     name: "state database",
     // "TGST"
     application_id: 0x5447_5354,
-    version: 1,
+    version: 2,
     page_size: 4096,
-    upgrades: &[],
+    // 1 -> 2: who approved, and on which machine.
+    upgrades: &["
+        ALTER TABLE approvals ADD COLUMN approved_by TEXT;
+        ALTER TABLE approvals ADD COLUMN machine TEXT;
+    "],
     schema: "
         CREATE TABLE approvals (
-            id         INTEGER PRIMARY KEY AUTOINCREMENT,
-            project    TEXT NOT NULL,
-            action     TEXT NOT NULL,
-            pattern    TEXT NOT NULL,
-            created_ms INTEGER NOT NULL,
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            project     TEXT NOT NULL,
+            action      TEXT NOT NULL,
+            pattern     TEXT NOT NULL,
+            created_ms  INTEGER NOT NULL,
+            approved_by TEXT,
+            machine     TEXT,
             UNIQUE (project, action, pattern)
         );
     ",
 };
 
-const COLUMNS: &str = "id, project, action, pattern, created_ms";
+/// The columns read, on a file with the identity columns (schema 2)…
+const COLUMNS: &str = "id, project, action, pattern, created_ms, approved_by, machine";
+/// …and on one opened read-only before it was upgraded (schema 1).
+const COLUMNS_V1: &str = "id, project, action, pattern, created_ms, NULL, NULL";
 
 /// Saved approvals, deduplicated by (project, action, pattern). Ids are never
 /// reused, so revoking by a stale id cannot remove a newer approval.
@@ -48,6 +57,26 @@ pub struct SqliteApprovals {
 struct Inner {
     conn: Connection,
     cache: Option<CachedList>,
+    /// The columns this file has ([`COLUMNS`] or [`COLUMNS_V1`]).
+    columns: &'static str,
+    /// Recorded with each approval saved here.
+    person: Option<String>,
+    machine: Option<String>,
+}
+
+impl Inner {
+    fn new(conn: Connection) -> Result<Inner, StoreError> {
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(StoreError::sqlite("reading the schema version"))?;
+        Ok(Inner {
+            conn,
+            cache: None,
+            columns: if version >= 2 { COLUMNS } else { COLUMNS_V1 },
+            person: None,
+            machine: None,
+        })
+    }
 }
 
 /// One project's approvals as of a `data_version`.
@@ -63,8 +92,19 @@ impl SqliteApprovals {
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteApprovals, StoreError> {
         let conn = sqlite::open(path.as_ref(), STATE_FILE, Access::ReadWrite)?;
         Ok(SqliteApprovals {
-            inner: Mutex::new(Inner { conn, cache: None }),
+            inner: Mutex::new(Inner::new(conn)?),
         })
+    }
+
+    /// Records `person` and `machine` with every approval saved from now on
+    /// (who answered the ask, and where).
+    pub fn with_identity(self, person: impl Into<String>, machine: impl Into<String>) -> Self {
+        {
+            let mut inner = self.lock();
+            inner.person = Some(person.into());
+            inner.machine = Some(machine.into());
+        }
+        self
     }
 
     /// Opens an existing state database read-only: nothing is created, set up
@@ -74,7 +114,7 @@ impl SqliteApprovals {
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<SqliteApprovals, StoreError> {
         let conn = sqlite::open(path.as_ref(), STATE_FILE, Access::ReadOnly)?;
         Ok(SqliteApprovals {
-            inner: Mutex::new(Inner { conn, cache: None }),
+            inner: Mutex::new(Inner::new(conn)?),
         })
     }
 
@@ -91,7 +131,7 @@ impl SqliteApprovals {
                 return Ok(c.approvals.clone());
             }
         }
-        let approvals = query(&inner.conn, Some(project))?;
+        let approvals = query(&inner.conn, inner.columns, Some(project))?;
         inner.cache = Some(CachedList {
             data_version,
             project: project.to_string(),
@@ -110,11 +150,12 @@ fn data_version(conn: &Connection) -> Result<i64, ApprovalStoreError> {
 
 fn query(
     conn: &Connection,
+    columns: &str,
     project: Option<&str>,
 ) -> Result<Vec<SavedApproval>, ApprovalStoreError> {
     let sql = match project {
-        Some(_) => format!("SELECT {COLUMNS} FROM approvals WHERE project = ?1 ORDER BY id"),
-        None => format!("SELECT {COLUMNS} FROM approvals ORDER BY id"),
+        Some(_) => format!("SELECT {columns} FROM approvals WHERE project = ?1 ORDER BY id"),
+        None => format!("SELECT {columns} FROM approvals ORDER BY id"),
     };
     let mut stmt = conn.prepare_cached(&sql).map_err(storage)?;
     let rows = match project {
@@ -132,6 +173,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SavedApproval> {
         action: r.get(2)?,
         pattern: r.get(3)?,
         created_ms: r.get(4)?,
+        approved_by: r.get(5)?,
+        machine: r.get(6)?,
     })
 }
 
@@ -168,10 +211,20 @@ impl ApprovalStore for SqliteApprovals {
         inner.cache = None;
         let conn = &inner.conn;
         conn.prepare_cached(
-            "INSERT INTO approvals (project, action, pattern, created_ms) VALUES (?1, ?2, ?3, ?4)
+            "INSERT INTO approvals (project, action, pattern, created_ms, approved_by, machine)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (project, action, pattern) DO NOTHING",
         )
-        .and_then(|mut s| s.execute(params![project, action, pattern, now_ms()]))
+        .and_then(|mut s| {
+            s.execute(params![
+                project,
+                action,
+                pattern,
+                now_ms(),
+                inner.person,
+                inner.machine
+            ])
+        })
         .map_err(storage)?;
         conn.prepare_cached(&format!(
             "SELECT {COLUMNS} FROM approvals WHERE project = ?1 AND action = ?2 AND pattern = ?3"
@@ -185,7 +238,8 @@ impl ApprovalStore for SqliteApprovals {
     }
 
     fn list_all(&self) -> Result<Vec<SavedApproval>, ApprovalStoreError> {
-        query(&self.lock().conn, None)
+        let inner = self.lock();
+        query(&inner.conn, inner.columns, None)
     }
 
     fn revoke(&self, id: i64) -> Result<SavedApproval, ApprovalStoreError> {
@@ -194,7 +248,8 @@ impl ApprovalStore for SqliteApprovals {
         inner
             .conn
             .prepare_cached(&format!(
-                "DELETE FROM approvals WHERE id = ?1 RETURNING {COLUMNS}"
+                "DELETE FROM approvals WHERE id = ?1 RETURNING {}",
+                inner.columns
             ))
             .and_then(|mut s| s.query_row([id], row).optional())
             .map_err(storage)?

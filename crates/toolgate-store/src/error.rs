@@ -68,6 +68,23 @@ pub enum StoreError {
     /// The background writer has stopped.
     #[error("the event log writer has stopped")]
     WriterStopped,
+    /// The team store's settings are wrong (a bad URL, an inline password).
+    #[error("{0}")]
+    PgConfig(String),
+    /// PostgreSQL failed or cannot be reached.
+    #[cfg(feature = "postgres")]
+    #[error("{context} {target}: {detail}")]
+    Postgres {
+        /// What was being done.
+        context: String,
+        /// The database (its URL without any password).
+        target: String,
+        /// The client's error in words: the server's message for an error
+        /// the server answered, else the client's own.
+        detail: String,
+        /// The client's error.
+        source: postgres::Error,
+    },
     /// An event's payload cannot be serialised.
     #[error("an event payload cannot be serialised: {0}")]
     Serialize(#[source] serde_json::Error),

@@ -69,6 +69,8 @@ mod approvals;
 pub mod canonical;
 mod error;
 mod log;
+#[cfg(feature = "postgres")]
+mod pg;
 mod spill;
 mod sqlite;
 
@@ -78,4 +80,6 @@ pub use log::{
     Durability, EventFilter, EventLog, EventReader, LogQuery, LogStats, Problem, StoredEvent,
     VerifyReport, append_once, verify,
 };
+#[cfg(feature = "postgres")]
+pub use pg::{APPROVALS_TTL, AppendMode, PgApprovals, PgConfig, PgEventLog};
 pub use spill::{DEFAULT_RETENTION, SWEEP_INTERVAL, SpillStore, SweepHandle};

@@ -17,6 +17,9 @@ mod event_query;
 mod formats;
 #[path = "log.rs"]
 mod log;
+#[cfg(feature = "postgres")]
+#[path = "pg.rs"]
+mod pg;
 #[path = "pipeline.rs"]
 mod pipeline;
 #[path = "spill.rs"]
@@ -26,3 +29,5 @@ mod tamper;
 
 // Helpers the modules share, compiled once.
 mod common;
+#[cfg(feature = "postgres")]
+mod pg_server;

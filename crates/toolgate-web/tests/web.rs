@@ -801,7 +801,13 @@ async fn write_log(path: &std::path::Path) {
             Value::Null,
         ),
     ];
-    for e in events {
+    for mut e in events {
+        // The last call was made by someone else, elsewhere.
+        if e.call_id == "c3" {
+            e.payload.person = Some("bob@example.com".into());
+            e.payload.machine = Some("ci-7".into());
+            e.payload.agent = Some("codex".into());
+        }
         log.submit(e).await.unwrap();
     }
     log.close().unwrap();
@@ -858,6 +864,26 @@ async fn the_audit_view_filters_and_shows_the_verify_verdict() {
         seqs(&page.get_json("/approvals/audit?tool=bash&limit=1").await),
         vec![3]
     );
+    // Who, where and which agent.
+    assert_eq!(
+        seqs(
+            &page
+                .get_json("/approvals/audit?person=bob%40example.com")
+                .await
+        ),
+        vec![7]
+    );
+    assert_eq!(
+        seqs(
+            &page
+                .get_json("/approvals/audit?machine=ci-7&agent=codex")
+                .await
+        ),
+        vec![7]
+    );
+    assert!(seqs(&page.get_json("/approvals/audit?agent=claude-code").await).is_empty());
+    let html = page.get("/approvals/audit").await.text().await.unwrap();
+    assert!(html.contains(">bob@example.com</a> on <a"), "{html}");
 
     let html = page
         .get("/approvals/audit?tool=edit")

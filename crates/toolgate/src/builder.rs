@@ -68,6 +68,7 @@ pub struct Builder {
     asking: Option<Asking>,
     sandbox: SandboxChoice,
     session_id: Option<String>,
+    agent: Option<String>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -86,6 +87,7 @@ impl std::fmt::Debug for Builder {
             .field("asking", &self.asking)
             .field("sandbox", &self.sandbox)
             .field("session_id", &self.session_id)
+            .field("agent", &self.agent)
             .finish()
     }
 }
@@ -193,6 +195,14 @@ impl Builder {
         self
     }
 
+    /// The agent whose calls these are (`claude-code`, an MCP client's
+    /// name, `toolgate`), recorded with every event so that `toolgate log
+    /// --agent` can find them (default: not recorded).
+    pub fn agent(mut self, agent: impl Into<String>) -> Builder {
+        self.agent = Some(agent.into());
+        self
+    }
+
     /// Resolves the location, creates the data directory and loads the
     /// policy. Fails on a missing or bad location, a broken config layer
     /// (naming its file and line), or a data directory that cannot be created.
@@ -219,6 +229,7 @@ impl Builder {
             asking: self.asking,
             sandbox: self.sandbox,
             session_id: self.session_id,
+            agent: self.agent,
         }))
     }
 

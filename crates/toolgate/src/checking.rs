@@ -2,7 +2,7 @@
 //! saved approvals, read-only. Nothing here opens the audit log or creates a
 //! database: a check runs nothing and records nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -10,11 +10,14 @@ use toolgate_core::{
     CallError, DecisionSource, Location, PermissionRequest, Registration, Registry, ToolSet,
 };
 use toolgate_policy::approvals::{ApprovalStore, SavedApproval};
+use toolgate_policy::policy::PolicySources;
 use toolgate_policy::policy::{ApprovalLookup, approval_covers};
 use toolgate_store::SqliteApprovals;
 use toolgate_tools::BuiltinConfig;
 
+use crate::data_dir::DataDir;
 use crate::error::{BuildError, CheckError};
+use crate::team::{StoreChoice, TeamConfig};
 
 /// The built-in tools, registered as for a real call. Registering builds no
 /// JSON Schema (a tool's spec is made on first use), so a check pays only for
@@ -59,18 +62,21 @@ impl IntentTools {
 }
 
 /// Saved approvals, read-only: consulted when the data directory already holds
-/// them, never created by a check. Read on the first ask that an approval could
-/// answer, so a call that is allowed or denied outright never opens SQLite.
+/// them (or in the team's database when `[store]` names one), never created by
+/// a check. Read on the first ask that an approval could answer, so a call that
+/// is allowed or denied outright never opens a store.
 pub(crate) struct SavedApprovals {
-    state_db: PathBuf,
+    sources: PolicySources,
+    data: DataDir,
     project: String,
     rows: OnceLock<Vec<SavedApproval>>,
 }
 
 impl SavedApprovals {
-    pub(crate) fn new(state_db: PathBuf, project: &Path) -> SavedApprovals {
+    pub(crate) fn new(sources: &PolicySources, data: &DataDir, project: &Path) -> SavedApprovals {
         SavedApprovals {
-            state_db,
+            sources: sources.clone(),
+            data: data.clone(),
             project: project.display().to_string(),
             rows: OnceLock::new(),
         }
@@ -78,7 +84,24 @@ impl SavedApprovals {
 
     fn rows(&self) -> &[SavedApproval] {
         self.rows.get_or_init(|| {
-            let db = &self.state_db;
+            match TeamConfig::load(&self.sources) {
+                Ok(team) if matches!(team.store, StoreChoice::Postgres { .. }) => {
+                    let rows = team
+                        .open_approvals(&self.data)
+                        .map_err(|e| e.to_string())
+                        .and_then(|s| s.list_project(&self.project).map_err(|e| e.to_string()));
+                    return rows.unwrap_or_else(|e| {
+                        tracing::warn!("cannot read saved approvals: {e}");
+                        Vec::new()
+                    });
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!("cannot read saved approvals: {e}");
+                    return Vec::new();
+                }
+            }
+            let db = &self.data.state_db();
             if !db.exists() {
                 return Vec::new();
             }

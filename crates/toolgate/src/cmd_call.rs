@@ -55,7 +55,8 @@ pub async fn run(args: CallArgs, data: DataDir, durability: Durability) -> Resul
     let input = parse_input(&args.input)?;
     let builder =
         crate::cli_builder::builder(args.root.as_deref(), &args.config, mode, &data, durability)?
-            .asking(Asking::One(Arc::new(TerminalChannel)));
+            .asking(Asking::One(Arc::new(TerminalChannel)))
+            .agent("toolgate-call");
     let toolgate = crate::cli_builder::build(builder)?;
     let started = crate::cli_builder::start_noting(&toolgate)?;
     let catalogue = started.engine().materialize();

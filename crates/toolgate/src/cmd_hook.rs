@@ -17,6 +17,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use serde_json::{Value, json};
 use toolgate::{CheckError, CheckOutcome, DataDir, Durability, Toolgate};
+use toolgate_core::EventSink;
 use toolgate_core::{Effect, Event, EventKind, EventPayload, PermissionRequest};
 use toolgate_hooks::{
     Agent, HookCall, HookEvent, Probe, Reply, Verdict, acknowledge, block, parse, probes, reply,
@@ -399,7 +400,26 @@ fn extra(call: &HookCall, more: Value) -> Value {
     v
 }
 
-fn append(events: Vec<Event>, data: &DataDir, durability: Durability) -> Result<()> {
+fn append(
+    mut events: Vec<Event>,
+    agent: &str,
+    data: &DataDir,
+    durability: Durability,
+) -> Result<()> {
+    let team = toolgate::TeamConfig::load_standard()?;
+    toolgate::team::stamp_all(&mut events, &team.identity, Some(agent));
+    if let toolgate::StoreChoice::Postgres { config, .. } = &team.store {
+        // The team's database: committed (or refused) before the answer.
+        let log = toolgate_store::PgEventLog::open((**config).clone())?;
+        futures::executor::block_on(log.submit_batch(events)).with_context(|| {
+            format!(
+                "cannot record the hook's decision in the audit database {}",
+                config.target()
+            )
+        })?;
+        log.close()?;
+        return Ok(());
+    }
     // One transaction on this thread: a hook process records its few events
     // once, without the writer and checkpoint threads of an `EventLog`.
     toolgate_store::append_once(data.audit_db(), durability, events).with_context(|| {
@@ -469,7 +489,7 @@ fn record_decision(
             ..EventPayload::default()
         },
     ));
-    append(events, data, durability)
+    append(events, call.agent.name(), data, durability)
 }
 
 /// The outcome the agent reports after the tool ran.
@@ -499,5 +519,5 @@ fn record_outcome(call: &HookCall, ok: bool, data: &DataDir, durability: Durabil
             ..EventPayload::default()
         },
     );
-    append(vec![event], data, durability)
+    append(vec![event], call.agent.name(), data, durability)
 }

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use toolgate_store::{EventFilter, EventReader, StoredEvent, VerifyReport};
+use toolgate_core::event_query::{EventQuery, QueryError};
+use toolgate_store::{EventFilter, EventReader, PgEventLog, StoredEvent, VerifyReport};
 
 use toolgate::DataDir;
 
@@ -26,6 +27,15 @@ pub struct LogArgs {
     /// Only the last N events.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Only events recorded for this person (`[identity] person`, else user@host).
+    #[arg(long, value_name = "PERSON")]
+    person: Option<String>,
+    /// Only events recorded on this machine.
+    #[arg(long, value_name = "MACHINE")]
+    machine: Option<String>,
+    /// Only events of calls from this agent (a hooked agent such as `claude-code`, an MCP client's name, `toolgate-call`).
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,6 +50,14 @@ enum LogCommand {
 
 /// Runs `toolgate log …`; returns the exit status.
 pub fn run(args: LogArgs, data: &DataDir) -> Result<i32> {
+    if args.command.is_none() {
+        report_undelivered_spans(data);
+    }
+    let team = toolgate::TeamConfig::load_standard()?;
+    if let toolgate::StoreChoice::Postgres { config, .. } = &team.store {
+        let log = PgEventLog::open((**config).clone())?;
+        return run_on(args, &log, config.target());
+    }
     let path = data.audit_db();
     if let Some(LogCommand::Verify { json }) = args.command {
         if !path.exists() {
@@ -69,15 +87,78 @@ pub fn run(args: LogArgs, data: &DataDir) -> Result<i32> {
     }
     let reader =
         EventReader::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    print_events(&args, |f| Ok(reader.query(f)?), || Ok(reader.last_seq()?))
+}
+
+/// Says on stderr how many spans never reached the OTLP collector
+/// (`[telemetry]`), when any did not.
+fn report_undelivered_spans(data: &DataDir) {
+    let stats = toolgate::telemetry::DeliveryStats::read(data.root());
+    let lost = stats.undelivered();
+    if lost == 0 {
+        return;
+    }
+    let why = stats
+        .last_error
+        .map(|e| format!(" (the collector's last error: {e})"))
+        .unwrap_or_default();
+    eprintln!(
+        "toolgate: {lost} of {} spans were not delivered to the OTLP collector{why}; the audit log has every call",
+        stats.spans
+    );
+}
+
+/// `toolgate log …` over the team's database.
+fn run_on(args: LogArgs, log: &PgEventLog, target: &str) -> Result<i32> {
+    if let Some(LogCommand::Verify { json }) = args.command {
+        let report = log
+            .verify()
+            .with_context(|| format!("cannot verify the audit log in {target}"))?;
+        if json {
+            println!("{}", serde_json::to_string(&report)?);
+        } else {
+            println!("{report}");
+        }
+        return Ok(if report.is_ok() { 0 } else { 1 });
+    }
+    match EventQuery::query(log, &EventFilter::default()) {
+        Err(QueryError::NoLog(_)) if !args.follow => {
+            eprintln!("no events yet ({target} holds no toolgate log)");
+            return Ok(0);
+        }
+        Err(QueryError::NoLog(_)) => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot read the audit log in {target}")),
+        Ok(_) => {}
+    }
+    print_events(
+        &args,
+        |f| match EventQuery::query(log, f) {
+            Err(QueryError::NoLog(_)) => Ok(Vec::new()),
+            other => Ok(other?),
+        },
+        || Ok(log.last_seq().unwrap_or(0)),
+    )
+}
+
+/// Prints the events `args` asks for, and with `--follow` the new ones as
+/// they arrive.
+fn print_events(
+    args: &LogArgs,
+    query: impl Fn(&EventFilter) -> Result<Vec<StoredEvent>>,
+    last_seq: impl Fn() -> Result<u64>,
+) -> Result<i32> {
     let mut filter = EventFilter {
         session: args.session.clone(),
+        person: args.person.clone(),
+        machine: args.machine.clone(),
+        agent: args.agent.clone(),
         limit: args.limit,
         tail: args.limit.is_some(),
         ..EventFilter::default()
     };
     let stdout = std::io::stdout();
     loop {
-        let events = reader.query(&filter)?;
+        let events = query(&filter)?;
         let mut out = stdout.lock();
         for e in &events {
             let line = if args.json {
@@ -96,7 +177,7 @@ pub fn run(args: LogArgs, data: &DataDir) -> Result<i32> {
         if let Some(last) = events.last() {
             filter.after_seq = Some(last.seq);
         } else if filter.after_seq.is_none() {
-            filter.after_seq = Some(reader.last_seq()?);
+            filter.after_seq = Some(last_seq()?);
         }
         filter.limit = None;
         filter.tail = false;
@@ -115,6 +196,15 @@ fn human(e: &StoredEvent) -> String {
     ];
     if !e.event.call_id.is_empty() {
         parts.push(format!("call={}", e.event.call_id));
+    }
+    if let Some(who) = &p.person {
+        parts.push(format!("person={who}"));
+    }
+    if let Some(m) = &p.machine {
+        parts.push(format!("machine={m}"));
+    }
+    if let Some(a) = &p.agent {
+        parts.push(format!("agent={a}"));
     }
     if let Some(t) = &p.tool {
         parts.push(format!("tool={t}"));

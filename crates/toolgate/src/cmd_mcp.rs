@@ -29,7 +29,7 @@ use toolgate_mcp::{
 use toolgate_policy::config::ApprovalChannelName;
 use toolgate_policy::people::{Asking, ChannelList, Channels, parse_channel_list};
 use toolgate_policy::policy::PolicySources;
-use toolgate_store::{DEFAULT_RETENTION, SWEEP_INTERVAL, SqliteApprovals};
+use toolgate_store::{DEFAULT_RETENTION, SWEEP_INTERVAL};
 use toolgate_web::{WebApprovals, WebState};
 
 const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
@@ -277,7 +277,9 @@ fn mcp_toolgate(
         &data,
         durability,
     )?
-    .asking(Asking::InPolicyOrder(channels));
+    .asking(Asking::InPolicyOrder(channels))
+    // Calls carry the client's own name; this is for the rest.
+    .agent("mcp");
     let toolgate = crate::cli_builder::build(builder)?;
     let started = crate::cli_builder::start_noting(&toolgate)?;
     let policy = started.gate().policy();
@@ -297,14 +299,16 @@ async fn start_web(
     data: &DataDir,
     approvals: WebApprovals,
     events: Arc<dyn EventQuery>,
+    team: &toolgate::TeamConfig,
 ) -> Result<tokio::task::JoinHandle<Result<(), toolgate_web::WebError>>> {
     let token = toolgate_web::new_token()?;
-    let store = SqliteApprovals::open(data.state_db())
-        .with_context(|| format!("cannot open {}", data.state_db().display()))?;
+    let store = team
+        .open_approvals(data)
+        .context("cannot open the saved approvals")?;
     let state = WebState {
         approvals,
         events,
-        store: Arc::new(store),
+        store,
         token: token.clone(),
         allowed_hosts: Vec::new(),
     };
@@ -349,7 +353,7 @@ impl Running {
             // The page reads through the engine's own log (its reading connection).
             Some(w) => {
                 let events = started.audit_log().clone();
-                Some(start_web(web_listen, &data, w.clone(), events).await?)
+                Some(start_web(web_listen, &data, w.clone(), events, started.team()).await?)
             }
             None => None,
         };

@@ -249,9 +249,17 @@ pub fn run_policy_test(args: PolicyTestArgs, data: &DataDir) -> Result<i32> {
     Ok(0)
 }
 
-fn open_store(data: &DataDir) -> Result<SqliteApprovals> {
-    SqliteApprovals::open(data.state_db())
-        .with_context(|| format!("cannot open {}", data.state_db().display()))
+/// The saved approvals `[store]` chooses (user and managed config): the
+/// data directory's, or the team's database.
+fn open_store(data: &DataDir) -> Result<std::sync::Arc<dyn ApprovalStore>> {
+    let team = toolgate::TeamConfig::load_standard()?;
+    match &team.store {
+        toolgate::StoreChoice::Local => Ok(std::sync::Arc::new(
+            SqliteApprovals::open(data.state_db())
+                .with_context(|| format!("cannot open {}", data.state_db().display()))?,
+        )),
+        toolgate::StoreChoice::Postgres { .. } => Ok(team.open_approvals(data)?),
+    }
 }
 
 /// `toolgate approvals list`.
@@ -274,14 +282,19 @@ pub fn run_approvals_list(args: ApprovalsListArgs, data: &DataDir) -> Result<i32
     } else {
         writeln!(
             out,
-            "{:>5}  {:<18} {:<30} project",
-            "id", "action", "pattern"
+            "{:>5}  {:<18} {:<30} {:<24} project",
+            "id", "action", "pattern", "approved by (machine)"
         )?;
         for r in &rows {
+            let who = match (&r.approved_by, &r.machine) {
+                (Some(p), Some(m)) => format!("{p} ({m})"),
+                (Some(p), None) => p.clone(),
+                _ => "-".into(),
+            };
             writeln!(
                 out,
-                "{:>5}  {:<18} {:<30} {}",
-                r.id, r.action, r.pattern, r.project
+                "{:>5}  {:<18} {:<30} {:<24} {}",
+                r.id, r.action, r.pattern, who, r.project
             )?;
         }
     }

@@ -83,11 +83,10 @@ fn exec(args: ExecArgs, data: &DataDir, durability: Durability) -> Result<i32> {
     // The proxy's connections go to the audit log, as for the bash tool;
     // the log is opened only when there is a proxy (it costs milliseconds).
     if adapter.uses_proxy(&args.hosts) {
-        let log = Arc::new(
-            toolgate_store::EventLog::open(data.audit_db(), durability).with_context(|| {
-                format!("cannot open the audit log {}", data.audit_db().display())
-            })?,
-        );
+        let team = toolgate.team_config()?;
+        let log = team
+            .open_audit_log(data, durability, Some("sandbox"))
+            .with_context(|| format!("cannot open the audit log {}", team.describe_log(data)))?;
         adapter = adapter.with_events(log);
     }
     if !adapter.support().available {

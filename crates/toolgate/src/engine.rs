@@ -36,6 +36,7 @@ pub(crate) struct Settings {
     pub asking: Option<Asking>,
     pub sandbox: SandboxChoice,
     pub session_id: Option<String>,
+    pub agent: Option<String>,
 }
 
 /// toolgate for one location: the built-in tools behind the policy gate, an
@@ -54,6 +55,7 @@ pub struct Toolgate {
     questions: Option<Arc<dyn QuestionChannel>>,
     asking: Option<Asking>,
     sandbox: SandboxChoice,
+    agent: Option<String>,
     /// Made on first use (a `check` never needs one).
     session_id: OnceLock<String>,
     project_notice: Option<String>,
@@ -106,8 +108,9 @@ impl Toolgate {
             asking,
             sandbox,
             session_id,
+            agent,
         } = settings;
-        let saved = SavedApprovals::new(data.state_db(), location.root());
+        let saved = SavedApprovals::new(&sources, &data, location.root());
         Toolgate {
             project_notice: policy.project_notice(),
             project_broken: policy.project_error().is_some(),
@@ -120,12 +123,18 @@ impl Toolgate {
             questions,
             asking,
             sandbox,
+            agent,
             loaded: Mutex::new(Some(policy)),
             checking: OnceLock::new(),
             intents: OnceLock::new(),
             saved,
             started: OnceLock::new(),
         }
+    }
+
+    /// `[store]` and `[identity]` as this toolgate's config layers set them.
+    pub fn team_config(&self) -> Result<crate::team::TeamConfig, crate::team::TeamError> {
+        crate::team::TeamConfig::load(&self.sources)
     }
 
     /// The location the tools act in.
@@ -182,6 +191,7 @@ impl Toolgate {
             questions: self.questions.clone(),
             asking: self.asking.clone(),
             sandbox: &self.sandbox,
+            agent: self.agent.clone(),
         })?;
         drop(loaded);
         Ok(self.started.get_or_init(|| started))

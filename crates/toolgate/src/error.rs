@@ -61,6 +61,10 @@ pub enum BuildError {
         #[source]
         source: StoreError,
     },
+    /// `[store]` or `[identity]` is wrong, or the store they choose cannot
+    /// be opened.
+    #[error("cannot open the audit log and approvals as [store] says")]
+    Team(#[from] crate::team::TeamError),
     /// The built-in tools could not be registered.
     #[error("cannot register the built-in tools")]
     Register(#[source] RegistryError),

@@ -28,6 +28,8 @@ mod error;
 mod ids;
 mod sandbox;
 mod started;
+pub mod team;
+pub mod telemetry;
 pub mod terminal;
 
 pub use builder::{Builder, SandboxChoice};
@@ -37,6 +39,7 @@ pub use error::{BuildError, CheckError, SettleError};
 pub use ids::new_id;
 pub use sandbox::{SandboxAdapter, connection_event};
 pub use started::Started;
+pub use team::{AuditLog, Identity, StoreChoice, TeamConfig, TeamError};
 
 pub use tokio_util::sync::CancellationToken;
 pub use toolgate_core::{CallError, CallIdentity, CallRequest, CallResult, Catalogue, Content};

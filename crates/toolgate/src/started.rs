@@ -12,7 +12,7 @@ use toolgate_policy::gate::PolicyGate;
 use toolgate_policy::people::Asking;
 use toolgate_policy::policy::{Policy, PolicySources};
 use toolgate_policy::shared_policy::SharedPolicy;
-use toolgate_store::{DEFAULT_RETENTION, Durability, EventLog, SpillStore, SqliteApprovals};
+use toolgate_store::{DEFAULT_RETENTION, Durability, SpillStore};
 use toolgate_tools::BuiltinConfig;
 use toolgate_tools::process_tools::CommandSandbox;
 
@@ -20,13 +20,15 @@ use crate::builder::SandboxChoice;
 use crate::data_dir::DataDir;
 use crate::error::BuildError;
 use crate::sandbox::SandboxAdapter;
+use crate::team::{AuditLog, TeamConfig};
 
 /// The engine every call goes through, and what it was built from.
 pub struct Started {
     engine: Engine,
     gate: Arc<PolicyGate>,
-    log: Arc<EventLog>,
+    log: Arc<dyn AuditLog>,
     spill: Arc<SpillStore>,
+    team: TeamConfig,
     sources: PolicySources,
     sandbox_notice: Option<String>,
     /// Keeps the built-in tools registered while the engine lives.
@@ -54,6 +56,8 @@ pub(crate) struct Parts<'a> {
     /// When set, answers both approvals and questions (beats the two above).
     pub asking: Option<Asking>,
     pub sandbox: &'a SandboxChoice,
+    /// The agent recorded with each event (`None`: not recorded).
+    pub agent: Option<String>,
 }
 
 impl Started {
@@ -69,6 +73,7 @@ impl Started {
             questions,
             asking,
             sandbox,
+            agent,
         } = parts;
         let output = policy.tool_output();
         let bounds = OutputBounds {
@@ -79,13 +84,10 @@ impl Started {
                 .max_bytes
                 .unwrap_or(toolgate_core::bound::DEFAULT_MAX_BYTES),
         };
-        let audit_db = data.audit_db();
-        let log = Arc::new(EventLog::open(&audit_db, durability).map_err(|source| {
-            BuildError::AuditLog {
-                path: audit_db.clone(),
-                source,
-            }
-        })?);
+        // `[store]` chooses the data directory's SQLite files or the team's
+        // database; every event carries who, where and which agent.
+        let team = TeamConfig::load(&sources)?;
+        let log = team.open_audit_log(data, durability, agent.as_deref())?;
         let (sandbox, confines, sandbox_notice): (Arc<dyn CommandSandbox>, bool, Option<String>) =
             match sandbox {
                 SandboxChoice::Detect | SandboxChoice::DetectWithHelper(_) => {
@@ -136,12 +138,8 @@ impl Started {
             };
         config.session.question = questions;
         config.process.sandbox = Some(sandbox);
-        let state_db = data.state_db();
-        let saved = SqliteApprovals::open(&state_db).map_err(|source| BuildError::Approvals {
-            path: state_db.clone(),
-            source,
-        })?;
-        let gate = Arc::new(PolicyGate::sharing(policy, Arc::new(saved), approvals));
+        let saved = team.open_approvals(data)?;
+        let gate = Arc::new(PolicyGate::sharing(policy, saved, approvals));
         let spill = Arc::new(SpillStore::new(data.root()));
         match spill.sweep(DEFAULT_RETENTION) {
             Ok(n) if n > 0 => tracing::info!(removed = n, "swept old spilled outputs"),
@@ -164,6 +162,7 @@ impl Started {
             gate,
             log,
             spill,
+            team,
             sources,
             sandbox_notice,
             _registrations: registrations,
@@ -181,9 +180,14 @@ impl Started {
         &self.gate
     }
 
-    /// The audit log.
-    pub fn audit_log(&self) -> &Arc<EventLog> {
+    /// The audit log (the data directory's file, or the team's database).
+    pub fn audit_log(&self) -> &Arc<dyn AuditLog> {
         &self.log
+    }
+
+    /// `[store]` and `[identity]` as the engine read them.
+    pub fn team(&self) -> &TeamConfig {
+        &self.team
     }
 
     /// The spilled-output store (for the periodic sweep of servers).

@@ -43,9 +43,16 @@ mod sandbox_escape;
 mod serve_token;
 #[path = "staged_asks.rs"]
 mod staged_asks;
+#[path = "team_store.rs"]
+mod team_store;
+#[path = "telemetry.rs"]
+mod telemetry;
 #[path = "undo_cli.rs"]
 mod undo_cli;
 
 // Helpers the modules share, compiled once.
 mod conformance_support;
 mod support;
+// The PostgreSQL server of the team-store tests (shared with toolgate-store's).
+#[path = "../../toolgate-store/tests/pg_server.rs"]
+mod pg_server;

@@ -43,6 +43,12 @@ impl FormatRuns {
         Ok(FormatRuns(runs))
     }
 
+    /// Runs read from elsewhere (another store's table), in seq order.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) fn from_runs(runs: Vec<(i64, LogFormat)>) -> FormatRuns {
+        FormatRuns(runs)
+    }
+
     /// The format of the event at `seq`. Before the first recorded run (only
     /// in a damaged table) it is format 1, the original.
     pub(crate) fn at(&self, seq: i64) -> LogFormat {

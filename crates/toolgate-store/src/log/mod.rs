@@ -4,12 +4,12 @@
 
 mod ack;
 mod checkpoint;
-mod formats;
+pub(crate) mod formats;
 mod query;
-mod reader;
+pub(crate) mod reader;
 mod schema;
-mod verify;
-mod writer;
+pub(crate) mod verify;
+pub(crate) mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -225,19 +225,11 @@ pub fn append_once(
         true,
     )
     .map_err(StoreError::sqlite("keeping the WAL on close"))?;
-    let mut pending = Vec::with_capacity(events.len());
-    for event in events {
-        let value = serde_json::to_value(&event.payload).map_err(StoreError::Serialize)?;
-        let (payload, hashed_payload) = stored_and_hashed_payload(&value);
-        pending.push(Pending {
-            ts_ms: event.ts_ms,
-            kind: event.kind.as_str(),
-            session_id: event.session_id,
-            call_id: event.call_id,
-            payload,
-            hashed_payload,
-        });
-    }
+    let pending = events
+        .into_iter()
+        .map(pending)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(StoreError::Serialize)?;
     let count = pending.len() as u64;
     let (ack, _done) = oneshot::channel();
     let batch = Batch {
@@ -289,6 +281,22 @@ fn truncate_wal_past(conn: &rusqlite::Connection, path: &Path, limit: u64) {
     }
 }
 
+/// An event serialised for the committer: the column keeps every digit
+/// (sorted keys, serde_json's numbers); the hash covers the current format's
+/// canonical form.
+pub(crate) fn pending(event: Event) -> Result<Pending, serde_json::Error> {
+    let value = serde_json::to_value(&event.payload)?;
+    let (payload, hashed_payload) = stored_and_hashed_payload(&value);
+    Ok(Pending {
+        ts_ms: event.ts_ms,
+        kind: event.kind.as_str(),
+        session_id: event.session_id,
+        call_id: event.call_id,
+        payload,
+        hashed_payload,
+    })
+}
+
 impl Drop for EventLog {
     fn drop(&mut self) {
         if let Err(e) = self.shutdown() {
@@ -304,30 +312,22 @@ impl EventLog {
         if !self.shared.is_open() {
             return Box::pin(async { Err(SinkError::Closed) });
         }
-        let mut pending = Vec::with_capacity(events.len());
-        for event in events {
-            // Serialise on the caller's thread so the committer only hashes and
-            // inserts. The column keeps every digit (sorted keys, serde_json's
-            // numbers); the hash covers the current format's canonical form.
-            let (payload, hashed_payload) = match serde_json::to_value(&event.payload) {
-                Ok(v) => stored_and_hashed_payload(&v),
-                Err(e) => {
-                    let err = SinkError::Storage(Failure::caused(
-                        "the event payload cannot be serialised",
-                        e,
-                    ));
-                    return Box::pin(async move { Err(err) });
-                }
-            };
-            pending.push(Pending {
-                ts_ms: event.ts_ms,
-                kind: event.kind.as_str(),
-                session_id: event.session_id,
-                call_id: event.call_id,
-                payload,
-                hashed_payload,
-            });
-        }
+        // Serialise on the caller's thread so the committer only hashes and
+        // inserts.
+        let pending = match events
+            .into_iter()
+            .map(pending)
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(p) => p,
+            Err(e) => {
+                let err = SinkError::Storage(Failure::caused(
+                    "the event payload cannot be serialised",
+                    e,
+                ));
+                return Box::pin(async move { Err(err) });
+            }
+        };
         let (ack, done) = oneshot::channel();
         self.shared.enqueue(Batch {
             events: pending,

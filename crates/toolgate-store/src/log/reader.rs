@@ -43,6 +43,9 @@ impl EventReader {
             ("session_id", filter.session.clone()),
             ("call_id", filter.call_id.clone()),
             ("kind", filter.kind.map(|k| k.as_str().to_string())),
+            ("json_extract(payload, '$.person')", filter.person.clone()),
+            ("json_extract(payload, '$.machine')", filter.machine.clone()),
+            ("json_extract(payload, '$.agent')", filter.agent.clone()),
         ] {
             if let Some(v) = value {
                 args.push(SqlValue::Text(v));
@@ -135,7 +138,7 @@ impl RawEvent {
         })
     }
 
-    fn decode(self) -> Result<StoredEvent, StoreError> {
+    pub(crate) fn decode(self) -> Result<StoredEvent, StoreError> {
         let corrupt = |detail: String| StoreError::CorruptEvent {
             seq: self.seq,
             detail,

@@ -59,14 +59,17 @@ impl EventReader {
                 .map_err(StoreError::sqlite("reading the event log"))?;
             let rows = stmt
                 .query_map([], RawEvent::from_row)
-                .map_err(StoreError::sqlite("reading the event log"))?;
+                .map_err(StoreError::sqlite("reading the event log"))?
+                .map(|r| r.map_err(StoreError::sqlite("reading the event log")));
             walk(rows, head, &formats)
         })
     }
 }
 
-fn walk(
-    rows: impl Iterator<Item = rusqlite::Result<RawEvent>>,
+/// Walks `rows` (in seq order) against the head and the format runs: the
+/// verdict of any store that keeps the chain (SQLite, PostgreSQL).
+pub(crate) fn walk(
+    rows: impl Iterator<Item = Result<RawEvent, StoreError>>,
     head: Option<(i64, String)>,
     formats: &FormatRuns,
 ) -> Result<VerifyReport, StoreError> {
@@ -74,7 +77,7 @@ fn walk(
     let mut expected_seq: i64 = 1;
     let mut expected_prev = GENESIS_HASH.to_string();
     while let Some(row) = rows.next() {
-        let row = row.map_err(StoreError::sqlite("reading the event log"))?;
+        let row = row?;
         let seq = row.seq;
         if seq > expected_seq {
             let detail = if seq == expected_seq + 1 {

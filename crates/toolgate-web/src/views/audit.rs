@@ -33,6 +33,12 @@ pub struct AuditQuery {
     #[serde(default)]
     kind: Option<String>,
     #[serde(default)]
+    person: Option<String>,
+    #[serde(default)]
+    machine: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
     limit: Option<String>,
 }
 
@@ -44,6 +50,9 @@ struct Filters {
     tool: Option<String>,
     decision: Option<Effect>,
     kind: Option<EventKind>,
+    person: Option<String>,
+    machine: Option<String>,
+    agent: Option<String>,
     limit: usize,
 }
 
@@ -94,6 +103,9 @@ impl Filters {
             tool: non_empty(&q.tool),
             decision,
             kind,
+            person: non_empty(&q.person),
+            machine: non_empty(&q.machine),
+            agent: non_empty(&q.agent),
             limit,
         })
     }
@@ -120,6 +132,9 @@ fn read(events: &dyn EventQuery, f: &Filters) -> Result<Result<Audit, String>, S
         session: f.session.clone(),
         call_id: f.call.clone(),
         kind: f.kind,
+        person: f.person.clone(),
+        machine: f.machine.clone(),
+        agent: f.agent.clone(),
         // Tool and decision live in the payload, which the store cannot filter on:
         // read every event of the session/kind and keep the newest matches.
         limit: (!in_memory).then_some(f.limit),
@@ -143,7 +158,7 @@ fn read(events: &dyn EventQuery, f: &Filters) -> Result<Result<Audit, String>, S
     }))
 }
 
-/// `GET /approvals/audit?session=&call=&tool=&decision=&kind=&limit=`: the newest
+/// `GET /approvals/audit?session=&call=&tool=&decision=&kind=&person=&machine=&agent=&limit=`: the newest
 /// matching events (oldest first) and the verdict of `log verify`. JSON with
 /// `Accept: application/json`: `{"events": […], "verify": {…} | null, "verify_error"?}`.
 pub async fn handler(
@@ -241,6 +256,9 @@ fn filter_form(f: &Filters) -> Markup {
                     @for k in KINDS { option selected[f.kind == Some(k)] { (k) } }
                 }
             }
+            label { "Person " input name="person" value=(value(&f.person)); }
+            label { "Machine " input name="machine" value=(value(&f.machine)); }
+            label { "Agent " input name="agent" value=(value(&f.agent)); }
             label { "Newest " input name="limit" size="5" value=(f.limit); }
             button { "Filter" }
             " "
@@ -260,7 +278,8 @@ fn table(events: &[StoredEvent]) -> Markup {
             thead {
                 tr {
                     th { "#" } th { "Time (UTC)" } th { "Event" } th { "Session" } th { "Call" }
-                    th { "Tool" } th { "Request" } th { "Decision" } th { "Source" } th { "Details" }
+                    th { "Who" } th { "Tool" } th { "Request" } th { "Decision" } th { "Source" }
+                    th { "Details" }
                 }
             }
             tbody {
@@ -288,6 +307,17 @@ fn row(e: &StoredEvent) -> Markup {
             td {
                 @if !call.is_empty() {
                     a href={ "/approvals/audit?call=" (encoded(call)) } { (call) }
+                }
+            }
+            td class="who" {
+                @if let Some(person) = &p.person {
+                    a href={ "/approvals/audit?person=" (encoded(person)) } { (person) }
+                }
+                @if let Some(machine) = &p.machine {
+                    " on " a href={ "/approvals/audit?machine=" (encoded(machine)) } { (machine) }
+                }
+                @if let Some(agent) = &p.agent {
+                    " via " a href={ "/approvals/audit?agent=" (encoded(agent)) } { (agent) }
                 }
             }
             td { (p.tool.as_deref().unwrap_or("")) }

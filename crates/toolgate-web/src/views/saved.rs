@@ -53,7 +53,7 @@ pub async fn list_handler(
                 thead {
                     tr {
                         th { "#" } th { "Project" } th { "Action" } th { "Pattern" }
-                        th { "Saved (UTC)" } th {}
+                        th { "Saved (UTC)" } th { "Approved by" } th {}
                     }
                 }
                 tbody {
@@ -64,6 +64,10 @@ pub async fn list_handler(
                             td { (a.action) }
                             td { code { (a.pattern) } }
                             td { (utc_time(a.created_ms)) }
+                            td {
+                                (a.approved_by.as_deref().unwrap_or("-"))
+                                @if let Some(m) = &a.machine { " on " (m) }
+                            }
                             td {
                                 form method="post" action={ "/approvals/saved/" (a.id) "/revoke" } {
                                     button class="reject" { "Revoke" }

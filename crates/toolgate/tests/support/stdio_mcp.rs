@@ -84,6 +84,12 @@ impl StdioMcp {
         }
     }
 
+    /// Kills the server with SIGKILL, as a crash or the OOM killer would.
+    pub fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
     /// Closes stdin, as a client that is done does, and waits for the exit.
     pub fn close(mut self) -> ExitStatus {
         drop(self.to_server.take());

@@ -1,0 +1,443 @@
+//! OTLP export of every tool call (`[telemetry]`): one span per call,
+//! `execute_tool {tool}`, after the OpenTelemetry GenAI semantic conventions
+//! (`gen_ai.operation.name = "execute_tool"`, `gen_ai.tool.name`,
+//! `gen_ai.tool.call.id`), with the gate's decision as `toolgate.*`
+//! attributes.
+//!
+//! A call served over MCP (`toolgate mcp`, `toolgate serve`) also gets the
+//! server's own span, `tools/call {tool}` (kind server, `mcp.method.name =
+//! "tools/call"`, `mcp.session.id`), as the parent of its `execute_tool`.
+//!
+//! The span is built from the call's audit events as they are recorded, so
+//! it says what the log says. Export never sits on the call path: ending a
+//! span only puts it in a bounded queue (2,048 spans; beyond that spans are
+//! dropped, not waited for), and a background thread sends batches over
+//! OTLP/HTTP. A dead or slow collector costs a call nothing; at exit toolgate
+//! waits at most a second for the last batch. Spans that never reached the
+//! collector (dropped from a full queue, refused, or still queued at exit)
+//! are counted in `<data dir>/telemetry-stats.json`, and `toolgate log` says
+//! how many.
+//!
+//! ```toml
+//! [telemetry]
+//! endpoint = "http://collector.internal:4318"   # else OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT
+//! include_arguments = false                     # the call's arguments and output preview, opt-in
+//! ```
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{
+    Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
+};
+use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
+};
+use serde::{Deserialize, Serialize};
+use toolgate_core::{Effect, Event, EventKind};
+
+/// Spans waiting for export at most; more are dropped.
+const MAX_QUEUE: usize = 2048;
+/// Calls whose end has not been seen, at most (a crash leaves some behind).
+const MAX_OPEN_CALLS: usize = 4096;
+
+/// `[telemetry]` as configured.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TelemetrySettings {
+    /// The collector's base URL (`/v1/traces` is added); `None`: the
+    /// standard `OTEL_EXPORTER_OTLP_*` variables, else `http://localhost:4318`.
+    pub endpoint: Option<String>,
+    /// Whether the call's arguments and output preview go into the span.
+    pub include_arguments: bool,
+}
+
+/// The exporter of one process.
+pub struct Telemetry {
+    provider: SdkTracerProvider,
+    tracer: SdkTracer,
+    include_arguments: bool,
+    calls: Mutex<HashMap<String, OpenCall>>,
+    counts: Arc<Counts>,
+    /// Where the delivery counts are kept (`<data dir>/telemetry-stats.json`).
+    stats_file: Option<PathBuf>,
+    /// What of `counts` is already in the file.
+    recorded: Mutex<(u64, u64)>,
+}
+
+/// Spans ended and delivered by this process.
+#[derive(Debug, Default)]
+struct Counts {
+    ended: AtomicU64,
+    delivered: AtomicU64,
+    last_error: Mutex<Option<String>>,
+}
+
+/// The OTLP exporter, counting what the collector took.
+#[derive(Debug)]
+struct Counting {
+    inner: opentelemetry_otlp::SpanExporter,
+    counts: Arc<Counts>,
+}
+
+impl SpanExporter for Counting {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let n = batch.len() as u64;
+        let result = self.inner.export(batch).await;
+        match &result {
+            Ok(()) => {
+                self.counts.delivered.fetch_add(n, Ordering::Relaxed);
+            }
+            Err(e) => {
+                *self
+                    .counts
+                    .last_error
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(e.to_string());
+            }
+        }
+        result
+    }
+
+    fn shutdown_with_timeout(&mut self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&mut self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &opentelemetry_sdk::Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+/// `<data dir>/telemetry-stats.json`: spans of every process so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryStats {
+    /// Spans ended (one or two per call).
+    pub spans: u64,
+    /// Spans the collector took.
+    pub delivered: u64,
+    /// The collector's last refusal, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+impl DeliveryStats {
+    /// The file's name in the data directory.
+    pub const FILE: &'static str = "telemetry-stats.json";
+
+    /// The counts in `dir`'s file (zero when there is none).
+    pub fn read(dir: &Path) -> DeliveryStats {
+        std::fs::read(dir.join(Self::FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Spans that never reached the collector.
+    pub fn undelivered(&self) -> u64 {
+        self.spans.saturating_sub(self.delivered)
+    }
+}
+
+impl std::fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Telemetry")
+            .field("include_arguments", &self.include_arguments)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What is known of a call before its end.
+#[derive(Default)]
+struct OpenCall {
+    start_ms: Option<i64>,
+    tool_call_id: Option<String>,
+    arguments: Option<String>,
+    decision: Option<Effect>,
+    suggested: Option<Effect>,
+    risk: Option<String>,
+    source: Option<String>,
+    rule: Option<String>,
+    actor: Option<String>,
+}
+
+fn time(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+impl Telemetry {
+    /// The process's exporter, started on first use with `settings` (later
+    /// settings are ignored: one provider per process).
+    pub fn global(
+        settings: &TelemetrySettings,
+        data_dir: Option<&Path>,
+    ) -> Result<Arc<Telemetry>, String> {
+        static ONE: OnceLock<Arc<Telemetry>> = OnceLock::new();
+        if let Some(t) = ONE.get() {
+            return Ok(Arc::clone(t));
+        }
+        let settings = settings.clone();
+        let stats_file = data_dir.map(|d| d.join(DeliveryStats::FILE));
+        // The exporter's HTTP client must not be made on an async runtime's thread.
+        let made = std::thread::spawn(move || Telemetry::start(&settings, stats_file))
+            .join()
+            .map_err(|_| "starting the OTLP exporter panicked".to_string())??;
+        Ok(Arc::clone(ONE.get_or_init(|| Arc::new(made))))
+    }
+
+    fn start(
+        settings: &TelemetrySettings,
+        stats_file: Option<PathBuf>,
+    ) -> Result<Telemetry, String> {
+        let mut builder = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_timeout(Duration::from_secs(5));
+        if let Some(base) = &settings.endpoint {
+            builder = builder.with_endpoint(format!("{}/v1/traces", base.trim_end_matches('/')));
+        }
+        let exporter = builder
+            .build()
+            .map_err(|e| format!("cannot start the OTLP exporter: {e}"))?;
+        let counts = Arc::new(Counts::default());
+        let exporter = Counting {
+            inner: exporter,
+            counts: Arc::clone(&counts),
+        };
+        let batch = BatchSpanProcessor::builder(exporter)
+            .with_batch_config(
+                BatchConfigBuilder::default()
+                    .with_max_queue_size(MAX_QUEUE)
+                    .with_max_export_batch_size(512)
+                    .with_scheduled_delay(Duration::from_millis(500))
+                    .build(),
+            )
+            .build();
+        let provider = SdkTracerProvider::builder()
+            .with_span_processor(batch)
+            .with_resource(
+                opentelemetry_sdk::Resource::builder()
+                    .with_service_name("toolgate")
+                    .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+                    .build(),
+            )
+            .build();
+        let tracer = provider.tracer("toolgate");
+        Ok(Telemetry {
+            provider,
+            tracer,
+            include_arguments: settings.include_arguments,
+            calls: Mutex::new(HashMap::new()),
+            counts,
+            stats_file,
+            recorded: Mutex::new((0, 0)),
+        })
+    }
+
+    /// Takes note of an event as it is recorded; a call's last event ends
+    /// (and queues) its span (under an MCP server span when `over_mcp`).
+    /// Never blocks on the collector.
+    pub fn observe(&self, e: &Event, over_mcp: bool) {
+        if e.call_id.is_empty() {
+            return;
+        }
+        let p = &e.payload;
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        match e.kind {
+            EventKind::PermissionRequested
+            | EventKind::PermissionResolved
+            | EventKind::ToolStarted => {
+                if calls.len() >= MAX_OPEN_CALLS && !calls.contains_key(&e.call_id) {
+                    calls.clear();
+                }
+                let call = calls.entry(e.call_id.clone()).or_default();
+                call.start_ms.get_or_insert(e.ts_ms);
+                if call.tool_call_id.is_none() {
+                    call.tool_call_id.clone_from(&p.tool_call_id);
+                }
+                if self.include_arguments && call.arguments.is_none() {
+                    call.arguments = p.args.as_ref().map(|a| a.to_string());
+                }
+                if e.kind == EventKind::PermissionRequested {
+                    if let Some(s) = p.suggested_decision.or(p.decision) {
+                        call.suggested =
+                            Some(call.suggested.map_or(s, |old| Effect::strictest([old, s])));
+                    }
+                }
+                if e.kind == EventKind::PermissionResolved {
+                    if let Some(d) = p.decision {
+                        // The strictest request decides the call, and says why.
+                        let stricter = call
+                            .decision
+                            .is_none_or(|old| Effect::strictest([old, d]) != old);
+                        if stricter {
+                            call.decision = Some(d);
+                            call.risk = p.risk_at_decision.map(|r| r.to_string());
+                            call.source = p.sourced_from.map(|s| s.as_str().to_string());
+                            call.rule.clone_from(&p.rule);
+                            call.actor.clone_from(&p.actor);
+                        }
+                    }
+                }
+            }
+            EventKind::ToolCompleted | EventKind::ToolFailed => {
+                let call = calls.remove(&e.call_id).unwrap_or_default();
+                drop(calls);
+                self.end(e, call, over_mcp);
+            }
+            EventKind::SessionStarted | EventKind::NetworkConnection => {}
+        }
+    }
+
+    fn end(&self, e: &Event, call: OpenCall, over_mcp: bool) {
+        let p = &e.payload;
+        let tool = p.tool.clone().unwrap_or_else(|| "unknown".into());
+        let start = call
+            .start_ms
+            .unwrap_or_else(|| e.ts_ms - i64::try_from(p.duration_ms.unwrap_or(0)).unwrap_or(0));
+        let mut attrs = vec![
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", tool.clone()),
+            KeyValue::new(
+                "gen_ai.tool.call.id",
+                call.tool_call_id
+                    .clone()
+                    .unwrap_or_else(|| e.call_id.clone()),
+            ),
+            KeyValue::new("toolgate.call.id", e.call_id.clone()),
+            KeyValue::new("toolgate.session.id", e.session_id.clone()),
+        ];
+        let mut text = |key: &'static str, v: Option<String>| {
+            if let Some(v) = v {
+                attrs.push(KeyValue::new(key, v));
+            }
+        };
+        text("toolgate.decision", call.decision.map(|d| d.to_string()));
+        text(
+            "toolgate.decision.suggested",
+            call.suggested.map(|d| d.to_string()),
+        );
+        text("toolgate.risk", call.risk);
+        text("toolgate.decision.source", call.source.clone());
+        text("toolgate.rule", call.rule);
+        text("toolgate.actor", call.actor);
+        text("toolgate.person", p.person.clone());
+        text("toolgate.machine", p.machine.clone());
+        text("toolgate.agent", p.agent.clone());
+        if self.include_arguments {
+            text("gen_ai.tool.call.arguments", call.arguments);
+            text("gen_ai.tool.call.result", p.preview.clone());
+        }
+        attrs.push(KeyValue::new(
+            "toolgate.sandbox",
+            call.source.as_deref() == Some("sandbox"),
+        ));
+        let failed = e.kind == EventKind::ToolFailed;
+        if failed {
+            attrs.push(KeyValue::new(
+                "error.type",
+                p.reason.clone().unwrap_or_else(|| "tool_error".into()),
+            ));
+        }
+        // The MCP server's span for the request, around the tool's.
+        let server = over_mcp.then(|| {
+            self.tracer
+                .span_builder(format!("tools/call {tool}"))
+                .with_kind(SpanKind::Server)
+                .with_start_time(time(start))
+                .with_attributes(vec![
+                    KeyValue::new("mcp.method.name", "tools/call"),
+                    KeyValue::new("mcp.session.id", e.session_id.clone()),
+                    KeyValue::new("gen_ai.tool.name", tool.clone()),
+                ])
+                .start(&self.tracer)
+        });
+        self.counts
+            .ended
+            .fetch_add(if server.is_some() { 2 } else { 1 }, Ordering::Relaxed);
+        let builder = self
+            .tracer
+            .span_builder(format!("execute_tool {tool}"))
+            .with_kind(SpanKind::Internal)
+            .with_start_time(time(start))
+            .with_attributes(attrs);
+        let (mut span, parent) = match server {
+            Some(server) => {
+                let cx = opentelemetry::Context::new().with_span(server);
+                (builder.start_with_context(&self.tracer, &cx), Some(cx))
+            }
+            None => (builder.start(&self.tracer), None),
+        };
+        if failed {
+            span.set_status(Status::error(p.reason.clone().unwrap_or_default()));
+        }
+        span.end_with_timestamp(time(e.ts_ms));
+        if let Some(cx) = parent {
+            let server = cx.span();
+            if failed {
+                server.set_status(Status::error(p.reason.clone().unwrap_or_default()));
+            }
+            server.end_with_timestamp(time(e.ts_ms));
+        }
+    }
+
+    /// Sends what is queued, waiting at most `within` (a dead collector
+    /// does not hold the process).
+    pub fn flush(self: &Arc<Self>, within: Duration) {
+        let me = Arc::clone(self);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(me.provider.force_flush());
+        });
+        match rx.recv_timeout(within) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("exporting spans failed: {e}"),
+            Err(_) => tracing::warn!("the OTLP collector did not take the last spans in time"),
+        }
+        self.record();
+    }
+
+    /// Adds what this process ended and delivered since the last record to
+    /// the data directory's counts. Concurrent processes may lose an update
+    /// (the counts are a diagnosis, not the audit log).
+    fn record(&self) {
+        let Some(file) = &self.stats_file else {
+            return;
+        };
+        let mut recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        let ended = self.counts.ended.load(Ordering::Relaxed);
+        let delivered = self.counts.delivered.load(Ordering::Relaxed);
+        let Some(dir) = file.parent() else {
+            return;
+        };
+        let mut stats = DeliveryStats::read(dir);
+        stats.spans += ended - recorded.0;
+        stats.delivered += delivered - recorded.1;
+        let last = self
+            .counts
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if last.is_some() {
+            stats.last_error = last;
+        }
+        let tmp = file.with_extension("json.tmp");
+        let written = serde_json::to_vec(&stats)
+            .map_err(std::io::Error::other)
+            .and_then(|b| std::fs::write(&tmp, b))
+            .and_then(|()| std::fs::rename(&tmp, file));
+        match written {
+            Ok(()) => *recorded = (ended, delivered),
+            Err(e) => tracing::warn!("cannot record telemetry counts in {}: {e}", file.display()),
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! OTLP export against a real backend: Arize Phoenix (PyPI, installed by
+//! `scripts/setup-phoenix.sh`), started here on loopback; `toolgate call`
+//! sends its spans there, and the test reads them back through Phoenix's
+//! REST API. Without Phoenix the test says so and skips, except under
+//! `CI=true`, where that is a failure.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::cli_env::CliEnv;
+use crate::support::stdio_mcp::StdioMcp;
+
+fn phoenix_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".phoenix-venv/bin/phoenix")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `GET path` on loopback: the status and the body.
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).ok()?;
+    let (head, body) = raw.split_once("\r\n\r\n")?;
+    let status = head.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, body.to_string()))
+}
+
+/// A Phoenix server of this test's own, stopped when dropped.
+struct Phoenix {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Phoenix {
+    fn start() -> Option<Phoenix> {
+        let bin = phoenix_bin();
+        if !bin.exists() {
+            let setup = "bash scripts/setup-phoenix.sh";
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "Arize Phoenix is missing at {} (run `{setup}`)",
+                bin.display()
+            );
+            eprintln!("SKIPPED: the OTLP test needs Arize Phoenix; run `{setup}`");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = Command::new(bin)
+            .arg("serve")
+            .env("PHOENIX_PORT", port.to_string())
+            .env("PHOENIX_GRPC_PORT", free_port().to_string())
+            .env("PHOENIX_HOST", "127.0.0.1")
+            .env("PHOENIX_WORKING_DIR", dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let p = Phoenix {
+            child,
+            port,
+            _dir: dir,
+        };
+        let start = Instant::now();
+        while get(port, "/healthz").is_none_or(|(s, _)| s != 200) {
+            assert!(
+                start.elapsed() < Duration::from_secs(90),
+                "Phoenix did not start"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        Some(p)
+    }
+
+    /// The spans of the default project, newest first.
+    fn spans(&self) -> Vec<Value> {
+        let (status, body) = get(self.port, "/v1/projects/default/spans?limit=100").unwrap();
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["data"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+impl Drop for Phoenix {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn with_telemetry(endpoint: &str) -> CliEnv {
+    let e = CliEnv::new();
+    e.write(e.ws.join("a.txt"), "hello\n");
+    e.write(
+        e.home.join(".config/toolgate/config.toml"),
+        &format!(
+            "[telemetry]\nendpoint = \"{endpoint}\"\ninclude_arguments = true\n\n[identity]\nperson = \"ada@example.com\"\nmachine = \"laptop\"\n"
+        ),
+    );
+    e
+}
+
+#[test]
+fn every_call_is_a_genai_execute_tool_span_in_a_real_otlp_backend() {
+    let Some(phoenix) = Phoenix::start() else {
+        return;
+    };
+    let e = with_telemetry(&format!("http://127.0.0.1:{}", phoenix.port));
+    let o = e
+        .command(&["call", "read", r#"{"path":"a.txt"}"#])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Asked with nobody to ask: denied.
+    let o = e
+        .command(&["call", "write", r#"{"path":"b.txt","content":"x"}"#])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    // Over MCP: the server's span around the tool's.
+    let mut server = StdioMcp::start(&e.ws, &e.data, &e.home, &[], "otel-client");
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "list", "arguments": {"path": "."}}
+    }));
+    let (_, answer) = server.next_answer().unwrap();
+    assert!(answer["result"]["isError"] != json!(true), "{answer}");
+    assert!(server.close().success());
+    let start = Instant::now();
+    let spans = loop {
+        let spans = phoenix.spans();
+        if spans.len() >= 4 {
+            break spans;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "spans never arrived: {spans:?}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let named = |name: &str| {
+        spans
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no span {name}: {spans:?}"))
+            .clone()
+    };
+    let read = named("execute_tool read");
+    let a = &read["attributes"];
+    assert_eq!(a["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(a["gen_ai.tool.name"], "read");
+    assert!(
+        a["gen_ai.tool.call.id"]
+            .as_str()
+            .unwrap()
+            .starts_with("call-")
+    );
+    assert_eq!(a["toolgate.decision"], "allow");
+    assert_eq!(a["toolgate.risk"], "read");
+    assert_eq!(a["toolgate.decision.source"], "default");
+    assert_eq!(a["toolgate.person"], "ada@example.com");
+    assert_eq!(a["toolgate.machine"], "laptop");
+    assert_eq!(a["toolgate.agent"], "toolgate-call");
+    assert_eq!(a["toolgate.sandbox"], false);
+    assert!(
+        a["gen_ai.tool.call.arguments"]
+            .as_str()
+            .unwrap()
+            .contains("a.txt")
+    );
+    assert_ne!(read["status_code"], "ERROR");
+    let write = named("execute_tool write");
+    assert_eq!(write["attributes"]["toolgate.decision"], "deny");
+    assert_eq!(write["attributes"]["toolgate.decision.suggested"], "ask");
+    assert_eq!(write["attributes"]["error.type"], "denied");
+    assert_eq!(write["status_code"], "ERROR");
+    let served = named("tools/call list");
+    assert_eq!(served["attributes"]["mcp.method.name"], "tools/call");
+    assert!(served["attributes"]["mcp.session.id"].is_string());
+    let listed = named("execute_tool list");
+    assert_eq!(listed["parent_id"], served["context"]["span_id"]);
+    assert_eq!(listed["context"]["trace_id"], served["context"]["trace_id"]);
+    assert_eq!(listed["attributes"]["toolgate.agent"], "otel-client");
+    // A call of `toolgate call` has no server span above it.
+    assert!(read["parent_id"].is_null());
+    // Every span arrived: `toolgate log` has nothing to say about them.
+    let o = e.command(&["log"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("not delivered"), "{err}");
+    let stats: Value =
+        serde_json::from_slice(&std::fs::read(e.data.join("telemetry-stats.json")).unwrap())
+            .unwrap();
+    assert_eq!(stats["spans"], 4, "{stats}");
+    assert_eq!(stats["delivered"], 4, "{stats}");
+}
+
+#[test]
+fn a_dead_collector_costs_the_call_nothing() {
+    // Nothing listens there.
+    let e = with_telemetry(&format!("http://127.0.0.1:{}", free_port()));
+    let start = Instant::now();
+    let o = e
+        .command(&["call", "read", r#"{"path":"a.txt"}"#])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("hello"));
+    // The call, plus at most a second waiting for the last batch at exit.
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    // The span that never arrived is counted, and `toolgate log` says so.
+    let o = e.command(&["log"]).output().unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 of 1 spans were not delivered to the OTLP collector"),
+        "{err}"
+    );
+}
+
+#[test]
+fn telemetry_settings_are_checked_and_refused_in_a_project() {
+    let e = with_telemetry("collector:4318");
+    let o = e
+        .command(&["call", "read", r#"{"path":"a.txt"}"#])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is not an http:// or https:// URL"), "{err}");
+    let e = CliEnv::new();
+    e.write(e.ws.join("a.txt"), "hello\n");
+    e.write(
+        e.ws.join(".toolgate/config.toml"),
+        "[telemetry]\nendpoint = \"http://attacker.example:4318\"\n",
+    );
+    let o = e
+        .command(&["call", "read", r#"{"path":"a.txt"}"#])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("[telemetry] is not read from a project's config"),
+        "{err}"
+    );
+}
