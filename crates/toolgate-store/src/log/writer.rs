@@ -33,6 +33,21 @@ use crate::sqlite::BUSY_TIMEOUT;
 /// bounds how long the lock is held.
 const MAX_BATCH: usize = 4096;
 
+/// Whole batches from the front of `queue`, up to [`MAX_BATCH`] events (at
+/// least one batch): what one group commit takes, for either store.
+pub(crate) fn take_batches(queue: &mut VecDeque<Batch>) -> Vec<Batch> {
+    let mut taken = Vec::new();
+    let mut events = 0;
+    while let Some(b) = queue.front() {
+        if !taken.is_empty() && events + b.events.len() > MAX_BATCH {
+            break;
+        }
+        events += b.events.len();
+        taken.extend(queue.pop_front());
+    }
+    taken
+}
+
 /// An event serialised by the submitter, waiting for its seq.
 pub(crate) struct Pending {
     pub ts_ms: i64,
@@ -182,20 +197,9 @@ impl Shared {
         done
     }
 
-    /// Takes whole batches from the front of the queue, up to [`MAX_BATCH`]
-    /// events (at least one batch).
+    /// Takes whole batches from the front of the queue (see [`take_batches`]).
     fn take(&self) -> Vec<Batch> {
-        let mut queue = self.queue();
-        let mut taken = Vec::new();
-        let mut events = 0;
-        while let Some(b) = queue.front() {
-            if !taken.is_empty() && events + b.events.len() > MAX_BATCH {
-                break;
-            }
-            events += b.events.len();
-            taken.extend(queue.pop_front());
-        }
-        taken
+        take_batches(&mut self.queue())
     }
 
     /// Commits `taken` in one transaction and answers every ack. With

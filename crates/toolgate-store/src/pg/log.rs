@@ -22,9 +22,6 @@ use crate::log::formats::FormatRuns;
 use crate::log::reader::RawEvent;
 use crate::log::writer::{Batch, Pending};
 
-/// Most events committed in one transaction (whole batches are never split).
-const MAX_BATCH: usize = 4096;
-
 /// Rows read per round trip when walking the chain.
 const VERIFY_PAGE: i64 = 10_000;
 
@@ -72,19 +69,9 @@ impl Shared {
             .is_some_and(|w| w.send(m).is_ok())
     }
 
-    /// Whole batches from the front, up to [`MAX_BATCH`] events (at least one).
+    /// Whole batches from the front (as the SQLite log takes them).
     fn take(&self) -> Vec<Batch> {
-        let mut queue = self.queue();
-        let mut taken = Vec::new();
-        let mut events = 0;
-        while let Some(b) = queue.front() {
-            if !taken.is_empty() && events + b.events.len() > MAX_BATCH {
-                break;
-            }
-            events += b.events.len();
-            taken.extend(queue.pop_front());
-        }
-        taken
+        crate::log::writer::take_batches(&mut self.queue())
     }
 }
 
