@@ -160,7 +160,15 @@ impl Checkpoints {
             let lock = match Lock::try_take(&path) {
                 Ok(Some(lock)) => lock,
                 Ok(None) => continue,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                // Gone meanwhile, or not a directory (nothing of ours): one
+                // stray entry must not close the store to every process.
+                Err(e)
+                    if e.kind() == io::ErrorKind::NotFound
+                        || e.raw_os_error() == Some(libc::ENOTDIR) =>
+                {
+                    tracing::debug!(path = %path.display(), "not a checkpoint; left alone");
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             };
             let m = match Manifest::read(&path, &id) {

@@ -303,3 +303,25 @@ fn a_set_cut_off_before_applying_is_removed_and_costs_few_files() {
     store.undo(&id).unwrap();
     assert!(!new.exists());
 }
+
+#[test]
+fn a_stray_file_among_the_unfinished_sets_does_not_close_the_store() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (store, _) = Checkpoints::open(data.path()).unwrap();
+    fs::write(data.path().join(OPEN_DIR).join("1700000000-00ab001"), b"x").unwrap();
+    let (store2, recovered) = Checkpoints::open(data.path()).unwrap();
+    assert!(recovered.is_empty());
+    // Both still record and undo.
+    for s in [&store, &store2] {
+        let a = work.path().join("a");
+        let mut set = s.begin("c", "write").unwrap();
+        set.save(&a).unwrap();
+        set.applying().unwrap();
+        fs::write(&a, "x").unwrap();
+        let id = set.landed().unwrap();
+        s.undo(&id).unwrap();
+        assert!(!a.exists());
+    }
+    assert_eq!(store.list().unwrap().unreadable.len(), 1);
+}

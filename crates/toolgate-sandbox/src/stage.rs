@@ -262,13 +262,11 @@ impl Staging {
         mut journal: Box<dyn LandingJournal>,
     ) -> Result<Option<String>, SandboxError> {
         // What someone else changed meanwhile is theirs: never overwritten.
+        // Looked at again here, since judging (a person asked) takes time;
+        // a path marked by `changes` still has its later change time.
         let accepted: HashSet<PathBuf> = accepted
             .iter()
-            .filter(|p| {
-                !changes
-                    .iter()
-                    .any(|c| &c.path == *p && (c.changed_outside || changed_since(p, self.started)))
-            })
+            .filter(|p| !changed_since(p, self.started))
             .cloned()
             .collect();
         let plan = self.plan(changes, &accepted);
