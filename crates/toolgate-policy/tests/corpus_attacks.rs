@@ -188,15 +188,6 @@ fn judge(fx: &Fixture, policy: &Policy, row: &Row) -> Answer {
     }
 }
 
-/// `test` as the harness names it: below this file's module when the file is
-/// one module of the crate's `tests/all.rs`.
-fn harness_name(test: &str) -> String {
-    match module_path!().split_once("::") {
-        Some((_, module)) => format!("{module}::{test}"),
-        None => test.to_string(),
-    }
-}
-
 /// Judges `row` in a child process: this test binary, running only
 /// `test_name` with [`CHILD_ENV`] naming the row, under a 2 GiB address-space
 /// limit (an input that makes the analyser allocate without bound must not
@@ -211,7 +202,7 @@ fn spawn_child(test_name: &str, row: &Row, mode: &str) -> Child {
         .arg("ulimit -v 2097152 2>/dev/null; exec \"$0\" \"$@\"")
         .arg(exe)
         .args([
-            harness_name(test_name).as_str(),
+            fixture::harness_name(module_path!(), test_name).as_str(),
             "--exact",
             "--nocapture",
             "--test-threads",

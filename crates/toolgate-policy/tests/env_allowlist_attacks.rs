@@ -39,22 +39,13 @@ const EXPORTED: &[(&str, &str)] = &[
     ("EDITOR", "vim"),
 ];
 
-/// `test` as the harness names it: below this file's module when the file is
-/// one module of the crate's `tests/all.rs`.
-fn harness_name(test: &str) -> String {
-    match module_path!().split_once("::") {
-        Some((_, module)) => format!("{module}::{test}"),
-        None => test.to_string(),
-    }
-}
-
 fn run_in_child(test: &str) -> bool {
     if std::env::var_os(CHILD_ENV).is_some() {
         return false;
     }
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
-        harness_name(test).as_str(),
+        fixture::harness_name(module_path!(), test).as_str(),
         "--exact",
         "--nocapture",
         "--test-threads",

@@ -467,3 +467,13 @@ pub fn summary(parts: &[ShellRequest]) -> String {
         .collect::<Vec<_>>()
         .join("\n  ")
 }
+
+/// `test` of the file whose `module_path!()` is `module`, as the harness
+/// names it (below the file's module in `tests/all.rs`): for a test that
+/// runs itself again in a child process.
+pub fn harness_name(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_, module)) => format!("{module}::{test}"),
+        None => test.to_string(),
+    }
+}
