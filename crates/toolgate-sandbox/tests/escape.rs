@@ -516,3 +516,33 @@ fn a_credential_linked_deep_into_a_toolchain_place_is_covered() {
         "the toolchain place is shown: {text}"
     );
 }
+
+/// More of the class, staged: a setuid program copied with its mode kept
+/// (`cp -p /usr/bin/passwd`), a file capability (`setcap`), a file created
+/// set-user-ID by perl's `sysopen`, a set-group-ID directory made by
+/// python's `os.mkdir`. Nothing that lands runs with more rights than its
+/// caller.
+#[test]
+fn more_of_the_class_cp_p_setcap_sysopen_and_mkdir_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let (out, staging) = f.run_staged_keeping(
+        "cd \"$WS\"; cp -p /usr/bin/passwd p1; cp /bin/sh p2; command -v setcap >/dev/null && setcap cap_setuid+ep p2; perl -e 'sysopen(F, \"p3\", 0101, 04755) and print F 1'; python3 -c 'import os; os.mkdir(\"p4\", 0o2775)'; true",
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::land_all(&staging);
+    for name in ["p1", "p2", "p3", "p4"] {
+        let path = f.ws.join(name);
+        let Ok(m) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        assert_eq!(m.permissions().mode() & 0o6000, 0, "{name}");
+        let caps = std::process::Command::new("getfattr")
+            .args(["-n", "security.capability"])
+            .arg(&path)
+            .output();
+        if let Ok(caps) = caps {
+            assert!(!caps.status.success(), "{name} carries a file capability");
+        }
+    }
+}
