@@ -280,11 +280,11 @@ impl SandboxSpec {
                 masked.push(p.clone());
             }
         }
-        let sockets: Vec<PathBuf> = bound_sockets()
-            .into_iter()
-            .filter(|s| visible.shows(s) && !in_plain_root(s, &roots, home.as_deref()))
-            .collect();
-        masked.extend(sockets.iter().cloned());
+        masked.extend(
+            bound_sockets()
+                .into_iter()
+                .filter(|s| visible.shows(s) && !in_plain_root(s, &roots, home.as_deref())),
+        );
         masked.sort();
         masked.dedup();
         // A mask inside another mask is redundant (and cannot be mounted in
@@ -296,32 +296,20 @@ impl SandboxSpec {
             }
         }
         let masked = kept;
-        // Sockets come and go while the run starts: they are covered before
-        // bubblewrap starts, in the child's own mount namespace, skipping any
-        // gone by then (see `OverlayMounts::covering`).
-        let (covered, masked_here): (Vec<PathBuf>, Vec<PathBuf>) =
-            masked.iter().cloned().partition(|m| sockets.contains(m));
+        // Masked paths come and go while the run starts (a socket's server
+        // stops, a `.env` is deleted): they are covered before bubblewrap
+        // starts, in the child's own mount namespace, skipping any gone by
+        // then (see `OverlayMounts::covering`).
         let mounts = match &staging {
             Some(s) => s.overlay_mounts()?,
             None => OverlayMounts::new([])?,
         }
-        .covering(&covered);
+        .covering(&masked)?;
         if !mounts.is_empty() {
             // SAFETY: `enter` calls only async-signal-safe system calls on
             // memory prepared before the fork.
             unsafe {
                 cmd.pre_exec(move || mounts.enter());
-            }
-        }
-        for p in &masked_here {
-            match std::fs::symlink_metadata(p) {
-                Ok(m) if m.is_dir() => {
-                    cmd.arg("--tmpfs").arg(p).arg("--remount-ro").arg(p);
-                }
-                Ok(_) => {
-                    cmd.arg("--ro-bind").arg("/dev/null").arg(p);
-                }
-                Err(_) => {}
             }
         }
 

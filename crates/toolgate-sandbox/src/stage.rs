@@ -724,9 +724,10 @@ pub(crate) struct OverlayMounts {
     /// `(target, options)` per overlay: the root, and its lower, upper and
     /// work directories with `userxattr`.
     mounts: Vec<(CString, CString)>,
-    /// Paths to cover with `/dev/null`, each skipped when it is gone by the
-    /// time the child runs (a socket another program removed meanwhile).
-    covers: Vec<CString>,
+    /// Paths to cover — a directory with an empty read-only tmpfs, anything
+    /// else with `/dev/null` — each skipped when it is gone by the time the
+    /// child runs (a socket another program removed, a `.env` deleted).
+    covers: Vec<(CString, bool)>,
 }
 
 impl OverlayMounts {
@@ -766,16 +767,20 @@ impl OverlayMounts {
         })
     }
 
-    /// Also covers each of `paths` with `/dev/null` (bubblewrap's view of
-    /// the host carries the cover along). Unlike a mask given to bubblewrap,
-    /// which fails the run when its path vanishes before bubblewrap mounts
-    /// it, a path gone by then is skipped: nothing is left to reach.
-    pub(crate) fn covering(mut self, paths: &[PathBuf]) -> OverlayMounts {
-        self.covers = paths
-            .iter()
-            .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
-            .collect();
-        self
+    /// Also covers each of `paths` (bubblewrap's view of the host carries
+    /// the covers along): a directory, as it is now, with an empty
+    /// read-only tmpfs, anything else with `/dev/null`. Unlike a mask given
+    /// to bubblewrap, which fails the run when its path vanishes before
+    /// bubblewrap mounts it, a path gone by then is skipped: nothing is left
+    /// to reach. A path that is something else by then fails the run.
+    pub(crate) fn covering(mut self, paths: &[PathBuf]) -> Result<OverlayMounts, SandboxError> {
+        for p in paths {
+            let dir = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+            let c = CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| SandboxError::Spec(format!("{} holds a NUL byte", p.display())))?;
+            self.covers.push((c, dir));
+        }
+        Ok(self)
     }
 
     /// Whether there is anything to mount.
@@ -828,21 +833,32 @@ impl OverlayMounts {
                 return Err(io::Error::last_os_error());
             }
         }
-        let null = c"/dev/null";
-        for path in &self.covers {
-            // SAFETY: valid C strings; a bind mount takes no data.
+        let (null, tmpfs, empty) = (c"/dev/null", c"tmpfs", c"mode=0755");
+        for (path, dir) in &self.covers {
+            // SAFETY: valid C strings; a bind mount takes no data, a tmpfs
+            // its option string.
             let rc = unsafe {
-                libc::mount(
-                    null.as_ptr(),
-                    path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND,
-                    std::ptr::null(),
-                )
+                if *dir {
+                    libc::mount(
+                        tmpfs.as_ptr(),
+                        path.as_ptr(),
+                        tmpfs.as_ptr(),
+                        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+                        empty.as_ptr().cast(),
+                    )
+                } else {
+                    libc::mount(
+                        null.as_ptr(),
+                        path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    )
+                }
             };
             if rc != 0 {
                 let err = io::Error::last_os_error();
-                if !matches!(err.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) {
+                if err.raw_os_error() != Some(libc::ENOENT) {
                     return Err(err);
                 }
             }

@@ -546,3 +546,37 @@ fn more_of_the_class_cp_p_setcap_sysopen_and_mkdir_modes() {
         }
     }
 }
+
+/// The same for every masked path, not only sockets: in a read-only place
+/// (a toolchain directory of the home), a `.env` deleted and a credential
+/// directory removed between listing and start fail nothing, and a
+/// credential that stays is still covered.
+#[test]
+fn masked_files_and_directories_that_vanish_before_the_run_fail_nothing() {
+    let f = Fixture::new();
+    let cache = f.home.join(".cache");
+    for (path, text) in [
+        ("tool/.env", "GONE-SECRET\n"),
+        ("svc/.ssh/id_rsa", "GONE-KEY\n"),
+        ("app/.env", "STAYS-SECRET\n"),
+        ("app/ok.txt", "visible\n"),
+    ] {
+        std::fs::create_dir_all(cache.join(path).parent().unwrap()).unwrap();
+        std::fs::write(cache.join(path), text).unwrap();
+    }
+    let mut confined = f
+        .spec()
+        .command(
+            &common::support(),
+            "sh",
+            ["-c", "cat \"$C/app/.env\" \"$C/app/ok.txt\"; true"],
+        )
+        .unwrap();
+    std::fs::remove_file(cache.join("tool/.env")).unwrap();
+    std::fs::remove_dir_all(cache.join("svc/.ssh")).unwrap();
+    let out = confined.command.env("C", &cache).output().unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let text = common::stdout(&out);
+    assert!(!text.contains("STAYS-SECRET"), "{text}");
+    assert!(text.contains("visible"), "{text}");
+}
