@@ -634,6 +634,20 @@ impl ProtectedPaths {
     /// path is never protected by a home or root entry, only by an entry
     /// anchored anywhere.
     pub fn check(&self, path: &Path) -> Option<Protected> {
+        self.check_by_name(path)
+            .or_else(|| self.hard_link(path))
+            .or_else(|| self.dot_path(path))
+    }
+
+    /// [`ProtectedPaths::check`] without looking for a hard link to a
+    /// protected file (one `lstat` per path): for a cheap first sort of many
+    /// paths (which changes deserve a diff), never enough to allow a write.
+    pub fn check_without_links(&self, path: &Path) -> Option<Protected> {
+        self.check_by_name(path).or_else(|| self.dot_path(path))
+    }
+
+    /// The table's entries and toolgate's own places, by the path's names.
+    fn check_by_name(&self, path: &Path) -> Option<Protected> {
         for own in self.own() {
             if path.starts_with(own) {
                 let name = own
@@ -673,17 +687,31 @@ impl ProtectedPaths {
             .into_iter()
             .find(|h| path.is_absolute() && h.is_absolute() && path.starts_with(h))
             .map(|h| normal_len(h));
-        let by_name = PROTECTED.iter().find_map(|e| {
-            let hit = match e.anchor {
-                Anywhere => (0..names.len()).any(|at| matches_at(e, &names, at)),
-                Home => home_len.is_some_and(|at| matches_at(e, &names, at)),
-                Root => path.is_absolute() && matches_at(e, &names, 0),
+        // The first entry of the table (in its order) that matches at any
+        // position; only the entries whose first name is the name there
+        // can, so each position looks up a handful instead of the table.
+        let mut first: Option<usize> = None;
+        for (at, name) in names.iter().enumerate() {
+            let Some(candidates) = by_first_name().get(name.as_str()) else {
+                continue;
             };
-            hit.then(|| protected_of(e))
-        });
-        by_name
-            .or_else(|| self.hard_link(path))
-            .or_else(|| self.dot_path(path))
+            for &i in candidates {
+                if first.is_some_and(|f| f <= i) {
+                    break;
+                }
+                let e = &PROTECTED[i];
+                let anchored = match e.anchor {
+                    Anywhere => true,
+                    Home => home_len == Some(at),
+                    Root => path.is_absolute() && at == 0,
+                };
+                if anchored && matches_at(e, &names, at) {
+                    first = Some(i);
+                    break;
+                }
+            }
+        }
+        first.map(|i| protected_of(&PROTECTED[i]))
     }
 
     /// The shape rule: a path inside a location root with a component
@@ -865,6 +893,20 @@ fn matches_at(e: &ProtectedEntry, names: &[String], at: usize) -> bool {
     same && (e.beneath || end == names.len()) && e.covers(&names[end..])
 }
 
+/// The table's entries by their first name, each list in table order.
+fn by_first_name() -> &'static HashMap<&'static str, Vec<usize>> {
+    static INDEX: OnceLock<HashMap<&'static str, Vec<usize>>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut index: HashMap<&'static str, Vec<usize>> = HashMap::new();
+        for (i, e) in PROTECTED.iter().enumerate() {
+            if let Some(name) = e.names.first() {
+                index.entry(name).or_default().push(i);
+            }
+        }
+        index
+    })
+}
+
 /// The normal components of `path`, lowercase (ASCII).
 fn lowercase_names(path: &Path) -> Vec<String> {
     path.components()
@@ -1001,6 +1043,15 @@ mod tests {
             );
         }
         assert!(PROTECTED.len() >= 150, "{} entries", PROTECTED.len());
+        // The lookup by first name finds an entry only by its names.
+        for e in PROTECTED {
+            assert!(!e.names.is_empty(), "{} has no names", e.display);
+            assert!(
+                e.names.iter().all(|n| *n == n.to_ascii_lowercase()),
+                "{} has an upper-case name",
+                e.display
+            );
+        }
     }
 
     #[test]

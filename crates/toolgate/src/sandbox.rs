@@ -310,8 +310,9 @@ impl StagedRun for StagedWrites {
             .iter()
             .map(|c| {
                 // Only what a person may be asked about gets a diff.
-                let notable = facts.check(&c.path).is_some()
-                    || toolgate_core::credential::is_credential(&c.path, &self.home).is_some();
+                let notable = !c.dir
+                    && (facts.check_without_links(&c.path).is_some()
+                        || toolgate_core::credential::is_credential(&c.path, &self.home).is_some());
                 StagedChange {
                     path: c.path.clone(),
                     kind: match c.kind {
@@ -320,7 +321,7 @@ impl StagedRun for StagedWrites {
                         ChangeKind::Deleted => StagedKind::Deleted,
                     },
                     dir: c.dir,
-                    detail: (notable && !c.dir).then(|| self.diff(c)).flatten(),
+                    detail: notable.then(|| self.diff(c)).flatten(),
                     changed_outside: c.changed_outside,
                 }
             })
