@@ -603,10 +603,7 @@ impl ChangedOutside {
         let status = if parent_absent {
             None
         } else {
-            match std::fs::symlink_metadata(path) {
-                Ok(m) => Some(m),
-                Err(_) => None,
-            }
+            std::fs::symlink_metadata(path).ok()
         };
         match status {
             Some(m) => {
