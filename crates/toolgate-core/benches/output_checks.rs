@@ -74,6 +74,9 @@ fn bench(c: &mut Criterion) {
         group.bench_function(format!("redact/{name}"), |b| {
             b.iter(|| black_box(s.redact(black_box(&text))))
         });
+        group.bench_function(format!("one_pass/{name}"), |b| {
+            b.iter(|| black_box(s.check(black_box(&text), OutputChecks::default())))
+        });
         group.bench_function(format!("flags/{name}"), |b| {
             b.iter(|| black_box(s.flags(black_box(&text))))
         });

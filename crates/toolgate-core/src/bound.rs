@@ -174,14 +174,28 @@ pub fn bound_checked(
     let mut full = None;
     if checks.redact_secrets || checks.flag_injection {
         let scanner = scanner()?;
+        // One text block (the usual case) is the whole text: one pass over it
+        // answers both checks.
+        let mut texts = output.content.iter().filter_map(Content::as_text);
+        let one_pass = match (texts.next(), texts.next()) {
+            (Some(only), None) if !from_structured => Some(scanner.check(only, checks)),
+            _ => None,
+        };
+        let (known_redaction, known_flags) = match one_pass {
+            Some(c) => (Some(c.redacted), Some(c.flags)),
+            None => (None, None),
+        };
         if checks.redact_secrets {
-            redact_output(scanner, &mut output, &mut redactions);
+            redact_output(scanner, &mut output, &mut redactions, known_redaction);
         }
         if !redactions.is_empty() {
             full = Some(full_text(&output, from_structured));
         }
         if checks.flag_injection {
-            flags = scanner.flags(full.as_deref().unwrap_or(&original));
+            flags = match known_flags {
+                Some(flags) => flags,
+                None => scanner.flags(full.as_deref().unwrap_or(&original)),
+            };
         }
     }
     let redacted = !redactions.is_empty();
@@ -242,11 +256,13 @@ fn full_text(output: &ToolOutput, from_structured: bool) -> String {
 
 /// Redacts the text blocks (lines counted in the joined text) and every
 /// string of the structured output (lines counted in the string, with its
-/// pointer).
+/// pointer). `known` is the redaction of the only text block, when the
+/// caller already has it.
 fn redact_output(
     scanner: &crate::output_check::Scanner,
     output: &mut ToolOutput,
     redactions: &mut Vec<Redaction>,
+    mut known: Option<Option<Redacted>>,
 ) {
     let mut line_offset = 0;
     // Each text block as it was, with its redaction: a structured string
@@ -255,7 +271,10 @@ fn redact_output(
     for c in &mut output.content {
         if let Content::Text { text } = c {
             let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
-            let result = scanner.redact(text);
+            let result = match known.take() {
+                Some(result) => result,
+                None => scanner.redact(text),
+            };
             if let Some(r) = &result {
                 redactions.extend(r.found.iter().map(|(kind, line)| Redaction {
                     kind: (*kind).to_string(),

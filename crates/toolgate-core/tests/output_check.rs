@@ -472,3 +472,64 @@ async fn an_engine_with_checks_off_passes_output_through() {
     assert_eq!(out.structured.unwrap()["text"], format!("v1:{secret}"));
     assert!(out.redactions.is_empty() && out.flags.is_empty());
 }
+
+/// The one-pass check answers exactly what the two separate checks answer,
+/// on every text of both corpora, the repository's documents and sources, and
+/// every combination of the two switches.
+#[test]
+fn one_pass_check_equals_redact_then_flags_on_every_corpus_text() {
+    let s = scanner().unwrap();
+    let mut texts: Vec<String> = Vec::new();
+    for corpus in [SECRETS, INJECTION] {
+        for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
+            let row: Value = serde_json::from_str(line).unwrap();
+            texts.push(row["text"].as_str().unwrap().to_string());
+        }
+    }
+    // Secrets and cues together, on one line and on neighbouring lines, and
+    // anchors overlapping each other (`sk-ant-` inside `sk-`, `://` in a cue).
+    let mixed: Vec<String> = texts
+        .windows(2)
+        .step_by(7)
+        .flat_map(|w| [format!("{}{}", w[0], w[1]), format!("{}\n{}", w[0], w[1])])
+        .collect();
+    texts.extend(mixed);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for file in [
+        "README.md",
+        "crates/toolgate-core/src/output_check/secret_formats.rs",
+        "crates/toolgate-core/src/output_check/injection.rs",
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        texts.extend(chunks(&text, 4096).into_iter().map(str::to_string));
+    }
+    let switches = [
+        OutputChecks::default(),
+        OutputChecks {
+            redact_secrets: true,
+            flag_injection: false,
+        },
+        OutputChecks {
+            redact_secrets: false,
+            flag_injection: true,
+        },
+    ];
+    assert!(texts.len() > 1000, "{} texts", texts.len());
+    for text in &texts {
+        for checks in switches {
+            let redacted = if checks.redact_secrets {
+                s.redact(text)
+            } else {
+                None
+            };
+            let flags = if checks.flag_injection {
+                s.flags(redacted.as_ref().map_or(text.as_str(), |r| r.text.as_str()))
+            } else {
+                Vec::new()
+            };
+            let one = s.check(text, checks);
+            assert_eq!(one.redacted, redacted, "{checks:?} {text:?}");
+            assert_eq!(one.flags, flags, "{checks:?} {text:?}");
+        }
+    }
+}

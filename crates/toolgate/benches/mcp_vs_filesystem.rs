@@ -225,6 +225,20 @@ fn fixture() -> Fixture {
     std::fs::create_dir_all(root.join("dir1000")).unwrap();
     let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n";
     std::fs::write(root.join("file4k.txt"), line.repeat(64)).unwrap();
+    // 4 KB of this repository's source, prose comments and code, for the
+    // output checks (a file of one repeated line costs them almost nothing).
+    let source = include_str!("../src/engine.rs");
+    let mut end = 4096.min(source.len());
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::fs::write(root.join("source4k.rs"), &source[..end]).unwrap();
+    std::fs::create_dir_all(base.join("data")).unwrap();
+    std::fs::write(
+        base.join("data/checks-off.toml"),
+        "[tool_output]\nredact_secrets = false\nflag_injection = false\n",
+    )
+    .unwrap();
     for i in 0..1000 {
         std::fs::write(root.join(format!("dir1000/entry-{i:04}.txt")), "x").unwrap();
     }
@@ -270,6 +284,42 @@ fn floor_server(f: &Fixture, with_log: bool) -> Command {
         cmd.arg("--log").arg(f.data.join("floor"));
     }
     cmd
+}
+
+/// What the output checks (secret redaction, injection flags) add to a
+/// `read` of 4 KB of source over MCP: two toolgate servers, one with the
+/// checks off (`--config` with `[tool_output]`), alternating call by call.
+fn output_checks_cost(f: &Fixture, calls: usize) {
+    let mut off = toolgate(f);
+    off.arg("--config").arg(f.data.join("checks-off.toml"));
+    let mut servers = [
+        Server::spawn("toolgate, checks on", toolgate(f)),
+        Server::spawn("toolgate, checks off", off),
+    ];
+    let args = json!({"path": "source4k.rs"});
+    for s in &mut servers {
+        s.initialize();
+        for _ in 0..20 {
+            s.call("read", args.clone());
+        }
+    }
+    let cpu0: Vec<Duration> = servers.iter().map(Server::cpu).collect();
+    for _ in 0..calls {
+        for s in &mut servers {
+            s.call("read", args.clone());
+        }
+    }
+    let per_call: Vec<f64> = servers
+        .iter()
+        .zip(cpu0)
+        .map(|(s, c0)| micros(s.cpu().saturating_sub(c0)) / calls as f64)
+        .collect();
+    println!(
+        "\noutput checks, read of 4 KB of source: toolgate CPU per call {:.0} µs with them, {:.0} µs without ({:+.1} %)",
+        per_call[0],
+        per_call[1],
+        (per_call[0] / per_call[1] - 1.0) * 100.0
+    );
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -493,6 +543,7 @@ fn main() {
             reference / 10.0
         );
     }
+    output_checks_cost(&f, calls);
     let med = |v: &mut Vec<Duration>| {
         v.sort();
         micros(percentile(v, 0.5)) / 1000.0

@@ -274,6 +274,8 @@ pub(crate) struct CueHit {
 #[derive(Debug)]
 pub(crate) struct InjectionScanner {
     anchors: AhoCorasick,
+    /// The anchor literals, by anchor id (matched ignoring ASCII case).
+    literals: Vec<&'static [u8]>,
     /// Per anchor pattern id: the cues it belongs to.
     anchor_cues: Vec<Vec<usize>>,
     patterns: Vec<Option<Regex>>,
@@ -334,21 +336,41 @@ impl InjectionScanner {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(InjectionScanner {
             anchors,
+            literals,
             anchor_cues,
             patterns,
         })
     }
 
+    /// The anchor literals, by anchor id.
+    pub(crate) fn literals(&self) -> &[&'static [u8]] {
+        &self.literals
+    }
+
     /// Every cue in `text`: at most one per kind and line.
     pub(crate) fn find(&self, text: &str) -> Vec<CueHit> {
+        self.find_from(
+            text,
+            self.anchors
+                .find_iter(text)
+                .map(|m| (m.start(), m.pattern().as_usize())),
+        )
+    }
+
+    /// Every cue in `text`, given the anchors found in it as (start, anchor
+    /// id), leftmost-longest and not overlapping, in order.
+    pub(crate) fn find_from(
+        &self,
+        text: &str,
+        anchors: impl Iterator<Item = (usize, usize)>,
+    ) -> Vec<CueHit> {
         let mut out: Vec<CueHit> = Vec::new();
         // (kind, line start) already reported, and (cue, line start) already
         // tried: a line with many anchors is read once per cue.
         let mut tried: Vec<(usize, usize)> = Vec::new();
-        for m in self.anchors.find_iter(text) {
-            let at = m.start();
+        for (at, anchor) in anchors {
             let (line_start, line_end) = line_around(text, at);
-            for &cue in &self.anchor_cues[m.pattern().as_usize()] {
+            for &cue in &self.anchor_cues[anchor] {
                 let kind = INJECTION_CUES[cue].kind;
                 if out
                     .iter()

@@ -23,6 +23,8 @@ pub struct SecretSpan {
 #[derive(Debug)]
 pub(crate) struct SecretScanner {
     anchors: AhoCorasick,
+    /// The anchor literals, by pattern id (the last is the PEM header).
+    literals: Vec<&'static str>,
     /// Per anchor pattern id: the rows it belongs to (`None`: the PEM header).
     anchor_rows: Vec<Vec<usize>>,
     /// Per row: the pattern, anchored at the anchor when `before == 0`.
@@ -90,6 +92,7 @@ impl SecretScanner {
         .map_err(|e| CheckError::Build(format!("pem body: {e}")))?;
         Ok(SecretScanner {
             anchors,
+            literals,
             anchor_rows,
             patterns,
             grouped,
@@ -98,16 +101,35 @@ impl SecretScanner {
         })
     }
 
+    /// The anchor literals, by anchor id: matched exactly (case-sensitive).
+    pub(crate) fn literals(&self) -> &[&'static str] {
+        &self.literals
+    }
+
     /// Every secret in `text`, in order, none overlapping.
     pub(crate) fn find(&self, text: &str) -> Vec<SecretSpan> {
+        self.find_from(
+            text,
+            self.anchors
+                .find_iter(text)
+                .map(|m| (m.start(), m.pattern().as_usize())),
+        )
+    }
+
+    /// Every secret in `text`, given the anchors found in it as (start,
+    /// anchor id), leftmost-longest and not overlapping, in order.
+    pub(crate) fn find_from(
+        &self,
+        text: &str,
+        anchors: impl Iterator<Item = (usize, usize)>,
+    ) -> Vec<SecretSpan> {
         let mut found: Vec<SecretSpan> = Vec::new();
         let mut covered = 0usize;
-        for m in self.anchors.find_iter(text) {
-            let at = m.start();
+        for (at, anchor) in anchors {
             if at < covered {
                 continue;
             }
-            let rows = &self.anchor_rows[m.pattern().as_usize()];
+            let rows = &self.anchor_rows[anchor];
             let span = if rows.is_empty() {
                 self.pem(text, at)
             } else {
