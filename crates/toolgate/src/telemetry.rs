@@ -24,23 +24,20 @@
 //! include_arguments = false                     # the call's arguments and output preview, opt-in
 //! ```
 
+mod export;
+pub mod otlp;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use opentelemetry::KeyValue;
-use opentelemetry::trace::{
-    Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
-};
-use opentelemetry_otlp::{Protocol, WithExportConfig};
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider, SpanData, SpanExporter,
-};
 use serde::{Deserialize, Serialize};
 use toolgate_core::{Effect, Event, EventKind};
+
+use otlp::{FinishedSpan, SpanKind, Value};
 
 /// Spans waiting for export at most; more are dropped.
 const MAX_QUEUE: usize = 2048;
@@ -59,8 +56,8 @@ pub struct TelemetrySettings {
 
 /// The exporter of one process.
 pub struct Telemetry {
-    provider: SdkTracerProvider,
-    tracer: SdkTracer,
+    queue: SyncSender<export::Message>,
+    ids: Mutex<Ids>,
     include_arguments: bool,
     calls: Mutex<HashMap<String, OpenCall>>,
     counts: Arc<Counts>,
@@ -76,45 +73,6 @@ struct Counts {
     ended: AtomicU64,
     delivered: AtomicU64,
     last_error: Mutex<Option<String>>,
-}
-
-/// The OTLP exporter, counting what the collector took.
-#[derive(Debug)]
-struct Counting {
-    inner: opentelemetry_otlp::SpanExporter,
-    counts: Arc<Counts>,
-}
-
-impl SpanExporter for Counting {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let n = batch.len() as u64;
-        let result = self.inner.export(batch).await;
-        match &result {
-            Ok(()) => {
-                self.counts.delivered.fetch_add(n, Ordering::Relaxed);
-            }
-            Err(e) => {
-                *self
-                    .counts
-                    .last_error
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = Some(e.to_string());
-            }
-        }
-        result
-    }
-
-    fn shutdown_with_timeout(&mut self, timeout: Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn force_flush(&mut self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn set_resource(&mut self, resource: &opentelemetry_sdk::Resource) {
-        self.inner.set_resource(resource);
-    }
 }
 
 /// `<data dir>/telemetry-stats.json`: spans of every process so far.
@@ -169,8 +127,51 @@ struct OpenCall {
     actor: Option<String>,
 }
 
-fn time(ms: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+fn nanos(ms: i64) -> u64 {
+    u64::try_from(ms).unwrap_or(0).saturating_mul(1_000_000)
+}
+
+/// Trace and span ids: random (`getrandom`) at the start, then a SplitMix64
+/// sequence, so ids are unique without a system call per span.
+struct Ids {
+    state: u64,
+}
+
+impl Ids {
+    fn new() -> Ids {
+        let mut seed = [0u8; 8];
+        if getrandom::fill(&mut seed).is_err() {
+            // No randomness: the time and the process still make ids that
+            // differ between processes.
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            seed = (t ^ u64::from(std::process::id()).rotate_left(32)).to_le_bytes();
+        }
+        Ids {
+            state: u64::from_le_bytes(seed),
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A span id (never all zero, which OTLP reads as none).
+    fn span(&mut self) -> [u8; 8] {
+        (self.next() | 1).to_le_bytes()
+    }
+
+    fn trace(&mut self) -> [u8; 16] {
+        let mut t = [0u8; 16];
+        t[..8].copy_from_slice(&self.next().to_le_bytes());
+        t[8..].copy_from_slice(&(self.next() | 1).to_le_bytes());
+        t
+    }
 }
 
 impl Telemetry {
@@ -197,43 +198,13 @@ impl Telemetry {
         settings: &TelemetrySettings,
         stats_file: Option<PathBuf>,
     ) -> Result<Telemetry, String> {
-        let mut builder = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_timeout(Duration::from_secs(5));
-        if let Some(base) = &settings.endpoint {
-            builder = builder.with_endpoint(format!("{}/v1/traces", base.trim_end_matches('/')));
-        }
-        let exporter = builder
-            .build()
-            .map_err(|e| format!("cannot start the OTLP exporter: {e}"))?;
+        let destination =
+            export::Destination::resolve(settings.endpoint.as_deref(), |n| std::env::var(n).ok());
         let counts = Arc::new(Counts::default());
-        let exporter = Counting {
-            inner: exporter,
-            counts: Arc::clone(&counts),
-        };
-        let batch = BatchSpanProcessor::builder(exporter)
-            .with_batch_config(
-                BatchConfigBuilder::default()
-                    .with_max_queue_size(MAX_QUEUE)
-                    .with_max_export_batch_size(512)
-                    .with_scheduled_delay(Duration::from_millis(500))
-                    .build(),
-            )
-            .build();
-        let provider = SdkTracerProvider::builder()
-            .with_span_processor(batch)
-            .with_resource(
-                opentelemetry_sdk::Resource::builder()
-                    .with_service_name("toolgate")
-                    .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
-                    .build(),
-            )
-            .build();
-        let tracer = provider.tracer("toolgate");
+        let queue = export::start(destination, Arc::clone(&counts), MAX_QUEUE)?;
         Ok(Telemetry {
-            provider,
-            tracer,
+            queue,
+            ids: Mutex::new(Ids::new()),
             include_arguments: settings.include_arguments,
             calls: Mutex::new(HashMap::new()),
             counts,
@@ -299,25 +270,27 @@ impl Telemetry {
 
     fn end(&self, e: &Event, call: OpenCall, over_mcp: bool) {
         let p = &e.payload;
-        let tool = p.tool.clone().unwrap_or_else(|| "unknown".into());
+        let tool = p.tool.as_deref().unwrap_or("unknown");
         let start = call
             .start_ms
             .unwrap_or_else(|| e.ts_ms - i64::try_from(p.duration_ms.unwrap_or(0)).unwrap_or(0));
-        let mut attrs = vec![
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", tool.clone()),
-            KeyValue::new(
-                "gen_ai.tool.call.id",
+        let mut attrs: Vec<(&'static str, Value)> = Vec::with_capacity(20);
+        attrs.push(("gen_ai.operation.name", Value::Static("execute_tool")));
+        attrs.push(("gen_ai.tool.name", Value::Text(tool.to_string())));
+        attrs.push((
+            "gen_ai.tool.call.id",
+            Value::Text(
                 call.tool_call_id
                     .clone()
                     .unwrap_or_else(|| e.call_id.clone()),
             ),
-            KeyValue::new("toolgate.call.id", e.call_id.clone()),
-            KeyValue::new("toolgate.session.id", e.session_id.clone()),
-        ];
+        ));
+        attrs.push(("toolgate.call.id", Value::Text(e.call_id.clone())));
+        attrs.push(("toolgate.session.id", Value::Text(e.session_id.clone())));
+        let sandbox = call.source.as_deref() == Some("sandbox");
         let mut text = |key: &'static str, v: Option<String>| {
             if let Some(v) = v {
-                attrs.push(KeyValue::new(key, v));
+                attrs.push((key, Value::Text(v)));
             }
         };
         text("toolgate.decision", call.decision.map(|d| d.to_string()));
@@ -326,7 +299,7 @@ impl Telemetry {
             call.suggested.map(|d| d.to_string()),
         );
         text("toolgate.risk", call.risk);
-        text("toolgate.decision.source", call.source.clone());
+        text("toolgate.decision.source", call.source);
         text("toolgate.rule", call.rule);
         text("toolgate.actor", call.actor);
         text("toolgate.person", p.person.clone());
@@ -336,71 +309,81 @@ impl Telemetry {
             text("gen_ai.tool.call.arguments", call.arguments);
             text("gen_ai.tool.call.result", p.preview.clone());
         }
-        attrs.push(KeyValue::new(
-            "toolgate.sandbox",
-            call.source.as_deref() == Some("sandbox"),
-        ));
+        attrs.push(("toolgate.sandbox", Value::Bool(sandbox)));
         let failed = e.kind == EventKind::ToolFailed;
+        let error = failed.then(|| p.reason.clone().unwrap_or_default());
         if failed {
-            attrs.push(KeyValue::new(
+            attrs.push((
                 "error.type",
-                p.reason.clone().unwrap_or_else(|| "tool_error".into()),
+                Value::Text(p.reason.clone().unwrap_or_else(|| "tool_error".into())),
             ));
         }
-        // The MCP server's span for the request, around the tool's.
-        let server = over_mcp.then(|| {
-            self.tracer
-                .span_builder(format!("tools/call {tool}"))
-                .with_kind(SpanKind::Server)
-                .with_start_time(time(start))
-                .with_attributes(vec![
-                    KeyValue::new("mcp.method.name", "tools/call"),
-                    KeyValue::new("mcp.session.id", e.session_id.clone()),
-                    KeyValue::new("gen_ai.tool.name", tool.clone()),
-                ])
-                .start(&self.tracer)
-        });
+        let (trace_id, tool_id, server_id) = {
+            let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+            (ids.trace(), ids.span(), over_mcp.then(|| ids.span()))
+        };
+        let (start_ns, end_ns) = (nanos(start), nanos(e.ts_ms));
         self.counts
             .ended
-            .fetch_add(if server.is_some() { 2 } else { 1 }, Ordering::Relaxed);
-        let builder = self
-            .tracer
-            .span_builder(format!("execute_tool {tool}"))
-            .with_kind(SpanKind::Internal)
-            .with_start_time(time(start))
-            .with_attributes(attrs);
-        let (mut span, parent) = match server {
-            Some(server) => {
-                let cx = opentelemetry::Context::new().with_span(server);
-                (builder.start_with_context(&self.tracer, &cx), Some(cx))
-            }
-            None => (builder.start(&self.tracer), None),
-        };
-        if failed {
-            span.set_status(Status::error(p.reason.clone().unwrap_or_default()));
-        }
-        span.end_with_timestamp(time(e.ts_ms));
-        if let Some(cx) = parent {
-            let server = cx.span();
-            if failed {
-                server.set_status(Status::error(p.reason.clone().unwrap_or_default()));
-            }
-            server.end_with_timestamp(time(e.ts_ms));
+            .fetch_add(if over_mcp { 2 } else { 1 }, Ordering::Relaxed);
+        export::offer(
+            &self.queue,
+            FinishedSpan {
+                trace_id,
+                span_id: tool_id,
+                parent: server_id,
+                name: format!("execute_tool {tool}"),
+                kind: SpanKind::Internal,
+                start_ns,
+                end_ns,
+                attributes: attrs,
+                error: error.clone(),
+            },
+        );
+        // The MCP server's span for the request, around the tool's.
+        if let Some(server_id) = server_id {
+            export::offer(
+                &self.queue,
+                FinishedSpan {
+                    trace_id,
+                    span_id: server_id,
+                    parent: None,
+                    name: format!("tools/call {tool}"),
+                    kind: SpanKind::Server,
+                    start_ns,
+                    end_ns,
+                    attributes: vec![
+                        ("mcp.method.name", Value::Static("tools/call")),
+                        ("mcp.session.id", Value::Text(e.session_id.clone())),
+                        ("gen_ai.tool.name", Value::Text(tool.to_string())),
+                    ],
+                    error,
+                },
+            );
         }
     }
 
     /// Sends what is queued, waiting at most `within` (a dead collector
     /// does not hold the process).
     pub fn flush(self: &Arc<Self>, within: Duration) {
-        let me = Arc::clone(self);
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (done, answered) = std::sync::mpsc::sync_channel(1);
+        let queue = self.queue.clone();
+        // Queued behind the spans (a full queue makes this wait, so it waits
+        // on its own thread, as long as `within` at most).
         std::thread::spawn(move || {
-            let _ = tx.send(me.provider.force_flush());
+            let _ = queue.send(export::Message::Flush(done));
         });
-        match rx.recv_timeout(within) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!("exporting spans failed: {e}"),
-            Err(_) => tracing::warn!("the OTLP collector did not take the last spans in time"),
+        if answered.recv_timeout(within).is_err() {
+            tracing::warn!("the OTLP collector did not take the last spans in time");
+        }
+        if let Some(e) = self
+            .counts
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            tracing::warn!("exporting spans failed: {e}");
         }
         self.record();
     }

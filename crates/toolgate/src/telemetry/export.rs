@@ -1,0 +1,323 @@
+//! The export thread: spans queue in a bounded channel (full: dropped, never
+//! waited for), and one background thread sends them in batches over
+//! OTLP/HTTP (protobuf), at most every [`BATCH_DELAY`] or when [`BATCH_MAX`]
+//! are waiting.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::Counts;
+use super::otlp::{FinishedSpan, encode_request};
+
+/// Spans sent in one request at most.
+const BATCH_MAX: usize = 512;
+/// How long a span waits for others before its batch is sent.
+const BATCH_DELAY: Duration = Duration::from_millis(500);
+/// The collector's time to answer one request, unless
+/// `OTEL_EXPORTER_OTLP_TIMEOUT` says otherwise.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the export thread is sent.
+pub(super) enum Message {
+    /// A span to export.
+    Span(Box<FinishedSpan>),
+    /// Send what is queued now, then answer.
+    Flush(SyncSender<()>),
+}
+
+/// Where and how spans are sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Destination {
+    /// The full URL requests are posted to (`…/v1/traces`).
+    pub url: String,
+    /// Extra request headers (`OTEL_EXPORTER_OTLP_HEADERS`).
+    pub headers: Vec<(String, String)>,
+    /// The time the collector has to answer.
+    pub timeout: Duration,
+}
+
+impl Destination {
+    /// The destination from `[telemetry] endpoint` (a base URL) or else the
+    /// standard variables, read through `var`: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
+    /// (used as is), `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL), else
+    /// `http://localhost:4318`; headers from `OTEL_EXPORTER_OTLP_HEADERS` and
+    /// `…_TRACES_HEADERS` (`key=value,…`, values percent-decoded); timeout from
+    /// `OTEL_EXPORTER_OTLP_TIMEOUT` / `…_TRACES_TIMEOUT` (milliseconds).
+    pub fn resolve(endpoint: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Destination {
+        let traces = |base: &str| format!("{}/v1/traces", base.trim_end_matches('/'));
+        let url = match endpoint {
+            Some(base) => traces(base),
+            None => match var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").filter(|v| !v.is_empty()) {
+                Some(url) => url,
+                None => traces(
+                    &var("OTEL_EXPORTER_OTLP_ENDPOINT")
+                        .filter(|v| !v.is_empty())
+                        .unwrap_or_else(|| "http://localhost:4318".into()),
+                ),
+            },
+        };
+        let mut headers = Vec::new();
+        for name in [
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        ] {
+            for pair in var(name).unwrap_or_default().split(',') {
+                if let Some((k, v)) = pair.split_once('=') {
+                    let (k, v) = (k.trim(), percent_decode(v.trim()));
+                    if !k.is_empty() {
+                        headers.retain(|(old, _): &(String, String)| !old.eq_ignore_ascii_case(k));
+                        headers.push((k.to_string(), v));
+                    }
+                }
+            }
+        }
+        let timeout = [
+            "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+            "OTEL_EXPORTER_OTLP_TIMEOUT",
+        ]
+        .iter()
+        .find_map(|n| var(n)?.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
+        Destination {
+            url,
+            headers,
+            timeout,
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Starts the export thread; spans go to the returned sender.
+pub(super) fn start(
+    destination: Destination,
+    counts: Arc<Counts>,
+    queue: usize,
+) -> Result<SyncSender<Message>, String> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(queue);
+    std::thread::Builder::new()
+        .name("toolgate-otlp".into())
+        .spawn(move || run(&destination, &counts, &rx))
+        .map_err(|e| format!("cannot start the OTLP export thread: {e}"))?;
+    Ok(tx)
+}
+
+/// Queues a span; a full queue drops it (the call never waits).
+pub(super) fn offer(tx: &SyncSender<Message>, span: FinishedSpan) {
+    match tx.try_send(Message::Span(Box::new(span))) {
+        Ok(()) | Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
+    }
+}
+
+fn run(destination: &Destination, counts: &Counts, rx: &Receiver<Message>) {
+    let sender = match Sender::new(destination) {
+        Ok(s) => s,
+        Err(e) => {
+            set_error(counts, e);
+            // Drain so that flushes are answered; nothing can be sent.
+            for m in rx {
+                if let Message::Flush(done) = m {
+                    let _ = done.send(());
+                }
+            }
+            return;
+        }
+    };
+    let mut batch: Vec<FinishedSpan> = Vec::new();
+    let mut oldest: Option<Instant> = None;
+    loop {
+        let wait = oldest.map_or(Duration::from_secs(3600), |t| {
+            BATCH_DELAY.saturating_sub(t.elapsed())
+        });
+        match rx.recv_timeout(wait) {
+            Ok(Message::Span(span)) => {
+                batch.push(*span);
+                oldest.get_or_insert_with(Instant::now);
+                if batch.len() >= BATCH_MAX {
+                    send(&sender, counts, &mut batch);
+                    oldest = None;
+                }
+            }
+            Ok(Message::Flush(done)) => {
+                // Spans queued before the flush are in the channel ahead of it.
+                send(&sender, counts, &mut batch);
+                oldest = None;
+                let _ = done.send(());
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                send(&sender, counts, &mut batch);
+                oldest = None;
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                send(&sender, counts, &mut batch);
+                return;
+            }
+        }
+    }
+}
+
+fn send(sender: &Sender, counts: &Counts, batch: &mut Vec<FinishedSpan>) {
+    for chunk in batch.chunks(BATCH_MAX) {
+        let body = encode_request("toolgate", env!("CARGO_PKG_VERSION"), chunk);
+        match sender.post(body) {
+            Ok(()) => {
+                counts
+                    .delivered
+                    .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            }
+            Err(e) => {
+                tracing::debug!("OTLP export failed: {e}");
+                set_error(counts, e);
+            }
+        }
+    }
+    batch.clear();
+}
+
+fn set_error(counts: &Counts, e: String) {
+    *counts
+        .last_error
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Some(e);
+}
+
+/// An HTTP client on the export thread's own single-threaded runtime, so
+/// that export never uses the caller's.
+struct Sender {
+    runtime: tokio::runtime::Runtime,
+    client: reqwest::Client,
+    destination: Destination,
+}
+
+impl Sender {
+    fn new(destination: &Destination) -> Result<Sender, String> {
+        // The workspace builds reqwest with rustls and no default provider.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the OTLP exporter's runtime: {e}"))?;
+        let client = reqwest::Client::builder()
+            .timeout(destination.timeout)
+            .build()
+            .map_err(|e| format!("cannot start the OTLP exporter's HTTP client: {e}"))?;
+        Ok(Sender {
+            runtime,
+            client,
+            destination: destination.clone(),
+        })
+    }
+
+    fn post(&self, body: Vec<u8>) -> Result<(), String> {
+        let mut request = self
+            .client
+            .post(&self.destination.url)
+            .header("content-type", "application/x-protobuf")
+            .body(body);
+        for (k, v) in &self.destination.headers {
+            request = request.header(k.as_str(), v.as_str());
+        }
+        let url = &self.destination.url;
+        self.runtime.block_on(async {
+            let response = request
+                .send()
+                .await
+                .map_err(|e| format!("OTLP export to {url} failed: {e}"))?;
+            let status = response.status();
+            // Read the body so the connection can be reused.
+            let _ = response.bytes().await;
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(format!("the OTLP collector at {url} answered {status}"))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |n| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn the_configured_endpoint_wins_over_the_variables() {
+        let d = Destination::resolve(
+            Some("http://c:4318/"),
+            vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://other:1")]),
+        );
+        assert_eq!(d.url, "http://c:4318/v1/traces");
+    }
+
+    #[test]
+    fn the_traces_endpoint_is_used_as_is_and_the_base_gets_the_path() {
+        let d = Destination::resolve(
+            None,
+            vars(&[
+                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://t/x"),
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://b"),
+            ]),
+        );
+        assert_eq!(d.url, "https://t/x");
+        let d = Destination::resolve(None, vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://b")]));
+        assert_eq!(d.url, "http://b/v1/traces");
+        let d = Destination::resolve(None, vars(&[]));
+        assert_eq!(d.url, "http://localhost:4318/v1/traces");
+    }
+
+    #[test]
+    fn headers_are_split_decoded_and_the_traces_ones_win() {
+        let d = Destination::resolve(
+            None,
+            vars(&[
+                (
+                    "OTEL_EXPORTER_OTLP_HEADERS",
+                    "api-key=a%20b, x-team=core,broken",
+                ),
+                ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "API-KEY=c"),
+                ("OTEL_EXPORTER_OTLP_TIMEOUT", "250"),
+            ]),
+        );
+        assert_eq!(
+            d.headers,
+            vec![
+                ("x-team".to_string(), "core".to_string()),
+                ("API-KEY".to_string(), "c".to_string())
+            ]
+        );
+        assert_eq!(d.timeout, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn a_bad_percent_escape_is_kept_as_written() {
+        assert_eq!(percent_decode("a%2"), "a%2");
+        assert_eq!(percent_decode("%zz%41"), "%zzA");
+    }
+}
