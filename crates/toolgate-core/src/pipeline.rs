@@ -567,7 +567,11 @@ impl Engine {
             .iter()
             .find_map(Content::as_text)
             .map(preview);
-        payload.extra = checks_record(&bounded.redactions, &bounded.flags);
+        payload.extra = checks_record(
+            &bounded.redactions,
+            &bounded.flags,
+            bounded.structured.as_ref(),
+        );
         self.sink
             .submit(Event::now(
                 EventKind::ToolCompleted,
@@ -626,11 +630,32 @@ impl Engine {
 
 /// What the output checks found, for the `tool.completed` event's `extra`:
 /// `{"redactions": [...], "flags": [...]}`, each list only when not empty.
-fn checks_record(redactions: &[Redaction], flags: &[Flag]) -> Option<Value> {
-    if redactions.is_empty() && flags.is_empty() {
+/// What the completion event records beyond the common fields: the output
+/// checks' findings, and the paths a sandboxed command changed that did not
+/// land (a `refused` list of `{path, …}` in the tool's structured output, as
+/// `bash` reports them), as `staged_refused`.
+fn checks_record(
+    redactions: &[Redaction],
+    flags: &[Flag],
+    structured: Option<&Value>,
+) -> Option<Value> {
+    let refused: Vec<Value> = structured
+        .and_then(|s| s.get("refused"))
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.get("path").filter(|p| p.is_string()).cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    if redactions.is_empty() && flags.is_empty() && refused.is_empty() {
         return None;
     }
     let mut map = serde_json::Map::new();
+    if !refused.is_empty() {
+        map.insert("staged_refused".into(), Value::Array(refused));
+    }
     if !redactions.is_empty() {
         map.insert("redactions".into(), serde_json::to_value(redactions).ok()?);
     }
@@ -793,5 +818,31 @@ mod actor_tests {
         assert_eq!(actor(DecisionSource::Client), "client");
         assert_eq!(actor(DecisionSource::User), "user");
         assert_eq!(actor(DecisionSource::Default), "policy");
+    }
+}
+
+#[cfg(test)]
+mod completion_record_tests {
+    use super::checks_record;
+    use serde_json::json;
+
+    #[test]
+    fn refused_staged_paths_are_recorded_with_the_completion() {
+        let structured = json!({"refused": [
+            {"path": ".git/hooks/pre-commit", "change": "created", "reason": "protected"},
+            {"path": 7},
+        ]});
+        let record = checks_record(&[], &[], Some(&structured));
+        assert_eq!(
+            record,
+            Some(json!({"staged_refused": [".git/hooks/pre-commit"]}))
+        );
+    }
+
+    #[test]
+    fn nothing_refused_nothing_found_records_nothing() {
+        assert_eq!(checks_record(&[], &[], Some(&json!({"refused": []}))), None);
+        assert_eq!(checks_record(&[], &[], Some(&json!("text"))), None);
+        assert_eq!(checks_record(&[], &[], None), None);
     }
 }

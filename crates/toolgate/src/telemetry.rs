@@ -131,6 +131,71 @@ fn nanos(ms: i64) -> u64 {
     u64::try_from(ms).unwrap_or(0).saturating_mul(1_000_000)
 }
 
+/// The `execute_tool` span's attributes from the call's completion event `e`
+/// and what its earlier events said (`call`).
+fn call_attributes(
+    e: &Event,
+    call: OpenCall,
+    include_arguments: bool,
+) -> Vec<(&'static str, Value)> {
+    let p = &e.payload;
+    let tool = p.tool.as_deref().unwrap_or("unknown");
+    let mut attrs: Vec<(&'static str, Value)> = Vec::with_capacity(20);
+    attrs.push(("gen_ai.operation.name", Value::Static("execute_tool")));
+    attrs.push(("gen_ai.tool.name", Value::Text(tool.to_string())));
+    attrs.push((
+        "gen_ai.tool.call.id",
+        Value::Text(
+            call.tool_call_id
+                .clone()
+                .unwrap_or_else(|| e.call_id.clone()),
+        ),
+    ));
+    attrs.push(("toolgate.call.id", Value::Text(e.call_id.clone())));
+    attrs.push(("toolgate.session.id", Value::Text(e.session_id.clone())));
+    let sandbox = call.source.as_deref() == Some("sandbox");
+    let mut text = |key: &'static str, v: Option<String>| {
+        if let Some(v) = v {
+            attrs.push((key, Value::Text(v)));
+        }
+    };
+    text("toolgate.decision", call.decision.map(|d| d.to_string()));
+    text(
+        "toolgate.decision.suggested",
+        call.suggested.map(|d| d.to_string()),
+    );
+    text("toolgate.risk", call.risk);
+    text("toolgate.decision.source", call.source);
+    text("toolgate.rule", call.rule);
+    text("toolgate.actor", call.actor);
+    text("toolgate.person", p.person.clone());
+    text("toolgate.machine", p.machine.clone());
+    text("toolgate.agent", p.agent.clone());
+    if include_arguments {
+        text("gen_ai.tool.call.arguments", call.arguments);
+        text("gen_ai.tool.call.result", p.preview.clone());
+    }
+    attrs.push(("toolgate.sandbox", Value::Bool(sandbox)));
+    // Staged writes of a sandboxed command that did not land.
+    if let Some(refused) = p
+        .extra
+        .as_ref()
+        .and_then(|x| x.get("staged_refused"))
+        .and_then(|r| r.as_array())
+    {
+        let paths: Vec<&str> = refused.iter().filter_map(|p| p.as_str()).collect();
+        attrs.push((
+            "toolgate.sandbox.refused_count",
+            Value::Int(i64::try_from(paths.len()).unwrap_or(i64::MAX)),
+        ));
+        attrs.push((
+            "toolgate.sandbox.refused_paths",
+            Value::Text(paths.join("\n")),
+        ));
+    }
+    attrs
+}
+
 /// Trace and span ids: random (`getrandom`) at the start, then a SplitMix64
 /// sequence, so ids are unique without a system call per span.
 struct Ids {
@@ -274,42 +339,7 @@ impl Telemetry {
         let start = call
             .start_ms
             .unwrap_or_else(|| e.ts_ms - i64::try_from(p.duration_ms.unwrap_or(0)).unwrap_or(0));
-        let mut attrs: Vec<(&'static str, Value)> = Vec::with_capacity(20);
-        attrs.push(("gen_ai.operation.name", Value::Static("execute_tool")));
-        attrs.push(("gen_ai.tool.name", Value::Text(tool.to_string())));
-        attrs.push((
-            "gen_ai.tool.call.id",
-            Value::Text(
-                call.tool_call_id
-                    .clone()
-                    .unwrap_or_else(|| e.call_id.clone()),
-            ),
-        ));
-        attrs.push(("toolgate.call.id", Value::Text(e.call_id.clone())));
-        attrs.push(("toolgate.session.id", Value::Text(e.session_id.clone())));
-        let sandbox = call.source.as_deref() == Some("sandbox");
-        let mut text = |key: &'static str, v: Option<String>| {
-            if let Some(v) = v {
-                attrs.push((key, Value::Text(v)));
-            }
-        };
-        text("toolgate.decision", call.decision.map(|d| d.to_string()));
-        text(
-            "toolgate.decision.suggested",
-            call.suggested.map(|d| d.to_string()),
-        );
-        text("toolgate.risk", call.risk);
-        text("toolgate.decision.source", call.source);
-        text("toolgate.rule", call.rule);
-        text("toolgate.actor", call.actor);
-        text("toolgate.person", p.person.clone());
-        text("toolgate.machine", p.machine.clone());
-        text("toolgate.agent", p.agent.clone());
-        if self.include_arguments {
-            text("gen_ai.tool.call.arguments", call.arguments);
-            text("gen_ai.tool.call.result", p.preview.clone());
-        }
-        attrs.push(("toolgate.sandbox", Value::Bool(sandbox)));
+        let mut attrs = call_attributes(e, call, self.include_arguments);
         let failed = e.kind == EventKind::ToolFailed;
         let error = failed.then(|| p.reason.clone().unwrap_or_default());
         if failed {
@@ -422,5 +452,69 @@ impl Telemetry {
             Ok(()) => *recorded = (ended, delivered),
             Err(e) => tracing::warn!("cannot record telemetry counts in {}: {e}", file.display()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::EventPayload;
+
+    fn completion(extra: Option<serde_json::Value>) -> Event {
+        let payload = EventPayload {
+            tool: Some("bash".into()),
+            extra,
+            ..EventPayload::default()
+        };
+        Event::now(EventKind::ToolCompleted, "s1", "c1", payload)
+    }
+
+    fn find<'a>(attrs: &'a [(&'static str, Value)], key: &str) -> Option<&'a Value> {
+        attrs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    #[test]
+    fn refused_staged_paths_become_span_attributes() {
+        let e = completion(Some(serde_json::json!({
+            "staged_refused": [".git/hooks/pre-commit", ".envrc"]
+        })));
+        let call = OpenCall {
+            source: Some("sandbox".into()),
+            ..OpenCall::default()
+        };
+        let attrs = call_attributes(&e, call, false);
+        assert_eq!(find(&attrs, "toolgate.sandbox"), Some(&Value::Bool(true)));
+        assert_eq!(
+            find(&attrs, "toolgate.sandbox.refused_count"),
+            Some(&Value::Int(2))
+        );
+        assert_eq!(
+            find(&attrs, "toolgate.sandbox.refused_paths"),
+            Some(&Value::Text(".git/hooks/pre-commit\n.envrc".into()))
+        );
+        assert_eq!(
+            find(&attrs, "gen_ai.tool.name"),
+            Some(&Value::Text("bash".into()))
+        );
+    }
+
+    #[test]
+    fn a_call_with_nothing_refused_has_no_refusal_attributes_and_no_arguments_unless_asked() {
+        let attrs = call_attributes(&completion(None), OpenCall::default(), false);
+        assert_eq!(find(&attrs, "toolgate.sandbox.refused_count"), None);
+        assert_eq!(find(&attrs, "gen_ai.tool.call.arguments"), None);
+        assert_eq!(find(&attrs, "toolgate.sandbox"), Some(&Value::Bool(false)));
+    }
+
+    #[test]
+    fn ids_are_never_zero_and_do_not_repeat() {
+        let mut ids = Ids::new();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..10_000 {
+            let s = ids.span();
+            assert_ne!(s, [0; 8]);
+            assert!(seen.insert(s));
+        }
+        assert_ne!(ids.trace(), [0; 16]);
     }
 }
