@@ -10,7 +10,8 @@ use toolgate_core::Failure;
 pub struct SavedApproval {
     /// Its id (for `toolgate approvals revoke ID`).
     pub id: i64,
-    /// The project root it applies to (canonical path).
+    /// The project it applies to: `git:host/path` of its `origin` remote, or
+    /// its canonical path ([`crate::project_key`]).
     pub project: String,
     /// The action (`bash`, `edit`, …).
     pub action: String,

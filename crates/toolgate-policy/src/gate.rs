@@ -169,12 +169,18 @@ impl PolicyGate {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn saved(&self, project: &str) -> Vec<SavedApproval> {
-        self.store.list_project(project).unwrap_or_else(|e| {
+    /// The project's saved approvals, their path patterns read below `root`
+    /// (they are saved relative to the project's root).
+    fn saved(&self, project: &str, root: &std::path::Path) -> Vec<SavedApproval> {
+        let mut saved = self.store.list_project(project).unwrap_or_else(|e| {
             // Without saved approvals the gate only asks more: safe, so go on.
             tracing::warn!(error = %e, "cannot read saved approvals; asking instead");
             Vec::new()
-        })
+        });
+        for a in &mut saved {
+            a.pattern = crate::project_key::pattern_from_store(&a.action, &a.pattern, root);
+        }
+        saved
     }
 
     fn session_approvals(&self, session: &str) -> Vec<SessionApproval> {
@@ -211,11 +217,18 @@ impl PolicyGate {
     }
 
     /// Tells the other pending asks of `session` what they now are.
-    fn cascade(&self, session: &str, project: &str, own: u64, rejected: bool) {
+    fn cascade(
+        &self,
+        session: &str,
+        project: &str,
+        root: &std::path::Path,
+        own: u64,
+        rejected: bool,
+    ) {
         let (session_list, saved) = if rejected {
             (Vec::new(), Vec::new())
         } else {
-            (self.session_approvals(session), self.saved(project))
+            (self.session_approvals(session), self.saved(project, root))
         };
         let lookup = Approvals {
             session: &session_list,
@@ -284,9 +297,9 @@ impl Gate for PolicyGate {
         requests: Vec<PermissionRequest>,
     ) -> Result<Vec<Judged>, GateError> {
         let policy = self.policy();
-        let project = call.location.root().display().to_string();
+        let project = crate::project_key::project_key(call.location.root());
         let session = self.session_approvals(call.session_id);
-        let saved = self.saved(&project);
+        let saved = self.saved(&project, call.location.root());
         let lookup = Approvals {
             session: &session,
             saved: &saved,
@@ -374,10 +387,10 @@ impl Gate for PolicyGate {
             }
             return Ok(finals);
         }
-        let project = call.location.root().display().to_string();
+        let project = crate::project_key::project_key(call.location.root());
         // Approvals given since evaluate (another ask may have been answered).
         let session_list = self.session_approvals(call.session_id);
-        let saved = self.saved(&project);
+        let saved = self.saved(&project, call.location.root());
         let lookup = Approvals {
             session: &session_list,
             saved: &saved,
@@ -565,7 +578,7 @@ impl PolicyGate {
             Answer::Session if coverable => {
                 self.add_session_approvals(call.session_id, items);
                 set(&user_allow("allowed by the user for this session"));
-                self.cascade(call.session_id, project, id, false);
+                self.cascade(call.session_id, project, call.location.root(), id, false);
             }
             Answer::Always if coverable => {
                 let mut unsaved = Vec::new();
@@ -573,14 +586,19 @@ impl PolicyGate {
                     let Some(pattern) = &r.save_pattern else {
                         continue;
                     };
-                    if let Err(e) = self.store.save(project, &r.action, pattern) {
+                    let stored = crate::project_key::pattern_to_store(
+                        &r.action,
+                        pattern,
+                        call.location.root(),
+                    );
+                    if let Err(e) = self.store.save(project, &r.action, &stored) {
                         tracing::warn!(error = %e, "cannot save the approval; keeping it for this session");
                         unsaved.push(r.clone());
                     }
                 }
                 self.add_session_approvals(call.session_id, &unsaved);
                 set(&user_allow("allowed by the user, always, for this project"));
-                self.cascade(call.session_id, project, id, false);
+                self.cascade(call.session_id, project, call.location.root(), id, false);
             }
             // Offered only once: a destructive, forced or opaque request.
             Answer::Session | Answer::Always => set(&user_allow(
@@ -605,7 +623,7 @@ impl PolicyGate {
                         ),
                     )
                 });
-                self.cascade(call.session_id, project, id, true);
+                self.cascade(call.session_id, project, call.location.root(), id, true);
             }
             Answer::Reject { message: None } => {
                 set(&|d| {
@@ -615,7 +633,7 @@ impl PolicyGate {
                         format!("{}; rejected by the user", d.reason),
                     )
                 });
-                self.cascade(call.session_id, project, id, true);
+                self.cascade(call.session_id, project, call.location.root(), id, true);
             }
         }
     }

@@ -53,6 +53,7 @@ pub mod installs;
 pub mod pattern;
 pub mod people;
 pub mod policy;
+pub mod project_key;
 pub mod repo_config;
 pub mod rules;
 pub mod shared_policy;

@@ -69,6 +69,8 @@ pub(crate) struct SavedApprovals {
     sources: PolicySources,
     data: DataDir,
     project: String,
+    /// The location's root, below which relative path patterns are read.
+    root: std::path::PathBuf,
     rows: OnceLock<Vec<SavedApproval>>,
 }
 
@@ -77,41 +79,53 @@ impl SavedApprovals {
         SavedApprovals {
             sources: sources.clone(),
             data: data.clone(),
-            project: project.display().to_string(),
+            project: toolgate_policy::project_key::project_key(project),
+            root: project.to_path_buf(),
             rows: OnceLock::new(),
         }
     }
 
     fn rows(&self) -> &[SavedApproval] {
         self.rows.get_or_init(|| {
-            match TeamConfig::load(&self.sources) {
-                Ok(team) if matches!(team.store, StoreChoice::Postgres { .. }) => {
-                    let rows = team
-                        .open_approvals(&self.data)
-                        .map_err(|e| e.to_string())
-                        .and_then(|s| s.list_project(&self.project).map_err(|e| e.to_string()));
-                    return rows.unwrap_or_else(|e| {
-                        tracing::warn!("cannot read saved approvals: {e}");
-                        Vec::new()
-                    });
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!("cannot read saved approvals: {e}");
-                    return Vec::new();
-                }
+            let mut rows = self.read();
+            for a in &mut rows {
+                a.pattern = toolgate_policy::project_key::pattern_from_store(
+                    &a.action, &a.pattern, &self.root,
+                );
             }
-            let db = &self.data.state_db();
-            if !db.exists() {
+            rows
+        })
+    }
+
+    /// The saved approvals of the project as stored.
+    fn read(&self) -> Vec<SavedApproval> {
+        match TeamConfig::load(&self.sources) {
+            Ok(team) if matches!(team.store, StoreChoice::Postgres { .. }) => {
+                let rows = team
+                    .open_approvals(&self.data)
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| s.list_project(&self.project).map_err(|e| e.to_string()));
+                return rows.unwrap_or_else(|e| {
+                    tracing::warn!("cannot read saved approvals: {e}");
+                    Vec::new()
+                });
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("cannot read saved approvals: {e}");
                 return Vec::new();
             }
-            let rows = SqliteApprovals::open_read_only(db)
-                .map_err(|e| e.to_string())
-                .and_then(|s| s.list_project(&self.project).map_err(|e| e.to_string()));
-            rows.unwrap_or_else(|e| {
-                tracing::warn!("cannot read saved approvals from {}: {e}", db.display());
-                Vec::new()
-            })
+        }
+        let db = &self.data.state_db();
+        if !db.exists() {
+            return Vec::new();
+        }
+        let rows = SqliteApprovals::open_read_only(db)
+            .map_err(|e| e.to_string())
+            .and_then(|s| s.list_project(&self.project).map_err(|e| e.to_string()));
+        rows.unwrap_or_else(|e| {
+            tracing::warn!("cannot read saved approvals from {}: {e}", db.display());
+            Vec::new()
         })
     }
 }

@@ -268,7 +268,7 @@ pub fn run_approvals_list(args: ApprovalsListArgs, data: &DataDir) -> Result<i32
     let rows = match &args.root {
         Some(r) => {
             let loc = crate::cli_builder::location(Some(r))?;
-            store.list_project(&loc.root().display().to_string())
+            store.list_project(&toolgate_policy::project_key::project_key(loc.root()))
         }
         None => store.list_all(),
     }?;

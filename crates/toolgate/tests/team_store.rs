@@ -474,3 +474,58 @@ fn a_running_mcp_server_refuses_calls_while_the_database_is_down_and_serves_agai
     let report = verify(&m);
     assert!(report.starts_with("ok:"), "{report}");
 }
+
+/// `git init` in `dir` with `origin` at `url`.
+fn git_checkout(dir: &Path, url: &str) {
+    for args in [vec!["init", "-q"], vec!["remote", "add", "origin", url]] {
+        let o = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_follows_the_repository_to_a_checkout_at_another_path() {
+    let Some(db) = fresh_database("approve_repo") else {
+        return;
+    };
+    let laptop = machine(&db, "ada@example.com", "laptop");
+    let runner = machine(&db, "ci@example.com", "runner");
+    let fork = machine(&db, "eve@example.com", "fork");
+    // One repository, checked out at each machine's own path, its remote
+    // written in two forms; a third machine has another repository.
+    git_checkout(&laptop.ws, "git@github.com:acme/app.git");
+    git_checkout(&runner.ws, "https://github.com/acme/app");
+    git_checkout(&fork.ws, "https://github.com/eve/app.git");
+    assert_ne!(laptop.ws, runner.ws);
+    assert_eq!(check_write(&runner, &runner.ws)["decision"], "ask");
+    let toolgate = toolgate::Builder::new()
+        .location(&laptop.ws)
+        .data_dir(&laptop.data)
+        .user_config(Some(laptop.home.join(".config/toolgate/config.toml")))
+        .managed_config(None)
+        .approvals(Arc::new(AlwaysYes))
+        .build()
+        .unwrap();
+    let catalogue = toolgate.catalogue().unwrap();
+    toolgate
+        .settle(
+            &catalogue,
+            "write",
+            json!({"path": "new.txt", "content": "x"}),
+        )
+        .await
+        .unwrap();
+    drop(toolgate);
+    let allowed = check_write(&runner, &runner.ws);
+    assert_eq!(allowed["decision"], "allow", "{allowed}");
+    assert_eq!(allowed["source"], "saved", "{allowed}");
+    // Another repository does not get it.
+    assert_eq!(check_write(&fork, &fork.ws)["decision"], "ask");
+    let o = run(&runner, &["approvals", "list", "--json"]);
+    let saved: Value = serde_json::from_str(text(&o.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(saved["project"], "git:github.com/acme/app", "{saved}");
+}
