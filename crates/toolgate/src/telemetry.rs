@@ -30,7 +30,6 @@ pub mod otlp;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -56,7 +55,7 @@ pub struct TelemetrySettings {
 
 /// The exporter of one process.
 pub struct Telemetry {
-    queue: SyncSender<export::Message>,
+    queue: Arc<export::Queue>,
     ids: Mutex<Ids>,
     include_arguments: bool,
     calls: Mutex<HashMap<String, OpenCall>>,
@@ -356,40 +355,34 @@ impl Telemetry {
         self.counts
             .ended
             .fetch_add(if over_mcp { 2 } else { 1 }, Ordering::Relaxed);
-        export::offer(
-            &self.queue,
-            FinishedSpan {
-                trace_id,
-                span_id: tool_id,
-                parent: server_id,
-                name: format!("execute_tool {tool}"),
-                kind: SpanKind::Internal,
-                start_ns,
-                end_ns,
-                attributes: attrs,
-                error: error.clone(),
-            },
-        );
+        self.queue.offer(FinishedSpan {
+            trace_id,
+            span_id: tool_id,
+            parent: server_id,
+            name: format!("execute_tool {tool}"),
+            kind: SpanKind::Internal,
+            start_ns,
+            end_ns,
+            attributes: attrs,
+            error: error.clone(),
+        });
         // The MCP server's span for the request, around the tool's.
         if let Some(server_id) = server_id {
-            export::offer(
-                &self.queue,
-                FinishedSpan {
-                    trace_id,
-                    span_id: server_id,
-                    parent: None,
-                    name: format!("tools/call {tool}"),
-                    kind: SpanKind::Server,
-                    start_ns,
-                    end_ns,
-                    attributes: vec![
-                        ("mcp.method.name", Value::Static("tools/call")),
-                        ("mcp.session.id", Value::Text(e.session_id.clone())),
-                        ("gen_ai.tool.name", Value::Text(tool.to_string())),
-                    ],
-                    error,
-                },
-            );
+            self.queue.offer(FinishedSpan {
+                trace_id,
+                span_id: server_id,
+                parent: None,
+                name: format!("tools/call {tool}"),
+                kind: SpanKind::Server,
+                start_ns,
+                end_ns,
+                attributes: vec![
+                    ("mcp.method.name", Value::Static("tools/call")),
+                    ("mcp.session.id", Value::Text(e.session_id.clone())),
+                    ("gen_ai.tool.name", Value::Text(tool.to_string())),
+                ],
+                error,
+            });
         }
     }
 
@@ -397,12 +390,7 @@ impl Telemetry {
     /// does not hold the process).
     pub fn flush(self: &Arc<Self>, within: Duration) {
         let (done, answered) = std::sync::mpsc::sync_channel(1);
-        let queue = self.queue.clone();
-        // Queued behind the spans (a full queue makes this wait, so it waits
-        // on its own thread, as long as `within` at most).
-        std::thread::spawn(move || {
-            let _ = queue.send(export::Message::Flush(done));
-        });
+        self.queue.flush(done);
         if answered.recv_timeout(within).is_err() {
             tracing::warn!("the OTLP collector did not take the last spans in time");
         }

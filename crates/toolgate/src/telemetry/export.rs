@@ -1,11 +1,11 @@
-//! The export thread: spans queue in a bounded channel (full: dropped, never
+//! The export thread: spans queue in a bounded queue (full: dropped, never
 //! waited for), and one background thread sends them in batches over
-//! OTLP/HTTP (protobuf), at most every [`BATCH_DELAY`] or when [`BATCH_MAX`]
-//! are waiting.
+//! OTLP/HTTP (protobuf), [`BATCH_DELAY`] after a batch starts or when
+//! [`BATCH_MAX`] are waiting.
 
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::{Arc, PoisonError};
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::Counts;
@@ -19,12 +19,46 @@ const BATCH_DELAY: Duration = Duration::from_millis(500);
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// What the export thread is sent.
-pub(super) enum Message {
-    /// A span to export.
-    Span(Box<FinishedSpan>),
-    /// Send what is queued now, then answer.
-    Flush(SyncSender<()>),
+/// The spans waiting for export, shared by the callers and the export
+/// thread. A caller only takes the lock and pushes; it wakes the thread only
+/// when a batch starts (to time it) or fills, so a call does not pay for a
+/// thread switch per span.
+pub(super) struct Queue {
+    state: Mutex<Waiting>,
+    ready: Condvar,
+    capacity: usize,
+}
+
+#[derive(Default)]
+struct Waiting {
+    spans: Vec<FinishedSpan>,
+    flushes: Vec<SyncSender<()>>,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues a span; a full queue drops it (the call never waits).
+    pub(super) fn offer(&self, span: FinishedSpan) {
+        let mut w = self.lock();
+        if w.spans.len() >= self.capacity {
+            return;
+        }
+        w.spans.push(span);
+        let n = w.spans.len();
+        drop(w);
+        if n == 1 || n == BATCH_MAX {
+            self.ready.notify_one();
+        }
+    }
+
+    /// Asks for what is queued to be sent now; `done` is answered after.
+    pub(super) fn flush(&self, done: SyncSender<()>) {
+        self.lock().flushes.push(done);
+        self.ready.notify_one();
+    }
 }
 
 /// Where and how spans are sent.
@@ -107,70 +141,58 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Starts the export thread; spans go to the returned sender.
+/// Starts the export thread; spans go to the returned queue.
 pub(super) fn start(
     destination: Destination,
     counts: Arc<Counts>,
-    queue: usize,
-) -> Result<SyncSender<Message>, String> {
-    let (tx, rx) = std::sync::mpsc::sync_channel(queue);
+    capacity: usize,
+) -> Result<Arc<Queue>, String> {
+    let queue = Arc::new(Queue {
+        state: Mutex::new(Waiting::default()),
+        ready: Condvar::new(),
+        capacity,
+    });
+    let theirs = Arc::clone(&queue);
     std::thread::Builder::new()
         .name("toolgate-otlp".into())
-        .spawn(move || run(&destination, &counts, &rx))
+        .spawn(move || run(&destination, &counts, &theirs))
         .map_err(|e| format!("cannot start the OTLP export thread: {e}"))?;
-    Ok(tx)
+    Ok(queue)
 }
 
-/// Queues a span; a full queue drops it (the call never waits).
-pub(super) fn offer(tx: &SyncSender<Message>, span: FinishedSpan) {
-    match tx.try_send(Message::Span(Box::new(span))) {
-        Ok(()) | Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
-    }
-}
-
-fn run(destination: &Destination, counts: &Counts, rx: &Receiver<Message>) {
-    let sender = match Sender::new(destination) {
-        Ok(s) => s,
-        Err(e) => {
-            set_error(counts, e);
-            // Drain so that flushes are answered; nothing can be sent.
-            for m in rx {
-                if let Message::Flush(done) = m {
-                    let _ = done.send(());
-                }
-            }
-            return;
-        }
-    };
-    let mut batch: Vec<FinishedSpan> = Vec::new();
-    let mut oldest: Option<Instant> = None;
+fn run(destination: &Destination, counts: &Counts, queue: &Queue) {
+    let sender = Sender::new(destination)
+        .map_err(|e| set_error(counts, e))
+        .ok();
     loop {
-        let wait = oldest.map_or(Duration::from_secs(3600), |t| {
-            BATCH_DELAY.saturating_sub(t.elapsed())
-        });
-        match rx.recv_timeout(wait) {
-            Ok(Message::Span(span)) => {
-                batch.push(*span);
-                oldest.get_or_insert_with(Instant::now);
-                if batch.len() >= BATCH_MAX {
-                    send(&sender, counts, &mut batch);
-                    oldest = None;
+        let (mut batch, flushes) = {
+            let mut w = queue.lock();
+            while w.spans.is_empty() && w.flushes.is_empty() {
+                w = queue.ready.wait(w).unwrap_or_else(PoisonError::into_inner);
+            }
+            // A batch waits for others at most BATCH_DELAY, less when it
+            // fills or a flush is asked for.
+            let deadline = Instant::now() + BATCH_DELAY;
+            while w.spans.len() < BATCH_MAX && w.flushes.is_empty() {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
                 }
+                w = queue
+                    .ready
+                    .wait_timeout(w, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
             }
-            Ok(Message::Flush(done)) => {
-                // Spans queued before the flush are in the channel ahead of it.
-                send(&sender, counts, &mut batch);
-                oldest = None;
-                let _ = done.send(());
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                send(&sender, counts, &mut batch);
-                oldest = None;
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                send(&sender, counts, &mut batch);
-                return;
-            }
+            (std::mem::take(&mut w.spans), std::mem::take(&mut w.flushes))
+        };
+        match &sender {
+            Some(sender) => send(sender, counts, &mut batch),
+            // Nothing can be sent (the error is recorded): drop.
+            None => batch.clear(),
+        }
+        for done in flushes {
+            let _ = done.send(());
         }
     }
 }
