@@ -5,8 +5,8 @@
 //! it (a real backend's ingestion would compete for this machine's cores;
 //! the end-to-end test checks the spans in Arize Phoenix). CPU is the
 //! process's user + system time (getrusage, every thread: the exporter's too);
-//! each block of calls ends by flushing the audit log, and an export-on
-//! block also by flushing the exporter, so its export is counted in it.
+//! each block of calls ends by flushing the audit log, which flushes the
+//! exporter too, so a block's export is counted in it.
 //! Rounds alternate which runs first; the figure is the mean of the rounds'
 //! on/off ratios with its 95 % confidence interval.
 //!
@@ -111,14 +111,6 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 "#;
 
-fn flush_export() {
-    let settings = toolgate::telemetry::TelemetrySettings::default();
-    // The process's exporter, started by the engine with export on.
-    if let Ok(t) = toolgate::telemetry::Telemetry::global(&settings, None) {
-        t.flush(Duration::from_secs(5));
-    }
-}
-
 fn main() {
     let rounds: usize = std::env::var("BENCH_ROUNDS")
         .ok()
@@ -159,19 +151,14 @@ fn main() {
         block(&without, &cat_off).await;
         let mut ratios = Vec::new();
         for round in 0..rounds {
-            let on_block = async {
-                let t = block(&with, &cat_on).await;
-                // The export of this block's spans is counted in it.
-                let before = cpu();
-                tokio::task::spawn_blocking(flush_export).await.unwrap();
-                t + (cpu() - before)
-            };
+            // Flushing the audit log at a block's end flushes the exporter
+            // too, so the export of the block's spans is counted in it.
             let (on, off) = if round % 2 == 0 {
-                let on = on_block.await;
+                let on = block(&with, &cat_on).await;
                 (on, block(&without, &cat_off).await)
             } else {
                 let off = block(&without, &cat_off).await;
-                (on_block.await, off)
+                (block(&with, &cat_on).await, off)
             };
             ratios.push(on.as_secs_f64() / off.as_secs_f64());
         }

@@ -290,10 +290,17 @@ impl Telemetry {
             EventKind::PermissionRequested
             | EventKind::PermissionResolved
             | EventKind::ToolStarted => {
-                if calls.len() >= MAX_OPEN_CALLS && !calls.contains_key(&e.call_id) {
-                    calls.clear();
+                // Looked up before inserting: most events are of a call
+                // already open, and need no copy of its id.
+                if !calls.contains_key(&e.call_id) {
+                    if calls.len() >= MAX_OPEN_CALLS {
+                        calls.clear();
+                    }
+                    calls.insert(e.call_id.clone(), OpenCall::default());
                 }
-                let call = calls.entry(e.call_id.clone()).or_default();
+                let Some(call) = calls.get_mut(&e.call_id) else {
+                    return;
+                };
                 call.start_ms.get_or_insert(e.ts_ms);
                 if call.tool_call_id.is_none() {
                     call.tool_call_id.clone_from(&p.tool_call_id);
