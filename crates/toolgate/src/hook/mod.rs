@@ -11,10 +11,10 @@
 mod args;
 mod decide;
 mod record;
+mod watchdog;
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -25,6 +25,10 @@ use crate::{DataDir, Durability, Mode};
 pub use args::{ArgsError, Invocation, parse_invocation};
 
 pub use toolgate_hooks::install::HOOK_PROGRAM;
+
+/// Whether this process has answered: the answer, the panic hook and the
+/// timer each answer only if they are first to set it.
+static ANSWERED: AtomicBool = AtomicBool::new(false);
 
 /// The time a hook answer may take before the blocking form is answered
 /// instead (below every agent's own hook timeout).
@@ -58,51 +62,36 @@ pub fn answer(
             return 2;
         }
     };
-    let answered = Arc::new(AtomicBool::new(false));
     // A panic on any thread answers with the blocking form, whose reason
     // names it (the default report, with a backtrace, would go to the model),
     // and ends the process.
-    {
-        let answered = Arc::clone(&answered);
-        std::panic::set_hook(Box::new(move |info| {
-            let what = info
-                .payload()
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| info.payload().downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown".into());
-            let r = block(
-                agent,
-                &format!("the hook panicked ({what}); the call is blocked"),
-            );
-            if answer_once(&answered, &r) {
-                std::process::exit(i32::from(r.exit));
-            }
-        }));
-    }
-    let limit = budget();
-    {
-        let watch = Arc::clone(&answered);
-        let spawned = std::thread::Builder::new()
-            .name("tg-hook-watchdog".into())
-            .spawn(move || {
-                std::thread::sleep(limit);
-                let r = block(
-                    agent,
-                    &format!(
-                        "no decision within toolgate's time budget of {} ms; the call is blocked",
-                        limit.as_millis()
-                    ),
-                );
-                if answer_once(&watch, &r) {
-                    std::process::exit(i32::from(r.exit));
-                }
-            });
-        if spawned.is_err() {
-            let r = block(agent, "cannot start the hook's watchdog thread");
-            answer_once(&answered, &r);
-            return i32::from(r.exit);
+    std::panic::set_hook(Box::new(move |info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        let r = block(
+            agent,
+            &format!("the hook panicked ({what}); the call is blocked"),
+        );
+        if answer_once(&r) {
+            std::process::exit(i32::from(r.exit));
         }
+    }));
+    let limit = budget();
+    let on_timeout = block(
+        agent,
+        &format!(
+            "no decision within toolgate's time budget of {} ms; the call is blocked",
+            limit.as_millis()
+        ),
+    );
+    if let Err(e) = watchdog::arm(&on_timeout, limit) {
+        let r = block(agent, &format!("cannot set the hook's time budget: {e}"));
+        answer_once(&r);
+        return i32::from(r.exit);
     }
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         decide::decide(agent, options, &data?, durability)
@@ -113,17 +102,17 @@ pub fn answer(
         // The panic hook answered and is exiting; this is the fallback.
         Err(_) => block(agent, "the hook panicked; the call is blocked"),
     };
-    if !answer_once(&answered, &r) {
-        // The watchdog or the panic hook answered and is exiting.
+    if !answer_once(&r) {
+        // The timer or the panic hook answered and is exiting.
         std::thread::sleep(Duration::from_secs(1));
     }
     i32::from(r.exit)
 }
 
 /// Prints `reply` once: whichever of the answer, the panic hook and the
-/// watchdog comes first answers, and the others print nothing.
-fn answer_once(answered: &AtomicBool, reply: &Reply) -> bool {
-    if answered.swap(true, Ordering::SeqCst) {
+/// timer comes first answers, and the others print nothing.
+fn answer_once(reply: &Reply) -> bool {
+    if ANSWERED.swap(true, Ordering::SeqCst) {
         return false;
     }
     let mut out = std::io::stdout().lock();
@@ -190,7 +179,7 @@ pub fn run_program(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Err(e) => {
             if let Some(agent) = e.agent.as_deref().and_then(|a| a.parse::<Agent>().ok()) {
                 let r = block(agent, &format!("bad arguments: {e}"));
-                answer_once(&AtomicBool::new(false), &r);
+                answer_once(&r);
                 return i32::from(r.exit);
             }
             eprintln!(
