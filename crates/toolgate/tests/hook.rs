@@ -528,6 +528,9 @@ fn imported_rules_decide_as_the_agent_would() {
     }
 }
 
+/// A payload, the flags and the variables of one hook process.
+type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+
 #[test]
 fn the_hook_only_program_answers_as_toolgate_hook_does() {
     let e = env();
@@ -541,7 +544,7 @@ fn the_hook_only_program_answers_as_toolgate_hook_does() {
             shell,
             json!({ field: format!("cat {home}/.ssh/id_rsa") }),
         );
-        let cases: Vec<(&str, Vec<&str>, Vec<(&str, &str)>)> = vec![
+        let cases: Vec<Case> = vec![
             (&good, vec![], vec![]),
             (&good, vec!["--mode", "auto"], vec![]),
             (&key, vec![], vec![]),
