@@ -6,7 +6,8 @@
 //! It never fails open: a bad payload, an unknown event, an error, a panic
 //! or the time budget running out all answer in the agent's blocking form
 //! (`toolgate_hooks::block`). The only lock it takes is SQLite's, for the
-//! moment of appending to the audit log, and the watchdog bounds even that.
+//! moment of appending to the audit log, and the timer (`watchdog`) bounds
+//! even that.
 
 mod args;
 mod decide;
