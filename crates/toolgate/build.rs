@@ -1,4 +1,4 @@
-//! Link settings of the `toolgate` binary.
+//! Link settings of the `toolgate` and `toolgate-hook` binaries.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -9,6 +9,12 @@ fn main() {
         // applies the binary's ~40,000 pointer fix-ups from a bitmap of a few
         // KB instead of reading a table of about 1 MB, a visible part of a
         // short `toolgate check`. GNU ld 2.38+ and glibc 2.36+ support it.
-        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+        println!("cargo:rustc-link-arg-bin=toolgate=-Wl,-z,pack-relative-relocs");
+    }
+    if os == "linux" {
+        // The hook program, which the agents start for every call, is linked
+        // at a fixed address: the loader then has no pointer fix-ups to apply
+        // at all, and its tables are not copied page by page at start.
+        println!("cargo:rustc-link-arg-bin=toolgate-hook=-no-pie");
     }
 }

@@ -95,13 +95,19 @@ pub fn settings_path(
 /// blocks the call instead of letting it run.
 pub const GUARD: &str = " || exit 2";
 
-/// The hook command toolgate installs for `agent`.
-pub fn hook_command(toolgate: &Path, agent: Agent) -> String {
-    let command = format!(
-        "{} hook {}",
-        crate::shell_quote(&toolgate.display().to_string()),
-        agent.name()
-    );
+/// The file name of the program that only answers hooks (`toolgate-hook
+/// AGENT`), installed beside `toolgate`.
+pub const HOOK_PROGRAM: &str = "toolgate-hook";
+
+/// The hook command toolgate installs for `agent`: `PROGRAM AGENT` when
+/// `program` is [`HOOK_PROGRAM`], else `PROGRAM hook AGENT` (`toolgate`).
+pub fn hook_command(program: &Path, agent: Agent) -> String {
+    let quoted = crate::shell_quote(&program.display().to_string());
+    let command = if program.file_name().is_some_and(|n| n == HOOK_PROGRAM) {
+        format!("{quoted} {}", agent.name())
+    } else {
+        format!("{quoted} hook {}", agent.name())
+    };
     if agent.protocol().exit2_blocks && agent != Agent::OpenCode {
         format!("{command}{GUARD}")
     } else {
@@ -109,10 +115,19 @@ pub fn hook_command(toolgate: &Path, agent: Agent) -> String {
     }
 }
 
-/// Whether `command` is toolgate's hook for `agent`.
+/// Whether `command` is toolgate's hook for `agent`, in either form of
+/// [`hook_command`].
 fn is_ours(command: &str, agent: Agent) -> bool {
     let bare = command.trim_end().trim_end_matches(GUARD).trim_end();
-    command.contains("toolgate") && bare.ends_with(&format!("hook {}", agent.name()))
+    let Some(program) = bare.strip_suffix(agent.name()) else {
+        return false;
+    };
+    if !program.ends_with(char::is_whitespace) {
+        return false;
+    }
+    let program = program.trim_end();
+    (command.contains("toolgate") && program.ends_with(" hook"))
+        || program.trim_end_matches('\'').ends_with(HOOK_PROGRAM)
 }
 
 /// The events toolgate's entry is installed for: the pre-tool-use ones it

@@ -14,7 +14,8 @@
 //! - [`sandbox_rewrite`]: a shell call rewritten to run inside
 //!   `toolgate sandbox exec`, for the agents that accept a changed input.
 //!
-//! It decides nothing itself and runs nothing: the `toolgate hook` command
+//! It decides nothing itself and runs nothing: `toolgate::hook` (run by
+//! `toolgate hook AGENT` and the `toolgate-hook AGENT` program)
 //! judges the probes with toolgate's engine.
 
 mod agent;

@@ -95,9 +95,15 @@ fn read_state(conn: &Connection, path: &Path, kind: FileKind) -> Result<State, S
         .query_row("PRAGMA application_id", [], |r| r.get::<_, i32>(0))
         .and_then(|app| {
             let version = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))?;
-            let objects = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
-                r.get::<_, i64>(0)
-            })?;
+            // Our own file needs no count: each short process (a hook) would
+            // prepare and run one more statement for nothing.
+            let objects = if app == kind.application_id {
+                0
+            } else {
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                })?
+            };
             Ok((app, version, objects))
         });
     let (app, version, objects) = match header {

@@ -76,6 +76,17 @@ fn read(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// The program the agent's settings run: the hook-only program beside this
+/// `toolgate` when it is there (it starts faster), else `toolgate` itself.
+/// OpenCode's plugin runs `toolgate hook opencode`.
+fn hook_program(exe: &Path, agent: Agent) -> PathBuf {
+    let beside = exe.with_file_name(toolgate::hook::HOOK_PROGRAM);
+    if agent != Agent::OpenCode && beside.is_file() {
+        return beside;
+    }
+    exe.to_path_buf()
+}
+
 fn install(agent: Agent, path: &Path) -> Result<i32> {
     let exe = toolgate_exe()?;
     let shown = path.display().to_string();
@@ -84,7 +95,7 @@ fn install(agent: Agent, path: &Path) -> Result<i32> {
         agent,
         &shown,
         before.as_deref(),
-        &hook_command(&exe, agent),
+        &hook_command(&hook_program(&exe, agent), agent),
         &exe,
     )?;
     if before.as_deref() == Some(after.as_str()) {

@@ -145,10 +145,12 @@ fn run_claude(
         .unwrap_or_else(|| panic!("no result from claude: {out:?}"))
 }
 
+/// The hook-only program, as `toolgate hook install` writes it (Gemini's
+/// tests run `toolgate hook AGENT`, so both forms run end to end).
 fn toolgate_hook(mode: &str) -> String {
     format!(
-        "{} hook claude-code --mode {mode} || exit 2",
-        env!("CARGO_BIN_EXE_toolgate")
+        "{} claude-code --mode {mode} || exit 2",
+        env!("CARGO_BIN_EXE_toolgate-hook")
     )
 }
 
@@ -555,8 +557,8 @@ fn codex_ran(events: &[Value]) -> Vec<String> {
 
 fn codex_hook(mode: &str) -> String {
     format!(
-        "{} hook codex --mode {mode} || exit 2",
-        env!("CARGO_BIN_EXE_toolgate")
+        "{} codex --mode {mode} || exit 2",
+        env!("CARGO_BIN_EXE_toolgate-hook")
     )
 }
 

@@ -31,7 +31,18 @@ fn env() -> Env {
 fn hook(e: &Env, agent: &str, payload: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let mut all = vec!["hook", agent];
     all.extend_from_slice(args);
-    let mut c = e.command(&all);
+    run_with(e.command(&all), payload, vars)
+}
+
+/// The same through the hook-only program, `toolgate-hook AGENT ARGS`.
+fn hook_only(e: &Env, agent: &str, payload: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate-hook"));
+    c.arg(agent).args(args).current_dir(&e.ws);
+    support::cli_env::isolate(&mut c, &e.data, &e.home);
+    run_with(c, payload, vars)
+}
+
+fn run_with(mut c: std::process::Command, payload: &str, vars: &[(&str, &str)]) -> Output {
     c.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -515,4 +526,99 @@ fn imported_rules_decide_as_the_agent_would() {
             );
         }
     }
+}
+
+/// A payload, the flags and the variables of one hook process.
+type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+
+#[test]
+fn the_hook_only_program_answers_as_toolgate_hook_does() {
+    let e = env();
+    let home = e.home.display().to_string();
+    for agent in AGENTS {
+        let (shell, field, _, _) = tools(agent);
+        let good = payload(&e, agent, shell, json!({ field: "git status" }));
+        let key = payload(
+            &e,
+            agent,
+            shell,
+            json!({ field: format!("cat {home}/.ssh/id_rsa") }),
+        );
+        let cases: Vec<Case> = vec![
+            (&good, vec![], vec![]),
+            (&good, vec!["--mode", "auto"], vec![]),
+            (&key, vec![], vec![]),
+            ("garbage {", vec![], vec![]),
+            (&good, vec![], vec![("TOOLGATE_HOOK_TEST_PANIC", "1")]),
+            (
+                &good,
+                vec![],
+                vec![
+                    ("TOOLGATE_HOOK_TEST_SLEEP_MS", "5000"),
+                    ("TOOLGATE_HOOK_BUDGET_MS", "300"),
+                ],
+            ),
+        ];
+        for (input, args, vars) in cases {
+            let full = verdict(agent, &hook(&e, agent, input, &args, &vars));
+            let only = hook_only(&e, agent, input, &args, &vars);
+            assert_eq!(
+                verdict(agent, &only),
+                full,
+                "{agent} {input} {args:?} {vars:?}: {only:?}"
+            );
+        }
+        // Arguments it cannot use block the call.
+        for args in [&["--mode", "sideways"][..], &["--bogus"], &["--root"]] {
+            let o = hook_only(&e, agent, &good, args, &[]);
+            assert_eq!(verdict(agent, &o), "block", "{agent} {args:?}: {o:?}");
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains("toolgate:"),
+                "{o:?}"
+            );
+        }
+    }
+    // No agent named, or one it does not know: exit 2.
+    let o = hook_only(&e, "nobody", "{}", &[], &[]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}
+
+#[test]
+fn install_writes_the_hook_only_program_and_status_finds_it() {
+    let e = env();
+    let install = e
+        .command(&["hook", "install", "claude-code"])
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(e.ws.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    let command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let beside =
+        std::path::Path::new(env!("CARGO_BIN_EXE_toolgate")).with_file_name("toolgate-hook");
+    let beside = std::fs::canonicalize(beside).unwrap();
+    assert_eq!(
+        command,
+        format!("{} claude-code || exit 2", beside.display()),
+        "{settings}"
+    );
+    let status = e
+        .command(&["hook", "status", "claude-code", "--project"])
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("fires and blocks on failure"),
+        "{status:?}"
+    );
+    let uninstall = e
+        .command(&["hook", "uninstall", "claude-code"])
+        .output()
+        .unwrap();
+    assert!(uninstall.status.success(), "{uninstall:?}");
+    assert!(!e.ws.join(".claude/settings.json").exists());
 }

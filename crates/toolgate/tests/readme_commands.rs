@@ -62,9 +62,11 @@ fn readme_run_command_names_exactly_one_binary() {
         if package.is_some_and(|want| p["name"] != want) {
             continue;
         }
+        // Without `--bin`, cargo runs the package's `default-run` when it has one.
+        let wanted = bin.or_else(|| p["default_run"].as_str());
         for t in p["targets"].as_array().unwrap() {
             let is_bin = t["kind"].as_array().unwrap().iter().any(|k| k == "bin");
-            if is_bin && bin.is_none_or(|want| t["name"] == want) {
+            if is_bin && wanted.is_none_or(|want| t["name"] == want) {
                 candidates.push(t["name"].as_str().unwrap().to_string());
             }
         }

@@ -149,3 +149,30 @@ fn opencode_plugin_names_toolgate() {
             .is_empty()
     );
 }
+
+#[test]
+fn the_hook_only_program_is_installed_without_the_subcommand_and_recognised() {
+    let hook = "/opt/toolgate/bin/toolgate-hook";
+    for agent in [
+        Agent::ClaudeCode,
+        Agent::Gemini,
+        Agent::Cursor,
+        Agent::Copilot,
+        Agent::Codex,
+    ] {
+        let cmd = hook_command(Path::new(hook), agent);
+        assert!(cmd.starts_with(&format!("{hook} {agent}")), "{cmd}");
+        // Installed over the `toolgate hook` entry, it replaces it.
+        let old = install(agent, None);
+        let text = install_text(agent, "f", Some(&old), &cmd, Path::new(TG)).unwrap();
+        let entry = inspect(agent, "f", &text).unwrap();
+        assert!(!entry.commands.is_empty(), "{agent}: {text}");
+        assert!(entry.commands.iter().all(|c| c == &cmd), "{agent}: {text}");
+        assert_eq!(uninstall_text(agent, "f", &text).unwrap(), None, "{agent}");
+    }
+    // A quoted path, and someone else's program of a similar name, are told apart.
+    let quoted = hook_command(Path::new("/my tools/toolgate-hook"), Agent::ClaudeCode);
+    assert!(is_ours(&quoted, Agent::ClaudeCode), "{quoted}");
+    assert!(!is_ours("./my-hook claude-code", Agent::ClaudeCode));
+    assert!(!is_ours("toolgate-hook claude-code-x", Agent::ClaudeCode));
+}
