@@ -26,10 +26,14 @@ fn write_outside_the_location_directly() {
     let f = Fixture::new();
     let out = f.run("echo pwned > \"$OUT/direct\"");
     assert!(!out.status.success());
+    // Refused as read-only, or not there at all: the fixture's outside
+    // directory is under the home directory, which the sandbox shows only
+    // in part (seen once in a fresh-clone run with other fixtures being
+    // made and removed beside it).
+    let err = stderr(&out);
     assert!(
-        stderr(&out).contains("Read-only file system"),
-        "{}",
-        stderr(&out)
+        err.contains("Read-only file system") || err.contains("No such file or directory"),
+        "{err}"
     );
     assert!(!f.outside.join("direct").exists());
 }
