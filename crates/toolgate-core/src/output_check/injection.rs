@@ -5,7 +5,6 @@
 //! One case-insensitive Aho-Corasick pass finds the anchors; a cue with a
 //! pattern is confirmed by it on the anchor's line.
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::CheckError;
@@ -273,7 +272,6 @@ pub(crate) struct CueHit {
 /// The compiled table.
 #[derive(Debug)]
 pub(crate) struct InjectionScanner {
-    anchors: AhoCorasick,
     /// The anchor literals, by anchor id (matched ignoring ASCII case).
     literals: Vec<&'static [u8]>,
     /// Per anchor pattern id: the cues it belongs to.
@@ -313,13 +311,6 @@ impl InjectionScanner {
                 anchor_cues.push(vec![invisible]);
             }
         }
-        let anchors = AhoCorasick::builder()
-            .kind(Some(AhoCorasickKind::DFA))
-            .prefilter(false)
-            .match_kind(MatchKind::LeftmostLongest)
-            .ascii_case_insensitive(true)
-            .build(&literals)
-            .map_err(|e| CheckError::Build(format!("injection anchors: {e}")))?;
         let patterns = INJECTION_CUES
             .iter()
             .map(|c| {
@@ -335,7 +326,6 @@ impl InjectionScanner {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(InjectionScanner {
-            anchors,
             literals,
             anchor_cues,
             patterns,
@@ -345,16 +335,6 @@ impl InjectionScanner {
     /// The anchor literals, by anchor id.
     pub(crate) fn literals(&self) -> &[&'static [u8]] {
         &self.literals
-    }
-
-    /// Every cue in `text`: at most one per kind and line.
-    pub(crate) fn find(&self, text: &str) -> Vec<CueHit> {
-        self.find_from(
-            text,
-            self.anchors
-                .find_iter(text)
-                .map(|m| (m.start(), m.pattern().as_usize())),
-        )
     }
 
     /// Every cue in `text`, given the anchors found in it as (start, anchor

@@ -85,6 +85,15 @@ pub enum CheckError {
     Build(String),
 }
 
+const REDACT_ONLY: OutputChecks = OutputChecks {
+    redact_secrets: true,
+    flag_injection: false,
+};
+const FLAG_ONLY: OutputChecks = OutputChecks {
+    redact_secrets: false,
+    flag_injection: true,
+};
+
 /// The compiled tables.
 #[derive(Debug)]
 pub struct Scanner {
@@ -161,51 +170,57 @@ impl Scanner {
     /// assert_eq!(c.flags[0].kind, "instruction-to-model");
     /// ```
     pub fn check(&self, text: &str, checks: OutputChecks) -> Checked {
-        if !checks.redact_secrets && !checks.flag_injection {
-            return Checked::default();
-        }
+        let (secret_anchors, cue_anchors) = self.anchors(text, checks);
+        let redacted = self.redact_spans(text, self.secrets.find_from(text, secret_anchors));
+        let flags = match (&redacted, checks.flag_injection) {
+            (_, false) => Vec::new(),
+            (Some(r), true) => self.flags(&r.text),
+            (None, true) => flags_of(text, self.injection.find_from(text, cue_anchors)),
+        };
+        Checked { redacted, flags }
+    }
+
+    /// The one pass over `text`: each table's anchors found in it (only for
+    /// the checks asked for), as (start, anchor id), leftmost-longest and not
+    /// overlapping, in order.
+    fn anchors(
+        &self,
+        text: &str,
+        checks: OutputChecks,
+    ) -> (
+        impl Iterator<Item = (usize, usize)> + use<>,
+        impl Iterator<Item = (usize, usize)> + use<>,
+    ) {
         let bytes = text.as_bytes();
         let secret_literals = self.secrets.literals();
         let split = secret_literals.len();
         let mut secret_anchors: Vec<(usize, usize, usize)> = Vec::new();
         let mut cue_anchors: Vec<(usize, usize, usize)> = Vec::new();
-        for m in self.both.find_overlapping_iter(text) {
-            let id = m.pattern().as_usize();
-            if id < split {
-                // Secret anchors are case-sensitive: the automaton ignored case.
-                if checks.redact_secrets
-                    && &bytes[m.start()..m.end()] == secret_literals[id].as_bytes()
-                {
-                    secret_anchors.push((m.start(), m.end(), id));
+        if checks.redact_secrets || checks.flag_injection {
+            for m in self.both.find_overlapping_iter(text) {
+                let id = m.pattern().as_usize();
+                if id < split {
+                    // Secret anchors are case-sensitive: the automaton ignored case.
+                    if checks.redact_secrets
+                        && &bytes[m.start()..m.end()] == secret_literals[id].as_bytes()
+                    {
+                        secret_anchors.push((m.start(), m.end(), id));
+                    }
+                } else if checks.flag_injection {
+                    cue_anchors.push((m.start(), m.end(), id - split));
                 }
-            } else if checks.flag_injection {
-                cue_anchors.push((m.start(), m.end(), id - split));
             }
         }
-        let redacted = if checks.redact_secrets {
-            let spans = self
-                .secrets
-                .find_from(text, leftmost_longest(secret_anchors));
-            self.redact_spans(text, spans)
-        } else {
-            None
-        };
-        let flags = match (&redacted, checks.flag_injection) {
-            (_, false) => Vec::new(),
-            (Some(r), true) => self.flags(&r.text),
-            (None, true) => {
-                let hits = self
-                    .injection
-                    .find_from(text, leftmost_longest(cue_anchors));
-                flags_of(text, hits)
-            }
-        };
-        Checked { redacted, flags }
+        (
+            leftmost_longest(secret_anchors),
+            leftmost_longest(cue_anchors),
+        )
     }
 
     /// The secrets in `text`, in order, none overlapping.
     pub fn find_secrets(&self, text: &str) -> Vec<SecretSpan> {
-        self.secrets.find(text)
+        let (anchors, _) = self.anchors(text, REDACT_ONLY);
+        self.secrets.find_from(text, anchors)
     }
 
     /// `text` with every secret replaced by `[REDACTED:kind]`, or `None` when
@@ -218,7 +233,7 @@ impl Scanner {
     /// assert_eq!(r.found, vec![("connection-string-password", 1)]);
     /// ```
     pub fn redact(&self, text: &str) -> Option<Redacted> {
-        self.redact_spans(text, self.secrets.find(text))
+        self.redact_spans(text, self.find_secrets(text))
     }
 
     /// `text` with `spans` (in order, none overlapping) replaced.
@@ -272,7 +287,8 @@ impl Scanner {
     /// assert_eq!(flags[0].line, 2);
     /// ```
     pub fn flags(&self, text: &str) -> Vec<Flag> {
-        flags_of(text, self.injection.find(text))
+        let (_, anchors) = self.anchors(text, FLAG_ONLY);
+        flags_of(text, self.injection.find_from(text, anchors))
     }
 }
 

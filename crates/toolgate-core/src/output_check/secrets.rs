@@ -1,8 +1,7 @@
-//! Finding secret content in text: one Aho-Corasick pass over the anchors of
+//! Finding secret content in text: the anchors of
 //! [`SECRET_FORMATS`] and the PEM header, then each candidate confirmed by its
 //! row's pattern at that place.
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::CheckError;
@@ -22,7 +21,6 @@ pub struct SecretSpan {
 /// The compiled table.
 #[derive(Debug)]
 pub(crate) struct SecretScanner {
-    anchors: AhoCorasick,
     /// The anchor literals, by pattern id (the last is the PEM header).
     literals: Vec<&'static str>,
     /// Per anchor pattern id: the rows it belongs to (`None`: the PEM header).
@@ -60,14 +58,6 @@ impl SecretScanner {
         }
         literals.push(PEM_ANCHOR);
         anchor_rows.push(Vec::new());
-        // A DFA, leftmost-longest: one table lookup a byte, and where two
-        // anchors start together (`sk-`, `sk-ant-`) the longer one is taken.
-        let anchors = AhoCorasick::builder()
-            .kind(Some(AhoCorasickKind::DFA))
-            .prefilter(false)
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&literals)
-            .map_err(|e| CheckError::Build(format!("secret anchors: {e}")))?;
         let patterns = SECRET_FORMATS
             .iter()
             .map(|f| {
@@ -91,7 +81,6 @@ impl SecretScanner {
         )
         .map_err(|e| CheckError::Build(format!("pem body: {e}")))?;
         Ok(SecretScanner {
-            anchors,
             literals,
             anchor_rows,
             patterns,
@@ -104,16 +93,6 @@ impl SecretScanner {
     /// The anchor literals, by anchor id: matched exactly (case-sensitive).
     pub(crate) fn literals(&self) -> &[&'static str] {
         &self.literals
-    }
-
-    /// Every secret in `text`, in order, none overlapping.
-    pub(crate) fn find(&self, text: &str) -> Vec<SecretSpan> {
-        self.find_from(
-            text,
-            self.anchors
-                .find_iter(text)
-                .map(|m| (m.start(), m.pattern().as_usize())),
-        )
     }
 
     /// Every secret in `text`, given the anchors found in it as (start,
