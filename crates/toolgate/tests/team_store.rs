@@ -231,6 +231,27 @@ impl ApprovalChannel for AlwaysYes {
     }
 }
 
+/// A real `write` call on `machine` in `root`, its ask answered "always".
+async fn write_answered_always(machine: &CliEnv, root: &Path) {
+    let toolgate = toolgate::Builder::new()
+        .location(root)
+        .data_dir(&machine.data)
+        .user_config(Some(machine.home.join(".config/toolgate/config.toml")))
+        .managed_config(None)
+        .approvals(Arc::new(AlwaysYes))
+        .build()
+        .unwrap();
+    let catalogue = toolgate.catalogue().unwrap();
+    toolgate
+        .settle(
+            &catalogue,
+            "write",
+            json!({"path": "new.txt", "content": "x"}),
+        )
+        .await
+        .unwrap();
+}
+
 fn check_write(e: &CliEnv, root: &Path) -> Value {
     let o = run(
         e,
@@ -253,28 +274,11 @@ async fn an_approval_saved_on_one_machine_allows_on_another_until_revoked_anywhe
     };
     let laptop = machine(&db, "ada@example.com", "laptop");
     let runner = machine(&db, "ci@example.com", "runner");
-    // Both work on the same checkout path (approvals are kept per project path).
+    // Both work on the same checkout path.
     let root = laptop.ws.clone();
     assert_eq!(check_write(&runner, &root)["decision"], "ask");
     // Ada answers "always" on her laptop, in a real call.
-    let toolgate = toolgate::Builder::new()
-        .location(&root)
-        .data_dir(&laptop.data)
-        .user_config(Some(laptop.home.join(".config/toolgate/config.toml")))
-        .managed_config(None)
-        .approvals(Arc::new(AlwaysYes))
-        .build()
-        .unwrap();
-    let catalogue = toolgate.catalogue().unwrap();
-    toolgate
-        .settle(
-            &catalogue,
-            "write",
-            json!({"path": "new.txt", "content": "x"}),
-        )
-        .await
-        .unwrap();
-    drop(toolgate);
+    write_answered_always(&laptop, &root).await;
     // The runner, with its own data directory, is allowed by it.
     let allowed = check_write(&runner, &root);
     assert_eq!(allowed["decision"], "allow", "{allowed}");
@@ -502,24 +506,7 @@ async fn an_approval_follows_the_repository_to_a_checkout_at_another_path() {
     git_checkout(&fork.ws, "https://github.com/eve/app.git");
     assert_ne!(laptop.ws, runner.ws);
     assert_eq!(check_write(&runner, &runner.ws)["decision"], "ask");
-    let toolgate = toolgate::Builder::new()
-        .location(&laptop.ws)
-        .data_dir(&laptop.data)
-        .user_config(Some(laptop.home.join(".config/toolgate/config.toml")))
-        .managed_config(None)
-        .approvals(Arc::new(AlwaysYes))
-        .build()
-        .unwrap();
-    let catalogue = toolgate.catalogue().unwrap();
-    toolgate
-        .settle(
-            &catalogue,
-            "write",
-            json!({"path": "new.txt", "content": "x"}),
-        )
-        .await
-        .unwrap();
-    drop(toolgate);
+    write_answered_always(&laptop, &laptop.ws).await;
     let allowed = check_write(&runner, &runner.ws);
     assert_eq!(allowed["decision"], "allow", "{allowed}");
     assert_eq!(allowed["source"], "saved", "{allowed}");
