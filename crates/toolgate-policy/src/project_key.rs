@@ -291,6 +291,11 @@ pub fn pattern_from_store(action: &str, pattern: &str, root: &Path) -> String {
     {
         return pattern.to_string();
     }
+    // A relative pattern climbing out of the root (a hand-made row in a
+    // shared store) is not below it: it answers nothing.
+    if pattern.split('/').any(|c| c == "..") {
+        return String::new();
+    }
     format!(
         "{}/{pattern}",
         root.display().to_string().trim_end_matches('/')
@@ -333,5 +338,17 @@ mod pattern_tests {
         );
         assert_eq!(pattern_from_store("edit", "~/x", root), "~/x");
         assert_eq!(pattern_from_store("edit", "/etc/hosts", root), "/etc/hosts");
+    }
+
+    #[test]
+    fn a_stored_relative_pattern_that_climbs_out_of_the_root_answers_nothing() {
+        let root = Path::new("/home/ana/app");
+        assert_eq!(pattern_from_store("edit", "../../.ssh/id_rsa", root), "");
+        assert_eq!(pattern_from_store("edit", "src/../../x", root), "");
+        assert!(!crate::policy::approval_covers(
+            "edit",
+            "",
+            "/home/ana/.ssh/id_rsa"
+        ));
     }
 }
