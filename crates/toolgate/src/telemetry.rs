@@ -34,7 +34,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use toolgate_core::{Effect, Event, EventKind};
+use std::borrow::Cow;
+
+use toolgate_core::{DecisionSource, Effect, Event, EventKind, Risk};
 
 use otlp::{FinishedSpan, SpanKind, Value};
 
@@ -120,8 +122,8 @@ struct OpenCall {
     arguments: Option<String>,
     decision: Option<Effect>,
     suggested: Option<Effect>,
-    risk: Option<String>,
-    source: Option<String>,
+    risk: Option<Risk>,
+    source: Option<DecisionSource>,
     rule: Option<String>,
     actor: Option<String>,
 }
@@ -131,48 +133,54 @@ fn nanos(ms: i64) -> u64 {
 }
 
 /// The `execute_tool` span's attributes from the call's completion event `e`
-/// and what its earlier events said (`call`).
-fn call_attributes(
-    e: &Event,
-    call: OpenCall,
+/// and what its earlier events said (`call`), borrowing their strings.
+fn call_attributes<'a>(
+    e: &'a Event,
+    call: &'a OpenCall,
     include_arguments: bool,
-) -> Vec<(&'static str, Value)> {
+) -> Vec<(&'static str, Value<'a>)> {
     let p = &e.payload;
     let tool = p.tool.as_deref().unwrap_or("unknown");
-    let mut attrs: Vec<(&'static str, Value)> = Vec::with_capacity(20);
-    attrs.push(("gen_ai.operation.name", Value::Static("execute_tool")));
-    attrs.push(("gen_ai.tool.name", Value::Text(tool.to_string())));
+    let text = |v: &'a str| Value::Text(Cow::Borrowed(v));
+    let mut attrs: Vec<(&'static str, Value<'a>)> = Vec::with_capacity(20);
+    attrs.push(("gen_ai.operation.name", text("execute_tool")));
+    attrs.push(("gen_ai.tool.name", text(tool)));
     attrs.push((
         "gen_ai.tool.call.id",
-        Value::Text(
-            call.tool_call_id
-                .clone()
-                .unwrap_or_else(|| e.call_id.clone()),
-        ),
+        text(call.tool_call_id.as_deref().unwrap_or(&e.call_id)),
     ));
-    attrs.push(("toolgate.call.id", Value::Text(e.call_id.clone())));
-    attrs.push(("toolgate.session.id", Value::Text(e.session_id.clone())));
-    let sandbox = call.source.as_deref() == Some("sandbox");
-    let mut text = |key: &'static str, v: Option<String>| {
-        if let Some(v) = v {
-            attrs.push((key, Value::Text(v)));
-        }
-    };
-    text("toolgate.decision", call.decision.map(|d| d.to_string()));
-    text(
-        "toolgate.decision.suggested",
-        call.suggested.map(|d| d.to_string()),
+    attrs.push(("toolgate.call.id", text(&e.call_id)));
+    attrs.push(("toolgate.session.id", text(&e.session_id)));
+    let sandbox = call.source == Some(DecisionSource::Sandbox);
+    let optional = [
+        ("toolgate.decision", call.decision.map(Effect::as_str)),
+        (
+            "toolgate.decision.suggested",
+            call.suggested.map(Effect::as_str),
+        ),
+        ("toolgate.risk", call.risk.map(Risk::as_str)),
+        (
+            "toolgate.decision.source",
+            call.source.map(DecisionSource::as_str),
+        ),
+        ("toolgate.rule", call.rule.as_deref()),
+        ("toolgate.actor", call.actor.as_deref()),
+        ("toolgate.person", p.person.as_deref()),
+        ("toolgate.machine", p.machine.as_deref()),
+        ("toolgate.agent", p.agent.as_deref()),
+    ];
+    attrs.extend(
+        optional
+            .into_iter()
+            .filter_map(|(key, v)| Some((key, text(v?)))),
     );
-    text("toolgate.risk", call.risk);
-    text("toolgate.decision.source", call.source);
-    text("toolgate.rule", call.rule);
-    text("toolgate.actor", call.actor);
-    text("toolgate.person", p.person.clone());
-    text("toolgate.machine", p.machine.clone());
-    text("toolgate.agent", p.agent.clone());
     if include_arguments {
-        text("gen_ai.tool.call.arguments", call.arguments);
-        text("gen_ai.tool.call.result", p.preview.clone());
+        if let Some(args) = &call.arguments {
+            attrs.push(("gen_ai.tool.call.arguments", text(args)));
+        }
+        if let Some(preview) = &p.preview {
+            attrs.push(("gen_ai.tool.call.result", text(preview)));
+        }
     }
     attrs.push(("toolgate.sandbox", Value::Bool(sandbox)));
     // Staged writes of a sandboxed command that did not land.
@@ -189,7 +197,7 @@ fn call_attributes(
         ));
         attrs.push((
             "toolgate.sandbox.refused_paths",
-            Value::Text(paths.join("\n")),
+            Value::Text(Cow::Owned(paths.join("\n"))),
         ));
     }
     attrs
@@ -322,8 +330,8 @@ impl Telemetry {
                             .is_none_or(|old| Effect::strictest([old, d]) != old);
                         if stricter {
                             call.decision = Some(d);
-                            call.risk = p.risk_at_decision.map(|r| r.to_string());
-                            call.source = p.sourced_from.map(|s| s.as_str().to_string());
+                            call.risk = p.risk_at_decision;
+                            call.source = p.sourced_from;
                             call.rule.clone_from(&p.rule);
                             call.actor.clone_from(&p.actor);
                         }
@@ -345,13 +353,13 @@ impl Telemetry {
         let start = call
             .start_ms
             .unwrap_or_else(|| e.ts_ms - i64::try_from(p.duration_ms.unwrap_or(0)).unwrap_or(0));
-        let mut attrs = call_attributes(e, call, self.include_arguments);
+        let mut attrs = call_attributes(e, &call, self.include_arguments);
         let failed = e.kind == EventKind::ToolFailed;
-        let error = failed.then(|| p.reason.clone().unwrap_or_default());
+        let error = failed.then(|| Cow::Borrowed(p.reason.as_deref().unwrap_or_default()));
         if failed {
             attrs.push((
                 "error.type",
-                Value::Text(p.reason.clone().unwrap_or_else(|| "tool_error".into())),
+                Value::Text(Cow::Borrowed(p.reason.as_deref().unwrap_or("tool_error"))),
             ));
         }
         let (trace_id, tool_id, server_id) = {
@@ -362,11 +370,11 @@ impl Telemetry {
         self.counts
             .ended
             .fetch_add(if over_mcp { 2 } else { 1 }, Ordering::Relaxed);
-        self.queue.offer(FinishedSpan {
+        self.queue.offer(&FinishedSpan {
             trace_id,
             span_id: tool_id,
             parent: server_id,
-            name: format!("execute_tool {tool}"),
+            name: Cow::Owned(format!("execute_tool {tool}")),
             kind: SpanKind::Internal,
             start_ns,
             end_ns,
@@ -375,18 +383,18 @@ impl Telemetry {
         });
         // The MCP server's span for the request, around the tool's.
         if let Some(server_id) = server_id {
-            self.queue.offer(FinishedSpan {
+            self.queue.offer(&FinishedSpan {
                 trace_id,
                 span_id: server_id,
                 parent: None,
-                name: format!("tools/call {tool}"),
+                name: Cow::Owned(format!("tools/call {tool}")),
                 kind: SpanKind::Server,
                 start_ns,
                 end_ns,
                 attributes: vec![
-                    ("mcp.method.name", Value::Static("tools/call")),
-                    ("mcp.session.id", Value::Text(e.session_id.clone())),
-                    ("gen_ai.tool.name", Value::Text(tool.to_string())),
+                    ("mcp.method.name", Value::Text(Cow::Borrowed("tools/call"))),
+                    ("mcp.session.id", Value::Text(Cow::Borrowed(&e.session_id))),
+                    ("gen_ai.tool.name", Value::Text(Cow::Borrowed(tool))),
                 ],
                 error,
             });
@@ -464,7 +472,7 @@ mod tests {
         Event::now(EventKind::ToolCompleted, "s1", "c1", payload)
     }
 
-    fn find<'a>(attrs: &'a [(&'static str, Value)], key: &str) -> Option<&'a Value> {
+    fn find<'a>(attrs: &'a [(&'static str, Value<'a>)], key: &str) -> Option<&'a Value<'a>> {
         attrs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
@@ -474,10 +482,10 @@ mod tests {
             "staged_refused": [".git/hooks/pre-commit", ".envrc"]
         })));
         let call = OpenCall {
-            source: Some("sandbox".into()),
+            source: Some(DecisionSource::Sandbox),
             ..OpenCall::default()
         };
-        let attrs = call_attributes(&e, call, false);
+        let attrs = call_attributes(&e, &call, false);
         assert_eq!(find(&attrs, "toolgate.sandbox"), Some(&Value::Bool(true)));
         assert_eq!(
             find(&attrs, "toolgate.sandbox.refused_count"),
@@ -495,7 +503,8 @@ mod tests {
 
     #[test]
     fn a_call_with_nothing_refused_has_no_refusal_attributes_and_no_arguments_unless_asked() {
-        let attrs = call_attributes(&completion(None), OpenCall::default(), false);
+        let (e, call) = (completion(None), OpenCall::default());
+        let attrs = call_attributes(&e, &call, false);
         assert_eq!(find(&attrs, "toolgate.sandbox.refused_count"), None);
         assert_eq!(find(&attrs, "gen_ai.tool.call.arguments"), None);
         assert_eq!(find(&attrs, "toolgate.sandbox"), Some(&Value::Bool(false)));

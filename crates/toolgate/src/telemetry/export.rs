@@ -9,7 +9,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::Counts;
-use super::otlp::{FinishedSpan, encode_request};
+use super::otlp::{FinishedSpan, encode_batch, put_span_entry};
 
 /// Spans sent in one request at most.
 const BATCH_MAX: usize = 512;
@@ -20,19 +20,39 @@ const BATCH_DELAY: Duration = Duration::from_millis(500);
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The spans waiting for export, shared by the callers and the export
-/// thread. A caller only takes the lock and pushes; it wakes the thread only
-/// when a batch starts (to time it) or fills, so a call does not pay for a
-/// thread switch per span.
+/// thread. A caller encodes its span into the open batch's buffer under the
+/// lock (no copy of its strings, nothing for another thread to free); it
+/// wakes the thread only when a batch starts (to time it) or fills, so a call
+/// does not pay for a thread switch per span.
 pub(super) struct Queue {
     state: Mutex<Waiting>,
     ready: Condvar,
     capacity: usize,
 }
 
+/// Encoded spans, one batch's worth at most.
+#[derive(Default)]
+struct Batch {
+    /// The spans, each as an entry of `ScopeSpans` ([`put_span_entry`]).
+    entries: Vec<u8>,
+    spans: usize,
+}
+
 #[derive(Default)]
 struct Waiting {
-    spans: Vec<FinishedSpan>,
+    /// Batches that reached [`BATCH_MAX`].
+    full: Vec<Batch>,
+    /// The batch spans are added to.
+    open: Batch,
+    /// Spans in `full` and `open`.
+    spans: usize,
     flushes: Vec<SyncSender<()>>,
+}
+
+impl Waiting {
+    fn is_empty(&self) -> bool {
+        self.spans == 0
+    }
 }
 
 impl Queue {
@@ -41,15 +61,22 @@ impl Queue {
     }
 
     /// Queues a span; a full queue drops it (the call never waits).
-    pub(super) fn offer(&self, span: FinishedSpan) {
+    pub(super) fn offer(&self, span: &FinishedSpan<'_>) {
         let mut w = self.lock();
-        if w.spans.len() >= self.capacity {
+        if w.spans >= self.capacity {
             return;
         }
-        w.spans.push(span);
-        let n = w.spans.len();
+        put_span_entry(&mut w.open.entries, span);
+        w.open.spans += 1;
+        w.spans += 1;
+        let filled = w.open.spans >= BATCH_MAX;
+        if filled {
+            let batch = std::mem::take(&mut w.open);
+            w.full.push(batch);
+        }
+        let first = w.spans == 1;
         drop(w);
-        if n == 1 || n == BATCH_MAX {
+        if first || filled {
             self.ready.notify_one();
         }
     }
@@ -165,15 +192,13 @@ fn run(destination: &Destination, counts: &Counts, queue: &Queue) {
         .map_err(|e| set_error(counts, e))
         .ok();
     loop {
-        let (mut batch, flushes) = {
+        let (batches, flushes) = {
             let mut w = queue.lock();
-            while w.spans.is_empty() && w.flushes.is_empty() {
+            while w.is_empty() && w.flushes.is_empty() {
                 w = queue.ready.wait(w).unwrap_or_else(PoisonError::into_inner);
             }
-            // A batch waits for others at most BATCH_DELAY, less when it
-            // fills or a flush is asked for.
             let deadline = Instant::now() + BATCH_DELAY;
-            while w.spans.len() < BATCH_MAX && w.flushes.is_empty() {
+            while w.full.is_empty() && w.flushes.is_empty() {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     break;
@@ -184,12 +209,18 @@ fn run(destination: &Destination, counts: &Counts, queue: &Queue) {
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }
-            (std::mem::take(&mut w.spans), std::mem::take(&mut w.flushes))
+            let mut batches = std::mem::take(&mut w.full);
+            let open = std::mem::take(&mut w.open);
+            if open.spans > 0 {
+                batches.push(open);
+            }
+            w.spans = 0;
+            (batches, std::mem::take(&mut w.flushes))
         };
-        match &sender {
-            Some(sender) => send(sender, counts, &mut batch),
-            // Nothing can be sent (the error is recorded): drop.
-            None => batch.clear(),
+        if let Some(sender) = &sender {
+            for batch in &batches {
+                send(sender, counts, batch);
+            }
         }
         for done in flushes {
             let _ = done.send(());
@@ -197,22 +228,19 @@ fn run(destination: &Destination, counts: &Counts, queue: &Queue) {
     }
 }
 
-fn send(sender: &Sender, counts: &Counts, batch: &mut Vec<FinishedSpan>) {
-    for chunk in batch.chunks(BATCH_MAX) {
-        let body = encode_request("toolgate", env!("CARGO_PKG_VERSION"), chunk);
-        match sender.post(body) {
-            Ok(()) => {
-                counts
-                    .delivered
-                    .fetch_add(chunk.len() as u64, Ordering::Relaxed);
-            }
-            Err(e) => {
-                tracing::debug!("OTLP export failed: {e}");
-                set_error(counts, e);
-            }
+fn send(sender: &Sender, counts: &Counts, batch: &Batch) {
+    let body = encode_batch("toolgate", env!("CARGO_PKG_VERSION"), &batch.entries);
+    match sender.post(body) {
+        Ok(()) => {
+            counts
+                .delivered
+                .fetch_add(batch.spans as u64, Ordering::Relaxed);
+        }
+        Err(e) => {
+            tracing::debug!("OTLP export failed: {e}");
+            set_error(counts, e);
         }
     }
-    batch.clear();
 }
 
 fn set_error(counts: &Counts, e: String) {
@@ -287,6 +315,51 @@ mod tests {
                 .find(|(k, _)| *k == n)
                 .map(|(_, v)| v.to_string())
         }
+    }
+
+    fn queue(capacity: usize) -> Queue {
+        Queue {
+            state: Mutex::new(Waiting::default()),
+            ready: Condvar::new(),
+            capacity,
+        }
+    }
+
+    fn span() -> FinishedSpan<'static> {
+        FinishedSpan {
+            trace_id: [1; 16],
+            span_id: [2; 8],
+            parent: None,
+            name: "execute_tool read".into(),
+            kind: super::super::otlp::SpanKind::Internal,
+            start_ns: 1,
+            end_ns: 2,
+            attributes: Vec::new(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn spans_fill_batches_of_the_batch_size_and_a_full_queue_drops() {
+        let q = queue(10 * BATCH_MAX);
+        for _ in 0..2 * BATCH_MAX + 3 {
+            q.offer(&span());
+        }
+        let w = q.lock();
+        assert_eq!(w.full.len(), 2);
+        assert!(w.full.iter().all(|b| b.spans == BATCH_MAX));
+        assert_eq!(w.open.spans, 3);
+        assert_eq!(w.spans, 2 * BATCH_MAX + 3);
+        let mut one = Vec::new();
+        put_span_entry(&mut one, &span());
+        assert_eq!(w.open.entries.len(), 3 * one.len());
+        drop(w);
+
+        let small = queue(5);
+        for _ in 0..8 {
+            small.offer(&span());
+        }
+        assert_eq!(small.lock().spans, 5);
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! message types (a copy of every string) before encoding them, which was most
 //! of what export cost a call (measured with `benches/otlp_overhead.rs`). The
 //! wire format of these few messages is small and fixed, so toolgate writes it
-//! from its own span records, sizes computed up front, one buffer per batch.
+//! from its own span records, sizes computed up front. A span is encoded
+//! where it ends, from borrowed strings ([`put_span_entry`]), into the batch's
+//! buffer; [`encode_batch`] wraps a batch's entries in the request.
 
 /// Field numbers and wire types, from `opentelemetry/proto/trace/v1/trace.proto`,
 /// `common/v1/common.proto`, `resource/v1/resource.proto` and
@@ -41,6 +43,8 @@ mod field {
     pub const ANY_INT: u32 = 3;
 }
 
+use std::borrow::Cow;
+
 const VARINT: u32 = 0;
 const FIXED64: u32 = 1;
 const LEN: u32 = 2;
@@ -59,20 +63,18 @@ pub enum SpanKind {
 
 /// An attribute's value.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Value {
-    /// A string known at compile time.
-    Static(&'static str),
-    /// A string.
-    Text(String),
+pub enum Value<'a> {
+    /// A string, borrowed from the event where it can be.
+    Text(Cow<'a, str>),
     /// A boolean.
     Bool(bool),
     /// A signed integer.
     Int(i64),
 }
 
-/// One ended span, as toolgate records it.
+/// One ended span, as toolgate records it (borrowing what it can).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FinishedSpan {
+pub struct FinishedSpan<'a> {
     /// The trace's id (16 random bytes).
     pub trace_id: [u8; 16],
     /// The span's id (8 random bytes).
@@ -80,7 +82,7 @@ pub struct FinishedSpan {
     /// The parent span's id, when it has one.
     pub parent: Option<[u8; 8]>,
     /// `execute_tool read`, `tools/call read`, …
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// Its kind.
     pub kind: SpanKind,
     /// Start, nanoseconds since the Unix epoch.
@@ -88,17 +90,36 @@ pub struct FinishedSpan {
     /// End, nanoseconds since the Unix epoch.
     pub end_ns: u64,
     /// Its attributes.
-    pub attributes: Vec<(&'static str, Value)>,
+    pub attributes: Vec<(&'static str, Value<'a>)>,
     /// The error's description, when the span failed.
-    pub error: Option<String>,
+    pub error: Option<Cow<'a, str>>,
 }
 
 /// The body of one OTLP/HTTP export request holding `spans`, from a service
 /// named `service` at `version`.
-pub fn encode_request(service: &str, version: &str, spans: &[FinishedSpan]) -> Vec<u8> {
+pub fn encode_request(service: &str, version: &str, spans: &[FinishedSpan<'_>]) -> Vec<u8> {
+    let mut entries = Vec::new();
+    for span in spans {
+        put_span_entry(&mut entries, span);
+    }
+    encode_batch(service, version, &entries)
+}
+
+/// Appends `span` to `out` as one entry of a batch (the span, as a field of
+/// `ScopeSpans`), for [`encode_batch`].
+pub fn put_span_entry(out: &mut Vec<u8>, span: &FinishedSpan<'_>) {
+    let len = span_len(span);
+    out.reserve(field_len(field::SCOPE_SPANS_SPANS, len));
+    put_len_header(out, field::SCOPE_SPANS_SPANS, len);
+    put_span(out, span);
+}
+
+/// The body of one OTLP/HTTP export request around `entries` (spans written
+/// by [`put_span_entry`]), from a service named `service` at `version`.
+pub fn encode_batch(service: &str, version: &str, entries: &[u8]) -> Vec<u8> {
     let resource_attrs = [
-        ("service.name", Value::Text(service.to_string())),
-        ("service.version", Value::Text(version.to_string())),
+        ("service.name", Value::Text(Cow::Borrowed(service))),
+        ("service.version", Value::Text(Cow::Borrowed(version))),
     ];
     let resource_len: usize = resource_attrs
         .iter()
@@ -106,12 +127,7 @@ pub fn encode_request(service: &str, version: &str, spans: &[FinishedSpan]) -> V
         .sum();
     let scope_len = field_len(field::SCOPE_NAME, service.len())
         + field_len(field::SCOPE_VERSION, version.len());
-    let span_lens: Vec<usize> = spans.iter().map(span_len).collect();
-    let scope_spans_len = field_len(field::SCOPE_SPANS_SCOPE, scope_len)
-        + span_lens
-            .iter()
-            .map(|&l| field_len(field::SCOPE_SPANS_SPANS, l))
-            .sum::<usize>();
+    let scope_spans_len = field_len(field::SCOPE_SPANS_SCOPE, scope_len) + entries.len();
     let resource_spans_len = field_len(field::RESOURCE_SPANS_RESOURCE, resource_len)
         + field_len(field::RESOURCE_SPANS_SCOPE_SPANS, scope_spans_len);
     let total = field_len(field::REQUEST_RESOURCE_SPANS, resource_spans_len);
@@ -126,15 +142,12 @@ pub fn encode_request(service: &str, version: &str, spans: &[FinishedSpan]) -> V
     put_len_header(&mut out, field::SCOPE_SPANS_SCOPE, scope_len);
     put_bytes(&mut out, field::SCOPE_NAME, service.as_bytes());
     put_bytes(&mut out, field::SCOPE_VERSION, version.as_bytes());
-    for (span, &len) in spans.iter().zip(&span_lens) {
-        put_len_header(&mut out, field::SCOPE_SPANS_SPANS, len);
-        put_span(&mut out, span);
-    }
+    out.extend_from_slice(entries);
     debug_assert_eq!(out.len(), total);
     out
 }
 
-fn span_len(s: &FinishedSpan) -> usize {
+fn span_len(s: &FinishedSpan<'_>) -> usize {
     let mut n = field_len(field::SPAN_TRACE_ID, 16) + field_len(field::SPAN_SPAN_ID, 8);
     if s.parent.is_some() {
         n += field_len(field::SPAN_PARENT_SPAN_ID, 8);
@@ -153,7 +166,7 @@ fn span_len(s: &FinishedSpan) -> usize {
     n
 }
 
-fn put_span(out: &mut Vec<u8>, s: &FinishedSpan) {
+fn put_span(out: &mut Vec<u8>, s: &FinishedSpan<'_>) {
     put_bytes(out, field::SPAN_TRACE_ID, &s.trace_id);
     put_bytes(out, field::SPAN_SPAN_ID, &s.span_id);
     if let Some(parent) = &s.parent {
@@ -183,25 +196,23 @@ fn status_len(message: &str) -> usize {
         + varint_len(STATUS_ERROR)
 }
 
-fn any_value_len(v: &Value) -> usize {
+fn any_value_len(v: &Value<'_>) -> usize {
     match v {
-        Value::Static(s) => field_len(field::ANY_STRING, s.len()),
         Value::Text(s) => field_len(field::ANY_STRING, s.len()),
         Value::Bool(_) => tag_len(field::ANY_BOOL) + 1,
         Value::Int(i) => tag_len(field::ANY_INT) + varint_len(*i as u64),
     }
 }
 
-fn key_value_len(key: &str, v: &Value) -> usize {
+fn key_value_len(key: &str, v: &Value<'_>) -> usize {
     field_len(field::KEY_VALUE_KEY, key.len()) + field_len(field::KEY_VALUE_VALUE, any_value_len(v))
 }
 
-fn put_key_value(out: &mut Vec<u8>, field_no: u32, key: &str, v: &Value) {
+fn put_key_value(out: &mut Vec<u8>, field_no: u32, key: &str, v: &Value<'_>) {
     put_len_header(out, field_no, key_value_len(key, v));
     put_bytes(out, field::KEY_VALUE_KEY, key.as_bytes());
     put_len_header(out, field::KEY_VALUE_VALUE, any_value_len(v));
     match v {
-        Value::Static(s) => put_bytes(out, field::ANY_STRING, s.as_bytes()),
         Value::Text(s) => put_bytes(out, field::ANY_STRING, s.as_bytes()),
         Value::Bool(b) => {
             put_tag(out, field::ANY_BOOL, VARINT);
@@ -259,7 +270,7 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 mod tests {
     use super::*;
 
-    fn span() -> FinishedSpan {
+    fn span() -> FinishedSpan<'static> {
         FinishedSpan {
             trace_id: [7; 16],
             span_id: [9; 8],
@@ -269,10 +280,10 @@ mod tests {
             start_ns: 1_700_000_000_000_000_000,
             end_ns: 1_700_000_000_500_000_000,
             attributes: vec![
-                ("gen_ai.operation.name", Value::Static("execute_tool")),
+                ("gen_ai.operation.name", Value::Text("execute_tool".into())),
                 ("toolgate.sandbox", Value::Bool(true)),
                 ("toolgate.count", Value::Int(-3)),
-                ("long", Value::Text("x".repeat(300))),
+                ("long", Value::Text("x".repeat(300).into())),
             ],
             error: Some("denied".into()),
         }
@@ -286,6 +297,22 @@ mod tests {
         put_span(&mut one, &spans[0]);
         assert_eq!(one.len(), span_len(&spans[0]));
         assert!(body.len() > 2 * one.len());
+    }
+
+    #[test]
+    fn a_batch_of_entries_is_the_request_of_its_spans() {
+        let spans = vec![span(), span(), span()];
+        let mut entries = Vec::new();
+        for s in &spans {
+            put_span_entry(&mut entries, s);
+        }
+        let body = encode_batch("toolgate", "0.1.0", &entries);
+        let scope_spans = fields(&fields(&fields(&body)[0].1)[1].1);
+        assert_eq!(
+            scope_spans.iter().map(|f| f.0).collect::<Vec<_>>(),
+            [1, 2, 2, 2]
+        );
+        assert_eq!(body, encode_request("toolgate", "0.1.0", &spans));
     }
 
     #[test]
