@@ -1,9 +1,11 @@
 //! Risk classification: what one command (already split by the shell analyser
 //! and unwrapped from `env`/`sudo`/…) would do, and which paths hold secrets.
 //!
-//! Driven by the data in `table.rs`: each known command's base risk, the flags
-//! that raise it, its subcommands and a few named checks. Unknown commands are
-//! `execute`.
+//! Driven by data: a program's read spec (`specs/*.toml`) proves what only
+//! reads and says what its operands are, which options raise it and which
+//! named check reads it further; the command table (`table.rs`) holds the
+//! programs without a spec: each one's base risk, the flags that raise it,
+//! its subcommands and a few named checks. Unknown commands are `execute`.
 //!
 //! ```
 //! use toolgate_core::Risk;
@@ -146,13 +148,18 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
     }
     let name = command_name(first);
     let table = table::lookup(name).map(|row| by_table(row, name, &argv[1..]));
+    let spec = read_spec::lookup(name);
+    // What the program's spec says of its operands holds by its path too.
+    let paths = spec
+        .as_deref()
+        .is_none_or(read_spec::Spec::operands_are_paths);
     let judged = if first.contains('/') {
         read_spec::Judged::Unproven(format!(
             "`{first}` is run by its path, not found by name as the known `{name}`"
         ))
     } else {
-        match read_spec::lookup(name) {
-            Some(s) => read_spec::judge(&s, &argv[1..]),
+        match &spec {
+            Some(s) => read_spec::judge(s, &argv[1..]),
             None => {
                 read_spec::Judged::Unproven(format!("`{name}` is not a program known to only read"))
             }
@@ -172,7 +179,7 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
             // names as dangerous (the network, secrets, destruction); its
             // coarse "write"/"execute" for a subcommand the spec proved is
             // ignorance, not a finding.
-            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Read, "", true));
+            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Read, "", paths));
             if verdict.risk < Risk::Network || risk > verdict.risk {
                 verdict.risk = risk;
                 verdict.reason = reason;
@@ -185,7 +192,7 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
             verdict
         }
         read_spec::Judged::Unproven(why) => {
-            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Execute, "", true));
+            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Execute, "", paths));
             if verdict.risk < Risk::Execute || verdict.reason.is_empty() {
                 verdict.risk = verdict.risk.max(Risk::Execute);
                 verdict.reason = why;
@@ -448,6 +455,40 @@ mod tests {
             }
         }
         assert!(dups.is_empty(), "{}", dups.join("; "));
+    }
+
+    /// Programs whose table rows still hold facts their specs cannot say
+    /// yet (named checks, subcommand risks, options that raise a command
+    /// the spec does not prove): each moves into its spec, and this list
+    /// only shrinks.
+    const NOT_YET_IN_THEIR_SPECS: &[&str] = &[
+        "date", "hostname", "set", "export", "tree", "xxd", "grep", "egrep", "fgrep", "rg", "find",
+        "fd", "fdfind", "sed", "awk", "gawk", "mawk", "nawk", "sort", "uniq", "tar", "gtar", "rm",
+        "git", "npm", "go", "pip", "pip3", "docker", "ps", "python", "python3", "node",
+    ];
+
+    #[test]
+    fn a_program_with_a_spec_has_no_table_row() {
+        let specs = read_spec::all();
+        let mut both = Vec::new();
+        for row in table::COMMANDS {
+            for name in row.names {
+                if specs.contains_key(*name) && !NOT_YET_IN_THEIR_SPECS.contains(name) {
+                    both.push(*name);
+                }
+            }
+        }
+        assert!(
+            both.is_empty(),
+            "described by a spec and by a table row: {}",
+            both.join(", ")
+        );
+        for name in NOT_YET_IN_THEIR_SPECS {
+            assert!(
+                specs.contains_key(*name) && table::COMMANDS.iter().any(|r| r.names.contains(name)),
+                "`{name}` no longer has both a spec and a table row: take it off the list"
+            );
+        }
     }
 
     #[test]

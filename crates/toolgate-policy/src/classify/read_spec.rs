@@ -120,6 +120,8 @@ pub(crate) struct Spec {
     bundled_first: bool,
     content: Content,
     blobs: bool,
+    /// Whether its operands name paths (see `SpecText::paths`).
+    paths: bool,
     pub(crate) program: Option<Program>,
     options: OptionTable<'static>,
     /// Subcommand names, sorted, each with its place in `subs`.
@@ -541,6 +543,9 @@ fn assemble(
         bundled_first: text.bundled_first,
         content,
         blobs: text.blobs,
+        paths: text
+            .paths
+            .unwrap_or(!matches!(operands, Operands::None | Operands::Format)),
         program,
         options,
         sub_names,
@@ -558,6 +563,13 @@ impl Spec {
             .binary_search_by(|(n, _)| (*n).cmp(name))
             .ok()?;
         self.subs.get(usize::from(self.sub_names[at].1))
+    }
+
+    /// Whether the program's operands name paths: the caller checks them
+    /// for secrets and for leaving the location when the spec does not
+    /// prove the command.
+    pub(crate) fn operands_are_paths(&self) -> bool {
+        self.paths
     }
 
     /// Every subcommand, with one of its names (tests build them all).

@@ -318,6 +318,12 @@ pub struct SpecText {
     /// (`git show OBJECT`), unless it is `HEAD` or a revision of it.
     #[serde(default)]
     pub blobs: bool,
+    /// Whether its operands name paths (checked for secrets and for leaving
+    /// the location when the spec does not prove the command, and made
+    /// unknown by a directory only known at run time). By default, unless
+    /// `operands` is `"none"` or `"format"`.
+    #[serde(default)]
+    pub paths: Option<bool>,
     #[serde(default)]
     pub read: Vec<String>,
     #[serde(default)]
