@@ -149,10 +149,15 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
     let name = command_name(first);
     let table = table::lookup(name).map(|row| by_table(row, name, &argv[1..]));
     let spec = read_spec::lookup(name);
-    // What the program's spec says of its operands holds by its path too.
+    // What the program's spec says of its operands, of the options that
+    // raise it and of its check holds by its path too.
     let paths = spec
         .as_deref()
         .is_none_or(read_spec::Spec::operands_are_paths);
+    let table = table.or_else(|| {
+        spec.as_deref()
+            .and_then(|s| by_spec(s, name, &argv[1..], paths))
+    });
     let judged = if first.contains('/') {
         read_spec::Judged::Unproven(format!(
             "`{first}` is run by its path, not found by name as the known `{name}`"
@@ -200,6 +205,27 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
             verdict
         }
     }
+}
+
+/// What a program's spec knows beyond proving reads, over every command line
+/// of it: the options that raise it and its named check (`None` when it
+/// names neither). The caller merges it as it merges a table row's.
+fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Option<Verdict> {
+    if spec.check.is_none() && spec.flags.is_empty() {
+        return None;
+    }
+    let mut verdict = Verdict::new(Risk::Read, format!("`{name}` is {}", Risk::Read), paths);
+    for arg in options(args) {
+        for f in &spec.flags {
+            if flag_matches(f.at(), arg) {
+                verdict.raise(f.risk, f.why.as_str());
+            }
+        }
+    }
+    if let Some(check) = spec.check {
+        special::run(check, name, args, &mut verdict);
+    }
+    Some(verdict)
 }
 
 /// The command table's classification (known-dangerous flags, subcommands).
@@ -320,7 +346,7 @@ pub(crate) fn operands<'a>(args: &[&'a str]) -> Vec<&'a str> {
 
 /// Whether the option word `arg` is the flag `at` (long options may be
 /// abbreviated, as getopt_long and git accept).
-pub(crate) fn flag_matches(at: FlagMatch, arg: &str) -> bool {
+pub(crate) fn flag_matches(at: FlagMatch<'_>, arg: &str) -> bool {
     match at {
         FlagMatch::Exact(flag) => {
             let name = arg.split('=').next().unwrap_or(arg);
@@ -462,9 +488,7 @@ mod tests {
     /// the spec does not prove): each moves into its spec, and this list
     /// only shrinks.
     const NOT_YET_IN_THEIR_SPECS: &[&str] = &[
-        "date", "hostname", "set", "export", "tree", "xxd", "grep", "egrep", "fgrep", "rg", "find",
-        "fd", "fdfind", "sed", "awk", "gawk", "mawk", "nawk", "sort", "uniq", "tar", "gtar", "rm",
-        "git", "npm", "go", "pip", "pip3", "docker", "ps", "python", "python3", "node",
+        "tar", "gtar", "git", "npm", "go", "pip", "pip3", "docker", "python", "python3", "node",
     ];
 
     #[test]
@@ -489,6 +513,29 @@ mod tests {
                 "`{name}` no longer has both a spec and a table row: take it off the list"
             );
         }
+    }
+
+    #[test]
+    fn a_spec_s_flags_and_check_hold_when_it_does_not_prove_the_command() {
+        let verdict = |cmd: &str| {
+            let argv: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+            classify(&argv)
+        };
+        let rm = verdict("rm --frob -rf a");
+        assert_eq!(rm.risk, Risk::Destructive, "{}", rm.reason);
+        assert_eq!(rm.reason, "rm -r removes whole trees");
+        let sed = verdict("sed --frob -f x data.txt");
+        assert_eq!(sed.risk, Risk::Execute);
+        assert_eq!(sed.reason, "sed -f runs a script the analyser cannot see");
+        let find = verdict("find . --frob -exec rm -rf {} ;");
+        assert_eq!(find.embedded, vec![vec!["rm", "-rf", "{}"]]);
+        let grep = verdict("grep --frob -d recurse x .");
+        assert_eq!(grep.walks, Walk::All);
+        assert_eq!(verdict("ps --frob e").risk, Risk::Credential);
+        assert_eq!(verdict("gsed --frob -i s/a/b/ f").risk, Risk::Execute);
+        // Proven, the spec's flags still raise past what it proves.
+        assert_eq!(verdict("rm -r a").risk, Risk::Destructive);
+        assert_eq!(verdict("set").risk, Risk::Credential);
     }
 
     #[test]

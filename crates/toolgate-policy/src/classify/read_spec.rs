@@ -42,7 +42,10 @@ use super::spec_text::resolve_groups;
 use super::spec_text::{
     CompiledSpec, CompiledSub, OptSpec, OptionTable, Prints, Raises, SpecText, Takes, ValueKind,
 };
+use serde::Deserialize as _;
 use toolgate_core::Risk;
+
+use super::table::{Check, FlagMatch};
 
 /// The spec files, one per family, in the order a later one wins. A process
 /// uses what the build script compiled from their text; tests parse it.
@@ -122,6 +125,10 @@ pub(crate) struct Spec {
     blobs: bool,
     /// Whether its operands name paths (see `SpecText::paths`).
     paths: bool,
+    /// Its named check, run over every command line of it.
+    pub(crate) check: Option<Check>,
+    /// The options that raise it whether or not it is proven.
+    pub(crate) flags: Vec<SpecFlag>,
     pub(crate) program: Option<Program>,
     options: OptionTable<'static>,
     /// Subcommand names, sorted, each with its place in `subs`.
@@ -181,6 +188,65 @@ impl SubSpec {
             })
             .as_ref()
             .map_err(String::as_str)
+    }
+}
+
+/// An option that raises a command whether or not its spec proves it
+/// (`rm -r` destroys, `sed -f` runs a script the analyser cannot see),
+/// parsed from a `flags` line.
+#[derive(Debug)]
+pub(crate) struct SpecFlag {
+    at: FlagAt,
+    /// The risk it raises the command to.
+    pub(crate) risk: Risk,
+    /// Why, in words.
+    pub(crate) why: String,
+}
+
+/// How a [`SpecFlag`] is recognised (see [`FlagMatch`]).
+#[derive(Debug)]
+enum FlagAt {
+    Exact(String),
+    Prefix(String),
+    Short(char),
+}
+
+impl SpecFlag {
+    /// Parses `"MATCH RISK WHY"` (see `SpecText::flags`).
+    fn parse(line: &str) -> Result<SpecFlag, String> {
+        let mut parts = line.splitn(3, ' ');
+        let (Some(at), Some(risk), Some(why)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!("flag `{line}` is not `MATCH RISK WHY`"));
+        };
+        let risk = Risk::ALL
+            .into_iter()
+            .find(|r| r.as_str() == risk)
+            .ok_or_else(|| format!("flag `{line}`: no risk `{risk}`"))?;
+        let at = if let Some(prefix) = at.strip_suffix('*') {
+            FlagAt::Prefix(prefix.to_string())
+        } else if at.starts_with("--") {
+            FlagAt::Exact(at.to_string())
+        } else {
+            let mut chars = at.strip_prefix('-').unwrap_or("").chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => FlagAt::Short(c),
+                _ => return Err(format!("flag `{line}`: `{at}` is no option to match")),
+            }
+        };
+        Ok(SpecFlag {
+            at,
+            risk,
+            why: why.to_string(),
+        })
+    }
+
+    /// How it is recognised in an option word.
+    pub(crate) fn at(&self) -> FlagMatch<'_> {
+        match &self.at {
+            FlagAt::Exact(text) => FlagMatch::Exact(text),
+            FlagAt::Prefix(text) => FlagMatch::Prefix(text),
+            FlagAt::Short(c) => FlagMatch::Short(*c),
+        }
     }
 }
 
@@ -509,6 +575,19 @@ fn assemble(
         Some("option") => Content::Option,
         Some(other) => return Err(format!("unknown content kind `{other}`")),
     };
+    let check = text
+        .check
+        .as_deref()
+        .map(|c| {
+            Check::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(c))
+                .map_err(|e| format!("check `{c}`: {e}"))
+        })
+        .transpose()?;
+    let flags = text
+        .flags
+        .iter()
+        .map(|line| SpecFlag::parse(line))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut sub_names = Vec::with_capacity(subs.len());
     let mut built_subs = Vec::with_capacity(subs.len());
     for (key, names, source) in subs {
@@ -546,6 +625,8 @@ fn assemble(
         paths: text
             .paths
             .unwrap_or(!matches!(operands, Operands::None | Operands::Format)),
+        check,
+        flags,
         program,
         options,
         sub_names,
@@ -1237,6 +1318,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_flag_line_that_cannot_be_read_is_an_error() {
+        for bad in [
+            "-rf destructive rm -rf",
+            "--force fatal rm --force",
+            "-r destructive",
+            "r destructive no dash",
+        ] {
+            assert!(SpecFlag::parse(bad).is_err(), "{bad}");
+        }
+        let ok = SpecFlag::parse("--to-command* execute tar runs a program").unwrap();
+        assert_eq!(ok.risk, Risk::Execute);
+        assert_eq!(ok.why, "tar runs a program");
+        assert!(super::super::flag_matches(ok.at(), "--to-command=sh"));
     }
 
     #[test]

@@ -324,6 +324,17 @@ pub struct SpecText {
     /// `operands` is `"none"` or `"format"`.
     #[serde(default)]
     pub paths: Option<bool>,
+    /// A named check of what a list of options cannot say (`find`'s
+    /// actions, a `sed` script's commands…), run over every command line of
+    /// the program, proven or not (`special.rs` holds each).
+    #[serde(default)]
+    pub check: Option<String>,
+    /// Options that raise the command whether or not the spec proves it:
+    /// `"MATCH RISK WHY"`, MATCH being `-x` (a short option, alone or in a
+    /// cluster), `--long` (the option, `--long=V`, or an abbreviation) or
+    /// `PREFIX*` (any option word starting so).
+    #[serde(default)]
+    pub flags: Vec<String>,
     #[serde(default)]
     pub read: Vec<String>,
     #[serde(default)]
