@@ -485,9 +485,6 @@ mod tests {
 
     /// Programs whose table rows still hold facts their specs cannot say
     /// yet; each moves into its spec, and this list only shrinks:
-    /// * `tar`, `gtar`: `bsdtar` shares their row (its flags and check), and
-    ///   libarchive's options are not GNU tar's (its `-I` names a file
-    ///   list): the row moves when `bsdtar` has a spec of its own;
     /// * `git`, `npm`, `go`, `pip`, `pip3`, `docker`: their rows hold the
     ///   risk of each subcommand the spec does not prove (`push`, `install`,
     ///   `run`…), which a spec cannot say yet; `pnpm`, `pipx` and `podman`
@@ -495,7 +492,7 @@ mod tests {
     /// * `python`, `python3`, `node`: the interpreters' row, which also finds
     ///   `python3.12` by its base name.
     const NOT_YET_IN_THEIR_SPECS: &[&str] = &[
-        "tar", "gtar", "git", "npm", "go", "pip", "pip3", "docker", "python", "python3", "node",
+        "git", "npm", "go", "pip", "pip3", "docker", "python", "python3", "node",
     ];
 
     #[test]

@@ -215,41 +215,6 @@ const ZIP_FLAGS: &[Flag] = &[
     ),
 ];
 
-const TAR_FLAGS: &[Flag] = &[
-    flag(
-        Prefix("--to-command"),
-        Execute,
-        "tar --to-command runs a program",
-    ),
-    flag(
-        Prefix("--use-compress-program"),
-        Execute,
-        "tar --use-compress-program runs a program",
-    ),
-    flag(Short('I'), Execute, "tar -I runs a compression program"),
-    flag(
-        Prefix("--checkpoint-action"),
-        Execute,
-        "tar --checkpoint-action can run a program",
-    ),
-    flag(
-        Prefix("--info-script"),
-        Execute,
-        "tar --info-script runs a script",
-    ),
-    flag(
-        Prefix("--new-volume-script"),
-        Execute,
-        "tar --new-volume-script runs a script",
-    ),
-    flag(Short('F'), Execute, "tar -F runs a script"),
-    flag(
-        Prefix("--rsh-command"),
-        Execute,
-        "tar --rsh-command runs a program",
-    ),
-];
-
 const GIT_GLOBAL_FLAGS: &[Flag] = &[
     flag(
         Short('c'),
@@ -905,10 +870,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
     cmd(&["su", "runuser", "script"], Execute, true),
     with_check(cmd(&["ugrep"], Read, true), Check::RecursiveRead),
     with_check(cmd(&["ag", "ack"], Read, true), Check::RecursiveRead),
-    with_flags(
-        with_check(cmd(&["tar", "gtar", "bsdtar"], Read, true), Check::TarMode),
-        TAR_FLAGS,
-    ),
     // Writers.
     cmd(
         &[
