@@ -543,6 +543,20 @@ mod tests {
     }
 
     #[test]
+    fn a_spec_says_whether_operands_are_paths() {
+        let paths = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>()).paths;
+        // Operands that are text, proven or not.
+        assert!(!paths("echo a"));
+        assert!(!paths("whoami --frob x"));
+        assert!(!paths("date --frob +%F"));
+        // Files, and `test`'s paths (read by no one, named all the same).
+        assert!(paths("cat a"));
+        assert!(paths("df --frob ."));
+        assert!(paths("test -f a"));
+        assert!(paths("git --frob status"));
+    }
+
+    #[test]
     fn embedded_commands() {
         let argv: Vec<String> = "find . -exec rm -rf {} +"
             .split(' ')
