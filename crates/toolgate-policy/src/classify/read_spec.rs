@@ -1248,6 +1248,27 @@ mod tests {
     }
 
     #[test]
+    fn a_subcommand_names_no_check_and_no_flags() {
+        // Only a program's entry is read for them: on a subcommand they
+        // would say nothing.
+        let mut stack: Vec<Arc<Spec>> = all().into_values().collect();
+        let mut subs = 0;
+        while let Some(spec) = stack.pop() {
+            for (key, sub) in spec.all_subs() {
+                let sub = sub.spec(&spec.name).unwrap();
+                assert!(
+                    sub.check.is_none() && sub.flags.is_empty(),
+                    "`{} {key}` names a check or flags",
+                    spec.name
+                );
+                subs += 1;
+                stack.push(sub.clone());
+            }
+        }
+        assert!(subs > 40, "only {subs} subcommands");
+    }
+
+    #[test]
     fn the_lazy_index_finds_every_spec_as_the_full_load_does() {
         let full = load_all().unwrap_or_else(|e| panic!("{e}"));
         let indexed = GENERATED_NAMES

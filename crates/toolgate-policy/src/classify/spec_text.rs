@@ -326,7 +326,8 @@ pub struct SpecText {
     pub paths: Option<bool>,
     /// A named check of what a list of options cannot say (`find`'s
     /// actions, a `sed` script's commands…), run over every command line of
-    /// the program, proven or not (`special.rs` holds each).
+    /// the program, proven or not (`special.rs` holds each). A program's
+    /// entry only, like `flags` and `paths`: a subcommand has none.
     #[serde(default)]
     pub check: Option<String>,
     /// Options that raise the command whether or not the spec proves it:
