@@ -64,17 +64,19 @@ fn corpus_commands() -> Vec<(String, String)> {
     out
 }
 
-/// Every `read`/`not_read` example of a spec table, with its key path.
-fn examples_of(table: &toml::Table, at: &str, out: &mut Vec<(String, String)>) {
-    for (key, value) in table {
-        match value {
-            toml::Value::Array(items) if key == "read" || key == "not_read" => {
-                for item in items.iter().filter_map(toml::Value::as_str) {
-                    out.push((format!("{at}.{key}"), item.to_string()));
-                }
-            }
-            toml::Value::Table(inner) => examples_of(inner, &format!("{at}.{key}"), out),
-            _ => {}
+/// Every `read`/`not_read` example of a spec entry and of its subcommands'
+/// entries, with the entry's key path.
+fn examples_of(entry: &toml::Table, at: &str, out: &mut Vec<(String, String)>) {
+    for key in ["read", "not_read"] {
+        let items = entry.get(key).and_then(toml::Value::as_array);
+        for item in items.into_iter().flatten().filter_map(toml::Value::as_str) {
+            out.push((format!("{at}.{key}"), item.to_string()));
+        }
+    }
+    let subs = entry.get("sub").and_then(toml::Value::as_table);
+    for (key, sub) in subs.into_iter().flatten() {
+        if let Some(sub) = sub.as_table() {
+            examples_of(sub, &format!("{at}.sub.{key}"), out);
         }
     }
 }
@@ -92,7 +94,11 @@ fn spec_commands() -> Vec<(String, String)> {
     for path in files {
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
         let table: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        examples_of(&table, &file, &mut examples);
+        for (key, entry) in &table {
+            if let Some(entry) = entry.as_table() {
+                examples_of(entry, &format!("{file}.{key}"), &mut examples);
+            }
+        }
     }
     let mut out = Vec::new();
     for (at, command) in examples {

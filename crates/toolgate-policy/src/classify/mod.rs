@@ -208,24 +208,66 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
 }
 
 /// What a program's spec knows beyond proving reads, over every command line
-/// of it: the options that raise it and its named check (`None` when it
-/// names neither). The caller merges it as it merges a table row's.
+/// of it: the options that raise it, its subcommands' risks and its named
+/// check (`None` when it names none of them). The caller merges it as it
+/// merges a table row's.
 fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Option<Verdict> {
-    if spec.check.is_none() && spec.flags.is_empty() {
+    if spec.check.is_none() && spec.flags.is_empty() && spec.sub_facts.is_none() {
         return None;
     }
-    let mut verdict = Verdict::new(Risk::Read, format!("`{name}` is {}", Risk::Read), paths);
+    let (mut verdict, own) = match &spec.sub_facts {
+        None => (
+            Verdict::new(Risk::Read, format!("`{name}` is {}", Risk::Read), paths),
+            args,
+        ),
+        Some(facts) => {
+            let value_options: Vec<&str> = facts.value_options.iter().map(String::as_str).collect();
+            let sub_at = subcommand_index(args, &value_options);
+            let verdict = match sub_at {
+                None => Verdict::new(
+                    Risk::Read,
+                    format!("`{name}` without a subcommand is {}", Risk::Read),
+                    paths,
+                ),
+                Some(i) => {
+                    let sub_name = args[i];
+                    match facts.sub(sub_name) {
+                        Some((risk, flags)) => {
+                            let mut v =
+                                Verdict::new(risk, format!("`{name} {sub_name}` is {risk}"), paths);
+                            raise_by_flags(&mut v, flags, &args[i + 1..]);
+                            v
+                        }
+                        None => Verdict::new(
+                            facts.unknown,
+                            format!(
+                                "`{name} {sub_name}` is not a known subcommand (an alias or plugin may run anything)"
+                            ),
+                            paths,
+                        ),
+                    }
+                }
+            };
+            (verdict, &args[..sub_at.unwrap_or(args.len())])
+        }
+    };
+    raise_by_flags(&mut verdict, &spec.flags, own);
+    if let Some(check) = spec.check {
+        special::run(check, name, args, &mut verdict);
+    }
+    Some(verdict)
+}
+
+/// Raises `verdict` for each option word of `args` (up to `--`) that one of
+/// a spec's `flags` matches.
+fn raise_by_flags(verdict: &mut Verdict, flags: &[read_spec::SpecFlag], args: &[&str]) {
     for arg in options(args) {
-        for f in &spec.flags {
+        for f in flags {
             if flag_matches(f.at(), arg) {
                 verdict.raise(f.risk, f.why.as_str());
             }
         }
     }
-    if let Some(check) = spec.check {
-        special::run(check, name, args, &mut verdict);
-    }
-    Some(verdict)
 }
 
 /// The command table's classification (known-dangerous flags, subcommands).
@@ -485,14 +527,15 @@ mod tests {
 
     /// Programs whose table rows still hold facts their specs cannot say
     /// yet; each moves into its spec, and this list only shrinks:
-    /// * `git`, `npm`, `go`, `pip`, `pip3`, `docker`: their rows hold the
-    ///   risk of each subcommand the spec does not prove (`push`, `install`,
-    ///   `run`…), which a spec cannot say yet; `pnpm`, `pipx` and `podman`
-    ///   share them;
+    /// * `git`, `npm`, `pip`, `pip3`, `docker`: their rows hold the risk of
+    ///   each subcommand the spec does not prove (`push`, `install`, `run`…)
+    ///   and the checks of git's (`git push +ref`); `pnpm`, `pipx` and
+    ///   `podman` share them, with subcommands of their own: each needs a
+    ///   spec (`sub_risks`, as `go` has) before the row can go;
     /// * `python`, `python3`, `node`: the interpreters' row, which also finds
     ///   `python3.12` by its base name.
     const NOT_YET_IN_THEIR_SPECS: &[&str] = &[
-        "git", "npm", "go", "pip", "pip3", "docker", "python", "python3", "node",
+        "git", "npm", "pip", "pip3", "docker", "python", "python3", "node",
     ];
 
     #[test]
@@ -540,6 +583,29 @@ mod tests {
         // Proven, the spec's flags still raise past what it proves.
         assert_eq!(verdict("rm -r a").risk, Risk::Destructive);
         assert_eq!(verdict("set").risk, Risk::Credential);
+    }
+
+    #[test]
+    fn a_spec_says_what_each_subcommand_is_when_it_does_not_prove_it() {
+        use Risk::*;
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for (cmd, risk) in [
+            ("go build ./...", Execute),
+            ("go get example.invalid/x", Network),
+            // Below `execute`, a subcommand its spec does not prove is
+            // `execute` all the same.
+            ("go fmt ./...", Execute),
+            ("go list -m -u all", Network),
+            ("go list -export ./...", Execute),
+            ("go frobnicate", Execute),
+            ("go version", Read),
+        ] {
+            assert_eq!(verdict(cmd).risk, risk, "{cmd}: {}", verdict(cmd).reason);
+        }
+        assert_eq!(
+            verdict("go list -m -u all").reason,
+            "`go list -u` asks the module proxy for updates"
+        );
     }
 
     #[test]

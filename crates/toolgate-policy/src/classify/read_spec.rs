@@ -129,6 +129,8 @@ pub(crate) struct Spec {
     pub(crate) check: Option<Check>,
     /// The options that raise it whether or not it is proven.
     pub(crate) flags: Vec<SpecFlag>,
+    /// Its subcommands' facts, when the spec names them.
+    pub(crate) sub_facts: Option<SubFacts>,
     pub(crate) program: Option<Program>,
     options: OptionTable<'static>,
     /// Subcommand names, sorted, each with its place in `subs`.
@@ -218,10 +220,7 @@ impl SpecFlag {
         let (Some(at), Some(risk), Some(why)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(format!("flag `{line}` is not `MATCH RISK WHY`"));
         };
-        let risk = Risk::ALL
-            .into_iter()
-            .find(|r| r.as_str() == risk)
-            .ok_or_else(|| format!("flag `{line}`: no risk `{risk}`"))?;
+        let risk = risk_named(risk).map_err(|e| format!("flag `{line}`: {e}"))?;
         let at = if let Some(prefix) = at.strip_suffix('*') {
             FlagAt::Prefix(prefix.to_string())
         } else if at.starts_with("--") {
@@ -248,6 +247,104 @@ impl SpecFlag {
             FlagAt::Short(c) => FlagMatch::Short(*c),
         }
     }
+}
+
+/// What a program's subcommands are whether or not the spec proves them.
+#[derive(Debug)]
+pub(crate) struct SubFacts {
+    /// Each named subcommand's risk and the options that raise it, sorted
+    /// by name.
+    subs: Vec<(String, Risk, Vec<SpecFlag>)>,
+    /// The risk of a subcommand not named.
+    pub(crate) unknown: Risk,
+    /// The program's own options that take a separate value (`-C DIR`), so
+    /// their value is never taken for the subcommand.
+    pub(crate) value_options: Vec<String>,
+}
+
+impl SubFacts {
+    /// The risk of subcommand `name` and the options that raise it.
+    pub(crate) fn sub(&self, name: &str) -> Option<(Risk, &[SpecFlag])> {
+        let at = self
+            .subs
+            .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
+            .ok()?;
+        let (_, risk, flags) = &self.subs[at];
+        Some((*risk, flags))
+    }
+
+    /// From an entry's `sub_risks`, `unknown_sub` and `sub_flags`, and its
+    /// options; `None` when it names no subcommand's risk.
+    fn build(text: &SpecText, options: &OptionTable<'_>) -> Result<Option<SubFacts>, String> {
+        if text.sub_risks.is_empty() {
+            if !text.sub_flags.is_empty() || text.unknown_sub.is_some() {
+                return Err("`sub_flags` or `unknown_sub` without `sub_risks`".into());
+            }
+            return Ok(None);
+        }
+        let mut subs = Vec::new();
+        for (risk, names) in &text.sub_risks {
+            let risk = risk_named(risk)?;
+            for name in names {
+                let flags = text
+                    .sub_flags
+                    .get(name)
+                    .map(|lines| lines.iter().map(|l| SpecFlag::parse(l)).collect())
+                    .transpose()?
+                    .unwrap_or_default();
+                subs.push((name.clone(), risk, flags));
+            }
+        }
+        subs.sort_by(|a, b| a.0.cmp(&b.0));
+        if let Some(w) = subs.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(format!("`sub_risks` names `{}` twice", w[0].0));
+        }
+        if let Some(name) = text
+            .sub_flags
+            .keys()
+            .find(|n| subs.binary_search_by(|(s, _, _)| s.cmp(n)).is_err())
+        {
+            return Err(format!(
+                "`sub_flags` for `{name}`, which `sub_risks` does not name"
+            ));
+        }
+        let unknown = text
+            .unknown_sub
+            .as_deref()
+            .map_or(Ok(Risk::Execute), risk_named)?;
+        let takes_value = |at: u16| {
+            options
+                .opts
+                .get(usize::from(at))
+                .is_some_and(|o| o.takes == Takes::Required || o.takes == Takes::Two)
+        };
+        let value_options = options
+            .long
+            .iter()
+            .filter(|(_, at)| takes_value(*at))
+            .map(|(alias, _)| alias.to_string())
+            .chain(
+                options
+                    .short
+                    .iter()
+                    .filter(|(_, at)| takes_value(*at))
+                    .map(|(c, _)| format!("-{c}")),
+            )
+            .collect();
+        Ok(Some(SubFacts {
+            subs,
+            unknown,
+            value_options,
+        }))
+    }
+}
+
+/// The risk named `name` (`"network"`).
+fn risk_named(name: &str) -> Result<Risk, String> {
+    Risk::ALL
+        .into_iter()
+        .find(|r| r.as_str() == name)
+        .ok_or_else(|| format!("no risk `{name}`"))
 }
 
 /// Programs whose script is parsed before the command counts as read.
@@ -588,6 +685,7 @@ fn assemble(
         .iter()
         .map(|line| SpecFlag::parse(line))
         .collect::<Result<Vec<_>, _>>()?;
+    let sub_facts = SubFacts::build(&text, &options)?;
     let mut sub_names = Vec::with_capacity(subs.len());
     let mut built_subs = Vec::with_capacity(subs.len());
     for (key, names, source) in subs {
@@ -627,6 +725,7 @@ fn assemble(
             .unwrap_or(!matches!(operands, Operands::None | Operands::Format)),
         check,
         flags,
+        sub_facts,
         program,
         options,
         sub_names,
@@ -1245,6 +1344,29 @@ mod tests {
             "the same subcommands from both sources"
         );
         assert!(compiled.len() > 40, "only {} subcommands", compiled.len());
+    }
+
+    #[test]
+    fn subcommand_facts_that_cannot_be_read_are_an_error() {
+        for (entry, why) in [
+            ("sub_risks = { fatal = [\"x\"] }", "no risk"),
+            ("sub_risks = { read = [\"x\"], write = [\"x\"] }", "twice"),
+            (
+                "sub_risks = { read = [\"x\"] }\nsub_flags = { y = [] }",
+                "does not name",
+            ),
+            ("sub_flags = { x = [] }", "without"),
+            (
+                "sub_risks = { read = [\"x\"] }\nunknown_sub = \"sometimes\"",
+                "no risk",
+            ),
+        ] {
+            let table: BTreeMap<String, SpecText> =
+                toml::from_str(&format!("[p]\noperands = \"none\"\n{entry}\n")).unwrap();
+            let mut out = HashMap::new();
+            let err = add_table(&mut out, "test.toml", table).unwrap_err();
+            assert!(err.contains(why), "{entry}: {err}");
+        }
     }
 
     #[test]

@@ -336,6 +336,19 @@ pub struct SpecText {
     /// `PREFIX*` (any option word starting so).
     #[serde(default)]
     pub flags: Vec<String>,
+    /// What each subcommand is when its spec does not prove it (or it has
+    /// none): a risk (`"network"`) → the subcommands it is the risk of. A
+    /// program's entry only.
+    #[serde(default)]
+    pub sub_risks: BTreeMap<String, Vec<String>>,
+    /// The risk of a subcommand `sub_risks` does not name (an alias or a
+    /// plugin may run anything); `"execute"` by default.
+    #[serde(default)]
+    pub unknown_sub: Option<String>,
+    /// The options that raise a subcommand, as `flags` lines, by subcommand:
+    /// matched in the words after it.
+    #[serde(default)]
+    pub sub_flags: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pub read: Vec<String>,
     #[serde(default)]

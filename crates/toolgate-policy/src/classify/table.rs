@@ -627,25 +627,6 @@ const CARGO_SUBS: &[Sub] = &[
     sub(&["logout"], Credential),
 ];
 
-const GO_SUBS: &[Sub] = &[
-    sub(
-        &["build", "test", "run", "vet", "generate", "tool", "bug"],
-        Execute,
-    ),
-    sub(&["get", "install", "mod", "work", "download"], Network),
-    sub(&["fmt", "clean", "fix"], Write),
-    sub_f(
-        &["list"],
-        Read,
-        &[flag(
-            Short('u'),
-            Network,
-            "`go list -u` asks the module proxy for updates",
-        )],
-    ),
-    sub(&["env", "version", "doc", "help"], Read),
-];
-
 const PIP_SUBS: &[Sub] = &[
     sub(
         &["install", "download", "search", "index", "wheel"],
@@ -1045,7 +1026,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
         CARGO_SUBS,
         Execute,
     ),
-    with_subs(cmd(&["go"], Read, true), &[], GO_SUBS, Execute),
     with_subs(
         cmd(&["pip", "pip3", "pipx"], Read, true),
         &[],
