@@ -305,9 +305,18 @@ fn prefix_len(argv: &[&str]) -> usize {
     let Some(first) = argv.get(i) else {
         return i;
     };
-    let value_opts = lookup(super::command_name(first))
-        .map(|row| row.global_value_opts)
-        .unwrap_or(&[]);
+    // The program's options that take a separate value, from its table row
+    // or its spec.
+    let name = super::command_name(first);
+    let spec = read_spec::lookup(name);
+    let value_opts: Vec<&str> = match lookup(name) {
+        Some(row) => row.global_value_opts.to_vec(),
+        None => spec
+            .as_deref()
+            .and_then(|s| s.sub_facts.as_ref())
+            .map(|f| f.value_options.iter().map(String::as_str).collect())
+            .unwrap_or_default(),
+    };
     // The command's name, then its subcommand: all `arity_of` looks at.
     let mut words: [&str; 2] = [super::command_name(first), ""];
     let mut named = 1;

@@ -232,10 +232,14 @@ fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Op
                 Some(i) => {
                     let sub_name = args[i];
                     match facts.sub(sub_name) {
-                        Some((risk, flags)) => {
+                        Some((risk, flags, check)) => {
+                            let rest = &args[i + 1..];
                             let mut v =
                                 Verdict::new(risk, format!("`{name} {sub_name}` is {risk}"), paths);
-                            raise_by_flags(&mut v, flags, &args[i + 1..]);
+                            raise_by_flags(&mut v, flags, rest);
+                            if let Some(check) = check {
+                                special::run(check, sub_name, rest, &mut v);
+                            }
                             v
                         }
                         None => Verdict::new(
@@ -527,16 +531,15 @@ mod tests {
 
     /// Programs whose table rows still hold facts their specs cannot say
     /// yet; each moves into its spec, and this list only shrinks:
-    /// * `git`, `npm`, `pip`, `pip3`, `docker`: their rows hold the risk of
-    ///   each subcommand the spec does not prove (`push`, `install`, `run`…)
-    ///   and the checks of git's (`git push +ref`); `pnpm`, `pipx` and
-    ///   `podman` share them, with subcommands of their own: each needs a
-    ///   spec (`sub_risks`, as `go` has) before the row can go;
+    /// * `npm`, `pip`, `pip3`, `docker`: their rows hold the risk of each
+    ///   subcommand the spec does not prove (`install`, `run`…), and `pnpm`,
+    ///   `pipx` and `podman` share them, with subcommands of their own: each
+    ///   needs a spec (`sub_risks`, as `go` and `git` have) before the row
+    ///   can go;
     /// * `python`, `python3`, `node`: the interpreters' row, which also finds
     ///   `python3.12` by its base name.
-    const NOT_YET_IN_THEIR_SPECS: &[&str] = &[
-        "git", "npm", "pip", "pip3", "docker", "python", "python3", "node",
-    ];
+    const NOT_YET_IN_THEIR_SPECS: &[&str] =
+        &["npm", "pip", "pip3", "docker", "python", "python3", "node"];
 
     #[test]
     fn a_program_with_a_spec_has_no_table_row() {
@@ -606,6 +609,21 @@ mod tests {
             verdict("go list -m -u all").reason,
             "`go list -u` asks the module proxy for updates"
         );
+    }
+
+    #[test]
+    fn git_attr_source_s_value_hides_no_destructive_subcommand() {
+        // `--attr-source` takes a value (git's spec says so), so `diff` is
+        // that value and `clean -fdx` the subcommand git runs.
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for cmd in [
+            "git -C . --attr-source diff clean -fdx",
+            "git --attr-source status push --force origin",
+            "git --list-cmds log reset --hard",
+            "git --super-prefix x push --force",
+        ] {
+            assert_eq!(verdict(cmd).risk, Risk::Destructive, "{cmd}");
+        }
     }
 
     #[test]

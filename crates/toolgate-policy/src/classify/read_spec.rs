@@ -199,6 +199,8 @@ impl SubSpec {
 #[derive(Debug)]
 pub(crate) struct SpecFlag {
     at: FlagAt,
+    /// It takes a separate value (`-c NAME=VALUE`).
+    takes_value: bool,
     /// The risk it raises the command to.
     pub(crate) risk: Risk,
     /// Why, in words.
@@ -221,6 +223,10 @@ impl SpecFlag {
             return Err(format!("flag `{line}` is not `MATCH RISK WHY`"));
         };
         let risk = risk_named(risk).map_err(|e| format!("flag `{line}`: {e}"))?;
+        let (at, takes_value) = match at.strip_suffix('=') {
+            Some(at) => (at, true),
+            None => (at, false),
+        };
         let at = if let Some(prefix) = at.strip_suffix('*') {
             FlagAt::Prefix(prefix.to_string())
         } else if at.starts_with("--") {
@@ -234,9 +240,19 @@ impl SpecFlag {
         };
         Ok(SpecFlag {
             at,
+            takes_value,
             risk,
             why: why.to_string(),
         })
+    }
+
+    /// The word it is written as when it takes a separate value.
+    fn value_option(&self) -> Option<String> {
+        match (&self.at, self.takes_value) {
+            (FlagAt::Exact(text), true) => Some(text.clone()),
+            (FlagAt::Short(c), true) => Some(format!("-{c}")),
+            _ => None,
+        }
     }
 
     /// How it is recognised in an option word.
@@ -252,9 +268,9 @@ impl SpecFlag {
 /// What a program's subcommands are whether or not the spec proves them.
 #[derive(Debug)]
 pub(crate) struct SubFacts {
-    /// Each named subcommand's risk and the options that raise it, sorted
-    /// by name.
-    subs: Vec<(String, Risk, Vec<SpecFlag>)>,
+    /// Each named subcommand's risk, the options that raise it and its
+    /// check, sorted by name.
+    subs: Vec<(String, Risk, Vec<SpecFlag>, Option<Check>)>,
     /// The risk of a subcommand not named.
     pub(crate) unknown: Risk,
     /// The program's own options that take a separate value (`-C DIR`), so
@@ -263,22 +279,32 @@ pub(crate) struct SubFacts {
 }
 
 impl SubFacts {
-    /// The risk of subcommand `name` and the options that raise it.
-    pub(crate) fn sub(&self, name: &str) -> Option<(Risk, &[SpecFlag])> {
+    /// The risk of subcommand `name`, the options that raise it and its
+    /// check.
+    pub(crate) fn sub(&self, name: &str) -> Option<(Risk, &[SpecFlag], Option<Check>)> {
         let at = self
             .subs
-            .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
+            .binary_search_by(|(n, ..)| n.as_str().cmp(name))
             .ok()?;
-        let (_, risk, flags) = &self.subs[at];
-        Some((*risk, flags))
+        let (_, risk, flags, check) = &self.subs[at];
+        Some((*risk, flags, *check))
     }
 
     /// From an entry's `sub_risks`, `unknown_sub` and `sub_flags`, and its
     /// options; `None` when it names no subcommand's risk.
-    fn build(text: &SpecText, options: &OptionTable<'_>) -> Result<Option<SubFacts>, String> {
+    fn build(
+        text: &SpecText,
+        options: &OptionTable<'_>,
+        flags: &[SpecFlag],
+    ) -> Result<Option<SubFacts>, String> {
         if text.sub_risks.is_empty() {
-            if !text.sub_flags.is_empty() || text.unknown_sub.is_some() {
-                return Err("`sub_flags` or `unknown_sub` without `sub_risks`".into());
+            if !text.sub_flags.is_empty()
+                || !text.sub_checks.is_empty()
+                || text.unknown_sub.is_some()
+            {
+                return Err(
+                    "`sub_flags`, `sub_checks` or `unknown_sub` without `sub_risks`".into(),
+                );
             }
             return Ok(None);
         }
@@ -286,27 +312,32 @@ impl SubFacts {
         for (risk, names) in &text.sub_risks {
             let risk = risk_named(risk)?;
             for name in names {
-                let flags = text
-                    .sub_flags
-                    .get(name)
-                    .map(|lines| lines.iter().map(|l| SpecFlag::parse(l)).collect())
-                    .transpose()?
-                    .unwrap_or_default();
-                subs.push((name.clone(), risk, flags));
+                subs.push((name.clone(), risk, Vec::new(), None));
             }
         }
         subs.sort_by(|a, b| a.0.cmp(&b.0));
         if let Some(w) = subs.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(format!("`sub_risks` names `{}` twice", w[0].0));
         }
-        if let Some(name) = text
-            .sub_flags
-            .keys()
-            .find(|n| subs.binary_search_by(|(s, _, _)| s.cmp(n)).is_err())
-        {
-            return Err(format!(
-                "`sub_flags` for `{name}`, which `sub_risks` does not name"
-            ));
+        let place =
+            |subs: &[(String, Risk, Vec<SpecFlag>, Option<Check>)], name: &str, what: &str| {
+                subs.binary_search_by(|(s, ..)| s.as_str().cmp(name))
+                    .map_err(|_| format!("`{what}` for `{name}`, which `sub_risks` does not name"))
+            };
+        for (names, lines) in &text.sub_flags {
+            for name in names.split_whitespace() {
+                let at = place(&subs, name, "sub_flags")?;
+                for line in lines {
+                    subs[at].2.push(SpecFlag::parse(line)?);
+                }
+            }
+        }
+        for (names, check) in &text.sub_checks {
+            let check = check_named(check)?;
+            for name in names.split_whitespace() {
+                let at = place(&subs, name, "sub_checks")?;
+                subs[at].3 = Some(check);
+            }
         }
         let unknown = text
             .unknown_sub
@@ -330,6 +361,7 @@ impl SubFacts {
                     .filter(|(_, at)| takes_value(*at))
                     .map(|(c, _)| format!("-{c}")),
             )
+            .chain(flags.iter().filter_map(SpecFlag::value_option))
             .collect();
         Ok(Some(SubFacts {
             subs,
@@ -337,6 +369,12 @@ impl SubFacts {
             value_options,
         }))
     }
+}
+
+/// The check named `name` (`"find-actions"`).
+fn check_named(name: &str) -> Result<Check, String> {
+    Check::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name))
+        .map_err(|e| format!("check `{name}`: {e}"))
 }
 
 /// The risk named `name` (`"network"`).
@@ -672,20 +710,13 @@ fn assemble(
         Some("option") => Content::Option,
         Some(other) => return Err(format!("unknown content kind `{other}`")),
     };
-    let check = text
-        .check
-        .as_deref()
-        .map(|c| {
-            Check::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(c))
-                .map_err(|e| format!("check `{c}`: {e}"))
-        })
-        .transpose()?;
+    let check = text.check.as_deref().map(check_named).transpose()?;
     let flags = text
         .flags
         .iter()
         .map(|line| SpecFlag::parse(line))
         .collect::<Result<Vec<_>, _>>()?;
-    let sub_facts = SubFacts::build(&text, &options)?;
+    let sub_facts = SubFacts::build(&text, &options, &flags)?;
     let mut sub_names = Vec::with_capacity(subs.len());
     let mut built_subs = Vec::with_capacity(subs.len());
     for (key, names, source) in subs {

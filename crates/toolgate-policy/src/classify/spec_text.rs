@@ -333,7 +333,8 @@ pub struct SpecText {
     /// Options that raise the command whether or not the spec proves it:
     /// `"MATCH RISK WHY"`, MATCH being `-x` (a short option, alone or in a
     /// cluster), `--long` (the option, `--long=V`, or an abbreviation) or
-    /// `PREFIX*` (any option word starting so).
+    /// `PREFIX*` (any option word starting so); `-x=` or `--long=` when it
+    /// takes a separate value, which is then never taken for a subcommand.
     #[serde(default)]
     pub flags: Vec<String>,
     /// What each subcommand is when its spec does not prove it (or it has
@@ -345,10 +346,15 @@ pub struct SpecText {
     /// plugin may run anything); `"execute"` by default.
     #[serde(default)]
     pub unknown_sub: Option<String>,
-    /// The options that raise a subcommand, as `flags` lines, by subcommand:
-    /// matched in the words after it.
+    /// The options that raise a subcommand, as `flags` lines, by subcommand
+    /// (a key may name several, separated by spaces): matched in the words
+    /// after it.
     #[serde(default)]
     pub sub_flags: BTreeMap<String, Vec<String>>,
+    /// A subcommand's named check (see `check`), by subcommand (a key may
+    /// name several, separated by spaces), run over the words after it.
+    #[serde(default)]
+    pub sub_checks: BTreeMap<String, String>,
     #[serde(default)]
     pub read: Vec<String>,
     #[serde(default)]
