@@ -308,10 +308,10 @@ fn prefix_len(argv: &[&str]) -> usize {
     // The program's options that take a separate value, from its table row
     // or its spec.
     let name = super::command_name(first);
-    let spec = read_spec::lookup(name);
+    let facts = read_spec::lookup(name).and_then(|s| super::facts_spec(&s));
     let value_opts: Vec<&str> = match lookup(name) {
         Some(row) => row.global_value_opts.to_vec(),
-        None => spec
+        None => facts
             .as_deref()
             .and_then(|s| s.sub_facts.as_ref())
             .map(|f| f.value_options.iter().map(String::as_str).collect())

@@ -155,15 +155,16 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
         .as_deref()
         .is_none_or(read_spec::Spec::operands_are_paths);
     let table = table.or_else(|| {
-        spec.as_deref()
-            .and_then(|s| by_spec(s, name, &argv[1..], paths))
+        let facts = facts_spec(spec.as_ref()?)?;
+        by_spec(&facts, name, &argv[1..], paths)
     });
     let judged = if first.contains('/') {
         read_spec::Judged::Unproven(format!(
             "`{first}` is run by its path, not found by name as the known `{name}`"
         ))
     } else {
-        match &spec {
+        // A spec that only holds another program's facts proves nothing.
+        match spec.as_ref().filter(|s| s.facts_of.is_none()) {
             Some(s) => read_spec::judge(s, &argv[1..]),
             None => {
                 read_spec::Judged::Unproven(format!("`{name}` is not a program known to only read"))
@@ -260,6 +261,17 @@ fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Op
         special::run(check, name, args, &mut verdict);
     }
     Some(verdict)
+}
+
+/// The spec that holds `spec`'s facts: its own, or the one its `facts_of`
+/// names (`None` when that one is missing: a test keeps it there).
+pub(crate) fn facts_spec(
+    spec: &std::sync::Arc<read_spec::Spec>,
+) -> Option<std::sync::Arc<read_spec::Spec>> {
+    match &spec.facts_of {
+        None => Some(spec.clone()),
+        Some(other) => read_spec::lookup(other),
+    }
 }
 
 /// Raises `verdict` for each option word of `args` (up to `--`) that one of
@@ -531,15 +543,9 @@ mod tests {
 
     /// Programs whose table rows still hold facts their specs cannot say
     /// yet; each moves into its spec, and this list only shrinks:
-    /// * `npm`, `pip`, `pip3`, `docker`: their rows hold the risk of each
-    ///   subcommand the spec does not prove (`install`, `run`…), and `pnpm`,
-    ///   `pipx` and `podman` share them, with subcommands of their own: each
-    ///   needs a spec (`sub_risks`, as `go` and `git` have) before the row
-    ///   can go;
     /// * `python`, `python3`, `node`: the interpreters' row, which also finds
     ///   `python3.12` by its base name.
-    const NOT_YET_IN_THEIR_SPECS: &[&str] =
-        &["npm", "pip", "pip3", "docker", "python", "python3", "node"];
+    const NOT_YET_IN_THEIR_SPECS: &[&str] = &["python", "python3", "node"];
 
     #[test]
     fn a_program_with_a_spec_has_no_table_row() {
@@ -624,6 +630,42 @@ mod tests {
         ] {
             assert_eq!(verdict(cmd).risk, Risk::Destructive, "{cmd}");
         }
+    }
+
+    #[test]
+    fn pip_option_values_hide_no_network_subcommand() {
+        // `--log` and `--cache-dir` take a value (pip's spec says so): `list`
+        // and `show` are values, `install` the subcommand pip runs.
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for cmd in [
+            "pip --log list install evil",
+            "pip3 --cache-dir show install evil",
+            "pipx --log list install evil",
+        ] {
+            assert_eq!(verdict(cmd).risk, Risk::Network, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn a_program_with_another_s_facts_has_them_and_proves_nothing() {
+        use Risk::*;
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for (cmd, risk) in [
+            ("pnpm install", Network),
+            ("pnpm ls", Execute),
+            ("pnpm -C x run build", Execute),
+            ("podman rm -f x", Destructive),
+            ("podman -H tcp://h ps", Network),
+            ("podman ps", Execute),
+            ("pipx install x", Network),
+            ("pipx list", Execute),
+        ] {
+            assert_eq!(verdict(cmd).risk, risk, "{cmd}: {}", verdict(cmd).reason);
+        }
+        assert_eq!(
+            verdict("pnpm ls").reason,
+            "`pnpm` is not a program known to only read"
+        );
     }
 
     #[test]

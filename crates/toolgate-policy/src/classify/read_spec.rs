@@ -131,6 +131,8 @@ pub(crate) struct Spec {
     pub(crate) flags: Vec<SpecFlag>,
     /// Its subcommands' facts, when the spec names them.
     pub(crate) sub_facts: Option<SubFacts>,
+    /// The program whose facts it has (see `SpecText::facts_of`).
+    pub(crate) facts_of: Option<String>,
     pub(crate) program: Option<Program>,
     options: OptionTable<'static>,
     /// Subcommand names, sorted, each with its place in `subs`.
@@ -735,7 +737,16 @@ fn assemble(
     if let Some(w) = sub_names.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(format!("subcommand `{}` listed twice", w[0].0));
     }
-    if operands == Operands::Sub && built_subs.is_empty() {
+    if text.facts_of.is_some() {
+        let own = !flags.is_empty()
+            || check.is_some()
+            || sub_facts.is_some()
+            || !options.opts.is_empty()
+            || !built_subs.is_empty();
+        if own {
+            return Err("`facts_of` with options, subcommands or facts of its own".into());
+        }
+    } else if operands == Operands::Sub && built_subs.is_empty() {
         return Err("operands = \"sub\" without any [*.sub.NAME]".into());
     }
     Ok(Spec {
@@ -757,6 +768,7 @@ fn assemble(
         check,
         flags,
         sub_facts,
+        facts_of: text.facts_of,
         program,
         options,
         sub_names,
@@ -814,7 +826,7 @@ pub(crate) fn lookup(name: &str) -> Option<Arc<Spec>> {
 /// runs or writes, an option the spec does not know), so an approval for it
 /// saves the exact command ([`super::arity`]).
 pub(crate) fn describes(name: &str, rest: &[&str]) -> bool {
-    let Some(spec) = lookup(name) else {
+    let Some(spec) = lookup(name).filter(|s| s.facts_of.is_none()) else {
         return false;
     };
     if spec.sub_names.is_empty() {
@@ -1391,6 +1403,9 @@ mod tests {
                 "sub_risks = { read = [\"x\"] }\nunknown_sub = \"sometimes\"",
                 "no risk",
             ),
+            ("sub_checks = { x = \"git-stash\" }", "without"),
+            ("facts_of = \"npm\"\noptions = [\"-x\"]", "of its own"),
+            ("facts_of = \"npm\"\nflags = [\"-x read x\"]", "of its own"),
         ] {
             let table: BTreeMap<String, SpecText> =
                 toml::from_str(&format!("[p]\noperands = \"none\"\n{entry}\n")).unwrap();
@@ -1398,6 +1413,27 @@ mod tests {
             let err = add_table(&mut out, "test.toml", table).unwrap_err();
             assert!(err.contains(why), "{entry}: {err}");
         }
+    }
+
+    #[test]
+    fn a_program_s_facts_of_names_a_program_with_facts() {
+        let specs = all();
+        let mut named = 0;
+        for (name, spec) in &specs {
+            if let Some(other) = &spec.facts_of {
+                named += 1;
+                let other = specs.get(other).unwrap_or_else(|| {
+                    panic!("`{name}` has the facts of `{other}`, which has no spec")
+                });
+                assert!(
+                    other.facts_of.is_none()
+                        && (other.sub_facts.is_some() || !other.flags.is_empty()),
+                    "`{name}` has the facts of `{}`, which holds none of its own",
+                    other.name
+                );
+            }
+        }
+        assert!(named >= 3, "only {named}");
     }
 
     #[test]

@@ -351,6 +351,11 @@ pub struct SpecText {
     /// after it.
     #[serde(default)]
     pub sub_flags: BTreeMap<String, Vec<String>>,
+    /// Another program whose `flags`, `check` and subcommands' facts this
+    /// one has (`pnpm` has `npm`'s), while its spec proves nothing of its
+    /// own: it names no option and no subcommand. A program's entry only.
+    #[serde(default)]
+    pub facts_of: Option<String>,
     /// A subcommand's named check (see `check`), by subcommand (a key may
     /// name several, separated by spaces), run over the words after it.
     #[serde(default)]

@@ -206,85 +206,6 @@ const ZIP_FLAGS: &[Flag] = &[
     ),
 ];
 
-const NPM_SUBS: &[Sub] = &[
-    sub(
-        &[
-            "install",
-            "i",
-            "ci",
-            "add",
-            "update",
-            "up",
-            "upgrade",
-            "publish",
-            "audit",
-            "outdated",
-            "view",
-            "info",
-            "show",
-            "login",
-            "adduser",
-            "search",
-            "dedupe",
-            "fund",
-            "ping",
-            "unpublish",
-            "deprecate",
-            "dist-tag",
-            "owner",
-            "whoami",
-            "doctor",
-        ],
-        Network,
-    ),
-    sub(
-        &[
-            "run",
-            "run-script",
-            "rum",
-            "urn",
-            "test",
-            "t",
-            "tst",
-            "start",
-            "stop",
-            "restart",
-            "exec",
-            "x",
-            "pack",
-            "rebuild",
-            "rb",
-            "explore",
-            "create",
-            "dlx",
-            "why",
-        ],
-        Execute,
-    ),
-    sub(
-        &[
-            "ls", "list", "ll", "la", "help", "root", "prefix", "bin", "version", "config", "get",
-        ],
-        Read,
-    ),
-    sub(
-        &[
-            "init",
-            "uninstall",
-            "remove",
-            "rm",
-            "un",
-            "prune",
-            "link",
-            "ln",
-            "unlink",
-            "set",
-        ],
-        Write,
-    ),
-    sub(&["token", "logout"], Credential),
-];
-
 const CARGO_SUBS: &[Sub] = &[
     sub(
         &[
@@ -360,21 +281,6 @@ const CARGO_SUBS: &[Sub] = &[
     sub(&["logout"], Credential),
 ];
 
-const PIP_SUBS: &[Sub] = &[
-    sub(
-        &["install", "download", "search", "index", "wheel"],
-        Network,
-    ),
-    sub(&["uninstall"], Write),
-    sub(
-        &[
-            "list", "show", "freeze", "check", "help", "debug", "inspect", "hash",
-        ],
-        Read,
-    ),
-    sub(&["config"], Write),
-];
-
 const UV_SUBS: &[Sub] = &[
     sub(
         &[
@@ -385,25 +291,6 @@ const UV_SUBS: &[Sub] = &[
     sub(&["run"], Execute),
     sub(&["remove", "cache"], Write),
     sub(&["version", "help", "tree"], Read),
-];
-
-const DOCKER_SUBS: &[Sub] = &[
-    sub(
-        &[
-            "ps", "images", "inspect", "logs", "version", "info", "top", "stats", "history",
-            "port", "diff",
-        ],
-        Read,
-    ),
-    sub(&["pull", "push", "login", "search"], Network),
-    sub(
-        &["rm", "rmi", "prune", "kill", "system", "volume"],
-        Destructive,
-    ),
-    sub(
-        &["cp", "tag", "save", "load", "commit", "export", "import"],
-        Write,
-    ),
 ];
 
 const KUBECTL_SUBS: &[Sub] = &[sub(&["delete", "drain"], Destructive)];
@@ -719,12 +606,6 @@ pub(crate) static COMMANDS: &[Cmd] = &[
     ),
     // Tools with subcommands.
     with_subs(
-        cmd(&["npm", "pnpm"], Read, true),
-        &["--prefix", "-C", "--dir", "-w", "--workspace"],
-        NPM_SUBS,
-        Execute,
-    ),
-    with_subs(
         cmd(&["yarn"], Network, true),
         &["--cwd"],
         YARN_SUBS,
@@ -742,33 +623,7 @@ pub(crate) static COMMANDS: &[Cmd] = &[
         CARGO_SUBS,
         Execute,
     ),
-    with_subs(
-        cmd(&["pip", "pip3", "pipx"], Read, true),
-        &[],
-        PIP_SUBS,
-        Execute,
-    ),
     with_subs(cmd(&["uv"], Read, true), &[], UV_SUBS, Execute),
-    with_flags(
-        with_subs(
-            cmd(&["docker", "podman"], Read, true),
-            &["-H", "--host", "--context"],
-            DOCKER_SUBS,
-            Execute,
-        ),
-        &[
-            flag(
-                Short('H'),
-                Network,
-                "`docker -H` talks to a daemon on another host",
-            ),
-            flag(
-                Exact("--host"),
-                Network,
-                "`docker --host` talks to a daemon on another host",
-            ),
-        ],
-    ),
     cmd(&["tldr"], Network, false),
     with_subs(
         cmd(
