@@ -213,12 +213,17 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
 /// check (`None` when it names none of them). The caller merges it as it
 /// merges a table row's.
 fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Option<Verdict> {
-    if spec.check.is_none() && spec.flags.is_empty() && spec.sub_facts.is_none() {
+    let base = spec.base_risk;
+    if spec.check.is_none()
+        && spec.flags.is_empty()
+        && spec.sub_facts.is_none()
+        && base == Risk::Read
+    {
         return None;
     }
     let (mut verdict, own) = match &spec.sub_facts {
         None => (
-            Verdict::new(Risk::Read, format!("`{name}` is {}", Risk::Read), paths),
+            Verdict::new(base, format!("`{name}` is {base}"), paths),
             args,
         ),
         Some(facts) => {
@@ -226,8 +231,8 @@ fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Op
             let sub_at = subcommand_index(args, &value_options);
             let verdict = match sub_at {
                 None => Verdict::new(
-                    Risk::Read,
-                    format!("`{name}` without a subcommand is {}", Risk::Read),
+                    base,
+                    format!("`{name}` without a subcommand is {base}"),
                     paths,
                 ),
                 Some(i) => {
@@ -541,34 +546,19 @@ mod tests {
         assert!(dups.is_empty(), "{}", dups.join("; "));
     }
 
-    /// Programs whose table rows still hold facts their specs cannot say
-    /// yet; each moves into its spec, and this list only shrinks:
-    /// * `python`, `python3`, `node`: the interpreters' row, which also finds
-    ///   `python3.12` by its base name.
-    const NOT_YET_IN_THEIR_SPECS: &[&str] = &["python", "python3", "node"];
-
     #[test]
     fn a_program_with_a_spec_has_no_table_row() {
         let specs = read_spec::all();
-        let mut both = Vec::new();
-        for row in table::COMMANDS {
-            for name in row.names {
-                if specs.contains_key(*name) && !NOT_YET_IN_THEIR_SPECS.contains(name) {
-                    both.push(*name);
-                }
-            }
-        }
+        let both: Vec<&str> = table::COMMANDS
+            .iter()
+            .flat_map(|row| row.names.iter().copied())
+            .filter(|name| specs.contains_key(*name))
+            .collect();
         assert!(
             both.is_empty(),
             "described by a spec and by a table row: {}",
             both.join(", ")
         );
-        for name in NOT_YET_IN_THEIR_SPECS {
-            assert!(
-                specs.contains_key(*name) && table::COMMANDS.iter().any(|r| r.names.contains(name)),
-                "`{name}` no longer has both a spec and a table row: take it off the list"
-            );
-        }
     }
 
     #[test]
@@ -666,6 +656,25 @@ mod tests {
             verdict("pnpm ls").reason,
             "`pnpm` is not a program known to only read"
         );
+    }
+
+    #[test]
+    fn an_interpreter_s_spec_says_it_runs_what_it_is_given() {
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for (cmd, reason) in [
+            ("python3 x.py", "`python3` is execute"),
+            ("python -c 1", "`python` is execute"),
+            ("node x.js", "`node` is execute"),
+        ] {
+            let v = verdict(cmd);
+            assert_eq!(
+                (v.risk, v.reason.as_str()),
+                (Risk::Execute, reason),
+                "{cmd}"
+            );
+            assert!(v.paths, "{cmd}");
+        }
+        assert_eq!(verdict("python3 --version").risk, Risk::Read);
     }
 
     #[test]

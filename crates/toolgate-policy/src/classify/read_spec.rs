@@ -133,6 +133,9 @@ pub(crate) struct Spec {
     pub(crate) sub_facts: Option<SubFacts>,
     /// The program whose facts it has (see `SpecText::facts_of`).
     pub(crate) facts_of: Option<String>,
+    /// What it is when not proven and nothing raises it (see
+    /// `SpecText::risk`).
+    pub(crate) base_risk: Risk,
     pub(crate) program: Option<Program>,
     options: OptionTable<'static>,
     /// Subcommand names, sorted, each with its place in `subs`.
@@ -769,6 +772,7 @@ fn assemble(
         flags,
         sub_facts,
         facts_of: text.facts_of,
+        base_risk: text.risk.as_deref().map_or(Ok(Risk::Read), risk_named)?,
         program,
         options,
         sub_names,

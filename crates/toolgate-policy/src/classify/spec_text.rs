@@ -351,6 +351,11 @@ pub struct SpecText {
     /// after it.
     #[serde(default)]
     pub sub_flags: BTreeMap<String, Vec<String>>,
+    /// What the program is when its spec does not prove it and nothing
+    /// raises it (`"execute"` for an interpreter: it runs what it is
+    /// given); `"read"` by default. A program's entry only.
+    #[serde(default)]
+    pub risk: Option<String>,
     /// Another program whose `flags`, `check` and subcommands' facts this
     /// one has (`pnpm` has `npm`'s), while its spec proves nothing of its
     /// own: it names no option and no subcommand. A program's entry only.

@@ -647,10 +647,7 @@ pub(crate) static COMMANDS: &[Cmd] = &[
     // Executors: interpreters, build and test runners.
     cmd(
         &[
-            "python",
             "python2",
-            "python3",
-            "node",
             "nodejs",
             "deno",
             "ruby",
