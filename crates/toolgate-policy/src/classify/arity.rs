@@ -23,6 +23,7 @@
 //!   pattern never covers an option the person was not shown, whether or
 //!   not the program's spec knows it, nor a command riskier than its prefix.
 
+use super::read_spec;
 use super::table::{CODE_OPTIONS, INLINE_CODE, SHELLS, STDIN_RUNNERS, lookup, wrapper_for};
 use crate::pattern::MAX_PATTERN_BYTES;
 use toolgate_core::Risk;
@@ -266,20 +267,23 @@ fn command_start<'a>(argv: &[&'a str], out: &mut Vec<&'a str>) -> (usize, bool) 
         .and_then(|a| wrapper_for(super::command_name(a)))
     {
         wrapped = true;
+        let name = super::command_name(argv[i]);
         out.push(argv[i]);
         i += 1;
+        // Its options, read by its spec as the shell analyser reads them;
+        // options the spec does not read make the analysis opaque (nothing
+        // is saved), so here they are only kept as they stand.
+        let options = read_spec::wrapper_spec(name)
+            .and_then(|spec| read_spec::judge_wrapper(&spec, &argv[i..]).ok())
+            .map_or_else(
+                || argv[i..].iter().take_while(|a| a.starts_with('-')).count(),
+                |o| o.command_at,
+            );
+        out.extend_from_slice(&argv[i..i + options]);
+        i += options;
         let mut operands_left = w.leading_operands;
         while let Some(a) = argv.get(i) {
-            if a.starts_with('-') && a.len() > 1 {
-                out.push(a);
-                i += 1;
-                if w.value_opts.contains(a) {
-                    if let Some(v) = argv.get(i) {
-                        out.push(v);
-                        i += 1;
-                    }
-                }
-            } else if w.takes_assignments && is_assignment(a) {
+            if w.takes_assignments && is_assignment(a) {
                 out.push(a);
                 i += 1;
             } else if operands_left > 0 {
@@ -301,9 +305,18 @@ fn prefix_len(argv: &[&str]) -> usize {
     let Some(first) = argv.get(i) else {
         return i;
     };
-    let value_opts = lookup(super::command_name(first))
-        .map(|row| row.global_value_opts)
-        .unwrap_or(&[]);
+    // The program's options that take a separate value, from its table row
+    // or its spec.
+    let name = super::command_name(first);
+    let facts = read_spec::lookup(name).and_then(|s| super::facts_spec(&s));
+    let value_opts: Vec<&str> = match lookup(name) {
+        Some(row) => row.global_value_opts.to_vec(),
+        None => facts
+            .as_deref()
+            .and_then(|s| s.sub_facts.as_ref())
+            .map(|f| f.value_options.iter().map(String::as_str).collect())
+            .unwrap_or_default(),
+    };
     // The command's name, then its subcommand: all `arity_of` looks at.
     let mut words: [&str; 2] = [super::command_name(first), ""];
     let mut named = 1;
@@ -388,6 +401,28 @@ mod tests {
         assert_eq!(p("env A=1 make build"), "env A=1 make build *");
         assert_eq!(p("/usr/bin/git log -5"), "/usr/bin/git log *");
         assert_eq!(p(""), "");
+    }
+
+    #[test]
+    fn a_wrapper_s_options_are_read_by_its_spec() {
+        // Values separate or attached, as `specs/wrappers.toml` says.
+        assert_eq!(
+            p("timeout -s KILL 5 git status -s"),
+            "timeout -s KILL 5 git status *"
+        );
+        assert_eq!(
+            p("timeout --signal=KILL 5 ls -la"),
+            "timeout --signal=KILL 5 ls *"
+        );
+        assert_eq!(p("nice -n5 ls -la"), "nice -n5 ls *");
+        assert_eq!(
+            p("env -u HOME -C sub A=1 ls x"),
+            "env -u HOME -C sub A=1 ls *"
+        );
+        assert_eq!(p("xargs -n 1 -P4 grep x"), "xargs -n 1 -P4 grep *");
+        assert_eq!(p("nohup -- ls x"), "nohup -- ls *");
+        // An option its spec does not read is kept as it stands.
+        assert_eq!(p("nice --frob ls x"), "nice --frob ls *");
     }
 
     fn save(s: &str, risk: Risk) -> Option<String> {

@@ -1,9 +1,11 @@
 //! Risk classification: what one command (already split by the shell analyser
 //! and unwrapped from `env`/`sudo`/…) would do, and which paths hold secrets.
 //!
-//! Driven by the data in `table.rs`: each known command's base risk, the flags
-//! that raise it, its subcommands and a few named checks. Unknown commands are
-//! `execute`.
+//! Driven by data: a program's read spec (`specs/*.toml`) proves what only
+//! reads and says what its operands are, which options raise it and which
+//! named check reads it further; the command table (`table.rs`) holds the
+//! programs without a spec: each one's base risk, the flags that raise it,
+//! its subcommands and a few named checks. Unknown commands are `execute`.
 //!
 //! ```
 //! use toolgate_core::Risk;
@@ -146,13 +148,24 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
     }
     let name = command_name(first);
     let table = table::lookup(name).map(|row| by_table(row, name, &argv[1..]));
+    let spec = read_spec::lookup(name);
+    // What the program's spec says of its operands, of the options that
+    // raise it and of its check holds by its path too.
+    let paths = spec
+        .as_deref()
+        .is_none_or(read_spec::Spec::operands_are_paths);
+    let table = table.or_else(|| {
+        let facts = facts_spec(spec.as_ref()?)?;
+        by_spec(&facts, name, &argv[1..], paths)
+    });
     let judged = if first.contains('/') {
         read_spec::Judged::Unproven(format!(
             "`{first}` is run by its path, not found by name as the known `{name}`"
         ))
     } else {
-        match read_spec::lookup(name) {
-            Some(s) => read_spec::judge(&s, &argv[1..]),
+        // A spec that only holds another program's facts proves nothing.
+        match spec.as_ref().filter(|s| s.facts_of.is_none()) {
+            Some(s) => read_spec::judge(s, &argv[1..]),
             None => {
                 read_spec::Judged::Unproven(format!("`{name}` is not a program known to only read"))
             }
@@ -172,7 +185,7 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
             // names as dangerous (the network, secrets, destruction); its
             // coarse "write"/"execute" for a subcommand the spec proved is
             // ignorance, not a finding.
-            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Read, "", true));
+            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Read, "", paths));
             if verdict.risk < Risk::Network || risk > verdict.risk {
                 verdict.risk = risk;
                 verdict.reason = reason;
@@ -185,12 +198,95 @@ pub(crate) fn classify_words(argv: &[&str]) -> Verdict {
             verdict
         }
         read_spec::Judged::Unproven(why) => {
-            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Execute, "", true));
+            let mut verdict = table.unwrap_or_else(|| Verdict::new(Risk::Execute, "", paths));
             if verdict.risk < Risk::Execute || verdict.reason.is_empty() {
                 verdict.risk = verdict.risk.max(Risk::Execute);
                 verdict.reason = why;
             }
             verdict
+        }
+    }
+}
+
+/// What a program's spec knows beyond proving reads, over every command line
+/// of it: the options that raise it, its subcommands' risks and its named
+/// check (`None` when it names none of them). The caller merges it as it
+/// merges a table row's.
+fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Option<Verdict> {
+    let base = spec.base_risk;
+    if spec.check.is_none()
+        && spec.flags.is_empty()
+        && spec.sub_facts.is_none()
+        && base == Risk::Read
+    {
+        return None;
+    }
+    let (mut verdict, own) = match &spec.sub_facts {
+        None => (
+            Verdict::new(base, format!("`{name}` is {base}"), paths),
+            args,
+        ),
+        Some(facts) => {
+            let value_options: Vec<&str> = facts.value_options.iter().map(String::as_str).collect();
+            let sub_at = subcommand_index(args, &value_options);
+            let verdict = match sub_at {
+                None => Verdict::new(
+                    base,
+                    format!("`{name}` without a subcommand is {base}"),
+                    paths,
+                ),
+                Some(i) => {
+                    let sub_name = args[i];
+                    match facts.sub(sub_name) {
+                        Some((risk, flags, check)) => {
+                            let rest = &args[i + 1..];
+                            let mut v =
+                                Verdict::new(risk, format!("`{name} {sub_name}` is {risk}"), paths);
+                            raise_by_flags(&mut v, flags, rest);
+                            if let Some(check) = check {
+                                special::run(check, sub_name, rest, &mut v);
+                            }
+                            v
+                        }
+                        None => Verdict::new(
+                            facts.unknown,
+                            format!(
+                                "`{name} {sub_name}` is not a known subcommand (an alias or plugin may run anything)"
+                            ),
+                            paths,
+                        ),
+                    }
+                }
+            };
+            (verdict, &args[..sub_at.unwrap_or(args.len())])
+        }
+    };
+    raise_by_flags(&mut verdict, &spec.flags, own);
+    if let Some(check) = spec.check {
+        special::run(check, name, args, &mut verdict);
+    }
+    Some(verdict)
+}
+
+/// The spec that holds `spec`'s facts: its own, or the one its `facts_of`
+/// names (`None` when that one is missing: a test keeps it there).
+pub(crate) fn facts_spec(
+    spec: &std::sync::Arc<read_spec::Spec>,
+) -> Option<std::sync::Arc<read_spec::Spec>> {
+    match &spec.facts_of {
+        None => Some(spec.clone()),
+        Some(other) => read_spec::lookup(other),
+    }
+}
+
+/// Raises `verdict` for each option word of `args` (up to `--`) that one of
+/// a spec's `flags` matches.
+fn raise_by_flags(verdict: &mut Verdict, flags: &[read_spec::SpecFlag], args: &[&str]) {
+    for arg in options(args) {
+        for f in flags {
+            if flag_matches(f.at(), arg) {
+                verdict.raise(f.risk, f.why.as_str());
+            }
         }
     }
 }
@@ -313,7 +409,7 @@ pub(crate) fn operands<'a>(args: &[&'a str]) -> Vec<&'a str> {
 
 /// Whether the option word `arg` is the flag `at` (long options may be
 /// abbreviated, as getopt_long and git accept).
-pub(crate) fn flag_matches(at: FlagMatch, arg: &str) -> bool {
+pub(crate) fn flag_matches(at: FlagMatch<'_>, arg: &str) -> bool {
     match at {
         FlagMatch::Exact(flag) => {
             let name = arg.split('=').next().unwrap_or(arg);
@@ -448,6 +544,151 @@ mod tests {
             }
         }
         assert!(dups.is_empty(), "{}", dups.join("; "));
+    }
+
+    #[test]
+    fn a_program_with_a_spec_has_no_table_row() {
+        let specs = read_spec::all();
+        let both: Vec<&str> = table::COMMANDS
+            .iter()
+            .flat_map(|row| row.names.iter().copied())
+            .filter(|name| specs.contains_key(*name))
+            .collect();
+        assert!(
+            both.is_empty(),
+            "described by a spec and by a table row: {}",
+            both.join(", ")
+        );
+    }
+
+    #[test]
+    fn a_spec_s_flags_and_check_hold_when_it_does_not_prove_the_command() {
+        let verdict = |cmd: &str| {
+            let argv: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+            classify(&argv)
+        };
+        let rm = verdict("rm --frob -rf a");
+        assert_eq!(rm.risk, Risk::Destructive, "{}", rm.reason);
+        assert_eq!(rm.reason, "rm -r removes whole trees");
+        let sed = verdict("sed --frob -f x data.txt");
+        assert_eq!(sed.risk, Risk::Execute);
+        assert_eq!(sed.reason, "sed -f runs a script the analyser cannot see");
+        let find = verdict("find . --frob -exec rm -rf {} ;");
+        assert_eq!(find.embedded, vec![vec!["rm", "-rf", "{}"]]);
+        let grep = verdict("grep --frob -d recurse x .");
+        assert_eq!(grep.walks, Walk::All);
+        assert_eq!(verdict("ps --frob e").risk, Risk::Credential);
+        assert_eq!(verdict("gsed --frob -i s/a/b/ f").risk, Risk::Execute);
+        // Proven, the spec's flags still raise past what it proves.
+        assert_eq!(verdict("rm -r a").risk, Risk::Destructive);
+        assert_eq!(verdict("set").risk, Risk::Credential);
+    }
+
+    #[test]
+    fn a_spec_says_what_each_subcommand_is_when_it_does_not_prove_it() {
+        use Risk::*;
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for (cmd, risk) in [
+            ("go build ./...", Execute),
+            ("go get example.invalid/x", Network),
+            // Below `execute`, a subcommand its spec does not prove is
+            // `execute` all the same.
+            ("go fmt ./...", Execute),
+            ("go list -m -u all", Network),
+            ("go list -export ./...", Execute),
+            ("go frobnicate", Execute),
+            ("go version", Read),
+        ] {
+            assert_eq!(verdict(cmd).risk, risk, "{cmd}: {}", verdict(cmd).reason);
+        }
+        assert_eq!(
+            verdict("go list -m -u all").reason,
+            "`go list -u` asks the module proxy for updates"
+        );
+    }
+
+    #[test]
+    fn git_attr_source_s_value_hides_no_destructive_subcommand() {
+        // `--attr-source` takes a value (git's spec says so), so `diff` is
+        // that value and `clean -fdx` the subcommand git runs.
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for cmd in [
+            "git -C . --attr-source diff clean -fdx",
+            "git --attr-source status push --force origin",
+            "git --list-cmds log reset --hard",
+            "git --super-prefix x push --force",
+        ] {
+            assert_eq!(verdict(cmd).risk, Risk::Destructive, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn pip_option_values_hide_no_network_subcommand() {
+        // `--log` and `--cache-dir` take a value (pip's spec says so): `list`
+        // and `show` are values, `install` the subcommand pip runs.
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for cmd in [
+            "pip --log list install evil",
+            "pip3 --cache-dir show install evil",
+            "pipx --log list install evil",
+        ] {
+            assert_eq!(verdict(cmd).risk, Risk::Network, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn a_program_with_another_s_facts_has_them_and_proves_nothing() {
+        use Risk::*;
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for (cmd, risk) in [
+            ("pnpm install", Network),
+            ("pnpm ls", Execute),
+            ("pnpm -C x run build", Execute),
+            ("podman rm -f x", Destructive),
+            ("podman -H tcp://h ps", Network),
+            ("podman ps", Execute),
+            ("pipx install x", Network),
+            ("pipx list", Execute),
+        ] {
+            assert_eq!(verdict(cmd).risk, risk, "{cmd}: {}", verdict(cmd).reason);
+        }
+        assert_eq!(
+            verdict("pnpm ls").reason,
+            "`pnpm` is not a program known to only read"
+        );
+    }
+
+    #[test]
+    fn an_interpreter_s_spec_says_it_runs_what_it_is_given() {
+        let verdict = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>());
+        for (cmd, reason) in [
+            ("python3 x.py", "`python3` is execute"),
+            ("python -c 1", "`python` is execute"),
+            ("node x.js", "`node` is execute"),
+        ] {
+            let v = verdict(cmd);
+            assert_eq!(
+                (v.risk, v.reason.as_str()),
+                (Risk::Execute, reason),
+                "{cmd}"
+            );
+            assert!(v.paths, "{cmd}");
+        }
+        assert_eq!(verdict("python3 --version").risk, Risk::Read);
+    }
+
+    #[test]
+    fn a_spec_says_whether_operands_are_paths() {
+        let paths = |cmd: &str| classify(&cmd.split_whitespace().collect::<Vec<_>>()).paths;
+        // Operands that are text, proven or not.
+        assert!(!paths("echo a"));
+        assert!(!paths("whoami --frob x"));
+        assert!(!paths("date --frob +%F"));
+        // Files, and `test`'s paths (read by no one, named all the same).
+        assert!(paths("cat a"));
+        assert!(paths("df --frob ."));
+        assert!(paths("test -f a"));
+        assert!(paths("git --frob status"));
     }
 
     #[test]

@@ -42,7 +42,10 @@ use super::spec_text::resolve_groups;
 use super::spec_text::{
     CompiledSpec, CompiledSub, OptSpec, OptionTable, Prints, Raises, SpecText, Takes, ValueKind,
 };
+use serde::Deserialize as _;
 use toolgate_core::Risk;
+
+use super::table::{Check, FlagMatch};
 
 /// The spec files, one per family, in the order a later one wins. A process
 /// uses what the build script compiled from their text; tests parse it.
@@ -120,6 +123,19 @@ pub(crate) struct Spec {
     bundled_first: bool,
     content: Content,
     blobs: bool,
+    /// Whether its operands name paths (see `SpecText::paths`).
+    paths: bool,
+    /// Its named check, run over every command line of it.
+    pub(crate) check: Option<Check>,
+    /// The options that raise it whether or not it is proven.
+    pub(crate) flags: Vec<SpecFlag>,
+    /// Its subcommands' facts, when the spec names them.
+    pub(crate) sub_facts: Option<SubFacts>,
+    /// The program whose facts it has (see `SpecText::facts_of`).
+    pub(crate) facts_of: Option<String>,
+    /// What it is when not proven and nothing raises it (see
+    /// `SpecText::risk`).
+    pub(crate) base_risk: Risk,
     pub(crate) program: Option<Program>,
     options: OptionTable<'static>,
     /// Subcommand names, sorted, each with its place in `subs`.
@@ -180,6 +196,198 @@ impl SubSpec {
             .as_ref()
             .map_err(String::as_str)
     }
+}
+
+/// An option that raises a command whether or not its spec proves it
+/// (`rm -r` destroys, `sed -f` runs a script the analyser cannot see),
+/// parsed from a `flags` line.
+#[derive(Debug)]
+pub(crate) struct SpecFlag {
+    at: FlagAt,
+    /// It takes a separate value (`-c NAME=VALUE`).
+    takes_value: bool,
+    /// The risk it raises the command to.
+    pub(crate) risk: Risk,
+    /// Why, in words.
+    pub(crate) why: String,
+}
+
+/// How a [`SpecFlag`] is recognised (see [`FlagMatch`]).
+#[derive(Debug)]
+enum FlagAt {
+    Exact(String),
+    Prefix(String),
+    Short(char),
+}
+
+impl SpecFlag {
+    /// Parses `"MATCH RISK WHY"` (see `SpecText::flags`).
+    fn parse(line: &str) -> Result<SpecFlag, String> {
+        let mut parts = line.splitn(3, ' ');
+        let (Some(at), Some(risk), Some(why)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!("flag `{line}` is not `MATCH RISK WHY`"));
+        };
+        let risk = risk_named(risk).map_err(|e| format!("flag `{line}`: {e}"))?;
+        let (at, takes_value) = match at.strip_suffix('=') {
+            Some(at) => (at, true),
+            None => (at, false),
+        };
+        let at = if let Some(prefix) = at.strip_suffix('*') {
+            FlagAt::Prefix(prefix.to_string())
+        } else if at.starts_with("--") {
+            FlagAt::Exact(at.to_string())
+        } else {
+            let mut chars = at.strip_prefix('-').unwrap_or("").chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => FlagAt::Short(c),
+                _ => return Err(format!("flag `{line}`: `{at}` is no option to match")),
+            }
+        };
+        Ok(SpecFlag {
+            at,
+            takes_value,
+            risk,
+            why: why.to_string(),
+        })
+    }
+
+    /// The word it is written as when it takes a separate value.
+    fn value_option(&self) -> Option<String> {
+        match (&self.at, self.takes_value) {
+            (FlagAt::Exact(text), true) => Some(text.clone()),
+            (FlagAt::Short(c), true) => Some(format!("-{c}")),
+            _ => None,
+        }
+    }
+
+    /// How it is recognised in an option word.
+    pub(crate) fn at(&self) -> FlagMatch<'_> {
+        match &self.at {
+            FlagAt::Exact(text) => FlagMatch::Exact(text),
+            FlagAt::Prefix(text) => FlagMatch::Prefix(text),
+            FlagAt::Short(c) => FlagMatch::Short(*c),
+        }
+    }
+}
+
+/// What a program's subcommands are whether or not the spec proves them.
+#[derive(Debug)]
+pub(crate) struct SubFacts {
+    /// Each named subcommand's risk, the options that raise it and its
+    /// check, sorted by name.
+    subs: Vec<(String, Risk, Vec<SpecFlag>, Option<Check>)>,
+    /// The risk of a subcommand not named.
+    pub(crate) unknown: Risk,
+    /// The program's own options that take a separate value (`-C DIR`), so
+    /// their value is never taken for the subcommand.
+    pub(crate) value_options: Vec<String>,
+}
+
+impl SubFacts {
+    /// The risk of subcommand `name`, the options that raise it and its
+    /// check.
+    pub(crate) fn sub(&self, name: &str) -> Option<(Risk, &[SpecFlag], Option<Check>)> {
+        let at = self
+            .subs
+            .binary_search_by(|(n, ..)| n.as_str().cmp(name))
+            .ok()?;
+        let (_, risk, flags, check) = &self.subs[at];
+        Some((*risk, flags, *check))
+    }
+
+    /// From an entry's `sub_risks`, `unknown_sub` and `sub_flags`, and its
+    /// options; `None` when it names no subcommand's risk.
+    fn build(
+        text: &SpecText,
+        options: &OptionTable<'_>,
+        flags: &[SpecFlag],
+    ) -> Result<Option<SubFacts>, String> {
+        if text.sub_risks.is_empty() {
+            if !text.sub_flags.is_empty()
+                || !text.sub_checks.is_empty()
+                || text.unknown_sub.is_some()
+            {
+                return Err(
+                    "`sub_flags`, `sub_checks` or `unknown_sub` without `sub_risks`".into(),
+                );
+            }
+            return Ok(None);
+        }
+        let mut subs = Vec::new();
+        for (risk, names) in &text.sub_risks {
+            let risk = risk_named(risk)?;
+            for name in names {
+                subs.push((name.clone(), risk, Vec::new(), None));
+            }
+        }
+        subs.sort_by(|a, b| a.0.cmp(&b.0));
+        if let Some(w) = subs.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(format!("`sub_risks` names `{}` twice", w[0].0));
+        }
+        let place =
+            |subs: &[(String, Risk, Vec<SpecFlag>, Option<Check>)], name: &str, what: &str| {
+                subs.binary_search_by(|(s, ..)| s.as_str().cmp(name))
+                    .map_err(|_| format!("`{what}` for `{name}`, which `sub_risks` does not name"))
+            };
+        for (names, lines) in &text.sub_flags {
+            for name in names.split_whitespace() {
+                let at = place(&subs, name, "sub_flags")?;
+                for line in lines {
+                    subs[at].2.push(SpecFlag::parse(line)?);
+                }
+            }
+        }
+        for (names, check) in &text.sub_checks {
+            let check = check_named(check)?;
+            for name in names.split_whitespace() {
+                let at = place(&subs, name, "sub_checks")?;
+                subs[at].3 = Some(check);
+            }
+        }
+        let unknown = text
+            .unknown_sub
+            .as_deref()
+            .map_or(Ok(Risk::Execute), risk_named)?;
+        let takes_value = |at: u16| {
+            options
+                .opts
+                .get(usize::from(at))
+                .is_some_and(|o| o.takes == Takes::Required || o.takes == Takes::Two)
+        };
+        let value_options = options
+            .long
+            .iter()
+            .filter(|(_, at)| takes_value(*at))
+            .map(|(alias, _)| alias.to_string())
+            .chain(
+                options
+                    .short
+                    .iter()
+                    .filter(|(_, at)| takes_value(*at))
+                    .map(|(c, _)| format!("-{c}")),
+            )
+            .chain(flags.iter().filter_map(SpecFlag::value_option))
+            .collect();
+        Ok(Some(SubFacts {
+            subs,
+            unknown,
+            value_options,
+        }))
+    }
+}
+
+/// The check named `name` (`"find-actions"`).
+fn check_named(name: &str) -> Result<Check, String> {
+    Check::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name))
+        .map_err(|e| format!("check `{name}`: {e}"))
+}
+
+/// The risk named `name` (`"network"`).
+fn risk_named(name: &str) -> Result<Risk, String> {
+    Risk::ALL
+        .into_iter()
+        .find(|r| r.as_str() == name)
+        .ok_or_else(|| format!("no risk `{name}`"))
 }
 
 /// Programs whose script is parsed before the command counts as read.
@@ -507,6 +715,13 @@ fn assemble(
         Some("option") => Content::Option,
         Some(other) => return Err(format!("unknown content kind `{other}`")),
     };
+    let check = text.check.as_deref().map(check_named).transpose()?;
+    let flags = text
+        .flags
+        .iter()
+        .map(|line| SpecFlag::parse(line))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sub_facts = SubFacts::build(&text, &options, &flags)?;
     let mut sub_names = Vec::with_capacity(subs.len());
     let mut built_subs = Vec::with_capacity(subs.len());
     for (key, names, source) in subs {
@@ -525,7 +740,16 @@ fn assemble(
     if let Some(w) = sub_names.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(format!("subcommand `{}` listed twice", w[0].0));
     }
-    if operands == Operands::Sub && built_subs.is_empty() {
+    if text.facts_of.is_some() {
+        let own = !flags.is_empty()
+            || check.is_some()
+            || sub_facts.is_some()
+            || !options.opts.is_empty()
+            || !built_subs.is_empty();
+        if own {
+            return Err("`facts_of` with options, subcommands or facts of its own".into());
+        }
+    } else if operands == Operands::Sub && built_subs.is_empty() {
         return Err("operands = \"sub\" without any [*.sub.NAME]".into());
     }
     Ok(Spec {
@@ -541,6 +765,14 @@ fn assemble(
         bundled_first: text.bundled_first,
         content,
         blobs: text.blobs,
+        paths: text
+            .paths
+            .unwrap_or(!matches!(operands, Operands::None | Operands::Format)),
+        check,
+        flags,
+        sub_facts,
+        facts_of: text.facts_of,
+        base_risk: text.risk.as_deref().map_or(Ok(Risk::Read), risk_named)?,
         program,
         options,
         sub_names,
@@ -558,6 +790,13 @@ impl Spec {
             .binary_search_by(|(n, _)| (*n).cmp(name))
             .ok()?;
         self.subs.get(usize::from(self.sub_names[at].1))
+    }
+
+    /// Whether the program's operands name paths: the caller checks them
+    /// for secrets and for leaving the location when the spec does not
+    /// prove the command.
+    pub(crate) fn operands_are_paths(&self) -> bool {
+        self.paths
     }
 
     /// Every subcommand, with one of its names (tests build them all).
@@ -591,7 +830,7 @@ pub(crate) fn lookup(name: &str) -> Option<Arc<Spec>> {
 /// runs or writes, an option the spec does not know), so an approval for it
 /// saves the exact command ([`super::arity`]).
 pub(crate) fn describes(name: &str, rest: &[&str]) -> bool {
-    let Some(spec) = lookup(name) else {
+    let Some(spec) = lookup(name).filter(|s| s.facts_of.is_none()) else {
         return false;
     };
     if spec.sub_names.is_empty() {
@@ -1155,6 +1394,74 @@ mod tests {
     }
 
     #[test]
+    fn subcommand_facts_that_cannot_be_read_are_an_error() {
+        for (entry, why) in [
+            ("sub_risks = { fatal = [\"x\"] }", "no risk"),
+            ("sub_risks = { read = [\"x\"], write = [\"x\"] }", "twice"),
+            (
+                "sub_risks = { read = [\"x\"] }\nsub_flags = { y = [] }",
+                "does not name",
+            ),
+            ("sub_flags = { x = [] }", "without"),
+            (
+                "sub_risks = { read = [\"x\"] }\nunknown_sub = \"sometimes\"",
+                "no risk",
+            ),
+            ("sub_checks = { x = \"git-stash\" }", "without"),
+            ("facts_of = \"npm\"\noptions = [\"-x\"]", "of its own"),
+            ("facts_of = \"npm\"\nflags = [\"-x read x\"]", "of its own"),
+        ] {
+            let table: BTreeMap<String, SpecText> =
+                toml::from_str(&format!("[p]\noperands = \"none\"\n{entry}\n")).unwrap();
+            let mut out = HashMap::new();
+            let err = add_table(&mut out, "test.toml", table).unwrap_err();
+            assert!(err.contains(why), "{entry}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_program_s_facts_of_names_a_program_with_facts() {
+        let specs = all();
+        let mut named = 0;
+        for (name, spec) in &specs {
+            if let Some(other) = &spec.facts_of {
+                named += 1;
+                let other = specs.get(other).unwrap_or_else(|| {
+                    panic!("`{name}` has the facts of `{other}`, which has no spec")
+                });
+                assert!(
+                    other.facts_of.is_none()
+                        && (other.sub_facts.is_some() || !other.flags.is_empty()),
+                    "`{name}` has the facts of `{}`, which holds none of its own",
+                    other.name
+                );
+            }
+        }
+        assert!(named >= 3, "only {named}");
+    }
+
+    #[test]
+    fn a_subcommand_names_no_check_and_no_flags() {
+        // Only a program's entry is read for them: on a subcommand they
+        // would say nothing.
+        let mut stack: Vec<Arc<Spec>> = all().into_values().collect();
+        let mut subs = 0;
+        while let Some(spec) = stack.pop() {
+            for (key, sub) in spec.all_subs() {
+                let sub = sub.spec(&spec.name).unwrap();
+                assert!(
+                    sub.check.is_none() && sub.flags.is_empty(),
+                    "`{} {key}` names a check or flags",
+                    spec.name
+                );
+                subs += 1;
+                stack.push(sub.clone());
+            }
+        }
+        assert!(subs > 40, "only {subs} subcommands");
+    }
+
+    #[test]
     fn the_lazy_index_finds_every_spec_as_the_full_load_does() {
         let full = load_all().unwrap_or_else(|e| panic!("{e}"));
         let indexed = GENERATED_NAMES
@@ -1225,6 +1532,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_flag_line_that_cannot_be_read_is_an_error() {
+        for bad in [
+            "-rf destructive rm -rf",
+            "--force fatal rm --force",
+            "-r destructive",
+            "r destructive no dash",
+        ] {
+            assert!(SpecFlag::parse(bad).is_err(), "{bad}");
+        }
+        let ok = SpecFlag::parse("--to-command* execute tar runs a program").unwrap();
+        assert_eq!(ok.risk, Risk::Execute);
+        assert_eq!(ok.why, "tar runs a program");
+        assert!(super::super::flag_matches(ok.at(), "--to-command=sh"));
     }
 
     #[test]

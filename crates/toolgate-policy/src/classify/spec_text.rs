@@ -318,6 +318,53 @@ pub struct SpecText {
     /// (`git show OBJECT`), unless it is `HEAD` or a revision of it.
     #[serde(default)]
     pub blobs: bool,
+    /// Whether its operands name paths (checked for secrets and for leaving
+    /// the location when the spec does not prove the command, and made
+    /// unknown by a directory only known at run time). By default, unless
+    /// `operands` is `"none"` or `"format"`.
+    #[serde(default)]
+    pub paths: Option<bool>,
+    /// A named check of what a list of options cannot say (`find`'s
+    /// actions, a `sed` script's commands…), run over every command line of
+    /// the program, proven or not (`special.rs` holds each). A program's
+    /// entry only, like `flags` and `paths`: a subcommand has none.
+    #[serde(default)]
+    pub check: Option<String>,
+    /// Options that raise the command whether or not the spec proves it:
+    /// `"MATCH RISK WHY"`, MATCH being `-x` (a short option, alone or in a
+    /// cluster), `--long` (the option, `--long=V`, or an abbreviation) or
+    /// `PREFIX*` (any option word starting so); `-x=` or `--long=` when it
+    /// takes a separate value, which is then never taken for a subcommand.
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// What each subcommand is when its spec does not prove it (or it has
+    /// none): a risk (`"network"`) → the subcommands it is the risk of. A
+    /// program's entry only.
+    #[serde(default)]
+    pub sub_risks: BTreeMap<String, Vec<String>>,
+    /// The risk of a subcommand `sub_risks` does not name (an alias or a
+    /// plugin may run anything); `"execute"` by default.
+    #[serde(default)]
+    pub unknown_sub: Option<String>,
+    /// The options that raise a subcommand, as `flags` lines, by subcommand
+    /// (a key may name several, separated by spaces): matched in the words
+    /// after it.
+    #[serde(default)]
+    pub sub_flags: BTreeMap<String, Vec<String>>,
+    /// What the program is when its spec does not prove it and nothing
+    /// raises it (`"execute"` for an interpreter: it runs what it is
+    /// given); `"read"` by default. A program's entry only.
+    #[serde(default)]
+    pub risk: Option<String>,
+    /// Another program whose `flags`, `check` and subcommands' facts this
+    /// one has (`pnpm` has `npm`'s), while its spec proves nothing of its
+    /// own: it names no option and no subcommand. A program's entry only.
+    #[serde(default)]
+    pub facts_of: Option<String>,
+    /// A subcommand's named check (see `check`), by subcommand (a key may
+    /// name several, separated by spaces), run over the words after it.
+    #[serde(default)]
+    pub sub_checks: BTreeMap<String, String>,
     #[serde(default)]
     pub read: Vec<String>,
     #[serde(default)]

@@ -101,7 +101,7 @@ fn command_after(args: &[&str], start: usize) -> (Vec<String>, usize) {
 }
 
 fn recursive_read(name: &str, args: &[&str], v: &mut Verdict) {
-    let any = |m: &[crate::classify::table::FlagMatch]| {
+    let any = |m: &[crate::classify::table::FlagMatch<'_>]| {
         options(args).any(|o| m.iter().any(|f| flag_matches(*f, o)))
     };
     let all_or = |all: bool, otherwise: Walk| if all { Walk::All } else { otherwise };
