@@ -1,4 +1,5 @@
-//! Link settings of the `toolgate` and `toolgate-hook` binaries.
+//! Link settings of the `toolgate`, `toolgate-hook` and
+//! `toolgate-sandbox-helper` binaries.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -16,5 +17,8 @@ fn main() {
         // at a fixed address: the loader then has no pointer fix-ups to apply
         // at all, and its tables are not copied page by page at start.
         println!("cargo:rustc-link-arg-bin=toolgate-hook=-no-pie");
+        // The same for the sandbox's helper, started before every confined
+        // command.
+        println!("cargo:rustc-link-arg-bin=toolgate-sandbox-helper=-no-pie");
     }
 }

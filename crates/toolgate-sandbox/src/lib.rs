@@ -37,9 +37,12 @@
 //!    `/dev` and `/proc`; no TCP bind or connect when the network is off; no
 //!    signals to, and no abstract sockets of, processes outside. It cannot be
 //!    applied before bubblewrap (a Landlock-restricted process may not mount)
-//!    and bubblewrap cannot apply it itself, hence the helper: the caller's
-//!    own executable re-run with [`CHILD_ARG`] ([`run_if_requested`]), which
-//!    needs no second binary to install and find. Landlock is best effort:
+//!    and bubblewrap cannot apply it itself, hence the helper: by default
+//!    the caller's own executable re-run with [`CHILD_ARG`]
+//!    ([`run_if_requested`]), which needs no second binary to install and
+//!    find; a caller may name a smaller program that calls
+//!    [`run_if_requested`] and holds nothing else (`SandboxSpec::helper`),
+//!    which starts faster. Landlock is best effort:
 //!    where the kernel lacks it the namespaces still confine.
 //! 3. **seccomp** (built with `seccompiler`) is installed by the same helper
 //!    after `no_new_privs`: it refuses `ptrace`, mounts, `unshare`/`setns`

@@ -43,7 +43,9 @@ pub struct SandboxAdapter {
     proxy: OnceLock<Result<ProxyService, Failure>>,
     /// Where the proxy's connections are recorded.
     events: Option<Arc<dyn EventSink>>,
-    /// The sandbox's helper executable; `None`: the running program.
+    /// The sandbox's helper executable: by default the small one installed
+    /// beside the running program ([`installed_helper`]); `None`: the
+    /// running program.
     helper: Option<PathBuf>,
     /// Where walks for credential files are remembered between processes
     /// (the data directory's `scan-cache`, hidden with it).
@@ -105,7 +107,7 @@ impl SandboxAdapter {
             domains,
             proxy: OnceLock::new(),
             events: None,
-            helper: None,
+            helper: installed_helper(),
             scan_cache: data.map(|d| d.root().join("scan-cache")),
         }
     }
@@ -203,6 +205,19 @@ impl SandboxAdapter {
             .map(Some)
             .map_err(Failure::of)
     }
+}
+
+/// The name of the sandbox's own helper program (`src/sandbox_helper_main.rs`),
+/// installed beside `toolgate`.
+const HELPER_PROGRAM: &str = "toolgate-sandbox-helper";
+
+/// The sandbox's helper installed beside the running program, when there is
+/// one: it starts in a fraction of the whole executable's time, once per
+/// confined command. Without it the running program is its own helper.
+fn installed_helper() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let helper = exe.with_file_name(HELPER_PROGRAM);
+    helper.is_file().then_some(helper)
 }
 
 /// What this machine can confine. A cached "available" (the data

@@ -295,3 +295,65 @@ fn sandbox_exec_runs_confined_refuses_writes_outside_and_passes_exit_codes_on() 
     let out = toolgate(&e, &["sandbox", "exec"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_sandbox_helper_confines_itself_before_it_runs_the_command() {
+    // The small helper installed beside `toolgate`, run as bubblewrap runs
+    // it (here without bubblewrap): Landlock admits writes beneath the
+    // writable roots only, and the command's exit code is the helper's.
+    let e = env("");
+    let helper = env!("CARGO_BIN_EXE_toolgate-sandbox-helper");
+    let inside = e.ws.join("inside");
+    let outside = e.base.join("outside/escaped");
+    let script = format!(
+        "touch {inside} && touch {outside} 2>/dev/null; exit 5",
+        inside = inside.display(),
+        outside = outside.display()
+    );
+    let out = std::process::Command::new(helper)
+        .args(["__toolgate-sandbox-child", "--no-net", "--write"])
+        .arg(&e.ws)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    assert!(inside.exists(), "a write beneath a writable root works");
+    assert!(!outside.exists(), "a write outside is refused by Landlock");
+
+    // Not started as the helper: a usage error naming what it is for.
+    let out = std::process::Command::new(helper).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("inside bubblewrap"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn sandbox_exec_without_the_helper_beside_it_is_its_own_helper() {
+    // `toolgate` alone in a directory (a hard link: the same program,
+    // without `toolgate-sandbox-helper` beside it) still confines.
+    let e = env("");
+    require_sandbox(&e);
+    let alone = e.base.join("bin-alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    let toolgate = alone.join("toolgate");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_toolgate"), &toolgate).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_toolgate"), &toolgate).unwrap();
+    }
+    let outside = e.base.join("outside/escaped");
+    let script = format!(
+        "touch made-inside; touch {} 2>/dev/null; exit 3",
+        outside.display()
+    );
+    let mut cmd = std::process::Command::new(&toolgate);
+    cmd.args(["sandbox", "exec", "--", "sh", "-c", &script])
+        .current_dir(&e.ws)
+        .stdin(std::process::Stdio::null())
+        .env_remove("XDG_RUNTIME_DIR");
+    support::cli_env::isolate(&mut cmd, &e.data, &e.home);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(e.ws.join("made-inside").exists(), "{out:?}");
+    assert!(!outside.exists(), "a write outside the location is refused");
+}
