@@ -99,11 +99,21 @@ const FLAG_ONLY: OutputChecks = OutputChecks {
 pub struct Scanner {
     secrets: secrets::SecretScanner,
     injection: injection::InjectionScanner,
-    /// Both tables' anchors in one automaton (secret anchors first, then the
-    /// injection anchors), ignoring ASCII case, reporting every match: one
-    /// pass over a text serves both checks ([`Scanner::check`]).
+    /// The first bytes of both tables' anchors in one automaton, ignoring
+    /// ASCII case, reporting every match: one pass over a text serves both
+    /// checks ([`Scanner::check`]).
     both: AhoCorasick,
+    /// Every anchor, by anchor id (secret anchors first).
+    literals: Vec<&'static [u8]>,
+    /// Per pattern of `both`: the anchors that start with it.
+    by_prefix: Vec<Vec<usize>>,
 }
+
+/// An anchor found: start, end, its id within its table.
+type Anchor = (usize, usize, usize);
+
+/// How many leading bytes of each anchor the automaton holds.
+const PREFIX_LEN: usize = 4;
 
 /// What [`Scanner::check`] found in one text.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -135,12 +145,28 @@ impl Scanner {
     fn build() -> Result<Scanner, CheckError> {
         let secrets = secrets::SecretScanner::new()?;
         let injection = injection::InjectionScanner::new()?;
-        let literals: Vec<&[u8]> = secrets
+        let literals: Vec<&'static [u8]> = secrets
             .literals()
             .iter()
             .map(|l| l.as_bytes())
             .chain(injection.literals().iter().copied())
             .collect();
+        // The automaton holds each anchor's first bytes only, lower-cased:
+        // a few hundred states instead of thousands, so it stays in the
+        // caches between calls; a prefix found is checked against the whole
+        // anchors that start with it.
+        let mut prefixes: Vec<Vec<u8>> = Vec::new();
+        let mut by_prefix: Vec<Vec<usize>> = Vec::new();
+        for (id, lit) in literals.iter().enumerate() {
+            let prefix = lit[..lit.len().min(PREFIX_LEN)].to_ascii_lowercase();
+            match prefixes.iter().position(|p| *p == prefix) {
+                Some(i) => by_prefix[i].push(id),
+                None => {
+                    prefixes.push(prefix);
+                    by_prefix.push(vec![id]);
+                }
+            }
+        }
         // `Standard` so that overlapping search reports every match; each
         // table's leftmost-longest choice is made afterwards, per table.
         let both = AhoCorasick::builder()
@@ -148,12 +174,14 @@ impl Scanner {
             .prefilter(false)
             .match_kind(MatchKind::Standard)
             .ascii_case_insensitive(true)
-            .build(&literals)
+            .build(&prefixes)
             .map_err(|e| CheckError::Build(format!("output check anchors: {e}")))?;
         Ok(Scanner {
             secrets,
             injection,
             both,
+            literals,
+            by_prefix,
         })
     }
 
@@ -191,30 +219,48 @@ impl Scanner {
         impl Iterator<Item = (usize, usize)> + use<>,
         impl Iterator<Item = (usize, usize)> + use<>,
     ) {
-        let bytes = text.as_bytes();
-        let secret_literals = self.secrets.literals();
-        let split = secret_literals.len();
-        let mut secret_anchors: Vec<(usize, usize, usize)> = Vec::new();
-        let mut cue_anchors: Vec<(usize, usize, usize)> = Vec::new();
-        if checks.redact_secrets || checks.flag_injection {
-            for m in self.both.find_overlapping_iter(text) {
-                let id = m.pattern().as_usize();
-                if id < split {
-                    // Secret anchors are case-sensitive: the automaton ignored case.
-                    if checks.redact_secrets
-                        && &bytes[m.start()..m.end()] == secret_literals[id].as_bytes()
-                    {
-                        secret_anchors.push((m.start(), m.end(), id));
-                    }
-                } else if checks.flag_injection {
-                    cue_anchors.push((m.start(), m.end(), id - split));
-                }
-            }
-        }
+        let (secret_anchors, cue_anchors) = self.every_anchor(text, checks);
         (
             leftmost_longest(secret_anchors),
             leftmost_longest(cue_anchors),
         )
+    }
+
+    /// Every occurrence of every anchor in `text` (secret anchors with their
+    /// case, injection anchors in any ASCII case), as (start, end, anchor id
+    /// within its table), for the checks asked for.
+    fn every_anchor(&self, text: &str, checks: OutputChecks) -> (Vec<Anchor>, Vec<Anchor>) {
+        let bytes = text.as_bytes();
+        let split = self.secrets.literals().len();
+        let mut secret_anchors: Vec<Anchor> = Vec::new();
+        let mut cue_anchors: Vec<Anchor> = Vec::new();
+        if !(checks.redact_secrets || checks.flag_injection) {
+            return (secret_anchors, cue_anchors);
+        }
+        for m in self.both.find_overlapping_iter(text) {
+            let at = m.start();
+            for &id in &self.by_prefix[m.pattern().as_usize()] {
+                let literal = self.literals[id];
+                let Some(found) = bytes.get(at..at + literal.len()) else {
+                    continue;
+                };
+                if id < split {
+                    // Secret anchors are case-sensitive.
+                    if checks.redact_secrets && found == literal {
+                        secret_anchors.push((at, at + literal.len(), id));
+                    }
+                } else if checks.flag_injection && found.eq_ignore_ascii_case(literal) {
+                    cue_anchors.push((at, at + literal.len(), id - split));
+                }
+            }
+        }
+        (secret_anchors, cue_anchors)
+    }
+
+    /// The heap bytes of the anchor automaton that every check's one pass
+    /// walks (what must stay in the caches for the checks to be cheap).
+    pub fn automaton_bytes(&self) -> usize {
+        self.both.memory_usage()
     }
 
     /// The secrets in `text`, in order, none overlapping.
@@ -295,7 +341,7 @@ impl Scanner {
 /// The matches a leftmost-longest search would report, from every match as
 /// (start, end, id): at each place the longest, none starting inside the one
 /// before; as (start, id), in order.
-fn leftmost_longest(mut all: Vec<(usize, usize, usize)>) -> impl Iterator<Item = (usize, usize)> {
+fn leftmost_longest(mut all: Vec<Anchor>) -> impl Iterator<Item = (usize, usize)> {
     all.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     let mut end = 0;
     all.into_iter().filter_map(move |(start, stop, id)| {
@@ -455,7 +501,61 @@ fn walk(
 
 #[cfg(test)]
 mod one_pass_tests {
-    use super::leftmost_longest;
+    use super::{Anchor, OutputChecks, leftmost_longest, scanner};
+
+    /// Every occurrence of each anchor, found the slow way: each literal
+    /// tried at each byte.
+    fn naive(text: &str, literals: &[&[u8]], ignore_case: bool) -> Vec<Anchor> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        for at in 0..bytes.len() {
+            for (id, lit) in literals.iter().enumerate() {
+                if let Some(found) = bytes.get(at..at + lit.len()) {
+                    let same = if ignore_case {
+                        found.eq_ignore_ascii_case(lit)
+                    } else {
+                        found == *lit
+                    };
+                    if same {
+                        out.push((at, at + lit.len(), id));
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn the_prefix_automaton_finds_every_occurrence_of_every_anchor() {
+        let s = scanner().unwrap();
+        let secret: Vec<&[u8]> = s.secrets.literals().iter().map(|l| l.as_bytes()).collect();
+        let cues: Vec<&[u8]> = s.injection.literals().to_vec();
+        // Every anchor in its own case, upper-cased and lower-cased, each
+        // between ordinary words, and this crate's sources.
+        let mut texts: Vec<String> = vec![
+            include_str!("mod.rs").to_string(),
+            include_str!("injection.rs").to_string(),
+            include_str!("secret_formats.rs").to_string(),
+        ];
+        for lit in secret.iter().chain(&cues) {
+            let lit = String::from_utf8_lossy(lit);
+            texts.push(format!(
+                "a {lit} b {} c {}d",
+                lit.to_uppercase(),
+                lit.to_lowercase()
+            ));
+        }
+        let all: String = texts.concat();
+        texts.push(all);
+        for text in &texts {
+            let (mut found_secrets, mut found_cues) = s.every_anchor(text, OutputChecks::default());
+            found_secrets.sort_unstable();
+            found_cues.sort_unstable();
+            assert_eq!(found_secrets, naive(text, &secret, false));
+            assert_eq!(found_cues, naive(text, &cues, true));
+        }
+    }
 
     #[test]
     fn leftmost_longest_keeps_the_longest_at_a_place_and_skips_what_starts_inside_it() {
