@@ -1,0 +1,62 @@
+//! Attacks on the move of programs' facts from table rows into their specs
+//! (989b841..7ab8844): commands the analyser must not allow after the move.
+
+// A failed setup step should stop a test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::fixture;
+
+use fixture::{Fixture, assert_asked, default_decision, max_risk, summary};
+
+/// Prints the default decision of every line of `$PROBE_FILE` (a tool for
+/// review, not a check).
+#[test]
+#[ignore = "a probe for review: PROBE_FILE=path"]
+fn probe() {
+    let fx = Fixture::new();
+    let path = std::env::var("PROBE_FILE").unwrap();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let parts = fx.analyze(line);
+        println!(
+            "PROBE {:?} {:?} {}\n    {}",
+            default_decision(&parts),
+            max_risk(&parts),
+            line,
+            summary(&parts)
+        );
+    }
+}
+
+/// `rg --files DIR` (and `ripgrep --files DIR`, the name the refactor gave
+/// the rg spec) searches for no pattern: every operand is a directory whose
+/// file names it lists. Taken for the pattern, a directory outside the
+/// location was never judged, so `rg --files ~` was allowed while
+/// `rg x ~` is asked.
+#[test]
+fn rg_files_lists_a_directory_outside_the_location() {
+    let fx = Fixture::new();
+    for cmd in [
+        "rg --files {home}",
+        "ripgrep --files {home}",
+        "rg --files {out}",
+        "rg --files src {home}",
+        "rg -l --files {home}",
+        "rg --type-list {home}",
+    ] {
+        assert_asked(&fx, cmd);
+    }
+    // Listing inside the location stays allowed.
+    for cmd in ["rg --files", "rg --files src", "ripgrep --files src tests"] {
+        let parts = fx.analyze(cmd);
+        assert_eq!(
+            default_decision(&parts),
+            toolgate_core::Effect::Allow,
+            "{cmd}: {}",
+            summary(&parts)
+        );
+        assert_eq!(max_risk(&parts), toolgate_core::Risk::Read, "{cmd}");
+    }
+}
