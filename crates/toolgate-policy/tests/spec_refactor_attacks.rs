@@ -60,3 +60,27 @@ fn rg_files_lists_a_directory_outside_the_location() {
         assert_eq!(max_risk(&parts), toolgate_core::Risk::Read, "{cmd}");
     }
 }
+
+/// The options of go and docker that take a separate value (`go -C DIR`,
+/// `docker -c CONTEXT`, `docker --config DIR`, `docker -l LEVEL`) were not
+/// named by their specs, so their value was taken for the subcommand:
+/// `go -C list get x` was judged as `go list` (execute, not proven) while go
+/// runs `get` (network), `docker -c ps rm -f x` as `docker ps` while docker
+/// runs `rm -f` (destructive). The real subcommand's risk must hold.
+#[test]
+fn go_and_docker_option_values_hide_no_subcommand() {
+    use toolgate_core::Risk;
+    let fx = Fixture::new();
+    for (cmd, risk) in [
+        ("go -C list get example.invalid/x", Risk::Network),
+        ("go -C env install example.invalid/x", Risk::Network),
+        ("docker -c ps rm -f x", Risk::Destructive),
+        ("docker --config ps system prune -af", Risk::Destructive),
+        ("docker -l info rmi alpine", Risk::Destructive),
+        ("docker --log-level info push x", Risk::Network),
+        ("podman -c ps rm -f x", Risk::Destructive),
+    ] {
+        let parts = assert_asked(&fx, cmd);
+        assert!(max_risk(&parts) >= risk, "{cmd}: {}", summary(&parts));
+    }
+}
