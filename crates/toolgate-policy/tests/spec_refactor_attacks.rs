@@ -84,3 +84,34 @@ fn go_and_docker_option_values_hide_no_subcommand() {
         assert!(max_risk(&parts) >= risk, "{cmd}: {}", summary(&parts));
     }
 }
+
+/// pip (optparse) and npm (nopt) accept an abbreviation of a long option
+/// that takes a value (`pip --lo FILE` is `--log FILE`, `npm --pref DIR` is
+/// `--prefix DIR`): its value is not the subcommand either. Read only as
+/// an option without a value, `pip --lo list install evil` was judged as
+/// `pip list` (execute, not proven) while pip runs `install` (network).
+#[test]
+fn an_abbreviated_option_s_value_hides_no_subcommand() {
+    use toolgate_core::Risk;
+    let fx = Fixture::new();
+    for (cmd, risk) in [
+        ("pip --lo list install evil", Risk::Network),
+        ("pip --cache list install evil", Risk::Network),
+        ("pip3 --cache-d show download evil", Risk::Network),
+        ("npm --pref ls install evil", Risk::Network),
+        ("npm --workspa ls publish", Risk::Network),
+        ("pnpm --pref ls install evil", Risk::Network),
+    ] {
+        let parts = assert_asked(&fx, cmd);
+        assert!(max_risk(&parts) >= risk, "{cmd}: {}", summary(&parts));
+    }
+    // Read as a flag without a value, the next word is the subcommand:
+    // both readings are judged, the stricter holds.
+    let cmd = "pip --lo install list";
+    let parts = assert_asked(&fx, cmd);
+    assert!(
+        max_risk(&parts) >= Risk::Network,
+        "{cmd}: {}",
+        summary(&parts)
+    );
+}
