@@ -69,6 +69,8 @@ mod shell_grammar_kinds;
 mod shell_requests;
 #[path = "shell_walker_attacks.rs"]
 mod shell_walker_attacks;
+#[path = "spec_refactor_attacks.rs"]
+mod spec_refactor_attacks;
 #[path = "verdict_dump.rs"]
 mod verdict_dump;
 #[path = "words_attacks.rs"]

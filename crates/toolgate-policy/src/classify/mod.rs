@@ -228,37 +228,33 @@ fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Op
         ),
         Some(facts) => {
             let value_options: Vec<&str> = facts.value_options.iter().map(String::as_str).collect();
-            let sub_at = subcommand_index(args, &value_options);
-            let verdict = match sub_at {
-                None => Verdict::new(
-                    base,
-                    format!("`{name}` without a subcommand is {base}"),
-                    paths,
-                ),
-                Some(i) => {
-                    let sub_name = args[i];
-                    match facts.sub(sub_name) {
-                        Some((risk, flags, check)) => {
-                            let rest = &args[i + 1..];
-                            let mut v =
-                                Verdict::new(risk, format!("`{name} {sub_name}` is {risk}"), paths);
-                            raise_by_flags(&mut v, flags, rest);
-                            if let Some(check) = check {
-                                special::run(check, sub_name, rest, &mut v);
-                            }
-                            v
-                        }
-                        None => Verdict::new(
-                            facts.unknown,
-                            format!(
-                                "`{name} {sub_name}` is not a known subcommand (an alias or plugin may run anything)"
-                            ),
-                            paths,
-                        ),
-                    }
+            // A long option that takes a value may be abbreviated (pip's
+            // optparse, npm's nopt: `--lo FILE` for `--log FILE`), and
+            // whether the word after it is its value or the subcommand then
+            // depends on the program: both readings are judged, the
+            // stricter holds.
+            let exact = subcommand_index(args, &value_options, false);
+            let abbreviated = subcommand_index(args, &value_options, true);
+            let mut readings = vec![exact];
+            if abbreviated != exact {
+                readings.push(abbreviated);
+            }
+            // The program's own options: every word before either reading's
+            // subcommand.
+            let own_end = readings
+                .iter()
+                .map(|at| at.unwrap_or(args.len()))
+                .max()
+                .unwrap_or(args.len());
+            let mut judged: Option<Verdict> = None;
+            for sub_at in readings {
+                let verdict = sub_verdict(facts, name, args, sub_at, base, paths);
+                if judged.as_ref().is_none_or(|best| verdict.risk > best.risk) {
+                    judged = Some(verdict);
                 }
-            };
-            (verdict, &args[..sub_at.unwrap_or(args.len())])
+            }
+            let verdict = judged?;
+            (verdict, &args[..own_end])
         }
     };
     raise_by_flags(&mut verdict, &spec.flags, own);
@@ -266,6 +262,46 @@ fn by_spec(spec: &read_spec::Spec, name: &str, args: &[&str], paths: bool) -> Op
         special::run(check, name, args, &mut verdict);
     }
     Some(verdict)
+}
+
+/// What subcommand facts say of `args` when the subcommand is the word at
+/// `sub_at` (`None`: there is none).
+fn sub_verdict(
+    facts: &read_spec::SubFacts,
+    name: &str,
+    args: &[&str],
+    sub_at: Option<usize>,
+    base: Risk,
+    paths: bool,
+) -> Verdict {
+    match sub_at {
+        None => Verdict::new(
+            base,
+            format!("`{name}` without a subcommand is {base}"),
+            paths,
+        ),
+        Some(i) => {
+            let sub_name = args[i];
+            match facts.sub(sub_name) {
+                Some((risk, flags, check)) => {
+                    let rest = &args[i + 1..];
+                    let mut v = Verdict::new(risk, format!("`{name} {sub_name}` is {risk}"), paths);
+                    raise_by_flags(&mut v, flags, rest);
+                    if let Some(check) = check {
+                        special::run(check, sub_name, rest, &mut v);
+                    }
+                    v
+                }
+                None => Verdict::new(
+                    facts.unknown,
+                    format!(
+                        "`{name} {sub_name}` is not a known subcommand (an alias or plugin may run anything)"
+                    ),
+                    paths,
+                ),
+            }
+        }
+    }
 }
 
 /// The spec that holds `spec`'s facts: its own, or the one its `facts_of`
@@ -305,7 +341,7 @@ fn by_table(row: &Cmd, name: &str, args: &[&str]) -> Verdict {
 }
 
 fn classify_with_subcommand(row: &Cmd, name: &str, args: &[&str]) -> Verdict {
-    let sub_at = subcommand_index(args, row.global_value_opts);
+    let sub_at = subcommand_index(args, row.global_value_opts, false);
     let before = &args[..sub_at.unwrap_or(args.len())];
     let mut verdict = match sub_at {
         None => Verdict::new(
@@ -347,8 +383,9 @@ fn classify_with_subcommand(row: &Cmd, name: &str, args: &[&str]) -> Verdict {
 }
 
 /// The index of the first operand, skipping options and the values of
-/// `value_opts`.
-fn subcommand_index(args: &[&str], value_opts: &[&str]) -> Option<usize> {
+/// `value_opts` (and, with `abbreviations`, of a long option word that
+/// abbreviates one of them: `--pref` for `--prefix`).
+fn subcommand_index(args: &[&str], value_opts: &[&str], abbreviations: bool) -> Option<usize> {
     let mut i = 0;
     while i < args.len() {
         let a = args[i];
@@ -356,7 +393,10 @@ fn subcommand_index(args: &[&str], value_opts: &[&str]) -> Option<usize> {
             return (i + 1 < args.len()).then_some(i + 1);
         }
         if a.starts_with('-') && a.len() > 1 {
-            if value_opts.contains(&a) {
+            let abbreviates = |v: &&str| {
+                a.len() >= 3 && a.starts_with("--") && !a.contains('=') && v.starts_with(a)
+            };
+            if value_opts.contains(&a) || (abbreviations && value_opts.iter().any(abbreviates)) {
                 i += 1;
             }
             i += 1;

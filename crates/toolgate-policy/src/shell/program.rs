@@ -63,8 +63,8 @@ fn controlled(path_var: &OsStr, location: &Location, home: &Path) -> Arc<Control
 }
 
 /// The programs a read tool itself runs by name, through `PATH`: GNU tar
-/// hands a compressed archive (detected from its first bytes when listing,
-/// whatever the options) to the compressor of its format.
+/// and bsdtar hand a compressed archive (detected from its first bytes when
+/// listing, whatever the options) to the compressor of its format.
 pub(crate) fn helper_programs(name: &str) -> &'static [&'static str] {
     match name {
         "tar" | "gtar" => &[
@@ -78,6 +78,11 @@ pub(crate) fn helper_programs(name: &str) -> &'static [&'static str] {
             "zstd",
             "compress",
             "uncompress",
+        ],
+        // bsdtar (libarchive) runs `lrzip -d -q` and `grzip -d` always, and
+        // the others when it was built without their libraries.
+        "bsdtar" => &[
+            "gzip", "bzip2", "xz", "lzma", "lzip", "lzop", "lz4", "zstd", "lrzip", "grzip",
         ],
         // git checks a signature (`--format=%G?`, `format.pretty`) with
         // the program `gpg.format` names, found on PATH by default.
@@ -143,6 +148,21 @@ mod tests {
         // workspace `gzip` on PATH runs as much as a workspace `tar` would.
         assert_eq!(planted_helper("bin", "gzip", "tar"), (false, true));
         assert!(helper_programs("cat").is_empty());
+    }
+
+    #[test]
+    fn bsdtar_runs_the_decompressor_of_an_archive_by_name() {
+        // `bsdtar -tf a.tar.lrz` (proven read since bsdtar got a listing
+        // spec) runs `lrzip -d -q` from PATH: libarchive has no lrzip or
+        // grzip decoder of its own, and runs `gzip -d`, `zstd -d`… when it
+        // was built without their libraries.
+        for helper in ["lrzip", "grzip", "lzop", "lz4", "zstd", "gzip", "xz"] {
+            assert_eq!(
+                planted_helper("bin", helper, "bsdtar"),
+                (false, true),
+                "{helper}"
+            );
+        }
     }
 
     #[test]
