@@ -14,7 +14,9 @@
 //! Every listing is checked against the pins ([`pins`]): a definition that is
 //! new or changed since it was pinned is withheld until a person approves it.
 //! `notifications/tools/list_changed` from an upstream triggers a re-check, and
-//! so does a change of the pin file (an approval).
+//! so does a change of the pin file (an approval); when a re-check changes
+//! the tools registered, toolgate's own clients are told
+//! ([`ToolListSignal`]).
 //!
 //! Resources, prompts and sampling of upstreams are not forwarded: the client
 //! toolgate presents to an upstream declares no sampling, roots or
@@ -29,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use crate::list_changed::ToolListSignal;
 use futures::FutureExt;
 use rmcp::model::{CallToolRequestParams, ContentBlock};
 use rmcp::service::{NotificationContext, RunningService};
@@ -467,8 +470,9 @@ impl Gateway {
     }
 
     /// Watches for `list_changed` and for approvals, re-checking the
-    /// listing each time, until the returned task is aborted.
-    pub fn spawn_watch(&self) -> tokio::task::JoinHandle<()> {
+    /// listing each time, until the returned task is aborted. A re-check that
+    /// changes the tools registered announces it on `tool_list`.
+    pub fn spawn_watch(&self, tool_list: ToolListSignal) -> tokio::task::JoinHandle<()> {
         let gateway = self.clone();
         tokio::spawn(async move {
             let mut seen = pin_mtime(gateway.pins.path());
@@ -493,10 +497,17 @@ impl Gateway {
                         gateway.upstreams.iter().cloned().collect()
                     }
                 };
+                let mut changed = false;
                 for upstream in targets {
-                    if let Err(e) = gateway.refresh(&upstream, None).await {
-                        tracing::warn!(upstream = %upstream.config.name, error = %e, "re-check failed");
+                    match gateway.refresh(&upstream, None).await {
+                        Ok(c) => changed |= c,
+                        Err(e) => {
+                            tracing::warn!(upstream = %upstream.config.name, error = %e, "re-check failed");
+                        }
                     }
+                }
+                if changed {
+                    tool_list.announce();
                 }
                 seen = pin_mtime(gateway.pins.path());
             }
@@ -515,11 +526,12 @@ impl Gateway {
 
     /// Lists the upstream's tools, checks them against the pins and brings the
     /// registrations in line: unchanged tools keep their registration.
+    /// Returns whether any registration was added or removed.
     async fn refresh(
         &self,
         upstream: &Upstream,
         taken: Option<&mut BTreeMap<String, String>>,
-    ) -> Result<(), GatewayError> {
+    ) -> Result<bool, GatewayError> {
         let name = &upstream.config.name;
         let err = |message: String| GatewayError::Upstream {
             name: name.clone(),
@@ -576,11 +588,14 @@ impl Gateway {
             .registered
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        let before = registered.len();
         registered.retain(|exposed, (hash, _)| wanted.get(exposed).is_some_and(|w| w.1 == *hash));
+        let mut changed = registered.len() != before;
         for (exposed, (def, hash, tool)) in wanted {
             if registered.contains_key(&exposed) {
                 continue;
             }
+            changed = true;
             let handler = Arc::new(self.handler(upstream, &exposed, &tool, &def));
             let registration = self
                 .registry
@@ -588,7 +603,7 @@ impl Gateway {
                 .map_err(|e| err(format!("cannot register {exposed}: {e}")))?;
             registered.insert(exposed, (hash, registration));
         }
-        Ok(())
+        Ok(changed)
     }
 
     fn handler(&self, upstream: &Upstream, exposed: &str, tool: &str, def: &Value) -> UpstreamTool {

@@ -229,6 +229,26 @@ fn eventually(server: &mut StdioMcp, id: &mut i64, want: impl Fn(&Value) -> bool
     }
 }
 
+/// Reads the server's messages until a notification `method` arrives,
+/// pinging so that a read never waits on a silent server; gives up after 10 s.
+fn heard(server: &mut StdioMcp, id: &mut i64, method: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let Some(message) = server.next() else {
+            return false;
+        };
+        if message["method"] == method {
+            return true;
+        }
+        if message.get("id").is_some() && message.get("method").is_none() {
+            std::thread::sleep(Duration::from_millis(50));
+            *id += 1;
+            server.send(json!({"jsonrpc": "2.0", "id": *id, "method": "ping"}));
+        }
+    }
+    false
+}
+
 fn described(list: &Value, name: &str) -> Option<String> {
     list["result"]["tools"]
         .as_array()?
@@ -253,12 +273,24 @@ fn a_definition_changed_mid_session_is_hidden_until_approved() {
         "{before}"
     );
 
-    // The upstream changes read_text's description and says so.
-    let mutated = call(&mut server, 50, "fx__mutate", json!({}));
-    assert_eq!(text(&mutated), "mutated", "{mutated}");
-    let list = eventually(&mut server, &mut id, |l| {
-        described(l, "fx__read_text").is_none()
-    });
+    // toolgate tells its client when its tool list changes.
+    assert_eq!(
+        server.init["result"]["capabilities"]["tools"]["listChanged"], true,
+        "{}",
+        server.init
+    );
+
+    // The upstream changes read_text's description and says so; toolgate
+    // re-checks the listing and passes the notification on. By the time the
+    // client hears it, the changed tool is already gone from the list.
+    server.send(json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "fx__mutate", "arguments": {}}}));
+    assert!(
+        heard(&mut server, &mut id, "notifications/tools/list_changed"),
+        "no notifications/tools/list_changed reached the client"
+    );
+    id += 1;
+    let list = request(&mut server, id, "tools/list", json!({}));
     assert_eq!(described(&list, "fx__read_text"), None, "{list}");
     assert!(
         described(&list, "fx__mutate").is_some(),
