@@ -755,3 +755,73 @@ fn server_everything_over_streamable_http_goes_through_the_gate() {
     everything_through_the_gate(&mut server);
     server.close();
 }
+
+/// An upstream returns a poisoned web page (tests/py/upstream_fixture.py's
+/// `open_page`): the gateway's result carries a flag of each kind of cue the
+/// page holds, the planted key is redacted before the model sees it, the
+/// audit log records the flags with the call, and an ordinary file read
+/// through the same upstream carries none.
+#[test]
+fn an_injected_page_from_an_upstream_is_flagged_and_logged() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    env.write(env.ws.join("notes.txt"), "plain notes\n");
+    let flags = world(&env, &python, ALLOW_FX);
+    let mut server = start(&env, &flags);
+    let page = call(&mut server, 10, "fx__open_page", json!({"page": "install"}));
+    assert_ne!(page["isError"], true, "{page}");
+    assert!(text(&page).contains("pip install widget"), "{page}");
+    assert!(
+        !page.to_string().contains("AKIAIOSFODNN7ABCDEFG"),
+        "the key reached the model: {page}"
+    );
+    let kinds: Vec<String> = page["_meta"]["toolgate/flags"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no flags: {page}"))
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let cues = [
+        "instruction-to-model",
+        "chat-template-marker",
+        "forged-harness-tag",
+        "invisible-unicode",
+        "bidi-control",
+        "exfiltration-url",
+    ];
+    for cue in cues {
+        assert!(
+            kinds.iter().any(|k| k == cue),
+            "{cue} not flagged: {kinds:?}"
+        );
+    }
+    let plain = call(
+        &mut server,
+        11,
+        "fx__read_text",
+        json!({"path": "notes.txt"}),
+    );
+    assert!(text(&plain).contains("plain notes"), "{plain}");
+    assert!(plain["_meta"]["toolgate/flags"].is_null(), "{plain}");
+    server.close();
+
+    let out = env.command(&["log", "--json"]).output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    let completed: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e.to_string().contains("fx__open_page") && e.to_string().contains("flags"))
+        .collect();
+    assert!(
+        !completed.is_empty(),
+        "no event of the page with its flags: {log}"
+    );
+    let recorded = completed[0].to_string();
+    for cue in cues {
+        assert!(recorded.contains(cue), "{cue} not in the log: {recorded}");
+    }
+    assert!(
+        !log.contains("AKIAIOSFODNN7ABCDEFG"),
+        "the key is in the log"
+    );
+}
