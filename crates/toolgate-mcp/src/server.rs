@@ -230,7 +230,9 @@ impl ToolgateConnection {
             .await
     }
 
-    fn catalogue(&self) -> Catalogue {
+    /// What a call of `name` settles against: what this connection's client
+    /// was shown.
+    fn catalogue(&self, name: &str) -> Catalogue {
         let advertised = self
             .conn
             .catalogue
@@ -238,8 +240,9 @@ impl ToolgateConnection {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         // A client may call without listing first (or, on stateless HTTP, list
-        // on another request): settle against what it would have been shown.
-        advertised.unwrap_or_else(|| self.shared.engine.materialize())
+        // on another request): settle against what it would have been shown,
+        // of which only the tool called matters.
+        advertised.unwrap_or_else(|| self.shared.engine.materialize_one(name))
     }
 
     async fn settle(
@@ -260,8 +263,8 @@ impl ToolgateConnection {
                 .resume(state, &request.name, request.input_responses, waiter)
                 .await;
         }
-        let catalogue = self.catalogue();
         let name = request.name.to_string();
+        let catalogue = self.catalogue(&name);
         let call = CallRequest {
             name: name.clone(),
             input: Value::Object(request.arguments.unwrap_or_default()),
