@@ -156,6 +156,8 @@ type RawTools = Arc<Mutex<HashMap<String, Value>>>;
 
 /// Largest line the tap looks into (a longer one is passed on untouched).
 const TAP_LINE_MAX: usize = 16 * 1024 * 1024;
+/// The member every `tools/list` answer holds.
+const TOOLS_KEY: &[u8] = b"\"tools\"";
 
 /// Reads a stdio upstream's output for rmcp, keeping a copy of each tool
 /// definition of every `tools/list` answer as received.
@@ -167,7 +169,12 @@ struct Tap<R> {
 
 impl<R> Tap<R> {
     fn take_line(&mut self) {
+        // Only a message holding a `"tools"` member, or a `\u` escape that
+        // could spell one, can be a listing: the others (every call's
+        // answer) are not parsed a second time here.
+        let contains = |needle: &[u8]| self.line.windows(needle.len()).any(|w| w == needle);
         if self.line.len() <= TAP_LINE_MAX
+            && (contains(TOOLS_KEY) || contains(b"\\u"))
             && let Ok(message) = serde_json::from_slice::<Value>(&self.line)
             && let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array)
         {
@@ -189,15 +196,15 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Tap<R> {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         let before = buf.filled().len();
-        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let this = &mut *self;
+        let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
         if let std::task::Poll::Ready(Ok(())) = polled {
-            let fresh = buf.filled()[before..].to_vec();
-            for chunk in fresh.split_inclusive(|b| *b == b'\n') {
-                if self.line.len() <= TAP_LINE_MAX {
-                    self.line.extend_from_slice(chunk);
+            for chunk in buf.filled()[before..].split_inclusive(|b| *b == b'\n') {
+                if this.line.len() <= TAP_LINE_MAX {
+                    this.line.extend_from_slice(chunk);
                 }
                 if chunk.ends_with(b"\n") {
-                    self.take_line();
+                    this.take_line();
                 }
             }
         }
@@ -656,6 +663,36 @@ pub fn pin_file(data_dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tap keeps every definition of a listing, also one whose `tools`
+    /// key is spelled with an escape (so that a server cannot slip its
+    /// listing past it and be pinned in rmcp's lossy decoding), and skips
+    /// other messages.
+    #[tokio::test]
+    async fn the_tap_keeps_listings_however_spelled() {
+        use tokio::io::AsyncReadExt;
+        let input = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","x-v":1,"inputSchema":{}}]}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":3,"result":{"\u0074ools":[{"name":"b","x-w":2,"inputSchema":{}}]}}"#,
+            "\n",
+        );
+        let raw = RawTools::default();
+        let mut tap = Tap {
+            inner: input.as_bytes(),
+            line: Vec::new(),
+            raw: Arc::clone(&raw),
+        };
+        let mut out = Vec::new();
+        tap.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, input.as_bytes());
+        let raw = raw.lock().unwrap();
+        assert_eq!(raw.len(), 2, "{raw:?}");
+        assert_eq!(raw["a"]["x-v"], 1);
+        assert_eq!(raw["b"]["x-w"], 2);
+    }
 
     #[test]
     fn exposed_names() {
