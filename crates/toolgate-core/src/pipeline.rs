@@ -325,25 +325,33 @@ impl Engine {
     /// The catalogue the model sees, leaving out tools whose action (their
     /// name, unless the tool names another) the gate denies wholesale.
     pub fn materialize(&self) -> Catalogue {
-        let gate = Arc::clone(&self.gate);
-        let tools = &self.tools;
-        tools.materialize(move |name| {
-            let active = tools.active(name);
-            let named = active
-                .as_ref()
-                .and_then(|t| t.handler.spec().action.clone());
-            let action = named.as_deref().unwrap_or(name);
-            if gate.denies_wholesale(action) {
-                return false;
+        self.tools.materialize(|name| self.shown(name))
+    }
+
+    /// The entry `name` has in [`materialize`](Self::materialize)'s
+    /// catalogue, alone (none when it would not be shown): what a call from a
+    /// client that never listed is settled against, at the cost of one tool.
+    pub fn materialize_one(&self, name: &str) -> Catalogue {
+        self.tools.materialize_one(name, |n| self.shown(n))
+    }
+
+    /// Whether the tool `name` is shown to the model.
+    fn shown(&self, name: &str) -> bool {
+        let active = self.tools.active(name);
+        let named = active
+            .as_ref()
+            .and_then(|t| t.handler.spec().action.clone());
+        let action = named.as_deref().unwrap_or(name);
+        if self.gate.denies_wholesale(action) {
+            return false;
+        }
+        match active.as_ref().and_then(|t| t.handler.rule_resource()) {
+            // Also hidden when a rule names the tool itself as the action.
+            Some(resource) => {
+                !self.gate.denies_resource(action, resource) && !self.gate.denies_wholesale(name)
             }
-            match active.as_ref().and_then(|t| t.handler.rule_resource()) {
-                // Also hidden when a rule names the tool itself as the action.
-                Some(resource) => {
-                    !gate.denies_resource(action, resource) && !gate.denies_wholesale(name)
-                }
-                None => true,
-            }
-        })
+            None => true,
+        }
     }
 
     /// Settles one call. Cancelling `cancel` or dropping the future stops the tool

@@ -224,6 +224,19 @@ impl ToolSet {
         names.extend(self.location.names());
         names.sort();
         names.dedup();
+        self.catalogue_of(names, visible)
+    }
+
+    /// The part of [`materialize`](Self::materialize)'s catalogue that holds
+    /// `name`: its one entry, or none. What a call settles against when its
+    /// client never listed, without copying every other tool's definition.
+    pub fn materialize_one(&self, name: &str, visible: impl Fn(&str) -> bool) -> Catalogue {
+        self.catalogue_of(vec![name.to_string()], visible)
+    }
+
+    /// The entries of `names` (sorted, without duplicates) that are visible
+    /// and active.
+    fn catalogue_of(&self, names: Vec<String>, visible: impl Fn(&str) -> bool) -> Catalogue {
         let entries = names
             .into_iter()
             .filter(|n| visible(n))

@@ -100,6 +100,29 @@ fn catalogue_hides_wholesale_denied_tools() {
     assert_eq!(names, vec!["echo"]);
 }
 
+/// `materialize_one` is the one entry `materialize` would have: the same
+/// registration and definition for a shown tool, nothing for a hidden or an
+/// unknown one.
+#[test]
+fn one_tools_catalogue_is_its_entry_of_the_whole() {
+    let process = Registry::new();
+    let tools = ToolSet::new(process.clone(), Registry::new());
+    let _a = process.register("echo", Echo::new("v1").0).unwrap();
+    let _b = process.register("forbidden", Echo::new("v1").0).unwrap();
+    let (engine, _, _d) = engine(tools);
+    let whole = engine.materialize();
+    let one = engine.materialize_one("echo");
+    assert_eq!(one.entries().len(), 1);
+    let (a, b) = (&one.entries()[0], whole.get("echo").unwrap());
+    assert_eq!(
+        (a.id, &a.name, &a.spec.description),
+        (b.id, &b.name, &b.spec.description)
+    );
+    assert_eq!(a.spec.input_schema, b.spec.input_schema);
+    assert!(engine.materialize_one("forbidden").is_empty());
+    assert!(engine.materialize_one("nothing").is_empty());
+}
+
 #[tokio::test]
 async fn a_call_after_re_registration_is_stale_and_never_runs_the_new_tool() {
     let process = Registry::new();

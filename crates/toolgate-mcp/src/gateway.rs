@@ -14,7 +14,9 @@
 //! Every listing is checked against the pins ([`pins`]): a definition that is
 //! new or changed since it was pinned is withheld until a person approves it.
 //! `notifications/tools/list_changed` from an upstream triggers a re-check, and
-//! so does a change of the pin file (an approval).
+//! so does a change of the pin file (an approval); when a re-check changes
+//! the tools registered, toolgate's own clients are told
+//! ([`ToolListSignal`]).
 //!
 //! Resources, prompts and sampling of upstreams are not forwarded: the client
 //! toolgate presents to an upstream declares no sampling, roots or
@@ -29,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use crate::list_changed::ToolListSignal;
 use futures::FutureExt;
 use rmcp::model::{CallToolRequestParams, ContentBlock};
 use rmcp::service::{NotificationContext, RunningService};
@@ -153,6 +156,8 @@ type RawTools = Arc<Mutex<HashMap<String, Value>>>;
 
 /// Largest line the tap looks into (a longer one is passed on untouched).
 const TAP_LINE_MAX: usize = 16 * 1024 * 1024;
+/// The member every `tools/list` answer holds.
+const TOOLS_KEY: &[u8] = b"\"tools\"";
 
 /// Reads a stdio upstream's output for rmcp, keeping a copy of each tool
 /// definition of every `tools/list` answer as received.
@@ -164,7 +169,12 @@ struct Tap<R> {
 
 impl<R> Tap<R> {
     fn take_line(&mut self) {
+        // Only a message holding a `"tools"` member, or a `\u` escape that
+        // could spell one, can be a listing: the others (every call's
+        // answer) are not parsed a second time here.
+        let contains = |needle: &[u8]| self.line.windows(needle.len()).any(|w| w == needle);
         if self.line.len() <= TAP_LINE_MAX
+            && (contains(TOOLS_KEY) || contains(b"\\u"))
             && let Ok(message) = serde_json::from_slice::<Value>(&self.line)
             && let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array)
         {
@@ -186,15 +196,15 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Tap<R> {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         let before = buf.filled().len();
-        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let this = &mut *self;
+        let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
         if let std::task::Poll::Ready(Ok(())) = polled {
-            let fresh = buf.filled()[before..].to_vec();
-            for chunk in fresh.split_inclusive(|b| *b == b'\n') {
-                if self.line.len() <= TAP_LINE_MAX {
-                    self.line.extend_from_slice(chunk);
+            for chunk in buf.filled()[before..].split_inclusive(|b| *b == b'\n') {
+                if this.line.len() <= TAP_LINE_MAX {
+                    this.line.extend_from_slice(chunk);
                 }
                 if chunk.ends_with(b"\n") {
-                    self.take_line();
+                    this.take_line();
                 }
             }
         }
@@ -467,8 +477,9 @@ impl Gateway {
     }
 
     /// Watches for `list_changed` and for approvals, re-checking the
-    /// listing each time, until the returned task is aborted.
-    pub fn spawn_watch(&self) -> tokio::task::JoinHandle<()> {
+    /// listing each time, until the returned task is aborted. A re-check that
+    /// changes the tools registered announces it on `tool_list`.
+    pub fn spawn_watch(&self, tool_list: ToolListSignal) -> tokio::task::JoinHandle<()> {
         let gateway = self.clone();
         tokio::spawn(async move {
             let mut seen = pin_mtime(gateway.pins.path());
@@ -493,10 +504,17 @@ impl Gateway {
                         gateway.upstreams.iter().cloned().collect()
                     }
                 };
+                let mut changed = false;
                 for upstream in targets {
-                    if let Err(e) = gateway.refresh(&upstream, None).await {
-                        tracing::warn!(upstream = %upstream.config.name, error = %e, "re-check failed");
+                    match gateway.refresh(&upstream, None).await {
+                        Ok(c) => changed |= c,
+                        Err(e) => {
+                            tracing::warn!(upstream = %upstream.config.name, error = %e, "re-check failed");
+                        }
                     }
+                }
+                if changed {
+                    tool_list.announce();
                 }
                 seen = pin_mtime(gateway.pins.path());
             }
@@ -515,11 +533,12 @@ impl Gateway {
 
     /// Lists the upstream's tools, checks them against the pins and brings the
     /// registrations in line: unchanged tools keep their registration.
+    /// Returns whether any registration was added or removed.
     async fn refresh(
         &self,
         upstream: &Upstream,
         taken: Option<&mut BTreeMap<String, String>>,
-    ) -> Result<(), GatewayError> {
+    ) -> Result<bool, GatewayError> {
         let name = &upstream.config.name;
         let err = |message: String| GatewayError::Upstream {
             name: name.clone(),
@@ -576,11 +595,14 @@ impl Gateway {
             .registered
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        let before = registered.len();
         registered.retain(|exposed, (hash, _)| wanted.get(exposed).is_some_and(|w| w.1 == *hash));
+        let mut changed = registered.len() != before;
         for (exposed, (def, hash, tool)) in wanted {
             if registered.contains_key(&exposed) {
                 continue;
             }
+            changed = true;
             let handler = Arc::new(self.handler(upstream, &exposed, &tool, &def));
             let registration = self
                 .registry
@@ -588,7 +610,7 @@ impl Gateway {
                 .map_err(|e| err(format!("cannot register {exposed}: {e}")))?;
             registered.insert(exposed, (hash, registration));
         }
-        Ok(())
+        Ok(changed)
     }
 
     fn handler(&self, upstream: &Upstream, exposed: &str, tool: &str, def: &Value) -> UpstreamTool {
@@ -641,6 +663,36 @@ pub fn pin_file(data_dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tap keeps every definition of a listing, also one whose `tools`
+    /// key is spelled with an escape (so that a server cannot slip its
+    /// listing past it and be pinned in rmcp's lossy decoding), and skips
+    /// other messages.
+    #[tokio::test]
+    async fn the_tap_keeps_listings_however_spelled() {
+        use tokio::io::AsyncReadExt;
+        let input = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","x-v":1,"inputSchema":{}}]}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":3,"result":{"\u0074ools":[{"name":"b","x-w":2,"inputSchema":{}}]}}"#,
+            "\n",
+        );
+        let raw = RawTools::default();
+        let mut tap = Tap {
+            inner: input.as_bytes(),
+            line: Vec::new(),
+            raw: Arc::clone(&raw),
+        };
+        let mut out = Vec::new();
+        tap.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, input.as_bytes());
+        let raw = raw.lock().unwrap();
+        assert_eq!(raw.len(), 2, "{raw:?}");
+        assert_eq!(raw["a"]["x-v"], 1);
+        assert_eq!(raw["b"]["x-w"], 2);
+    }
 
     #[test]
     fn exposed_names() {

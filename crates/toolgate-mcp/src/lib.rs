@@ -15,6 +15,9 @@
 //! - [`ElicitationChannel`] is the policy's approval channel through MCP
 //!   elicitation (server-to-client requests up to 2025-11-25, input-required
 //!   results on 2026-07-28).
+//! - [`ToolListSignal`] tells every connected client its tool list changed
+//!   (`notifications/tools/list_changed`; the server advertises
+//!   `tools.listChanged`), as the gateway does after an upstream's re-check.
 //! - [`ElicitationChannel::ask_questions`] shows the `question` tool's
 //!   questions to the client as one form (see [`question`]).
 //!
@@ -80,10 +83,12 @@
 pub mod approval;
 pub mod convert;
 pub mod gateway;
+pub mod list_changed;
 pub mod model_api_tools;
 pub mod server;
 
 pub use approval::ElicitationChannel;
+pub use list_changed::ToolListSignal;
 pub use question::QuestionFormError;
 pub use server::{ToolgateConnection, ToolgateServer};
 pub mod error;

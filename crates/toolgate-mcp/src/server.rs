@@ -31,6 +31,7 @@ use toolgate_core::{
 use crate::approval::ElicitationChannel;
 use crate::convert::{call_response, mcp_tools};
 use crate::disconnect::ClientGone;
+use crate::list_changed::ToolListSignal;
 use crate::mrtr::{PausedCalls, Running, Waiter};
 
 /// MCP methods whose malformed requests reach `on_custom_request`.
@@ -66,6 +67,7 @@ struct Shared {
     calls: TaskTracker,
     paused: PausedCalls,
     info: Implementation,
+    tool_list: ToolListSignal,
 }
 
 impl ToolgateServer {
@@ -89,6 +91,7 @@ impl ToolgateServer {
                 calls: TaskTracker::new(),
                 paused: PausedCalls::default(),
                 info: Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+                tool_list: ToolListSignal::new(),
             }),
         }
     }
@@ -104,6 +107,13 @@ impl ToolgateServer {
         self.shared.elicitation.clone()
     }
 
+    /// The signal that makes every connected client re-list its tools
+    /// (`notifications/tools/list_changed`): announce it after changing what
+    /// the catalogue holds.
+    pub fn tool_list_signal(&self) -> ToolListSignal {
+        self.shared.tool_list.clone()
+    }
+
     /// A handler for one new connection, with a fresh session id.
     pub fn connection(&self) -> ToolgateConnection {
         ToolgateConnection {
@@ -113,6 +123,7 @@ impl ToolgateServer {
                 elicitation: self.shared.elicitation.clone(),
                 started: AtomicBool::new(false),
                 catalogue: Mutex::new(None),
+                closed: CancellationToken::new(),
             }),
         }
     }
@@ -143,10 +154,13 @@ struct Connection {
     started: AtomicBool,
     /// What this connection's client was shown by `tools/list`.
     catalogue: Mutex<Option<Catalogue>>,
+    /// Cancelled when the connection ends: stops its list-changed forwarding.
+    closed: CancellationToken,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        self.closed.cancel();
         self.elicitation.unregister(&self.session_id);
     }
 }
@@ -216,7 +230,9 @@ impl ToolgateConnection {
             .await
     }
 
-    fn catalogue(&self) -> Catalogue {
+    /// What a call of `name` settles against: what this connection's client
+    /// was shown.
+    fn catalogue(&self, name: &str) -> Catalogue {
         let advertised = self
             .conn
             .catalogue
@@ -224,8 +240,9 @@ impl ToolgateConnection {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         // A client may call without listing first (or, on stateless HTTP, list
-        // on another request): settle against what it would have been shown.
-        advertised.unwrap_or_else(|| self.shared.engine.materialize())
+        // on another request): settle against what it would have been shown,
+        // of which only the tool called matters.
+        advertised.unwrap_or_else(|| self.shared.engine.materialize_one(name))
     }
 
     async fn settle(
@@ -246,8 +263,8 @@ impl ToolgateConnection {
                 .resume(state, &request.name, request.input_responses, waiter)
                 .await;
         }
-        let catalogue = self.catalogue();
         let name = request.name.to_string();
+        let catalogue = self.catalogue(&name);
         let call = CallRequest {
             name: name.clone(),
             input: Value::Object(request.arguments.unwrap_or_default()),
@@ -411,12 +428,17 @@ fn forward_progress(
 
 impl ServerHandler for ToolgateConnection {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.shared.info.clone())
-            .with_instructions(
-                "toolgate: every tool call is checked by the workspace's policy; \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(self.shared.info.clone())
+        .with_instructions(
+            "toolgate: every tool call is checked by the workspace's policy; \
                  a refused call returns an error explaining why.",
-            )
+        )
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -433,6 +455,9 @@ impl ServerHandler for ToolgateConnection {
         self.shared
             .elicitation
             .register(&self.conn.session_id, &context.peer);
+        self.shared
+            .tool_list
+            .forward_to(context.peer.clone(), self.conn.closed.clone());
         self.start_session(
             Some(&request.client_info),
             Some(&result.protocol_version),

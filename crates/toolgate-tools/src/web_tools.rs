@@ -44,6 +44,29 @@ pub struct WebToolsConfig {
     pub websearch: WebSearchConfig,
 }
 
+/// What the network guard refuses from a URL alone under `config` (an
+/// http or https URL naming a loopback, private, link-local or other
+/// non-public address literally), as the message `webfetch` gives; `None`
+/// when it passes here or is not http(s). Names are only checked when they
+/// resolve, which a tool of another process does on its own.
+///
+/// ```
+/// use toolgate_tools::web_tools::{literal_refusal, WebToolsConfig};
+/// let config = WebToolsConfig::default();
+/// assert!(literal_refusal(&config, "http://169.254.169.254/").is_some());
+/// assert!(literal_refusal(&config, "https://example.com/").is_none());
+/// ```
+pub fn literal_refusal(config: &WebToolsConfig, url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url.trim()).ok()?;
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return None;
+    }
+    net_guard::NetPolicy::new(config.allow_private_network, &config.allowed_hosts)
+        .check(&url)
+        .err()
+        .map(|r| r.to_string())
+}
+
 /// Registers `webfetch` and `websearch` in `registry`. The returned guards
 /// keep the registrations alive.
 pub fn register(

@@ -357,6 +357,11 @@ impl Running {
             }
             None => None,
         };
+        let server = ToolgateServer::with_elicitation(
+            started.engine().clone(),
+            toolgate.location().clone(),
+            elicitation,
+        );
         let configs = upstream_configs(started.policy_sources(), &upstream_files)?;
         let gateway = if configs.is_empty() {
             None
@@ -379,16 +384,11 @@ impl Running {
             for (tool, why) in gateway.withheld() {
                 eprintln!("toolgate: upstream tool {tool} withheld: {why}");
             }
-            let watch = gateway.spawn_watch();
+            let watch = gateway.spawn_watch(server.tool_list_signal());
             Some((gateway, watch))
         };
         let reloader =
             reload::spawn_policy_reloader(started.gate().clone(), started.policy_sources().clone());
-        let server = ToolgateServer::with_elicitation(
-            started.engine().clone(),
-            toolgate.location().clone(),
-            elicitation,
-        );
         Ok((
             Running {
                 toolgate,

@@ -229,6 +229,26 @@ fn eventually(server: &mut StdioMcp, id: &mut i64, want: impl Fn(&Value) -> bool
     }
 }
 
+/// Reads the server's messages until a notification `method` arrives,
+/// pinging so that a read never waits on a silent server; gives up after 10 s.
+fn heard(server: &mut StdioMcp, id: &mut i64, method: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let Some(message) = server.next() else {
+            return false;
+        };
+        if message["method"] == method {
+            return true;
+        }
+        if message.get("id").is_some() && message.get("method").is_none() {
+            std::thread::sleep(Duration::from_millis(50));
+            *id += 1;
+            server.send(json!({"jsonrpc": "2.0", "id": *id, "method": "ping"}));
+        }
+    }
+    false
+}
+
 fn described(list: &Value, name: &str) -> Option<String> {
     list["result"]["tools"]
         .as_array()?
@@ -253,12 +273,24 @@ fn a_definition_changed_mid_session_is_hidden_until_approved() {
         "{before}"
     );
 
-    // The upstream changes read_text's description and says so.
-    let mutated = call(&mut server, 50, "fx__mutate", json!({}));
-    assert_eq!(text(&mutated), "mutated", "{mutated}");
-    let list = eventually(&mut server, &mut id, |l| {
-        described(l, "fx__read_text").is_none()
-    });
+    // toolgate tells its client when its tool list changes.
+    assert_eq!(
+        server.init["result"]["capabilities"]["tools"]["listChanged"], true,
+        "{}",
+        server.init
+    );
+
+    // The upstream changes read_text's description and says so; toolgate
+    // re-checks the listing and passes the notification on. By the time the
+    // client hears it, the changed tool is already gone from the list.
+    server.send(json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "fx__mutate", "arguments": {}}}));
+    assert!(
+        heard(&mut server, &mut id, "notifications/tools/list_changed"),
+        "no notifications/tools/list_changed reached the client"
+    );
+    id += 1;
+    let list = request(&mut server, id, "tools/list", json!({}));
     assert_eq!(described(&list, "fx__read_text"), None, "{list}");
     assert!(
         described(&list, "fx__mutate").is_some(),
@@ -563,4 +595,233 @@ fn a_sandboxed_stdio_upstream_sees_only_the_location() {
     assert_eq!(confined["isError"], true, "{confined}");
     assert!(!text(&confined).contains("outside\n"), "{confined}");
     server.close();
+}
+
+/// An npm MCP server's launcher installed by `bash scripts/setup-node-mcp.sh`;
+/// `None` (the test skips) when it is missing, a failure under CI=true.
+fn node_server(bin: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../toolgate-mcp/.node/node_modules/.bin")
+        .join(bin);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{} is missing (run `bash scripts/setup-node-mcp.sh`)",
+        path.display()
+    );
+    eprintln!("skipping: {} is missing", path.display());
+    None
+}
+
+const ALLOW_EV: &str = "[permission.mcp]\n\"ev__*\" = \"allow\"\n\"ev__get-env\" = \"deny\"\n";
+
+/// Lists `@modelcontextprotocol/server-everything`'s tools through the
+/// gateway, calls two harmless ones, and checks that a call fetching a cloud
+/// metadata address, or a host no rule names, is refused as the built-in
+/// `webfetch` of it is, and that a tool denied wholesale is hidden and refused. Nothing leaves the machine:
+/// the refused fetch is never forwarded.
+fn everything_through_the_gate(server: &mut StdioMcp) {
+    let names = tool_names(server, 10);
+    for want in [
+        "ev__echo",
+        "ev__get-sum",
+        "ev__gzip-file-as-resource",
+        "read",
+    ] {
+        assert!(names.contains(&want.to_string()), "{want}: {names:?}");
+    }
+    assert!(!names.contains(&"ev__get-env".to_string()), "{names:?}");
+
+    let echo = call(
+        server,
+        11,
+        "ev__echo",
+        json!({"message": "through the gate"}),
+    );
+    assert_ne!(echo["isError"], true, "{echo}");
+    assert!(text(&echo).contains("through the gate"), "{echo}");
+    let sum = call(server, 12, "ev__get-sum", json!({"a": 2, "b": 3}));
+    assert_ne!(sum["isError"], true, "{sum}");
+    assert!(text(&sum).contains('5'), "{sum}");
+
+    let metadata = "http://169.254.169.254/latest/meta-data/iam/security-credentials/";
+    let builtin = call(server, 13, "webfetch", json!({"url": metadata}));
+    let through = call(
+        server,
+        14,
+        "ev__gzip-file-as-resource",
+        json!({"name": "creds.gz", "data": metadata, "outputType": "resource"}),
+    );
+    assert_eq!(builtin["isError"], true, "{builtin}");
+    assert_eq!(through["isError"], true, "{through}");
+    let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
+    assert_eq!(
+        verdict(&text(&builtin)),
+        verdict(&text(&through)),
+        "{builtin} {through}"
+    );
+
+    // A host no rule names: asked, and with no one to ask, refused, both ways.
+    let outside = "https://collector.invalid/upload?k=1";
+    let builtin = call(server, 16, "webfetch", json!({"url": outside}));
+    let through = call(
+        server,
+        17,
+        "ev__gzip-file-as-resource",
+        json!({"name": "x.gz", "data": outside}),
+    );
+    assert_eq!(through["isError"], true, "{through}");
+    assert_eq!(
+        verdict(&text(&builtin)),
+        verdict(&text(&through)),
+        "{builtin} {through}"
+    );
+
+    let env = request(
+        server,
+        15,
+        "tools/call",
+        json!({"name": "ev__get-env", "arguments": {}}),
+    );
+    assert!(
+        env.get("error").is_some() || env["result"]["isError"] == true,
+        "{env}"
+    );
+    assert!(!env.to_string().contains("PATH"), "{env}");
+}
+
+/// `@modelcontextprotocol/server-everything` over stdio.
+#[test]
+fn server_everything_over_stdio_goes_through_the_gate() {
+    let Some(bin) = node_server("mcp-server-everything") else {
+        return;
+    };
+    let env = CliEnv::new();
+    let servers =
+        json!({"mcpServers": {"ev": {"command": bin, "args": ["stdio"], "sandbox": false}}});
+    let upstreams = env.base.join("servers.json");
+    env.write(&upstreams, &servers.to_string());
+    let config_file = env.base.join("gate.toml");
+    env.write(&config_file, ALLOW_EV);
+    let flags = vec![
+        "--upstreams".into(),
+        upstreams.into_os_string(),
+        "--config".into(),
+        config_file.into_os_string(),
+    ];
+    let mut server = start(&env, &flags);
+    everything_through_the_gate(&mut server);
+    server.close();
+    let out = env.command(&["log", "--json"]).output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(log.contains("ev__echo"), "{log}");
+    assert!(log.contains("ev__gzip-file-as-resource"), "{log}");
+}
+
+/// `@modelcontextprotocol/server-everything` over streamable HTTP.
+#[test]
+fn server_everything_over_streamable_http_goes_through_the_gate() {
+    let Some(bin) = node_server("mcp-server-everything") else {
+        return;
+    };
+    let env = CliEnv::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _upstream = KillOnDrop(
+        std::process::Command::new(&bin)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .current_dir(&env.ws)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let config = format!("{ALLOW_EV}[upstreams.ev]\nurl = \"http://127.0.0.1:{port}/mcp\"\n");
+    let config_file = env.base.join("gate.toml");
+    env.write(&config_file, &config);
+    let flags = vec!["--config".into(), config_file.into_os_string()];
+    let mut server = start(&env, &flags);
+    everything_through_the_gate(&mut server);
+    server.close();
+}
+
+/// An upstream returns a poisoned web page (tests/py/upstream_fixture.py's
+/// `open_page`): the gateway's result carries a flag of each kind of cue the
+/// page holds, the planted key is redacted before the model sees it, the
+/// audit log records the flags with the call, and an ordinary file read
+/// through the same upstream carries none.
+#[test]
+fn an_injected_page_from_an_upstream_is_flagged_and_logged() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    env.write(env.ws.join("notes.txt"), "plain notes\n");
+    let flags = world(&env, &python, ALLOW_FX);
+    let mut server = start(&env, &flags);
+    let page = call(&mut server, 10, "fx__open_page", json!({"page": "install"}));
+    assert_ne!(page["isError"], true, "{page}");
+    assert!(text(&page).contains("pip install widget"), "{page}");
+    assert!(
+        !page.to_string().contains("AKIAIOSFODNN7ABCDEFG"),
+        "the key reached the model: {page}"
+    );
+    let kinds: Vec<String> = page["_meta"]["toolgate/flags"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no flags: {page}"))
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let cues = [
+        "instruction-to-model",
+        "chat-template-marker",
+        "forged-harness-tag",
+        "invisible-unicode",
+        "bidi-control",
+        "exfiltration-url",
+    ];
+    for cue in cues {
+        assert!(
+            kinds.iter().any(|k| k == cue),
+            "{cue} not flagged: {kinds:?}"
+        );
+    }
+    let plain = call(
+        &mut server,
+        11,
+        "fx__read_text",
+        json!({"path": "notes.txt"}),
+    );
+    assert!(text(&plain).contains("plain notes"), "{plain}");
+    assert!(plain["_meta"]["toolgate/flags"].is_null(), "{plain}");
+    server.close();
+
+    let out = env.command(&["log", "--json"]).output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    let completed: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e.to_string().contains("fx__open_page") && e.to_string().contains("flags"))
+        .collect();
+    assert!(
+        !completed.is_empty(),
+        "no event of the page with its flags: {log}"
+    );
+    let recorded = completed[0].to_string();
+    for cue in cues {
+        assert!(recorded.contains(cue), "{cue} not in the log: {recorded}");
+    }
+    assert!(
+        !log.contains("AKIAIOSFODNN7ABCDEFG"),
+        "the key is in the log"
+    );
 }

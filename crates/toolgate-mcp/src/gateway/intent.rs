@@ -1,8 +1,10 @@
 //! The requests an upstream tool call implies, found by the kinds of its
 //! arguments: the call itself (`mcp`, `NAME__tool`, and the action
 //! `NAME__tool` for rules that name the tool as an action), every path (`read`, and
-//! `edit` unless the tool is trusted read-only), every URL (`webfetch`) and
-//! every `command` (`bash`, for the shell analyser).
+//! `edit` unless the tool is trusted read-only), every URL (`webfetch`; one
+//! naming a non-public address literally is refused before anyone is asked,
+//! as the built-in `webfetch` refuses it) and every `command` (`bash`, for
+//! the shell analyser).
 
 use serde_json::{Map, Value};
 use toolgate_core::{Location, PermissionRequest, Risk, ToolError};
@@ -82,6 +84,12 @@ fn judge_string(
     if matches!(key.as_str(), "command" | "cmd" | "script" | "shell") && !s.trim().is_empty() {
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
     } else if looks_like_url(s) {
+        // The built-in web tools run with the default network settings;
+        // an upstream is held to the same.
+        let config = toolgate_tools::web_tools::WebToolsConfig::default();
+        if let Some(refusal) = toolgate_tools::web_tools::literal_refusal(&config, s) {
+            return Err(ToolError::Failed(refusal));
+        }
         out.push(PermissionRequest::url("webfetch", s.trim(), Risk::Network));
     } else if looks_like_path(&key, s) {
         let resolved = location.resolve(s)?;
@@ -160,5 +168,31 @@ mod tests {
         assert!(!got.iter().any(|(_, r)| r.contains("hello")));
         let r = requests("fs__read", args.as_object().unwrap(), &location, true).unwrap();
         assert!(!r.iter().any(|r| r.action == "edit"));
+    }
+
+    /// SSRF through an upstream: a URL argument naming a cloud metadata,
+    /// loopback or private address literally is refused before anyone is
+    /// asked, with the built-in `webfetch`'s message (an approval must not
+    /// be able to send an upstream there).
+    #[test]
+    fn a_metadata_address_in_upstream_arguments_is_refused_before_anyone_is_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for url in [
+            "http://169.254.169.254/latest/meta-data/",
+            "https://127.0.0.1:8080/admin",
+            "http://[::ffff:10.0.0.1]/",
+        ] {
+            let args = json!({"name": "x.gz", "nested": {"data": url}});
+            let err =
+                requests("ev__gzip", args.as_object().unwrap(), &location, false).expect_err(url);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{url}: {err}"
+            );
+        }
+        let public = json!({"data": "https://example.com/x"});
+        let r = requests("ev__gzip", public.as_object().unwrap(), &location, false).unwrap();
+        assert!(r.iter().any(|r| r.action == "webfetch"));
     }
 }

@@ -15,6 +15,8 @@ pub struct StdioMcp {
     child: Child,
     to_server: Option<ChildStdin>,
     from_server: BufReader<ChildStdout>,
+    /// The server's answer to `initialize`.
+    pub init: Value,
 }
 
 impl StdioMcp {
@@ -40,6 +42,7 @@ impl StdioMcp {
             child,
             to_server,
             from_server,
+            init: Value::Null,
         };
         server.send(json!({
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -52,6 +55,7 @@ impl StdioMcp {
         }));
         let init = server.next().expect("the server answers initialize");
         assert!(init["result"]["protocolVersion"].is_string(), "{init}");
+        server.init = init;
         server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         server
     }
