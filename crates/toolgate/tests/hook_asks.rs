@@ -300,3 +300,97 @@ fn a_piped_answer_is_not_a_terminal_and_answers_nothing() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{o:?}");
 }
+
+/// One HTTP/1.1 exchange with the page: the response's headers and body.
+fn http(addr: &str, request: &str) -> (String, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (head.to_string(), body.to_string())
+}
+
+#[test]
+fn an_ask_answered_once_on_the_approval_page_of_toolgate_mcp_is_allowed() {
+    let e = env();
+    let mut c = e.command(&["mcp", "--root"]);
+    c.arg(&e.ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut server = c.spawn().unwrap();
+    // Kept open: the server runs until its stdin closes.
+    let _stdin = server.stdin.take().unwrap();
+    let mut lines = std::io::BufRead::lines(BufReader::new(server.stderr.take().unwrap()));
+    let url = loop {
+        let line = lines.next().expect("the server ended").unwrap();
+        if let Some((_, url)) = line.split_once("approval page at ") {
+            break url.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, query) = rest.split_once('/').unwrap();
+    let addr = addr.to_string();
+    // Signing in with the token gives the cookie the page wants.
+    let (head, _) = http(
+        &addr,
+        &format!("GET /{query} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    );
+    let cookie = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("set-cookie:")
+                .then(|| l[11..].trim().split(';').next().unwrap().to_string())
+        })
+        .unwrap_or_else(|| panic!("no cookie: {head}"));
+    let (payload, mode) = asking_call(&e, "gemini");
+    let answer = spawn_hook(&e, "gemini", payload, mode, "60000");
+    let id = loop {
+        let (_, body) = http(
+            &addr,
+            &format!(
+                "GET /approvals/pending HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n\
+                 Accept: application/json\r\nConnection: close\r\n\r\n"
+            ),
+        );
+        let start = body.find('[').unwrap_or(0);
+        let end = body.rfind(']').map_or(body.len(), |i| i + 1);
+        let asks: Value = serde_json::from_str(&body[start..end]).unwrap_or(json!([]));
+        if let Some(ask) = asks.as_array().and_then(|a| a.first()) {
+            assert!(
+                ask["prompt"]["tool"].as_str().unwrap().contains("gemini"),
+                "{ask}"
+            );
+            break ask["id"].as_u64().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let form = "answer=once";
+    let (head, body) = http(
+        &addr,
+        &format!(
+            "POST /approvals/pending/{id}/answer HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n\
+             Origin: http://{addr}\r\nAccept: application/json\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{form}",
+            form.len()
+        ),
+    );
+    assert!(head.starts_with("HTTP/1.1 2"), "{head}\n{body}");
+    let o = answer.recv().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("allowed once by the person (page)"),
+        "{v}"
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}
