@@ -84,9 +84,8 @@ fn ask_one(
                 }
                 write!(
                     tty_out,
-                    "Not a valid choice: {:?}. {}",
-                    line.trim(),
-                    "Allow? [o]nce / [r]eject [message]: "
+                    "Not a valid choice: {:?}. Allow? [o]nce / [r]eject [message]: ",
+                    line.trim()
                 )?;
                 tty_out.flush()?;
             }
