@@ -89,35 +89,6 @@ fn running_at(path: &std::path::Path) -> bool {
 /// How often a relay reads the queue.
 const RELAY_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// The queue, shared by a relay's tasks over one connection.
-type SharedQueue = std::sync::Arc<std::sync::Mutex<toolgate_store::AskQueue>>;
-
-/// Runs `f` on the queue on the blocking pool.
-async fn with_queue<T: Send + 'static>(
-    queue: &SharedQueue,
-    f: impl FnOnce(&toolgate_store::AskQueue) -> Result<T, toolgate_store::StoreError> + Send + 'static,
-) -> Option<T> {
-    let queue = std::sync::Arc::clone(queue);
-    let done = tokio::task::spawn_blocking(move || {
-        let queue = queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(&queue)
-    })
-    .await;
-    match done {
-        Ok(Ok(value)) => Some(value),
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "cannot use the ask queue");
-            None
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot use the ask queue");
-            None
-        }
-    }
-}
-
 /// Shows the asks that hooks hand over on `channel` (the approval page of
 /// `toolgate serve` and `toolgate mcp`), and writes each answer to the
 /// queue, for as long as the returned task runs; an ask its hook stopped
@@ -128,25 +99,32 @@ pub fn spawn_relay(
     channel: std::sync::Arc<dyn toolgate_policy::approvals::ApprovalChannel>,
     by: &'static str,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
-    let queue = toolgate_store::AskQueue::open(queue_path(data)).map_err(std::io::Error::other)?;
-    let queue: SharedQueue = std::sync::Arc::new(std::sync::Mutex::new(queue));
     let presence = Presence::announce(data)?;
+    let path = queue_path(data);
     Ok(tokio::spawn(async move {
         let _presence = presence;
         let mut shown: std::collections::HashMap<i64, tokio::task::JoinHandle<()>> =
             std::collections::HashMap::new();
         loop {
             shown.retain(|_, task| !task.is_finished());
-            for ask in with_queue(&queue, |q| q.pending())
-                .await
-                .unwrap_or_default()
-            {
-                if shown.contains_key(&ask.id) {
-                    continue;
+            let p = path.clone();
+            let pending = tokio::task::spawn_blocking(move || {
+                toolgate_store::AskQueue::open(&p).and_then(|q| q.pending())
+            })
+            .await;
+            match pending {
+                Ok(Ok(asks)) => {
+                    for ask in asks {
+                        if shown.contains_key(&ask.id) {
+                            continue;
+                        }
+                        let id = ask.id;
+                        let task = tokio::spawn(show(ask, path.clone(), channel.clone(), by));
+                        shown.insert(id, task);
+                    }
                 }
-                let id = ask.id;
-                let task = tokio::spawn(show(ask, queue.clone(), channel.clone(), by));
-                shown.insert(id, task);
+                Ok(Err(e)) => tracing::warn!(error = %e, "cannot read the ask queue"),
+                Err(e) => tracing::warn!(error = %e, "cannot read the ask queue"),
             }
             tokio::time::sleep(RELAY_POLL).await;
         }
@@ -157,16 +135,24 @@ pub fn spawn_relay(
 /// stops waiting.
 async fn show(
     ask: toolgate_store::QueuedAsk,
-    queue: SharedQueue,
+    path: PathBuf,
     channel: std::sync::Arc<dyn toolgate_policy::approvals::ApprovalChannel>,
     by: &'static str,
 ) {
     let id = ask.id;
-    let waiting = async {
-        loop {
-            tokio::time::sleep(RELAY_POLL).await;
-            if with_queue(&queue, move |q| q.is_waiting(id)).await != Some(true) {
-                return;
+    let waiting = {
+        let path = path.clone();
+        async move {
+            loop {
+                tokio::time::sleep(RELAY_POLL).await;
+                let p = path.clone();
+                let still = tokio::task::spawn_blocking(move || {
+                    toolgate_store::AskQueue::open(&p).and_then(|q| q.is_waiting(id))
+                })
+                .await;
+                if !matches!(still, Ok(Ok(true))) {
+                    return;
+                }
             }
         }
     };
@@ -176,8 +162,13 @@ async fn show(
     };
     match answer {
         Ok(answer) => {
-            // False when the hook stopped waiting meanwhile: it denies.
-            with_queue(&queue, move |q| q.answer(id, &answer, by)).await;
+            let written = tokio::task::spawn_blocking(move || {
+                toolgate_store::AskQueue::open(&path).and_then(|q| q.answer(id, &answer, by))
+            })
+            .await;
+            if !matches!(written, Ok(Ok(_))) {
+                tracing::warn!(id, "cannot write the answer to the ask queue");
+            }
         }
         // Nobody could answer here; the hook denies when its wait ends.
         Err(e) => tracing::debug!(id, error = %e, "a handed-over ask was not answered"),
