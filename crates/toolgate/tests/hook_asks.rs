@@ -366,6 +366,11 @@ fn an_ask_answered_once_on_the_approval_page_of_toolgate_mcp_is_allowed() {
             );
             break ask["id"].as_u64().unwrap();
         }
+        // A hook that answered without its ask ever showing fails the test
+        // (instead of leaving it polling).
+        if let Ok(o) = answer.try_recv() {
+            panic!("the hook answered before its ask showed on the page: {o:?}");
+        }
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     let form = "answer=once";
