@@ -29,9 +29,12 @@ pub struct Reply {
     pub exit: u8,
 }
 
-/// Where an agent that cannot ask is told how to approve.
-const HOW_TO_APPROVE: &str = "to allow it, add a rule to .toolgate/config.toml \
-(see `toolgate policy explain`), or run the agent with toolgate as its MCP server";
+/// Where an agent that cannot ask is told how to approve: toolgate's own
+/// channels, a rule, or toolgate as the agent's MCP server.
+pub const HOW_TO_APPROVE: &str = "to allow it, keep `toolgate approvals watch` running in a \
+terminal (or toolgate's approval page open: `toolgate serve`) and the call is asked there, \
+add a rule to .toolgate/config.toml (see `toolgate policy explain`), or run the agent with \
+toolgate as its MCP server";
 
 fn prefixed(reason: &str) -> String {
     format!("toolgate: {reason}")

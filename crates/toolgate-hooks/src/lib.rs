@@ -31,7 +31,7 @@ mod rewrite;
 pub mod table;
 
 pub use agent::{Agent, Protocol};
-pub use answer::{Reply, Verdict, acknowledge, block, reply};
+pub use answer::{HOW_TO_APPROVE, Reply, Verdict, acknowledge, block, reply};
 pub use error::HookError;
 pub use mcp::{McpName, mcp_name};
 pub use payload::{HookCall, HookEvent, MAX_PAYLOAD, parse};

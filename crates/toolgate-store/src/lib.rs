@@ -18,6 +18,9 @@
 //!   [`toolgate_core::OutputStore`], with a retention [`sweep`](SpillStore::sweep).
 //! - [`SqliteApprovals`]: saved `always` approvals, implementing
 //!   [`toolgate_policy::approvals::ApprovalStore`].
+//! - [`AskQueue`]: asks a short process (an agent's hook) hands over to a
+//!   long-lived channel (the approval page, the terminal watcher), and their
+//!   answers.
 //!
 //! ## What "durable" means
 //!
@@ -66,6 +69,7 @@
 #![deny(missing_docs)]
 
 mod approvals;
+mod ask_queue;
 pub mod canonical;
 mod error;
 mod log;
@@ -75,6 +79,7 @@ mod spill;
 mod sqlite;
 
 pub use approvals::SqliteApprovals;
+pub use ask_queue::{AskQueue, QueuedAnswer, QueuedAsk};
 pub use error::StoreError;
 pub use log::{
     Durability, EventFilter, EventLog, EventReader, LogQuery, LogStats, Problem, StoredEvent,
@@ -83,3 +88,4 @@ pub use log::{
 #[cfg(feature = "postgres")]
 pub use pg::{APPROVALS_TTL, AppendMode, PgApprovals, PgConfig, PgEventLog};
 pub use spill::{DEFAULT_RETENTION, SWEEP_INTERVAL, SpillStore, SweepHandle};
+pub use sqlite::tune_for_short_process;

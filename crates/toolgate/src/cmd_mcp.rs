@@ -327,6 +327,8 @@ struct Running {
     toolgate: Toolgate,
     server: ToolgateServer,
     page: Option<tokio::task::JoinHandle<Result<(), toolgate_web::WebError>>>,
+    /// Shows the asks agents' hooks hand over on the page.
+    relay: Option<tokio::task::JoinHandle<()>>,
     reloader: tokio::task::JoinHandle<()>,
     /// The upstreams proxied, and the task re-checking their listings.
     _gateway: Option<(Gateway, tokio::task::JoinHandle<()>)>,
@@ -362,6 +364,13 @@ impl Running {
             toolgate.location().clone(),
             elicitation,
         );
+        let relay = match &web {
+            Some(w) => Some(
+                toolgate::handover::spawn_relay(&data, Arc::new(w.clone()), "page")
+                    .context("cannot show hooks' asks on the approval page")?,
+            ),
+            None => None,
+        };
         let configs = upstream_configs(started.policy_sources(), &upstream_files)?;
         let gateway = if configs.is_empty() {
             None
@@ -394,6 +403,7 @@ impl Running {
                 toolgate,
                 server,
                 page,
+                relay,
                 reloader,
                 _gateway: gateway,
             },
@@ -409,6 +419,9 @@ impl Running {
         }
         if let Some(page) = self.page {
             page.abort();
+        }
+        if let Some(relay) = self.relay {
+            relay.abort();
         }
         self.toolgate
             .start()?

@@ -17,5 +17,6 @@ use std::ffi::{c_char, c_int};
 /// The program's entry point, called by the C runtime.
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+    toolgate_store::tune_for_short_process();
     toolgate::hook::run_program(std::env::args_os().skip(1))
 }

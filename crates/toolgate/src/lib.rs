@@ -25,6 +25,7 @@ mod checkpoints;
 mod data_dir;
 mod engine;
 mod error;
+pub mod handover;
 pub mod hook;
 mod ids;
 mod sandbox;

@@ -12,6 +12,7 @@ mod cmd_policy;
 mod cmd_sandbox;
 mod cmd_trust;
 mod cmd_undo;
+mod cmd_watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -95,6 +96,9 @@ enum ApprovalsCommand {
     List(cmd_policy::ApprovalsListArgs),
     /// Remove one saved approval.
     Revoke(cmd_policy::ApprovalsRevokeArgs),
+    /// Answer, on this terminal, the asks that agents' hooks hand over
+    /// (agents that cannot ask a person themselves).
+    Watch(cmd_watch::WatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -201,6 +205,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Approvals(ApprovalsCommand::Revoke(args)) => {
             cmd_policy::run_approvals_revoke(args, &data)
         }
+        Command::Approvals(ApprovalsCommand::Watch(args)) => cmd_watch::run(args, &data),
         Command::Log(args) => cmd_log::run(args, &data),
         Command::Trust(args) => cmd_trust::run(args, &data),
         Command::Sandbox(command) => cmd_sandbox::run(command, &data, durability),

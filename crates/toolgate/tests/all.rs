@@ -19,6 +19,8 @@ mod conformance;
 mod gateway;
 #[path = "hook.rs"]
 mod hook;
+#[path = "hook_asks.rs"]
+mod hook_asks;
 #[path = "intent_oracle.rs"]
 mod intent_oracle;
 #[path = "mcp_parallel_calls.rs"]

@@ -14,8 +14,11 @@ use toolgate_hooks::{
     sandbox_rewrite,
 };
 
-use super::{Options, record};
-use crate::{BuildError, Builder, CheckError, CheckOutcome, DataDir, Durability, Toolgate};
+use super::{Options, ask, record};
+use crate::{
+    BuildError, Builder, CheckError, CheckOutcome, DataDir, Durability, TeamConfig, Toolgate,
+};
+use toolgate_policy::policy::PolicySources;
 
 /// The engine for the project at `root`, with the flags' config and mode.
 fn engine(
@@ -84,7 +87,11 @@ pub(super) fn decide(
     match &call.event {
         HookEvent::PreToolUse => {}
         HookEvent::PostToolUse { ok } => {
-            record::outcome(&call, *ok, data, durability)?;
+            // No engine here: the user, `--config` and managed layers only.
+            let mut sources = PolicySources::standard(project_root(&call, options));
+            sources.session_files = options.config.clone();
+            let team = TeamConfig::load(&sources)?;
+            record::outcome(&call, *ok, &team, data, durability)?;
             return Ok(acknowledge(agent));
         }
         HookEvent::Other(name) => {
@@ -151,7 +158,13 @@ pub(super) fn decide(
         Some(Judged::Outcome(o)) => Some(o),
         _ => None,
     };
-    record::decision(&call, outcome, &verdict, rewritten, data, durability)?;
+    if verdict.effect == Effect::Ask && ask::through_toolgate(agent) {
+        verdict = ask::ask_person(&call, outcome, &verdict, data);
+    }
+    // The layers the engine read, so `[store]` follows `--config` as the
+    // policy does.
+    let team = toolgate.team_config()?;
+    record::decision(&call, outcome, &verdict, rewritten, &team, data, durability)?;
     // The engine holds no store, thread or file: freeing its policy and
     // tables would only cost time.
     std::mem::forget(toolgate);

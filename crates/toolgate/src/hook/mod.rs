@@ -10,6 +10,7 @@
 //! even that.
 
 mod args;
+mod ask;
 mod decide;
 mod record;
 mod watchdog;
@@ -24,6 +25,7 @@ use toolgate_hooks::{Agent, Reply, block};
 use crate::{DataDir, Durability, Mode};
 
 pub use args::{ArgsError, Invocation, parse_invocation};
+pub use ask::{ASKS_VAR, WAIT_VAR};
 
 pub use toolgate_hooks::install::HOOK_PROGRAM;
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use toolgate_core::{Event, EventKind, EventPayload, EventSink};
 use toolgate_hooks::{HookCall, Verdict};
 
-use crate::{CheckOutcome, DataDir, Durability};
+use crate::{CheckOutcome, DataDir, Durability, TeamConfig};
 
 fn ids(call: &HookCall) -> (String, String) {
     let session = match &call.session_id {
@@ -38,10 +38,10 @@ fn extra(call: &HookCall, more: Value) -> Value {
 fn append(
     mut events: Vec<Event>,
     agent: &str,
+    team: &TeamConfig,
     data: &DataDir,
     durability: Durability,
 ) -> Result<()> {
-    let team = crate::TeamConfig::load_standard()?;
     crate::team::stamp_all(&mut events, &team.identity, Some(agent));
     if let crate::StoreChoice::Postgres { config, .. } = &team.store {
         // The team's database: committed (or refused) before the answer.
@@ -66,12 +66,14 @@ fn append(
     Ok(())
 }
 
-/// Each request's judgement and the answer given, durable before the answer.
+/// Each request's judgement and the answer given, durable before the answer,
+/// in the store `team` (read from the engine's config layers) chooses.
 pub(super) fn decision(
     call: &HookCall,
     outcome: Option<&CheckOutcome>,
     verdict: &Verdict,
     rewritten: bool,
+    team: &TeamConfig,
     data: &DataDir,
     durability: Durability,
 ) -> Result<()> {
@@ -124,13 +126,15 @@ pub(super) fn decision(
             ..EventPayload::default()
         },
     ));
-    append(events, call.agent.name(), data, durability)
+    append(events, call.agent.name(), team, data, durability)
 }
 
-/// The outcome the agent reports after the tool ran.
+/// The outcome the agent reports after the tool ran, in the store `team`
+/// chooses.
 pub(super) fn outcome(
     call: &HookCall,
     ok: bool,
+    team: &TeamConfig,
     data: &DataDir,
     durability: Durability,
 ) -> Result<()> {
@@ -159,5 +163,5 @@ pub(super) fn outcome(
             ..EventPayload::default()
         },
     );
-    append(vec![event], call.agent.name(), data, durability)
+    append(vec![event], call.agent.name(), team, data, durability)
 }

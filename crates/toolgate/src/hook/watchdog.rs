@@ -52,6 +52,15 @@ pub(super) fn arm(reply: &Reply, limit: Duration) -> std::io::Result<()> {
     if installed != 0 {
         return Err(std::io::Error::last_os_error());
     }
+    set_timer(limit)
+}
+
+/// Moves the timer to `limit` from now (the hook waits for a person).
+pub(super) fn extend(limit: Duration) -> std::io::Result<()> {
+    set_timer(limit)
+}
+
+fn set_timer(limit: Duration) -> std::io::Result<()> {
     let timer = libc::itimerval {
         it_interval: libc::timeval {
             tv_sec: 0,
