@@ -18,75 +18,19 @@ answer held. toolgate runs with its audit log on at default durability, in
 mode `accept-edits` so that writes are allowed.
 """
 
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from raw_mcp import Server, cpu_seconds  # noqa: E402
+
 WARMUP = 20
 CALLS = int(os.environ.get("BENCH_CALLS", "300"))
-TICK = os.sysconf("SC_CLK_TCK")
 REFERENCE = os.path.join(
     os.path.dirname(os.path.abspath(__file__)),
     "../../../bench-data/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
 )
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # utime and stime are fields 14 and 15 of the line; 12 and 13 after ')'.
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-class Server:
-    def __init__(self, argv, env=None):
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        self.next_id = 1
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "cpu-client", "version": "1"},
-            },
-        )
-        self.notify("notifications/initialized")
-
-    def notify(self, method):
-        line = json.dumps({"jsonrpc": "2.0", "method": method}) + "\n"
-        self.proc.stdin.write(line.encode())
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        rid = self.next_id
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
-        while True:
-            answer = json.loads(self.proc.stdout.readline())
-            if answer.get("id") == rid:
-                if "error" in answer:
-                    raise RuntimeError(f"{method}: {answer['error']}")
-                return answer["result"]
-
-    def call(self, tool, args):
-        result = self.request("tools/call", {"name": tool, "arguments": args})
-        if result.get("isError"):
-            raise RuntimeError(f"{tool}: {result}")
-        return result
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
 
 
 def fixture(base):
@@ -132,10 +76,10 @@ def main():
         env = dict(os.environ, TOOLGATE_DATA_DIR=data, TOOLGATE_MANAGED_CONFIG=os.path.join(data, "none.toml"))
 
         def start_toolgate():
-            return Server([toolgate, "mcp", "--root", root, "--mode", "accept-edits"], env)
+            return Server([toolgate, "mcp", "--root", root, "--mode", "accept-edits"], env, client="cpu-client")
 
         def start_reference():
-            return Server(["node", REFERENCE, root])
+            return Server(["node", REFERENCE, root], client="cpu-client")
 
         content = "y" * 4096
         operations = [

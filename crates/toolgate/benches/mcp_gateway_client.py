@@ -29,27 +29,22 @@ and a rule allowing their tools. Prints each round and the medians.
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
+
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from raw_mcp import Server, cpu_seconds  # noqa: E402
 
 WARMUP = int(os.environ.get("BENCH_WARMUP", "50"))
 CALLS = int(os.environ.get("BENCH_CALLS", "2000"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-TICK = os.sysconf("SC_CLK_TCK")
 NODE_BIN = os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "../../toolgate-mcp/.node/node_modules/.bin"
 )
 FILESYSTEM = os.path.join(NODE_BIN, "mcp-server-filesystem")
 EVERYTHING = os.path.join(NODE_BIN, "mcp-server-everything")
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # utime and stime are fields 14 and 15 of the line; 12 and 13 after ')'.
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def children(pid):
@@ -62,58 +57,6 @@ def children(pid):
         except FileNotFoundError:
             pass
     return sorted(out)
-
-
-class Server:
-    def __init__(self, argv, env=None):
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        self.next_id = 1
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "gateway-client", "version": "1"},
-            },
-        )
-        self.notify("notifications/initialized")
-
-    def notify(self, method):
-        line = json.dumps({"jsonrpc": "2.0", "method": method}) + "\n"
-        self.proc.stdin.write(line.encode())
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        rid = self.next_id
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
-        while True:
-            raw = self.proc.stdout.readline()
-            if not raw:
-                raise RuntimeError(f"{method}: the server hung up")
-            answer = json.loads(raw)
-            if answer.get("id") == rid:
-                if "error" in answer:
-                    raise RuntimeError(f"{method}: {answer['error']}")
-                return answer["result"]
-
-    def call(self, tool, args):
-        result = self.request("tools/call", {"name": tool, "arguments": args})
-        if result.get("isError"):
-            raise RuntimeError(f"{tool}: {result}")
-        return result
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=20)
 
 
 def measure(server, upstream_pid, tool, args):
@@ -183,11 +126,11 @@ def main():
             for _ in range(ROUNDS):
                 for how in ("direct", "gateway"):
                     if how == "direct":
-                        server = Server(command)
+                        server = Server(command, client="gateway-client")
                         upstream = None
                         call_tool = tool
                     else:
-                        server = Server(gateway_argv, env)
+                        server = Server(gateway_argv, env, client="gateway-client")
                         # Both upstreams are toolgate's children; the one
                         # measured is the one whose command line names it.
                         upstream = next(

@@ -376,27 +376,10 @@ fn a_streamable_http_upstream_goes_through_the_gate() {
         "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n",
     );
     env.write(env.ws.join("notes.txt"), "over http\n");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_fixture.py");
-    let _upstream = KillOnDrop(
-        std::process::Command::new(&python)
-            .arg(&fixture)
-            .env("UPSTREAM_HTTP_PORT", port.to_string())
-            .current_dir(&env.ws)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the HTTP fixture did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut command = std::process::Command::new(&python);
+    command.arg(&fixture).current_dir(&env.ws);
+    let (_upstream, port) = start_http_upstream(command, "UPSTREAM_HTTP_PORT", "the HTTP fixture");
     let config = format!(
         "{ALLOW_FX}[upstreams.fx]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Test = \"1\" }}\n"
     );
@@ -428,6 +411,33 @@ fn a_streamable_http_upstream_goes_through_the_gate() {
 
 /// A child killed and reaped when the test ends, passed or not.
 struct KillOnDrop(std::process::Child);
+
+/// Starts an HTTP upstream on a free loopback port, told by `port_var`, and
+/// waits until it listens.
+fn start_http_upstream(
+    mut command: std::process::Command,
+    port_var: &str,
+    what: &str,
+) -> (KillOnDrop, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = command
+        .env(port_var, port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let upstream = KillOnDrop(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{what} did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (upstream, port)
+}
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
@@ -727,26 +737,9 @@ fn server_everything_over_streamable_http_goes_through_the_gate() {
         return;
     };
     let env = CliEnv::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let _upstream = KillOnDrop(
-        std::process::Command::new(&bin)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .current_dir(&env.ws)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "server-everything did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut command = std::process::Command::new(&bin);
+    command.arg("streamableHttp").current_dir(&env.ws);
+    let (_upstream, port) = start_http_upstream(command, "PORT", "server-everything");
     let config = format!("{ALLOW_EV}[upstreams.ev]\nurl = \"http://127.0.0.1:{port}/mcp\"\n");
     let config_file = env.base.join("gate.toml");
     env.write(&config_file, &config);

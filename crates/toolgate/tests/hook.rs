@@ -13,7 +13,9 @@ use std::process::{Output, Stdio};
 use serde_json::{Value, json};
 use support::cli_env::CliEnv as Env;
 
-fn env() -> Env {
+/// A git repository with a source file, a `.env`, and a home directory with
+/// an SSH key and a `.bashrc` (the hook tests' world; `hook_asks` uses it too).
+pub(crate) fn env() -> Env {
     let e = Env::new();
     e.write(e.ws.join("src/lib.rs"), "pub fn f() {}\n");
     e.write(e.ws.join(".env"), "SECRET=1\n");

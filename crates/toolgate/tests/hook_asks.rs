@@ -16,17 +16,7 @@ use std::sync::mpsc;
 use serde_json::{Value, json};
 use support::cli_env::CliEnv as Env;
 
-fn env() -> Env {
-    let e = Env::new();
-    e.write(e.ws.join("src/lib.rs"), "pub fn f() {}\n");
-    let git = std::process::Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&e.ws)
-        .status()
-        .unwrap();
-    assert!(git.success());
-    e
-}
+use super::hook::env;
 
 /// A call the agent's hook answers with an ask: Gemini cannot run the
 /// sandbox's rewrite of `cargo test` (mode auto), nor ask; Codex in mode
