@@ -36,7 +36,7 @@ pub fn run(args: HookArgs, data: Result<DataDir>, durability: Durability) -> Res
             };
             Ok(toolgate::hook::answer(agent, &options, data, durability))
         }
-        [verb, agent] => crate::cmd_hook_install::run(verb, agent, &args),
+        [verb, agent] => crate::cmd_hook_install::run(verb, agent, &args, data.ok().as_ref()),
         _ => Err(anyhow!(
             "usage: toolgate hook AGENT | toolgate hook install|uninstall|status AGENT"
         )),

@@ -9,10 +9,12 @@ use toolgate_hooks::install::{
     Scope, fail_open_reasons, hook_command, inspect, install_text, settings_path, uninstall_text,
 };
 
+use toolgate::DataDir;
+
 use crate::cmd_hook::HookArgs;
 
 /// Runs `toolgate hook VERB AGENT`.
-pub fn run(verb: &str, agent: &str, args: &HookArgs) -> Result<i32> {
+pub fn run(verb: &str, agent: &str, args: &HookArgs, data: Option<&DataDir>) -> Result<i32> {
     let agent: Agent = agent.parse()?;
     let project = crate::cli_builder::root(args.policy.root.as_deref())?;
     let home = std::env::var_os("HOME")
@@ -38,7 +40,7 @@ pub fn run(verb: &str, agent: &str, args: &HookArgs) -> Result<i32> {
             for s in scopes {
                 paths.push(path_of(s)?);
             }
-            status(agent, &paths)
+            status(agent, &paths, data)
         }
         other => bail!("unknown verb `{other}`: use install, uninstall or status"),
     }
@@ -167,6 +169,19 @@ fn uninstall(agent: Agent, path: &Path) -> Result<i32> {
     Ok(0)
 }
 
+/// Who puts the hook's asks to a person: the agent itself, or toolgate's
+/// own channels, and whether one of those is running now.
+fn where_asks_go(agent: Agent, data: Option<&DataDir>) -> String {
+    if !toolgate::hook::asks_go_to_toolgate(agent) {
+        return format!("{agent} asks the person itself");
+    }
+    if data.is_some_and(toolgate::handover::channel_running) {
+        "put to toolgate's channels; one is running (`toolgate approvals watch` or the approval page)".into()
+    } else {
+        "denied with how to approve: no toolgate channel is running (start `toolgate approvals watch` in a terminal, or `toolgate serve`)".into()
+    }
+}
+
 /// The program of a hook command (its first word, unquoted).
 fn program(command: &str) -> String {
     let command = command.trim_start();
@@ -197,7 +212,7 @@ fn command_runs(commands: &[String]) -> bool {
     })
 }
 
-fn status(agent: Agent, paths: &[PathBuf]) -> Result<i32> {
+fn status(agent: Agent, paths: &[PathBuf], data: Option<&DataDir>) -> Result<i32> {
     let mut healthy = false;
     let mut installed_any = false;
     for path in paths {
@@ -232,6 +247,8 @@ fn status(agent: Agent, paths: &[PathBuf]) -> Result<i32> {
     }
     if !installed_any {
         println!("{agent}: not installed: run `toolgate hook install {agent}`");
+    } else {
+        println!("  asks: {}", where_asks_go(agent, data));
     }
     Ok(if healthy { 0 } else { 1 })
 }

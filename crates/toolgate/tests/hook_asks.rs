@@ -389,3 +389,35 @@ fn an_ask_answered_once_on_the_approval_page_of_toolgate_mcp_is_allowed() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+#[test]
+fn hook_status_says_who_takes_the_asks_and_whether_a_channel_runs() {
+    let e = env();
+    let status = |agent: &str| {
+        let out = e
+            .command(&["hook", "status", agent, "--project"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for agent in ["gemini", "claude-code"] {
+        let install = e.command(&["hook", "install", agent]).output().unwrap();
+        assert!(install.status.success(), "{install:?}");
+    }
+    let none = status("gemini");
+    assert!(
+        none.contains("asks: denied with how to approve: no toolgate channel is running"),
+        "{none}"
+    );
+    assert!(
+        status("claude-code").contains("asks: claude-code asks the person itself"),
+        "{}",
+        status("claude-code")
+    );
+    let _watcher = Watcher::start(&e, "");
+    let running = status("gemini");
+    assert!(
+        running.contains("asks: put to toolgate's channels; one is running"),
+        "{running}"
+    );
+}

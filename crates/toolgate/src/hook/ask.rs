@@ -36,7 +36,7 @@ pub const ASKS_VAR: &str = "TOOLGATE_HOOK_ASKS";
 
 /// Whether an ask of `agent` goes to toolgate's channels: the agent cannot
 /// put it to a person, or [`ASKS_VAR`] says to.
-pub(super) fn through_toolgate(agent: Agent) -> bool {
+pub fn through_toolgate(agent: Agent) -> bool {
     !agent.protocol().can_ask || std::env::var(ASKS_VAR).is_ok_and(|v| v.trim() == "toolgate")
 }
 

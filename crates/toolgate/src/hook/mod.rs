@@ -11,6 +11,7 @@
 
 mod args;
 mod ask;
+pub use ask::through_toolgate as asks_go_to_toolgate;
 mod decide;
 mod record;
 mod watchdog;
