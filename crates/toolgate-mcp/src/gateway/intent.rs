@@ -195,4 +195,28 @@ mod tests {
         let r = requests("ev__gzip", public.as_object().unwrap(), &location, false).unwrap();
         assert!(r.iter().any(|r| r.action == "webfetch"));
     }
+
+    #[test]
+    fn a_private_address_spelled_another_way_is_refused_too() {
+        // The class: any spelling the URL parser reads as a private,
+        // loopback or link-local address (IPv6 loopback, an IPv4 address
+        // as one decimal or hex number, a short dotted form, a URL in an
+        // array or behind a user part).
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for url in [
+            "http://[::1]:9000/",
+            "http://2130706433/",
+            "http://0x7f.1/",
+            "http://user@169.254.169.254/",
+        ] {
+            let args = json!({"urls": ["https://example.com/", url]});
+            let err =
+                requests("ev__gzip", args.as_object().unwrap(), &location, false).expect_err(url);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{url}: {err}"
+            );
+        }
+    }
 }
