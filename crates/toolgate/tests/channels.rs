@@ -34,19 +34,7 @@ impl Setup {
     }
 }
 
-fn python() -> Option<PathBuf> {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolgate-mcp/.venv/bin/python");
-    if venv.exists() {
-        return Some(venv);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "the Python MCP SDK is missing at {} (run `bash scripts/setup-python-mcp.sh`)",
-        venv.display()
-    );
-    eprintln!("skipping: {} is missing", venv.display());
-    None
-}
+use crate::support::installed::mcp_python as python;
 
 /// Runs one scenario of tests/py/channels.py; panics with its output on failure.
 fn scenario(setup: &Setup, mode: &str, name: &str) {

@@ -16,19 +16,7 @@ use serde_json::{Value, json};
 use support::cli_env::CliEnv;
 use support::stdio_mcp::StdioMcp;
 
-fn python() -> Option<PathBuf> {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolgate-mcp/.venv/bin/python");
-    if venv.exists() {
-        return Some(venv);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "the Python MCP SDK is missing at {} (run `bash scripts/setup-python-mcp.sh`)",
-        venv.display()
-    );
-    eprintln!("skipping: {} is missing", venv.display());
-    None
-}
+use support::installed::{mcp_python as python, node_server};
 
 /// What a sandboxed upstream on the test venv's interpreter must read: the
 /// venv, the fixture, and the Python installation the venv links into
@@ -605,24 +593,6 @@ fn a_sandboxed_stdio_upstream_sees_only_the_location() {
     assert_eq!(confined["isError"], true, "{confined}");
     assert!(!text(&confined).contains("outside\n"), "{confined}");
     server.close();
-}
-
-/// An npm MCP server's launcher installed by `bash scripts/setup-node-mcp.sh`;
-/// `None` (the test skips) when it is missing, a failure under CI=true.
-fn node_server(bin: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../toolgate-mcp/.node/node_modules/.bin")
-        .join(bin);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{} is missing (run `bash scripts/setup-node-mcp.sh`)",
-        path.display()
-    );
-    eprintln!("skipping: {} is missing", path.display());
-    None
 }
 
 const ALLOW_EV: &str = "[permission.mcp]\n\"ev__*\" = \"allow\"\n\"ev__get-env\" = \"deny\"\n";

@@ -4,4 +4,5 @@
 #![allow(dead_code)]
 
 pub mod cli_env;
+pub mod installed;
 pub mod stdio_mcp;
