@@ -118,17 +118,7 @@ fn line(fx: &Fixture, policy: &toolgate_policy::policy::Policy, at: &str, comman
     let decision = fx.bash_decision(policy, command);
     let mut text = format!("{at}\t{command:?}\t{decision}");
     for r in fx.analyze(command) {
-        write!(
-            text,
-            "\t[{} {:?} {} save={:?} opaque={} {}]",
-            r.request.action,
-            r.request.resource,
-            r.request.risk,
-            r.request.save_pattern,
-            r.opaque,
-            r.reason
-        )
-        .unwrap();
+        write!(text, "\t[{}]", fixture::describe(&r)).unwrap();
     }
     let base = fx.ws.parent().unwrap();
     let placeholders = [

@@ -252,15 +252,7 @@ impl Fixture {
     pub fn dump(&self, label: &str, command: &str) {
         println!("{label} {command:?}");
         for r in &self.analyze(command) {
-            println!(
-                "    {} {:?} {} save={:?} opaque={} — {}",
-                r.request.action,
-                r.request.resource,
-                r.request.risk,
-                r.request.save_pattern,
-                r.opaque,
-                r.reason
-            );
+            println!("    {}", describe(r));
         }
     }
 }
@@ -476,4 +468,18 @@ pub fn harness_name(module: &str, test: &str) -> String {
         Some((_, module)) => format!("{module}::{test}"),
         None => test.to_string(),
     }
+}
+
+/// One of the analyser's requests on one line: action, resource, risk, the
+/// pattern "always" would save, whether it is opaque, and why.
+pub fn describe(r: &ShellRequest) -> String {
+    format!(
+        "{} {:?} {} save={:?} opaque={} — {}",
+        r.request.action,
+        r.request.resource,
+        r.request.risk,
+        r.request.save_pattern,
+        r.opaque,
+        r.reason
+    )
 }
