@@ -472,3 +472,40 @@ fn a_globbed_directory_in_a_written_path_is_an_unknown_target() {
         Effect::Allow
     );
 }
+
+/// A command's operand that it writes, outside the location, is judged like
+/// a redirect to the same path: `echo x > DATA/state.db` was denied (the
+/// data directory is toolgate's own), but `cp`, `tee`, `mv`, `dd of=` and
+/// `install` writing there were only asked as a directory outside the
+/// location, so one approval of "a command outside" could rewrite saved
+/// approvals, the ask queue or the audit log.
+#[test]
+fn a_command_writing_toolgates_own_files_outside_the_location_is_denied_like_a_redirect() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    let (ws, home, data) = (base.join("ws"), base.join("home"), base.join("data"));
+    for d in [&ws, &home, &data] {
+        fs::create_dir_all(d).unwrap();
+    }
+    write(&ws.join("a.db"), "x");
+    let policy = Policy::load(&project_sources(&ws, &home, &data)).unwrap();
+    let loc = Location::new(&ws).unwrap();
+    let decide = |command: String| {
+        let requests =
+            intent::builtin_intent("bash", &json!({ "command": command }), &loc).unwrap();
+        check(&policy, requests, &loc, &NoApprovals).decision
+    };
+    let d = data.display();
+    assert_eq!(decide(format!("echo x > {d}/state.db")), Effect::Deny);
+    for command in [
+        format!("cp a.db {d}/state.db"),
+        format!("cp a.db {d}/asks.db"),
+        format!("tee {d}/state.db < a.db"),
+        format!("mv a.db {d}/audit.db"),
+        format!("dd if=a.db of={d}/state.db"),
+        format!("install a.db {d}/state.db"),
+        format!("cp -t {d} a.db"),
+    ] {
+        assert_eq!(decide(command.clone()), Effect::Deny, "{command}");
+    }
+}

@@ -401,17 +401,18 @@ impl Analyzer<'_, '_> {
         {
             self.secret_request(&resolved_text, Risk::Credential, writes, scope);
         }
+        if writes {
+            // A file the command writes is judged like a redirect target,
+            // inside the location or not: protected paths (`.git/hooks/…`,
+            // `.envrc`, `~/.bashrc`, toolgate's own files) are seen.
+            self.push(
+                PermissionRequest::path("edit", resolved_text.clone(), Risk::Write),
+                false,
+                format!("writes {resolved_text}"),
+                scope,
+            );
+        }
         if resolved.inside {
-            if writes {
-                // A file the command writes is judged like a redirect target:
-                // protected paths (`.git/hooks/…`, `.envrc`) are seen.
-                self.push(
-                    PermissionRequest::path("edit", resolved_text.clone(), Risk::Write),
-                    false,
-                    format!("writes {resolved_text}"),
-                    scope,
-                );
-            }
             return;
         }
         let dir = resolved
