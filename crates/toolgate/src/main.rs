@@ -10,6 +10,7 @@ mod cmd_log;
 mod cmd_mcp;
 mod cmd_policy;
 mod cmd_sandbox;
+mod cmd_telemetry;
 mod cmd_trust;
 mod cmd_undo;
 mod cmd_watch;
@@ -76,6 +77,10 @@ enum Command {
     /// Answer another agent's pre-tool-use hook (payload on stdin), or
     /// install, uninstall or check toolgate's hook entry in its settings.
     Hook(cmd_hook::HookArgs),
+    /// Send the spans of calls answered by agents' hooks to the OTLP
+    /// collector (`[telemetry]`).
+    #[command(subcommand)]
+    Telemetry(cmd_telemetry::TelemetryCommand),
     /// Turn an agent's permission rules into toolgate config (printed).
     Import(cmd_import::ImportArgs),
     /// List the change sets that landed (`--list`), or restore one.
@@ -210,6 +215,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Trust(args) => cmd_trust::run(args, &data),
         Command::Sandbox(command) => cmd_sandbox::run(command, &data, durability),
         Command::Hook(_) => unreachable_hook(),
+        Command::Telemetry(command) => cmd_telemetry::run(command, &data),
         Command::Import(args) => cmd_import::run(args),
         Command::Undo(args) => cmd_undo::run(args, &data),
     }

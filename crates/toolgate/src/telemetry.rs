@@ -25,6 +25,7 @@
 //! ```
 
 mod export;
+pub mod hook_export;
 pub mod otlp;
 
 use std::collections::HashMap;
@@ -126,6 +127,11 @@ struct OpenCall {
     source: Option<DecisionSource>,
     rule: Option<String>,
     actor: Option<String>,
+    /// A hook's call: its last event read back from the log, to end the
+    /// span with if the agent never reports the tool's outcome.
+    last: Option<Event>,
+    /// Ended without the agent reporting how the tool went.
+    unreported: bool,
 }
 
 fn nanos(ms: i64) -> u64 {
@@ -183,6 +189,9 @@ fn call_attributes<'a>(
         }
     }
     attrs.push(("toolgate.sandbox", Value::Bool(sandbox)));
+    if call.unreported {
+        attrs.push(("toolgate.outcome", text("not reported by the agent")));
+    }
     // Staged writes of a sandboxed command that did not land.
     if let Some(refused) = p
         .extra
@@ -345,6 +354,78 @@ impl Telemetry {
             }
             EventKind::SessionStarted | EventKind::NetworkConnection => {}
         }
+    }
+
+    /// Takes note of an event of an agent's hook call, read back from the
+    /// audit log ([`hook_export`]). The agent runs the tool itself, so the
+    /// call's span ends where its outcome is known: a denial (the tool never
+    /// runs), the outcome the agent reports, or
+    /// [`end_unreported`](Self::end_unreported) when no report comes. An
+    /// outcome whose decision this process never saw (recorded before it
+    /// started reading) has no span to end, and is passed over.
+    pub fn observe_hook_event(&self, e: &Event) {
+        if e.call_id.is_empty() {
+            return;
+        }
+        match e.kind {
+            EventKind::ToolCompleted | EventKind::ToolFailed => {
+                if self.open_call(&e.call_id, |_| ()).is_none() {
+                    return;
+                }
+                self.observe(e, false);
+            }
+            EventKind::PermissionResolved if e.payload.decision == Some(Effect::Deny) => {
+                self.observe(e, false);
+                let mut denied = e.clone();
+                denied.kind = EventKind::ToolFailed;
+                denied.payload.reason = Some("denied".into());
+                self.observe(&denied, false);
+            }
+            _ => {
+                self.observe(e, false);
+                self.open_call(&e.call_id, |call| call.last = Some(e.clone()));
+            }
+        }
+    }
+
+    /// Runs `f` on the open call `call_id`, if there is one.
+    fn open_call<T>(&self, call_id: &str, f: impl FnOnce(&mut OpenCall) -> T) -> Option<T> {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.get_mut(call_id).map(f)
+    }
+
+    /// Ends the span of every hook call still open whose last event is
+    /// older than `before_ms` (every one with `None`), at that event, as
+    /// not reported by the agent. Returns how many were ended.
+    pub fn end_unreported(&self, before_ms: Option<i64>) -> usize {
+        let stale: Vec<OpenCall> = {
+            let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+            let ids: Vec<String> = calls
+                .iter()
+                .filter(|(_, c)| {
+                    c.last
+                        .as_ref()
+                        .is_some_and(|l| before_ms.is_none_or(|b| l.ts_ms < b))
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| calls.remove(id)).collect()
+        };
+        let ended = stale.len();
+        for mut call in stale {
+            let Some(mut last) = call.last.take() else {
+                continue;
+            };
+            last.kind = EventKind::ToolCompleted;
+            call.unreported = true;
+            self.end(&last, call, false);
+        }
+        ended
+    }
+
+    /// Spans this process has ended so far.
+    pub fn spans_ended(&self) -> u64 {
+        self.counts.ended.load(Ordering::Relaxed)
     }
 
     fn end(&self, e: &Event, call: OpenCall, over_mcp: bool) {

@@ -213,6 +213,159 @@ fn every_call_is_a_genai_execute_tool_span_in_a_real_otlp_backend() {
     assert_eq!(stats["delivered"], 4, "{stats}");
 }
 
+/// `toolgate-hook claude-code` answering `payload`.
+fn claude_hook(e: &CliEnv, payload: Value) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate-hook"));
+    c.arg("claude-code")
+        .current_dir(&e.ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    crate::support::cli_env::isolate(&mut c, &e.data, &e.home);
+    let mut child = c.spawn().unwrap();
+    let _ = child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+fn pre_tool_use(e: &CliEnv, id: &str, tool: &str, input: Value) -> Value {
+    json!({"session_id": "agent-s1", "cwd": e.ws, "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": input, "tool_use_id": id})
+}
+
+/// The spans named `name`, waiting up to 30 s for `count` of them.
+fn wait_for(phoenix: &Phoenix, name: &str, count: usize) -> Vec<Value> {
+    let start = Instant::now();
+    loop {
+        let found: Vec<Value> = phoenix
+            .spans()
+            .into_iter()
+            .filter(|s| s["name"] == name)
+            .collect();
+        if found.len() >= count {
+            return found;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{count} spans {name} never arrived: {:?}",
+            phoenix.spans()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// The exporter a hook started, from the pid in its lock file, stopped.
+fn stop_exporter(e: &CliEnv) {
+    let lock = e.data.join("telemetry-export.lock");
+    if let Some(pid) = std::fs::read_to_string(lock)
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+    {
+        // SAFETY: a plain signal to a process id.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+}
+
+#[test]
+fn hook_calls_become_spans_through_an_exporter_the_hook_starts() {
+    let Some(phoenix) = Phoenix::start() else {
+        return;
+    };
+    let e = with_telemetry(&format!("http://127.0.0.1:{}", phoenix.port));
+    e.write(e.home.join(".ssh/id_rsa"), "KEY\n");
+    // A key read: denied, and a denial is the call's whole story.
+    let o = claude_hook(
+        &e,
+        pre_tool_use(&e, "tu-1", "Bash", json!({"command": "cat ~/.ssh/id_rsa"})),
+    );
+    // Claude Code reads exit 2 as a block, the reason on stderr.
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("credential"),
+        "{o:?}"
+    );
+    // A read, allowed, and the outcome the agent reports after it ran.
+    let read = pre_tool_use(&e, "tu-2", "Read", json!({"file_path": e.ws.join("a.txt")}));
+    let o = claude_hook(&e, read);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("allow"),
+        "{o:?}"
+    );
+    let post = json!({"session_id": "agent-s1", "cwd": e.ws, "hook_event_name": "PostToolUse",
+        "tool_name": "Read", "tool_input": {"file_path": e.ws.join("a.txt")},
+        "tool_use_id": "tu-2", "tool_response": "hello"});
+    let o = claude_hook(&e, post);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let denied = wait_for(&phoenix, "execute_tool Bash", 1);
+    let a = &denied[0]["attributes"];
+    assert_eq!(a["toolgate.decision"], "deny", "{a}");
+    assert_eq!(a["gen_ai.tool.call.id"], "tu-1");
+    assert_eq!(a["toolgate.agent"], "claude-code");
+    assert_eq!(a["toolgate.person"], "ada@example.com");
+    assert_eq!(a["error.type"], "denied");
+    assert_eq!(denied[0]["status_code"], "ERROR");
+    let read = wait_for(&phoenix, "execute_tool Read", 1);
+    let a = &read[0]["attributes"];
+    assert_eq!(a["toolgate.decision"], "allow", "{a}");
+    assert_eq!(a["gen_ai.tool.call.id"], "tu-2");
+    assert!(a["toolgate.outcome"].is_null(), "{a}");
+    assert_ne!(read[0]["status_code"], "ERROR");
+    stop_exporter(&e);
+    // An exporter started by hand runs until the log is quiet, and ends a
+    // call the agent never reported as such.
+    let e2 = with_telemetry(&format!("http://127.0.0.1:{}", phoenix.port));
+    let exporter = e2
+        .command(&["telemetry", "export", "--until-idle", "5"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = e2.data.join("telemetry-export.lock");
+    let start = Instant::now();
+    while std::fs::read_to_string(&lock).map_or(true, |t| t.trim().is_empty()) {
+        assert!(start.elapsed() < Duration::from_secs(10), "no exporter");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let glob = pre_tool_use(&e2, "tu-3", "Glob", json!({"pattern": "*.txt"}));
+    let o = claude_hook(&e2, glob);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let done = exporter.wait_with_output().unwrap();
+    assert!(done.status.success(), "{done:?}");
+    let told = String::from_utf8_lossy(&done.stdout);
+    assert!(told.starts_with("sent 1 spans of hook calls"), "{told}");
+    let glob = wait_for(&phoenix, "execute_tool Glob", 1);
+    let a = &glob[0]["attributes"];
+    assert_eq!(a["toolgate.outcome"], "not reported by the agent", "{a}");
+    assert_eq!(a["gen_ai.tool.call.id"], "tu-3");
+    // A second exporter by hand finds nothing left to send.
+    let o = e2.command(&["telemetry", "export"]).output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("sent 0 spans"),
+        "{o:?}"
+    );
+    // Each hook call is one span: nothing sent twice.
+    assert_eq!(wait_for(&phoenix, "execute_tool Bash", 1).len(), 1);
+    assert_eq!(wait_for(&phoenix, "execute_tool Read", 1).len(), 1);
+}
+
+#[test]
+fn telemetry_export_without_a_collector_configured_says_so() {
+    let e = CliEnv::new();
+    let o = e.command(&["telemetry", "export"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no [telemetry] is configured"), "{err}");
+    let o = e
+        .command(&["telemetry", "export", "--until-idle", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("soon"));
+}
+
 #[test]
 fn a_dead_collector_costs_the_call_nothing() {
     // Nothing listens there.

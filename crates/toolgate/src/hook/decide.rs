@@ -92,6 +92,7 @@ pub(super) fn decide(
             sources.session_files = options.config.clone();
             let team = TeamConfig::load(&sources)?;
             record::outcome(&call, *ok, &team, data, durability)?;
+            wake_exporter(&team, data, options);
             return Ok(acknowledge(agent));
         }
         HookEvent::Other(name) => {
@@ -165,10 +166,19 @@ pub(super) fn decide(
     // policy does.
     let team = toolgate.team_config()?;
     record::decision(&call, outcome, &verdict, rewritten, &team, data, durability)?;
+    wake_exporter(&team, data, options);
     // The engine holds no store, thread or file: freeing its policy and
     // tables would only cost time.
     std::mem::forget(toolgate);
     Ok(reply(agent, &verdict))
+}
+
+/// With `[telemetry]` set, makes sure a span exporter is reading the log
+/// (the hook itself sends nothing: it must answer at once).
+fn wake_exporter(team: &TeamConfig, data: &DataDir, options: &Options) {
+    if team.telemetry.is_some() {
+        crate::telemetry::hook_export::wake_exporter(data, &options.config);
+    }
 }
 
 enum Judged {
