@@ -142,6 +142,7 @@ struct RawTelemetry {
     enabled: Option<bool>,
     endpoint: Option<String>,
     include_arguments: Option<bool>,
+    certificate: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -213,12 +214,12 @@ impl TeamConfig {
             if let Some(v) = doc.telemetry {
                 let raw: RawTelemetry = v.try_into().map_err(|e: toml::de::Error| {
                     TeamError::Invalid(format!(
-                        "{}: [telemetry]: {} (the keys are enabled, endpoint, include_arguments)",
+                        "{}: [telemetry]: {} (the keys are enabled, endpoint, include_arguments, certificate)",
                         file.display(),
                         e.message()
                     ))
                 })?;
-                telemetry = telemetry_settings(raw, file)?;
+                telemetry = telemetry_settings(raw, file, &sources.home)?;
             }
         }
         let os = Identity::from_os();
@@ -315,6 +316,7 @@ impl TeamConfig {
 fn telemetry_settings(
     raw: RawTelemetry,
     file: &Path,
+    home: &Path,
 ) -> Result<Option<TelemetrySettings>, TeamError> {
     if raw.enabled == Some(false) {
         return Ok(None);
@@ -329,9 +331,21 @@ fn telemetry_settings(
         }
         None => None,
     };
+    // Relative to the config file, as `[store] password_file` is.
+    let certificate = match raw.certificate {
+        Some(c) if c.trim().is_empty() || c.contains('\0') => {
+            return Err(TeamError::Invalid(format!(
+                "{}: [telemetry] certificate is empty; name the PEM file of the collector's CA, or remove it",
+                file.display()
+            )));
+        }
+        Some(c) => Some(relative(c.trim(), file, home)),
+        None => None,
+    };
     Ok(Some(TelemetrySettings {
         endpoint,
         include_arguments: raw.include_arguments.unwrap_or(false),
+        certificate,
     }))
 }
 

@@ -22,6 +22,7 @@
 //! [telemetry]
 //! endpoint = "http://collector.internal:4318"   # else OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT
 //! include_arguments = false                     # the call's arguments and output preview, opt-in
+//! certificate = "/etc/ssl/collector-ca.pem"     # an https:// collector's CA, else OTEL_EXPORTER_OTLP_CERTIFICATE
 //! ```
 
 mod export;
@@ -54,6 +55,10 @@ pub struct TelemetrySettings {
     pub endpoint: Option<String>,
     /// Whether the call's arguments and output preview go into the span.
     pub include_arguments: bool,
+    /// A PEM file of the CA an `https://` collector's certificate chains
+    /// to, trusted beside the system's; `None`: the standard
+    /// `OTEL_EXPORTER_OTLP_CERTIFICATE` variables.
+    pub certificate: Option<PathBuf>,
 }
 
 /// The exporter of one process.
@@ -279,8 +284,11 @@ impl Telemetry {
         settings: &TelemetrySettings,
         stats_file: Option<PathBuf>,
     ) -> Result<Telemetry, String> {
-        let destination =
-            export::Destination::resolve(settings.endpoint.as_deref(), |n| std::env::var(n).ok());
+        let destination = export::Destination::resolve(
+            settings.endpoint.as_deref(),
+            settings.certificate.as_deref(),
+            |n| std::env::var(n).ok(),
+        );
         let counts = Arc::new(Counts::default());
         let queue = export::start(destination, Arc::clone(&counts), MAX_QUEUE)?;
         Ok(Telemetry {

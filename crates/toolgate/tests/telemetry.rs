@@ -366,6 +366,200 @@ fn telemetry_export_without_a_collector_configured_says_so() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("soon"));
 }
 
+/// An OTLP/HTTP collector over TLS of this test's own (Python's `ssl` and
+/// `http.server`): it answers every POST with 200 and keeps each body in
+/// `dir/received-N`.
+struct TlsCollector {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for TlsCollector {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const TLS_COLLECTOR: &str = r#"
+import http.server, ssl, sys, os
+d = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", "0")))
+        n = len(os.listdir(os.path.join(d, "in")))
+        with open(os.path.join(d, "in", "received-%d" % n), "wb") as f:
+            f.write(self.path.encode() + b"\n" + body)
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+c.load_cert_chain(os.path.join(d, "leaf.pem"), os.path.join(d, "leaf.key"))
+s.socket = c.wrap_socket(s.socket, server_side=True)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+
+/// A CA and a certificate for 127.0.0.1 signed by it, made with `openssl`.
+fn make_certificates(dir: &std::path::Path) {
+    let run = |args: &[&str]| {
+        let o = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "openssl {args:?}: {o:?}");
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test collector CA",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "leaf.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+    ]);
+}
+
+impl TlsCollector {
+    fn start(dir: &std::path::Path) -> TlsCollector {
+        make_certificates(dir);
+        std::fs::create_dir_all(dir.join("in")).unwrap();
+        let mut child = Command::new("python3")
+            .arg("-c")
+            .arg(TLS_COLLECTOR)
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("no port: {line:?}"));
+        TlsCollector { child, port }
+    }
+}
+
+#[test]
+fn spans_reach_an_https_collector_whose_ca_is_configured_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let collector = TlsCollector::start(dir.path());
+    let e = with_telemetry(&format!("https://127.0.0.1:{}", collector.port));
+    // Without the CA, the collector's certificate is not trusted: the call
+    // runs, the span is counted as not delivered, and the log says why.
+    let o = e
+        .command(&["call", "read", r#"{"path":"a.txt"}"#])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = e.command(&["log"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("1 of 1 spans were not delivered"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path().join("in")).unwrap().count(), 0);
+    // With the CA from the standard variable: delivered over TLS.
+    let o = e
+        .command(&["call", "read", r#"{"path":"a.txt"}"#])
+        .env("OTEL_EXPORTER_OTLP_CERTIFICATE", dir.path().join("ca.pem"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let received = std::fs::read(dir.path().join("in/received-0")).unwrap();
+    assert!(received.starts_with(b"/v1/traces\n"));
+    assert!(
+        received.windows(17).any(|w| w == b"execute_tool read"),
+        "{received:?}"
+    );
+    // And from `[telemetry] certificate`, relative to the config file.
+    std::fs::copy(
+        dir.path().join("ca.pem"),
+        e.home.join(".config/toolgate/ca.pem"),
+    )
+    .unwrap();
+    e.write(
+        e.home.join(".config/toolgate/config.toml"),
+        &format!(
+            "[telemetry]\nendpoint = \"https://127.0.0.1:{}\"\ncertificate = \"ca.pem\"\n",
+            collector.port
+        ),
+    );
+    let o = e
+        .command(&["call", "read", r#"{"path":"a.txt"}"#])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.path().join("in/received-1").exists());
+    // A certificate setting naming no file: the call still runs, and says
+    // why nothing is exported.
+    e.write(
+        e.home.join(".config/toolgate/config.toml"),
+        &format!(
+            "[telemetry]\nendpoint = \"https://127.0.0.1:{}\"\ncertificate = \"missing.pem\"\n",
+            collector.port
+        ),
+    );
+    let o = e
+        .command(&["call", "read", r#"{"path":"a.txt"}"#])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("missing.pem"), "{err}");
+}
+
 #[test]
 fn a_dead_collector_costs_the_call_nothing() {
     // Nothing listens there.

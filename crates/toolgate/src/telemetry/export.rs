@@ -97,6 +97,23 @@ pub(super) struct Destination {
     pub headers: Vec<(String, String)>,
     /// The time the collector has to answer.
     pub timeout: Duration,
+    /// PEM files for TLS to the collector.
+    pub tls: TlsFiles,
+}
+
+/// PEM files for TLS to the collector: the CA to trust beside the system's
+/// (`[telemetry] certificate`, `OTEL_EXPORTER_OTLP_CERTIFICATE`), and a
+/// client certificate and key for mutual TLS
+/// (`OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE` / `…_CLIENT_KEY`); each also in
+/// its `…_TRACES_…` form, which wins.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct TlsFiles {
+    /// The CA certificate(s) the collector's certificate chains to.
+    pub ca: Option<std::path::PathBuf>,
+    /// This client's certificate chain.
+    pub client_certificate: Option<std::path::PathBuf>,
+    /// Its private key.
+    pub client_key: Option<std::path::PathBuf>,
 }
 
 impl Destination {
@@ -105,8 +122,13 @@ impl Destination {
     /// (used as is), `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL), else
     /// `http://localhost:4318`; headers from `OTEL_EXPORTER_OTLP_HEADERS` and
     /// `…_TRACES_HEADERS` (`key=value,…`, values percent-decoded); timeout from
-    /// `OTEL_EXPORTER_OTLP_TIMEOUT` / `…_TRACES_TIMEOUT` (milliseconds).
-    pub fn resolve(endpoint: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Destination {
+    /// `OTEL_EXPORTER_OTLP_TIMEOUT` / `…_TRACES_TIMEOUT` (milliseconds); TLS
+    /// files as [`TlsFiles`] says (`certificate` is `[telemetry]`'s).
+    pub fn resolve(
+        endpoint: Option<&str>,
+        certificate: Option<&std::path::Path>,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Destination {
         let traces = |base: &str| format!("{}/v1/traces", base.trim_end_matches('/'));
         let url = match endpoint {
             Some(base) => traces(base),
@@ -141,10 +163,27 @@ impl Destination {
         .iter()
         .find_map(|n| var(n)?.trim().parse::<u64>().ok())
         .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
+        let file = |what: &str| {
+            [
+                format!("OTEL_EXPORTER_OTLP_TRACES_{what}"),
+                format!("OTEL_EXPORTER_OTLP_{what}"),
+            ]
+            .iter()
+            .find_map(|n| var(n).filter(|v| !v.trim().is_empty()))
+            .map(std::path::PathBuf::from)
+        };
+        let tls = TlsFiles {
+            ca: certificate
+                .map(std::path::Path::to_path_buf)
+                .or_else(|| file("CERTIFICATE")),
+            client_certificate: file("CLIENT_CERTIFICATE"),
+            client_key: file("CLIENT_KEY"),
+        };
         Destination {
             url,
             headers,
             timeout,
+            tls,
         }
     }
 }
@@ -252,6 +291,49 @@ fn set_error(counts: &Counts, e: String) {
 
 /// An HTTP client on the export thread's own single-threaded runtime, so
 /// that export never uses the caller's.
+/// `builder` trusting `tls`'s CA beside the system's, and presenting its
+/// client certificate; a file that cannot be read or parsed is an error
+/// naming it.
+fn with_tls(
+    builder: reqwest::ClientBuilder,
+    tls: &TlsFiles,
+) -> Result<reqwest::ClientBuilder, String> {
+    let read = |what: &str, path: &std::path::Path| {
+        std::fs::read(path).map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))
+    };
+    let mut builder = builder;
+    if let Some(ca) = &tls.ca {
+        let pem = read("collector's CA certificate", ca)?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .ok()
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| format!("{} holds no PEM certificate", ca.display()))?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    match (&tls.client_certificate, &tls.client_key) {
+        (None, None) => {}
+        (Some(cert), Some(key)) => {
+            let mut pem = read("client certificate", cert)?;
+            pem.push(b'\n');
+            pem.extend(read("client key", key)?);
+            let identity = reqwest::Identity::from_pem(&pem).map_err(|e| {
+                format!(
+                    "{} and {} are not a PEM certificate and its key: {e}",
+                    cert.display(),
+                    key.display()
+                )
+            })?;
+            builder = builder.identity(identity);
+        }
+        _ => {
+            return Err(
+                "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY go together: one is set without the other".into(),
+            );
+        }
+    }
+    Ok(builder)
+}
+
 struct Sender {
     runtime: tokio::runtime::Runtime,
     client: reqwest::Client,
@@ -266,10 +348,12 @@ impl Sender {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the OTLP exporter's runtime: {e}"))?;
-        let client = reqwest::Client::builder()
-            .timeout(destination.timeout)
-            .build()
-            .map_err(|e| format!("cannot start the OTLP exporter's HTTP client: {e}"))?;
+        let client = with_tls(
+            reqwest::Client::builder().timeout(destination.timeout),
+            &destination.tls,
+        )?
+        .build()
+        .map_err(|e| format!("cannot start the OTLP exporter's HTTP client: {e}"))?;
         Ok(Sender {
             runtime,
             client,
@@ -366,6 +450,7 @@ mod tests {
     fn the_configured_endpoint_wins_over_the_variables() {
         let d = Destination::resolve(
             Some("http://c:4318/"),
+            None,
             vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://other:1")]),
         );
         assert_eq!(d.url, "http://c:4318/v1/traces");
@@ -375,21 +460,27 @@ mod tests {
     fn the_traces_endpoint_is_used_as_is_and_the_base_gets_the_path() {
         let d = Destination::resolve(
             None,
+            None,
             vars(&[
                 ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://t/x"),
                 ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://b"),
             ]),
         );
         assert_eq!(d.url, "https://t/x");
-        let d = Destination::resolve(None, vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://b")]));
+        let d = Destination::resolve(
+            None,
+            None,
+            vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://b")]),
+        );
         assert_eq!(d.url, "http://b/v1/traces");
-        let d = Destination::resolve(None, vars(&[]));
+        let d = Destination::resolve(None, None, vars(&[]));
         assert_eq!(d.url, "http://localhost:4318/v1/traces");
     }
 
     #[test]
     fn headers_are_split_decoded_and_the_traces_ones_win() {
         let d = Destination::resolve(
+            None,
             None,
             vars(&[
                 (
@@ -408,6 +499,81 @@ mod tests {
             ]
         );
         assert_eq!(d.timeout, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn tls_files_come_from_the_config_then_the_traces_variables_then_the_general_ones() {
+        let d = Destination::resolve(
+            None,
+            Some(std::path::Path::new("/etc/ca.pem")),
+            vars(&[
+                ("OTEL_EXPORTER_OTLP_CERTIFICATE", "/env/ca.pem"),
+                ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "/env/cert.pem"),
+                (
+                    "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE",
+                    "/t/cert.pem",
+                ),
+                ("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/env/key.pem"),
+            ]),
+        );
+        assert_eq!(
+            d.tls.ca.as_deref(),
+            Some(std::path::Path::new("/etc/ca.pem"))
+        );
+        assert_eq!(
+            d.tls.client_certificate.as_deref(),
+            Some(std::path::Path::new("/t/cert.pem"))
+        );
+        assert_eq!(
+            d.tls.client_key.as_deref(),
+            Some(std::path::Path::new("/env/key.pem"))
+        );
+        let d = Destination::resolve(
+            None,
+            None,
+            vars(&[("OTEL_EXPORTER_OTLP_CERTIFICATE", "/env/ca.pem")]),
+        );
+        assert_eq!(
+            d.tls.ca.as_deref(),
+            Some(std::path::Path::new("/env/ca.pem"))
+        );
+        assert_eq!(
+            Destination::resolve(None, None, vars(&[])).tls,
+            TlsFiles::default()
+        );
+    }
+
+    #[test]
+    fn unreadable_or_mismatched_tls_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.pem");
+        let not_pem = dir.path().join("junk.pem");
+        std::fs::write(&not_pem, "not a certificate").unwrap();
+        let err = |tls: TlsFiles| match with_tls(reqwest::Client::builder(), &tls) {
+            Err(e) => e,
+            Ok(_) => panic!("{tls:?} was accepted"),
+        };
+        let e = err(TlsFiles {
+            ca: Some(missing.clone()),
+            ..TlsFiles::default()
+        });
+        assert!(e.contains("nope.pem"), "{e}");
+        let e = err(TlsFiles {
+            ca: Some(not_pem.clone()),
+            ..TlsFiles::default()
+        });
+        assert!(e.contains("junk.pem holds no PEM certificate"), "{e}");
+        let e = err(TlsFiles {
+            client_certificate: Some(not_pem.clone()),
+            ..TlsFiles::default()
+        });
+        assert!(e.contains("go together"), "{e}");
+        let e = err(TlsFiles {
+            client_certificate: Some(not_pem.clone()),
+            client_key: Some(not_pem),
+            ..TlsFiles::default()
+        });
+        assert!(e.contains("not a PEM certificate and its key"), "{e}");
     }
 
     #[test]
