@@ -474,3 +474,38 @@ fn more_of_the_class_a_gitfile_an_upper_case_alternates_and_a_hooks_path() {
         "core.hooksPath landed"
     );
 }
+
+#[test]
+fn files_the_repository_config_names_do_not_land_an_include_a_hooks_path_and_a_driver_script() {
+    // The repository's own config names files of the work tree that git
+    // reads as config or runs: an included file, a hooks directory, a
+    // filter's script, and an include that does not exist yet. Writing
+    // them is writing `.git/config` (an `fsmonitor` in the include runs
+    // at the person's next `git status`).
+    let e = env();
+    git(&e.ws, &["config", "include.path", "../team.gitconfig"]);
+    git(&e.ws, &["config", "--add", "include.path", "../later.gitconfig"]);
+    git(&e.ws, &["config", "core.hooksPath", "tools/hooks"]);
+    git(&e.ws, &["config", "filter.lint.clean", "scripts/clean.sh %f"]);
+    e.write(e.ws.join("team.gitconfig"), "[user]\n");
+    e.write(e.ws.join("tools/hooks/pre-commit"), "#!/bin/sh\n");
+    e.write(e.ws.join("scripts/clean.sh"), "#!/bin/sh\ncat\n");
+    let text = drive(
+        &e,
+        "printf '[core]\\n\\tfsmonitor = touch marker\\n' >> team.gitconfig; \
+         printf '[core]\\n\\tfsmonitor = touch marker\\n' > later.gitconfig; \
+         echo 'touch marker' >> tools/hooks/pre-commit; \
+         echo 'touch marker' > tools/hooks/post-checkout; \
+         echo 'touch marker' >> scripts/clean.sh; \
+         echo fine > notes.txt; echo tried",
+        &[],
+    );
+    assert!(text.contains("tried"), "{text}");
+    assert_eq!(read(&e.ws.join("team.gitconfig")), "[user]\n", "{text}");
+    assert!(!e.ws.join("later.gitconfig").exists(), "{text}");
+    assert_eq!(read(&e.ws.join("tools/hooks/pre-commit")), "#!/bin/sh\n");
+    assert!(!e.ws.join("tools/hooks/post-checkout").exists(), "{text}");
+    assert_eq!(read(&e.ws.join("scripts/clean.sh")), "#!/bin/sh\ncat\n");
+    // The rest of the run is ordinary work and lands.
+    assert_eq!(read(&e.ws.join("notes.txt")), "fine\n", "{text}");
+}
