@@ -846,6 +846,20 @@ fn walk_for_aliases(
                         add(target, entry);
                     }
                 }
+                if entry.names == [".git"] {
+                    let git_dir = if real.is_file() {
+                        gitfile_target(&real)
+                    } else {
+                        Some(real.clone())
+                    };
+                    for named in git_dir
+                        .iter()
+                        .flat_map(|g| crate::git_config_paths::named_paths(g, &dir))
+                    {
+                        let named = std::fs::canonicalize(&named).unwrap_or(named);
+                        add(named, &GIT_CONFIG_NAMED);
+                    }
+                }
             }
             let descend = depth < ALIAS_SCAN_DEPTH
                 && !ALIAS_SCAN_SKIP.contains(&lower.as_str())
@@ -856,6 +870,18 @@ fn walk_for_aliases(
         }
     }
 }
+
+/// What a repository's git configuration names (an included file, the
+/// hooks directory, a driver's script): git reads or runs it as it does
+/// `.git/config` (see [`crate::git_config_paths`]).
+static GIT_CONFIG_NAMED: ProtectedEntry = entry(
+    ".git/config",
+    Anywhere,
+    &[".git"],
+    true,
+    RunsCode,
+    "named by the repository's git config (an include, core.hooksPath, a driver's command): git reads or runs it like .git/config",
+);
 
 /// The directory a `.git` gitfile (`gitdir: PATH`) names, canonical, when
 /// it exists.

@@ -484,9 +484,15 @@ fn files_the_repository_config_names_do_not_land_an_include_a_hooks_path_and_a_d
     // at the person's next `git status`).
     let e = env();
     git(&e.ws, &["config", "include.path", "../team.gitconfig"]);
-    git(&e.ws, &["config", "--add", "include.path", "../later.gitconfig"]);
+    git(
+        &e.ws,
+        &["config", "--add", "include.path", "../later.gitconfig"],
+    );
     git(&e.ws, &["config", "core.hooksPath", "tools/hooks"]);
-    git(&e.ws, &["config", "filter.lint.clean", "scripts/clean.sh %f"]);
+    git(
+        &e.ws,
+        &["config", "filter.lint.clean", "scripts/clean.sh %f"],
+    );
     e.write(e.ws.join("team.gitconfig"), "[user]\n");
     e.write(e.ws.join("tools/hooks/pre-commit"), "#!/bin/sh\n");
     e.write(e.ws.join("scripts/clean.sh"), "#!/bin/sh\ncat\n");
