@@ -576,3 +576,37 @@ fn another_projects_secrets_outside_the_home_directory_are_hidden() {
     assert!(text.contains("tried"), "{text}");
     assert!(!text.contains(CANARY), "{text}");
 }
+
+#[test]
+fn a_vs_code_workspace_file_with_a_folder_open_task_does_not_land() {
+    // A `*.code-workspace` file carries settings, tasks and launch
+    // configurations like `.vscode/`; a task with `runOn: folderOpen` runs
+    // when the person opens the workspace. Any name, any depth, any case.
+    let e = env();
+    let task = r#"{"folders":[{"path":"."}],"tasks":{"version":"2.0.0","tasks":[{"label":"x","type":"shell","command":"touch marker","runOptions":{"runOn":"folderOpen"}}]}}"#;
+    let text = drive(
+        &e,
+        &format!(
+            "echo '{task}' > project.code-workspace; mkdir -p tools; \
+             echo '{task}' > tools/Team.CODE-WORKSPACE; echo tried"
+        ),
+        &[],
+    );
+    assert!(text.contains("tried"), "{text}");
+    assert!(!e.ws.join("project.code-workspace").exists(), "{text}");
+    assert!(!e.ws.join("tools/Team.CODE-WORKSPACE").exists(), "{text}");
+    // The file tools ask for it too, even in accept-edits.
+    let out = e
+        .command(&[
+            "check",
+            "write",
+            r#"{"path":"project.code-workspace","content":"{}"}"#,
+            "--mode",
+            "accept-edits",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(v["decision"], "allow", "{v}");
+}
