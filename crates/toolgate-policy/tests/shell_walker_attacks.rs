@@ -524,3 +524,28 @@ fn an_unparsable_line_still_denies_the_credentials_it_names() {
     let parts = fx.analyze("! { GIT_SSH_COMMAND='sh -c id' git fetch; }");
     assert!(max_risk(&parts) >= Risk::Network, "{}", summary(&parts));
 }
+
+/// `case $API_KEY in a*) echo a;; b*) echo b;; esac` was allowed as `echo`:
+/// the case's value and patterns expanded a secret unjudged, an oracle that
+/// gives the secret away one character per call. They are judged as the
+/// same test written with `[[ ]]` is.
+#[test]
+fn a_case_statement_on_a_secret_variable_is_judged_like_a_test_of_it() {
+    let fx = Fixture::new();
+    for command in [
+        "case $API_KEY in a*) echo a;; b*) echo b;; esac",
+        "case \"${OPENAI_API_KEY}\" in sk-a*) echo y;; esac",
+        "case x in $GITHUB_TOKEN) echo y;; esac",
+        "case x in y) ;; \"${NPM_TOKEN:0:1}\") echo y;; esac",
+        "case ${!AWS*} in *) echo y;; esac",
+    ] {
+        assert_credential(&fx, command);
+    }
+    // A case on a harmless value stays a read.
+    let parts = fx.analyze("case $HOME in /root) echo r;; *) echo u;; esac");
+    assert!(
+        max_risk(&parts) < Risk::Credential,
+        "{}",
+        summary(&parts)
+    );
+}
