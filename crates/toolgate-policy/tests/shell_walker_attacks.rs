@@ -543,9 +543,5 @@ fn a_case_statement_on_a_secret_variable_is_judged_like_a_test_of_it() {
     }
     // A case on a harmless value stays a read.
     let parts = fx.analyze("case $HOME in /root) echo r;; *) echo u;; esac");
-    assert!(
-        max_risk(&parts) < Risk::Credential,
-        "{}",
-        summary(&parts)
-    );
+    assert!(max_risk(&parts) < Risk::Credential, "{}", summary(&parts));
 }

@@ -601,8 +601,9 @@ impl<'s> Lowering<'s> {
                         "case_item" => l.case_item(c, out),
                         "comment" => {}
                         _ if c.is_named() => {
-                            // The value: its substitutions run.
-                            let _ = l.word(c, out);
+                            // The value: its substitutions run, and its
+                            // expansions are compared as `[[ ]]` compares.
+                            l.case_word(c, out);
                         }
                         _ => {}
                     }
@@ -1086,14 +1087,29 @@ impl<'s> Lowering<'s> {
         for (i, c) in Self::children(node).iter().enumerate() {
             match node.field_name_for_child(i as u32) {
                 Some("value") => {
-                    // A pattern: its substitutions run.
-                    let _ = self.word(*c, out);
+                    // A pattern: its substitutions run, and its expansions
+                    // are compared.
+                    self.case_word(*c, out);
                 }
                 Some("termination" | "fallthrough") => {}
                 _ if c.is_named() && c.kind() != "comment" => self.statement(*c, out),
                 _ => {}
             }
         }
+    }
+
+    /// A `case` value or pattern: judged as the `[[ WORD ]]` test that
+    /// compares it, so a variable it expands is judged (a case on a secret
+    /// is an oracle on it, one branch per character).
+    fn case_word(&mut self, node: Node<'_>, out: &mut Vec<Item>) {
+        let mut cmd = SimpleCommand::new(self.text(node).to_string(), Form::Test, &self.context);
+        cmd.words
+            .push(IrWord::single("[[".into(), Origin::Literal, "[[".into()));
+        let w = self.word(node, out);
+        cmd.words.push(w);
+        cmd.words
+            .push(IrWord::single("]]".into(), Origin::Literal, "]]".into()));
+        out.push(Item::Command(cmd));
     }
 
     /// `[[ … ]]`: operands and operators, flattened in order.
