@@ -545,3 +545,28 @@ fn a_case_statement_on_a_secret_variable_is_judged_like_a_test_of_it() {
     let parts = fx.analyze("case $HOME in /root) echo r;; *) echo u;; esac");
     assert!(max_risk(&parts) < Risk::Credential, "{}", summary(&parts));
 }
+
+/// `cat <<EOF` with `$API_KEY` in its body was allowed as `cat`: the body's
+/// expansions reach the program's input (and the model) unjudged. A quoted
+/// delimiter expands nothing and stays a read.
+#[test]
+fn a_heredoc_body_expanding_a_secret_variable_is_judged() {
+    let fx = Fixture::new();
+    for command in [
+        "cat <<EOF\n$API_KEY\nEOF",
+        "cat <<EOF\ntoken: ${OPENAI_API_KEY}\nEOF",
+        "cat <<-EOF\n\t$GITHUB_TOKEN\n\tEOF",
+        "tee /dev/null <<X\n${NPM_TOKEN:0:4}\nX",
+        "cat <<EOF\n${!AWS*}\nEOF",
+    ] {
+        assert_credential(&fx, command);
+    }
+    for command in ["cat <<'EOF'\n$API_KEY\nEOF", "cat <<EOF\n$HOME\nEOF"] {
+        let parts = fx.analyze(command);
+        assert!(
+            max_risk(&parts) < Risk::Credential,
+            "{command:?}: {}",
+            summary(&parts)
+        );
+    }
+}
