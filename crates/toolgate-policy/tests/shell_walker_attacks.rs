@@ -547,8 +547,10 @@ fn a_case_statement_on_a_secret_variable_is_judged_like_a_test_of_it() {
 }
 
 /// `cat <<EOF` with `$API_KEY` in its body was allowed as `cat`: the body's
-/// expansions reach the program's input (and the model) unjudged. A quoted
-/// delimiter expands nothing and stays a read.
+/// expansions reach the program's input (and the model) unjudged. Each is a
+/// credential read, or, where the grammar leaves it as text (`<<-` with a
+/// tab before it), not allowed. A quoted delimiter expands nothing and stays
+/// a read.
 #[test]
 fn a_heredoc_body_expanding_a_secret_variable_is_judged() {
     let fx = Fixture::new();
@@ -556,10 +558,17 @@ fn a_heredoc_body_expanding_a_secret_variable_is_judged() {
         "cat <<EOF\n$API_KEY\nEOF",
         "cat <<EOF\ntoken: ${OPENAI_API_KEY}\nEOF",
         "cat <<-EOF\n\t$GITHUB_TOKEN\n\tEOF",
+        "cat <<-EOF\n$GITHUB_TOKEN\nEOF",
+        "cat <<-EOF\n\tx $GITHUB_TOKEN\n\tEOF",
         "tee /dev/null <<X\n${NPM_TOKEN:0:4}\nX",
         "cat <<EOF\n${!AWS*}\nEOF",
     ] {
-        assert_credential(&fx, command);
+        let parts = fx.analyze(command);
+        assert!(
+            max_risk(&parts) >= Risk::Credential || default_decision(&parts) != Effect::Allow,
+            "{command:?}: {}",
+            summary(&parts)
+        );
     }
     for command in ["cat <<'EOF'\n$API_KEY\nEOF", "cat <<EOF\n$HOME\nEOF"] {
         let parts = fx.analyze(command);

@@ -603,7 +603,7 @@ impl<'s> Lowering<'s> {
                         _ if c.is_named() => {
                             // The value: its substitutions run, and its
                             // expansions are compared as `[[ ]]` compares.
-                            l.case_word(c, out);
+                            l.judged_expansion(c, out);
                         }
                         _ => {}
                     }
@@ -1089,7 +1089,7 @@ impl<'s> Lowering<'s> {
                 Some("value") => {
                     // A pattern: its substitutions run, and its expansions
                     // are compared.
-                    self.case_word(*c, out);
+                    self.judged_expansion(*c, out);
                 }
                 Some("termination" | "fallthrough") => {}
                 _ if c.is_named() && c.kind() != "comment" => self.statement(*c, out),
@@ -1098,10 +1098,12 @@ impl<'s> Lowering<'s> {
         }
     }
 
-    /// A `case` value or pattern: judged as the `[[ WORD ]]` test that
-    /// compares it, so a variable it expands is judged (a case on a secret
-    /// is an oracle on it, one branch per character).
-    fn case_word(&mut self, node: Node<'_>, out: &mut Vec<Item>) {
+    /// A word the shell expands that is no command's argument — a `case`
+    /// value or pattern, an expansion in an unquoted heredoc's body: judged
+    /// as the `[[ WORD ]]` test that holds it, so a variable it expands is
+    /// judged (a case on a secret is an oracle on it, one branch per
+    /// character; a heredoc hands it to the program's input).
+    fn judged_expansion(&mut self, node: Node<'_>, out: &mut Vec<Item>) {
         let mut cmd = SimpleCommand::new(self.text(node).to_string(), Form::Test, &self.context);
         cmd.words
             .push(IrWord::single("[[".into(), Origin::Literal, "[[".into()));
@@ -1314,16 +1316,27 @@ impl<'s> Lowering<'s> {
     /// The substitutions in an unquoted heredoc body run; the grammar leaves
     /// backticks in it as text, so those are read here.
     fn heredoc_body(&mut self, node: Node<'_>, out: &mut Vec<Item>) {
+        let mut read = 0usize;
         for c in Self::children(node) {
             match c.kind() {
                 "heredoc_content" | "heredoc_end" => {}
                 _ if c.is_named() => {
-                    let _ = self.word(c, out);
+                    read += 1;
+                    self.judged_expansion(c, out);
                 }
                 _ => {}
             }
         }
         let body = self.text(node);
+        // The grammar leaves some expansions as text (`<<-` with a tab
+        // before `$NAME`): when the body holds more than it read, its
+        // reading is not the shell's.
+        if expansions_in_text(body) > read {
+            out.push(Item::Unknown {
+                text: body.to_string(),
+                why: "the heredoc body holds an expansion the parser did not read".into(),
+            });
+        }
         if body.contains('`') {
             for code in super::words::backtick_spans(body) {
                 out.push(Item::Code(code));
@@ -1812,4 +1825,18 @@ fn line_break_between_words(node: Node<'_>, src: &str) -> bool {
         src.get(pair[0].end_byte()..pair[1].start_byte())
             .is_some_and(|gap| gap.contains('\n'))
     })
+}
+
+/// How many `$` in `text` start an expansion (`$NAME`, `${`, `$(`, `$1`,
+/// a special parameter), a backslash-escaped one aside.
+fn expansions_in_text(text: &str) -> usize {
+    let b = text.as_bytes();
+    (0..b.len())
+        .filter(|&i| {
+            b[i] == b'$'
+                && (i == 0 || b[i - 1] != b'\\')
+                && b.get(i + 1)
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || b"_{(!@#?*-$".contains(n))
+        })
+        .count()
 }
