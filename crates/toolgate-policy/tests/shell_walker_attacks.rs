@@ -579,3 +579,22 @@ fn a_heredoc_body_expanding_a_secret_variable_is_judged() {
         );
     }
 }
+
+/// `echo ${x:-$API_KEY}` was allowed: a secret expanded inside another
+/// expansion's operand (a default, an alternative, a pattern) was dropped
+/// with the operand. It prints the secret whenever `x` is unset.
+#[test]
+fn a_secret_variable_inside_another_expansions_operand_is_judged() {
+    let fx = Fixture::new();
+    for command in [
+        "echo ${x:-$API_KEY}",
+        "echo ${HOME:+$API_KEY}",
+        "echo \"${x-${OPENAI_API_KEY}}\"",
+        "echo ${HOME/#\\//$GITHUB_TOKEN}",
+        "echo ${x:=${NPM_TOKEN:0:4}}",
+    ] {
+        assert_credential(&fx, command);
+    }
+    let parts = fx.analyze("echo ${x:-$HOME}");
+    assert!(max_risk(&parts) < Risk::Credential, "{}", summary(&parts));
+}
