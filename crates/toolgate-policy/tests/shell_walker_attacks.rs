@@ -592,6 +592,7 @@ fn a_secret_variable_inside_another_expansions_operand_is_judged() {
         "echo \"${x-${OPENAI_API_KEY}}\"",
         "echo ${HOME/#\\//$GITHUB_TOKEN}",
         "echo ${x:=${NPM_TOKEN:0:4}}",
+        "echo $((16#${API_KEY:0:1}))",
     ] {
         assert_credential(&fx, command);
     }

@@ -1104,10 +1104,15 @@ impl<'s> Lowering<'s> {
     /// judged (a case on a secret is an oracle on it, one branch per
     /// character; a heredoc hands it to the program's input).
     fn judged_expansion(&mut self, node: Node<'_>, out: &mut Vec<Item>) {
-        let mut cmd = SimpleCommand::new(self.text(node).to_string(), Form::Test, &self.context);
+        let w = self.word(node, out);
+        self.judged_word(w, out);
+    }
+
+    /// `w` judged as the `[[ WORD ]]` test that holds it.
+    fn judged_word(&mut self, w: IrWord, out: &mut Vec<Item>) {
+        let mut cmd = SimpleCommand::new(w.raw.clone(), Form::Test, &self.context);
         cmd.words
             .push(IrWord::single("[[".into(), Origin::Literal, "[[".into()));
-        let w = self.word(node, out);
         cmd.words.push(w);
         cmd.words
             .push(IrWord::single("]]".into(), Origin::Literal, "]]".into()));
@@ -1364,7 +1369,8 @@ impl<'s> Lowering<'s> {
                         names.push(t.to_string());
                     }
                 }
-                "number" => {}
+                // `16#${x}`: a base with an expansion for its digits.
+                "number" => stack.extend(Self::children(n).into_iter().filter(|c| c.is_named())),
                 "simple_expansion" | "expansion" | "string" | "concatenation" | "raw_string"
                 | "ansi_c_string" | "translated_string" => {
                     let w = self.word(n, out);
@@ -1719,9 +1725,14 @@ impl<'s> Lowering<'s> {
                     other = true;
                 }
                 _ if c.is_named() => {
-                    // Words inside (`${x:-$(cmd)}`): substitutions run.
-                    let mut ignored = Pieces::new();
-                    self.pieces(*c, true, &mut ignored, out);
+                    // Words inside (`${x:-$(cmd)}`): substitutions run, and
+                    // what they expand (`${x:-$API_KEY}`) is judged.
+                    let mut inner = Pieces::new();
+                    self.pieces(*c, true, &mut inner, out);
+                    if inner.iter().any(|p| p.var.is_some()) {
+                        let raw = self.text(*c).to_string();
+                        self.judged_word(IrWord { pieces: inner, raw }, out);
+                    }
                     other = true;
                 }
                 (_, k) => operators.push(k.to_string()),
