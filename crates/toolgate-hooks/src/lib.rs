@@ -21,6 +21,7 @@
 mod agent;
 mod answer;
 mod error;
+mod files_read;
 pub mod import;
 pub mod install;
 mod mcp;

@@ -161,28 +161,69 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
             None => out.push(missing(call, "path")),
         },
         Map::ReadMany { paths } => {
-            let items: Vec<String> = match field(input, paths) {
-                Some((_, Value::Array(items))) => items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect(),
-                Some((_, Value::String(s))) => vec![s.clone()],
-                _ => Vec::new(),
-            };
+            // Every field, not the first: the agent reads what `paths` and
+            // `include` match together.
+            let items: Vec<String> = paths
+                .iter()
+                .filter_map(|n| input.get(*n))
+                .flat_map(|v| match v {
+                    Value::Array(items) => items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect(),
+                    Value::String(s) => vec![s.clone()],
+                    _ => Vec::new(),
+                })
+                .collect();
             if items.is_empty() {
                 out.push(missing(call, "paths"));
             }
+            let mut files = 0usize;
             for item in items {
-                if item.contains(['*', '?', '[', '{']) {
-                    let mut g = JsonMap::new();
-                    g.insert("pattern".into(), Value::String(item));
-                    if let Some(cwd) = &call.cwd {
-                        g.insert("path".into(), Value::String(cwd.display().to_string()));
+                let named = agent_path(call, &item);
+                if named.starts_with('~') {
+                    out.push(read(named));
+                    continue;
+                }
+                if !Path::new(&named).is_absolute() {
+                    out.push(Probe::Ask(format!(
+                        "{}'s `{}` call names `{item}` with no directory to find it from",
+                        call.agent, call.tool
+                    )));
+                    continue;
+                }
+                match crate::files_read::files_read(Path::new("/"), &named) {
+                    Ok(found) if found.is_empty() => {
+                        // Nothing matches now: judged as the listing it is.
+                        if item.contains(['*', '?', '[', '{']) {
+                            let mut g = JsonMap::new();
+                            g.insert("pattern".into(), Value::String(item));
+                            if let Some(cwd) = &call.cwd {
+                                g.insert("path".into(), Value::String(cwd.display().to_string()));
+                            }
+                            out.push(tool("glob", Value::Object(g)));
+                        } else {
+                            out.push(read(named));
+                        }
                     }
-                    out.push(tool("glob", Value::Object(g)));
-                } else {
-                    out.push(read(agent_path(call, &item)));
+                    Ok(found) => {
+                        files += found.len();
+                        if files > crate::files_read::MAX_FILES {
+                            out.push(Probe::Ask(format!(
+                                "{}'s `{}` call reads more than {} files",
+                                call.agent,
+                                call.tool,
+                                crate::files_read::MAX_FILES
+                            )));
+                            break;
+                        }
+                        out.extend(found.into_iter().map(|f| read(f.display().to_string())));
+                    }
+                    Err(why) => out.push(Probe::Ask(format!(
+                        "{}'s `{}` call reads what `{item}` matches, which toolgate cannot list: {why}",
+                        call.agent, call.tool
+                    ))),
                 }
             }
         }

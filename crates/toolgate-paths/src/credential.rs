@@ -145,6 +145,21 @@ pub const SECRET_PAIRS: &[(&str, &str, &str)] = &[
         "https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhome",
     ),
     (
+        "huggingface",
+        "stored_tokens",
+        "https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfstoredtokenspath",
+    ),
+    (
+        ".streamlit",
+        "secrets.toml",
+        "https://docs.streamlit.io/develop/concepts/connections/secrets-management",
+    ),
+    (
+        "etc",
+        "npmrc",
+        "npm's global config, $PREFIX/etc/npmrc: https://docs.npmjs.com/cli/configuring-npm/npmrc#files",
+    ),
+    (
         ".fly",
         "config.yml",
         "flyctl keeps its access token in ~/.fly/config.yml",
@@ -237,6 +252,15 @@ pub const SECRET_FILES: &[(&str, &str)] = &[
         "https://docs.databricks.com/en/dev-tools/auth/config-profiles.html",
     ),
     (".boto", "https://cloud.google.com/storage/docs/boto-gsutil"),
+    (
+        ".authinfo",
+        "https://www.gnu.org/software/emacs/manual/html_mono/auth.html (Emacs auth-source)",
+    ),
+    (
+        "kubeconfig",
+        "https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/",
+    ),
+    ("secring.gpg", "gpg(1) FILES: GnuPG 1's secret keyring"),
     (".s3cfg", "s3cmd(1)"),
     (
         ".my.cnf",
@@ -264,6 +288,11 @@ pub const SECRET_SUFFIXES: &[(&str, &str)] = &[
     (".jks", "keytool(1) (Java key stores)"),
     (".keystore", "keytool(1) (Java and Android key stores)"),
     (".ppk", "PuTTY private keys (puttygen(1))"),
+    (
+        ".p8",
+        "RFC 5208 (PKCS #8 private keys), as Apple's AuthKey_*.p8",
+    ),
+    (".keytab", "ktutil(1) (Kerberos key tables)"),
     (".kdbx", "KeePass password databases"),
     (
         ".tfstate",

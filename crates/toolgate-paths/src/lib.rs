@@ -18,6 +18,7 @@
 //! ```
 
 pub mod credential;
+pub mod git_config_paths;
 pub mod git_dir;
 pub mod home;
 pub mod path_text;

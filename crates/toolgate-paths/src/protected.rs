@@ -711,7 +711,9 @@ impl ProtectedPaths {
                 }
             }
         }
-        first.map(|i| protected_of(&PROTECTED[i]))
+        first
+            .map(|i| protected_of(&PROTECTED[i]))
+            .or_else(|| protected_suffix(path))
     }
 
     /// The shape rule: a path inside a location root with a component
@@ -736,6 +738,29 @@ impl ProtectedPaths {
             name: first_dot,
         })
     }
+}
+
+/// File name endings that make a file a program's configuration that runs
+/// code, wherever it is and whatever its name before the ending:
+/// `(ending, program, where documented)`. Compared in lower case.
+pub const PROTECTED_SUFFIXES: &[(&str, &str, &str)] = &[(
+    ".code-workspace",
+    "VS Code: a workspace file holds settings, tasks (`runOn: folderOpen` runs when it is opened) and launch configurations, like `.vscode/`",
+    "https://code.visualstudio.com/docs/editing/workspaces/multi-root-workspaces",
+)];
+
+/// The entry of [`PROTECTED_SUFFIXES`] whose ending `path`'s name has.
+fn protected_suffix(path: &Path) -> Option<Protected> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    let (ending, program, _) = PROTECTED_SUFFIXES
+        .iter()
+        .find(|(ending, _, _)| name.len() > ending.len() && name.ends_with(ending))?;
+    Some(Protected {
+        entry: format!("*{ending}"),
+        class: RunsCode,
+        why: (*program).to_string(),
+        name,
+    })
 }
 
 const OWN_WHY: &str = "one of toolgate's own config files or its data directory: a write there changes the gate itself";
@@ -846,6 +871,20 @@ fn walk_for_aliases(
                         add(target, entry);
                     }
                 }
+                if entry.names == [".git"] {
+                    let git_dir = if real.is_file() {
+                        gitfile_target(&real)
+                    } else {
+                        Some(real.clone())
+                    };
+                    for named in git_dir
+                        .iter()
+                        .flat_map(|g| crate::git_config_paths::named_paths(g, &dir))
+                    {
+                        let named = std::fs::canonicalize(&named).unwrap_or(named);
+                        add(named, &GIT_CONFIG_NAMED);
+                    }
+                }
             }
             let descend = depth < ALIAS_SCAN_DEPTH
                 && !ALIAS_SCAN_SKIP.contains(&lower.as_str())
@@ -856,6 +895,18 @@ fn walk_for_aliases(
         }
     }
 }
+
+/// What a repository's git configuration names (an included file, the
+/// hooks directory, a driver's script): git reads or runs it as it does
+/// `.git/config` (see [`crate::git_config_paths`]).
+static GIT_CONFIG_NAMED: ProtectedEntry = entry(
+    ".git/config",
+    Anywhere,
+    &[".git"],
+    true,
+    RunsCode,
+    "named by the repository's git config (an include, core.hooksPath, a driver's command): git reads or runs it like .git/config",
+);
 
 /// The directory a `.git` gitfile (`gitdir: PATH`) names, canonical, when
 /// it exists.

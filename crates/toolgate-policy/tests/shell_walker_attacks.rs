@@ -524,3 +524,78 @@ fn an_unparsable_line_still_denies_the_credentials_it_names() {
     let parts = fx.analyze("! { GIT_SSH_COMMAND='sh -c id' git fetch; }");
     assert!(max_risk(&parts) >= Risk::Network, "{}", summary(&parts));
 }
+
+/// `case $API_KEY in a*) echo a;; b*) echo b;; esac` was allowed as `echo`:
+/// the case's value and patterns expanded a secret unjudged, an oracle that
+/// gives the secret away one character per call. They are judged as the
+/// same test written with `[[ ]]` is.
+#[test]
+fn a_case_statement_on_a_secret_variable_is_judged_like_a_test_of_it() {
+    let fx = Fixture::new();
+    for command in [
+        "case $API_KEY in a*) echo a;; b*) echo b;; esac",
+        "case \"${OPENAI_API_KEY}\" in sk-a*) echo y;; esac",
+        "case x in $GITHUB_TOKEN) echo y;; esac",
+        "case x in y) ;; \"${NPM_TOKEN:0:1}\") echo y;; esac",
+        "case ${!AWS*} in *) echo y;; esac",
+    ] {
+        assert_credential(&fx, command);
+    }
+    // A case on a harmless value stays a read.
+    let parts = fx.analyze("case $HOME in /root) echo r;; *) echo u;; esac");
+    assert!(max_risk(&parts) < Risk::Credential, "{}", summary(&parts));
+}
+
+/// `cat <<EOF` with `$API_KEY` in its body was allowed as `cat`: the body's
+/// expansions reach the program's input (and the model) unjudged. Each is a
+/// credential read, or, where the grammar leaves it as text (`<<-` with a
+/// tab before it), not allowed. A quoted delimiter expands nothing and stays
+/// a read.
+#[test]
+fn a_heredoc_body_expanding_a_secret_variable_is_judged() {
+    let fx = Fixture::new();
+    for command in [
+        "cat <<EOF\n$API_KEY\nEOF",
+        "cat <<EOF\ntoken: ${OPENAI_API_KEY}\nEOF",
+        "cat <<-EOF\n\t$GITHUB_TOKEN\n\tEOF",
+        "cat <<-EOF\n$GITHUB_TOKEN\nEOF",
+        "cat <<-EOF\n\tx $GITHUB_TOKEN\n\tEOF",
+        "tee /dev/null <<X\n${NPM_TOKEN:0:4}\nX",
+        "cat <<EOF\n${!AWS*}\nEOF",
+    ] {
+        let parts = fx.analyze(command);
+        assert!(
+            max_risk(&parts) >= Risk::Credential || default_decision(&parts) != Effect::Allow,
+            "{command:?}: {}",
+            summary(&parts)
+        );
+    }
+    for command in ["cat <<'EOF'\n$API_KEY\nEOF", "cat <<EOF\n$HOME\nEOF"] {
+        let parts = fx.analyze(command);
+        assert!(
+            max_risk(&parts) < Risk::Credential,
+            "{command:?}: {}",
+            summary(&parts)
+        );
+    }
+}
+
+/// `echo ${x:-$API_KEY}` was allowed: a secret expanded inside another
+/// expansion's operand (a default, an alternative, a pattern) was dropped
+/// with the operand. It prints the secret whenever `x` is unset.
+#[test]
+fn a_secret_variable_inside_another_expansions_operand_is_judged() {
+    let fx = Fixture::new();
+    for command in [
+        "echo ${x:-$API_KEY}",
+        "echo ${HOME:+$API_KEY}",
+        "echo \"${x-${OPENAI_API_KEY}}\"",
+        "echo ${HOME/#\\//$GITHUB_TOKEN}",
+        "echo ${x:=${NPM_TOKEN:0:4}}",
+        "echo $((16#${API_KEY:0:1}))",
+    ] {
+        assert_credential(&fx, command);
+    }
+    let parts = fx.analyze("echo ${x:-$HOME}");
+    assert!(max_risk(&parts) < Risk::Credential, "{}", summary(&parts));
+}

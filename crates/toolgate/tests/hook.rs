@@ -624,3 +624,44 @@ fn install_writes_the_hook_only_program_and_status_finds_it() {
     assert!(uninstall.status.success(), "{uninstall:?}");
     assert!(!e.ws.join(".claude/settings.json").exists());
 }
+
+#[test]
+fn gemini_read_many_files_reaching_a_secret_through_include_a_glob_or_a_directory_is_blocked() {
+    // Gemini's `read_many_files` reads the content of every file that
+    // `paths` and `include` match, a directory meaning everything below it;
+    // judging only the first field, or a glob as a listing, let `.env`
+    // through. A routine read of the sources stays allowed.
+    let e = env();
+    e.write(e.ws.join("config/.env.production"), "SECRET=2\n");
+    for input in [
+        json!({"paths": ["src/lib.rs"], "include": [".env"]}),
+        json!({"paths": ["**/.env"]}),
+        json!({"paths": [".en?"]}),
+        json!({"paths": ["config/*"]}),
+        json!({"paths": ["config"]}),
+        json!({"paths": ["src/**"], "include": ["config/**"]}),
+    ] {
+        let o = hook(
+            &e,
+            "gemini",
+            &payload(&e, "gemini", "read_many_files", input.clone()),
+            &[],
+            &[],
+        );
+        assert_ne!(verdict("gemini", &o), "allow", "{input}: {o:?}");
+    }
+    for input in [
+        json!({"paths": ["src/**"]}),
+        json!({"paths": ["src"]}),
+        json!({"paths": ["src/*.rs"], "include": ["src/lib.rs"]}),
+    ] {
+        let o = hook(
+            &e,
+            "gemini",
+            &payload(&e, "gemini", "read_many_files", input.clone()),
+            &[],
+            &[],
+        );
+        assert_eq!(verdict("gemini", &o), "allow", "{input}: {o:?}");
+    }
+}

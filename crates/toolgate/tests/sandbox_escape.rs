@@ -474,3 +474,139 @@ fn more_of_the_class_a_gitfile_an_upper_case_alternates_and_a_hooks_path() {
         "core.hooksPath landed"
     );
 }
+
+#[test]
+fn files_the_repository_config_names_do_not_land_an_include_a_hooks_path_and_a_driver_script() {
+    // The repository's own config names files of the work tree that git
+    // reads as config or runs: an included file, a hooks directory, a
+    // filter's script, and an include that does not exist yet. Writing
+    // them is writing `.git/config` (an `fsmonitor` in the include runs
+    // at the person's next `git status`).
+    let e = env();
+    git(&e.ws, &["config", "include.path", "../team.gitconfig"]);
+    git(
+        &e.ws,
+        &["config", "--add", "include.path", "../later.gitconfig"],
+    );
+    git(&e.ws, &["config", "core.hooksPath", "tools/hooks"]);
+    git(
+        &e.ws,
+        &["config", "filter.lint.clean", "scripts/clean.sh %f"],
+    );
+    e.write(e.ws.join("team.gitconfig"), "[user]\n");
+    e.write(e.ws.join("tools/hooks/pre-commit"), "#!/bin/sh\n");
+    e.write(e.ws.join("scripts/clean.sh"), "#!/bin/sh\ncat\n");
+    let text = drive(
+        &e,
+        "printf '[core]\\n\\tfsmonitor = touch marker\\n' >> team.gitconfig; \
+         printf '[core]\\n\\tfsmonitor = touch marker\\n' > later.gitconfig; \
+         echo 'touch marker' >> tools/hooks/pre-commit; \
+         echo 'touch marker' > tools/hooks/post-checkout; \
+         echo 'touch marker' >> scripts/clean.sh; \
+         echo fine > notes.txt; echo tried",
+        &[],
+    );
+    assert!(text.contains("tried"), "{text}");
+    assert_eq!(read(&e.ws.join("team.gitconfig")), "[user]\n", "{text}");
+    assert!(!e.ws.join("later.gitconfig").exists(), "{text}");
+    assert_eq!(read(&e.ws.join("tools/hooks/pre-commit")), "#!/bin/sh\n");
+    assert!(!e.ws.join("tools/hooks/post-checkout").exists(), "{text}");
+    assert_eq!(read(&e.ws.join("scripts/clean.sh")), "#!/bin/sh\ncat\n");
+    // The rest of the run is ordinary work and lands.
+    assert_eq!(read(&e.ws.join("notes.txt")), "fine\n", "{text}");
+}
+
+#[test]
+fn secret_files_the_table_did_not_know_are_masked_in_the_location_and_the_caches() {
+    // Documented secret files the credential table lacked: Streamlit's
+    // secrets, Emacs' auth-source file, a Kerberos keytab, a PKCS #8 key
+    // (Apple's AuthKey_*.p8), a kubeconfig, GnuPG 1's secret keyring, npm's
+    // global config, and the Hugging Face tokens beside `token` in a cache
+    // the sandbox shows.
+    let e = env();
+    for rel in [
+        ".streamlit/secrets.toml",
+        ".authinfo",
+        "deploy/krb5.keytab",
+        "keys/AuthKey_ABC123.p8",
+        "ops/kubeconfig",
+        "old/secring.gpg",
+        "node/etc/npmrc",
+    ] {
+        e.write(e.ws.join(rel), &format!("{CANARY} {rel}\n"));
+    }
+    e.write(
+        e.home.join(".cache/huggingface/stored_tokens"),
+        &format!("{CANARY} stored_tokens\n"),
+    );
+    let text = drive(&e, "grep -r CANARY . ~/.cache 2>/dev/null; echo tried", &[]);
+    assert!(text.contains("tried"), "{text}");
+    assert!(!text.contains(CANARY), "{text}");
+}
+
+#[test]
+#[ignore = "open: a toolchain directory is searched four levels deep, and nvm's and volta's global npmrc ($PREFIX/etc/npmrc, an npm token) sits five and six levels down; a deeper search costs a walk of every installed package"]
+fn a_global_npmrc_deep_in_a_node_version_manager_is_masked() {
+    let e = env();
+    for rel in [
+        ".nvm/versions/node/v20.1.0/etc/npmrc",
+        ".volta/tools/image/node/20.1.0/etc/npmrc",
+    ] {
+        e.write(e.home.join(rel), &format!("{CANARY} {rel}\n"));
+    }
+    let text = drive(&e, "grep -r CANARY ~ 2>/dev/null; echo tried", &[]);
+    assert!(text.contains("tried"), "{text}");
+    assert!(!text.contains(CANARY), "{text}");
+}
+
+#[test]
+#[ignore = "open: the sandbox shows the whole system read-only and hides only the home directories, /root, /tmp and /run; another project under /work, /srv or /opt (its .env, its keys, its .git) is readable. Hiding every top-level directory that is not the system's needs the routine tests' virtualenvs (under the repository, outside the location) passed as readable"]
+fn another_projects_secrets_outside_the_home_directory_are_hidden() {
+    let e = env();
+    // A sibling of the workspace and the home: neither the location nor a
+    // home directory.
+    let other = e.base.join("other-project");
+    e.write(other.join(".env"), &format!("{CANARY} other .env\n"));
+    e.write(other.join("notes.txt"), &format!("{CANARY} other notes\n"));
+    let script = format!(
+        "cat {o}/.env {o}/notes.txt 2>&1; ls -A {o} 2>&1; echo tried",
+        o = other.display()
+    );
+    let text = drive(&e, &script, &[]);
+    assert!(text.contains("tried"), "{text}");
+    assert!(!text.contains(CANARY), "{text}");
+}
+
+#[test]
+fn a_vs_code_workspace_file_with_a_folder_open_task_does_not_land() {
+    // A `*.code-workspace` file carries settings, tasks and launch
+    // configurations like `.vscode/`; a task with `runOn: folderOpen` runs
+    // when the person opens the workspace. Any name, any depth, any case.
+    let e = env();
+    let task = r#"{"folders":[{"path":"."}],"tasks":{"version":"2.0.0","tasks":[{"label":"x","type":"shell","command":"touch marker","runOptions":{"runOn":"folderOpen"}}]}}"#;
+    let text = drive(
+        &e,
+        &format!(
+            "echo '{task}' > project.code-workspace; mkdir -p tools; \
+             echo '{task}' > tools/Team.CODE-WORKSPACE; echo tried"
+        ),
+        &[],
+    );
+    assert!(text.contains("tried"), "{text}");
+    assert!(!e.ws.join("project.code-workspace").exists(), "{text}");
+    assert!(!e.ws.join("tools/Team.CODE-WORKSPACE").exists(), "{text}");
+    // The file tools ask for it too, even in accept-edits.
+    let out = e
+        .command(&[
+            "check",
+            "write",
+            r#"{"path":"project.code-workspace","content":"{}"}"#,
+            "--mode",
+            "accept-edits",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(v["decision"], "allow", "{v}");
+}

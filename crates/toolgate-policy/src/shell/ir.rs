@@ -601,8 +601,9 @@ impl<'s> Lowering<'s> {
                         "case_item" => l.case_item(c, out),
                         "comment" => {}
                         _ if c.is_named() => {
-                            // The value: its substitutions run.
-                            let _ = l.word(c, out);
+                            // The value: its substitutions run, and its
+                            // expansions are compared as `[[ ]]` compares.
+                            l.judged_expansion(c, out);
                         }
                         _ => {}
                     }
@@ -1086,14 +1087,36 @@ impl<'s> Lowering<'s> {
         for (i, c) in Self::children(node).iter().enumerate() {
             match node.field_name_for_child(i as u32) {
                 Some("value") => {
-                    // A pattern: its substitutions run.
-                    let _ = self.word(*c, out);
+                    // A pattern: its substitutions run, and its expansions
+                    // are compared.
+                    self.judged_expansion(*c, out);
                 }
                 Some("termination" | "fallthrough") => {}
                 _ if c.is_named() && c.kind() != "comment" => self.statement(*c, out),
                 _ => {}
             }
         }
+    }
+
+    /// A word the shell expands that is no command's argument — a `case`
+    /// value or pattern, an expansion in an unquoted heredoc's body: judged
+    /// as the `[[ WORD ]]` test that holds it, so a variable it expands is
+    /// judged (a case on a secret is an oracle on it, one branch per
+    /// character; a heredoc hands it to the program's input).
+    fn judged_expansion(&mut self, node: Node<'_>, out: &mut Vec<Item>) {
+        let w = self.word(node, out);
+        self.judged_word(w, out);
+    }
+
+    /// `w` judged as the `[[ WORD ]]` test that holds it.
+    fn judged_word(&mut self, w: IrWord, out: &mut Vec<Item>) {
+        let mut cmd = SimpleCommand::new(w.raw.clone(), Form::Test, &self.context);
+        cmd.words
+            .push(IrWord::single("[[".into(), Origin::Literal, "[[".into()));
+        cmd.words.push(w);
+        cmd.words
+            .push(IrWord::single("]]".into(), Origin::Literal, "]]".into()));
+        out.push(Item::Command(cmd));
     }
 
     /// `[[ … ]]`: operands and operators, flattened in order.
@@ -1298,16 +1321,27 @@ impl<'s> Lowering<'s> {
     /// The substitutions in an unquoted heredoc body run; the grammar leaves
     /// backticks in it as text, so those are read here.
     fn heredoc_body(&mut self, node: Node<'_>, out: &mut Vec<Item>) {
+        let mut read = 0usize;
         for c in Self::children(node) {
             match c.kind() {
                 "heredoc_content" | "heredoc_end" => {}
                 _ if c.is_named() => {
-                    let _ = self.word(c, out);
+                    read += 1;
+                    self.judged_expansion(c, out);
                 }
                 _ => {}
             }
         }
         let body = self.text(node);
+        // The grammar leaves some expansions as text (`<<-` with a tab
+        // before `$NAME`): when the body holds more than it read, its
+        // reading is not the shell's.
+        if expansions_in_text(body) > read {
+            out.push(Item::Unknown {
+                text: body.to_string(),
+                why: "the heredoc body holds an expansion the parser did not read".into(),
+            });
+        }
         if body.contains('`') {
             for code in super::words::backtick_spans(body) {
                 out.push(Item::Code(code));
@@ -1335,7 +1369,8 @@ impl<'s> Lowering<'s> {
                         names.push(t.to_string());
                     }
                 }
-                "number" => {}
+                // `16#${x}`: a base with an expansion for its digits.
+                "number" => stack.extend(Self::children(n).into_iter().filter(|c| c.is_named())),
                 "simple_expansion" | "expansion" | "string" | "concatenation" | "raw_string"
                 | "ansi_c_string" | "translated_string" => {
                     let w = self.word(n, out);
@@ -1690,9 +1725,14 @@ impl<'s> Lowering<'s> {
                     other = true;
                 }
                 _ if c.is_named() => {
-                    // Words inside (`${x:-$(cmd)}`): substitutions run.
-                    let mut ignored = Pieces::new();
-                    self.pieces(*c, true, &mut ignored, out);
+                    // Words inside (`${x:-$(cmd)}`): substitutions run, and
+                    // what they expand (`${x:-$API_KEY}`) is judged.
+                    let mut inner = Pieces::new();
+                    self.pieces(*c, true, &mut inner, out);
+                    if inner.iter().any(|p| p.var.is_some()) {
+                        let raw = self.text(*c).to_string();
+                        self.judged_word(IrWord { pieces: inner, raw }, out);
+                    }
                     other = true;
                 }
                 (_, k) => operators.push(k.to_string()),
@@ -1796,4 +1836,18 @@ fn line_break_between_words(node: Node<'_>, src: &str) -> bool {
         src.get(pair[0].end_byte()..pair[1].start_byte())
             .is_some_and(|gap| gap.contains('\n'))
     })
+}
+
+/// How many `$` in `text` start an expansion (`$NAME`, `${`, `$(`, `$1`,
+/// a special parameter), a backslash-escaped one aside.
+fn expansions_in_text(text: &str) -> usize {
+    let b = text.as_bytes();
+    (0..b.len())
+        .filter(|&i| {
+            b[i] == b'$'
+                && (i == 0 || b[i - 1] != b'\\')
+                && b.get(i + 1)
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || b"_{(!@#?*-$".contains(n))
+        })
+        .count()
 }
