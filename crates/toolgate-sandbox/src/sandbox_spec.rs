@@ -1,8 +1,10 @@
 //! What a confined command may do, and the command line that confines it.
 //!
 //! The view is built by construction: the host's file system read-only, with
-//! every home directory, `/tmp`, `/var/tmp` and `/run` replaced by empty
-//! ones; then only what is needed is put back — the places of the home
+//! every top-level directory that is not the system's ([`SYSTEM_TOP`]:
+//! `/usr`, `/etc`, `/opt`… — so `/home`, `/root`, `/tmp`, `/run`, `/srv`,
+//! `/mnt` and whatever else a machine keeps there) replaced by an empty
+//! one, and `/var/tmp` too; then only what is needed is put back — the places of the home
 //! directory that toolchains need (read-only), the configured writable
 //! paths, and the location's roots (through the staging overlay when
 //! staging is on). Last, whatever the path facts call a credential is
@@ -42,9 +44,66 @@ pub(crate) const NAMESPACE_ARGS: &[&str] = &[
 /// Where the proxy's socket appears inside the sandbox.
 pub(crate) const PROXY_SOCKET_INSIDE: &str = "/dev/.toolgate-proxy.sock";
 
-/// Directories replaced by an empty one: where other users' files, host
-/// services' sockets and scratch files of other programs live.
-const EMPTIED: &[&str] = &["/tmp", "/var/tmp", "/run", "/var/run", "/home", "/root"];
+/// The top-level directories shown (read-only): the system's programs,
+/// libraries and configuration. Every other top-level directory is
+/// replaced by an empty one — where other users' files, other projects,
+/// host services' sockets and scratch files live — and every other
+/// top-level file is masked: what a machine keeps there is not known, so
+/// it is hidden unless named here.
+pub const SYSTEM_TOP: &[(&str, &str)] = &[
+    ("usr", "programs and libraries"),
+    ("bin", "programs (often a link into /usr)"),
+    ("sbin", "system programs"),
+    ("lib", "libraries"),
+    ("lib32", "32-bit libraries"),
+    ("lib64", "the dynamic loader and 64-bit libraries"),
+    ("libx32", "x32 libraries"),
+    ("etc", "system configuration (its secrets are masked)"),
+    ("opt", "add-on software packages"),
+    (
+        "var",
+        "system state and caches (its scratch directories emptied)",
+    ),
+    ("nix", "the Nix store"),
+    ("snap", "snap packages"),
+    ("sys", "the kernel's view of devices"),
+    ("proc", "mounted anew for the sandbox's processes"),
+    ("dev", "mounted anew: only the standard devices"),
+];
+
+/// Directories inside the shown ones that are emptied too: scratch files
+/// of other programs, and services' sockets.
+const EMPTIED_WITHIN: &[&str] = &["/var/tmp", "/var/run"];
+
+/// What is hidden at the top of `root`: its directories that are not the
+/// system's (emptied, and the scratch directories within), and its other
+/// files (masked). Symbolic links are left: they lead into what is shown or
+/// into what is emptied.
+fn hidden_at_top(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut dirs, mut files) = (Vec::new(), Vec::new());
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if SYSTEM_TOP.iter().any(|(n, _)| OsStr::new(n) == name) {
+                continue;
+            }
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(e.path()),
+                Ok(t) if t.is_symlink() => {}
+                _ => files.push(e.path()),
+            }
+        }
+    }
+    dirs.extend(
+        EMPTIED_WITHIN
+            .iter()
+            .map(|p| root.join(p.trim_start_matches('/')))
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())),
+    );
+    dirs.sort();
+    files.sort();
+    (dirs, files)
+}
 
 /// What a confined command may touch. Paths are absolute.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,12 +241,10 @@ impl SandboxSpec {
         }
         cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
 
-        // Emptied: scratch space, host services' sockets, every home.
-        let mut emptied: Vec<PathBuf> = EMPTIED
-            .iter()
-            .map(PathBuf::from)
-            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
-            .collect();
+        // Emptied: every top-level directory that is not the system's
+        // (other users' and projects' files, scratch space, host services'
+        // sockets), and the home directory wherever it is.
+        let (mut emptied, top_files) = hidden_at_top(Path::new("/"));
         if let Some(h) = &home {
             if !emptied.iter().any(|e| h.starts_with(e)) && h.is_dir() && h != Path::new("/") {
                 emptied.push(h.clone());
@@ -235,6 +292,7 @@ impl SandboxSpec {
             masked.extend(s.dirs().into_iter().filter(|p| visible.shows(p)));
         }
         masked.extend(system_secrets());
+        masked.extend(top_files);
         let home_for_facts = home
             .clone()
             .unwrap_or_else(|| PathBuf::from("/nonexistent"));
@@ -446,6 +504,24 @@ mod tests {
         assert!(!spec.network);
         assert!(spec.stage.is_none());
         assert_eq!(spec.cwd, PathBuf::from("/ws"));
+    }
+
+    #[test]
+    fn what_is_not_the_systems_at_the_top_is_hidden() {
+        let root = tempfile::tempdir().unwrap();
+        for d in ["usr", "etc", "home", "srv", "work", "var/tmp", "var/lib"] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        std::fs::write(root.path().join("credentials.json"), "{}").unwrap();
+        std::os::unix::fs::symlink("usr/bin", root.path().join("bin")).unwrap();
+        std::os::unix::fs::symlink("srv/data", root.path().join("data")).unwrap();
+        let (dirs, files) = hidden_at_top(root.path());
+        let names: Vec<String> = dirs
+            .iter()
+            .map(|d| d.strip_prefix(root.path()).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["home", "srv", "var/tmp", "work"]);
+        assert_eq!(files, [root.path().join("credentials.json")]);
     }
 
     #[test]

@@ -560,7 +560,6 @@ fn a_global_npmrc_deep_in_a_node_version_manager_is_masked() {
 }
 
 #[test]
-#[ignore = "open: the sandbox shows the whole system read-only and hides only the home directories, /root, /tmp and /run; another project under /work, /srv or /opt (its .env, its keys, its .git) is readable. Hiding every top-level directory that is not the system's needs the routine tests' virtualenvs (under the repository, outside the location) passed as readable"]
 fn another_projects_secrets_outside_the_home_directory_are_hidden() {
     let e = env();
     // A sibling of the workspace and the home: neither the location nor a
