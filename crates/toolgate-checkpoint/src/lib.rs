@@ -109,6 +109,9 @@ pub struct Recovered {
 #[derive(Debug)]
 pub struct Checkpoints {
     dir: PathBuf,
+    /// Whether the records a crash recovery reads are synced to the disk
+    /// (see [`Checkpoints::open_with`]).
+    fsync: bool,
 }
 
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
@@ -131,10 +134,27 @@ fn valid_id(id: &str) -> bool {
 impl Checkpoints {
     /// Opens (creating) the store in `dir`, rolling back every change set
     /// a crash cut off and removing those that never started applying.
+    /// Its records outlive a power loss ([`Checkpoints::open_with`] with
+    /// `fsync`).
     pub fn open(dir: &Path) -> Result<(Checkpoints, Vec<Recovered>), CheckpointError> {
+        Checkpoints::open_with(dir, true)
+    }
+
+    /// As [`Checkpoints::open`]. With `fsync`, the records that recovery
+    /// reads ("applying", "undoing") are synced to the disk before the first
+    /// path changes, so a change set cut off by a power loss or an OS crash
+    /// is rolled back too. Without it they are still written atomically and
+    /// survive the process being killed at any moment, but not a power
+    /// loss: what the audit log's `--durability normal` promises, without
+    /// a sync on every change set that lands.
+    pub fn open_with(
+        dir: &Path,
+        fsync: bool,
+    ) -> Result<(Checkpoints, Vec<Recovered>), CheckpointError> {
         fs::create_dir_all(dir)?;
         let store = Checkpoints {
             dir: dir.to_path_buf(),
+            fsync,
         };
         // A store from before `.open` existed keeps its unfinished sets at
         // the top level: read it whole once.
@@ -266,6 +286,7 @@ impl Checkpoints {
         Ok(Pending {
             store: Checkpoints {
                 dir: self.dir.clone(),
+                fsync: self.fsync,
             },
             path,
             manifest,
@@ -333,7 +354,7 @@ impl Checkpoints {
         fs::create_dir_all(self.dir.join(OPEN_DIR))?;
         fs::rename(&path, &undoing)?;
         m.state = State::Undoing;
-        m.write_durable(&undoing)?;
+        m.write_durable(&undoing, self.fsync)?;
         self.put_back(&undoing, &m)?;
         m.state = State::Undone;
         m.write(&undoing)?;
@@ -502,11 +523,17 @@ impl Pending {
         Ok(())
     }
 
+    /// Whether the store syncs its records to the disk, so that what lands
+    /// should be on the disk before it lands too ([`Checkpoints::open_with`]).
+    pub fn fsync(&self) -> bool {
+        self.store.fsync
+    }
+
     /// Makes the intent durable: from here a crash rolls the change set
     /// back. Call once every path is saved, before the first changes.
     pub fn applying(&mut self) -> Result<(), CheckpointError> {
         self.manifest.state = State::Applying;
-        self.manifest.write_durable(&self.path)?;
+        self.manifest.write_durable(&self.path, self.store.fsync)?;
         Ok(())
     }
 

@@ -1,12 +1,13 @@
 //! A checkpoint's record: what it changed and how far it got. The two
-//! records that must outlive a power loss — "applying" before the first path
-//! changes, and "undoing" before the first is put back — are written
-//! atomically (a temporary file renamed over it) and synced to disk (file
-//! and directory). The others are written in place, unsynced: they survive
-//! a crash of the process, and a power loss at worst leaves a landed set
-//! marked applying, which the next open rolls back as a whole. Each sync
-//! costs milliseconds on an ordinary disk, and each new file an inode, on
-//! every change set that lands.
+//! records that recovery reads — "applying" before the first path changes,
+//! and "undoing" before the first is put back — are written atomically (a
+//! temporary file renamed over it) and, when the store syncs, synced to
+//! disk (file and directory) so that they outlive a power loss. The others
+//! are written in place, unsynced: they survive a crash of the process, and
+//! a power loss at worst leaves a landed set marked applying, which the
+//! next open rolls back as a whole. Each sync costs milliseconds on an
+//! ordinary disk — and on ext4 it commits the journal, which writes back
+//! the data of the files just staged — on every change set that lands.
 
 use std::fs;
 use std::io::Write;
@@ -98,33 +99,34 @@ impl Manifest {
     /// Replaces the manifest in `dir` atomically; a crash of the process
     /// leaves the old one or this one.
     pub(crate) fn write(&self, dir: &Path) -> Result<(), CheckpointError> {
-        self.write_synced(dir, false)
+        // In place: no new file. A crash mid-write leaves it unreadable,
+        // which the store treats as a set it cannot judge and leaves alone;
+        // only the records recovery reads must never be torn.
+        fs::write(dir.join(FILE), self.text()?)?;
+        Ok(())
     }
 
-    /// As [`Manifest::write`], and on disk before it returns: a power loss
-    /// leaves this one.
-    pub(crate) fn write_durable(&self, dir: &Path) -> Result<(), CheckpointError> {
-        self.write_synced(dir, true)
-    }
-
-    fn write_synced(&self, dir: &Path, sync: bool) -> Result<(), CheckpointError> {
-        let text = serde_json::to_vec_pretty(self).map_err(|source| CheckpointError::Manifest {
-            id: self.id.clone(),
-            source,
-        })?;
-        if !sync {
-            // In place: no new file. A crash mid-write leaves it unreadable,
-            // which the store treats as a set it cannot judge and leaves
-            // alone; only the durable records must never be torn.
-            fs::write(dir.join(FILE), &text)?;
-            return Ok(());
-        }
+    /// As [`Manifest::write`], but never torn (a temporary file renamed over
+    /// it): a killed process leaves the old record or this one. With
+    /// `fsync`, also on disk before it returns: a power loss leaves this one.
+    pub(crate) fn write_durable(&self, dir: &Path, fsync: bool) -> Result<(), CheckpointError> {
         let tmp = dir.join(format!("{FILE}.tmp"));
         let mut f = fs::File::create(&tmp)?;
-        f.write_all(&text)?;
-        f.sync_all()?;
+        f.write_all(&self.text()?)?;
+        if fsync {
+            f.sync_all()?;
+        }
         fs::rename(&tmp, dir.join(FILE))?;
-        fs::File::open(dir)?.sync_all()?;
+        if fsync {
+            fs::File::open(dir)?.sync_all()?;
+        }
         Ok(())
+    }
+
+    fn text(&self) -> Result<Vec<u8>, CheckpointError> {
+        serde_json::to_vec_pretty(self).map_err(|source| CheckpointError::Manifest {
+            id: self.id.clone(),
+            source,
+        })
     }
 }

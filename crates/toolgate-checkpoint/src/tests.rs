@@ -132,8 +132,8 @@ fn sweep_removes_finished_sets_over_the_cap_oldest_first() {
 }
 
 /// The child half of the crash test: lands half a change set, then dies.
-fn crash_child(data: &Path, work: &Path, at: usize) -> ! {
-    let (store, _) = Checkpoints::open(data).unwrap();
+fn crash_child(data: &Path, work: &Path, at: usize, fsync: bool) -> ! {
+    let (store, _) = Checkpoints::open_with(data, fsync).unwrap();
     let mut set = store.begin("call-crash", "bash").unwrap();
     let paths: Vec<_> = (0..10).map(|i| work.join(format!("f{i}"))).collect();
     for p in &paths {
@@ -155,16 +155,27 @@ fn crash_child(data: &Path, work: &Path, at: usize) -> ! {
     unreachable!()
 }
 
+/// Whether the store syncs (`--durability full`) or not (`normal`), a
+/// killed process leaves the files as they were before the change set.
 #[test]
 fn a_change_set_cut_off_by_sigkill_is_rolled_back_at_the_next_open() {
-    if let (Ok(data), Ok(work), Ok(at)) = (
+    if let (Ok(data), Ok(work), Ok(at), Ok(fsync)) = (
         std::env::var("TG_CP_CRASH_DATA"),
         std::env::var("TG_CP_CRASH_WORK"),
         std::env::var("TG_CP_CRASH_AT"),
+        std::env::var("TG_CP_CRASH_FSYNC"),
     ) {
-        crash_child(Path::new(&data), Path::new(&work), at.parse().unwrap());
+        crash_child(
+            Path::new(&data),
+            Path::new(&work),
+            at.parse().unwrap(),
+            fsync == "1",
+        );
     }
-    for at in [0, 1, 5, 9, 10] {
+    for (at, fsync) in [0, 1, 5, 9, 10]
+        .into_iter()
+        .flat_map(|at| [(at, true), (at, false)])
+    {
         let data = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
         for i in 0..10 {
@@ -179,18 +190,19 @@ fn a_change_set_cut_off_by_sigkill_is_rolled_back_at_the_next_open() {
             .env("TG_CP_CRASH_DATA", data.path())
             .env("TG_CP_CRASH_WORK", work.path())
             .env("TG_CP_CRASH_AT", at.to_string())
+            .env("TG_CP_CRASH_FSYNC", if fsync { "1" } else { "0" })
             .status()
             .unwrap();
         assert!(!status.success(), "the child died");
-        let (store, recovered) = Checkpoints::open(data.path()).unwrap();
-        assert_eq!(recovered.len(), 1, "at {at}");
+        let (store, recovered) = Checkpoints::open_with(data.path(), fsync).unwrap();
+        assert_eq!(recovered.len(), 1, "at {at}, fsync {fsync}");
         assert!(recovered[0].error.is_none(), "{:?}", recovered[0].error);
         for i in 0..10 {
             let text = fs::read_to_string(work.path().join(format!("f{i}"))).unwrap();
             assert_eq!(
                 text,
                 format!("orig{i}"),
-                "file {i} after a crash at step {at}"
+                "file {i} after a crash at step {at}, fsync {fsync}"
             );
         }
         assert_eq!(store.newest_landed().unwrap(), None);

@@ -14,8 +14,8 @@
 //! when the command exits, the mount is gone and the upper directory holds
 //! exactly what the command created, modified or deleted (a deletion is a
 //! whiteout, a directory deleted and made again is "opaque"). The overlay is
-//! mounted with `userxattr` (the markers are `user.overlay.*` attributes),
-//! without `redirect_dir`, so renaming a directory of the lower layer fails
+//! mounted with `userxattr` (the markers are `user.overlay.*` attributes)
+//! and `volatile` (see Durability below), without `redirect_dir`, so renaming a directory of the lower layer fails
 //! with `EXDEV` and programs fall back to copying: a moved directory shows
 //! as every path below it deleted and created again, and each is judged.
 //!
@@ -26,6 +26,21 @@
 //!
 //! The upper directory is on the root's own file system, so landing a file
 //! is a `rename`: a 100 MB file lands as fast as a 1-byte one.
+//!
+//! # Durability
+//!
+//! A `volatile` overlay skips the sync of the whole upper file system that
+//! the kernel otherwise makes when the overlay is unmounted (when the
+//! command exits): writing 100 MB then cost the time to write them to the
+//! disk. Nothing relies on that sync: an upper directory is never mounted
+//! again, and it lands only through [`Staging::land`] in the process that
+//! staged it, after judging. After a crash of that process, or of the
+//! machine, whatever an upper directory holds is never landed — the next
+//! run uses a directory of its own. When the journal asks for it
+//! ([`LandingJournal::fsync`]: the checkpoint store under `--durability
+//! full`), what is about to land is synced to the disk before the journal
+//! records its intent, so that a landed file is whole after a power loss
+//! too.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::CString;
@@ -90,6 +105,14 @@ pub trait LandingJournal {
     /// saved one by one.
     fn save_mode(&mut self, path: &Path) -> Result<(), String> {
         self.save(path)
+    }
+    /// Whether what lands must be on the disk before [`applying`] records
+    /// the intent (so that it outlives a power loss), or may stay in the
+    /// page cache (it outlives the process being killed).
+    ///
+    /// [`applying`]: LandingJournal::applying
+    fn fsync(&self) -> bool {
+        true
     }
     /// Makes the intent durable: called once every path is saved, before
     /// the first change.
@@ -286,6 +309,9 @@ impl Staging {
             }
             .map_err(fail)?;
         }
+        if journal.fsync() {
+            self.sync_staged().map_err(|e| fail(e.to_string()))?;
+        }
         journal.applying().map_err(fail)?;
         for step in &plan {
             if let Err(e) = step.apply() {
@@ -300,6 +326,19 @@ impl Staging {
             }
         }
         journal.landed().map(Some).map_err(fail)
+    }
+
+    /// Syncs the file systems of the upper directories to the disk: the
+    /// `volatile` overlay left that undone.
+    fn sync_staged(&self) -> io::Result<()> {
+        for l in &self.layers {
+            let dir = std::fs::File::open(&l.upper)?;
+            // SAFETY: a valid open descriptor.
+            if unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&dir)) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
     }
 
     /// The steps that land the accepted changes, outermost first.
@@ -781,7 +820,9 @@ impl OverlayMounts {
             data.extend_from_slice(upper.as_os_str().as_bytes());
             data.extend_from_slice(b",workdir=");
             data.extend_from_slice(work.as_os_str().as_bytes());
-            data.extend_from_slice(b",userxattr");
+            // `volatile`: no sync of the upper file system at unmount (see
+            // the module's Durability).
+            data.extend_from_slice(b",userxattr,volatile");
             let (Ok(target), Ok(data)) = (
                 CString::new(root.as_os_str().as_bytes()),
                 CString::new(data),

@@ -1,21 +1,20 @@
 //! Wall time of `toolgate sandbox exec -- true` against `true`, in the same
-//! run: `cargo bench -p toolgate --bench sandbox_exec`. Prints p50/p90 of
-//! each and what the sandbox (with toolgate's start, config loading and the
-//! cached detection of the data directory) adds at p50 (target: under
-//! 10 ms). The location is at rest and has no config of its own.
+//! run: `cargo bench -p toolgate --bench sandbox_exec`. The two run
+//! interleaved (see `interleave`); prints the median of what the sandbox
+//! (with toolgate's start, config loading and the cached detection of the
+//! data directory) adds per round, with quartiles (target: under 10 ms).
+//! With `TOOLGATE_BENCH_BEFORE=/path/to/toolgate` an older build runs in
+//! the same rounds too. The location is at rest and has no config of its own.
 
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const RUNS: usize = 60;
+mod interleave;
 
-fn percentile(mut v: Vec<Duration>, p: f64) -> Duration {
-    v.sort();
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
-}
+const RUNS: usize = 80;
 
 fn main() {
     let base = tempfile::tempdir().expect("temp dir");
@@ -47,20 +46,20 @@ fn main() {
     // Warm: the detection cache, the page cache.
     assert!(run(toolgate, &["sandbox", "exec", "--", "true"]));
     std::thread::sleep(Duration::from_millis(2100));
-    let time = |program: &str, args: &[&str]| -> Vec<Duration> {
-        (0..RUNS)
-            .map(|_| {
-                let t = Instant::now();
-                assert!(run(program, args), "{program} {args:?}");
-                t.elapsed()
-            })
-            .collect()
-    };
-    let plain = time("true", &[]);
-    let confined = time(toolgate, &["sandbox", "exec", "--", "true"]);
-    let (a50, a90) = (percentile(plain.clone(), 0.5), percentile(plain, 0.9));
-    let (b50, b90) = (percentile(confined.clone(), 0.5), percentile(confined, 0.9));
-    println!("true:                           p50 {a50:?}  p90 {a90:?}  ({RUNS} runs)");
-    println!("toolgate sandbox exec -- true:  p50 {b50:?}  p90 {b90:?}  ({RUNS} runs)");
-    println!("added at p50: {:?}", b50.saturating_sub(a50));
+    let toolgates = interleave::toolgates();
+    for (_, program) in &toolgates {
+        assert!(run(program, &["sandbox", "exec", "--", "true"]));
+    }
+    let mut names = vec!["true"];
+    names.extend(toolgates.iter().map(|(n, _)| n.as_str()));
+    let series = interleave::rounds(
+        &names,
+        RUNS,
+        |_, _| {},
+        |variant, _| match variant {
+            0 => run("true", &[]),
+            v => run(&toolgates[v - 1].1, &["sandbox", "exec", "--", "true"]),
+        },
+    );
+    interleave::report("toolgate sandbox exec -- true", &series);
 }

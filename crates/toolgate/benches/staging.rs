@@ -4,21 +4,20 @@
 //! target directory), one that writes a single 100 MB file, and `true`.
 //! Each runs as `toolgate sandbox exec -- sh -c …` (confined, writes staged
 //! in an overlay, every changed path judged by the policy, the accepted
-//! ones landed as one checkpoint) and as `sh -c …` directly. Prints p50 of
-//! each, the difference and the ratio. Targets: 10 000 files ≤ 1.15×,
-//! 100 MB ≤ +50 ms, `true` ≤ +10 ms.
+//! ones landed as one checkpoint) and as `sh -c …` directly, interleaved
+//! round by round, the file systems synced before each run (see
+//! `interleave`). Prints the median of what confining adds per round and
+//! of the ratio, with quartiles. Targets: 10 000 files ≤ 1.15×, 100 MB ≤
+//! +50 ms, `true` ≤ +10 ms. With `TOOLGATE_BENCH_BEFORE=/path/to/toolgate`
+//! an older build runs in the same rounds too.
 
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod interleave;
 
-fn percentile(mut v: Vec<Duration>, p: f64) -> Duration {
-    v.sort();
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
-}
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 struct World {
     _base: tempfile::TempDir,
@@ -59,50 +58,54 @@ impl World {
             .is_ok_and(|s| s.success())
     }
 
-    fn clean(&self, name: &str) {
-        let p = self.ws.join(name);
-        let _ = std::fs::remove_dir_all(&p);
-        let _ = std::fs::remove_file(&p);
+    /// Removes every run's output (`out-*`).
+    fn clean_outputs(&self) {
+        for e in std::fs::read_dir(&self.ws).expect("read ws").flatten() {
+            if e.file_name().to_string_lossy().starts_with("out-") {
+                let p = e.path();
+                let _ = std::fs::remove_dir_all(&p);
+                let _ = std::fs::remove_file(&p);
+            }
+        }
     }
 }
 
 /// Times `script` (with `{}` replaced by a fresh output name per run) run
-/// plainly and confined, alternating, `runs` times each.
-fn compare(w: &World, what: &str, script: &str, runs: usize) -> (Duration, Duration) {
-    let toolgate = env!("CARGO_BIN_EXE_toolgate");
-    let mut plain = Vec::new();
-    let mut staged = Vec::new();
-    for i in 0..runs {
-        for confined in [false, true] {
-            let name = format!("out-{i}-{confined}");
-            let body = script.replace("{}", &name);
-            let t = Instant::now();
-            let ok = if confined {
-                w.run(toolgate, &["sandbox", "exec", "--", "sh", "-c", &body])
-            } else {
-                w.run("sh", &["-c", &body])
+/// plainly and confined (by each of [`interleave::toolgates`]), interleaved,
+/// `rounds` times each. Before each run, untimed, the previous output is
+/// removed and the file systems are synced, so that no run pays for the
+/// writeback of another's data.
+fn compare(w: &World, what: &str, script: &str, rounds: usize) -> Vec<f64> {
+    let toolgates = interleave::toolgates();
+    let mut names = vec!["unconfined"];
+    names.extend(toolgates.iter().map(|(n, _)| n.as_str()));
+    let name = |variant: usize, round: usize| format!("out-{round}-{variant}");
+    let series = interleave::rounds(
+        &names,
+        rounds,
+        |_, _| {
+            w.clean_outputs();
+            // SAFETY: sync takes no arguments and cannot fail.
+            unsafe { libc::sync() };
+        },
+        |variant, round| {
+            let out = name(variant, round);
+            let body = script.replace("{}", &out);
+            let ok = match variant {
+                0 => w.run("sh", &["-c", &body]),
+                v => w.run(
+                    &toolgates[v - 1].1,
+                    &["sandbox", "exec", "--", "sh", "-c", &body],
+                ),
             };
-            let took = t.elapsed();
-            assert!(ok, "{what} ({confined}) failed");
             assert!(
-                body == "true" || w.ws.join(&name).exists(),
-                "{what}: {name} was not written (landed)"
+                body == "true" || w.ws.join(&out).exists(),
+                "{what}: {out} was not written (landed)"
             );
-            w.clean(&name);
-            if confined {
-                staged.push(took);
-            } else {
-                plain.push(took);
-            }
-        }
-    }
-    let (a, b) = (percentile(plain, 0.5), percentile(staged, 0.5));
-    println!(
-        "{what:<34} plain p50 {a:>10.2?}  staged p50 {b:>10.2?}  added {:>10.2?}  ratio {:.2}x  ({runs} runs each)",
-        b.saturating_sub(a),
-        b.as_secs_f64() / a.as_secs_f64()
+            ok
+        },
     );
-    (a, b)
+    interleave::report(what, &series)
 }
 
 fn main() {
@@ -113,20 +116,21 @@ fn main() {
         return;
     }
     // Warm: the detection cache, the page cache.
-    assert!(w.run(toolgate, &["sandbox", "exec", "--", "true"]));
+    for (_, program) in interleave::toolgates() {
+        assert!(w.run(&program, &["sandbox", "exec", "--", "true"]));
+    }
     std::thread::sleep(Duration::from_millis(2100));
-    let _ = Path::new("");
     compare(&w, "true", "true", 40);
     compare(
         &w,
         "write 10 000 small files",
         "mkdir -p {}/a {}/b {}/c {}/d && for d in a b c d; do i=0; while [ $i -lt 2500 ]; do echo x > {}/$d/f$i.o; i=$((i+1)); done; done",
-        10,
+        12,
     );
     compare(
         &w,
         "write one 100 MB file",
         "head -c 104857600 /dev/zero > {}",
-        10,
+        20,
     );
 }

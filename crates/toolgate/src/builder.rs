@@ -215,7 +215,8 @@ impl Builder {
         let data = match self.located.clone() {
             Some(data) => data,
             None => DataDir::locate(self.data_dir.as_deref())?,
-        };
+        }
+        .with_durability(self.durability);
         let sources = self.policy_sources(&location, &data);
         let policy = Policy::load(&sources)?;
         Ok(Toolgate::new(crate::engine::Settings {

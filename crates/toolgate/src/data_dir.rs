@@ -5,11 +5,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::BuildError;
+use toolgate_store::Durability;
 
 /// The data directory and the files in it.
 #[derive(Clone, Debug)]
 pub struct DataDir {
     root: PathBuf,
+    /// What the checkpoint store syncs ([`DataDir::with_durability`]).
+    durability: Durability,
 }
 
 impl DataDir {
@@ -27,7 +30,22 @@ impl DataDir {
             path: root.clone(),
             source,
         })?;
-        Ok(DataDir { root })
+        Ok(DataDir {
+            root,
+            durability: Durability::default(),
+        })
+    }
+
+    /// The same directory, its checkpoint store synced as `durability`
+    /// asks (the CLI's `--durability`, as for the audit log): under
+    /// [`Durability::Full`] a change set that lands is on the disk before
+    /// its first path changes, so a power loss rolls it back or leaves it
+    /// whole; under [`Durability::Normal`] (the default) that holds for the
+    /// process being killed, not for a power loss, and no change set pays a
+    /// sync.
+    pub fn with_durability(mut self, durability: Durability) -> DataDir {
+        self.durability = durability;
+        self
     }
 
     /// The directory itself.
@@ -68,7 +86,8 @@ impl DataDir {
         if let Some(store) = map.get(&dir) {
             return Ok(Arc::clone(store));
         }
-        let (store, recovered) = toolgate_checkpoint::Checkpoints::open(&dir)?;
+        let (store, recovered) =
+            toolgate_checkpoint::Checkpoints::open_with(&dir, self.durability == Durability::Full)?;
         // Retention like spilled output's: finished sets older than a week
         // go, then the oldest over the size cap. At most once an hour (a
         // stamp file), so short processes such as hooks do not pay for it.

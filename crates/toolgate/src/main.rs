@@ -186,7 +186,7 @@ fn run(cli: Cli) -> Result<i32> {
         DurabilityArg::Normal => Durability::Normal,
         DurabilityArg::Full => Durability::Full,
     };
-    let located = DataDir::locate(cli.data_dir.as_deref());
+    let located = DataDir::locate(cli.data_dir.as_deref()).map(|d| d.with_durability(durability));
     // A hook answers even without a data directory: in the agent's
     // blocking form.
     if let Command::Hook(args) = cli.command {

@@ -394,6 +394,9 @@ impl LandingJournal for Journal {
     fn save_mode(&mut self, path: &Path) -> Result<(), String> {
         self.0.save_mode(path).map_err(|e| e.to_string())
     }
+    fn fsync(&self) -> bool {
+        self.0.fsync()
+    }
     fn applying(&mut self) -> Result<(), String> {
         self.0.applying().map_err(|e| e.to_string())
     }

@@ -193,6 +193,8 @@ pub fn run_program(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             return 2;
         }
     };
-    let data = DataDir::locate(data_dir.as_deref()).map_err(anyhow::Error::from);
+    let data = DataDir::locate(data_dir.as_deref())
+        .map(|d| d.with_durability(durability))
+        .map_err(anyhow::Error::from);
     answer(&agent, &options, data, durability)
 }
