@@ -23,6 +23,7 @@
 //! elicitation capability and refuses such requests.
 
 pub mod config;
+mod http_tap;
 pub mod intent;
 pub mod pins;
 
@@ -150,7 +151,7 @@ impl ClientHandler for UpstreamClient {
     }
 }
 
-/// The tool definitions exactly as a stdio upstream sent them (every member,
+/// The tool definitions exactly as an upstream sent them (every member,
 /// including those rmcp's model does not know), by name: the latest listing.
 type RawTools = Arc<Mutex<HashMap<String, Value>>>;
 
@@ -169,23 +170,29 @@ struct Tap<R> {
 
 impl<R> Tap<R> {
     fn take_line(&mut self) {
-        // Only a message holding a `"tools"` member, or a `\u` escape that
-        // could spell one, can be a listing: the others (every call's
-        // answer) are not parsed a second time here.
-        let contains = |needle: &[u8]| self.line.windows(needle.len()).any(|w| w == needle);
-        if self.line.len() <= TAP_LINE_MAX
-            && (contains(TOOLS_KEY) || contains(b"\\u"))
-            && let Ok(message) = serde_json::from_slice::<Value>(&self.line)
-            && let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array)
-        {
-            let mut raw = self.raw.lock().unwrap_or_else(PoisonError::into_inner);
-            for tool in tools {
-                if let Some(name) = tool.get("name").and_then(Value::as_str) {
-                    raw.insert(name.to_string(), tool.clone());
-                }
-            }
+        if self.line.len() <= TAP_LINE_MAX {
+            keep_listing(&self.raw, &self.line);
         }
         self.line.clear();
+    }
+}
+
+/// Keeps each tool definition of `message` in `raw` as received, when it is
+/// a `tools/list` answer. Only a message holding a `"tools"` member, or a
+/// `\u` escape that could spell one, can be a listing: the others (every
+/// call's answer) are not parsed a second time here.
+fn keep_listing(raw: &RawTools, message: &[u8]) {
+    let contains = |needle: &[u8]| message.windows(needle.len()).any(|w| w == needle);
+    if (contains(TOOLS_KEY) || contains(b"\\u"))
+        && let Ok(message) = serde_json::from_slice::<Value>(message)
+        && let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array)
+    {
+        let mut raw = raw.lock().unwrap_or_else(PoisonError::into_inner);
+        for tool in tools {
+            if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                raw.insert(name.to_string(), tool.clone());
+            }
+        }
     }
 }
 
@@ -301,7 +308,7 @@ struct Upstream {
     config: UpstreamConfig,
     service: RunningService<RoleClient, UpstreamClient>,
     changed: Arc<Notify>,
-    /// The definitions as received (stdio upstreams).
+    /// The definitions as received.
     raw: RawTools,
     /// Registered tools: exposed name → (definition hash, guard).
     registered: Mutex<HashMap<String, (String, Registration)>>,
@@ -414,7 +421,10 @@ async fn connect(
             // reqwest is built without a bundled crypto provider; install
             // ring unless the host program installed one already.
             let _ = rustls::crypto::ring::default_provider().install_default();
-            let transport = StreamableHttpClientTransport::from_config(
+            let client_http = http_tap::TappedHttp::new(Arc::clone(raw))
+                .map_err(|e| err(format!("cannot build an HTTP client: {e}")))?;
+            let transport = StreamableHttpClientTransport::with_client(
+                client_http,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map),
             );
             client
@@ -548,7 +558,7 @@ impl Gateway {
             .await
             .map_err(|_| err("tools/list got no answer".into()))?
             .map_err(|e| err(format!("tools/list failed: {e}")))?;
-        // Each definition as received where the tap saw it (every member);
+        // Each definition as received where a tap saw it (every member);
         // else as rmcp decoded it.
         let listing: Vec<Value> = {
             let raw = upstream.raw.lock().unwrap_or_else(PoisonError::into_inner);

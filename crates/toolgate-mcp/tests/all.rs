@@ -9,6 +9,8 @@
 mod catalogue_formats;
 #[path = "conformance_fixtures.rs"]
 mod conformance_fixtures;
+#[path = "http_pins.rs"]
+mod http_pins;
 #[path = "pins.rs"]
 mod pins;
 #[path = "tool_schemas.rs"]
