@@ -1,12 +1,13 @@
 //! Finding where literal anchors may start in a text, with state small
 //! enough to stay in the first-level cache between tool calls.
 //!
-//! Two bitsets of hashed prefixes, folded to ASCII lower case: one of the
-//! first three bytes of every anchor of three bytes or more, one of the two
-//! bytes of every two-byte anchor. One pass over the text tests each
-//! position's bytes against them; most positions are skipped there, and a
-//! position that passes is looked up in a sorted table of the exact prefixes,
-//! which gives the anchors to compare in full. Together about 4.6 KB are read
+//! One bitset of hashed three-byte prefixes, folded to ASCII lower case: the
+//! first three bytes of every anchor of three bytes or more, and a two-byte
+//! anchor followed by each possible byte. One pass over the text tests each
+//! position's next three bytes against it; most positions are skipped there,
+//! and a position that passes is looked up in a sorted table of the exact
+//! prefixes, which gives the anchors to compare in full (the text's last two
+//! bytes, which have no third, are looked up directly). About 4.3 KB are read
 //! at every byte, where an automaton over the same prefixes was 227 KB and
 //! was out of the caches by the time a server checked a call's output.
 
@@ -14,8 +15,8 @@ use super::CheckError;
 
 /// Bits of the hash of a three-byte prefix: 2^15 bits, 4 KB.
 const LONG_BITS: u32 = 15;
-/// Bits of the hash of a two-byte anchor: 2^12 bits, 512 bytes.
-const SHORT_BITS: u32 = 12;
+/// The bitset's length in words.
+const WORDS: usize = (1 << LONG_BITS) / 64;
 /// Marks a two-byte key, so that it never equals a three-byte one.
 const SHORT_TAG: u32 = 1 << 24;
 
@@ -27,10 +28,9 @@ pub(crate) const MIN_ANCHOR_LEN: usize = 2;
 pub(crate) struct AnchorFilter {
     /// ASCII lower case of each byte.
     fold: [u8; 256],
-    /// Hashed three-byte prefixes of the anchors of three bytes or more.
-    long: Box<[u64]>,
-    /// Hashed two-byte anchors.
-    short: Box<[u64]>,
+    /// Hashed three-byte prefixes: of the anchors of three bytes or more,
+    /// and of each two-byte anchor followed by any byte.
+    long: Box<[u64; WORDS]>,
     /// Each exact folded prefix (a three-byte key, or a two-byte key with
     /// [`SHORT_TAG`]), sorted.
     keys: Vec<u32>,
@@ -38,15 +38,16 @@ pub(crate) struct AnchorFilter {
     anchors: Vec<Vec<usize>>,
 }
 
-fn hash(key: u32, bits: u32) -> usize {
-    (key.wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize
+/// A three-byte key's bit, below 2^[`LONG_BITS`].
+fn hash(key: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B1) >> (32 - LONG_BITS)) as usize
 }
 
-fn set(bitset: &mut [u64], at: usize) {
+fn set(bitset: &mut [u64; WORDS], at: usize) {
     bitset[at / 64] |= 1 << (at % 64);
 }
 
-fn has(bitset: &[u64], at: usize) -> bool {
+fn has(bitset: &[u64; WORDS], at: usize) -> bool {
     bitset[at / 64] & (1 << (at % 64)) != 0
 }
 
@@ -60,8 +61,7 @@ impl AnchorFilter {
         }
         let mut filter = AnchorFilter {
             fold,
-            long: vec![0; (1 << LONG_BITS) / 64].into_boxed_slice(),
-            short: vec![0; (1 << SHORT_BITS) / 64].into_boxed_slice(),
+            long: Box::new([0; WORDS]),
             keys: Vec::new(),
             anchors: Vec::new(),
         };
@@ -75,13 +75,16 @@ impl AnchorFilter {
                     )));
                 }
                 2 => {
-                    let key = SHORT_TAG | filter.pair(anchor[0], anchor[1]);
-                    set(&mut filter.short, hash(key, SHORT_BITS));
-                    key
+                    let pair = filter.pair(anchor[0], anchor[1]);
+                    for next in 0..=255u8 {
+                        let key = (pair << 8) | u32::from(filter.fold[usize::from(next)]);
+                        set(&mut filter.long, hash(key));
+                    }
+                    SHORT_TAG | pair
                 }
                 _ => {
                     let key = filter.triple(anchor[0], anchor[1], anchor[2]);
-                    set(&mut filter.long, hash(key, LONG_BITS));
+                    set(&mut filter.long, hash(key));
                     key
                 }
             };
@@ -133,25 +136,20 @@ impl AnchorFilter {
                 found(at, ids);
             }
         };
-        let mut pair = fold(text[0]);
-        for at in 0..n - 1 {
-            pair = ((pair << 8) | fold(text[at + 1])) & 0xFFFF;
-            let short = SHORT_TAG | pair;
-            if has(&self.short, hash(short, SHORT_BITS)) {
-                report(at, short);
-            }
-            if let Some(&c) = text.get(at + 2) {
-                let long = (pair << 8) | fold(c);
-                if has(&self.long, hash(long, LONG_BITS)) {
-                    report(at, long);
-                }
+        let mut key = (fold(text[0]) << 8) | fold(text[1]);
+        for (at, &next) in text[2..].iter().enumerate() {
+            key = ((key << 8) | fold(next)) & 0xFF_FFFF;
+            if has(&self.long, hash(key)) {
+                report(at, SHORT_TAG | (key >> 8));
+                report(at, key);
             }
         }
+        report(n - 2, SHORT_TAG | (key & 0xFFFF));
     }
 
     /// The bytes of the filter's tables that every position reads.
     pub(crate) fn hot_bytes(&self) -> usize {
-        self.fold.len() + (self.long.len() + self.short.len()) * 8
+        self.fold.len() + self.long.len() * 8
     }
 }
 
