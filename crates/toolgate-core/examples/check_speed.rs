@@ -55,7 +55,7 @@ fn main() {
         ("readme", four_kb(readme)),
     ];
     let s = scanner().unwrap();
-    println!("anchor automaton: {} KB", s.automaton_bytes() / 1024);
+    println!("anchor filter: {} bytes", s.filter_bytes());
     let n: u32 = 20_000;
     let mut junk = vec![0u8; 8 << 20];
     for (name, text) in &inputs {

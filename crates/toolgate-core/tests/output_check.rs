@@ -533,3 +533,55 @@ fn one_pass_check_equals_redact_then_flags_on_every_corpus_text() {
         }
     }
 }
+
+/// `git config --list` and `go env` are allowed commands whose output is
+/// configuration, where credentials are kept in URLs: a remote or an
+/// `insteadOf` rewrite with a token as password, `GOPROXY` with a
+/// user:password. The output checks redact each before the model sees it.
+#[test]
+fn credentials_printed_by_git_config_list_and_go_env_are_redacted() {
+    let secrets = [
+        "Zk8pLw3vQnR7tY2uHd6B",
+        "Qm4xNc8vTz2LkP9wRs5J",
+        "Tb7yWq2eKd9FgH4nMx3C",
+        "Vr5sLp8qZa3NkE6wJc2D",
+    ];
+    let git_config = format!(
+        "user.name=Ada\nuser.email=ada@example.test\ncredential.helper=store\n\
+         url.https://oauth2:{}@gitlab.example.test/.insteadof=https://gitlab.example.test/\n\
+         remote.origin.url=https://x-access-token:{}@github.com/acme/app.git\n\
+         remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*\n",
+        secrets[0], secrets[1]
+    );
+    let go_env = format!(
+        "GO111MODULE=''\nGOARCH='amd64'\nGOFLAGS='-mod=mod'\nGONOSUMDB='git.corp.example.test'\n\
+         GOPRIVATE='git.corp.example.test'\n\
+         GOPROXY='https://ci-bot:{}@goproxy.corp.example.test,direct'\n\
+         GOSUMDB='sum.golang.org'\n",
+        secrets[2]
+    );
+    // `go env -json` quotes the same values.
+    let go_env_json = format!(
+        "{{\n\t\"GOFLAGS\": \"-mod=mod\",\n\t\"GOPROXY\": \"https://ci-bot:{}@goproxy.corp.example.test|direct\"\n}}\n",
+        secrets[3]
+    );
+    for (output, secret) in [
+        (&git_config, secrets[0]),
+        (&git_config, secrets[1]),
+        (&go_env, secrets[2]),
+        (&go_env_json, secrets[3]),
+    ] {
+        let (b, _dir) = checked(output);
+        let text = model_text(&b);
+        assert!(!text.contains(secret), "{secret} leaked in:\n{text}");
+        assert!(
+            b.redactions
+                .iter()
+                .all(|r| r.kind == "connection-string-password"),
+            "{:?}",
+            b.redactions
+        );
+        // The rest of the configuration is still there.
+        assert!(text.contains("goproxy.corp.example.test") || text.contains("user.name=Ada"));
+    }
+}

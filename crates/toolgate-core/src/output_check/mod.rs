@@ -9,17 +9,17 @@
 //!   data out is flagged by kind and line; the text is not changed.
 //!
 //! Both are tables of data ([`secret_formats::SECRET_FORMATS`],
-//! [`injection::INJECTION_CUES`]) compiled once per process: one Aho-Corasick
-//! pass over the text finds the anchors, and only the places found are read by
-//! a row's regular expression.
+//! [`injection::INJECTION_CUES`]) compiled once per process: one pass of a
+//! small prefix filter ([`anchor_filter`]) over the text finds the anchors,
+//! and only the places found are read by a row's regular expression.
 
+mod anchor_filter;
 pub mod injection;
 pub mod secret_formats;
 mod secrets;
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use serde::{Deserialize, Serialize};
 
 pub use secrets::SecretSpan;
@@ -99,21 +99,15 @@ const FLAG_ONLY: OutputChecks = OutputChecks {
 pub struct Scanner {
     secrets: secrets::SecretScanner,
     injection: injection::InjectionScanner,
-    /// The first bytes of both tables' anchors in one automaton, ignoring
-    /// ASCII case, reporting every match: one pass over a text serves both
-    /// checks ([`Scanner::check`]).
-    both: AhoCorasick,
+    /// The first bytes of both tables' anchors in one filter, ignoring ASCII
+    /// case: one pass over a text serves both checks ([`Scanner::check`]).
+    both: anchor_filter::AnchorFilter,
     /// Every anchor, by anchor id (secret anchors first).
     literals: Vec<&'static [u8]>,
-    /// Per pattern of `both`: the anchors that start with it.
-    by_prefix: Vec<Vec<usize>>,
 }
 
 /// An anchor found: start, end, its id within its table.
 type Anchor = (usize, usize, usize);
-
-/// How many leading bytes of each anchor the automaton holds.
-const PREFIX_LEN: usize = 4;
 
 /// What [`Scanner::check`] found in one text.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -151,37 +145,14 @@ impl Scanner {
             .map(|l| l.as_bytes())
             .chain(injection.literals().iter().copied())
             .collect();
-        // The automaton holds each anchor's first bytes only, lower-cased:
-        // a few hundred states instead of thousands, so it stays in the
-        // caches between calls; a prefix found is checked against the whole
-        // anchors that start with it.
-        let mut prefixes: Vec<Vec<u8>> = Vec::new();
-        let mut by_prefix: Vec<Vec<usize>> = Vec::new();
-        for (id, lit) in literals.iter().enumerate() {
-            let prefix = lit[..lit.len().min(PREFIX_LEN)].to_ascii_lowercase();
-            match prefixes.iter().position(|p| *p == prefix) {
-                Some(i) => by_prefix[i].push(id),
-                None => {
-                    prefixes.push(prefix);
-                    by_prefix.push(vec![id]);
-                }
-            }
-        }
-        // `Standard` so that overlapping search reports every match; each
-        // table's leftmost-longest choice is made afterwards, per table.
-        let both = AhoCorasick::builder()
-            .kind(Some(AhoCorasickKind::DFA))
-            .prefilter(false)
-            .match_kind(MatchKind::Standard)
-            .ascii_case_insensitive(true)
-            .build(&prefixes)
-            .map_err(|e| CheckError::Build(format!("output check anchors: {e}")))?;
+        // Every occurrence is reported; each table's leftmost-longest choice
+        // is made afterwards, per table.
+        let both = anchor_filter::AnchorFilter::new(&literals)?;
         Ok(Scanner {
             secrets,
             injection,
             both,
             literals,
-            by_prefix,
         })
     }
 
@@ -237,9 +208,8 @@ impl Scanner {
         if !(checks.redact_secrets || checks.flag_injection) {
             return (secret_anchors, cue_anchors);
         }
-        for m in self.both.find_overlapping_iter(text) {
-            let at = m.start();
-            for &id in &self.by_prefix[m.pattern().as_usize()] {
+        self.both.candidates(bytes, |at, ids| {
+            for &id in ids {
                 let literal = self.literals[id];
                 let Some(found) = bytes.get(at..at + literal.len()) else {
                     continue;
@@ -253,14 +223,15 @@ impl Scanner {
                     cue_anchors.push((at, at + literal.len(), id - split));
                 }
             }
-        }
+        });
         (secret_anchors, cue_anchors)
     }
 
-    /// The heap bytes of the anchor automaton that every check's one pass
-    /// walks (what must stay in the caches for the checks to be cheap).
-    pub fn automaton_bytes(&self) -> usize {
-        self.both.memory_usage()
+    /// The bytes of the anchor filter that every check's one pass reads at
+    /// each position (what must stay in the caches for the checks to be
+    /// cheap).
+    pub fn filter_bytes(&self) -> usize {
+        self.both.hot_bytes()
     }
 
     /// The secrets in `text`, in order, none overlapping.
@@ -527,12 +498,12 @@ mod one_pass_tests {
     }
 
     #[test]
-    fn the_prefix_automaton_finds_every_occurrence_of_every_anchor() {
+    fn the_prefix_filter_finds_every_occurrence_of_every_anchor() {
         let s = scanner().unwrap();
         let secret: Vec<&[u8]> = s.secrets.literals().iter().map(|l| l.as_bytes()).collect();
         let cues: Vec<&[u8]> = s.injection.literals().to_vec();
         // Every anchor in its own case, upper-cased and lower-cased, each
-        // between ordinary words, and this crate's sources.
+        // between ordinary words and alone, and this crate's sources.
         let mut texts: Vec<String> = vec![
             include_str!("mod.rs").to_string(),
             include_str!("injection.rs").to_string(),
@@ -545,6 +516,8 @@ mod one_pass_tests {
                 lit.to_uppercase(),
                 lit.to_lowercase()
             ));
+            // Alone: at the text's start and end.
+            texts.push(lit.to_string());
         }
         let all: String = texts.concat();
         texts.push(all);
