@@ -292,6 +292,9 @@ struct SubFact {
     read: OnceLock<Result<ReadFact, String>>,
 }
 
+/// A subcommand's risk, the options that raise it and its check, borrowed.
+pub(crate) type SubFactRef<'a> = (Risk, &'a [SpecFlag], Option<Check>);
+
 /// A subcommand's risk, the options that raise it and its check.
 type ReadFact = (Risk, Vec<SpecFlag>, Option<Check>);
 
@@ -320,10 +323,7 @@ impl SubFacts {
     /// The risk of subcommand `name`, the options that raise it and its
     /// check (`None`: the spec does not name it); an error when its facts
     /// do not read.
-    pub(crate) fn sub(
-        &self,
-        name: &str,
-    ) -> Option<Result<(Risk, &[SpecFlag], Option<Check>), &str>> {
+    pub(crate) fn sub(&self, name: &str) -> Option<Result<SubFactRef<'_>, &str>> {
         let at = self.subs.binary_search_by(|f| f.text.name.cmp(name)).ok()?;
         Some(
             self.subs[at]
