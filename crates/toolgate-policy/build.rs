@@ -110,10 +110,28 @@ fn compile(mut entry: spec_text::SpecText, blob: &mut Vec<u8>) -> spec_text::Com
             }
         })
         .collect();
+    let facts = spec_text::sub_facts(&entry)
+        .unwrap_or_else(|err| panic!("{:?}: {err}", entry.names))
+        .map(|facts| {
+            facts
+                .into_iter()
+                .map(|f| spec_text::SubFactText {
+                    name: leak(f.name),
+                    risk: leak(f.risk),
+                    flags: f.flags.into_iter().map(leak).collect(),
+                    check: f.check.map(leak),
+                })
+                .collect()
+        });
+    // Compiled into `facts`: the crate reads a subcommand's when it judges it.
+    entry.sub_risks.clear();
+    entry.sub_flags.clear();
+    entry.sub_checks.clear();
     spec_text::CompiledSpec {
         text: entry,
         options,
         subs,
+        facts,
     }
 }
 

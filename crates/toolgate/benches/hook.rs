@@ -6,7 +6,9 @@
 //! interleaved in the same run: `cargo bench --profile release -p toolgate
 //! --bench hook`. Prints p50/p90 of each and the ratios at p50 (targets: p50
 //! ≤ 2 ms, and ≤ 2× a start-and-exit process). The decision is recorded in
-//! the audit log, as in real use.
+//! the audit log, as in real use. With `TOOLGATE_BENCH_HOOK_BEFORE=PATH`,
+//! another build's `toolgate-hook` runs in the same rounds (a change against
+//! the build before it).
 
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -89,7 +91,7 @@ fn main() {
         assert!(run(toolgate, &["hook", "claude-code"], Some(&payload)));
         assert!(run(hook_only, &["claude-code"], Some(&payload)));
     }
-    let cases: [(&str, &str, &[&str], Option<&str>); 5] = [
+    let mut cases: Vec<(&str, &str, &[&str], Option<&str>)> = vec![
         ("true", "true", &[], None),
         ("empty Rust program", &empty, &[], None),
         ("toolgate --version", toolgate, &["--version"], None),
@@ -106,6 +108,20 @@ fn main() {
             Some(&payload),
         ),
     ];
+    // Another build's `toolgate-hook` (say, from the main branch), to compare
+    // a change with what it changes in the same run.
+    let before = std::env::var("TOOLGATE_BENCH_HOOK_BEFORE").ok();
+    if let Some(before) = &before {
+        for _ in 0..5 {
+            assert!(run(before, &["claude-code"], Some(&payload)), "{before}");
+        }
+        cases.push((
+            "toolgate-hook (before)",
+            before,
+            &["claude-code"],
+            Some(&payload),
+        ));
+    }
     // Round-robin, so that a change of load touches every case alike.
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(RUNS); cases.len()];
     for _ in 0..RUNS {
@@ -127,7 +143,11 @@ fn main() {
             ms(percentile(v.clone(), 0.9))
         );
     }
-    for (name, h) in [("toolgate-hook", p50[4]), ("toolgate hook", p50[3])] {
+    let mut hooks = vec![("toolgate-hook", p50[4]), ("toolgate hook", p50[3])];
+    if let Some(&h) = p50.get(5) {
+        hooks.push(("toolgate-hook (before)", h));
+    }
+    for (name, h) in hooks {
         println!(
             "{name} p50 {h:.3} ms: {:.2}x `true`, {:.2}x the empty Rust program, {:.2}x `toolgate --version` (targets: <= 2 ms, <= 2x)",
             h / p50[0],

@@ -283,7 +283,18 @@ fn sub_verdict(
         Some(i) => {
             let sub_name = args[i];
             match facts.sub(sub_name) {
-                Some((risk, flags, check)) => {
+                Some(Err(e)) => {
+                    // A built-in fact that does not read proves nothing: the
+                    // strictest risk, never allowed. A test keeps this from
+                    // shipping.
+                    tracing::error!("the facts of `{name} {sub_name}` do not load: {e}");
+                    Verdict::new(
+                        Risk::Destructive,
+                        format!("the facts of `{name} {sub_name}` do not load: {e}"),
+                        paths,
+                    )
+                }
+                Some(Ok((risk, flags, check))) => {
                     let rest = &args[i + 1..];
                     let mut v = Verdict::new(risk, format!("`{name} {sub_name}` is {risk}"), paths);
                     raise_by_flags(&mut v, flags, rest);

@@ -40,7 +40,8 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use super::spec_text::resolve_groups;
 
 use super::spec_text::{
-    CompiledSpec, CompiledSub, OptSpec, OptionTable, Prints, Raises, SpecText, Takes, ValueKind,
+    CompiledSpec, CompiledSub, OptSpec, OptionTable, Prints, Raises, SpecText, SubFactText, Takes,
+    ValueKind,
 };
 use serde::Deserialize as _;
 use toolgate_core::Risk;
@@ -273,9 +274,8 @@ impl SpecFlag {
 /// What a program's subcommands are whether or not the spec proves them.
 #[derive(Debug)]
 pub(crate) struct SubFacts {
-    /// Each named subcommand's risk, the options that raise it and its
-    /// check, sorted by name.
-    subs: Vec<(String, Risk, Vec<SpecFlag>, Option<Check>)>,
+    /// Each named subcommand's facts, sorted by name.
+    subs: Vec<SubFact>,
     /// The risk of a subcommand not named.
     pub(crate) unknown: Risk,
     /// The program's own options that take a separate value (`-C DIR`), so
@@ -283,71 +283,81 @@ pub(crate) struct SubFacts {
     pub(crate) value_options: Vec<String>,
 }
 
+/// One subcommand's facts as written, read the first time a command line
+/// names it: `git` names a hundred subcommands, and a `check` process judges
+/// one or two.
+#[derive(Debug)]
+struct SubFact {
+    text: SubFactText<'static>,
+    read: OnceLock<Result<ReadFact, String>>,
+}
+
+/// A subcommand's risk, the options that raise it and its check, borrowed.
+pub(crate) type SubFactRef<'a> = (Risk, &'a [SpecFlag], Option<Check>);
+
+/// A subcommand's risk, the options that raise it and its check.
+type ReadFact = (Risk, Vec<SpecFlag>, Option<Check>);
+
+impl SubFact {
+    /// Its risk, flags and check; an error naming what does not read (a
+    /// test reads every built-in one).
+    fn read(&self) -> Result<&ReadFact, &str> {
+        self.read
+            .get_or_init(|| {
+                let text = &self.text;
+                let risk = risk_named(text.risk)?;
+                let flags = text
+                    .flags
+                    .iter()
+                    .map(|line| SpecFlag::parse(line))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let check = text.check.map(check_named).transpose()?;
+                Ok((risk, flags, check))
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
 impl SubFacts {
     /// The risk of subcommand `name`, the options that raise it and its
-    /// check.
-    pub(crate) fn sub(&self, name: &str) -> Option<(Risk, &[SpecFlag], Option<Check>)> {
-        let at = self
-            .subs
-            .binary_search_by(|(n, ..)| n.as_str().cmp(name))
-            .ok()?;
-        let (_, risk, flags, check) = &self.subs[at];
-        Some((*risk, flags, *check))
+    /// check (`None`: the spec does not name it); an error when its facts
+    /// do not read.
+    pub(crate) fn sub(&self, name: &str) -> Option<Result<SubFactRef<'_>, &str>> {
+        let at = self.subs.binary_search_by(|f| f.text.name.cmp(name)).ok()?;
+        Some(
+            self.subs[at]
+                .read()
+                .map(|(risk, flags, check)| (*risk, flags.as_slice(), *check)),
+        )
     }
 
-    /// From an entry's `sub_risks`, `unknown_sub` and `sub_flags`, and its
-    /// options; `None` when it names no subcommand's risk.
+    /// Reads every subcommand's facts: the first error.
+    #[cfg(test)]
+    fn read_all(&self) -> Result<(), String> {
+        for fact in &self.subs {
+            fact.read()
+                .map_err(|e| format!("subcommand `{}`: {e}", fact.text.name))?;
+        }
+        Ok(())
+    }
+
+    /// From an entry's subcommand facts (see [`super::spec_text::sub_facts`]),
+    /// its `unknown_sub` and its options; `None` when it names no
+    /// subcommand's risk.
     fn build(
-        text: &SpecText,
+        facts: Option<Vec<SubFactText<'static>>>,
+        unknown_sub: Option<&str>,
         options: &OptionTable<'_>,
         flags: &[SpecFlag],
     ) -> Result<Option<SubFacts>, String> {
-        if text.sub_risks.is_empty() {
-            if !text.sub_flags.is_empty()
-                || !text.sub_checks.is_empty()
-                || text.unknown_sub.is_some()
-            {
-                return Err(
-                    "`sub_flags`, `sub_checks` or `unknown_sub` without `sub_risks`".into(),
-                );
+        let Some(facts) = facts else {
+            if unknown_sub.is_some() {
+                return Err("`unknown_sub` without `sub_risks`".into());
             }
             return Ok(None);
-        }
-        let mut subs = Vec::new();
-        for (risk, names) in &text.sub_risks {
-            let risk = risk_named(risk)?;
-            for name in names {
-                subs.push((name.clone(), risk, Vec::new(), None));
-            }
-        }
-        subs.sort_by(|a, b| a.0.cmp(&b.0));
-        if let Some(w) = subs.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(format!("`sub_risks` names `{}` twice", w[0].0));
-        }
-        let place =
-            |subs: &[(String, Risk, Vec<SpecFlag>, Option<Check>)], name: &str, what: &str| {
-                subs.binary_search_by(|(s, ..)| s.as_str().cmp(name))
-                    .map_err(|_| format!("`{what}` for `{name}`, which `sub_risks` does not name"))
-            };
-        for (names, lines) in &text.sub_flags {
-            for name in names.split_whitespace() {
-                let at = place(&subs, name, "sub_flags")?;
-                for line in lines {
-                    subs[at].2.push(SpecFlag::parse(line)?);
-                }
-            }
-        }
-        for (names, check) in &text.sub_checks {
-            let check = check_named(check)?;
-            for name in names.split_whitespace() {
-                let at = place(&subs, name, "sub_checks")?;
-                subs[at].3 = Some(check);
-            }
-        }
-        let unknown = text
-            .unknown_sub
-            .as_deref()
-            .map_or(Ok(Risk::Execute), risk_named)?;
+        };
+        let unknown = unknown_sub.map_or(Ok(Risk::Execute), risk_named)?;
         let takes_value = |at: u16| {
             options
                 .opts
@@ -369,7 +379,13 @@ impl SubFacts {
             .chain(flags.iter().filter_map(SpecFlag::value_option))
             .collect();
         Ok(Some(SubFacts {
-            subs,
+            subs: facts
+                .into_iter()
+                .map(|text| SubFact {
+                    text,
+                    read: OnceLock::new(),
+                })
+                .collect(),
             unknown,
             value_options,
         }))
@@ -654,7 +670,22 @@ fn build_text(name: &str, mut text: SpecText) -> Result<Spec, String> {
         let names: Vec<&'static str> = entry.names.iter().cloned().map(leak).collect();
         subs.push((leak(key), names, SubSource::Text(Box::new(entry))));
     }
-    assemble(name, text, options, subs)
+    let facts = super::spec_text::sub_facts(&text)?.map(|facts| {
+        facts
+            .into_iter()
+            .map(|f| SubFactText {
+                name: leak(f.name.to_string()),
+                risk: leak(f.risk.to_string()),
+                flags: f.flags.into_iter().map(|l| leak(l.to_string())).collect(),
+                check: f.check.map(|c| leak(c.to_string())),
+            })
+            .collect()
+    });
+    let spec = assemble(name, text, options, subs, facts)?;
+    if let Some(facts) = &spec.sub_facts {
+        facts.read_all()?;
+    }
+    Ok(spec)
 }
 
 /// Builds the spec `name` from its compiled form; its subcommands are built
@@ -673,16 +704,17 @@ fn build(name: &str, compiled: CompiledSpec<'static>) -> Result<Spec, String> {
             .ok_or_else(|| format!("compiled subcommand `{key}` out of range"))?;
         subs.push((key, names, SubSource::Compiled(bytes)));
     }
-    assemble(name, compiled.text, compiled.options, subs)
+    assemble(name, compiled.text, compiled.options, subs, compiled.facts)
 }
 
-/// A spec from its parts: the entry's settings, its options, and its
-/// subcommands as `(key, names, source)`.
+/// A spec from its parts: the entry's settings, its options, its
+/// subcommands as `(key, names, source)` and its subcommands' facts.
 fn assemble(
     name: &str,
     text: SpecText,
     options: OptionTable<'static>,
     subs: Vec<(&'static str, Vec<&'static str>, SubSource)>,
+    facts: Option<Vec<SubFactText<'static>>>,
 ) -> Result<Spec, String> {
     let operands = match text.operands.as_deref() {
         None | Some("read") => Operands::Read,
@@ -721,7 +753,7 @@ fn assemble(
         .iter()
         .map(|line| SpecFlag::parse(line))
         .collect::<Result<Vec<_>, _>>()?;
-    let sub_facts = SubFacts::build(&text, &options, &flags)?;
+    let sub_facts = SubFacts::build(facts, text.unknown_sub.as_deref(), &options, &flags)?;
     let mut sub_names = Vec::with_capacity(subs.len());
     let mut built_subs = Vec::with_capacity(subs.len());
     for (key, names, source) in subs {
@@ -1417,6 +1449,41 @@ mod tests {
             let err = add_table(&mut out, "test.toml", table).unwrap_err();
             assert!(err.contains(why), "{entry}: {err}");
         }
+    }
+
+    #[test]
+    fn every_compiled_subcommand_fact_reads_as_the_toml_says() {
+        // Compiled facts are read when a command line names the subcommand:
+        // a broken one would only show as a command asked, so every one is
+        // read here and held to the TOML's.
+        let mut facts = 0;
+        for (name, spec) in all() {
+            let compiled = lookup(&name).unwrap_or_else(|| panic!("`{name}` not compiled"));
+            let (Some(text), Some(compiled)) = (&spec.sub_facts, &compiled.sub_facts) else {
+                assert!(
+                    spec.sub_facts.is_none() && compiled.sub_facts.is_none(),
+                    "`{name}`: facts in one source only"
+                );
+                continue;
+            };
+            compiled
+                .read_all()
+                .unwrap_or_else(|e| panic!("`{name}`: {e}"));
+            assert_eq!(text.unknown, compiled.unknown, "{name}");
+            assert_eq!(text.value_options, compiled.value_options, "{name}");
+            assert_eq!(text.subs.len(), compiled.subs.len(), "{name}");
+            for (t, c) in text.subs.iter().zip(&compiled.subs) {
+                let (t_risk, t_flags, t_check) = t.read().unwrap();
+                let (c_risk, c_flags, c_check) = c.read().unwrap();
+                assert_eq!(
+                    (t.text.name, t_risk, t_flags.len(), t_check),
+                    (c.text.name, c_risk, c_flags.len(), c_check),
+                    "{name}"
+                );
+                facts += 1;
+            }
+        }
+        assert!(facts > 100, "only {facts} subcommand facts");
     }
 
     #[test]

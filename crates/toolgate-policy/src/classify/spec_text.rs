@@ -25,6 +25,79 @@ pub struct CompiledSpec<'a> {
     /// Its subcommands, by the byte ranges of their own [`CompiledSpec`]s.
     #[serde(borrow)]
     pub subs: Vec<CompiledSub<'a>>,
+    /// Its `sub_risks`, `sub_flags` and `sub_checks`, per subcommand (see
+    /// [`sub_facts`]); taken out of `text`.
+    #[serde(borrow)]
+    pub facts: Option<Vec<SubFactText<'a>>>,
+}
+
+/// What one subcommand is when the spec does not prove it, gathered from its
+/// program's `sub_risks`, `sub_flags` and `sub_checks`: borrowed, so that
+/// judging `git log` decodes every subcommand's name but reads only `log`'s
+/// risk, flag lines and check.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SubFactText<'a> {
+    /// The subcommand's name.
+    pub name: &'a str,
+    /// The risk `sub_risks` gives it.
+    pub risk: &'a str,
+    /// Its `sub_flags` lines.
+    #[serde(borrow)]
+    pub flags: Vec<&'a str>,
+    /// Its `sub_checks` check.
+    pub check: Option<&'a str>,
+}
+
+/// An entry's `sub_risks`, `sub_flags` and `sub_checks` per subcommand,
+/// sorted by name (`None`: it names no subcommand's risk). An error when a
+/// subcommand is named twice, when flags or a check are given for one
+/// `sub_risks` does not name, or when `sub_flags`, `sub_checks` or
+/// `unknown_sub` come without `sub_risks`. The names of risks, checks and
+/// flag lines are read by the crate.
+// The crate gathers them only when its tests parse the TOML; the build
+// script does it for every process.
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn sub_facts(text: &SpecText) -> Result<Option<Vec<SubFactText<'_>>>, String> {
+    if text.sub_risks.is_empty() {
+        if !text.sub_flags.is_empty() || !text.sub_checks.is_empty() || text.unknown_sub.is_some() {
+            return Err("`sub_flags`, `sub_checks` or `unknown_sub` without `sub_risks`".into());
+        }
+        return Ok(None);
+    }
+    let mut facts: Vec<SubFactText<'_>> = text
+        .sub_risks
+        .iter()
+        .flat_map(|(risk, names)| {
+            names.iter().map(move |name| SubFactText {
+                name,
+                risk,
+                flags: Vec::new(),
+                check: None,
+            })
+        })
+        .collect();
+    facts.sort_by(|a, b| a.name.cmp(b.name));
+    if let Some(w) = facts.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(format!("`sub_risks` names `{}` twice", w[0].name));
+    }
+    let place = |facts: &[SubFactText<'_>], name: &str, what: &str| {
+        facts
+            .binary_search_by(|f| f.name.cmp(name))
+            .map_err(|_| format!("`{what}` for `{name}`, which `sub_risks` does not name"))
+    };
+    for (names, lines) in &text.sub_flags {
+        for name in names.split_whitespace() {
+            let at = place(&facts, name, "sub_flags")?;
+            facts[at].flags.extend(lines.iter().map(String::as_str));
+        }
+    }
+    for (names, check) in &text.sub_checks {
+        for name in names.split_whitespace() {
+            let at = place(&facts, name, "sub_checks")?;
+            facts[at].check = Some(check);
+        }
+    }
+    Ok(Some(facts))
 }
 
 /// Where one compiled subcommand is, and the names it answers to.
