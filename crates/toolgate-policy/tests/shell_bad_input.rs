@@ -95,7 +95,15 @@ fn a_one_megabyte_command_is_analysed_without_panicking() {
     command.push_str("rm -rf src");
     assert!(command.len() > 1024 * 1024);
     let parts = analyze(&command, &fx.ctx(""));
-    assert!(parts.iter().any(|p| p.request.risk == Risk::Destructive));
+    // Either the analysis reaches the end and finds `rm -rf`, or, on a
+    // machine too busy to finish within the analysis budget, it gives up and
+    // the whole command is opaque: asked either way, never allowed.
+    assert!(
+        parts.iter().any(|p| p.request.risk == Risk::Destructive)
+            || parts.iter().any(|p| p.opaque && p.reason.contains("too complex")),
+        "{}",
+        summary(&parts)
+    );
     assert_eq!(default_decision(&parts), Effect::Ask);
     // One enormous word.
     let word = format!("echo {}", "a".repeat(1024 * 1024));
