@@ -1267,6 +1267,35 @@ impl Policy {
 
     /// The default effect for a request no rule matched, and why.
     fn default_for(&self, request: &PermissionRequest, location: &Location) -> (Effect, String) {
+        let (effect, why) = self.default_for_risk(request, location);
+        // A path outside the location has its risk raised one class: the
+        // reason names what the request is, not only the class it counts as.
+        let outside = request.kind == ResourceKind::Path
+            && Path::new(&request.resource).is_absolute()
+            && !location.contains(Path::new(&request.resource));
+        let raised_from = match request.risk {
+            Risk::Write => Some(("a read", "a write")),
+            Risk::Execute => Some(("a write", "running a program")),
+            Risk::Network => Some(("running a program", "network access")),
+            _ => None,
+        };
+        match raised_from {
+            Some((was, counts_as)) if outside && effect == Effect::Ask => (
+                effect,
+                format!(
+                    "no rule matched; outside the location {was} counts as {counts_as} (its risk raised one class), which is asked by default"
+                ),
+            ),
+            _ => (effect, why),
+        }
+    }
+
+    /// The default for the request's risk class alone.
+    fn default_for_risk(
+        &self,
+        request: &PermissionRequest,
+        location: &Location,
+    ) -> (Effect, String) {
         let risk = request.risk;
         match risk {
             Risk::Read => (Effect::Allow, "no rule matched; reads are allowed by default".into()),

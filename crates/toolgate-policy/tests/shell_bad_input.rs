@@ -100,7 +100,9 @@ fn a_one_megabyte_command_is_analysed_without_panicking() {
     // the whole command is opaque: asked either way, never allowed.
     assert!(
         parts.iter().any(|p| p.request.risk == Risk::Destructive)
-            || parts.iter().any(|p| p.opaque && p.reason.contains("too complex")),
+            || parts
+                .iter()
+                .any(|p| p.opaque && p.reason.contains("too complex")),
         "{}",
         summary(&parts)
     );

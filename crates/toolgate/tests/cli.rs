@@ -925,3 +925,33 @@ fn a_failing_command_prints_its_cause_chain_on_one_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_read_outside_the_location_is_worded_as_a_read() {
+    let e = env();
+    let outside = e.base.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("notes.txt"), "x\n").unwrap();
+    let path = outside.join("notes.txt").display().to_string();
+    let why = |tool: &str, input: String| -> String {
+        let o = toolgate(&e, &["check", tool, &input, "--json"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["decision"], "ask", "{v}");
+        v["reason"].as_str().unwrap().to_string()
+    };
+    for reason in [
+        why("read", format!(r#"{{"path":"{path}"}}"#)),
+        why("bash", format!(r#"{{"command":"cat {path}"}}"#)),
+    ] {
+        assert!(
+            reason.contains("outside the location a read counts as a write"),
+            "{reason}"
+        );
+        assert!(!reason.contains("writes are asked"), "{reason}");
+    }
+    let reason = why("write", format!(r#"{{"path":"{path}","content":"y"}}"#));
+    assert!(
+        reason.contains("outside the location a write counts as running a program"),
+        "{reason}"
+    );
+}
