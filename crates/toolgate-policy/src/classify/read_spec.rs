@@ -850,9 +850,19 @@ impl Raises {
     }
 }
 
-/// The spec for a command name, if there is one.
+/// The spec for a command name, if there is one. A name with a version
+/// number after it (`python3.12`, `pip3.11`: a dotted version, so `gpg2`
+/// or `b2sum` are not taken for another program) is the unversioned
+/// program's.
 pub(crate) fn lookup(name: &str) -> Option<Arc<Spec>> {
-    SPECS.get(name)
+    SPECS.get(name).or_else(|| {
+        let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        let version = &name[base.len()..];
+        let dotted = version.contains('.') && !version.starts_with('.') && !version.ends_with('.');
+        (dotted && !base.is_empty())
+            .then(|| SPECS.get(base))
+            .flatten()
+    })
 }
 
 /// Whether a spec describes the command `name` given `rest`: the program
