@@ -23,7 +23,7 @@ pub const MAX_FILES: usize = 500;
 /// why they cannot be listed (too many, or a glob toolgate cannot follow).
 pub fn files_read(base: &Path, item: &str) -> Result<Vec<PathBuf>, String> {
     let is_glob = item.contains(['*', '?', '[', '{']);
-    let joined = normalise(&base.join(item));
+    let joined = toolgate_core::path_text::lexical(&base.join(item));
     if !is_glob {
         if !joined.is_dir() || joined.is_symlink() {
             return Ok(vec![joined]);
@@ -99,21 +99,6 @@ fn walk(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) -> Res
         }
     }
     Ok(())
-}
-
-/// `path` with `.` and `..` resolved by the names.
-fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@
 //! ```
 
 use std::io::Read;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Config files larger than this are not read.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -125,18 +125,7 @@ fn read_config(
 /// `value` as git would find it from `base`: absolute as is, otherwise
 /// joined; `.` and `..` resolved by the names.
 fn under(base: &Path, value: &str) -> PathBuf {
-    let joined = base.join(value);
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    crate::path_text::lexical(&base.join(value))
 }
 
 fn add(out: &mut Vec<PathBuf>, p: PathBuf) {

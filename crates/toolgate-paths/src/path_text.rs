@@ -22,7 +22,31 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
+
+/// `path` with `.` and `..` folded by the names alone, without looking at
+/// the file system (`/a/./b/../c` is `/a/c`; `..` above the root stays at
+/// the root).
+///
+/// ```
+/// use std::path::Path;
+/// use toolgate_paths::path_text::lexical;
+/// assert_eq!(lexical(Path::new("/a/./b/../c")), Path::new("/a/c"));
+/// assert_eq!(lexical(Path::new("/../x")), Path::new("/x"));
+/// ```
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
 
 /// Whether `bytes` is written the plain way: starts with `/`, has no `//`
 /// and no `.` component, and ends without `/` (unless it is `/`). Such a

@@ -2,7 +2,7 @@
 //! paths, turned into `read`/`edit`/`external_directory` requests.
 
 use std::borrow::Cow;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use toolgate_core::path_text;
 use toolgate_core::{PermissionRequest, ResolvedPath, Risk};
@@ -53,17 +53,7 @@ fn has_glob(s: &str) -> bool {
 
 /// Folds `.` and `..` without looking at the filesystem.
 pub(crate) fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    toolgate_core::path_text::lexical(path)
 }
 
 /// `/proc/PID/environ`, `/proc/self/environ`, `/proc/PID/task/TID/environ`
