@@ -585,3 +585,46 @@ fn credentials_printed_by_git_config_list_and_go_env_are_redacted() {
         assert!(text.contains("goproxy.corp.example.test") || text.contains("user.name=Ada"));
     }
 }
+
+/// A CI checkout keeps its token in the repository's configuration as
+/// `http.<url>.extraheader=AUTHORIZATION: basic <base64 of user:token>`;
+/// `git config --get`, `cat .git/config` or the read tool print it. Found by
+/// review (stop 34): no format recognised it.
+#[test]
+fn an_extraheader_token_printed_from_git_config_is_redacted() {
+    let token = "eC1hY2Nlc3MtdG9rZW46Z2hzX1I4ZEtxMkxtWDl2VHo0TmNCN3dZcDFzSGY2R2oz";
+    for output in [
+        format!("AUTHORIZATION: basic {token}\n"),
+        format!(
+            "[core]\n\trepositoryformatversion = 0\n[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {token}\n"
+        ),
+        format!(
+            "http.https://github.com/.extraheader=AUTHORIZATION: basic {token}\nuser.name=Ada\n"
+        ),
+    ] {
+        let (b, _dir) = checked(&output);
+        let text = model_text(&b);
+        assert!(!text.contains(token), "leaked in:\n{text}");
+        assert!(text.contains("AUTHORIZATION: basic [REDACTED"), "{text}");
+        assert!(
+            !b.redactions.is_empty()
+                && b.redactions
+                    .iter()
+                    .all(|r| r.kind == "http-basic-credentials"),
+            "{:?}",
+            b.redactions
+        );
+    }
+    // Prose and stand-ins are left alone.
+    let s = scanner().unwrap();
+    for text in [
+        "Authorization: Basic <credentials>",
+        "curl -H \"Authorization: Basic $(printf %s \"$U:$P\" | base64)\" …",
+        "Authorization: Basic ${CREDENTIALS}",
+        "Authorization: Basic YOUR_CREDENTIALS",
+        "the authorization uses a basic configuration file",
+        "Authorization: Bearer $TOKEN",
+    ] {
+        assert_eq!(s.redact(text), None, "{text}");
+    }
+}
