@@ -426,17 +426,6 @@ pub const SECRET_FORMATS: &[SecretFormat] = &[
         pattern: r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
         documented: "https://age-encryption.org/v1 (X25519 identities: Bech32, HRP AGE-SECRET-KEY-)",
     },
-    // HTTP Basic credentials in a header, wherever it is printed: a curl
-    // command, a request dump, or git's `http.<url>.extraheader` (where CI
-    // checkouts keep their token as `AUTHORIZATION: basic <base64>`).
-    SecretFormat {
-        kind: "http-basic-credentials",
-        anchors: &["Authorization", "authorization", "AUTHORIZATION"],
-        before: 0,
-        max_len: 1100,
-        pattern: r#"(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:basic)[ \t]+([A-Za-z0-9+/]{8,1024}={0,2})"#,
-        documented: "RFC 7617 section 2 (Basic: base64 of user-id:password); RFC 9110 section 11.6.2 (Authorization); git-config(1) http.extraHeader",
-    },
     // Connection strings with a password, any scheme.
     SecretFormat {
         kind: "connection-string-password",
