@@ -266,34 +266,52 @@ fn redact_output(
 ) {
     let mut line_offset = 0;
     // Each text block as it was, with its redaction: a structured string
-    // equal to one (bash's stdout is often both) is not scanned twice.
-    let mut seen: Vec<(String, Option<Redacted>)> = Vec::new();
-    for c in &mut output.content {
+    // equal to one (bash's stdout is often both) is not scanned twice. A
+    // block with nothing redacted is still in `content` as it was, so only
+    // a redacted block's original is kept aside (no copy of every output).
+    let ToolOutput {
+        content,
+        structured,
+        ..
+    } = output;
+    let mut seen: Vec<(usize, Option<(String, Redacted)>)> = Vec::new();
+    for (i, c) in content.iter_mut().enumerate() {
         if let Content::Text { text } = c {
             let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
             let result = match known.take() {
                 Some(result) => result,
                 None => scanner.redact(text),
             };
-            if let Some(r) = &result {
+            if let Some(r) = result {
                 redactions.extend(r.found.iter().map(|(kind, line)| Redaction {
                     kind: (*kind).to_string(),
                     line: line + line_offset,
                     field: None,
                 }));
                 let original = std::mem::replace(text, r.text.clone());
-                seen.push((original, result));
+                seen.push((i, Some((original, r))));
             } else {
-                seen.push((text.clone(), None));
+                seen.push((i, None));
             }
             line_offset += lines;
         }
     }
-    let redact = |s: &str| match seen.iter().find(|(t, _)| t == s) {
-        Some((_, known)) => known.clone(),
-        None => scanner.redact(s),
+    let content = &*content;
+    let redact = |s: &str| {
+        let known = seen.iter().find_map(|(i, r)| match r {
+            Some((original, r)) => (original == s).then(|| Some(r.clone())),
+            None => content
+                .get(*i)
+                .and_then(Content::as_text)
+                .is_some_and(|t| t == s)
+                .then_some(None),
+        });
+        match known {
+            Some(known) => known,
+            None => scanner.redact(s),
+        }
     };
-    redact_value_with(&redact, &mut output.structured, redactions);
+    redact_value_with(&redact, structured, redactions);
 }
 
 /// The most array items kept in a shrunk structured output.

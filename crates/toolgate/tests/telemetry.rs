@@ -83,8 +83,8 @@ impl Phoenix {
         let start = Instant::now();
         while get(port, "/healthz").is_none_or(|(s, _)| s != 200) {
             assert!(
-                start.elapsed() < Duration::from_secs(90),
-                "Phoenix did not start"
+                start.elapsed() < Duration::from_secs(240),
+                "Phoenix did not start in 240 s"
             );
             std::thread::sleep(Duration::from_millis(250));
         }

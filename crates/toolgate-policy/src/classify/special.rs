@@ -569,7 +569,79 @@ fn git_config(args: &[&str], v: &mut Verdict) {
         );
     } else if unsets {
         v.raise(Risk::Write, "git config --unset changes configuration");
+    } else if let Some(key) = ops.last().filter(|k| !shows_no_credential(k)) {
+        // A read of one key prints its value. Configuration holds credentials
+        // in shapes no output check recognises (`sendemail.smtpPass`, a
+        // credential helper's inline script, a tool's own `*.token`), so only
+        // the sections whose every value git defines as harmless are read.
+        v.raise(
+            Risk::Credential,
+            format!(
+                "`git config {key}` prints a value outside the sections known to hold no \
+                 credential (http.*.extraheader carries a token, sendemail.smtpPass a password)"
+            ),
+        );
     }
+}
+
+/// The configuration sections whose values git defines and none of which is
+/// a secret (git-config(1), "Variables"): printing one is a read. Everything
+/// else (`http`, `credential`, `sendemail`, `imap`, `url`, `alias`, and every
+/// section another tool adds) may hold a credential or a script carrying one.
+const GIT_CONFIG_HARMLESS_SECTIONS: &[&str] = &[
+    "advice",
+    "am",
+    "apply",
+    "author",
+    "blame",
+    "branch",
+    "checkout",
+    "clone",
+    "color",
+    "column",
+    "commit",
+    "committer",
+    "core",
+    "diff",
+    "fetch",
+    "feature",
+    "format",
+    "gc",
+    "gpg",
+    "grep",
+    "help",
+    "i18n",
+    "index",
+    "init",
+    "log",
+    "merge",
+    "pack",
+    "pull",
+    "push",
+    "rebase",
+    "remote",
+    "rerere",
+    "safe",
+    "stash",
+    "status",
+    "submodule",
+    "tag",
+    "transfer",
+    "user",
+    "worktree",
+];
+
+/// Whether printing the configuration value `key` (`section.name` or
+/// `section.subsection.name`; section names ignore case) shows no credential.
+/// A remote's or submodule's URL may carry `user:password@`, which the output
+/// check redacts.
+fn shows_no_credential(key: &str) -> bool {
+    let Some((section, _)) = key.split_once('.') else {
+        return false;
+    };
+    GIT_CONFIG_HARMLESS_SECTIONS
+        .iter()
+        .any(|s| s.eq_ignore_ascii_case(section))
 }
 
 fn tar_mode(args: &[&str], v: &mut Verdict) {

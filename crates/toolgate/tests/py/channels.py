@@ -216,13 +216,19 @@ async def escalates_to_web(args):
         page = await server.page()
         ask = await page.wait_for_ask(30)
         check(asked_at, "the client must be asked before the page")
-        waited = time.monotonic() - asked_at[0]
-        check(waited >= 0.8, f"the page was asked {waited:.2f}s after the client; escalate_after is 1 s")
+        # Measured from the call's start: the server asks the client at or
+        # after it, so the page must come at least 1 s after it. (From the
+        # client's callback the gap shrinks by however late a loaded machine
+        # runs the callback; the callback checks the page was empty then.)
+        waited = time.monotonic() - call_started[0]
+        check(waited >= 1.0, f"the page was asked {waited:.2f}s after the call; escalate_after is 1 s")
         await page.answer(ask["id"], "once")
         answered.set()
 
+    call_started = []
     async with server.client(elicitation_callback=callback) as client:
         task = asyncio.create_task(page_answers())
+        call_started.append(time.monotonic())
         result = await client.call_tool("bash", {"command": "touch late.txt"})
         await task
         check(not result.is_error, f"the page said once: {text_of(result)!r}")
