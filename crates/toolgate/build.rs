@@ -94,8 +94,5 @@ fn hook_static() {
         return;
     }
     println!("cargo:rustc-link-arg-bin=toolgate-hook=-static");
-    println!(
-        "cargo:rustc-link-arg-bin=toolgate-hook=-L{}",
-        dir.display()
-    );
+    println!("cargo:rustc-link-arg-bin=toolgate-hook=-L{}", dir.display());
 }

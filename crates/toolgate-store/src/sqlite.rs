@@ -33,14 +33,14 @@ pub fn tune_for_short_process() {
     };
     // SAFETY: as above.
     let memstatus = unsafe {
-        rusqlite::ffi::sqlite3_config(
-            rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS,
-            0 as std::ffi::c_int,
-        )
+        rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int)
     };
     for rc in [lookaside, memstatus] {
         if rc != rusqlite::ffi::SQLITE_OK {
-            tracing::debug!(rc, "SQLite already initialised; its settings left as they are");
+            tracing::debug!(
+                rc,
+                "SQLite already initialised; its settings left as they are"
+            );
         }
     }
 }
