@@ -1,8 +1,12 @@
 //! Link settings of the `toolgate`, `toolgate-hook` and
 //! `toolgate-sandbox-helper` binaries.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=TOOLGATE_HOOK_DYNAMIC");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     if os == "linux" && env == "gnu" {
@@ -11,6 +15,7 @@ fn main() {
         // KB instead of reading a table of about 1 MB, a visible part of a
         // short `toolgate check`. GNU ld 2.38+ and glibc 2.36+ support it.
         println!("cargo:rustc-link-arg-bin=toolgate=-Wl,-z,pack-relative-relocs");
+        hook_static();
     }
     if os == "linux" {
         // The hook program, which the agents start for every call, is linked
@@ -21,4 +26,73 @@ fn main() {
         // command.
         println!("cargo:rustc-link-arg-bin=toolgate-sandbox-helper=-no-pie");
     }
+}
+
+/// Links the hook program statically (glibc's `libc.a`, and libgcc's
+/// unwinder `libgcc_eh.a` for panics), where this machine's C toolchain has
+/// those archives and the build is not a cross build: started for every
+/// call of an agent, it then maps no shared library and the loader resolves
+/// no symbol (a sixth of its instructions when linked dynamically).
+/// Otherwise, or with `TOOLGATE_HOOK_DYNAMIC` set, it is linked as before.
+///
+/// rustc links `-lgcc_s -lc -lm…` for this target; a directory of linker
+/// scripts named like those shared libraries, each naming the static archive
+/// instead, is put first in the search path of this one binary.
+fn hook_static() {
+    if std::env::var_os("TOOLGATE_HOOK_DYNAMIC").is_some_and(|v| !v.is_empty()) {
+        return;
+    }
+    let (Ok(target), Ok(host)) = (std::env::var("TARGET"), std::env::var("HOST")) else {
+        return;
+    };
+    let Some(out) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
+        return;
+    };
+    if target != host {
+        return;
+    }
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    // `cc -print-file-name=X` prints X's full path when the toolchain has
+    // it, and X alone when it does not.
+    let has = |archive: &str| {
+        Command::new(&cc)
+            .arg(format!("-print-file-name={archive}"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .is_some_and(|p| Path::new(p.trim()).is_absolute())
+    };
+    if !["libc.a", "libm.a", "libgcc_eh.a", "libgcc.a"]
+        .iter()
+        .all(|a| has(a))
+    {
+        println!(
+            "cargo:warning=toolgate-hook is linked dynamically: this C toolchain has no static glibc (libc.a) or libgcc_eh.a"
+        );
+        return;
+    }
+    let dir = out.join("hook-static");
+    // Each library rustc names, as the static archives that provide it
+    // (since glibc 2.34, libpthread, libdl, librt and libutil are in libc).
+    let scripts = [
+        ("libgcc_s.so", "GROUP ( libgcc_eh.a libgcc.a )"),
+        ("libc.so", "GROUP ( libc.a libgcc_eh.a libgcc.a )"),
+        ("libm.so", "INPUT ( libm.a )"),
+        ("libpthread.so", "INPUT ( libpthread.a )"),
+        ("libdl.so", "INPUT ( libdl.a )"),
+        ("librt.so", "INPUT ( librt.a )"),
+        ("libutil.so", "INPUT ( libutil.a )"),
+    ];
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        scripts
+            .iter()
+            .try_for_each(|(name, text)| std::fs::write(dir.join(name), format!("{text}\n")))
+    });
+    if let Err(e) = written {
+        println!("cargo:warning=toolgate-hook is linked dynamically: cannot write {dir:?}: {e}");
+        return;
+    }
+    println!("cargo:rustc-link-arg-bin=toolgate-hook=-static");
+    println!("cargo:rustc-link-arg-bin=toolgate-hook=-L{}", dir.display());
 }

@@ -83,7 +83,7 @@ pub use ask_queue::{AskQueue, QueuedAnswer, QueuedAsk};
 pub use error::StoreError;
 pub use log::{
     Durability, EventFilter, EventLog, EventReader, LogQuery, LogStats, Problem, StoredEvent,
-    VerifyReport, append_once, verify,
+    VerifyReport, append_before_exit, append_once, verify,
 };
 #[cfg(feature = "postgres")]
 pub use pg::{APPROVALS_TTL, AppendMode, PgApprovals, PgConfig, PgEventLog};

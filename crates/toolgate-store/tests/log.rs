@@ -424,3 +424,26 @@ fn short_processes_keep_the_wal_small_and_the_chain_whole() {
     );
     assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 600 });
 }
+
+/// The hook program appends with `append_before_exit`, which leaves its
+/// connection for the process's exit: the events are committed when it
+/// returns (another connection reads them and the chain verifies), and the
+/// open connection holds no lock that keeps another process from appending.
+#[test]
+fn appending_before_exit_commits_and_blocks_no_later_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    for n in 1..=3 {
+        let last =
+            toolgate_store::append_before_exit(&path, Durability::Normal, vec![event(n)]).unwrap();
+        assert_eq!(last, n);
+    }
+    // A long-running log appends behind the three connections left open.
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    futures::executor::block_on(log.submit(event(4))).unwrap();
+    log.close().unwrap();
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 4 });
+    let last = toolgate_store::append_once(&path, Durability::Normal, vec![event(5)]).unwrap();
+    assert_eq!(last, 5);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 5 });
+}

@@ -29,6 +29,8 @@ pub struct HookArgs {
 pub fn run(args: HookArgs, data: Result<DataDir>, durability: Durability) -> Result<i32> {
     match args.words.as_slice() {
         [agent] => {
+            // A hook process opens the audit log once and exits.
+            toolgate_store::tune_for_short_process();
             let options = toolgate::hook::Options {
                 root: args.policy.root.clone(),
                 config: args.policy.config.clone(),

@@ -211,7 +211,31 @@ pub fn append_once(
     durability: Durability,
     events: Vec<Event>,
 ) -> Result<u64, StoreError> {
-    let path = path.as_ref();
+    append_short(path.as_ref(), durability, events).map(|(seq, _conn)| seq)
+}
+
+/// [`append_once`] for a process that exits as soon as it has answered (the
+/// hook program): the connection is not closed but left for the process's
+/// exit, which releases its file locks; closing it would only free memory
+/// (about 3 % of a hook process's instructions). The events are as durable
+/// when it returns. A process that goes on (or appends again) uses
+/// [`append_once`], which closes it.
+pub fn append_before_exit(
+    path: impl AsRef<Path>,
+    durability: Durability,
+    events: Vec<Event>,
+) -> Result<u64, StoreError> {
+    let (seq, conn) = append_short(path.as_ref(), durability, events)?;
+    std::mem::forget(conn);
+    Ok(seq)
+}
+
+/// Appends in one transaction on a new connection, returned open.
+fn append_short(
+    path: &Path,
+    durability: Durability,
+    events: Vec<Event>,
+) -> Result<(u64, rusqlite::Connection), StoreError> {
     let mut conn = sqlite::open(path, LOG_FILE, Access::ReadWrite)?;
     conn.execute_batch(durability.pragma())
         .map_err(StoreError::sqlite("setting durability"))?;
@@ -246,7 +270,7 @@ pub fn append_once(
     let first = writer::append(&mut conn, std::slice::from_ref(&batch))
         .map_err(StoreError::sqlite("appending events"))?;
     truncate_wal_past(&conn, path, SHORT_PROCESS_WAL_BYTES);
-    Ok(first + count.saturating_sub(1))
+    Ok((first + count.saturating_sub(1), conn))
 }
 
 /// The WAL size past which a short process ([`append_once`]) checkpoints the

@@ -56,8 +56,9 @@ fn append(
         return Ok(());
     }
     // One transaction on this thread: a hook process records its few events
-    // once, without the writer and checkpoint threads of an `EventLog`.
-    toolgate_store::append_once(data.audit_db(), durability, events).with_context(|| {
+    // once, without the writer and checkpoint threads of an `EventLog`, and
+    // exits after answering, which closes the connection.
+    toolgate_store::append_before_exit(data.audit_db(), durability, events).with_context(|| {
         format!(
             "cannot record the hook's decision in the audit log {}",
             data.audit_db().display()
