@@ -611,13 +611,21 @@ fn a_second_alias_of_a_field_is_judged_not_hidden_by_the_first() {
         "Read",
         json!({"file_path": "/ws/README", "target_file": "/home/u/.ssh/id_rsa"}),
     );
-    assert!(m.probes.contains(&read("/home/u/.ssh/id_rsa")), "{:?}", m.probes);
+    assert!(
+        m.probes.contains(&read("/home/u/.ssh/id_rsa")),
+        "{:?}",
+        m.probes
+    );
     let m = mapped(
         Agent::Gemini,
         "read_file",
         json!({"file_path": "/ws/README", "path": "/home/u/.ssh/id_rsa"}),
     );
-    assert!(m.probes.contains(&read("/home/u/.ssh/id_rsa")), "{:?}", m.probes);
+    assert!(
+        m.probes.contains(&read("/home/u/.ssh/id_rsa")),
+        "{:?}",
+        m.probes
+    );
     let m = mapped(
         Agent::Cursor,
         "Write",
@@ -655,7 +663,8 @@ fn a_second_alias_of_a_field_is_judged_not_hidden_by_the_first() {
         json!({"target_directory": "/ws", "path": "/home/u/.ssh"}),
     );
     assert!(
-        m.probes.contains(&t("list", json!({"path": "/home/u/.ssh"}))),
+        m.probes
+            .contains(&t("list", json!({"path": "/home/u/.ssh"}))),
         "{:?}",
         m.probes
     );
@@ -684,16 +693,36 @@ fn an_agents_own_search_of_a_directory_reads_the_secrets_below_it() {
     let read = |p: &Path| t("read", json!({"path": p.display().to_string()}));
     let d = ws.display().to_string();
     for (agent, tool, input) in [
-        (Agent::ClaudeCode, "Grep", json!({"pattern": "x", "path": d})),
-        (Agent::Gemini, "search_file_content", json!({"pattern": "x", "dir_path": d})),
+        (
+            Agent::ClaudeCode,
+            "Grep",
+            json!({"pattern": "x", "path": d}),
+        ),
+        (
+            Agent::Gemini,
+            "search_file_content",
+            json!({"pattern": "x", "dir_path": d}),
+        ),
         (Agent::Cursor, "Grep", json!({"pattern": "x", "path": d})),
         (Agent::Copilot, "grep", json!({"pattern": "x", "path": d})),
         (Agent::OpenCode, "grep", json!({"pattern": "x", "path": d})),
     ] {
         let m = mapped(agent, tool, input);
-        assert!(m.probes.contains(&read(&ws.join("deploy/id_rsa"))), "{agent:?}: {:?}", m.probes);
-        assert!(m.probes.contains(&read(&ws.join("src/.env"))), "{agent:?}: {:?}", m.probes);
-        assert!(!m.probes.contains(&read(&ws.join("src/main.rs"))), "{:?}", m.probes);
+        assert!(
+            m.probes.contains(&read(&ws.join("deploy/id_rsa"))),
+            "{agent:?}: {:?}",
+            m.probes
+        );
+        assert!(
+            m.probes.contains(&read(&ws.join("src/.env"))),
+            "{agent:?}: {:?}",
+            m.probes
+        );
+        assert!(
+            !m.probes.contains(&read(&ws.join("src/main.rs"))),
+            "{:?}",
+            m.probes
+        );
         assert!(
             !m.probes.contains(&read(&ws.join("ignored/id_ed25519"))),
             "what git ignores is not searched: {:?}",
