@@ -19,8 +19,8 @@
 //! root, an existing regular file, or a file that does not exist yet (the
 //! word holds a `/` and does not end with one). A directory counts, with
 //! everything below it, only on a line that sets a search path (`PATH`,
-//! `PATH_add`, mise's `_.path`): a program put there shadows the commands
-//! the person types. Words with wildcards, variables, URLs or options do
+//! `PATH_add`, mise's `_.path`), whether it exists yet or not: a program
+//! put there shadows the commands the person types. Words with wildcards, variables, URLs or options do
 //! not count; nor does an absolute path outside the root.
 //!
 //! CI and hosting files are not read: they run only after a push, which is
@@ -189,7 +189,12 @@ fn names_in(text: &str, bases: &[&Path], root: &Path) -> Vec<PathBuf> {
                         | '&'
                 )
         });
-        for word in words {
+        for (i, word) in words.filter(|w| !w.is_empty()).enumerate() {
+            // On a search-path line, a directory that does not exist yet
+            // counts too (`PATH_add bin` before `bin/` is made), but not
+            // the line's command or a variable's name.
+            let command_or_name =
+                i == 0 || word.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
             let word = word.trim_start_matches("./");
             let skip = word.is_empty()
                 || word == "."
@@ -207,7 +212,10 @@ fn names_in(text: &str, bases: &[&Path], root: &Path) -> Vec<PathBuf> {
                 let counts = match std::fs::symlink_metadata(&candidate) {
                     Ok(m) if m.is_dir() => search_path,
                     Ok(_) => true,
-                    Err(_) => word.contains('/') && !word.ends_with('/'),
+                    Err(_) => {
+                        (search_path && !command_or_name)
+                            || (word.contains('/') && !word.ends_with('/'))
+                    }
                 };
                 if counts {
                     out.push(std::fs::canonicalize(&candidate).unwrap_or(candidate));
@@ -256,11 +264,14 @@ mod tests {
         // outside the root.
         std::fs::write(
             ws.join(".envrc"),
-            "export PATH=$PWD/tools:$PATH\nwatch_dir src\nsource ../../etc/profile\n",
+            "export PATH=$PWD/tools:$PATH\nPATH_add bin\nwatch_dir src\nsource ../../etc/profile\n",
         )
         .unwrap();
         let named = named_paths(&ws.join(".envrc"), &ws, &ws);
         assert!(named.contains(&ws.join("tools")), "{named:?}");
+        assert!(named.contains(&ws.join("bin")), "not made yet: {named:?}");
+        assert!(!named.contains(&ws.join("PATH_add")), "{named:?}");
+        assert!(!named.contains(&ws.join("export")), "{named:?}");
         assert!(!named.contains(&ws.join("src")), "{named:?}");
         assert!(named.iter().all(|p| p.starts_with(&ws)), "{named:?}");
     }
