@@ -607,7 +607,9 @@ fn an_authorization_header_credential_is_redacted_wherever_it_is_printed() {
             "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
         ),
     ] {
-        let red = s.redact(text).unwrap_or_else(|| panic!("not redacted: {text}"));
+        let red = s
+            .redact(text)
+            .unwrap_or_else(|| panic!("not redacted: {text}"));
         assert!(!red.text.contains(secret), "{}", red.text);
     }
     // Placeholders and templates in documentation are not credentials.
