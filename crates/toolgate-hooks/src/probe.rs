@@ -66,13 +66,10 @@ fn text_fields(input: &Value, names: Fields) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// The texts of `names` as [`text_fields`] gives them, or the probe that
-/// asks because there is none to judge.
-fn required_texts(call: &HookCall, names: Fields, what: &str) -> Result<Vec<String>, Probe> {
-    match text_fields(&call.input, names) {
-        Some(texts) if !texts.is_empty() => Ok(texts),
-        _ => Err(missing(call, what)),
-    }
+/// The texts of `names` as [`text_fields`] gives them, `None` when there is
+/// none to judge (the call is then asked).
+fn required_texts(input: &Value, names: Fields) -> Option<Vec<String>> {
+    text_fields(input, names).filter(|texts| !texts.is_empty())
 }
 
 /// A path as the agent meant it: relative paths are relative to the
@@ -210,9 +207,9 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
                 });
             }
         }
-        Map::Read { path } => match required_texts(call, path, "path") {
-            Ok(paths) => out.extend(paths.iter().map(|p| read(agent_path(call, p)))),
-            Err(ask) => out.push(ask),
+        Map::Read { path } => match required_texts(input, path) {
+            Some(paths) => out.extend(paths.iter().map(|p| read(agent_path(call, p)))),
+            None => out.push(missing(call, "path")),
         },
         Map::ReadMany { paths } => {
             // Every field, not the first: the agent reads what `paths` and
@@ -281,9 +278,9 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
                 }
             }
         }
-        Map::Write { path } => match required_texts(call, path, "path") {
-            Ok(paths) => out.extend(paths.iter().map(|p| write(agent_path(call, p)))),
-            Err(ask) => out.push(ask),
+        Map::Write { path } => match required_texts(input, path) {
+            Some(paths) => out.extend(paths.iter().map(|p| write(agent_path(call, p)))),
+            None => out.push(missing(call, "path")),
         },
         Map::List { path } => {
             let Some(dirs) = dirs_or_cwd(call, path) else {
@@ -298,12 +295,9 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
             }
         }
         Map::Glob { pattern, path } | Map::Grep { pattern, path } => {
-            let patterns = match required_texts(call, pattern, "pattern") {
-                Ok(p) => p,
-                Err(ask) => {
-                    out.push(ask);
-                    return;
-                }
+            let Some(patterns) = required_texts(input, pattern) else {
+                out.push(missing(call, "pattern"));
+                return;
             };
             let Some(dirs) = dirs_or_cwd(call, path) else {
                 out.push(missing(call, "directory"));
@@ -335,12 +329,12 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
                 }
             }
         }
-        Map::Fetch { url } => match required_texts(call, url, "URL") {
-            Ok(urls) => out.extend(
+        Map::Fetch { url } => match required_texts(input, url) {
+            Some(urls) => out.extend(
                 urls.into_iter()
                     .map(|u| tool("webfetch", json!({ "url": u }))),
             ),
-            Err(ask) => out.push(ask),
+            None => out.push(missing(call, "URL")),
         },
         Map::FetchInPrompt { prompt } => {
             let texts = text_fields(input, prompt).unwrap_or_default();
@@ -353,21 +347,21 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
                     .map(|u| tool("webfetch", json!({ "url": u }))),
             );
         }
-        Map::Search { query } => match required_texts(call, query, "query") {
-            Ok(queries) => out.extend(
+        Map::Search { query } => match required_texts(input, query) {
+            Some(queries) => out.extend(
                 queries
                     .into_iter()
                     .map(|q| tool("websearch", json!({ "query": q }))),
             ),
-            Err(ask) => out.push(ask),
+            None => out.push(missing(call, "query")),
         },
-        Map::Patch { patch } => match required_texts(call, patch, "patch") {
-            Ok(patches) => out.extend(
+        Map::Patch { patch } => match required_texts(input, patch) {
+            Some(patches) => out.extend(
                 patches
                     .into_iter()
                     .map(|p| tool("apply_patch", json!({ "patch": p }))),
             ),
-            Err(ask) => out.push(ask),
+            None => out.push(missing(call, "patch")),
         },
         Map::Internal => {}
     }
