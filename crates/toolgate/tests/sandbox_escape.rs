@@ -703,7 +703,10 @@ fn root_only_system_files_beyond_the_tables_entries_are_unreadable_as_root() {
         )
         .unwrap();
     }
-    let script: String = files.iter().map(|f| format!("cat {f} 2>/dev/null; ")).collect();
+    let script: String = files
+        .iter()
+        .map(|f| format!("cat {f} 2>/dev/null; "))
+        .collect();
     let text = drive(&e, &format!("{script} echo tried"), &[]);
     for f in files {
         let _ = std::fs::remove_file(f);
