@@ -585,3 +585,40 @@ fn credentials_printed_by_git_config_list_and_go_env_are_redacted() {
         assert!(text.contains("goproxy.corp.example.test") || text.contains("user.name=Ada"));
     }
 }
+
+#[test]
+fn an_authorization_header_credential_is_redacted_wherever_it_is_printed() {
+    // The checkout action's `http.<url>.extraheader` in a git config,
+    // printed by `git config --get`, `git var -l` or a confined `cat
+    // ~/.gitconfig`, and a header `curl -v` echoes: no token format knows
+    // the base64 of `x-access-token:…` (found by review s35).
+    let s = scanner().unwrap();
+    for (text, secret) in [
+        (
+            "http.https://github.com/.extraheader=AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzXzEyMzQ1Njc4OTA=\n",
+            "eC1hY2Nlc3MtdG9rZW46Z2hzXzEyMzQ1Njc4OTA=",
+        ),
+        (
+            "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic Q0FOQVJZLXM2NWItaGRyOnRva2VuMTIz\n",
+            "Q0FOQVJZLXM2NWItaGRyOnRva2VuMTIz",
+        ),
+        (
+            "> Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0\r\n",
+            "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        ),
+    ] {
+        let red = s
+            .redact(text)
+            .unwrap_or_else(|| panic!("not redacted: {text}"));
+        assert!(!red.text.contains(secret), "{}", red.text);
+    }
+    // Placeholders and templates in documentation are not credentials.
+    for text in [
+        "curl -H \"Authorization: Bearer $TOKEN\" https://api.example.com\n",
+        "Authorization: Bearer <token>\n",
+        "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE\n",
+        "headers[\"Authorization\"] = format!(\"Bearer {token}\");\n",
+    ] {
+        assert_eq!(s.redact(text), None, "{text}");
+    }
+}

@@ -29,6 +29,7 @@ mod ordered;
 mod payload;
 mod probe;
 mod rewrite;
+mod searched;
 pub mod table;
 
 pub use agent::{Agent, Protocol};

@@ -41,17 +41,35 @@ pub struct Mapped {
     pub mcp: Option<McpName>,
 }
 
-fn field(input: &Value, names: Fields) -> Option<(&'static str, &Value)> {
+/// Every present, non-null field of `names`. An agent's tool reads the one
+/// name it knows, and a payload may carry several of the names the table
+/// lists (the model writes the input): each is judged, so a harmless first
+/// one never hides the one the agent uses.
+fn fields(input: &Value, names: Fields) -> Vec<(&'static str, &Value)> {
     names
         .iter()
-        .find_map(|n| input.get(*n).filter(|v| !v.is_null()).map(|v| (*n, v)))
+        .filter_map(|n| input.get(*n).filter(|v| !v.is_null()).map(|v| (*n, v)))
+        .collect()
 }
 
-fn text_field(input: &Value, names: Fields) -> Option<String> {
-    field(input, names)
-        .and_then(|(_, v)| v.as_str())
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
+/// The texts of every present field of `names`, without repeats: empty
+/// when none is present, `None` when one is present but not a non-empty
+/// string (the call cannot be judged).
+fn text_fields(input: &Value, names: Fields) -> Option<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, v) in fields(input, names) {
+        let text = v.as_str().filter(|s| !s.is_empty())?;
+        if !out.iter().any(|o| o == text) {
+            out.push(text.to_string());
+        }
+    }
+    Some(out)
+}
+
+/// The texts of `names` as [`text_fields`] gives them, `None` when there is
+/// none to judge (the call is then asked).
+fn required_texts(input: &Value, names: Fields) -> Option<Vec<String>> {
+    text_fields(input, names).filter(|texts| !texts.is_empty())
 }
 
 /// A path as the agent meant it: relative paths are relative to the
@@ -109,55 +127,88 @@ fn missing(call: &HookCall, what: &str) -> Probe {
     ))
 }
 
+/// The directories named by `names` (as the agent means them), or the
+/// agent's working directory when none is named (`None` inside: not known);
+/// `None` when a named one cannot be read.
+fn dirs_or_cwd(call: &HookCall, names: Fields) -> Option<Vec<Option<String>>> {
+    let named = text_fields(&call.input, names)?;
+    if named.is_empty() {
+        return Some(vec![call.cwd.as_ref().map(|c| c.display().to_string())]);
+    }
+    Some(named.iter().map(|d| Some(agent_path(call, d))).collect())
+}
+
 fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
     let input = &call.input;
     let out = &mut mapped.probes;
     match map {
         Map::Shell { command, workdir } => {
-            let Some((name, value)) = field(input, command) else {
-                out.push(missing(call, "command"));
-                return;
-            };
-            let text = match value {
-                Value::String(s) => s.clone(),
-                Value::Array(argv) => {
-                    let words: Option<Vec<&str>> = argv.iter().map(Value::as_str).collect();
-                    match words {
-                        Some(words) => words
-                            .iter()
-                            .map(|w| shell_quote(w))
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                        None => {
-                            out.push(missing(call, "command"));
-                            return;
+            let present = fields(input, command);
+            let mut commands: Vec<String> = Vec::new();
+            for (_, value) in &present {
+                let text = match value {
+                    Value::String(s) if !s.is_empty() => s.clone(),
+                    Value::Array(argv) => {
+                        let words: Option<Vec<&str>> = argv.iter().map(Value::as_str).collect();
+                        match words {
+                            Some(words) if !words.is_empty() => words
+                                .iter()
+                                .map(|w| shell_quote(w))
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                            _ => {
+                                out.push(missing(call, "command"));
+                                return;
+                            }
                         }
                     }
+                    _ => {
+                        out.push(missing(call, "command"));
+                        return;
+                    }
+                };
+                if !commands.contains(&text) {
+                    commands.push(text);
                 }
-                _ => {
-                    out.push(missing(call, "command"));
-                    return;
-                }
-            };
-            let dir = text_field(input, workdir)
-                .map(|d| agent_path(call, &d))
-                .or_else(|| call.cwd.as_ref().map(|c| c.display().to_string()));
-            let mut bash = JsonMap::new();
-            bash.insert("command".into(), Value::String(text.clone()));
-            if let Some(dir) = &dir {
-                bash.insert("workdir".into(), Value::String(dir.clone()));
             }
-            out.push(tool("bash", Value::Object(bash)));
-            if value.is_string() {
+            if commands.is_empty() {
+                out.push(missing(call, "command"));
+                return;
+            }
+            let Some(named_dirs) = text_fields(input, workdir) else {
+                out.push(missing(call, "working directory"));
+                return;
+            };
+            let dirs: Vec<Option<String>> = if named_dirs.is_empty() {
+                vec![call.cwd.as_ref().map(|c| c.display().to_string())]
+            } else {
+                named_dirs
+                    .iter()
+                    .map(|d| Some(agent_path(call, d)))
+                    .collect()
+            };
+            for text in &commands {
+                for dir in &dirs {
+                    let mut bash = JsonMap::new();
+                    bash.insert("command".into(), Value::String(text.clone()));
+                    if let Some(dir) = dir {
+                        bash.insert("workdir".into(), Value::String(dir.clone()));
+                    }
+                    out.push(tool("bash", Value::Object(bash)));
+                }
+            }
+            // Only one command in one directory can be moved into the
+            // sandbox as it was judged.
+            if let ([(name, Value::String(text))], [dir]) = (present.as_slice(), dirs.as_slice()) {
                 mapped.shell = Some(ShellField {
                     field: name,
-                    command: text,
-                    workdir: dir,
+                    command: text.clone(),
+                    workdir: dir.clone(),
                 });
             }
         }
-        Map::Read { path } => match text_field(input, path) {
-            Some(p) => out.push(read(agent_path(call, &p))),
+        Map::Read { path } => match required_texts(input, path) {
+            Some(paths) => out.extend(paths.iter().map(|p| read(agent_path(call, p)))),
             None => out.push(missing(call, "path")),
         },
         Map::ReadMany { paths } => {
@@ -227,46 +278,67 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
                 }
             }
         }
-        Map::Write { path } => match text_field(input, path) {
-            Some(p) => out.push(write(agent_path(call, &p))),
+        Map::Write { path } => match required_texts(input, path) {
+            Some(paths) => out.extend(paths.iter().map(|p| write(agent_path(call, p)))),
             None => out.push(missing(call, "path")),
         },
         Map::List { path } => {
-            let dir = text_field(input, path)
-                .map(|p| agent_path(call, &p))
-                .or_else(|| call.cwd.as_ref().map(|c| c.display().to_string()));
-            out.push(tool(
-                "list",
-                dir.map_or_else(|| json!({}), |d| json!({ "path": d })),
-            ));
+            let Some(dirs) = dirs_or_cwd(call, path) else {
+                out.push(missing(call, "directory"));
+                return;
+            };
+            for dir in dirs {
+                out.push(tool(
+                    "list",
+                    dir.map_or_else(|| json!({}), |d| json!({ "path": d })),
+                ));
+            }
         }
         Map::Glob { pattern, path } | Map::Grep { pattern, path } => {
-            let Some(pat) = text_field(input, pattern) else {
+            let Some(patterns) = required_texts(input, pattern) else {
                 out.push(missing(call, "pattern"));
                 return;
             };
-            let mut args = JsonMap::new();
-            args.insert("pattern".into(), Value::String(pat));
-            let dir = text_field(input, path)
-                .map(|p| agent_path(call, &p))
-                .or_else(|| call.cwd.as_ref().map(|c| c.display().to_string()));
-            if let Some(dir) = dir {
-                args.insert("path".into(), Value::String(dir));
-            }
-            let name = if matches!(map, Map::Glob { .. }) {
-                "glob"
-            } else {
-                "grep"
+            let Some(dirs) = dirs_or_cwd(call, path) else {
+                out.push(missing(call, "directory"));
+                return;
             };
-            out.push(tool(name, Value::Object(args)));
+            let grep = matches!(map, Map::Grep { .. });
+            for dir in &dirs {
+                for pat in &patterns {
+                    let mut args = JsonMap::new();
+                    args.insert("pattern".into(), Value::String(pat.clone()));
+                    if let Some(dir) = dir {
+                        args.insert("path".into(), Value::String(dir.clone()));
+                    }
+                    out.push(tool(
+                        if grep { "grep" } else { "glob" },
+                        Value::Object(args),
+                    ));
+                }
+                // The agent's own search reads every file below the
+                // directory, the secrets toolgate's walker skips among them.
+                if let (true, Some(dir)) = (grep, dir) {
+                    match crate::searched::secrets_below(Path::new(dir)) {
+                        Ok(secrets) => out.extend(secrets.into_iter().map(|f| read(f.display().to_string()))),
+                        Err(why) => out.push(Probe::Ask(format!(
+                            "{}'s `{}` call searches {dir}, which toolgate cannot look through: {why}",
+                            call.agent, call.tool
+                        ))),
+                    }
+                }
+            }
         }
-        Map::Fetch { url } => match text_field(input, url) {
-            Some(u) => out.push(tool("webfetch", json!({ "url": u }))),
+        Map::Fetch { url } => match required_texts(input, url) {
+            Some(urls) => out.extend(
+                urls.into_iter()
+                    .map(|u| tool("webfetch", json!({ "url": u }))),
+            ),
             None => out.push(missing(call, "URL")),
         },
         Map::FetchInPrompt { prompt } => {
-            let text = text_field(input, prompt).unwrap_or_default();
-            let urls = urls_in(&text);
+            let texts = text_fields(input, prompt).unwrap_or_default();
+            let urls: Vec<String> = texts.iter().flat_map(|t| urls_in(t)).collect();
             if urls.is_empty() {
                 out.push(missing(call, "URL"));
             }
@@ -275,12 +347,20 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
                     .map(|u| tool("webfetch", json!({ "url": u }))),
             );
         }
-        Map::Search { query } => match text_field(input, query) {
-            Some(q) => out.push(tool("websearch", json!({ "query": q }))),
+        Map::Search { query } => match required_texts(input, query) {
+            Some(queries) => out.extend(
+                queries
+                    .into_iter()
+                    .map(|q| tool("websearch", json!({ "query": q }))),
+            ),
             None => out.push(missing(call, "query")),
         },
-        Map::Patch { patch } => match text_field(input, patch) {
-            Some(p) => out.push(tool("apply_patch", json!({ "patch": p }))),
+        Map::Patch { patch } => match required_texts(input, patch) {
+            Some(patches) => out.extend(
+                patches
+                    .into_iter()
+                    .map(|p| tool("apply_patch", json!({ "patch": p }))),
+            ),
             None => out.push(missing(call, "patch")),
         },
         Map::Internal => {}

@@ -263,6 +263,14 @@ pub const SECRET_FILES: &[(&str, &str)] = &[
     ("secring.gpg", "gpg(1) FILES: GnuPG 1's secret keyring"),
     (".s3cfg", "s3cmd(1)"),
     (
+        ".secrets",
+        "act's default secret file (KEY=value lines): https://nektosact.com/usage/index.html#secrets",
+    ),
+    (
+        ".sentryclirc",
+        "sentry-cli's config with its auth token: https://docs.sentry.io/cli/configuration/#configuration-file",
+    ),
+    (
         ".my.cnf",
         "https://dev.mysql.com/doc/refman/8.4/en/option-files.html",
     ),
@@ -302,6 +310,18 @@ pub const SECRET_SUFFIXES: &[(&str, &str)] = &[
         "-credentials.json",
         "service-account key files as gcloud and many guides name them",
     ),
+    (
+        ".tfvars",
+        "Terraform variable definitions, where secrets given to a configuration are written: https://developer.hashicorp.com/terraform/language/values/variables#variable-definitions-tfvars-files",
+    ),
+    (
+        ".tfvars.json",
+        "https://developer.hashicorp.com/terraform/language/values/variables#variable-definitions-tfvars-files",
+    ),
+    (
+        ".kubeconfig",
+        "a kubeconfig under another name (`admin.kubeconfig`, as kubeadm and many guides write it): https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/",
+    ),
 ];
 
 /// `(start, end, where documented)`: a file name that starts and ends so is
@@ -322,6 +342,36 @@ pub const SECRET_NAME_SHAPES: &[(&str, &str, &str)] = &[
         "",
         "https://developers.cloudflare.com/workers/configuration/secrets/#local-development-with-secrets",
     ),
+    (
+        "gha-creds-",
+        ".json",
+        "the credentials file google-github-actions/auth writes into the workspace: https://github.com/google-github-actions/auth#inputs (create_credentials_file)",
+    ),
+];
+
+/// SSH private key names with something after them (`id_rsa_github`,
+/// `id_ed25519-deploy`, `id_rsa.old`): ssh-keygen's default names, which
+/// people keep when they add a purpose (ssh-keygen(1) FILES, `-f`). A name
+/// ending in [`PUBLIC_KEY_SUFFIX`] is the public half.
+pub const PRIVATE_KEY_PREFIXES: &[&str] =
+    &["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_xmss"];
+
+/// The ending of a public key (`id_rsa.pub`, `id_rsa-cert.pub`).
+pub const PUBLIC_KEY_SUFFIX: &str = ".pub";
+
+/// Endings of a backup or an editor's copy, `(ending, who writes it)`: such a
+/// copy of a secret file holds the same secret (`.pgpass.bak`,
+/// `.git-credentials.orig`, `.netrc~`).
+pub const BACKUP_SUFFIXES: &[(&str, &str)] = &[
+    ("~", "Emacs, Vim ('backup'), cp --backup"),
+    (".bak", "editors and people"),
+    (".orig", "patch(1), git mergetool"),
+    (".old", "people, rotation scripts"),
+    (".save", "nano(1)"),
+    (".backup", "people"),
+    (".swp", "Vim swap files"),
+    (".swo", "Vim swap files"),
+    (".copy", "people"),
 ];
 
 /// Last suffixes that make an `.env.*` name a template, not a secret
@@ -392,15 +442,50 @@ pub fn is_secret_pair(parent: &[u8], name: &[u8]) -> bool {
 
 /// Whether a file name is a secret by itself: one of [`SECRET_FILES`], one
 /// that ends as one of [`SECRET_SUFFIXES`] or is shaped as one of
-/// [`SECRET_NAME_SHAPES`], or
+/// [`SECRET_NAME_SHAPES`], an SSH private key's default name with a purpose
+/// after it ([`PRIVATE_KEY_PREFIXES`]), or
 /// `.env` followed by a character that is not a letter or a digit (`.env.local`,
 /// `.env_prod`), unless its last suffix marks a template
-/// ([`ENV_TEMPLATE_SUFFIXES`]). Compares bytes, without regard to ASCII case.
+/// ([`ENV_TEMPLATE_SUFFIXES`]); or any of these with a backup's ending
+/// ([`BACKUP_SUFFIXES`]). Compares bytes, without regard to ASCII case.
 ///
 /// `.envrc` (direnv) is not one: it is a protected path (a write to it runs
 /// code later), judged as such by the policy, and the policy's corpus reads
 /// and writes it as an ordinary file otherwise.
 pub fn is_credential_name(name: &[u8]) -> bool {
+    if is_secret_name_itself(name) {
+        return true;
+    }
+    // A backup or an editor's copy of a secret file holds the same secret.
+    BACKUP_SUFFIXES.iter().any(|(end, _)| {
+        name.len() > end.len()
+            && eq(&name[name.len() - end.len()..], end)
+            && is_secret_name_itself(&name[..name.len() - end.len()])
+    })
+}
+
+/// Whether `name` starts as an SSH private key's default name and goes on
+/// with a separator (`id_rsa_github`, `id_ed25519.old`), and is not the
+/// public half.
+fn is_private_key_name(name: &[u8]) -> bool {
+    let public = name.len() > PUBLIC_KEY_SUFFIX.len()
+        && eq(
+            &name[name.len() - PUBLIC_KEY_SUFFIX.len()..],
+            PUBLIC_KEY_SUFFIX,
+        );
+    !public
+        && PRIVATE_KEY_PREFIXES.iter().any(|p| {
+            name.len() > p.len()
+                && eq(&name[..p.len()], p)
+                && matches!(name[p.len()], b'_' | b'-' | b'.')
+        })
+}
+
+/// [`is_credential_name`] without the backup endings.
+fn is_secret_name_itself(name: &[u8]) -> bool {
+    if is_private_key_name(name) {
+        return true;
+    }
     if SECRET_FILES.iter().any(|(s, _)| eq(name, s)) {
         return true;
     }
@@ -441,6 +526,12 @@ pub fn sample_secret_names() -> Vec<String> {
             .map(|(start, end, _)| format!("{start}x{end}")),
     );
     out.extend([".env.local".to_string(), ".env.production".to_string()]);
+    out.extend(PRIVATE_KEY_PREFIXES.iter().map(|p| format!("{p}_x")));
+    out.extend(
+        BACKUP_SUFFIXES
+            .iter()
+            .map(|(end, _)| format!(".netrc{end}")),
+    );
     out
 }
 
@@ -991,5 +1082,44 @@ mod tests {
         );
         assert_eq!(hard_link_of(&home.join(".ssh/id_rsa"), &home, &[&ws]), None);
         assert_eq!(hard_link_of(&ws.join("plain.txt"), &home, &[&ws]), None);
+    }
+
+    /// Names the table missed (review s35): variable definitions, keys kept
+    /// under a purpose's name, backups of secret files, and the files of a
+    /// few tools; their public or harmless neighbours stay readable.
+    #[test]
+    fn keys_under_other_names_backups_and_variable_files_are_secrets() {
+        for name in [
+            "terraform.tfvars",
+            "prod.auto.tfvars",
+            "x.tfvars.json",
+            "id_rsa_github",
+            "ID_ED25519-deploy",
+            "id_ecdsa.old",
+            ".pgpass.bak",
+            ".git-credentials.orig",
+            ".netrc~",
+            "id_rsa.swp",
+            "master.key.bak",
+            "gha-creds-1a2b3c.json",
+            "admin.kubeconfig",
+            ".secrets",
+            ".sentryclirc",
+        ] {
+            assert!(is_credential_name(name.as_bytes()), "{name}");
+        }
+        for name in [
+            "id_rsa.pub",
+            "id_rsa-cert.pub",
+            "id_ed25519_deploy.pub",
+            "id_rsax",
+            "variables.tf",
+            "README.old",
+            "main.rs.orig",
+            "notes~",
+            "kubeconfig.md",
+        ] {
+            assert!(!is_credential_name(name.as_bytes()), "{name}");
+        }
     }
 }

@@ -172,6 +172,8 @@ const DEV_ENV: &str =
     "a development environment's config: the commands it names run when the environment starts";
 const DEPLOY: &str =
     "a hosting service's build config: the service runs the commands it names on every push";
+const CI_ACTION: &str =
+    "a repository's own CI action, which its workflows run with the repository's secrets";
 const TOOLCHAIN: &str = "a build tool's config, which can name the programs it runs in place of the compiler or toolchain";
 
 const GIT_LAYOUT: &str = "https://git-scm.com/docs/gitrepository-layout";
@@ -372,7 +374,7 @@ pub const PROTECTED: &[ProtectedEntry] = &[
     // CI
     entry(".github/workflows/", Anywhere, &[".github", "workflows"], true, RunsCode, CI)
         .by("GitHub Actions", "https://docs.github.com/actions/writing-workflows/workflow-syntax-for-github-actions"),
-    entry(".github/actions/", Anywhere, &[".github", "actions"], true, RunsCode, "a repository's own CI action, which its workflows run with the repository's secrets")
+    entry(".github/actions/", Anywhere, &[".github", "actions"], true, RunsCode, CI_ACTION)
         .by("GitHub Actions", "https://docs.github.com/actions/sharing-automations/creating-actions/metadata-syntax-for-github-actions"),
     entry(".gitlab-ci.yml", Anywhere, &[".gitlab-ci.yml"], false, RunsCode, CI)
         .by("GitLab CI/CD", "https://docs.gitlab.com/ci/yaml/"),
@@ -866,6 +868,11 @@ fn walk_for_aliases(
                 if real != lexical {
                     add(real.clone(), entry);
                 }
+                if names_what_runs_here(entry) {
+                    for named in crate::named_by::named_paths(&real, &dir, root) {
+                        add(named, &NAMED_BY_PROTECTED);
+                    }
+                }
                 if entry.names == [".git"] && real.is_file() {
                     if let Some(target) = gitfile_target(&real) {
                         add(target, entry);
@@ -877,6 +884,13 @@ fn walk_for_aliases(
                     } else {
                         Some(real.clone())
                     };
+                    // The hooks the person installed run what they name.
+                    for named in git_dir
+                        .iter()
+                        .flat_map(|g| crate::named_by::named_paths(&g.join("hooks"), &dir, root))
+                    {
+                        add(named, &NAMED_BY_PROTECTED);
+                    }
                     for named in git_dir
                         .iter()
                         .flat_map(|g| crate::git_config_paths::named_paths(g, &dir))
@@ -907,6 +921,30 @@ static GIT_CONFIG_NAMED: ProtectedEntry = entry(
     RunsCode,
     "named by the repository's git config (an include, core.hooksPath, a driver's command): git reads or runs it like .git/config",
 );
+
+/// A file that a protected file running code on this machine names (a
+/// script `.envrc` sources, a directory it puts on `PATH`, a hook's or an
+/// MCP server's script, an editor's interpreter): it runs as the protected
+/// file does (see [`crate::named_by`]).
+static NAMED_BY_PROTECTED: ProtectedEntry = entry(
+    "a file a protected file names",
+    Anywhere,
+    &[],
+    true,
+    RunsCode,
+    "named by a protected file that runs code on this machine (direnv's .envrc, a git hook or hook manager, another agent's hook or MCP server, an editor's settings): it runs as that file does",
+);
+
+/// Whether the files `e` protects run code on this machine on their own,
+/// so that what they name runs too: not CI and hosting files (they run
+/// after a push, which is asked), not git's directory (its hooks are read
+/// apart) or its ignore file, not toolgate's own config, not direnv's state.
+fn names_what_runs_here(e: &ProtectedEntry) -> bool {
+    e.anchor == Anywhere
+        && e.class == RunsCode
+        && ![CI, DEPLOY, CI_ACTION].contains(&e.why)
+        && ![&[".git"][..], &[".gitignore"], &[".direnv"]].contains(&e.names)
+}
 
 /// The directory a `.git` gitfile (`gitdir: PATH`) names, canonical, when
 /// it exists.

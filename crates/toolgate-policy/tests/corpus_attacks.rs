@@ -68,6 +68,10 @@ const CLASSES: &[(&str, &str)] = &[
         "code-eval",
         "25.4 programs given code or a module by their arguments",
     ),
+    (
+        "secret-file",
+        "25.2 secret files under names the credential table gained",
+    ),
     ("unbounded", "25.5 words past the brace expansion's bound"),
     ("upload", "25.8 secret files read and sent over the network"),
 ];

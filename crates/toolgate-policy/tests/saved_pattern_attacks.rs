@@ -261,3 +261,43 @@ fn always_for_awk_writing_does_not_allow_awk_system() {
         ],
     );
 }
+
+/// Review s35: the widened patterns (`npm test *`, `git push *`,
+/// `cargo test *`, `pytest *`) with options that run a program the person
+/// never saw: npm's script shell, git's receive-pack (run locally for a
+/// path remote), cargo's runner from `--config`, another project's tests.
+#[test]
+fn always_for_widened_test_and_push_patterns_does_not_allow_a_chosen_program() {
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "npm test",
+        &[
+            "npm test --script-shell=./evil.sh",
+            "npm test --script-shell ./evil.sh",
+            "npm test --node-options=--require=./evil.js",
+            "npm test --prefix ../other",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "git push origin HEAD",
+        &[
+            "git push --receive-pack='touch marker' . HEAD",
+            "git push --exec='touch marker' origin HEAD",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "cargo test",
+        &[
+            "cargo test --config 'target.x86_64-unknown-linux-gnu.runner=\"touch marker\"'",
+            "cargo test --manifest-path ../other/Cargo.toml",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "pytest tests/",
+        &["pytest -p evil_plugin", "pytest --rootdir=/ /"],
+    );
+}

@@ -177,6 +177,10 @@ fn dangerous_calls_never_get_an_allow() {
 #[test]
 fn a_routine_session_runs_without_asking_in_mode_auto() {
     let e = env();
+    // As a project keeps it: git ignores the `.env`, so the agents' own
+    // searches of the project (ripgrep, `git grep`) leave it out; one that
+    // is not ignored is read by a search, and the search is refused.
+    e.write(e.ws.join(".gitignore"), ".env\n");
     for agent in ["claude-code", "codex", "cursor", "copilot", "opencode"] {
         let (shell, field, _, _) = tools(agent);
         for command in [

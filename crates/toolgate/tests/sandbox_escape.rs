@@ -609,3 +609,117 @@ fn a_vs_code_workspace_file_with_a_folder_open_task_does_not_land() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_ne!(v["decision"], "allow", "{v}");
 }
+
+#[test]
+fn files_a_protected_file_names_do_not_land_direnv_hooks_agents_and_editors() {
+    // A protected file that runs code often names another file of the work
+    // tree that it runs: direnv's `.envrc` puts `bin/` first on PATH and
+    // sources a script, a git hook or a hook manager runs a script, another
+    // agent's hook and MCP server are scripts, an editor starts the
+    // interpreter its settings name. Writing the named file is writing the
+    // protected one: each runs, unconfined, at the person's next `cd`,
+    // commit, push, agent start or editor start (found by review s35: all
+    // landed).
+    let e = env();
+    e.write(
+        e.ws.join(".envrc"),
+        "PATH_add bin\nsource_env scripts/env.sh\nsource tools/dev.sh\n",
+    );
+    e.write(
+        e.ws.join(".pre-commit-config.yaml"),
+        "repos:\n- repo: local\n  hooks:\n  - id: lint\n    name: lint\n    entry: scripts/lint.sh\n    language: script\n",
+    );
+    e.write(e.ws.join(".husky/pre-commit"), "sh scripts/precommit.sh\n");
+    e.write(
+        e.ws.join(".git/hooks/pre-push"),
+        "#!/bin/sh\nexec ./tools/prepush.sh\n",
+    );
+    e.write(
+        e.ws.join(".claude/settings.json"),
+        r#"{"hooks":{"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"python3 \"$CLAUDE_PROJECT_DIR\"/tools/fmt.py"}]}]}}"#,
+    );
+    e.write(
+        e.ws.join(".mcp.json"),
+        r#"{"mcpServers":{"x":{"command":"node","args":["tools/server.js"]}}}"#,
+    );
+    e.write(
+        e.ws.join(".vscode/settings.json"),
+        r#"{"python.defaultInterpreterPath":"${workspaceFolder}/tools/python"}"#,
+    );
+    let named = [
+        "scripts/env.sh",
+        "tools/dev.sh",
+        "scripts/lint.sh",
+        "scripts/precommit.sh",
+        "tools/prepush.sh",
+        "tools/fmt.py",
+        "tools/server.js",
+        "tools/python",
+    ];
+    for f in named {
+        e.write(e.ws.join(f), "# as it was\n");
+    }
+    let mut script: String = named
+        .iter()
+        .map(|f| format!("echo 'touch marker' >> {f}; "))
+        .collect();
+    script.push_str(
+        "mkdir -p bin && echo 'touch marker' > bin/git; echo fine > notes.txt; echo tried",
+    );
+    let text = drive(&e, &script, &[]);
+    assert!(text.contains("tried"), "{text}");
+    for f in named {
+        assert_eq!(read(&e.ws.join(f)), "# as it was\n", "{f} landed: {text}");
+    }
+    assert!(!e.ws.join("bin/git").exists(), "bin/git landed: {text}");
+    // The rest of the run is ordinary work and lands.
+    assert_eq!(read(&e.ws.join("notes.txt")), "fine\n", "{text}");
+}
+
+#[test]
+#[ignore = "open (review s35): running as root, the system directories are shown whole, and only /etc/shadow, /etc/gshadow, /etc/sudoers, /etc/ssl/private and the SSH host keys are covered; a root-only file elsewhere in /etc, /var or /opt (shadow backups, a TLS key under /etc/letsencrypt, a keytab, a WireGuard or NetworkManager secret, a runner's token, a service's .pgpass, mail, crontabs) is readable. Closing the class needs the sandbox to show the system as an unprivileged user sees it (mask what others cannot read, or run the command with no DAC override), which costs a walk of /etc, /var and /opt per run or a cached one"]
+fn root_only_system_files_beyond_the_tables_entries_are_unreadable_as_root() {
+    // SAFETY of the test itself: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: an ordinary user cannot read these files anyway");
+        return;
+    }
+    let e = env();
+    let files = [
+        "/var/backups/shadow.bak.toolgate-test",
+        "/etc/toolgate-test-wireguard/wg0.conf",
+        "/etc/toolgate-test-letsencrypt/live/example.com/privkey.pem",
+        "/etc/toolgate-test-runner/config.toml",
+        "/opt/toolgate-test-app/.env",
+        "/var/lib/toolgate-test-db/.pgpass",
+    ];
+    for f in files {
+        let p = Path::new(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{CANARY} {f}\n")).unwrap();
+        std::fs::set_permissions(
+            p,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600),
+        )
+        .unwrap();
+    }
+    let script: String = files
+        .iter()
+        .map(|f| format!("cat {f} 2>/dev/null; "))
+        .collect();
+    let text = drive(&e, &format!("{script} echo tried"), &[]);
+    for f in files {
+        let _ = std::fs::remove_file(f);
+    }
+    for d in [
+        "/etc/toolgate-test-wireguard",
+        "/etc/toolgate-test-letsencrypt",
+        "/etc/toolgate-test-runner",
+        "/opt/toolgate-test-app",
+        "/var/lib/toolgate-test-db",
+    ] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    assert!(text.contains("tried"), "{text}");
+    assert!(!text.contains(CANARY), "{text}");
+}

@@ -29,6 +29,11 @@ pub struct SecretFormat {
     pub documented: &'static str,
 }
 
+/// The kind reported for the credentials of an HTTP `Authorization` header
+/// that no token format knows (a token format that covers the same
+/// credentials names it instead).
+pub const HTTP_AUTHORIZATION_KIND: &str = "http-authorization";
+
 /// The kind reported for a PEM private-key block (matched by its own code, not
 /// by a row: its body runs until the END line).
 pub const PEM_KIND: &str = "pem-private-key";
@@ -41,6 +46,18 @@ pub const PEM_DOCUMENTED: &str = "RFC 7468 (textual encodings: PRIVATE KEY, ENCR
 /// The table. Order matters only between rows sharing an anchor position: a
 /// longer anchor is tried first.
 pub const SECRET_FORMATS: &[SecretFormat] = &[
+    // HTTP credentials.
+    SecretFormat {
+        kind: HTTP_AUTHORIZATION_KIND,
+        anchors: &["AUTHORIZATION:", "Authorization:", "authorization:"],
+        before: 0,
+        max_len: 1100,
+        // The scheme's credentials: at least 12 characters of token68 with
+        // a digit in them (a placeholder such as `YOUR_TOKEN` or `$TOKEN`
+        // is not one).
+        pattern: r"(?:AUTHORIZATION|Authorization|authorization):[ \t]*(?i:basic|bearer|token|digest)[ \t]+([A-Za-z0-9+/=._~-]{11,}[0-9][A-Za-z0-9+/=._~-]*|[A-Za-z0-9+/=._~-]*[0-9][A-Za-z0-9+/=._~-]{11,})",
+        documented: "RFC 9110 section 11.6.2 (Authorization: scheme and credentials); git-config(1) http.extraHeader, where actions/checkout persists `AUTHORIZATION: basic <base64 of x-access-token:TOKEN>`",
+    },
     // Cloud keys.
     SecretFormat {
         kind: "aws-access-key-id",

@@ -5,7 +5,7 @@
 use regex::Regex;
 
 use super::CheckError;
-use super::secret_formats::{PEM_KIND, SECRET_FORMATS, SecretFormat};
+use super::secret_formats::{HTTP_AUTHORIZATION_KIND, PEM_KIND, SECRET_FORMATS, SecretFormat};
 
 /// One secret found: the byte range to redact and its kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,17 +105,35 @@ impl SecretScanner {
         let mut found: Vec<SecretSpan> = Vec::new();
         let mut covered = 0usize;
         for (at, anchor) in anchors {
+            let rows = &self.anchor_rows[anchor];
+            let span = |s: &Self| {
+                if rows.is_empty() {
+                    s.pem(text, at)
+                } else {
+                    rows.iter()
+                        .find_map(|&row| s.row_at(text, at, row, &SECRET_FORMATS[row]))
+                }
+            };
             if at < covered {
+                // A credential found only by the header that carries it
+                // (`Authorization: Bearer …`) gives way to a format that
+                // knows the token itself and covers all of it, so the
+                // redaction names what the token is.
+                let Some(last) = found.last_mut() else {
+                    continue;
+                };
+                if last.kind != HTTP_AUTHORIZATION_KIND || at < last.start {
+                    continue;
+                }
+                if let Some(inner) = span(self) {
+                    if inner.start <= last.start && inner.end >= last.end {
+                        covered = covered.max(inner.end);
+                        *last = inner;
+                    }
+                }
                 continue;
             }
-            let rows = &self.anchor_rows[anchor];
-            let span = if rows.is_empty() {
-                self.pem(text, at)
-            } else {
-                rows.iter()
-                    .find_map(|&row| self.row_at(text, at, row, &SECRET_FORMATS[row]))
-            };
-            if let Some(span) = span {
+            if let Some(span) = span(self) {
                 if span.start < covered {
                     continue;
                 }

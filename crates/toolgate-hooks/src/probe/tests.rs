@@ -595,3 +595,138 @@ fn mcp_tools_are_judged_by_their_arguments() {
             .contains(&t("read", json!({"path": "/ws/src/a.rs"})))
     );
 }
+
+/// An agent's tool reads the one field name it knows, and the table lists
+/// several (agents renamed fields across versions). A payload carrying two
+/// of them must have every one judged: judging only the first present let
+/// a harmless `file_path` hide the `target_file`, `cmd` or `cwd` the agent
+/// uses (found by review s35).
+#[test]
+fn a_second_alias_of_a_field_is_judged_not_hidden_by_the_first() {
+    let read = |p: &str| t("read", json!({"path": p}));
+    let write = |p: &str| t("write", json!({"path": p, "content": ""}));
+    let bash = |c: &str, d: &str| t("bash", json!({"command": c, "workdir": d}));
+    let m = mapped(
+        Agent::Cursor,
+        "Read",
+        json!({"file_path": "/ws/README", "target_file": "/home/u/.ssh/id_rsa"}),
+    );
+    assert!(
+        m.probes.contains(&read("/home/u/.ssh/id_rsa")),
+        "{:?}",
+        m.probes
+    );
+    let m = mapped(
+        Agent::Gemini,
+        "read_file",
+        json!({"file_path": "/ws/README", "path": "/home/u/.ssh/id_rsa"}),
+    );
+    assert!(
+        m.probes.contains(&read("/home/u/.ssh/id_rsa")),
+        "{:?}",
+        m.probes
+    );
+    let m = mapped(
+        Agent::Cursor,
+        "Write",
+        json!({"file_path": "/ws/README", "target_file": "/ws/.git/hooks/pre-commit"}),
+    );
+    assert!(
+        m.probes.contains(&write("/ws/.git/hooks/pre-commit")),
+        "{:?}",
+        m.probes
+    );
+    let m = mapped(
+        Agent::Codex,
+        "shell",
+        json!({"command": "ls", "cmd": "cat ~/.ssh/id_rsa"}),
+    );
+    assert!(
+        m.probes.contains(&bash("cat ~/.ssh/id_rsa", "/ws")),
+        "{:?}",
+        m.probes
+    );
+    assert!(m.shell.is_none(), "two commands cannot be rewritten as one");
+    let m = mapped(
+        Agent::Codex,
+        "Bash",
+        json!({"command": "cat id_rsa", "workdir": "/ws", "cwd": "/home/u/.ssh"}),
+    );
+    assert!(
+        m.probes.contains(&bash("cat id_rsa", "/home/u/.ssh")),
+        "{:?}",
+        m.probes
+    );
+    let m = mapped(
+        Agent::Cursor,
+        "LS",
+        json!({"target_directory": "/ws", "path": "/home/u/.ssh"}),
+    );
+    assert!(
+        m.probes
+            .contains(&t("list", json!({"path": "/home/u/.ssh"}))),
+        "{:?}",
+        m.probes
+    );
+}
+
+/// Every agent's own content search (ripgrep, git grep, grep -r) prints
+/// the matching lines of every file below the directory it searches, and
+/// skips none of the credentials toolgate's own walker skips. A search of
+/// a directory that holds a private key or a secret file is judged as
+/// reading that file; what git ignores is left out as the agents' searches
+/// leave it out (found by review s35: `Grep` of the workspace was allowed
+/// with `deploy/id_rsa` in it, for every agent).
+#[test]
+fn an_agents_own_search_of_a_directory_reads_the_secrets_below_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(ws.join("deploy")).unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(ws.join("deploy/id_rsa"), "key").unwrap();
+    std::fs::write(ws.join("src/.env"), "SECRET=1").unwrap();
+    std::fs::write(ws.join("src/main.rs"), "fn main() {}").unwrap();
+    std::fs::write(ws.join(".gitignore"), "ignored/\n").unwrap();
+    std::fs::create_dir_all(ws.join("ignored")).unwrap();
+    std::fs::write(ws.join("ignored/id_ed25519"), "key").unwrap();
+    let read = |p: &Path| t("read", json!({"path": p.display().to_string()}));
+    let d = ws.display().to_string();
+    for (agent, tool, input) in [
+        (
+            Agent::ClaudeCode,
+            "Grep",
+            json!({"pattern": "x", "path": d}),
+        ),
+        (
+            Agent::Gemini,
+            "search_file_content",
+            json!({"pattern": "x", "dir_path": d}),
+        ),
+        (Agent::Cursor, "Grep", json!({"pattern": "x", "path": d})),
+        (Agent::Copilot, "grep", json!({"pattern": "x", "path": d})),
+        (Agent::OpenCode, "grep", json!({"pattern": "x", "path": d})),
+    ] {
+        let m = mapped(agent, tool, input);
+        assert!(
+            m.probes.contains(&read(&ws.join("deploy/id_rsa"))),
+            "{agent:?}: {:?}",
+            m.probes
+        );
+        assert!(
+            m.probes.contains(&read(&ws.join("src/.env"))),
+            "{agent:?}: {:?}",
+            m.probes
+        );
+        assert!(
+            !m.probes.contains(&read(&ws.join("src/main.rs"))),
+            "{:?}",
+            m.probes
+        );
+        assert!(
+            !m.probes.contains(&read(&ws.join("ignored/id_ed25519"))),
+            "what git ignores is not searched: {:?}",
+            m.probes
+        );
+    }
+}
