@@ -79,6 +79,7 @@
 mod child;
 mod detect;
 pub mod proxy;
+mod run_dir;
 mod sandbox_spec;
 mod scan;
 pub mod seccomp;

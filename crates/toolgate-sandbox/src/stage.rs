@@ -51,6 +51,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::SandboxError;
+use crate::run_dir::{self, OUTSIDE_PREFIX, RunDir};
 
 /// How a changed path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -141,6 +142,9 @@ pub struct Staging {
     /// When the run was prepared (nanoseconds since the epoch): a real path
     /// whose status changed since was changed outside the command.
     started: i128,
+    /// The run directory's lock: held while this value lives, so that no
+    /// other process's sweep removes it ([`run_dir::sweep`]).
+    run: Option<RunDir>,
 }
 
 static RUN: AtomicU64 = AtomicU64::new(0);
@@ -174,13 +178,18 @@ impl Staging {
             RUN.fetch_add(1, Ordering::Relaxed),
             crate::now_nanos()
         );
-        let dir = base.join(&name);
-        std::fs::create_dir(&dir).map_err(|e| setup("create", &dir, e))?;
+        // What a killed run left is removed first (never a live run's).
+        run_dir::sweep(base, remove_tree);
+        let run = RunDir::create(base, &name).map_err(|e| setup("create", &base.join(&name), e))?;
         let mut staging = Staging {
-            dir,
+            dir: run.path().to_path_buf(),
             layers: Vec::new(),
             started: crate::now_nanos(),
+            run: Some(run),
         };
+        // Where each root's layer goes, decided first so that the ones
+        // outside the run directory are recorded before they exist.
+        let mut places = Vec::new();
         for (i, root) in roots.iter().enumerate() {
             if unmountable(root) {
                 return Err(SandboxError::Spec(format!(
@@ -202,7 +211,7 @@ impl Staging {
                         base.display()
                     ))
                 })?;
-                parent.join(format!(".toolgate-stage-{name}-r{i}"))
+                parent.join(format!("{OUTSIDE_PREFIX}{name}-r{i}"))
             };
             if unmountable(&at) {
                 return Err(SandboxError::Spec(format!(
@@ -210,6 +219,18 @@ impl Staging {
                     at.display()
                 )));
             }
+            places.push((root, at));
+        }
+        let outside: Vec<PathBuf> = places
+            .iter()
+            .map(|(_, at)| at.clone())
+            .filter(|at| !at.starts_with(&staging.dir))
+            .collect();
+        if let (Some(run), false) = (&staging.run, outside.is_empty()) {
+            run.record_outside(&outside)
+                .map_err(|e| setup("record the layers of", &staging.dir, e))?;
+        }
+        for (root, at) in places {
             let upper = at.join("upper");
             let work = at.join("work");
             for d in [&at, &upper, &work] {
@@ -419,6 +440,8 @@ impl Drop for Staging {
             remove_tree(&dir);
         }
         remove_tree(&self.dir);
+        // Unlocked only once removed.
+        self.run.take();
     }
 }
 
