@@ -53,7 +53,9 @@ impl RunDir {
         let made = (|| {
             let lock = File::open(&new)?;
             if !try_lock(&lock)? {
-                return Err(io::Error::other("a new run directory is locked by another process"));
+                return Err(io::Error::other(
+                    "a new run directory is locked by another process",
+                ));
             }
             let path = base.join(name);
             std::fs::rename(&new, &path)?;
@@ -184,7 +186,10 @@ mod tests {
         assert!(!dead_path.exists());
         assert!(!outside.exists(), "its layer beside a root is removed");
         assert!(not_ours.exists(), "a path not named for the run is left");
-        assert!(live.path().join("f").exists(), "a held run is never touched");
+        assert!(
+            live.path().join("f").exists(),
+            "a held run is never touched"
+        );
         // A directory being made (not yet locked) is left while it is new.
         std::fs::create_dir(base.path().join(".new-run-3-0-3")).unwrap();
         assert!(sweep(base.path(), remove).is_empty());

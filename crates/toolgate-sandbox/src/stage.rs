@@ -22,7 +22,9 @@
 //! [`Staging::changes`] reads the upper directories into [`Change`]s;
 //! [`Staging::land`] applies the accepted ones to the real location through
 //! a [`toolgate_checkpoint`] change set (atomic as a set, undoable).
-//! Dropping a [`Staging`] discards whatever was not landed.
+//! Dropping a [`Staging`] discards whatever was not landed: its run
+//! directory (under the caller's private staging base) is removed by the
+//! next run, while that run's command runs (see `run_dir`).
 //!
 //! The upper directory is on the root's own file system, so landing a file
 //! is a `rename`: a 100 MB file lands as fast as a 1-byte one.
@@ -143,8 +145,10 @@ pub struct Staging {
     /// whose status changed since was changed outside the command.
     started: i128,
     /// The run directory's lock: held while this value lives, so that no
-    /// other process's sweep removes it ([`run_dir::sweep`]).
+    /// other process's sweep removes it (`run_dir::sweep`).
     run: Option<RunDir>,
+    /// The removal of what earlier runs left, joined when this run ends.
+    sweeper: Option<std::thread::JoinHandle<()>>,
 }
 
 static RUN: AtomicU64 = AtomicU64::new(0);
@@ -168,24 +172,35 @@ impl Staging {
             SandboxError::Setup(format!("staging: cannot {what} {}: {e}", p.display()))
         };
         std::fs::create_dir_all(base).map_err(|e| setup("create", base, e))?;
-        let _ = std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o700));
-        let base_dev = std::fs::metadata(base)
-            .map_err(|e| setup("read", base, e))?
-            .dev();
+        let base_meta = std::fs::metadata(base).map_err(|e| setup("read", base, e))?;
+        if base_meta.permissions().mode() & 0o777 != 0o700 {
+            let _ = std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o700));
+        }
+        let base_dev = base_meta.dev();
         let name = format!(
             "run-{}-{}-{}",
             std::process::id(),
             RUN.fetch_add(1, Ordering::Relaxed),
             crate::now_nanos()
         );
-        // What a killed run left is removed first (never a live run's).
-        run_dir::sweep(base, remove_tree);
         let run = RunDir::create(base, &name).map_err(|e| setup("create", &base.join(&name), e))?;
+        // What earlier runs left (each run's directory is removed by a
+        // later one, and a killed run's too; never a live run's) is removed
+        // while this one's command runs: removing directories waits on the
+        // file system's journal, milliseconds each on a busy disk.
+        let sweep_base = base.to_path_buf();
+        let sweeper = std::thread::Builder::new()
+            .name("toolgate-stage-sweep".into())
+            .spawn(move || {
+                run_dir::sweep(&sweep_base, remove_tree);
+            })
+            .ok();
         let mut staging = Staging {
             dir: run.path().to_path_buf(),
             layers: Vec::new(),
             started: crate::now_nanos(),
             run: Some(run),
+            sweeper,
         };
         // Where each root's layer goes, decided first so that the ones
         // outside the run directory are recorded before they exist.
@@ -236,7 +251,10 @@ impl Staging {
             for d in [&at, &upper, &work] {
                 std::fs::create_dir_all(d).map_err(|e| setup("create", d, e))?;
             }
-            let _ = std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o700));
+            if !at.starts_with(&staging.dir) {
+                // Beside a root: private like the staging base.
+                let _ = std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o700));
+            }
             staging.layers.push(Layer {
                 root: root.clone(),
                 upper,
@@ -435,12 +453,17 @@ impl Staging {
 }
 
 impl Drop for Staging {
+    /// Discards what did not land. Layers beside a root (in the person's
+    /// tree) are removed now; the run directory under the staging base is
+    /// only unlocked, and the next run removes it while its own command
+    /// runs (see `run_dir::sweep`): nothing in it ever lands.
     fn drop(&mut self) {
         for dir in self.outside_dirs() {
             remove_tree(&dir);
         }
-        remove_tree(&self.dir);
-        // Unlocked only once removed.
+        if let Some(sweeper) = self.sweeper.take() {
+            let _ = sweeper.join();
+        }
         self.run.take();
     }
 }
