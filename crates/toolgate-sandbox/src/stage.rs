@@ -183,16 +183,27 @@ impl Staging {
             RUN.fetch_add(1, Ordering::Relaxed),
             crate::now_nanos()
         );
-        let run = RunDir::create(base, &name).map_err(|e| setup("create", &base.join(&name), e))?;
+        // One root on the base's file system (the usual case): the spare
+        // the previous run made, if there is one.
+        let one_here =
+            roots.len() == 1 && std::fs::metadata(&roots[0]).is_ok_and(|m| m.dev() == base_dev);
+        let run = match one_here.then(|| RunDir::claim_spare(base, &name)).flatten() {
+            Some(run) => run,
+            None => {
+                RunDir::create(base, &name).map_err(|e| setup("create", &base.join(&name), e))?
+            }
+        };
         // What earlier runs left (each run's directory is removed by a
         // later one, and a killed run's too; never a live run's) is removed
         // while this one's command runs: removing directories waits on the
         // file system's journal, milliseconds each on a busy disk.
         let sweep_base = base.to_path_buf();
+        let spare_name = name.clone();
         let sweeper = std::thread::Builder::new()
             .name("toolgate-stage-sweep".into())
             .spawn(move || {
                 run_dir::sweep(&sweep_base, remove_tree);
+                run_dir::make_spare(&sweep_base, &format!("spare-{spare_name}"));
             })
             .ok();
         let mut staging = Staging {
@@ -248,8 +259,11 @@ impl Staging {
         for (root, at) in places {
             let upper = at.join("upper");
             let work = at.join("work");
-            for d in [&at, &upper, &work] {
-                std::fs::create_dir_all(d).map_err(|e| setup("create", d, e))?;
+            // A claimed spare has them already (`work` is made last).
+            if std::fs::symlink_metadata(&work).is_err() {
+                for d in [&at, &upper, &work] {
+                    std::fs::create_dir_all(d).map_err(|e| setup("create", d, e))?;
+                }
             }
             if !at.starts_with(&staging.dir) {
                 // Beside a root: private like the staging base.
