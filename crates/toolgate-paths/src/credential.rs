@@ -713,17 +713,18 @@ impl CredentialInodes {
             home,
         };
         // The home: its own entries by name (a secret directory in full),
-        // then the secrets below ordinary directories.
+        // then the secrets below ordinary directories. Each of those is
+        // looked for only where its parent exists: a directory's listing,
+        // read once and its stamp kept, says which of its entries exist, so
+        // a place below a missing directory costs nothing (making that
+        // directory changes a stamped one, which renews the snapshot).
         scan.dir(home, 1, false);
+        let mut listings = Listings::default();
         for place in home_secret_places(home) {
-            if place.is_dir() {
-                scan.stamp_chain(home, &place);
-                scan.dir(&place, SECRET_DIR_DEPTH, true);
-            } else {
-                if let Some(parent) = place.parent() {
-                    scan.stamp_chain(home, parent);
-                }
-                scan.file(&place);
+            match listings.find(home, &place, &mut scan.out.stamps) {
+                Some(true) => scan.dir(&place, SECRET_DIR_DEPTH, true),
+                Some(false) => scan.file(&place),
+                None => {}
             }
         }
         // System secrets a user could link to from the same file system.
@@ -778,6 +779,65 @@ impl CredentialInodes {
     }
 }
 
+/// Directories' listings, each read once: which entries exist, and whether
+/// each is a directory (following a symbolic link, as a path through it
+/// would).
+#[derive(Default)]
+struct Listings {
+    read: HashMap<PathBuf, HashMap<Vec<u8>, bool>>,
+}
+
+impl Listings {
+    /// Whether `place`, below `base`, exists: `Some(true)` a directory,
+    /// `Some(false)` anything else, `None` missing. Each directory listed
+    /// on the way is stamped into `stamps` (`base` is not: its caller has).
+    fn find(
+        &mut self,
+        base: &Path,
+        place: &Path,
+        stamps: &mut Vec<(PathBuf, Option<Stamp>)>,
+    ) -> Option<bool> {
+        let rel = place.strip_prefix(base).ok()?;
+        let mut at = base.to_path_buf();
+        let mut found = None;
+        for c in rel.components() {
+            if found == Some(false) {
+                return None;
+            }
+            if !self.read.contains_key(&at) {
+                if at != base {
+                    stamps.push((at.clone(), stamp(&at)));
+                }
+                let names = list(&at);
+                self.read.insert(at.clone(), names);
+            }
+            let dir = *self.read.get(&at)?.get(c.as_os_str().as_bytes())?;
+            at.push(c);
+            found = Some(dir);
+        }
+        found
+    }
+}
+
+/// A directory's entries by name, each with whether it is a directory
+/// (a link followed); empty when it cannot be read.
+fn list(dir: &Path) -> HashMap<Vec<u8>, bool> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return HashMap::new();
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let is_dir = match e.file_type() {
+                Ok(t) if t.is_symlink() => std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir()),
+                Ok(t) => t.is_dir(),
+                Err(_) => false,
+            };
+            (e.file_name().as_bytes().to_vec(), is_dir)
+        })
+        .collect()
+}
+
 struct Scan<'a> {
     out: CredentialInodes,
     budget: usize,
@@ -785,19 +845,6 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
-    /// Stamps every directory from `base` (exclusive) down to `dir`
-    /// (inclusive), so that creating any of them is seen.
-    fn stamp_chain(&mut self, base: &Path, dir: &Path) {
-        let mut cur = Some(dir);
-        while let Some(d) = cur {
-            if d == base || !d.starts_with(base) {
-                break;
-            }
-            self.out.stamps.push((d.to_path_buf(), stamp(d)));
-            cur = d.parent();
-        }
-    }
-
     fn file(&mut self, path: &Path) {
         if let Ok(m) = std::fs::symlink_metadata(path) {
             if m.is_file() {

@@ -78,7 +78,9 @@
 
 mod child;
 mod detect;
+mod exit_report;
 pub mod proxy;
+mod run_dir;
 mod sandbox_spec;
 mod scan;
 pub mod seccomp;
@@ -88,6 +90,7 @@ pub mod test_util;
 
 pub use child::CHILD_ARG;
 pub use detect::{Support, detect, detect_cached, landlock_abi};
+pub use exit_report::ExitReport;
 pub use sandbox_spec::{Confined, SandboxSpec};
 pub use scan::SCAN_LIMIT;
 pub use stage::{Change, ChangeKind, LandingJournal, Staging};

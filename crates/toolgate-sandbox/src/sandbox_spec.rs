@@ -22,6 +22,7 @@ use toolgate_paths::credential::{self, CredentialInodes};
 use toolgate_paths::protected::{Anchor, PROTECTED};
 
 use crate::child::{CHILD_ARG, ChildArgs};
+use crate::exit_report::ExitReport;
 use crate::scan::{Inodes, SCAN_LIMIT, scan_tree, scan_tree_to};
 use crate::stage::{OverlayMounts, Staging};
 use crate::{SandboxError, Support};
@@ -144,6 +145,10 @@ pub struct SandboxSpec {
     /// that a short process does not walk every tree whole; `None`: only
     /// within this process.
     pub scan_cache: Option<PathBuf>,
+    /// Whether bubblewrap reports the command's exit code on a pipe
+    /// ([`Confined::exit_report`]) before it exits itself. The caller must
+    /// then keep the report until the command has exited.
+    pub report_exit: bool,
 }
 
 impl SandboxSpec {
@@ -171,6 +176,7 @@ impl SandboxSpec {
             proxy: None,
             helper: None,
             scan_cache: None,
+            report_exit: false,
         }
     }
 }
@@ -190,6 +196,10 @@ pub struct Confined {
     pub notes: Vec<String>,
     /// The staged writes, when the spec asked for staging.
     pub staging: Option<Staging>,
+    /// Where bubblewrap reports the command's exit code before it exits
+    /// itself ([`ExitReport::exit_code`]), when the spec asked for it; keep
+    /// it until the command has exited. `None` when no pipe could be made.
+    pub exit_report: Option<ExitReport>,
 }
 
 impl SandboxSpec {
@@ -217,9 +227,6 @@ impl SandboxSpec {
                 "a sandbox needs at least one root".into(),
             ));
         }
-        let existing = |ps: &[PathBuf]| -> Vec<PathBuf> {
-            ps.iter().filter_map(|p| p.canonicalize().ok()).collect()
-        };
         let writable = existing(&self.writable);
         let readable = existing(&self.readable);
         let hidden = existing(&self.hidden);
@@ -380,6 +387,24 @@ impl SandboxSpec {
             }
             _ => None,
         };
+        // The command's exit code, reported before bubblewrap's own exit
+        // (see `ExitReport`); without a pipe, the caller waits for that.
+        let exit_report = match self.report_exit.then(ExitReport::new) {
+            Some(Ok(r)) => r.write_fd().map(|fd| (r, fd)),
+            Some(Err(e)) => {
+                tracing::debug!("no status pipe for bubblewrap: {e}");
+                None
+            }
+            None => None,
+        };
+        let exit_report = exit_report.map(|(r, fd)| {
+            cmd.arg("--json-status-fd").arg(fd.to_string());
+            // SAFETY: `inherit_in_child` only calls `fcntl`.
+            unsafe {
+                cmd.pre_exec(move || ExitReport::inherit_in_child(fd));
+            }
+            r
+        });
         cmd.args(["--setenv", "TMPDIR", "/tmp"]);
         cmd.arg("--chdir").arg(&self.cwd);
         let child = ChildArgs {
@@ -401,6 +426,7 @@ impl SandboxSpec {
             masked,
             notes,
             staging,
+            exit_report,
         })
     }
 }
@@ -480,6 +506,44 @@ fn bound_sockets() -> Vec<PathBuf> {
         .filter(|p| seen.insert(p.clone()))
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket()))
         .collect()
+}
+
+/// Of `paths`, those that exist, canonical. Most of them are usually
+/// missing (the toolchain places of a home directory): each directory that
+/// holds several is listed once, and only what is there is resolved, rather
+/// than resolving every path component by component.
+fn existing(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut parents: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+    for p in paths {
+        if let Some(parent) = p.parent() {
+            *parents.entry(parent).or_default() += 1;
+        }
+    }
+    let mut listed: std::collections::HashMap<&Path, HashSet<std::ffi::OsString>> =
+        std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for p in paths {
+        let shared = match (p.parent(), p.file_name()) {
+            (Some(parent), Some(name)) if parents.get(parent).is_some_and(|n| *n > 1) => {
+                Some((parent, name))
+            }
+            _ => None,
+        };
+        if let Some((parent, name)) = shared {
+            let names = listed.entry(parent).or_insert_with(|| {
+                std::fs::read_dir(parent)
+                    .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+                    .unwrap_or_default()
+            });
+            if !names.contains(name) {
+                continue;
+            }
+        }
+        if let Ok(c) = p.canonicalize() {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn canonical_all(paths: &[PathBuf], what: &str) -> Result<Vec<PathBuf>, SandboxError> {

@@ -22,7 +22,9 @@
 //! [`Staging::changes`] reads the upper directories into [`Change`]s;
 //! [`Staging::land`] applies the accepted ones to the real location through
 //! a [`toolgate_checkpoint`] change set (atomic as a set, undoable).
-//! Dropping a [`Staging`] discards whatever was not landed.
+//! Dropping a [`Staging`] discards whatever was not landed: its run
+//! directory (under the caller's private staging base) is removed by the
+//! next run, while that run's command runs (see `run_dir`).
 //!
 //! The upper directory is on the root's own file system, so landing a file
 //! is a `rename`: a 100 MB file lands as fast as a 1-byte one.
@@ -51,6 +53,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::SandboxError;
+use crate::run_dir::{self, OUTSIDE_PREFIX, RunDir};
 
 /// How a changed path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -141,6 +144,11 @@ pub struct Staging {
     /// When the run was prepared (nanoseconds since the epoch): a real path
     /// whose status changed since was changed outside the command.
     started: i128,
+    /// The run directory's lock: held while this value lives, so that no
+    /// other process's sweep removes it (`run_dir::sweep`).
+    run: Option<RunDir>,
+    /// The removal of what earlier runs left, joined when this run ends.
+    sweeper: Option<std::thread::JoinHandle<()>>,
 }
 
 static RUN: AtomicU64 = AtomicU64::new(0);
@@ -164,23 +172,50 @@ impl Staging {
             SandboxError::Setup(format!("staging: cannot {what} {}: {e}", p.display()))
         };
         std::fs::create_dir_all(base).map_err(|e| setup("create", base, e))?;
-        let _ = std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o700));
-        let base_dev = std::fs::metadata(base)
-            .map_err(|e| setup("read", base, e))?
-            .dev();
+        let base_meta = std::fs::metadata(base).map_err(|e| setup("read", base, e))?;
+        if base_meta.permissions().mode() & 0o777 != 0o700 {
+            let _ = std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o700));
+        }
+        let base_dev = base_meta.dev();
         let name = format!(
             "run-{}-{}-{}",
             std::process::id(),
             RUN.fetch_add(1, Ordering::Relaxed),
             crate::now_nanos()
         );
-        let dir = base.join(&name);
-        std::fs::create_dir(&dir).map_err(|e| setup("create", &dir, e))?;
+        // One root on the base's file system (the usual case): the spare
+        // the previous run made, if there is one.
+        let one_here =
+            roots.len() == 1 && std::fs::metadata(&roots[0]).is_ok_and(|m| m.dev() == base_dev);
+        let run = match one_here.then(|| RunDir::claim_spare(base, &name)).flatten() {
+            Some(run) => run,
+            None => {
+                RunDir::create(base, &name).map_err(|e| setup("create", &base.join(&name), e))?
+            }
+        };
+        // What earlier runs left (each run's directory is removed by a
+        // later one, and a killed run's too; never a live run's) is removed
+        // while this one's command runs: removing directories waits on the
+        // file system's journal, milliseconds each on a busy disk.
+        let sweep_base = base.to_path_buf();
+        let spare_name = name.clone();
+        let sweeper = std::thread::Builder::new()
+            .name("toolgate-stage-sweep".into())
+            .spawn(move || {
+                run_dir::sweep(&sweep_base, remove_tree);
+                run_dir::make_spare(&sweep_base, &format!("spare-{spare_name}"));
+            })
+            .ok();
         let mut staging = Staging {
-            dir,
+            dir: run.path().to_path_buf(),
             layers: Vec::new(),
             started: crate::now_nanos(),
+            run: Some(run),
+            sweeper,
         };
+        // Where each root's layer goes, decided first so that the ones
+        // outside the run directory are recorded before they exist.
+        let mut places = Vec::new();
         for (i, root) in roots.iter().enumerate() {
             if unmountable(root) {
                 return Err(SandboxError::Spec(format!(
@@ -202,7 +237,7 @@ impl Staging {
                         base.display()
                     ))
                 })?;
-                parent.join(format!(".toolgate-stage-{name}-r{i}"))
+                parent.join(format!("{OUTSIDE_PREFIX}{name}-r{i}"))
             };
             if unmountable(&at) {
                 return Err(SandboxError::Spec(format!(
@@ -210,12 +245,30 @@ impl Staging {
                     at.display()
                 )));
             }
+            places.push((root, at));
+        }
+        let outside: Vec<PathBuf> = places
+            .iter()
+            .map(|(_, at)| at.clone())
+            .filter(|at| !at.starts_with(&staging.dir))
+            .collect();
+        if let (Some(run), false) = (&staging.run, outside.is_empty()) {
+            run.record_outside(&outside)
+                .map_err(|e| setup("record the layers of", &staging.dir, e))?;
+        }
+        for (root, at) in places {
             let upper = at.join("upper");
             let work = at.join("work");
-            for d in [&at, &upper, &work] {
-                std::fs::create_dir_all(d).map_err(|e| setup("create", d, e))?;
+            // A claimed spare has them already (`work` is made last).
+            if std::fs::symlink_metadata(&work).is_err() {
+                for d in [&at, &upper, &work] {
+                    std::fs::create_dir_all(d).map_err(|e| setup("create", d, e))?;
+                }
             }
-            let _ = std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o700));
+            if !at.starts_with(&staging.dir) {
+                // Beside a root: private like the staging base.
+                let _ = std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o700));
+            }
             staging.layers.push(Layer {
                 root: root.clone(),
                 upper,
@@ -414,11 +467,18 @@ impl Staging {
 }
 
 impl Drop for Staging {
+    /// Discards what did not land. Layers beside a root (in the person's
+    /// tree) are removed now; the run directory under the staging base is
+    /// only unlocked, and the next run removes it while its own command
+    /// runs (see `run_dir::sweep`): nothing in it ever lands.
     fn drop(&mut self) {
         for dir in self.outside_dirs() {
             remove_tree(&dir);
         }
-        remove_tree(&self.dir);
+        if let Some(sweeper) = self.sweeper.take() {
+            let _ = sweeper.join();
+        }
+        self.run.take();
     }
 }
 

@@ -79,7 +79,7 @@ fn exec(args: ExecArgs, data: &DataDir, durability: Durability) -> Result<i32> {
     let toolgate = crate::cli_builder::build(builder)?;
     let location = Arc::clone(toolgate.location());
     let policy = toolgate.policy()?;
-    let mut adapter = SandboxAdapter::new(&policy, Some(data));
+    let mut adapter = SandboxAdapter::new(&policy, Some(data)).with_exit_report();
     // The proxy's connections go to the audit log, as for the bash tool;
     // the log is opened only when there is a proxy (it costs milliseconds).
     if adapter.uses_proxy(&args.hosts) {
@@ -131,19 +131,35 @@ fn exec(args: ExecArgs, data: &DataDir, durability: Durability) -> Result<i32> {
         .envs(toolgate_tools::process_tools::confined_env(
             &patterns, &extra,
         ));
-    let status = confined.command.status().map_err(|e| {
+    let mut child = confined.command.spawn().map_err(|e| {
         anyhow::anyhow!(
             "cannot start the confined command (bubblewrap, after entering a namespace of its own to mount the staging overlays): {e}"
         )
     })?;
+    // Bubblewrap reports the exit code once the sandbox is empty, before
+    // its own exit unmounts the staging overlays: the writes are settled
+    // meanwhile, and bubblewrap reaped after.
+    let reported =
+        toolgate::take_exit_report(confined.guard.as_mut()).and_then(|mut r| r.exit_code());
+    let code = match reported {
+        Some(code) => code,
+        None => exit_code(child.wait()?),
+    };
     if let Some(staged) = confined.staged.as_mut() {
         settle(staged.as_mut(), &toolgate)?;
     }
+    child.wait()?;
     drop(confined);
+    Ok(code)
+}
+
+/// A process's exit code, or 128 + the signal that ended it (as a shell
+/// reports it).
+fn exit_code(status: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
-    Ok(status
+    status
         .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
 /// Lands what the command changed that the gate accepts unasked, and says

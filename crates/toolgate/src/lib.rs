@@ -39,7 +39,7 @@ pub use data_dir::DataDir;
 pub use engine::Toolgate;
 pub use error::{BuildError, CheckError, SettleError};
 pub use ids::new_id;
-pub use sandbox::{SandboxAdapter, connection_event};
+pub use sandbox::{SandboxAdapter, connection_event, take_exit_report};
 pub use started::Started;
 pub use team::{AuditLog, Identity, StoreChoice, TeamConfig, TeamError};
 

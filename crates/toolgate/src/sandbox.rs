@@ -14,7 +14,7 @@ use toolgate_policy::policy::Policy;
 use toolgate_sandbox::proxy::{
     DomainList, Proxy, ProxyConnection, ProxyService, Recorder, Resolver,
 };
-use toolgate_sandbox::{ChangeKind, LandingJournal, SandboxSpec, Staging, Support};
+use toolgate_sandbox::{ChangeKind, ExitReport, LandingJournal, SandboxSpec, Staging, Support};
 use toolgate_tools::process_tools::{CommandSandbox, ConfineRequest, ConfinedCommand, StagedRun};
 
 use crate::data_dir::DataDir;
@@ -50,6 +50,9 @@ pub struct SandboxAdapter {
     /// Where walks for credential files are remembered between processes
     /// (the data directory's `scan-cache`, hidden with it).
     scan_cache: Option<PathBuf>,
+    /// Whether bubblewrap reports each command's exit code before it exits
+    /// itself ([`SandboxAdapter::with_exit_report`]).
+    report_exit: bool,
 }
 
 impl std::fmt::Debug for SandboxAdapter {
@@ -109,7 +112,18 @@ impl SandboxAdapter {
             events: None,
             helper: installed_helper(),
             scan_cache: data.map(|d| d.root().join("scan-cache")),
+            report_exit: false,
         }
+    }
+
+    /// Has bubblewrap report each confined command's exit code as soon as
+    /// the sandbox is empty, before bubblewrap exits (its exit unmounts the
+    /// staging overlays, which takes milliseconds): the caller then takes
+    /// the report from the guard with [`take_exit_report`] and reaps the
+    /// command after settling its writes.
+    pub fn with_exit_report(mut self) -> Self {
+        self.report_exit = true;
+        self
     }
 
     /// Uses `helper` as the sandbox's helper executable instead of the
@@ -175,6 +189,7 @@ impl SandboxAdapter {
         spec.cwd = cwd;
         spec.helper = self.helper.clone();
         spec.scan_cache = self.scan_cache.clone();
+        spec.report_exit = self.report_exit;
         spec
     }
 
@@ -254,6 +269,16 @@ fn recorder(events: Option<Arc<dyn EventSink>>, session_id: &str, call_id: &str)
 /// What a run holds until its command has exited.
 struct RunGuard {
     _proxy: Option<Proxy>,
+    /// Bubblewrap's report of the exit code (it must be read, or held,
+    /// until the command has exited).
+    exit: Option<ExitReport>,
+}
+
+/// The exit report a [`SandboxAdapter::with_exit_report`] run holds in its
+/// guard, taken out (the caller then holds it until the command has
+/// exited).
+pub fn take_exit_report(guard: &mut (dyn std::any::Any + Send)) -> Option<ExitReport> {
+    guard.downcast_mut::<RunGuard>()?.exit.take()
 }
 
 impl CommandSandbox for SandboxAdapter {
@@ -291,7 +316,10 @@ impl CommandSandbox for SandboxAdapter {
         };
         Ok(Some(ConfinedCommand {
             command,
-            guard: Box::new(RunGuard { _proxy: proxy }),
+            guard: Box::new(RunGuard {
+                _proxy: proxy,
+                exit: confined.exit_report.take(),
+            }),
             refuses: REFUSES.into(),
             staged,
             env_allowlist: Some(self.env.clone()),

@@ -357,3 +357,100 @@ fn sandbox_exec_without_the_helper_beside_it_is_its_own_helper() {
     assert!(e.ws.join("made-inside").exists(), "{out:?}");
     assert!(!outside.exists(), "a write outside the location is refused");
 }
+
+/// The staging run directories under the data directory.
+fn staging_runs(e: &Env) -> Vec<std::path::PathBuf> {
+    let mut runs: Vec<_> = std::fs::read_dir(e.data.join("stage"))
+        .map(|rd| {
+            rd.flatten()
+                .filter(|d| d.file_name().to_string_lossy().starts_with("run-"))
+                .map(|d| d.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    runs.sort();
+    runs
+}
+
+/// Waits (at most a minute) until `done` holds.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed().as_secs() < 60, "waited a minute for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_staging_directory_left_by_a_killed_toolgate_is_swept_and_a_live_one_is_not() {
+    let e = env("");
+    require_sandbox(&e);
+    // A toolgate killed (SIGKILL) while its command runs: what the command
+    // staged never lands, and its run directory stays behind.
+    let mut killed = e
+        .command(&[
+            "sandbox",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "echo staged > killed.txt; sleep 120",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the killed run's staged write", || {
+        staging_runs(&e)
+            .iter()
+            .any(|r| r.join("r0/upper/killed.txt").exists())
+    });
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let stale = staging_runs(&e);
+    assert_eq!(stale.len(), 1, "{stale:?}");
+    assert!(!e.ws.join("killed.txt").exists());
+    // A live run, started after the kill: its directory is held.
+    let mut live = e
+        .command(&[
+            "sandbox",
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "echo live > live.txt; sleep 10",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the live run's staged write", || {
+        staging_runs(&e)
+            .iter()
+            .any(|r| r.join("r0/upper/live.txt").exists())
+    });
+    let live_dir = staging_runs(&e)
+        .into_iter()
+        .find(|r| !stale.contains(r))
+        .unwrap();
+    // The next start sweeps what the killed one left, and only that.
+    let out = toolgate(&e, &["sandbox", "exec", "--", "true"]);
+    assert!(out.status.success());
+    assert!(!stale[0].exists(), "the killed run's directory is swept");
+    assert!(
+        live_dir.join("r0/upper/live.txt").exists(),
+        "a live run's directory is never swept"
+    );
+    assert!(live.wait().unwrap().success());
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("live.txt")).unwrap(),
+        "live\n",
+        "the live run's write lands"
+    );
+    assert!(!e.ws.join("killed.txt").exists());
+    // Each run's own directory is removed by a later run: one more leaves
+    // only its own.
+    let out = toolgate(&e, &["sandbox", "exec", "--", "true"]);
+    assert!(out.status.success());
+    assert_eq!(staging_runs(&e).len(), 1, "{:?}", staging_runs(&e));
+}

@@ -1,0 +1,106 @@
+//! The command's exit code as bubblewrap reports it (`--json-status-fd`),
+//! which comes before bubblewrap itself exits.
+//!
+//! When a confined command exits, bubblewrap's monitor reaps the sandbox's
+//! init (by then every process of the sandbox is gone and its mount
+//! namespace torn down), writes `{ "exit-code": N }` to the status pipe,
+//! and exits. Its own exit then tears down the namespace the staging
+//! overlays were mounted in, which takes milliseconds (the kernel waits for
+//! a grace period before it frees the mounts). A caller that reads the
+//! code here can judge and land the staged writes meanwhile, and reap
+//! bubblewrap afterwards; nothing of the sandbox can write by then.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// The read end of bubblewrap's status pipe, and the write end until the
+/// command is spawned. Keep it until the command has exited: bubblewrap
+/// writing to a pipe nobody reads would be killed by `SIGPIPE`.
+#[derive(Debug)]
+pub struct ExitReport {
+    read: File,
+    write: Option<OwnedFd>,
+}
+
+impl ExitReport {
+    /// A new status pipe (both ends close on `exec`; the write end is
+    /// passed to bubblewrap by [`ExitReport::inherit_in_child`]).
+    pub(crate) fn new() -> io::Result<ExitReport> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: `fds` is a writable array of two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors were just made and are owned here only.
+        let (read, write) = unsafe { (File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        Ok(ExitReport {
+            read,
+            write: Some(write),
+        })
+    }
+
+    /// The write end's number, for `--json-status-fd`.
+    pub(crate) fn write_fd(&self) -> Option<RawFd> {
+        self.write.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// In the forked child, before `exec`: keeps the write end open across
+    /// it. Only `fcntl`: safe in a `pre_exec` hook.
+    pub(crate) fn inherit_in_child(fd: RawFd) -> io::Result<()> {
+        // SAFETY: flags only on a descriptor this process holds.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Once the command is spawned: waits until bubblewrap reports the
+    /// command's exit code (128 + the signal for a command killed by one,
+    /// as bubblewrap's own exit status says). `None` when bubblewrap exited
+    /// without reporting one (it failed to set the sandbox up): the caller
+    /// then takes bubblewrap's own exit status.
+    pub fn exit_code(&mut self) -> Option<i32> {
+        // Only bubblewrap holds the write end from here on, so the pipe
+        // ends when it exits.
+        self.write = None;
+        let mut text = Vec::new();
+        let mut buf = [0u8; 1024];
+        loop {
+            if let Some(code) = parse_exit_code(&text) {
+                return Some(code);
+            }
+            match self.read.read(&mut buf) {
+                Ok(0) => return None,
+                Ok(n) => text.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// The number after `"exit-code":` in bubblewrap's status documents, once
+/// it is complete (a `}` follows).
+fn parse_exit_code(text: &[u8]) -> Option<i32> {
+    const KEY: &[u8] = b"\"exit-code\"";
+    let at = text.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let rest = &text[at..];
+    let end = rest.iter().position(|b| *b == b'}')?;
+    let value = std::str::from_utf8(&rest[..end]).ok()?;
+    value.trim().strip_prefix(':')?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exit_code_is_read_from_bubblewraps_status_documents() {
+        let docs =
+            b"{ \"child-pid\": 12, \"mnt-namespace\": 4026532214 }\n{ \"exit-code\": 143 }\n";
+        assert_eq!(parse_exit_code(docs), Some(143));
+        assert_eq!(parse_exit_code(b"{ \"exit-code\": 1"), None, "incomplete");
+        assert_eq!(parse_exit_code(b"{ \"child-pid\": 12 }\n"), None);
+    }
+}
