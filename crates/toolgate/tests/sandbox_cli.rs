@@ -381,54 +381,37 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Starts `sandbox exec -- sh -c SCRIPT` and waits until its write of `file`
+/// is staged (in a run directory's upper layer, not yet landed).
+fn spawn_staging(e: &Env, script: &str, file: &str) -> std::process::Child {
+    let child = e
+        .command(&["sandbox", "exec", "--", "sh", "-c", script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until(&format!("the staged write of {file}"), || {
+        staging_runs(e)
+            .iter()
+            .any(|r| r.join("r0/upper").join(file).exists())
+    });
+    child
+}
+
 #[test]
 fn a_staging_directory_left_by_a_killed_toolgate_is_swept_and_a_live_one_is_not() {
     let e = env("");
     require_sandbox(&e);
     // A toolgate killed (SIGKILL) while its command runs: what the command
     // staged never lands, and its run directory stays behind.
-    let mut killed = e
-        .command(&[
-            "sandbox",
-            "exec",
-            "--",
-            "sh",
-            "-c",
-            "echo staged > killed.txt; sleep 120",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_until("the killed run's staged write", || {
-        staging_runs(&e)
-            .iter()
-            .any(|r| r.join("r0/upper/killed.txt").exists())
-    });
+    let mut killed = spawn_staging(&e, "echo staged > killed.txt; sleep 120", "killed.txt");
     killed.kill().unwrap();
     killed.wait().unwrap();
     let stale = staging_runs(&e);
     assert_eq!(stale.len(), 1, "{stale:?}");
     assert!(!e.ws.join("killed.txt").exists());
     // A live run, started after the kill: its directory is held.
-    let mut live = e
-        .command(&[
-            "sandbox",
-            "exec",
-            "--",
-            "sh",
-            "-c",
-            "echo live > live.txt; sleep 10",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_until("the live run's staged write", || {
-        staging_runs(&e)
-            .iter()
-            .any(|r| r.join("r0/upper/live.txt").exists())
-    });
+    let mut live = spawn_staging(&e, "echo live > live.txt; sleep 10", "live.txt");
     let live_dir = staging_runs(&e)
         .into_iter()
         .find(|r| !stale.contains(r))
