@@ -158,6 +158,9 @@ fn world() -> Env {
     let e = Env::new();
     e.write(e.ws.join("a.txt"), "hello\n");
     e.write(e.ws.join(".env"), "ENV-SECRET-456\n");
+    // As projects do: an agent's own search skips what git ignores, and a
+    // search of a directory holding a `.env` git does not ignore is refused.
+    e.write(e.ws.join(".gitignore"), ".env\n");
     e.write(e.ws.join("test.sh"), "#!/bin/sh\necho TESTS-PASSED\n");
     let mut perm = std::fs::metadata(e.ws.join("test.sh"))
         .unwrap()
@@ -569,6 +572,7 @@ fn codex_world() -> Env {
     let e = Env::in_dir(&parent);
     e.write(e.ws.join("a.txt"), "hello\n");
     e.write(e.ws.join(".env"), "ENV-SECRET-456\n");
+    e.write(e.ws.join(".gitignore"), ".env\n");
     e.write(e.ws.join("test.sh"), "#!/bin/sh\necho TESTS-PASSED\n");
     let mut perm = std::fs::metadata(e.ws.join("test.sh"))
         .unwrap()
