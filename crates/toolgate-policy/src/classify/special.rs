@@ -577,71 +577,117 @@ fn git_config(args: &[&str], v: &mut Verdict) {
         v.raise(
             Risk::Credential,
             format!(
-                "`git config {key}` prints a value outside the sections known to hold no \
+                "`git config {key}` prints a value outside the keys known to hold no \
                  credential (http.*.extraheader carries a token, sendemail.smtpPass a password)"
             ),
         );
     }
 }
 
-/// The configuration sections whose values git defines and none of which is
-/// a secret (git-config(1), "Variables"): printing one is a read. Everything
-/// else (`http`, `credential`, `sendemail`, `imap`, `url`, `alias`, and every
-/// section another tool adds) may hold a credential or a script carrying one.
-const GIT_CONFIG_HARMLESS_SECTIONS: &[&str] = &[
-    "advice",
-    "am",
-    "apply",
-    "author",
-    "blame",
-    "branch",
-    "checkout",
-    "clone",
-    "color",
-    "column",
-    "commit",
-    "committer",
-    "core",
-    "diff",
-    "fetch",
-    "feature",
-    "format",
-    "gc",
-    "gpg",
-    "grep",
-    "help",
-    "i18n",
-    "index",
-    "init",
-    "log",
-    "merge",
-    "pack",
-    "pull",
-    "push",
-    "rebase",
-    "remote",
-    "rerere",
-    "safe",
-    "stash",
-    "status",
-    "submodule",
-    "tag",
-    "transfer",
-    "user",
-    "worktree",
+/// The configuration variables git defines whose values are never secrets
+/// (git-config(1), "Variables"), as `section.variable` or, for variables
+/// under a subsection, `section.*.variable`; names ignore case. Printing one
+/// is a read. A section is not enough: git stores any name under any section
+/// (`user.password`, `remote.origin.token`), so every other key — `http.*`
+/// (a CI checkout's `extraheader`), `credential.*`, `sendemail.smtpPass`,
+/// `alias.*`, another tool's section — may hold a credential.
+const GIT_CONFIG_HARMLESS_KEYS: &[&str] = &[
+    "core.autocrlf",
+    "core.bare",
+    "core.editor",
+    "core.eol",
+    "core.excludesfile",
+    "core.filemode",
+    "core.hookspath",
+    "core.ignorecase",
+    "core.logallrefupdates",
+    "core.pager",
+    "core.precomposeunicode",
+    "core.quotepath",
+    "core.repositoryformatversion",
+    "core.safecrlf",
+    "core.sparsecheckout",
+    "core.symlinks",
+    "core.worktree",
+    "user.name",
+    "user.email",
+    "user.signingkey",
+    "user.useconfigonly",
+    "author.name",
+    "author.email",
+    "committer.name",
+    "committer.email",
+    "init.defaultbranch",
+    "init.templatedir",
+    "pull.rebase",
+    "pull.ff",
+    "push.default",
+    "push.autosetupremote",
+    "push.followtags",
+    "fetch.prune",
+    "fetch.prunetags",
+    "merge.conflictstyle",
+    "merge.ff",
+    "merge.tool",
+    "diff.tool",
+    "diff.algorithm",
+    "rebase.autostash",
+    "rebase.autosquash",
+    "rebase.updaterefs",
+    "commit.gpgsign",
+    "commit.template",
+    "tag.gpgsign",
+    "gpg.format",
+    "gpg.program",
+    "color.ui",
+    "status.showuntrackedfiles",
+    "log.date",
+    "safe.directory",
+    "branch.autosetupmerge",
+    "branch.autosetuprebase",
+    "branch.*.remote",
+    "branch.*.merge",
+    "branch.*.rebase",
+    "branch.*.pushremote",
+    "branch.*.description",
+    "remote.*.url",
+    "remote.*.pushurl",
+    "remote.*.fetch",
+    "remote.*.push",
+    "remote.*.mirror",
+    "remote.*.tagopt",
+    "remote.*.prune",
+    "submodule.*.url",
+    "submodule.*.path",
+    "submodule.*.branch",
+    "submodule.*.update",
 ];
 
 /// Whether printing the configuration value `key` (`section.name` or
-/// `section.subsection.name`; section names ignore case) shows no credential.
-/// A remote's or submodule's URL may carry `user:password@`, which the output
-/// check redacts.
+/// `section.subsection.name`) shows no credential: it is one of
+/// [`GIT_CONFIG_HARMLESS_KEYS`]. A remote's or submodule's URL may carry
+/// `user:password@`, which the output check redacts.
 fn shows_no_credential(key: &str) -> bool {
-    let Some((section, _)) = key.split_once('.') else {
+    let Some((section, rest)) = key.split_once('.') else {
         return false;
     };
-    GIT_CONFIG_HARMLESS_SECTIONS
-        .iter()
-        .any(|s| s.eq_ignore_ascii_case(section))
+    let (subsection, variable) = match rest.rsplit_once('.') {
+        Some((sub, var)) => (Some(sub), var),
+        None => (None, rest),
+    };
+    GIT_CONFIG_HARMLESS_KEYS.iter().any(|known| {
+        let mut parts = known.split('.');
+        let (Some(s), Some(middle), last) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        let (want_sub, var) = match last {
+            Some(var) => (true, var),
+            None => (false, middle),
+        };
+        s.eq_ignore_ascii_case(section)
+            && var.eq_ignore_ascii_case(variable)
+            && want_sub == subsection.is_some()
+    })
 }
 
 fn tar_mode(args: &[&str], v: &mut Verdict) {
