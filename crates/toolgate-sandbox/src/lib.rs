@@ -19,8 +19,10 @@
 //!    home directory replaced by empty ones; then the places of the home
 //!    directory that toolchains need put back read-only
 //!    ([`toolgate_paths::home`]), the configured writable paths and the
-//!    location's roots; then every credential of the path facts that is
-//!    visible masked (the system's, the location's and the home places',
+//!    location's roots; then, in the system's local directories (`/etc`,
+//!    `/opt`, `/var`, `/usr/local`), every entry other users may not read
+//!    masked, so even a command run as root sees what any user sees; then
+//!    every credential of the path facts that is visible masked (the system's, the location's and the home places',
 //!    whatever their case, and hard links to credential files), toolgate's
 //!    own places hidden, and every unix socket bound outside the location
 //!    (as the kernel lists them) covered. `/proc` is a new procfs that shows
@@ -70,8 +72,8 @@
 //! # What is not confined
 //!
 //! A confined command may read the host's file system outside the emptied
-//! directories (`/usr`, `/etc` but its secrets, `/opt`, other directories
-//! outside any home) and the location. Without staging it writes the
+//! directories (`/usr`, and `/etc`, `/opt`, `/var` as other users see them,
+//! other directories outside any home) and the location. Without staging it writes the
 //! roots directly (the existing protected entries at each root read-only);
 //! with staging nothing reaches the roots unjudged. The configured writable
 //! paths are written directly, always.
@@ -85,6 +87,7 @@ mod sandbox_spec;
 mod scan;
 pub mod seccomp;
 pub mod stage;
+mod system_view;
 #[cfg(feature = "test-util")]
 pub mod test_util;
 

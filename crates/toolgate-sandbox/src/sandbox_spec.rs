@@ -25,6 +25,7 @@ use crate::child::{CHILD_ARG, ChildArgs};
 use crate::exit_report::ExitReport;
 use crate::scan::{Inodes, SCAN_LIMIT, scan_tree, scan_tree_to};
 use crate::stage::{OverlayMounts, Staging};
+use crate::system_view::hidden_from_others;
 use crate::{SandboxError, Support};
 
 /// The bubblewrap options every confined command gets: new user, PID, IPC,
@@ -300,6 +301,25 @@ impl SandboxSpec {
         }
         masked.extend(system_secrets());
         masked.extend(top_files);
+        // The system's local directories as any other user sees them: what
+        // their owners keep from others is hidden from the command too,
+        // whoever runs it (see `system_view`). What the run itself needs
+        // there is left: the places bound in by their own rules, the
+        // helper, bubblewrap, the staging and the proxy's socket.
+        let needed: Vec<PathBuf> = roots
+            .iter()
+            .chain(&readable)
+            .chain(&writable)
+            .chain([&helper, &bwrap])
+            .chain(self.stage.as_ref())
+            .chain(self.proxy.as_ref())
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .collect();
+        let needed: Vec<&Path> = needed.iter().map(PathBuf::as_path).collect();
+        let skipped: Vec<&Path> = emptied.iter().map(PathBuf::as_path).collect();
+        let system = hidden_from_others(&needed, &skipped, self.scan_cache.as_deref());
+        notes.extend(system.notes);
+        masked.extend(system.masked);
         let home_for_facts = home
             .clone()
             .unwrap_or_else(|| PathBuf::from("/nonexistent"));

@@ -36,7 +36,7 @@ pub(crate) struct Scan {
 /// changes the directory's modification and change times; the change time
 /// cannot be set back by a user).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Stamp {
+pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     mtime: (i64, i64),
@@ -44,7 +44,7 @@ struct Stamp {
 }
 
 impl Stamp {
-    fn of(m: &std::fs::Metadata) -> Stamp {
+    pub(crate) fn of(m: &std::fs::Metadata) -> Stamp {
         Stamp {
             dev: m.dev(),
             ino: m.ino(),
@@ -58,7 +58,7 @@ impl Stamp {
     /// so such a directory is read again next time rather than trusted.
     /// `now` and `window` in nanoseconds; `window` `None` trusts every
     /// stamp (tests).
-    fn racy(&self, now: i128, window: Option<i128>) -> bool {
+    pub(crate) fn racy(&self, now: i128, window: Option<i128>) -> bool {
         let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
         window.is_some_and(|w| ns(self.mtime) >= now - w || ns(self.ctime) >= now - w)
     }
@@ -95,7 +95,7 @@ struct StoredCache {
 }
 
 /// The running program's identity for [`StoredCache::writer`].
-fn writer_id() -> String {
+pub(crate) fn writer_id() -> String {
     let exe = std::env::current_exe()
         .and_then(std::fs::metadata)
         .map(|m| format!("{}:{}:{}", m.len(), m.mtime(), m.mtime_nsec()))
@@ -148,7 +148,7 @@ const CACHED_ROOTS: usize = 16;
 
 /// How recent (in nanoseconds) a directory's change may be for its scan to
 /// be kept: two seconds, coarser than any file system's timestamps.
-const RACY_WINDOW: i128 = 2_000_000_000;
+pub(crate) const RACY_WINDOW: i128 = 2_000_000_000;
 
 fn inode_key(inodes: &HashSet<(u64, u64)>) -> u64 {
     use std::hash::{Hash, Hasher};

@@ -677,7 +677,6 @@ fn files_a_protected_file_names_do_not_land_direnv_hooks_agents_and_editors() {
 }
 
 #[test]
-#[ignore = "open (review s35): running as root, the system directories are shown whole, and only /etc/shadow, /etc/gshadow, /etc/sudoers, /etc/ssl/private and the SSH host keys are covered; a root-only file elsewhere in /etc, /var or /opt (shadow backups, a TLS key under /etc/letsencrypt, a keytab, a WireGuard or NetworkManager secret, a runner's token, a service's .pgpass, mail, crontabs) is readable. Closing the class needs the sandbox to show the system as an unprivileged user sees it (mask what others cannot read, or run the command with no DAC override), which costs a walk of /etc, /var and /opt per run or a cached one"]
 fn root_only_system_files_beyond_the_tables_entries_are_unreadable_as_root() {
     // SAFETY of the test itself: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
