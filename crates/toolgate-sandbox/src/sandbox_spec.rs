@@ -9,7 +9,8 @@
 //! paths, and the location's roots (through the staging overlay when
 //! staging is on). Last, whatever the path facts call a credential is
 //! masked wherever it is visible, and so is every unix socket bound outside
-//! the location.
+//! the location and every entry of the system's local directories that
+//! other users may not read (`system_view`).
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -142,9 +143,10 @@ pub struct SandboxSpec {
     /// `None`: the running program.
     pub helper: Option<PathBuf>,
     /// A directory of the caller's own (hidden from the command) where the
-    /// walks for credential files are remembered between processes, so
-    /// that a short process does not walk every tree whole; `None`: only
-    /// within this process.
+    /// walks for credential files, and of the system's directories for what
+    /// others may not read, are remembered between processes, so that a
+    /// short process does not walk every tree whole; `None`: only within
+    /// this process.
     pub scan_cache: Option<PathBuf>,
     /// Whether bubblewrap reports the command's exit code on a pipe
     /// ([`Confined::exit_report`]) before it exits itself. The caller must
