@@ -258,6 +258,10 @@ fn walk(
         seen += reading.entries;
         for (name, is_dir) in &reading.private {
             let path = dir.join(std::ffi::OsStr::from_bytes(name));
+            if shown.contains(&path.as_path()) {
+                // Needed by the run itself (a private helper, say).
+                continue;
+            }
             if *is_dir && holds_shown(&path) {
                 hide_around(&path, shown, &mut hidden.masked);
             } else if !within(&path, skipped) {

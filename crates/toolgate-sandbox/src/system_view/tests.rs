@@ -107,14 +107,19 @@ fn a_private_directory_holding_a_shown_place_hides_everything_else_in_it() {
     let project = etc.join("letsencrypt/live/project");
     file(&project.join("src/main.rs"), 0o600);
     file(&etc.join("letsencrypt/live/other/key"), 0o600);
+    let helper = etc.join("shadow.bak");
     let h = walk(
         std::slice::from_ref(&etc),
-        &[&project],
+        &[&project, &helper],
         &[],
         None,
         &trusting(),
     );
     let m = masked(&h, &etc);
+    assert!(
+        !m.contains(&"shadow.bak".to_string()),
+        "a needed file: {m:?}"
+    );
     assert!(
         m.contains(&"letsencrypt/live/example.com".to_string()),
         "{m:?}"
