@@ -191,24 +191,26 @@ async fn resolved(task: JoinHandle<Result<Answer, ChannelError>>) -> Answer {
 /// Reads server-sent events until one whose `asks` satisfy `want`.
 async fn next_pending(
     stream: &mut reqwest::Response,
-    buffer: &mut String,
+    buffer: &mut Vec<u8>,
     want: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
     next_list(stream, buffer, "asks", want).await
 }
 
 /// Reads server-sent events until one whose list `key` (`asks` or
-/// `questions`) satisfies `want`.
+/// `questions`) satisfies `want`. `buffer` holds bytes: a chunk may end
+/// inside a character, an event never does.
 async fn next_list(
     stream: &mut reqwest::Response,
-    buffer: &mut String,
+    buffer: &mut Vec<u8>,
     key: &str,
     want: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
     tokio::time::timeout(WAIT, async {
         loop {
-            while let Some(end) = buffer.find("\n\n") {
-                let event: String = buffer.drain(..end + 2).collect();
+            while let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
+                let bytes: Vec<u8> = buffer.drain(..end + 2).collect();
+                let event = String::from_utf8(bytes).unwrap();
                 if !event.contains("event: pending") {
                     continue;
                 }
@@ -225,7 +227,7 @@ async fn next_list(
                 }
             }
             let chunk = stream.chunk().await.unwrap().expect("event stream ended");
-            buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+            buffer.extend_from_slice(&chunk);
         }
     })
     .await
@@ -351,7 +353,7 @@ async fn an_ask_appears_in_the_list_the_page_and_the_event_stream_and_leaves_whe
             .unwrap()
             .starts_with("text/event-stream")
     );
-    let mut buf = String::new();
+    let mut buf = Vec::new();
     let first = next_pending(&mut stream, &mut buf, |_| true).await;
     assert!(first.is_empty());
 
@@ -1064,7 +1066,7 @@ async fn replied(task: JoinHandle<Result<QuestionReply, ChannelError>>) -> Quest
 async fn a_question_shows_live_and_its_answers_reach_the_tool() {
     let page = start().await;
     let mut stream = page.get("/approvals/events").await;
-    let mut buf = String::new();
+    let mut buf = Vec::new();
     let first = next_list(&mut stream, &mut buf, "questions", |_| true).await;
     assert!(first.is_empty());
 
@@ -1316,7 +1318,7 @@ async fn cross_origin_or_cookieless_replies_are_refused() {
 async fn a_question_answered_elsewhere_or_cancelled_leaves_the_page() {
     let page = start().await;
     let mut stream = page.get("/approvals/events").await;
-    let mut buf = String::new();
+    let mut buf = Vec::new();
     let (id, task) = page.ask_questions("c1").await;
     next_list(&mut stream, &mut buf, "questions", |q| q.len() == 1).await;
     // What the server does when another channel answered or the call was
@@ -1379,7 +1381,7 @@ async fn hostile_text_is_escaped_on_every_view() {
     // Asks with the previews their tools give (a command, a diff), and one
     // without, whose input the page reads from the audit log.
     let mut stream = page.get("/approvals/events").await;
-    let mut buf = String::new();
+    let mut buf = Vec::new();
     let mut asks = Vec::new();
     for tool in ["bash", "edit", "webfetch"] {
         let mut prompt = prompt(&call(tool), tool, Risk::Write, HOSTILE);
