@@ -23,11 +23,6 @@
 //! put there shadows the commands the person types. Words with wildcards, variables, URLs or options do
 //! not count; nor does an absolute path outside the root.
 //!
-//! Some direnv commands load a file by its usual name, not by a word of
-//! the line (`use flake` loads `flake.nix`, `use nix` `shell.nix`): those
-//! files count whether they exist yet or not, and are read in turn for the
-//! files they name ([`IMPLIED`]).
-//!
 //! CI and hosting files are not read: they run only after a push, which is
 //! asked, and they name much of the project. Nor are `.gitignore` (it
 //! names nothing to run), prose (`.md`, `.mdc`, `.txt`) or files larger
@@ -71,48 +66,6 @@ const PROJECT_VARS: &[&str] = &[
     "DIRENV_DIR",
 ];
 
-/// direnv's standard library commands that load a file by its usual name
-/// rather than by a word of the line (`direnv-stdlib(1)`): the command's
-/// words, and the files it loads from the `.envrc`'s directory. Those files
-/// are code run at the person's next `cd` (a Nix shell's `shellHook`), so
-/// they are read in turn for the files they import.
-const IMPLIED: &[(&[&str], &[&str])] = &[
-    (&["use", "flake"], &["flake.nix", "flake.lock"]),
-    (&["use_flake"], &["flake.nix", "flake.lock"]),
-    (&["use", "nix"], &["shell.nix", "default.nix"]),
-    (&["use_nix"], &["shell.nix", "default.nix"]),
-    (
-        &["use", "devenv"],
-        &["devenv.nix", "devenv.yaml", "devenv.lock"],
-    ),
-    (
-        &["use_devenv"],
-        &["devenv.nix", "devenv.yaml", "devenv.lock"],
-    ),
-    (&["use", "guix"], &["manifest.scm", "guix.scm"]),
-    (&["use_guix"], &["manifest.scm", "guix.scm"]),
-    (&["use", "mise"], &["mise.toml", ".mise.toml"]),
-    (&["use_mise"], &["mise.toml", ".mise.toml"]),
-    (&["dotenv"], &[".env"]),
-    (&["dotenv_if_exists"], &[".env"]),
-];
-
-/// The files the lines of `text` load by their usual names ([`IMPLIED`]),
-/// in `base`, whether they exist yet or not.
-fn implied_in(text: &str, base: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        for (command, files) in IMPLIED {
-            let takes_a_name = command[0].starts_with("dotenv") && words.len() > 1;
-            if words.starts_with(command) && !takes_a_name {
-                out.extend(files.iter().map(|f| base.join(f)));
-            }
-        }
-    }
-    out
-}
-
 /// File endings of prose, which names paths without running them.
 const PROSE: &[&str] = &[".md", ".mdc", ".txt", ".rst"];
 
@@ -129,18 +82,7 @@ pub fn named_paths(place: &Path, project: &Path, root: &Path) -> Vec<PathBuf> {
             continue;
         };
         let base = file.parent().unwrap_or(project).to_path_buf();
-        let mut found = names_in(&text, &[&base, project], root);
-        for implied in implied_in(&text, &base) {
-            if !implied.starts_with(root) {
-                continue;
-            }
-            if let Some(loaded) = read_small(&implied) {
-                let dir = implied.parent().unwrap_or(&base).to_path_buf();
-                found.extend(names_in(&loaded, &[&dir, project], root));
-            }
-            found.push(implied);
-        }
-        for named in found {
+        for named in names_in(&text, &[&base, project], root) {
             if out.len() >= MAX_NAMED {
                 return out;
             }
@@ -332,37 +274,5 @@ mod tests {
         assert!(!named.contains(&ws.join("export")), "{named:?}");
         assert!(!named.contains(&ws.join("src")), "{named:?}");
         assert!(named.iter().all(|p| p.starts_with(&ws)), "{named:?}");
-    }
-
-    #[test]
-    fn direnv_use_flake_and_use_nix_name_the_files_they_load_and_what_those_import() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(ws.join("nix")).unwrap();
-        std::fs::write(
-            ws.join("flake.nix"),
-            "{ outputs = _: { devShells.x.default = import ./nix/shell-hook.nix; }; }\n",
-        )
-        .unwrap();
-        std::fs::write(ws.join("nix/shell-hook.nix"), "{ shellHook = \"\"; }\n").unwrap();
-        std::fs::write(ws.join(".envrc"), "use flake\n").unwrap();
-        let named = named_paths(&ws.join(".envrc"), &ws, &ws);
-        assert!(named.contains(&ws.join("flake.nix")), "{named:?}");
-        assert!(
-            named.contains(&ws.join("flake.lock")),
-            "not made yet: {named:?}"
-        );
-        assert!(named.contains(&ws.join("nix/shell-hook.nix")), "{named:?}");
-        std::fs::write(ws.join(".envrc"), "use_nix\n").unwrap();
-        let named = named_paths(&ws.join(".envrc"), &ws, &ws);
-        assert!(named.contains(&ws.join("shell.nix")), "{named:?}");
-        assert!(named.contains(&ws.join("default.nix")), "{named:?}");
-        std::fs::write(ws.join(".envrc"), "  use devenv\n").unwrap();
-        let named = named_paths(&ws.join(".envrc"), &ws, &ws);
-        assert!(named.contains(&ws.join("devenv.nix")), "{named:?}");
-        // Not a direnv command: nothing implied.
-        std::fs::write(ws.join(".envrc"), "echo use flake\n").unwrap();
-        let named = named_paths(&ws.join(".envrc"), &ws, &ws);
-        assert!(!named.contains(&ws.join("flake.nix")), "{named:?}");
     }
 }
