@@ -136,6 +136,8 @@ mod tests {
             "sequencer/todo",
             "a-name-git-adds-later",
             "fsmonitor--daemon.ipc",
+            "refs/replace/0b5b8f89ecbf8562c7810cde8678cb45bfb12dbd",
+            "REFS/Replace",
         ] {
             assert!(!is_inert(&rest(p)), "{p}");
         }
