@@ -8,8 +8,9 @@
 //!   `git commit` records (and `git checkout`, `git stash` write back), so a
 //!   protected path whose staged content or flags change is judged as a
 //!   write of that path;
-//! - git's refs (`HEAD`, `refs/`, `packed-refs`): the commits they now point
-//!   at carry their trees to `git push` (and CI) and to the next checkout,
+//! - git's refs (`HEAD`, `refs/`, `packed-refs`, and the pseudo-refs such as
+//!   `ORIG_HEAD` a person resets to): the commits they now point at carry
+//!   their trees to `git push` (and CI) and to the next checkout,
 //!   so a protected path whose content a new commit brings is judged as a
 //!   write of that path.
 //!
@@ -75,7 +76,7 @@ impl<'a> Carried<'a> {
         if rest == "index" {
             return self.index(&git_dir, &staged);
         }
-        if rest == "head" || rest == "packed-refs" || rest.starts_with("refs/") {
+        if is_ref_file(&rest) {
             if let Some(found) = self.refs.get(&git_dir) {
                 return found.clone();
             }
@@ -173,16 +174,24 @@ impl<'a> Carried<'a> {
                         .filter(|o| is_oid(o))
                         .map(str::to_string),
                 );
-            } else if rest == "head" || rest.starts_with("refs/") {
+            } else if is_ref_file(&rest) {
                 let Ok(text) = std::fs::read_to_string(&staged) else {
                     return unknown();
                 };
                 let text = text.trim();
-                if is_oid(text) {
-                    tips.push(text.to_string());
-                } else if !text.starts_with("ref: ") {
+                if text.starts_with("ref: ") {
+                    continue;
+                }
+                // One object id, or FETCH_HEAD's lines that start with one.
+                let oids: Vec<&str> = text
+                    .lines()
+                    .filter_map(|l| l.split_whitespace().next())
+                    .filter(|o| is_oid(o))
+                    .collect();
+                if oids.is_empty() && !text.is_empty() {
                     return unknown();
                 }
+                tips.extend(oids.into_iter().map(str::to_string));
             }
         }
         if tips.is_empty() {
@@ -408,6 +417,17 @@ fn raw_entries(out: &[u8]) -> Vec<(String, String, String)> {
         ));
     }
     entries
+}
+
+/// Whether `rest` (below a git directory, in lower case) holds refs: `HEAD`
+/// and the pseudo-refs a person checks out or merges (`ORIG_HEAD` after a
+/// rebase or reset, `FETCH_HEAD`, `MERGE_HEAD`…), `packed-refs` and what
+/// is below `refs/`.
+fn is_ref_file(rest: &str) -> bool {
+    rest == "head"
+        || rest == "packed-refs"
+        || rest.starts_with("refs/")
+        || (!rest.contains('/') && rest.ends_with("_head"))
 }
 
 fn is_oid(s: &str) -> bool {

@@ -939,7 +939,22 @@ fn content_for_a_protected_path_does_not_reach_the_repository_through_the_index_
         rev(&e.ws, "refs/heads/feature").is_none() && rev(&e.ws, "HEAD:.gitlab-ci.yml").is_none(),
         "a ref to a commit carrying a CI file landed"
     );
-    // 4. A replace ref: git would show (and check out) other content for
+    // 4. A pseudo-ref the person resets to after a rebase (`git reset
+    //    --hard ORIG_HEAD`), pointing at a commit that adds an .envrc.
+    drive(
+        &e,
+        &format!(
+            "b=$(printf 'touch marker\\n' | git hash-object -w --stdin)\n\
+             t=$(printf '100644 blob %s\\t.envrc\\n' $b | git mktree)\n\
+             git {id} commit-tree $t -p HEAD -m x > .git/ORIG_HEAD\n"
+        ),
+        &[],
+    );
+    assert!(
+        rev(&e.ws, "ORIG_HEAD:.envrc").is_none(),
+        "ORIG_HEAD now names a commit carrying an .envrc"
+    );
+    // 5. A replace ref: git would show (and check out) other content for
     //    the workflow's blob everywhere.
     drive(
         &e,
