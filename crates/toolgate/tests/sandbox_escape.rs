@@ -1016,3 +1016,34 @@ fn files_direnv_loads_by_convention_do_not_land_flake_shell_devenv_and_layout_no
     }
     assert_eq!(read(&e.ws.join("notes.txt")), "fine\n");
 }
+
+#[test]
+fn a_repository_not_named_dot_git_planted_in_a_directory_does_not_land() {
+    let e = env();
+    e.write(e.ws.join("src/a.rs"), "fn a() {}\n");
+    git(&e.ws, &["add", "."]);
+    git(&e.ws, &["commit", "-qm", "src"]);
+    let marker = e.base.join("marker");
+    // `src/` made into a git directory whose work tree is itself: the
+    // person's next `git status` in src/ (or a prompt showing it) runs
+    // the fsmonitor command.
+    drive(
+        &e,
+        &format!(
+            "cd src && printf 'ref: refs/heads/main\\n' > HEAD && mkdir -p objects refs/heads && printf '[core]\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = \"touch {}; false\"\\n' > config\n",
+            marker.display()
+        ),
+        &[],
+    );
+    let _ = std::process::Command::new("git")
+        .args(["status"])
+        .current_dir(e.ws.join("src"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", &e.home)
+        .output();
+    assert!(
+        !marker.exists(),
+        "git status in src/ ran the planted fsmonitor"
+    );
+    assert!(!e.ws.join("src/config").exists(), "src/config landed");
+}
