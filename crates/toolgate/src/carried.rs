@@ -14,6 +14,11 @@
 //!   so a protected path whose content a new commit brings is judged as a
 //!   write of that path.
 //!
+//! And a directory that git will take for a repository without its being
+//! named `.git` (a `HEAD`, `objects/` and `refs/` in it, and a `config`
+//! that may set `core.worktree` and `core.fsmonitor`) is judged as a `.git`
+//! directory: every change inside it is a write of git's internals.
+//!
 //! Git's own state is read with the git program (plumbing only: `ls-files`,
 //! `ls-tree`, `log --raw`), with no system or global configuration, no
 //! replace refs, no fsmonitor, and the objects the command wrote reached
@@ -39,6 +44,8 @@ pub(crate) struct Carried<'a> {
     roots: &'a [PathBuf],
     /// Per git directory, what its changed refs carry (computed once).
     refs: HashMap<PathBuf, Vec<PathBuf>>,
+    /// Per directory, whether it is a git directory after the command.
+    repos: HashMap<PathBuf, bool>,
 }
 
 impl<'a> Carried<'a> {
@@ -54,11 +61,56 @@ impl<'a> Carried<'a> {
             home,
             roots,
             refs: HashMap::new(),
+            repos: HashMap::new(),
         }
+    }
+
+    /// The directory above `path` (inside the location, not named `.git`)
+    /// that git takes for a repository once the command's changes land:
+    /// one holding a `HEAD` file and `objects/` and `refs/` directories.
+    /// Git finds it as it finds `.git` (a bare repository, or one with
+    /// `core.worktree` set), so its `config` runs `core.fsmonitor` at the
+    /// next `git status` there, and its `hooks/` run: it is judged as a
+    /// `.git` directory is.
+    fn embedded_repo(&mut self, path: &Path) -> Option<PathBuf> {
+        let root = self.roots.iter().find(|r| path.starts_with(r))?.clone();
+        let rel = path.strip_prefix(&root).ok()?;
+        if rel
+            .components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+        {
+            return None;
+        }
+        let mut dir = path.to_path_buf();
+        while dir.pop() && dir.starts_with(&root) {
+            if let Some(&known) = self.repos.get(&dir) {
+                if known {
+                    return Some(dir);
+                }
+                continue;
+            }
+            let here = |name: &str, want_dir: bool| {
+                let real = dir.join(name);
+                let staged = self.staging.staged_path(&real);
+                [Some(real), staged].into_iter().flatten().any(|p| {
+                    std::fs::symlink_metadata(&p)
+                        .is_ok_and(|m| if want_dir { m.is_dir() } else { m.is_file() })
+                })
+            };
+            let repo = here("HEAD", false) && here("objects", true) && here("refs", true);
+            self.repos.insert(dir.clone(), repo);
+            if repo {
+                return Some(dir);
+            }
+        }
+        None
     }
 
     /// The paths `change` (one of `all`) writes besides its own.
     pub(crate) fn of(&mut self, change: &Change, all: &[Change]) -> Vec<PathBuf> {
+        if let Some(repo) = self.embedded_repo(&change.path) {
+            return vec![repo.join(".git")];
+        }
         if change.kind == ChangeKind::Deleted || change.dir {
             return Vec::new();
         }
