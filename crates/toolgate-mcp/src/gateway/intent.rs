@@ -126,6 +126,8 @@ fn looks_like_path(key: &str, s: &str) -> bool {
         || s.starts_with("~/")
         || s.starts_with("./")
         || s.starts_with("../")
+        // A secret file's name is a path under any key (`{"name": ".env"}`).
+        || toolgate_core::credential::names_credential_file(s)
     {
         return true;
     }
