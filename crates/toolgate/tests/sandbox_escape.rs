@@ -1047,3 +1047,28 @@ fn a_repository_not_named_dot_git_planted_in_a_directory_does_not_land() {
     );
     assert!(!e.ws.join("src/config").exists(), "src/config landed");
 }
+
+#[test]
+fn write_access_for_other_users_does_not_land() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = env();
+    e.write(e.ws.join("src/a.rs"), "fn a() {}\n");
+    git(&e.ws, &["add", "."]);
+    git(&e.ws, &["commit", "-qm", "src"]);
+    // Another user of the machine could then plant code in the project
+    // (or in a script the person runs) for the person to run.
+    drive(
+        &e,
+        "chmod 777 src\nchmod o+w README src/a.rs\nmkdir -p tools && echo 'echo hi' > tools/run.sh && chmod 0777 tools tools/run.sh\necho fine > notes.txt\n",
+        &[],
+    );
+    for p in ["src", "README", "src/a.rs", "tools", "tools/run.sh"] {
+        let mode = std::fs::symlink_metadata(e.ws.join(p))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o002, 0, "{p} landed writable by others ({mode:o})");
+    }
+    assert_eq!(read(&e.ws.join("notes.txt")), "fine\n");
+    assert!(e.ws.join("tools/run.sh").exists(), "the new script did not land");
+}
