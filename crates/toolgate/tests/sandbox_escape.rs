@@ -1070,5 +1070,8 @@ fn write_access_for_other_users_does_not_land() {
         assert_eq!(mode & 0o002, 0, "{p} landed writable by others ({mode:o})");
     }
     assert_eq!(read(&e.ws.join("notes.txt")), "fine\n");
-    assert!(e.ws.join("tools/run.sh").exists(), "the new script did not land");
+    assert!(
+        e.ws.join("tools/run.sh").exists(),
+        "the new script did not land"
+    );
 }
