@@ -1046,6 +1046,14 @@ fn a_repository_not_named_dot_git_planted_in_a_directory_does_not_land() {
         "git status in src/ ran the planted fsmonitor"
     );
     assert!(!e.ws.join("src/config").exists(), "src/config landed");
+    // The same with the objects of the real repository, through `commondir`.
+    drive(
+        &e,
+        "mkdir -p lib/refs/heads && cd lib && printf 'ref: refs/heads/main\n' > HEAD && printf '../.git\n' > commondir && printf '[core]\n\tfsmonitor = false\n' > config.worktree
+",
+        &[],
+    );
+    assert!(!e.ws.join("lib/commondir").exists(), "lib/commondir landed");
 }
 
 #[test]
