@@ -67,7 +67,8 @@ impl<'a> Carried<'a> {
 
     /// The directory above `path` (inside the location, not named `.git`)
     /// that git takes for a repository once the command's changes land:
-    /// one holding a `HEAD` file and `objects/` and `refs/` directories.
+    /// one holding a `HEAD` file, a `refs/` directory and an `objects/`
+    /// directory or a `commondir` file.
     /// Git finds it as it finds `.git` (a bare repository, or one with
     /// `core.worktree` set), so its `config` runs `core.fsmonitor` at the
     /// next `git status` there, and its `hooks/` run: it is judged as a
@@ -97,7 +98,11 @@ impl<'a> Carried<'a> {
                         .is_ok_and(|m| if want_dir { m.is_dir() } else { m.is_file() })
                 })
             };
-            let repo = here("HEAD", false) && here("objects", true) && here("refs", true);
+            // Git's own test (setup.c `is_git_directory`): `HEAD`, `refs/`,
+            // and `objects/` or a `commondir` naming another one's.
+            let repo = here("HEAD", false)
+                && here("refs", true)
+                && (here("objects", true) || here("commondir", false));
             self.repos.insert(dir.clone(), repo);
             if repo {
                 return Some(dir);
