@@ -34,6 +34,7 @@ pub mod event_query;
 pub mod failure;
 pub mod gate;
 pub mod location;
+pub mod metadata_host;
 pub mod output_check;
 pub mod pipeline;
 pub mod preview;

@@ -544,7 +544,9 @@ impl Engine {
         if let Some(tx) = progress {
             ctx = ctx.with_progress(tx);
         }
-        let output = run_cancellable(prepared.run(ctx), cancel, &tool_cancel).await?;
+        let output = run_cancellable(prepared.run(ctx), cancel, &tool_cancel)
+            .await
+            .map_err(|e| redact_failure(e, self.checks))?;
         let exit_status = output.exit_status;
         // 7–8. Encoded and checked by the handler; now bound.
         let mut bounded = bound_checked(
@@ -763,6 +765,38 @@ async fn run_cancellable(
         Ok(Err(RunError::Tool(e))) => Err(CallError::Tool(e)),
         Ok(Err(RunError::InvalidOutput(m))) => Err(CallError::InvalidOutput(m)),
         Ok(Ok(out)) => Ok(out),
+    }
+}
+
+/// A failed run's message, with the secrets the output checks find in it
+/// replaced: the model reads a failure as it reads output (an upstream MCP
+/// server's error result, a tool echoing what it was given).
+fn redact_failure(e: CallError, checks: crate::output_check::OutputChecks) -> CallError {
+    if !checks.redact_secrets {
+        return e;
+    }
+    let text = match &e {
+        CallError::Tool(ToolError::Cancelled) => return e,
+        CallError::Tool(t) => t.to_string(),
+        CallError::InvalidOutput(m) | CallError::Panicked(m) => m.clone(),
+        _ => return e,
+    };
+    let scanner = match crate::output_check::scanner() {
+        Ok(s) => s,
+        // Without the scanner nothing is shown that it might have hidden.
+        Err(_) => {
+            return CallError::Tool(ToolError::Failed(
+                "the tool failed (its message is withheld: the output checks could not run)".into(),
+            ));
+        }
+    };
+    let Some(redacted) = scanner.redact(&text) else {
+        return e;
+    };
+    match e {
+        CallError::InvalidOutput(_) => CallError::InvalidOutput(redacted.text),
+        CallError::Panicked(_) => CallError::Panicked(redacted.text),
+        _ => CallError::Tool(ToolError::Failed(redacted.text)),
     }
 }
 

@@ -50,6 +50,11 @@ pub struct StagedChange {
     /// The real path was changed by someone else while the command ran: it
     /// does not land, whatever the verdict (their version is kept).
     pub changed_outside: bool,
+    /// Paths this change writes without naming them: the target of a link
+    /// it makes, the work-tree paths whose content a changed git index or
+    /// ref carries. Each is judged as a write too; the change lands only
+    /// when every one of them may.
+    pub also: Vec<PathBuf>,
 }
 
 /// The judge's word on one change.

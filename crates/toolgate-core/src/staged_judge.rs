@@ -38,21 +38,38 @@ impl WriteJudge for PipelineJudge {
         if changes.is_empty() {
             return Ok(Vec::new());
         }
-        let requests: Vec<PermissionRequest> = changes
-            .iter()
-            .map(|c| {
-                // A directory is named with a trailing `/`: a path that did
-                // not exist before is judged by git's ignore rules as what
-                // it is (`.pytest_cache/` ignores a directory, not a file).
-                let mut path = c.path.display().to_string();
-                if c.dir && !path.ends_with('/') {
-                    path.push('/');
-                }
+        // Each change's own path, then each path it writes without naming
+        // it (a link's target, what a git index or ref carries); `owner`
+        // says whose request each is.
+        let mut requests: Vec<PermissionRequest> = Vec::new();
+        let mut owner: Vec<usize> = Vec::new();
+        for (i, c) in changes.iter().enumerate() {
+            // A directory is named with a trailing `/`: a path that did
+            // not exist before is judged by git's ignore rules as what
+            // it is (`.pytest_cache/` ignores a directory, not a file).
+            let mut path = c.path.display().to_string();
+            if c.dir && !path.ends_with('/') {
+                path.push('/');
+            }
+            requests.push(
                 PermissionRequest::path("edit", path, Risk::Write)
                     .with_save_pattern(None)
-                    .with_note(format!("{} by the command", c.kind.as_str()))
-            })
-            .collect();
+                    .with_note(format!("{} by the command", c.kind.as_str())),
+            );
+            owner.push(i);
+            for also in &c.also {
+                requests.push(
+                    PermissionRequest::path("edit", also.display().to_string(), Risk::Write)
+                        .with_save_pattern(None)
+                        .with_note(format!(
+                            "written through {} ({} by the command)",
+                            c.path.display(),
+                            c.kind.as_str()
+                        )),
+                );
+                owner.push(i);
+            }
+        }
         let call = GateCall {
             tool: &self.tool,
             input: &self.input,
@@ -65,11 +82,11 @@ impl WriteJudge for PipelineJudge {
             .gate
             .evaluate_staged(&call, requests)
             .map_err(Failure::of)?;
-        if judged.len() != changes.len() {
+        if judged.len() != owner.len() {
             return Err(Failure::new(format!(
                 "the gate judged {} of {} changed paths",
                 judged.len(),
-                changes.len()
+                owner.len()
             )));
         }
         // Writes inside the location that need nothing more are summed up
@@ -106,7 +123,13 @@ impl WriteJudge for PipelineJudge {
                 .await
                 .map_err(Failure::of)?;
             let asked: Vec<Judged> = asks.iter().map(|&i| judged[i].clone()).collect();
-            let shown: Vec<&StagedChange> = asks.iter().map(|&i| &changes[i]).collect();
+            let mut shown: Vec<&StagedChange> = Vec::new();
+            for &i in &asks {
+                let c = &changes[owner[i]];
+                if !shown.iter().any(|s| std::ptr::eq(*s, c)) {
+                    shown.push(c);
+                }
+            }
             let preview = preview_of(&shown);
             let asking = GateCall {
                 preview: Some(&preview),
@@ -137,11 +160,34 @@ impl WriteJudge for PipelineJudge {
             ));
         }
         self.sink.submit_batch(events).await.map_err(Failure::of)?;
-        Ok(finals
+        // A change lands only when its own path and every path it writes
+        // through may; the first refusal is its reason.
+        let mut verdicts: Vec<Option<StagedVerdict>> = vec![None; changes.len()];
+        for (d, &i) in finals.into_iter().zip(&owner) {
+            let land = d.effect == Effect::Allow;
+            match &mut verdicts[i] {
+                slot @ None => {
+                    *slot = Some(StagedVerdict {
+                        land,
+                        reason: d.reason,
+                    })
+                }
+                Some(v) if v.land && !land => {
+                    *v = StagedVerdict {
+                        land: false,
+                        reason: d.reason,
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(verdicts
             .into_iter()
-            .map(|d| StagedVerdict {
-                land: d.effect == Effect::Allow,
-                reason: d.reason,
+            .map(|v| {
+                v.unwrap_or(StagedVerdict {
+                    land: false,
+                    reason: "not judged".into(),
+                })
             })
             .collect())
     }
@@ -186,6 +232,9 @@ fn preview_of(changes: &[&StagedChange]) -> Preview {
             c.path.display(),
             if c.dir { "/" } else { "" }
         ));
+        for also in &c.also {
+            text.push_str(&format!("  which writes {}\n", also.display()));
+        }
         if let Some(d) = &c.detail {
             text.push_str(d);
             if !d.ends_with('\n') {

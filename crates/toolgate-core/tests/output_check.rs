@@ -622,3 +622,64 @@ fn an_authorization_header_credential_is_redacted_wherever_it_is_printed() {
         assert_eq!(s.redact(text), None, "{text}");
     }
 }
+
+/// A tool that fails with a message naming what it was given back: as an
+/// upstream MCP server's error result or a JSON-RPC error does.
+struct FailsWith(&'static str);
+
+impl Tool for FailsWith {
+    type Input = toolgate_core::test_util::Empty;
+    type Output = toolgate_core::test_util::EchoOut;
+    fn description(&self) -> String {
+        "fails".into()
+    }
+    fn intent(
+        &self,
+        _: &toolgate_core::test_util::Empty,
+        _: &Location,
+    ) -> Result<Vec<PermissionRequest>, ToolError> {
+        Ok(vec![PermissionRequest::new("fails", "*", Risk::Read)])
+    }
+    async fn execute(
+        &self,
+        _: toolgate_core::test_util::Empty,
+        _: ToolContext,
+    ) -> Result<toolgate_core::test_util::EchoOut, ToolError> {
+        Err(ToolError::Failed(format!("failed with token {}", self.0)))
+    }
+}
+
+#[tokio::test]
+async fn a_failed_calls_message_is_redacted_like_its_output() {
+    // An upstream MCP server's error (isError or a JSON-RPC error) becomes
+    // the call's failure message, which the model reads too (review s36:
+    // a GitHub token and an AWS key passed through unredacted).
+    use std::sync::Arc;
+    use toolgate_core::test_util::{MemorySink, ScriptedGate, TempWorkspace, call};
+
+    let ws = TempWorkspace::new();
+    let process = Registry::new();
+    let secret = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+    let _guard = process.register("fails", FailsWith(secret)).unwrap();
+    let sink = Arc::new(MemorySink::default());
+    let engine = Engine::new(
+        ToolSet::new(process, Registry::new()),
+        ScriptedGate::new(Effect::Allow, Effect::Allow),
+        sink.clone(),
+        Arc::new(DirSpill(ws.data())),
+    );
+    let err = engine
+        .settle(
+            &engine.materialize(),
+            call("fails", json!({}), "c1"),
+            ws.location(),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    let shown = err.to_string();
+    assert!(!shown.contains(secret), "the model reads: {shown}");
+    assert!(shown.contains("[REDACTED:github-token]"), "{shown}");
+    let logged = serde_json::to_string(&sink.last().payload).unwrap();
+    assert!(!logged.contains(secret), "the audit log holds: {logged}");
+}

@@ -163,7 +163,11 @@ fn classify(s: &str, key: Option<&str>, found: &mut Vec<Found>) {
         || trimmed == "~"
         || trimmed.starts_with("./")
         || trimmed.starts_with("../");
-    let named_path = PATH_KEYS.contains(&key) || key.ends_with("_path") || key.ends_with("path");
+    // A secret file's name is a path under any key (`{"name": ".env"}`).
+    let named_path = PATH_KEYS.contains(&key)
+        || key.ends_with("_path")
+        || key.ends_with("path")
+        || toolgate_core::credential::names_credential_file(trimmed);
     if (looks_like_path || named_path) && !trimmed.contains('\n') {
         found.push(Found::Path(trimmed.to_string()));
     }

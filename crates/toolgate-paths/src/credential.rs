@@ -464,6 +464,29 @@ pub fn is_credential_name(name: &[u8]) -> bool {
     })
 }
 
+/// Whether `text`, one word (no whitespace, a single line, at most 4 KiB),
+/// names a credential file by its last component (`.env`, `deploy/id_rsa`,
+/// a glob such as `**/.npmrc`): where a tool's arguments are scanned for
+/// paths by their keys and shapes (MCP tools through a hook or the gateway),
+/// a secret file's name is a path whatever key holds it.
+///
+/// ```
+/// use toolgate_paths::credential::names_credential_file;
+/// assert!(names_credential_file(".env"));
+/// assert!(names_credential_file("deploy/id_rsa"));
+/// assert!(names_credential_file("**/.npmrc"));
+/// assert!(!names_credential_file("README"));
+/// assert!(!names_credential_file("see .env for details"));
+/// ```
+pub fn names_credential_file(text: &str) -> bool {
+    let t = text.trim();
+    if t.is_empty() || t.len() > 4096 || t.chars().any(char::is_whitespace) {
+        return false;
+    }
+    let last = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
+    !last.is_empty() && is_credential_name(last.as_bytes())
+}
+
 /// Whether `name` starts as an SSH private key's default name and goes on
 /// with a separator (`id_rsa_github`, `id_ed25519.old`), and is not the
 /// public half.

@@ -27,8 +27,10 @@ const INERT_DIRS: &[(&str, Option<&str>)] = &[
     // Loose and packed objects; `objects/info/alternates` points git at
     // other object stores, so `info` is excepted.
     ("objects", Some("info")),
-    // Branches, tags, remotes' refs, the stash.
-    ("refs", None),
+    // Branches, tags, remotes' refs, the stash; not `refs/replace/`, whose
+    // refs make git show one object in place of another everywhere (a
+    // commit's tree, a file's content) without a trace in `git status`.
+    ("refs", Some("replace")),
     // Reflogs.
     ("logs", None),
     // Git LFS's object store (its config is `.lfsconfig`, outside `.git`).
@@ -134,6 +136,8 @@ mod tests {
             "sequencer/todo",
             "a-name-git-adds-later",
             "fsmonitor--daemon.ipc",
+            "refs/replace/0b5b8f89ecbf8562c7810cde8678cb45bfb12dbd",
+            "REFS/Replace",
         ] {
             assert!(!is_inert(&rest(p)), "{p}");
         }

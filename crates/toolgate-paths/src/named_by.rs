@@ -155,6 +155,53 @@ fn with_project_vars(text: &str) -> String {
     t.replace("$(pwd)", ".")
 }
 
+/// direnv's stdlib directives that load files or put directories on `PATH`
+/// by convention, naming neither (direnv-stdlib(1); `use devenv` is
+/// devenv's, `use guix` guix's): `(directive, files it loads, directories
+/// it puts first on PATH)`, relative to the file's directory. `use flake`
+/// and `use nix` evaluate the flake's or shell's `shellHook`, which runs
+/// at the person's next `cd`; `layout node` puts `node_modules/.bin`
+/// first on `PATH`, so a program there shadows what the person types.
+const DIRENV_CONVENTIONS: &[(&str, &[&str], &[&str])] = &[
+    ("use flake", &["flake.nix", "flake.lock"], &[]),
+    ("use nix", &["shell.nix", "default.nix"], &[]),
+    (
+        "use devenv",
+        &[
+            "devenv.nix",
+            "devenv.yaml",
+            "devenv.lock",
+            "devenv.local.nix",
+        ],
+        &[],
+    ),
+    ("use guix", &["manifest.scm", "guix.scm"], &[]),
+    ("layout node", &[], &["node_modules/.bin"]),
+    ("layout php", &[], &["vendor/bin"]),
+    ("layout go", &[], &["bin"]),
+];
+
+/// The files and directories a direnv directive on `line` loads or puts
+/// on `PATH` by convention (see [`DIRENV_CONVENTIONS`]), under `base`.
+fn by_convention(line: &str, base: &Path) -> Vec<PathBuf> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let directive = match words.as_slice() {
+        [first, second, ..] if *first == "use" || *first == "layout" => {
+            format!("{first} {second}")
+        }
+        [first, ..] => first
+            .replacen("use_", "use ", 1)
+            .replacen("layout_", "layout ", 1),
+        [] => return Vec::new(),
+    };
+    DIRENV_CONVENTIONS
+        .iter()
+        .filter(|(d, _, _)| *d == directive)
+        .flat_map(|(_, files, dirs)| files.iter().chain(dirs.iter()))
+        .map(|p| lexical(&base.join(p)))
+        .collect()
+}
+
 /// Whether a line sets a search path, so a directory it names holds
 /// programs the person runs by name.
 fn sets_search_path(line: &str) -> bool {
@@ -166,6 +213,13 @@ fn names_in(text: &str, bases: &[&Path], root: &Path) -> Vec<PathBuf> {
     let text = with_project_vars(text);
     let mut out = Vec::new();
     for line in text.lines() {
+        if let Some(base) = bases.first() {
+            out.extend(
+                by_convention(line, base)
+                    .into_iter()
+                    .filter(|p| p.starts_with(root) && p != root),
+            );
+        }
         let search_path = sets_search_path(line);
         let words = line.split(|c: char| {
             c.is_whitespace()
@@ -229,6 +283,32 @@ fn names_in(text: &str, bases: &[&Path], root: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn direnv_directives_name_their_files_and_path_by_convention() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path();
+        std::fs::write(
+            ws.join(".envrc"),
+            "use flake\nuse nix\nuse devenv\nlayout node\nuse_guix\n",
+        )
+        .unwrap();
+        let named = named_paths(&ws.join(".envrc"), ws, ws);
+        for p in [
+            "flake.nix",
+            "shell.nix",
+            "default.nix",
+            "devenv.nix",
+            "devenv.yaml",
+            "node_modules/.bin",
+            "manifest.scm",
+        ] {
+            assert!(named.contains(&ws.join(p)), "{p}: {named:?}");
+        }
+        std::fs::write(ws.join(".envrc"), "# use flake someday\nexport X=1\n").unwrap();
+        let named = named_paths(&ws.join(".envrc"), ws, ws);
+        assert!(!named.contains(&ws.join("flake.nix")), "{named:?}");
+    }
 
     #[test]
     fn what_counts_and_what_does_not() {

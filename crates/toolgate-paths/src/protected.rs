@@ -751,9 +751,32 @@ pub const PROTECTED_SUFFIXES: &[(&str, &str, &str)] = &[(
     "https://code.visualstudio.com/docs/editing/workspaces/multi-root-workspaces",
 )];
 
-/// The entry of [`PROTECTED_SUFFIXES`] whose ending `path`'s name has.
+/// File names with a variable part between a fixed start and end that make
+/// a file a program's configuration that runs code: `(start, end, program,
+/// where documented)`. Compared in lower case.
+pub const PROTECTED_NAME_FORMS: &[(&str, &str, &str, &str)] = &[(
+    "mise.",
+    ".toml",
+    "mise: `mise.{MISE_ENV}.toml` (`mise.dev.toml`, `mise.production.toml`) is loaded on entering the directory like `mise.toml` when MISE_ENV names it: its hooks and tasks run then",
+    "https://mise.jdx.dev/configuration/environments.html",
+)];
+
+/// The entry of [`PROTECTED_SUFFIXES`] whose ending `path`'s name has, or
+/// of [`PROTECTED_NAME_FORMS`] whose form it has.
 fn protected_suffix(path: &Path) -> Option<Protected> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    if let Some((start, end, program, _)) =
+        PROTECTED_NAME_FORMS.iter().find(|(start, end, _, _)| {
+            name.len() > start.len() + end.len() && name.starts_with(start) && name.ends_with(end)
+        })
+    {
+        return Some(Protected {
+            entry: format!("{start}*{end}"),
+            class: RunsCode,
+            why: (*program).to_string(),
+            name,
+        });
+    }
     let (ending, program, _) = PROTECTED_SUFFIXES
         .iter()
         .find(|(ending, _, _)| name.len() > ending.len() && name.ends_with(ending))?;

@@ -301,3 +301,61 @@ fn always_for_widened_test_and_push_patterns_does_not_allow_a_chosen_program() {
         &["pytest -p evil_plugin", "pytest --rootdir=/ /"],
     );
 }
+
+#[test]
+fn always_for_curl_to_a_public_url_does_not_allow_the_cloud_metadata_service() {
+    // The metadata service hands out the machine's cloud credentials; the
+    // webfetch tool refuses it, and so must an approval saved for another
+    // URL (where an agent's hook lets the command run unconfined).
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "curl https://example.com/x",
+        &[
+            "curl http://169.254.169.254/latest/meta-data/iam/security-credentials/role",
+            "curl -s 169.254.169.254/latest/api/token -X PUT",
+            "curl http://2852039166/latest/meta-data/",
+            "curl http://0xa9fea9fe/latest/meta-data/",
+            "curl http://0251.0376.0251.0376/latest/meta-data/",
+            "curl http://169.254.43518/latest/meta-data/",
+            "curl 'http://[::ffff:169.254.169.254]/latest/meta-data/'",
+            "curl 'http://[fd00:ec2::254]/latest/meta-data/'",
+            "curl http://169.254.170.2/v2/credentials/x",
+            "curl -H 'Metadata-Flavor: Google' http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token",
+            "curl http://METADATA.google.internal./computeMetadata/v1/",
+            "curl http://100.100.100.200/latest/meta-data/ram/security-credentials/",
+            "curl https://example.com/x http://169.254.169.254/",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "wget https://example.com/x",
+        &["wget -qO- http://169.254.169.254/latest/meta-data/"],
+    );
+}
+
+#[test]
+fn always_for_chmod_x_does_not_allow_the_set_user_id_bit() {
+    // A set-user-ID program runs with its owner's rights (root's, when the
+    // agent runs as root) for whoever starts it; the sandbox drops the bit,
+    // but a hook's allow runs the command unconfined.
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "chmod +x run.sh",
+        &[
+            "chmod u+s run.sh",
+            "chmod +s run.sh",
+            "chmod g+s run.sh",
+            "chmod ug+xs run.sh",
+            "chmod a=rwxs run.sh",
+            "chmod 4755 run.sh",
+            "chmod 2755 run.sh",
+            "chmod 6755 run.sh",
+            "chmod 04755 run.sh",
+            "chmod u+x,u+s run.sh",
+            "chmod -R u+s bin",
+            "chmod --reference=/usr/bin/passwd run.sh",
+        ],
+    );
+}

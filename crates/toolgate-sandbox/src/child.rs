@@ -153,6 +153,11 @@ const PROXY_VARS: &[&str] = &[
 ];
 
 fn confine_and_exec(child: &ChildArgs) -> SandboxError {
+    // Whatever toolgate's own parent left open (an agent's pipe, a file, a
+    // socket to a daemon or the network) must not reach the command.
+    if let Err(e) = close_inherited_descriptors() {
+        return e;
+    }
     // The forwarder's listener is bound first: once Landlock is in force,
     // binding a TCP port is refused.
     let forwarder = match (&child.proxy, child.network) {
@@ -194,6 +199,47 @@ fn confine_and_exec(child: &ChildArgs) -> SandboxError {
         program: PathBuf::from(&child.program),
         source: err,
     }
+}
+
+/// Marks every descriptor above the standard three close-on-exec, so that
+/// the command starts with stdin, stdout and stderr only. Descriptors are
+/// inherited across `exec` unless marked, and bubblewrap passes on all it
+/// was given: a file open in the process that started toolgate (a key, a
+/// `.env`) would be readable inside, and a socket would carry data out of
+/// a sandbox that has no network. The helper itself needs none of them
+/// across its `exec` (the proxy is reached by a path).
+fn close_inherited_descriptors() -> Result<(), SandboxError> {
+    // SAFETY: close_range takes integer arguments only; with
+    // CLOSE_RANGE_CLOEXEC it closes nothing, it only sets the flag.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    // Kernels before 5.11: each open descriptor, one by one.
+    let fds: Vec<libc::c_int> = std::fs::read_dir("/proc/self/fd")
+        .map_err(|e| SandboxError::Setup(format!("cannot list the open descriptors: {e}")))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: fcntl on a descriptor number; one that is already closed
+        // (the directory listing's own) fails harmlessly with EBADF.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) } < 0 {
+            return Err(SandboxError::Setup(format!(
+                "cannot close descriptor {fd} before the command: {}",
+                io::Error::last_os_error()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn set_no_new_privs() -> Result<(), SandboxError> {

@@ -718,14 +718,18 @@ impl ChangedOutside {
     }
 }
 
-/// The set-user-ID and set-group-ID bits.
-const PRIVILEGE_BITS: u32 = 0o6000;
+/// What a confined command may not grant: the set-user-ID and
+/// set-group-ID bits, and write access for other users (`o+w`).
+const PRIVILEGE_BITS: u32 = 0o6002;
 
-/// Clears, in the upper layer, the set-user-ID and set-group-ID bits that
-/// the real path did not already carry: a confined command may not plant a
-/// program that runs with its owner's rights (root's, when toolgate runs as
-/// root) for whoever starts it later, nor a directory whose files take its
-/// group. So what lands never gains them. Returns the metadata as it is now.
+/// Clears, in the upper layer, the set-user-ID and set-group-ID bits and
+/// the write access for others that the real path did not already carry: a
+/// confined command may not plant a program that runs with its owner's
+/// rights (root's, when toolgate runs as root) for whoever starts it later,
+/// nor a directory whose files take its group, nor a file or directory any
+/// other user of the machine may change (a script the person runs, a source
+/// directory). So what lands never gains them. Returns the metadata as it
+/// is now.
 fn drop_new_privilege_bits(
     up: &Path,
     m: std::fs::Metadata,

@@ -169,8 +169,34 @@ fn settle(staged: &mut dyn StagedRun, toolgate: &toolgate::Toolgate) -> Result<(
     if changes.is_empty() {
         return Ok(());
     }
-    let paths: Vec<PathBuf> = changes.iter().map(|c| c.path.clone()).collect();
-    let verdicts = toolgate.judge_staged_unasked(&paths)?;
+    // Each change's path, then the paths it writes without naming them;
+    // a change lands only when all of them may.
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut owner: Vec<usize> = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        for p in std::iter::once(&c.path).chain(&c.also) {
+            paths.push(p.clone());
+            owner.push(i);
+        }
+    }
+    let judged = toolgate.judge_staged_unasked(&paths)?;
+    let mut verdicts: Vec<Option<toolgate_core::StagedVerdict>> = vec![None; changes.len()];
+    for (v, &i) in judged.into_iter().zip(&owner) {
+        match &mut verdicts[i] {
+            slot @ None => *slot = Some(v),
+            Some(kept) if kept.land && !v.land => *kept = v,
+            Some(_) => {}
+        }
+    }
+    let verdicts: Vec<toolgate_core::StagedVerdict> = verdicts
+        .into_iter()
+        .map(|v| {
+            v.unwrap_or(toolgate_core::StagedVerdict {
+                land: false,
+                reason: "not judged".into(),
+            })
+        })
+        .collect();
     let mut accepted = Vec::new();
     for (c, v) in changes.iter().zip(&verdicts) {
         if c.changed_outside {

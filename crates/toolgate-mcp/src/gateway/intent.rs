@@ -126,6 +126,8 @@ fn looks_like_path(key: &str, s: &str) -> bool {
         || s.starts_with("~/")
         || s.starts_with("./")
         || s.starts_with("../")
+        // A secret file's name is a path under any key (`{"name": ".env"}`).
+        || toolgate_core::credential::names_credential_file(s)
     {
         return true;
     }
@@ -194,6 +196,25 @@ mod tests {
         let public = json!({"data": "https://example.com/x"});
         let r = requests("ev__gzip", public.as_object().unwrap(), &location, false).unwrap();
         assert!(r.iter().any(|r| r.action == "webfetch"));
+    }
+
+    /// A secret file named under a key that does not say "path" is still
+    /// judged as a path (review s36: `{"name": ".env"}` was not).
+    #[test]
+    fn a_secret_file_named_under_any_key_is_judged_as_a_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let args =
+            json!({"name": ".env", "key": "deploy/id_rsa", "glob": "**/.npmrc", "q": "README"});
+        let r = requests("fs__get", args.as_object().unwrap(), &location, true).unwrap();
+        for secret in [".env", "deploy/id_rsa", "**/.npmrc"] {
+            assert!(
+                r.iter()
+                    .any(|r| r.action == "read" && r.resource.ends_with(secret)),
+                "{secret}: {r:?}"
+            );
+        }
+        assert!(!r.iter().any(|r| r.resource.ends_with("README")));
     }
 
     #[test]

@@ -1255,6 +1255,9 @@ impl Analyzer<'_, '_> {
             // What it reads is not known: never "inside the location".
             part.raise(Risk::Execute, "an argument is only known at run time");
         }
+        if let Some((risk, why)) = super::raised::raised(&part.name, part.risk, &part.args) {
+            part.raise(risk, why);
+        }
         // Shell code given to `bash -c`/`trap` runs with this part's floor.
         if !part.code.is_empty() && part.opaque.is_none() {
             let saved_floor = self.floor.clone();

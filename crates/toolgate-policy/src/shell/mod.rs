@@ -58,6 +58,7 @@ mod ir;
 mod listing;
 mod plain;
 mod program;
+mod raised;
 mod resolve;
 mod words;
 
