@@ -82,7 +82,19 @@ pub fn named_paths(place: &Path, project: &Path, root: &Path) -> Vec<PathBuf> {
             continue;
         };
         let base = file.parent().unwrap_or(project).to_path_buf();
-        for named in names_in(&text, &[&base, project], root) {
+        let mut found = names_in(&text, &[&base, project], root);
+        // A file direnv loads by convention is code too (a Nix shell's
+        // `shellHook`): what it names is read the same way, one level.
+        for loaded in text.lines().flat_map(|l| by_convention(l, &base)) {
+            if !loaded.starts_with(root) {
+                continue;
+            }
+            if let Some(code) = read_small(&loaded) {
+                let dir = loaded.parent().unwrap_or(&base).to_path_buf();
+                found.extend(names_in(&code, &[&dir, project], root));
+            }
+        }
+        for named in found {
             if out.len() >= MAX_NAMED {
                 return out;
             }

@@ -677,6 +677,36 @@ fn files_a_protected_file_names_do_not_land_direnv_hooks_agents_and_editors() {
 }
 
 #[test]
+fn what_the_flake_direnv_loads_imports_does_not_land_nor_a_shell_nix_below() {
+    // `use flake` in `.envrc` names no file: direnv loads `flake.nix` (and
+    // what it imports) by its usual name and runs its `shellHook` at the
+    // person's next `cd`; `use nix` loads `shell.nix`, which need not exist
+    // yet (left open by review s35).
+    let e = env();
+    e.write(e.ws.join(".envrc"), "use flake\n");
+    e.write(e.ws.join("sub/.envrc"), "use nix\n");
+    e.write(
+        e.ws.join("flake.nix"),
+        "{ outputs = _: { devShells.x.default = import ./nix/dev.nix; }; }\n",
+    );
+    e.write(e.ws.join("nix/dev.nix"), "# as it was\n");
+    let text = drive(
+        &e,
+        "echo '# shellHook' >> flake.nix; echo '# shellHook' >> nix/dev.nix; \
+         echo '{ shellHook = \"touch marker\"; }' > sub/shell.nix; echo fine > notes.txt; echo tried",
+        &[],
+    );
+    assert!(text.contains("tried"), "{text}");
+    assert!(
+        !read(&e.ws.join("flake.nix")).contains("shellHook"),
+        "{text}"
+    );
+    assert_eq!(read(&e.ws.join("nix/dev.nix")), "# as it was\n", "{text}");
+    assert!(!e.ws.join("sub/shell.nix").exists(), "{text}");
+    assert_eq!(read(&e.ws.join("notes.txt")), "fine\n", "{text}");
+}
+
+#[test]
 fn root_only_system_files_beyond_the_tables_entries_are_unreadable_as_root() {
     // SAFETY of the test itself: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
