@@ -79,6 +79,7 @@
 mod child;
 mod detect;
 mod exit_report;
+mod kept_snapshot;
 pub mod proxy;
 mod run_dir;
 mod sandbox_spec;

@@ -545,18 +545,34 @@ fn secret_files_the_table_did_not_know_are_masked_in_the_location_and_the_caches
 }
 
 #[test]
-#[ignore = "open: a toolchain directory is searched four levels deep (directories at depth 0-4 read, so nvm's $PREFIX/etc/npmrc at depth 5 is found, volta's at depth 6 is not); any depth needs every directory of every installed package checked per run (18,745 directories in ~/.cargo, ~/.rustup, ~/.npm and ~/.pyenv on the build machine, 12-22 us per lstat there: about 0.3 s), or a watcher that outlives the process"]
-fn a_global_npmrc_deep_in_a_node_version_manager_is_masked() {
+fn credentials_at_any_depth_of_the_toolchain_places_are_masked_version_managers_and_caches() {
+    // A global npmrc is `$PREFIX/etc/npmrc`, and version managers keep each
+    // prefix deep in their directory (Volta at depth 5, mise deeper when
+    // nested); tools keep tokens at any depth of their cache. The packages'
+    // own trees are not searched: their files stay readable (a CA bundle).
     let e = env();
     for rel in [
         ".nvm/versions/node/v20.1.0/etc/npmrc",
         ".volta/tools/image/node/20.1.0/etc/npmrc",
+        ".local/share/mise/installs/node/20.1.0/nested/prefix/etc/npmrc",
+        ".cache/some-tool/a/b/c/d/e/f/.env",
+        ".cache/some-tool/a/b/c/d/e/f/g/deploy_key.pem",
+        ".cargo/bin/deep/er/and/deeper/.npmrc",
+        ".pyenv/versions/3.12.0/share/tool/x/y/z/credentials.json",
+        ".nvm/versions/node/v20.1.0/lib/Node_Modules/x/y/.env",
     ] {
         e.write(e.home.join(rel), &format!("{CANARY} {rel}\n"));
     }
-    let text = drive(&e, "grep -r CANARY ~ 2>/dev/null; echo tried", &[]);
+    let ca = ".pyenv/versions/3.12.0/lib/python3.12/site-packages/certifi/cacert.pem";
+    e.write(e.home.join(ca), "PUBLIC CA BUNDLE\n");
+    let text = drive(
+        &e,
+        &format!("grep -r CANARY ~ 2>/dev/null; cat ~/{ca}; echo tried"),
+        &[],
+    );
     assert!(text.contains("tried"), "{text}");
     assert!(!text.contains(CANARY), "{text}");
+    assert!(text.contains("PUBLIC CA BUNDLE"), "{text}");
 }
 
 #[test]
