@@ -81,6 +81,7 @@ mod detect;
 mod exit_report;
 mod kept_snapshot;
 pub mod proxy;
+mod redact;
 mod run_dir;
 mod sandbox_spec;
 mod scan;

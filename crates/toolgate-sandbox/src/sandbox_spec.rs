@@ -352,6 +352,10 @@ impl SandboxSpec {
                 .into_iter()
                 .filter(|s| visible.shows(s) && !in_plain_root(s, &roots, home.as_deref())),
         );
+        // Configuration files with secret values (a registry token in
+        // `~/.cargo/config.toml`): shown without them.
+        let redactions = crate::redact::redactions(&readable, &masked, self.scan_cache.as_deref());
+        masked.extend(redactions.hidden);
         masked.sort();
         masked.dedup();
         // A mask inside another mask is redundant (and cannot be mounted in
@@ -371,7 +375,8 @@ impl SandboxSpec {
             Some(s) => s.overlay_mounts()?,
             None => OverlayMounts::new([])?,
         }
-        .covering(&masked)?;
+        .covering(&masked)?
+        .showing(&redactions.shown)?;
         if !mounts.is_empty() {
             // SAFETY: `enter` calls only async-signal-safe system calls on
             // memory prepared before the fork.

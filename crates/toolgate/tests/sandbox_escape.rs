@@ -11,7 +11,7 @@
 use crate::support;
 
 use std::os::unix::net::UnixListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
@@ -573,6 +573,61 @@ fn credentials_at_any_depth_of_the_toolchain_places_are_masked_version_managers_
     assert!(text.contains("tried"), "{text}");
     assert!(!text.contains(CANARY), "{text}");
     assert!(text.contains("PUBLIC CA BUNDLE"), "{text}");
+}
+
+#[test]
+fn a_registry_token_in_cargos_config_and_a_cabal_password_are_unreadable_and_cargo_still_reads_the_rest()
+ {
+    // `~/.cargo/config.toml` and `~/.cabal/config` are read by every build,
+    // so they cannot be hidden whole; the secrets in them are values
+    // (`[registry] token`, `[registries.NAME] token`, cabal's `password:`).
+    let e = env();
+    e.write(
+        e.home.join(".cargo/config.toml"),
+        &format!(
+            "[registry]\ntoken = \"{CANARY}-crates-io\"\n[registries.corp]\nindex = \"sparse+https://corp.invalid/index/\"\ntoken = \"{CANARY}-corp\"\n[alias]\ncanary-check = \"version\"\n[net]\noffline = true\n"
+        ),
+    );
+    e.write(
+        e.home.join(".cabal/config"),
+        &format!("repository hackage.haskell.org\n  url: http://hackage.haskell.org/\n  username: me\n  password: {CANARY}-cabal\njobs: 2\n"),
+    );
+    e.write(
+        e.ws.join("tiny/Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    e.write(e.ws.join("tiny/src/lib.rs"), "pub fn one() -> u32 { 1 }\n");
+    // The real toolchain, shown read-only by `[sandbox] readable`.
+    let which = std::process::Command::new("rustup")
+        .args(["which", "cargo"])
+        .output()
+        .unwrap();
+    assert!(which.status.success(), "{which:?}");
+    let cargo = PathBuf::from(String::from_utf8(which.stdout).unwrap().trim());
+    let toolchain = cargo.parent().unwrap().parent().unwrap();
+    let config = e.home.join("toolchain.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sandbox]\nreadable = [{:?}]\n",
+            toolchain.display().to_string()
+        ),
+    )
+    .unwrap();
+    let script = format!(
+        "cat ~/.cargo/config.toml ~/.cabal/config; grep -r CANARY ~ 2>/dev/null; \
+         export PATH={bin}:$PATH; cargo canary-check; \
+         cd tiny && cargo build --offline 2>&1 && echo built; echo tried",
+        bin = toolchain.join("bin").display()
+    );
+    let text = drive(&e, &script, &["--config", &config.display().to_string()]);
+    assert!(text.contains("tried"), "{text}");
+    assert!(!text.contains(CANARY), "{text}");
+    // The rest is read: the alias, the registry's index, cabal's jobs.
+    assert!(text.contains("cargo 1."), "{text}");
+    assert!(text.contains("built"), "{text}");
+    assert!(text.contains("corp.invalid"), "{text}");
+    assert!(text.contains("jobs: 2"), "{text}");
 }
 
 #[test]
