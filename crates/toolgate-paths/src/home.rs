@@ -1,7 +1,8 @@
 //! What of the home directory a confined command needs to work: toolchains,
 //! package caches and git's configuration, shown read-only. Everything else
 //! in the home directory is hidden from it, and the credential table's
-//! entries stay masked even inside these.
+//! entries stay masked even inside these, at any depth but in the trees of
+//! installed packages ([`PACKAGE_TREES`]).
 //!
 //! The list is of places, not of secrets: a place is here because common
 //! build and test commands read it (a compiler's toolchain, a package
