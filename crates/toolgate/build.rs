@@ -15,7 +15,9 @@ fn main() {
         // KB instead of reading a table of about 1 MB, a visible part of a
         // short `toolgate check`. GNU ld 2.38+ and glibc 2.36+ support it.
         println!("cargo:rustc-link-arg-bin=toolgate=-Wl,-z,pack-relative-relocs");
-        hook_static();
+        for bin in STATIC_BINS {
+            link_static(bin);
+        }
     }
     if os == "linux" {
         // The hook program, which the agents start for every call, is linked
@@ -28,17 +30,25 @@ fn main() {
     }
 }
 
-/// Links the hook program statically (glibc's `libc.a`, and libgcc's
-/// unwinder `libgcc_eh.a` for panics), where this machine's C toolchain has
-/// those archives and the build is not a cross build: started for every
-/// call of an agent, it then maps no shared library and the loader resolves
-/// no symbol (a sixth of its instructions when linked dynamically).
-/// Otherwise, or with `TOOLGATE_HOOK_DYNAMIC` set, it is linked as before.
+/// The small programs started once per call or per confined command, linked
+/// statically where the toolchain allows ([`link_static`]): the hook, which
+/// the agents start for every call, and the sandbox's helper, which
+/// bubblewrap starts inside the namespaces before every confined command.
+const STATIC_BINS: &[&str] = &["toolgate-hook", "toolgate-sandbox-helper"];
+
+/// Links `bin` statically (glibc's `libc.a`, and libgcc's unwinder
+/// `libgcc_eh.a` for panics), where this machine's C toolchain has those
+/// archives and the build is not a cross build: started for every call of
+/// an agent (the hook) or before every confined command (the sandbox's
+/// helper), it then maps no shared library and the loader resolves no
+/// symbol (a sixth of the hook's instructions when linked dynamically; for
+/// the helper, which does little else, more than half of its start).
+/// Otherwise, or with `TOOLGATE_HOOK_DYNAMIC` set, it is linked dynamically.
 ///
 /// rustc links `-lgcc_s -lc -lm…` for this target; a directory of linker
 /// scripts named like those shared libraries, each naming the static archive
 /// instead, is put first in the search path of this one binary.
-fn hook_static() {
+fn link_static(bin: &str) {
     if std::env::var_os("TOOLGATE_HOOK_DYNAMIC").is_some_and(|v| !v.is_empty()) {
         return;
     }
@@ -68,11 +78,11 @@ fn hook_static() {
         .all(|a| has(a))
     {
         println!(
-            "cargo:warning=toolgate-hook is linked dynamically: this C toolchain has no static glibc (libc.a) or libgcc_eh.a"
+            "cargo:warning={bin} is linked dynamically: this C toolchain has no static glibc (libc.a) or libgcc_eh.a"
         );
         return;
     }
-    let dir = out.join("hook-static");
+    let dir = out.join("static-libs");
     // Each library rustc names, as the static archives that provide it
     // (since glibc 2.34, libpthread, libdl, librt and libutil are in libc).
     let scripts = [
@@ -90,9 +100,9 @@ fn hook_static() {
             .try_for_each(|(name, text)| std::fs::write(dir.join(name), format!("{text}\n")))
     });
     if let Err(e) = written {
-        println!("cargo:warning=toolgate-hook is linked dynamically: cannot write {dir:?}: {e}");
+        println!("cargo:warning={bin} is linked dynamically: cannot write {dir:?}: {e}");
         return;
     }
-    println!("cargo:rustc-link-arg-bin=toolgate-hook=-static");
-    println!("cargo:rustc-link-arg-bin=toolgate-hook=-L{}", dir.display());
+    println!("cargo:rustc-link-arg-bin={bin}=-static");
+    println!("cargo:rustc-link-arg-bin={bin}=-L{}", dir.display());
 }

@@ -43,7 +43,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::SystemTime;
 
 /// Directory names whose whole content is secret, wherever they appear:
 /// `(name, where the format is documented)`.
@@ -642,24 +641,42 @@ pub struct CredentialInodes {
     inodes: HashMap<(u64, u64), PathBuf>,
     /// The directories looked into, as they were: when one changes, the
     /// snapshot is taken again.
-    stamps: Vec<(PathBuf, Option<Stamp>)>,
+    stamps: Vec<(PathBuf, Option<DirStamp>)>,
     /// Whether the scan stopped at its entry budget.
     pub truncated: bool,
 }
 
+/// A directory's identity and last change, taken before its entries are
+/// read: while it is equal, the directory holds the same names (creating,
+/// removing or renaming an entry changes the modification and change times;
+/// the change time cannot be set back by a user).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    mtime: Option<SystemTime>,
+pub struct DirStamp {
+    /// The device.
+    pub dev: u64,
+    /// The inode.
+    pub ino: u64,
+    /// The last modification, seconds and nanoseconds since the epoch.
+    pub mtime: (i64, i64),
+    /// The last status change, seconds and nanoseconds since the epoch.
+    pub ctime: (i64, i64),
 }
 
-fn stamp(path: &Path) -> Option<Stamp> {
-    std::fs::symlink_metadata(path).ok().map(|m| Stamp {
-        dev: m.dev(),
-        ino: m.ino(),
-        mtime: m.modified().ok(),
-    })
+impl DirStamp {
+    /// The stamp of the entry at `path` (not following a last symbolic
+    /// link); `None` when there is none.
+    pub fn of(path: &Path) -> Option<DirStamp> {
+        std::fs::symlink_metadata(path).ok().map(|m| DirStamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+}
+
+fn stamp(path: &Path) -> Option<DirStamp> {
+    DirStamp::of(path)
 }
 
 /// Entries one snapshot looks at, at most (home, system and location together).
@@ -750,13 +767,14 @@ impl CredentialInodes {
                 None => {}
             }
         }
-        // System secrets a user could link to from the same file system.
-        for sys in ["/etc/shadow", "/etc/gshadow", "/etc/sudoers"] {
-            scan.file(Path::new(sys));
-        }
+        // System secrets a user could link to from the same file system
+        // (`/etc` stamped first, as every directory is before it is read).
         scan.out
             .stamps
             .push((PathBuf::from("/etc"), stamp(Path::new("/etc"))));
+        for sys in ["/etc/shadow", "/etc/gshadow", "/etc/sudoers"] {
+            scan.file(Path::new(sys));
+        }
         scan.dir(Path::new("/etc/ssh"), 1, false);
         for root in roots {
             scan.dir(root, LOCATION_SCAN_DEPTH, false);
@@ -765,8 +783,32 @@ impl CredentialInodes {
     }
 
     /// Whether every directory looked into is as it was.
-    fn is_current(&self) -> bool {
+    pub fn is_current(&self) -> bool {
         self.stamps.iter().all(|(p, s)| stamp(p) == *s)
+    }
+
+    /// The directories the snapshot looked into, each with its stamp as it
+    /// was before it was read (`None`: it did not exist): what a copy kept
+    /// elsewhere must find unchanged ([`CredentialInodes::from_kept`]).
+    pub fn looked_into(&self) -> &[(PathBuf, Option<DirStamp>)] {
+        &self.stamps
+    }
+
+    /// A snapshot as kept elsewhere (its [`iter`](CredentialInodes::iter)
+    /// and [`looked_into`](CredentialInodes::looked_into)); trust it only
+    /// when [`is_current`](CredentialInodes::is_current).
+    pub fn from_kept(
+        files: impl IntoIterator<Item = (u64, u64, PathBuf)>,
+        looked_into: Vec<(PathBuf, Option<DirStamp>)>,
+    ) -> CredentialInodes {
+        CredentialInodes {
+            inodes: files
+                .into_iter()
+                .map(|(dev, ino, path)| ((dev, ino), path))
+                .collect(),
+            stamps: looked_into,
+            truncated: false,
+        }
     }
 
     /// The credential file with this device and inode, if any.
@@ -818,7 +860,7 @@ impl Listings {
         &mut self,
         base: &Path,
         place: &Path,
-        stamps: &mut Vec<(PathBuf, Option<Stamp>)>,
+        stamps: &mut Vec<(PathBuf, Option<DirStamp>)>,
     ) -> Option<bool> {
         let rel = place.strip_prefix(base).ok()?;
         let mut at = base.to_path_buf();

@@ -1,7 +1,8 @@
 //! What of the home directory a confined command needs to work: toolchains,
 //! package caches and git's configuration, shown read-only. Everything else
 //! in the home directory is hidden from it, and the credential table's
-//! entries stay masked even inside these.
+//! entries stay masked even inside these, at any depth but in the trees of
+//! installed packages ([`PACKAGE_TREES`]).
 //!
 //! The list is of places, not of secrets: a place is here because common
 //! build and test commands read it (a compiler's toolchain, a package
@@ -71,9 +72,113 @@ pub fn readable_in(home: &Path) -> Vec<PathBuf> {
     HOME_READABLE.iter().map(|(p, _)| home.join(p)).collect()
 }
 
+/// The trees of installed packages inside the readable places:
+/// `(parent, name, what)`, a directory called `name` inside one called
+/// `parent` (`"*"`: inside any; a `name` ending in `*` is a prefix). Their
+/// files are the packages' own, as the package manager unpacked them (a
+/// Python's standard library ships test keys, a package its CA bundle
+/// `cacert.pem`), never a file a person or a tool writes its secrets into:
+/// the sandbox searches the readable places at every depth for credential
+/// files but these trees. Names are compared exactly: a directory that only
+/// looks like one (`Node_Modules`) is searched.
+pub const PACKAGE_TREES: &[(&str, &str, &str)] = &[
+    (
+        "*",
+        "node_modules",
+        "Node.js packages (npm, Yarn, pnpm, Bun)",
+    ),
+    (
+        "*",
+        "site-packages",
+        "Python packages (pip, pyenv's and pipx's Pythons)",
+    ),
+    ("*", "dist-packages", "Python packages (Debian's layout)"),
+    (
+        "lib",
+        "python*",
+        "a Python's standard library, `PREFIX/lib/pythonX.Y`",
+    ),
+    (
+        "lib",
+        "rustlib",
+        "a Rust toolchain's libraries and sources, `PREFIX/lib/rustlib`",
+    ),
+    (
+        "share",
+        "doc",
+        "installed documentation, `PREFIX/share/doc`",
+    ),
+    ("share", "man", "installed manual pages, `PREFIX/share/man`"),
+    (
+        ".cargo",
+        "registry",
+        "cargo's registry index, downloaded and unpacked crates",
+    ),
+    (
+        ".cargo",
+        "git",
+        "cargo's clones and checkouts of git dependencies",
+    ),
+    (".npm", "_cacache", "npm's content-addressed download cache"),
+    ("pkg", "mod", "Go's module cache, `~/go/pkg/mod`"),
+    (".m2", "repository", "Maven's downloaded artifacts"),
+    (
+        ".gradle",
+        "caches",
+        "Gradle's downloaded and transformed artifacts",
+    ),
+    (".nuget", "packages", "NuGet's unpacked packages"),
+    (
+        "install",
+        "cache",
+        "Bun's cache of unpacked packages, `~/.bun/install/cache`",
+    ),
+    ("pip", "http", "pip's cache of downloads"),
+    ("pip", "http-v2", "pip's cache of downloads"),
+    ("pip", "wheels", "pip's cache of built wheels"),
+    (".cache", "go-build", "Go's build cache"),
+    (
+        ".cache",
+        "bazel",
+        "Bazel's output and external repositories",
+    ),
+    ("pnpm", "store", "pnpm's content-addressed store"),
+    ("deno", "npm", "Deno's unpacked npm packages"),
+    ("deno", "remote", "Deno's downloaded modules"),
+    (".dotnet", "sdk", "the .NET SDKs' files"),
+    (".dotnet", "packs", "the .NET targeting packs"),
+    (".dotnet", "shared", "the .NET runtimes"),
+];
+
+/// Whether a directory called `name` inside one called `parent` is the tree
+/// of installed packages ([`PACKAGE_TREES`]).
+pub fn is_package_tree(parent: &[u8], name: &[u8]) -> bool {
+    PACKAGE_TREES.iter().any(|(p, n, _)| {
+        let parent_ok = *p == "*" || parent == p.as_bytes();
+        parent_ok
+            && match n.strip_suffix('*') {
+                Some(prefix) => name.len() > prefix.len() && name.starts_with(prefix.as_bytes()),
+                None => name == n.as_bytes(),
+            }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn package_trees_are_known_by_name_and_parent_exactly() {
+        assert!(is_package_tree(b"lib", b"node_modules"));
+        assert!(is_package_tree(b"anything", b"node_modules"));
+        assert!(is_package_tree(b"lib", b"python3.12"));
+        assert!(is_package_tree(b".cargo", b"registry"));
+        assert!(!is_package_tree(b"lib", b"python"));
+        assert!(!is_package_tree(b"src", b"python3.12"));
+        assert!(!is_package_tree(b"lib", b"Node_Modules"));
+        assert!(!is_package_tree(b"node", b"etc"));
+        assert!(!is_package_tree(b"ws", b"registry"));
+    }
 
     #[test]
     fn no_readable_place_is_a_credential_place() {

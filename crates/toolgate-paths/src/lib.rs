@@ -24,4 +24,5 @@ pub mod home;
 pub mod named_by;
 pub mod path_text;
 pub mod protected;
+pub mod secret_values;
 pub mod shape;

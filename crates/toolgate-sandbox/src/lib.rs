@@ -81,7 +81,9 @@
 mod child;
 mod detect;
 mod exit_report;
+mod kept_snapshot;
 pub mod proxy;
+mod redact;
 mod run_dir;
 mod sandbox_spec;
 mod scan;

@@ -19,12 +19,12 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use toolgate_paths::credential::{self, CredentialInodes};
+use toolgate_paths::credential;
 use toolgate_paths::protected::{Anchor, PROTECTED};
 
 use crate::child::{CHILD_ARG, ChildArgs};
 use crate::exit_report::ExitReport;
-use crate::scan::{Inodes, SCAN_LIMIT, scan_tree, scan_tree_to};
+use crate::scan::{Inodes, SCAN_LIMIT, scan_place, scan_tree};
 use crate::stage::{OverlayMounts, Staging};
 use crate::system_view::hidden_from_others;
 use crate::{SandboxError, Support};
@@ -326,16 +326,18 @@ impl SandboxSpec {
             .clone()
             .unwrap_or_else(|| PathBuf::from("/nonexistent"));
         let root_refs: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
-        let snapshot = CredentialInodes::snapshot(&home_for_facts, &root_refs);
+        let snapshot =
+            crate::kept_snapshot::snapshot(&home_for_facts, &root_refs, self.scan_cache.as_deref());
         let inodes: Inodes = snapshot.iter().map(|(d, i, _)| (d, i)).collect();
         let mut trees: Vec<&PathBuf> = roots.iter().chain(&writable).collect();
         trees.extend(readable.iter().filter(|p| p.is_dir()));
-        // The home directory's toolchain places hold packages in their
-        // depths (hundreds of thousands of files) and a person's own files
-        // near their top (`~/.cargo/credentials.toml`, a tool's token under
-        // `~/.cache`): they are walked only that far, unless a credential
-        // file has another name somewhere, which is then looked for in all
-        // of them.
+        // The home directory's toolchain places hold installed packages
+        // (hundreds of thousands of files) and, at any depth, what a person
+        // or a tool wrote (`~/.cargo/credentials.toml`, a version manager's
+        // `PREFIX/etc/npmrc`, a tool's token under `~/.cache`): they are
+        // walked at every depth but the packages' trees, unless a
+        // credential file has another name somewhere, which is then looked
+        // for in all of them.
         let linked = snapshot
             .iter()
             .any(|(_, _, p)| std::fs::symlink_metadata(p).is_ok_and(|m| m.nlink() > 1));
@@ -350,7 +352,7 @@ impl SandboxSpec {
             }
             let stored = self.scan_cache.as_deref();
             let scan = if !linked && toolchains.contains(tree) {
-                scan_tree_to(tree, &inodes, TOOLCHAIN_SCAN_DEPTH, stored)
+                scan_place(tree, &inodes, stored)
             } else {
                 scan_tree(tree, &inodes, stored)
             };
@@ -372,6 +374,10 @@ impl SandboxSpec {
                 .into_iter()
                 .filter(|s| visible.shows(s) && !in_plain_root(s, &roots, home.as_deref())),
         );
+        // Configuration files with secret values (a registry token in
+        // `~/.cargo/config.toml`): shown without them.
+        let redactions = crate::redact::redactions(&readable, &masked, self.scan_cache.as_deref());
+        masked.extend(redactions.hidden);
         masked.sort();
         masked.dedup();
         // A mask inside another mask is redundant (and cannot be mounted in
@@ -391,7 +397,8 @@ impl SandboxSpec {
             Some(s) => s.overlay_mounts()?,
             None => OverlayMounts::new([])?,
         }
-        .covering(&masked)?;
+        .covering(&masked)?
+        .showing(&redactions.shown)?;
         if !mounts.is_empty() {
             // SAFETY: `enter` calls only async-signal-safe system calls on
             // memory prepared before the fork.
@@ -507,11 +514,6 @@ fn system_secrets() -> Vec<PathBuf> {
     }
     out
 }
-
-/// How many levels below a toolchain place of the home directory are
-/// searched for credential files by name when no credential file has another
-/// name (see [`SandboxSpec::command`]).
-const TOOLCHAIN_SCAN_DEPTH: usize = 4;
 
 /// Every unix socket bound to a path on this machine, as the kernel lists
 /// them (`/proc/net/unix`): what a confined command could connect to.

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use toolgate_paths::credential;
+use toolgate_paths::home::is_package_tree;
 
 /// At most this many directory entries are looked at per tree.
 pub const SCAN_LIMIT: usize = 200_000;
@@ -173,18 +174,39 @@ pub(crate) fn scan_tree(root: &Path, credential_inodes: &Inodes, stored: Option<
         credential_inodes,
         Some(RACY_WINDOW),
         usize::MAX,
+        Walk::Whole,
         stored,
     )
 }
 
-/// As [`scan_tree`], but no deeper than `depth` levels below `root`.
-pub(crate) fn scan_tree_to(
-    root: &Path,
-    credential_inodes: &Inodes,
-    depth: usize,
-    stored: Option<&Path>,
-) -> Scan {
-    scan_tree_within(root, credential_inodes, Some(RACY_WINDOW), depth, stored)
+/// As [`scan_tree`] for a readable place of the home directory (a
+/// toolchain's or a cache's): at every depth, but not into the trees of
+/// installed packages ([`toolgate_paths::home::PACKAGE_TREES`]: their files
+/// are the packages' own, and they hold most of the place's directories).
+/// A place that is such a tree itself (`~/.m2/repository`) is searched at
+/// its top only.
+pub(crate) fn scan_place(root: &Path, credential_inodes: &Inodes, stored: Option<&Path>) -> Scan {
+    let depth = match (root.parent().and_then(Path::file_name), root.file_name()) {
+        (Some(parent), Some(name)) if is_package_tree(parent.as_bytes(), name.as_bytes()) => 0,
+        _ => usize::MAX,
+    };
+    scan_tree_within(
+        root,
+        credential_inodes,
+        Some(RACY_WINDOW),
+        depth,
+        Walk::PastPackages,
+        stored,
+    )
+}
+
+/// Which subdirectories a walk goes into.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Every one (but `.git`, see `scan_dir`).
+    Whole,
+    /// Every one but the trees of installed packages.
+    PastPackages,
 }
 
 fn scan_tree_within(
@@ -192,6 +214,7 @@ fn scan_tree_within(
     credential_inodes: &Inodes,
     window: Option<i128>,
     depth: usize,
+    walk: Walk,
     stored: Option<&Path>,
 ) -> Scan {
     let key = inode_key(credential_inodes);
@@ -242,7 +265,19 @@ fn scan_tree_within(
         }
         scan.masked.extend(found.masked.iter().cloned());
         if level < depth {
-            stack.extend(found.subdirs.iter().map(|d| (d.clone(), level + 1)));
+            let parent = dir.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+            stack.extend(
+                found
+                    .subdirs
+                    .iter()
+                    .filter(|d| {
+                        walk == Walk::Whole
+                            || !d
+                                .file_name()
+                                .is_some_and(|n| is_package_tree(parent, n.as_bytes()))
+                    })
+                    .map(|d| (d.clone(), level + 1)),
+            );
         }
         if !stamp.racy(now, window) {
             fresh.dirs.insert(dir, found);
@@ -361,7 +396,7 @@ mod tests {
     }
 
     fn found(root: &Path, inodes: &Inodes) -> (Vec<PathBuf>, usize) {
-        let scan = scan_tree_within(root, inodes, None, usize::MAX, None);
+        let scan = scan_tree_within(root, inodes, None, usize::MAX, Walk::Whole, None);
         let mut m = scan.masked;
         m.sort();
         (m, scan.dirs_read)
@@ -406,6 +441,44 @@ mod tests {
     }
 
     #[test]
+    fn a_place_is_searched_at_every_depth_but_its_package_trees() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path().canonicalize().unwrap();
+        let place = home.join(".volta");
+        for f in [
+            "tools/image/node/20.1.0/etc/npmrc",
+            "tools/image/node/20.1.0/lib/deep/er/still/.env",
+            "tools/image/node/20.1.0/lib/node_modules/pkg/test/key.pem",
+            "tools/image/node/20.1.0/lib/python3.12/test/keycert.pem",
+            "tools/image/node/20.1.0/lib/Node_Modules/.env",
+        ] {
+            let p = place.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "x").unwrap();
+        }
+        let mut m = scan_place(&place, &Inodes::new(), None).masked;
+        m.sort();
+        let want: Vec<PathBuf> = [
+            "tools/image/node/20.1.0/etc/npmrc",
+            "tools/image/node/20.1.0/lib/Node_Modules/.env",
+            "tools/image/node/20.1.0/lib/deep/er/still/.env",
+        ]
+        .iter()
+        .map(|f| place.join(f))
+        .collect();
+        assert_eq!(m, want);
+        // A place that is a package store itself: its top only.
+        let repo = home.join(".m2/repository");
+        std::fs::create_dir_all(repo.join("org/x/1.0")).unwrap();
+        std::fs::write(repo.join(".env"), "x").unwrap();
+        std::fs::write(repo.join("org/x/1.0/.env"), "x").unwrap();
+        assert_eq!(
+            scan_place(&repo, &Inodes::new(), None).masked,
+            [repo.join(".env")]
+        );
+    }
+
+    #[test]
     fn a_cached_walk_reads_only_changed_directories_and_misses_nothing_added() {
         let ws = tempfile::tempdir().unwrap();
         let root = ws.path().canonicalize().unwrap();
@@ -430,9 +503,23 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let root = ws.path().canonicalize().unwrap();
         let none = Inodes::new();
-        let first = scan_tree_within(&root, &none, Some(3_600_000_000_000), usize::MAX, None);
+        let first = scan_tree_within(
+            &root,
+            &none,
+            Some(3_600_000_000_000),
+            usize::MAX,
+            Walk::Whole,
+            None,
+        );
         assert_eq!(first.dirs_read, 1);
-        let second = scan_tree_within(&root, &none, Some(3_600_000_000_000), usize::MAX, None);
+        let second = scan_tree_within(
+            &root,
+            &none,
+            Some(3_600_000_000_000),
+            usize::MAX,
+            Walk::Whole,
+            None,
+        );
         assert_eq!(second.dirs_read, 1);
     }
 
@@ -454,7 +541,14 @@ mod tests {
         let none = Inodes::new();
         let walk = |root: &Path| {
             forget(root);
-            let s = scan_tree_within(root, &none, None, usize::MAX, Some(kept.path()));
+            let s = scan_tree_within(
+                root,
+                &none,
+                None,
+                usize::MAX,
+                Walk::Whole,
+                Some(kept.path()),
+            );
             let mut m = s.masked;
             m.sort();
             (m, s.dirs_read)

@@ -865,6 +865,10 @@ pub(crate) struct OverlayMounts {
     /// else with `/dev/null` — each skipped when it is gone by the time the
     /// child runs (a socket another program removed, a `.env` deleted).
     covers: Vec<(CString, bool)>,
+    /// `(target, copy)`: files shown as another file's content (a
+    /// configuration file without its secret values, see `redact`), each
+    /// skipped when the target is gone by the time the child runs.
+    copies: Vec<(CString, CString)>,
 }
 
 impl OverlayMounts {
@@ -903,6 +907,7 @@ impl OverlayMounts {
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             mounts,
             covers: Vec::new(),
+            copies: Vec::new(),
         })
     }
 
@@ -922,9 +927,26 @@ impl OverlayMounts {
         Ok(self)
     }
 
+    /// Also shows each `(target, copy)`'s target as the copy (a read-only
+    /// bind of the copy over it, once bubblewrap has bound the place
+    /// read-only).
+    pub(crate) fn showing(
+        mut self,
+        copies: &[(PathBuf, PathBuf)],
+    ) -> Result<OverlayMounts, SandboxError> {
+        let c = |p: &Path| {
+            CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| SandboxError::Spec(format!("{} holds a NUL byte", p.display())))
+        };
+        for (target, copy) in copies {
+            self.copies.push((c(target)?, c(copy)?));
+        }
+        Ok(self)
+    }
+
     /// Whether there is anything to mount.
     pub(crate) fn is_empty(&self) -> bool {
-        self.mounts.is_empty() && self.covers.is_empty()
+        self.mounts.is_empty() && self.covers.is_empty() && self.copies.is_empty()
     }
 
     /// In the forked child, before `exec`: a new user namespace (this user
@@ -973,6 +995,38 @@ impl OverlayMounts {
             }
         }
         let (null, tmpfs, empty) = (c"/dev/null", c"tmpfs", c"mode=0755");
+        // Before the covers, which may hide where the copies are kept.
+        for (target, copy) in &self.copies {
+            // SAFETY: valid C strings; a bind mount takes no data.
+            let shown = unsafe {
+                libc::mount(
+                    copy.as_ptr(),
+                    target.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                )
+            };
+            // Without its copy, the file is covered whole; gone, it is
+            // skipped.
+            // SAFETY: as above.
+            if shown != 0
+                && unsafe {
+                    libc::mount(
+                        null.as_ptr(),
+                        target.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    )
+                } != 0
+            {
+                let err = io::Error::last_os_error();
+                if err.raw_os_error() != Some(libc::ENOENT) {
+                    return Err(err);
+                }
+            }
+        }
         for (path, dir) in &self.covers {
             // SAFETY: valid C strings; a bind mount takes no data, a tmpfs
             // its option string.

@@ -23,6 +23,10 @@ fn main() {
     std::fs::create_dir_all(ws.join("src")).expect("mkdir");
     std::fs::create_dir_all(&home).expect("mkdir");
     std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").expect("write");
+    let home = match std::env::var_os("TOOLGATE_BENCH_REAL_HOME").filter(|v| v == "1") {
+        Some(_) => std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME")),
+        None => home,
+    };
     let run = |program: &str, args: &[&str]| -> bool {
         Command::new(program)
             .args(args)

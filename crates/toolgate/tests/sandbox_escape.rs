@@ -11,7 +11,7 @@
 use crate::support;
 
 use std::os::unix::net::UnixListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
@@ -545,18 +545,89 @@ fn secret_files_the_table_did_not_know_are_masked_in_the_location_and_the_caches
 }
 
 #[test]
-#[ignore = "open: a toolchain directory is searched four levels deep (directories at depth 0-4 read, so nvm's $PREFIX/etc/npmrc at depth 5 is found, volta's at depth 6 is not); any depth needs every directory of every installed package checked per run (18,745 directories in ~/.cargo, ~/.rustup, ~/.npm and ~/.pyenv on the build machine, 12-22 us per lstat there: about 0.3 s), or a watcher that outlives the process"]
-fn a_global_npmrc_deep_in_a_node_version_manager_is_masked() {
+fn credentials_at_any_depth_of_the_toolchain_places_are_masked_version_managers_and_caches() {
+    // A global npmrc is `$PREFIX/etc/npmrc`, and version managers keep each
+    // prefix deep in their directory (Volta at depth 5, mise deeper when
+    // nested); tools keep tokens at any depth of their cache. The packages'
+    // own trees are not searched: their files stay readable (a CA bundle).
     let e = env();
     for rel in [
         ".nvm/versions/node/v20.1.0/etc/npmrc",
         ".volta/tools/image/node/20.1.0/etc/npmrc",
+        ".local/share/mise/installs/node/20.1.0/nested/prefix/etc/npmrc",
+        ".cache/some-tool/a/b/c/d/e/f/.env",
+        ".cache/some-tool/a/b/c/d/e/f/g/deploy_key.pem",
+        ".cargo/bin/deep/er/and/deeper/.npmrc",
+        ".pyenv/versions/3.12.0/share/tool/x/y/z/credentials.json",
+        ".nvm/versions/node/v20.1.0/lib/Node_Modules/x/y/.env",
     ] {
         e.write(e.home.join(rel), &format!("{CANARY} {rel}\n"));
     }
-    let text = drive(&e, "grep -r CANARY ~ 2>/dev/null; echo tried", &[]);
+    let ca = ".pyenv/versions/3.12.0/lib/python3.12/site-packages/certifi/cacert.pem";
+    e.write(e.home.join(ca), "PUBLIC CA BUNDLE\n");
+    let text = drive(
+        &e,
+        &format!("grep -r CANARY ~ 2>/dev/null; cat ~/{ca}; echo tried"),
+        &[],
+    );
     assert!(text.contains("tried"), "{text}");
     assert!(!text.contains(CANARY), "{text}");
+    assert!(text.contains("PUBLIC CA BUNDLE"), "{text}");
+}
+
+#[test]
+fn a_registry_token_in_cargos_config_and_a_cabal_password_are_unreadable_and_cargo_still_reads_the_rest()
+ {
+    // `~/.cargo/config.toml` and `~/.cabal/config` are read by every build,
+    // so they cannot be hidden whole; the secrets in them are values
+    // (`[registry] token`, `[registries.NAME] token`, cabal's `password:`).
+    let e = env();
+    e.write(
+        e.home.join(".cargo/config.toml"),
+        &format!(
+            "[registry]\ntoken = \"{CANARY}-crates-io\"\n[registries.corp]\nindex = \"sparse+https://corp.invalid/index/\"\ntoken = \"{CANARY}-corp\"\n[alias]\ncanary-check = \"version\"\n[net]\noffline = true\n"
+        ),
+    );
+    e.write(
+        e.home.join(".cabal/config"),
+        &format!("repository hackage.haskell.org\n  url: http://hackage.haskell.org/\n  username: me\n  password: {CANARY}-cabal\njobs: 2\n"),
+    );
+    e.write(
+        e.ws.join("tiny/Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    e.write(e.ws.join("tiny/src/lib.rs"), "pub fn one() -> u32 { 1 }\n");
+    // The real toolchain, shown read-only by `[sandbox] readable`.
+    let which = std::process::Command::new("rustup")
+        .args(["which", "cargo"])
+        .output()
+        .unwrap();
+    assert!(which.status.success(), "{which:?}");
+    let cargo = PathBuf::from(String::from_utf8(which.stdout).unwrap().trim());
+    let toolchain = cargo.parent().unwrap().parent().unwrap();
+    let config = e.home.join("toolchain.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sandbox]\nreadable = [{:?}]\n",
+            toolchain.display().to_string()
+        ),
+    )
+    .unwrap();
+    let script = format!(
+        "cat ~/.cargo/config.toml ~/.cabal/config; grep -r CANARY ~ 2>/dev/null; \
+         export PATH={bin}:$PATH; cargo canary-check; \
+         cd tiny && cargo build --offline 2>&1 && echo built; echo tried",
+        bin = toolchain.join("bin").display()
+    );
+    let text = drive(&e, &script, &["--config", &config.display().to_string()]);
+    assert!(text.contains("tried"), "{text}");
+    assert!(!text.contains(CANARY), "{text}");
+    // The rest is read: the alias, the registry's index, cabal's jobs.
+    assert!(text.contains("cargo 1."), "{text}");
+    assert!(text.contains("built"), "{text}");
+    assert!(text.contains("corp.invalid"), "{text}");
+    assert!(text.contains("jobs: 2"), "{text}");
 }
 
 #[test]

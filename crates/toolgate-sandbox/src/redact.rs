@@ -1,0 +1,145 @@
+//! Configuration files of the readable places that hold secrets as some of
+//! their values (`~/.cargo/config.toml`'s registry `token`, `~/.cabal/config`'s
+//! `password`, [`toolgate_paths::secret_values`]): shown inside the sandbox
+//! as a copy without those values, so that cargo and cabal still read the
+//! rest. A file that cannot be redacted by lines, is too large, or has no
+//! private directory to keep its copy in is hidden whole instead.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use toolgate_paths::secret_values::{redacted, secret_keys_of};
+
+/// A configuration file larger than this is hidden whole rather than read.
+const LARGEST: u64 = 1024 * 1024;
+
+/// What the sandbox does with the readable places' files of secret values.
+#[derive(Debug, Default)]
+pub(crate) struct Redactions {
+    /// `(file, copy)`: the file shown as the copy (its secret values left out).
+    pub shown: Vec<(PathBuf, PathBuf)>,
+    /// Files hidden whole.
+    pub hidden: Vec<PathBuf>,
+}
+
+/// For each of `places` (canonical directories shown read-only), its files
+/// of secret values that hold any: a copy without them is written in
+/// `private` (a directory the command cannot see), or, without one, the file
+/// is hidden. Files already in `masked` are left to their mask.
+pub(crate) fn redactions(
+    places: &[PathBuf],
+    masked: &[PathBuf],
+    private: Option<&Path>,
+) -> Redactions {
+    let mut out = Redactions::default();
+    for place in places {
+        let Some(dir_name) = place.file_name() else {
+            continue;
+        };
+        let Ok(entries) = std::fs::read_dir(place) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(keys) = secret_keys_of(dir_name.as_bytes(), name.as_bytes()) else {
+                continue;
+            };
+            let path = e.path();
+            // A symbolic link points outside the shown places (hidden), or
+            // at a file judged on its own.
+            if !e.file_type().is_ok_and(|t| t.is_file())
+                || masked.iter().any(|m| path.starts_with(m))
+            {
+                continue;
+            }
+            let text = std::fs::metadata(&path)
+                .ok()
+                .filter(|m| m.len() <= LARGEST)
+                .and_then(|_| std::fs::read(&path).ok())
+                .and_then(|b| String::from_utf8(b).ok());
+            let copy = match text.as_deref().map(|t| (t, redacted(t, keys))) {
+                // Nothing secret in it: shown as it is.
+                Some((t, Some(r))) if r == t => continue,
+                Some((_, Some(r))) => private.and_then(|dir| keep_copy(dir, &path, &r)),
+                _ => None,
+            };
+            match copy {
+                Some(c) => out.shown.push((path, c)),
+                None => out.hidden.push(path),
+            }
+        }
+    }
+    out
+}
+
+/// Writes `text` as the copy of `path` in `dir` (owner-only), replacing any
+/// earlier copy at once unless it already holds `text`; `None` when it
+/// cannot.
+fn keep_copy(dir: &Path, path: &Path, text: &str) -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    use std::io::Write;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut h);
+    let copy = dir.join(format!("redacted-{:016x}", h.finish()));
+    // The same copy as last time: kept (no new file per run).
+    if std::fs::read(&copy).is_ok_and(|old| old == text.as_bytes()) {
+        return Some(copy);
+    }
+    let tmp = copy.with_extension(format!("tmp{}", std::process::id()));
+    let written = std::fs::create_dir_all(dir).and_then(|()| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        std::fs::rename(&tmp, &copy)
+    });
+    match written {
+        Ok(()) => Some(copy),
+        Err(e) => {
+            tracing::debug!(path = %path.display(), "no redacted copy: {e}");
+            let _ = std::fs::remove_file(&tmp);
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_left_out_of_the_copy_and_a_plain_config_is_left_alone() {
+        let base = tempfile::tempdir().unwrap();
+        let base = base.path().canonicalize().unwrap();
+        let (cargo, cabal, private) = (base.join(".cargo"), base.join(".cabal"), base.join("p"));
+        std::fs::create_dir_all(&cargo).unwrap();
+        std::fs::create_dir_all(&cabal).unwrap();
+        std::fs::write(
+            cargo.join("config.toml"),
+            "[registry]\ntoken = \"CANARY\"\n[alias]\nb = \"build\"\n",
+        )
+        .unwrap();
+        std::fs::write(cabal.join("config"), "jobs: 4\n").unwrap();
+        let r = redactions(&[cargo.clone(), cabal.clone()], &[], Some(&private));
+        assert_eq!(r.hidden, Vec::<PathBuf>::new());
+        assert_eq!(r.shown.len(), 1);
+        let (file, copy) = &r.shown[0];
+        assert_eq!(file, &cargo.join("config.toml"));
+        assert_eq!(
+            std::fs::read_to_string(copy).unwrap(),
+            "[registry]\n[alias]\nb = \"build\"\n"
+        );
+        // No private directory: hidden whole.
+        let r = redactions(std::slice::from_ref(&cargo), &[], None);
+        assert_eq!(r.hidden, [cargo.join("config.toml")]);
+        // A multi-line string: hidden whole.
+        std::fs::write(cargo.join("config"), "token = \"\"\"\nCANARY\n\"\"\"\n").unwrap();
+        std::fs::remove_file(cargo.join("config.toml")).unwrap();
+        let r = redactions(std::slice::from_ref(&cargo), &[], Some(&private));
+        assert_eq!(r.hidden, [cargo.join("config")]);
+    }
+}
