@@ -523,16 +523,7 @@ fn resolve(path: &Path) -> PathBuf {
     if let Ok(real) = std::fs::canonicalize(path) {
         return real;
     }
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
+    let out = toolgate_core::path_text::lexical(path);
     // The deepest existing ancestor, with its links followed.
     let mut base = out.clone();
     let mut tail = Vec::new();
