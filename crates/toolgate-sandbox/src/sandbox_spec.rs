@@ -26,7 +26,7 @@ use crate::child::{CHILD_ARG, ChildArgs};
 use crate::exit_report::ExitReport;
 use crate::scan::{Inodes, SCAN_LIMIT, scan_place, scan_tree};
 use crate::stage::{OverlayMounts, Staging};
-use crate::system_view::hidden_from_others;
+use crate::system_view::{KERNEL_LEVELS, hidden_from_others, private_dirs_within};
 use crate::{SandboxError, Support};
 
 /// The bubblewrap options every confined command gets: new user, PID, IPC,
@@ -322,6 +322,11 @@ impl SandboxSpec {
         let system = hidden_from_others(&needed, &skipped, self.scan_cache.as_deref());
         notes.extend(system.notes);
         masked.extend(system.masked);
+        masked.extend(
+            private_dirs_within(Path::new("/sys"), KERNEL_LEVELS)
+                .into_iter()
+                .filter(|p| !needed.iter().any(|n| n.starts_with(p))),
+        );
         let home_for_facts = home
             .clone()
             .unwrap_or_else(|| PathBuf::from("/nonexistent"));

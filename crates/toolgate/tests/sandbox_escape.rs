@@ -778,6 +778,42 @@ fn what_the_flake_direnv_loads_imports_does_not_land_nor_a_shell_nix_below() {
 }
 
 #[test]
+fn the_kernels_private_file_systems_are_unreadable_as_root() {
+    // tracefs (`/sys/kernel/tracing`) and debugfs are mounted for root
+    // alone (mode 0700); inside the sandbox root still owns them, so their
+    // trace buffers and kernel addresses were readable.
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY of the test itself: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: an ordinary user cannot open them anyway");
+        return;
+    }
+    let private: Vec<&str> = ["/sys/kernel/tracing", "/sys/kernel/debug", "/sys/fs/bpf"]
+        .into_iter()
+        .filter(|d| {
+            std::fs::metadata(d).is_ok_and(|m| {
+                m.permissions().mode() & 0o005 != 0o005
+                    && std::fs::read_dir(d).is_ok_and(|mut r| r.next().is_some())
+            })
+        })
+        .collect();
+    if private.is_empty() {
+        eprintln!("no private kernel file system with entries on this machine");
+        return;
+    }
+    let e = env();
+    let script: String = private
+        .iter()
+        .map(|d| format!("echo {d}: $(ls -A {d} 2>/dev/null | wc -l); "))
+        .collect();
+    let text = drive(&e, &format!("{script}echo tried"), &[]);
+    assert!(text.contains("tried"), "{text}");
+    for d in private {
+        assert!(text.contains(&format!("{d}: 0")), "{d} was listed: {text}");
+    }
+}
+
+#[test]
 fn root_only_system_files_beyond_the_tables_entries_are_unreadable_as_root() {
     // SAFETY of the test itself: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {

@@ -228,3 +228,26 @@ fn the_walked_directories_are_absolute_and_distinct() {
         assert!(WALKED[..i].iter().all(|(q, _)| q != p));
     }
 }
+
+#[test]
+fn private_directories_two_levels_down_are_found_and_not_entered() {
+    let t = tempfile::tempdir().unwrap();
+    let sys = t.path().join("sys");
+    for d in [
+        "kernel/tracing/events",
+        "kernel/mm",
+        "fs/bpf",
+        "devices/a/b",
+    ] {
+        std::fs::create_dir_all(sys.join(d)).unwrap();
+    }
+    file(&sys.join("kernel/notes"), 0o400);
+    chmod(&sys.join("kernel/tracing"), 0o700);
+    chmod(&sys.join("devices/a/b"), 0o700);
+    chmod(&sys.join("fs/bpf"), 0o700);
+    assert_eq!(
+        private_dirs_within(&sys, 2),
+        [sys.join("fs/bpf"), sys.join("kernel/tracing")],
+        "files are not covered, nor what lies deeper"
+    );
+}
