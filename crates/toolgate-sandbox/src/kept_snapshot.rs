@@ -11,21 +11,13 @@ use std::sync::Arc;
 
 use toolgate_paths::credential::{CredentialInodes, DirStamp};
 
-use crate::scan::writer_id;
-
-/// How recent (nanoseconds) a directory's change may be for a snapshot that
-/// looked into it to be kept: a change in the same clock tick as the read
-/// would leave the stamp as it was. Two seconds, coarser than any file
-/// system's timestamps.
-const RACY_WINDOW: i128 = 2_000_000_000;
+use crate::scan::{RACY_WINDOW, Stamp};
 
 /// A stamp as kept: device, inode, modification and change time.
 type KeptStamp = (u64, u64, (i64, i64), (i64, i64));
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Kept {
-    /// Which program wrote it (another build may judge names differently).
-    writer: String,
     home: PathBuf,
     roots: Vec<PathBuf>,
     files: Vec<(u64, u64, PathBuf)>,
@@ -67,10 +59,8 @@ fn kept_path(dir: &Path, home: &Path, roots: &[&Path]) -> PathBuf {
 }
 
 fn load(path: &Path, home: &Path, roots: &[&Path]) -> Option<CredentialInodes> {
-    let bytes = std::fs::read(path).ok()?;
-    let kept: Kept = postcard::from_bytes(&bytes).ok()?;
-    let same = kept.writer == writer_id()
-        && kept.home == home
+    let kept: Kept = crate::kept::load(path)?;
+    let same = kept.home == home
         && kept
             .roots
             .iter()
@@ -97,17 +87,16 @@ fn load(path: &Path, home: &Path, roots: &[&Path]) -> Option<CredentialInodes> {
 /// Whether a directory the snapshot read changed within [`RACY_WINDOW`] of
 /// `now` (nanoseconds since the epoch).
 fn racy(snapshot: &CredentialInodes, now: i128) -> bool {
-    let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
-    snapshot.looked_into().iter().any(|(_, s)| {
-        s.is_some_and(|s| ns(s.mtime) >= now - RACY_WINDOW || ns(s.ctime) >= now - RACY_WINDOW)
-    })
+    snapshot
+        .looked_into()
+        .iter()
+        .any(|(_, s)| s.is_some_and(|s| Stamp::from(s).racy(now, Some(RACY_WINDOW))))
 }
 
 /// Keeps `snapshot` at `path`, whole or not at all; a failure only means the
 /// next process takes it again.
 fn keep(path: &Path, home: &Path, roots: &[&Path], snapshot: &CredentialInodes) {
     let kept = Kept {
-        writer: writer_id(),
         home: home.to_path_buf(),
         roots: roots.iter().map(|r| r.to_path_buf()).collect(),
         files: snapshot
@@ -120,16 +109,7 @@ fn keep(path: &Path, home: &Path, roots: &[&Path], snapshot: &CredentialInodes) 
             .map(|(p, s)| (p.clone(), s.map(|s| (s.dev, s.ino, s.mtime, s.ctime))))
             .collect(),
     };
-    let written = postcard::to_allocvec(&kept).ok().and_then(|bytes| {
-        let dir = path.parent()?;
-        std::fs::create_dir_all(dir).ok()?;
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, bytes).ok()?;
-        std::fs::rename(&tmp, path).ok()
-    });
-    if written.is_none() {
-        tracing::debug!(path = %path.display(), "the credential snapshot was not kept");
-    }
+    crate::kept::keep(path, &kept);
 }
 
 #[cfg(test)]

@@ -81,6 +81,7 @@
 mod child;
 mod detect;
 mod exit_report;
+mod kept;
 mod kept_snapshot;
 pub mod proxy;
 mod redact;

@@ -44,6 +44,17 @@ pub(crate) struct Stamp {
     ctime: (i64, i64),
 }
 
+impl From<toolgate_paths::credential::DirStamp> for Stamp {
+    fn from(s: toolgate_paths::credential::DirStamp) -> Stamp {
+        Stamp {
+            dev: s.dev,
+            ino: s.ino,
+            mtime: s.mtime,
+            ctime: s.ctime,
+        }
+    }
+}
+
 impl Stamp {
     pub(crate) fn of(m: &std::fs::Metadata) -> Stamp {
         Stamp {
@@ -87,21 +98,8 @@ struct RootCache {
 /// hook's `sandbox exec`, would otherwise walk every tree whole each time).
 #[derive(serde::Serialize, serde::Deserialize)]
 struct StoredCache {
-    /// Which program wrote it (its version, and its executable's size and
-    /// time): another build may judge names differently, so its walks are
-    /// not reused.
-    writer: String,
     root: PathBuf,
     cache: RootCache,
-}
-
-/// The running program's identity for [`StoredCache::writer`].
-pub(crate) fn writer_id() -> String {
-    let exe = std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .map(|m| format!("{}:{}:{}", m.len(), m.mtime(), m.mtime_nsec()))
-        .unwrap_or_default();
-    format!("{}:{exe}", env!("CARGO_PKG_VERSION"))
 }
 
 /// Where `root`'s cache is kept in `dir`.
@@ -115,29 +113,18 @@ fn stored_path(dir: &Path, root: &Path) -> PathBuf {
 /// `root`'s cache from `dir`, when one is there, readable, and written by
 /// this program for this root.
 fn load_stored(dir: &Path, root: &Path) -> Option<RootCache> {
-    let bytes = std::fs::read(stored_path(dir, root)).ok()?;
-    let stored: StoredCache = postcard::from_bytes(&bytes).ok()?;
-    (stored.root == root && stored.writer == writer_id()).then_some(stored.cache)
+    let stored: StoredCache = crate::kept::load(&stored_path(dir, root))?;
+    (stored.root == root).then_some(stored.cache)
 }
 
 /// Keeps `root`'s cache in `dir` (whole or not at all). A failure only
 /// means the next process walks again.
 fn store(dir: &Path, root: &Path, cache: RootCache) -> RootCache {
     let stored = StoredCache {
-        writer: writer_id(),
         root: root.to_path_buf(),
         cache,
     };
-    let written = postcard::to_allocvec(&stored).ok().and_then(|bytes| {
-        std::fs::create_dir_all(dir).ok()?;
-        let path = stored_path(dir, root);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, bytes).ok()?;
-        std::fs::rename(&tmp, &path).ok()
-    });
-    if written.is_none() {
-        tracing::debug!(root = %root.display(), "the scan of the root was not kept on disk");
-    }
+    crate::kept::keep(&stored_path(dir, root), &stored);
     stored.cache
 }
 
@@ -567,9 +554,8 @@ mod tests {
         );
         // Kept by another program (another build): not trusted.
         let path = stored_path(kept.path(), &root);
-        let mut stored: StoredCache = postcard::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
-        stored.writer = "another".into();
-        std::fs::write(&path, postcard::to_allocvec(&stored).unwrap()).unwrap();
+        let stored: StoredCache = crate::kept::load(&path).unwrap();
+        assert!(crate::kept::keep_as_another_build(&path, &stored));
         assert_eq!(walk(&root).1, 4);
         // Unreadable: walked again.
         std::fs::write(&path, b"not a cache").unwrap();

@@ -28,7 +28,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::scan::{RACY_WINDOW, SCAN_LIMIT, Stamp, writer_id};
+use crate::scan::{RACY_WINDOW, SCAN_LIMIT, Stamp};
 
 /// The shown directories walked for what others may not read, and why.
 pub const WALKED: &[(&str, &str)] = &[
@@ -79,12 +79,10 @@ struct Readings {
     dirs: HashMap<PathBuf, DirReading>,
 }
 
-/// The readings as kept on disk, with the program that wrote them and for
-/// which user (what a user cannot list is hidden whole, so another user's
-/// walk differs).
+/// The readings as kept on disk, with the user they are for (what a user
+/// cannot list is hidden whole, so another user's walk differs).
 #[derive(serde::Serialize, serde::Deserialize)]
 struct StoredReadings {
-    writer: String,
     euid: u32,
     readings: Readings,
 }
@@ -102,29 +100,18 @@ fn stored_path(dir: &Path) -> PathBuf {
 }
 
 fn load(dir: &Path) -> Option<Readings> {
-    let bytes = std::fs::read(stored_path(dir)).ok()?;
-    let stored: StoredReadings = postcard::from_bytes(&bytes).ok()?;
-    (stored.writer == writer_id() && stored.euid == euid()).then_some(stored.readings)
+    let stored: StoredReadings = crate::kept::load(&stored_path(dir))?;
+    (stored.euid == euid()).then_some(stored.readings)
 }
 
 /// Keeps the readings on disk (whole or not at all); a failure only costs
 /// the next process a walk.
 fn keep(dir: &Path, readings: Readings) -> Readings {
     let stored = StoredReadings {
-        writer: writer_id(),
         euid: euid(),
         readings,
     };
-    let written = postcard::to_allocvec(&stored).ok().and_then(|bytes| {
-        std::fs::create_dir_all(dir).ok()?;
-        let path = stored_path(dir);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, bytes).ok()?;
-        std::fs::rename(&tmp, &path).ok()
-    });
-    if written.is_none() {
-        tracing::debug!("the system view's readings were not kept on disk");
-    }
+    crate::kept::keep(&stored_path(dir), &stored);
     stored.readings
 }
 
