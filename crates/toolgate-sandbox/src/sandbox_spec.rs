@@ -26,7 +26,7 @@ use crate::child::{CHILD_ARG, ChildArgs};
 use crate::exit_report::ExitReport;
 use crate::scan::{Inodes, SCAN_LIMIT, scan_place, scan_tree};
 use crate::stage::{OverlayMounts, Staging};
-use crate::system_view::{KERNEL_LEVELS, hidden_from_others, private_dirs_within};
+use crate::system_view::{hidden_from_others, private_mounts_within};
 use crate::{SandboxError, Support};
 
 /// The bubblewrap options every confined command gets: new user, PID, IPC,
@@ -323,7 +323,7 @@ impl SandboxSpec {
         notes.extend(system.notes);
         masked.extend(system.masked);
         masked.extend(
-            private_dirs_within(Path::new("/sys"), KERNEL_LEVELS)
+            private_mounts_within(Path::new("/sys"))
                 .into_iter()
                 .filter(|p| !needed.iter().any(|n| n.starts_with(p))),
         );

@@ -23,7 +23,7 @@
 //! [`SYSTEM_TOP`]: crate::sandbox_spec::SYSTEM_TOP
 
 use std::collections::HashMap;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -290,42 +290,60 @@ fn walk(
     hidden
 }
 
-/// How many levels of `/sys` are looked at for directories others may not
-/// open: the kernel's private file systems are mounted there (`tracefs` at
-/// `/sys/kernel/tracing`, `debugfs` at `/sys/kernel/debug`, `bpf` at
-/// `/sys/fs/bpf`), two levels down. Its files are not walked: thousands of
-/// root-only attributes (7,352 of 15,134 entries on this project's machine)
-/// would cost more covers than a run can take.
-pub(crate) const KERNEL_LEVELS: usize = 2;
+/// The file systems mounted below `top` whose root others may not open:
+/// under `/sys`, the kernel's private ones (`tracefs` at
+/// `/sys/kernel/tracing`, `debugfs`, `bpf`, `pstore`), mounted for root
+/// alone. They are found in the mount table, not by walking: `/sys` holds
+/// thousands of entries (15,134 on this project's machine, 7,352 of them
+/// root-only attributes — more covers than a run can take — in directories
+/// the kernel makes open to all), and a listing of two levels cost 0.4 ms a
+/// run against a few `stat`s of its mount points.
+pub(crate) fn private_mounts_within(top: &Path) -> Vec<PathBuf> {
+    let Ok(table) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = mount_points(&table)
+        .filter(|p| p.starts_with(top) && p != top)
+        .filter(|p| {
+            std::fs::metadata(p)
+                .is_ok_and(|m| m.is_dir() && !others_may_read(m.permissions().mode(), true))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
 
-/// The directories at most `levels` below `top` that others may not open,
-/// not descending into them: the kernel's private file systems under `/sys`
-/// ([`KERNEL_LEVELS`]).
-pub(crate) fn private_dirs_within(top: &Path, levels: usize) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut here = vec![top.to_path_buf()];
-    for _ in 0..levels {
-        let mut next = Vec::new();
-        for dir in here {
-            let Ok(listing) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in listing.flatten() {
-                let Ok(meta) = entry.metadata() else { continue };
-                if !meta.is_dir() {
-                    continue;
+/// The mount points of a `/proc/self/mountinfo` text (its fifth field, with
+/// the kernel's octal escapes of space, tab, newline and backslash undone).
+fn mount_points(table: &str) -> impl Iterator<Item = PathBuf> + '_ {
+    table.lines().filter_map(|line| {
+        let field = line.split(' ').nth(4)?;
+        let mut bytes = Vec::with_capacity(field.len());
+        let raw = field.as_bytes();
+        let mut i = 0;
+        while i < raw.len() {
+            // `\ooo`, at most `\377`: anything else is taken as it is.
+            let octal = raw
+                .get(i + 1..i + 4)
+                .filter(|d| raw[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)))
+                .and_then(|d| {
+                    let value = d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
+                    u8::try_from(value).ok()
+                });
+            match octal {
+                Some(byte) => {
+                    bytes.push(byte);
+                    i += 4;
                 }
-                if others_may_read(meta.permissions().mode(), true) {
-                    next.push(entry.path());
-                } else {
-                    out.push(entry.path());
+                None => {
+                    bytes.push(raw[i]);
+                    i += 1;
                 }
             }
         }
-        here = next;
-    }
-    out.sort();
-    out
+        Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+    })
 }
 
 /// Hides every entry of the private directory `dir` but the way down to

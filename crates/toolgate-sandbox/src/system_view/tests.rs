@@ -230,24 +230,37 @@ fn the_walked_directories_are_absolute_and_distinct() {
 }
 
 #[test]
-fn private_directories_two_levels_down_are_found_and_not_entered() {
-    let t = tempfile::tempdir().unwrap();
-    let sys = t.path().join("sys");
-    for d in [
-        "kernel/tracing/events",
-        "kernel/mm",
-        "fs/bpf",
-        "devices/a/b",
-    ] {
-        std::fs::create_dir_all(sys.join(d)).unwrap();
-    }
-    file(&sys.join("kernel/notes"), 0o400);
-    chmod(&sys.join("kernel/tracing"), 0o700);
-    chmod(&sys.join("devices/a/b"), 0o700);
-    chmod(&sys.join("fs/bpf"), 0o700);
+fn mount_points_are_read_from_the_table_with_its_escapes_undone() {
+    let table = "\
+22 1 0:21 / /sys rw,nosuid - sysfs sysfs rw
+40 22 0:12 / /sys/kernel/tracing rw - tracefs none rw
+41 22 0:30 / /mnt/with\\040space\\134and\\011tab rw - tmpfs x rw
+42 22 0:31 / /mnt/not\\777octal\\ rw - tmpfs x rw
+bad line
+";
+    let points: Vec<PathBuf> = mount_points(table).collect();
     assert_eq!(
-        private_dirs_within(&sys, 2),
-        [sys.join("fs/bpf"), sys.join("kernel/tracing")],
-        "files are not covered, nor what lies deeper"
+        points,
+        [
+            PathBuf::from("/sys"),
+            PathBuf::from("/sys/kernel/tracing"),
+            PathBuf::from("/mnt/with space\\and\ttab"),
+            PathBuf::from("/mnt/not\\777octal\\"),
+        ]
     );
+}
+
+#[test]
+fn the_kernels_private_mounts_are_found_below_sys_only() {
+    // On this machine, whatever it mounts: every point found is below /sys,
+    // a directory, and closed to others; /sys itself is never one.
+    for p in private_mounts_within(Path::new("/sys")) {
+        assert!(p.starts_with("/sys") && p != Path::new("/sys"), "{p:?}");
+        let m = std::fs::metadata(&p).unwrap();
+        assert!(
+            m.is_dir() && !others_may_read(m.permissions().mode(), true),
+            "{p:?}"
+        );
+    }
+    assert!(private_mounts_within(Path::new("/nonexistent-top")).is_empty());
 }
