@@ -808,6 +808,29 @@ fn a_root_only_file_in_the_packaged_system_directories_is_unreadable_as_root() {
 }
 
 #[test]
+fn a_flake_use_flake_names_by_its_directory_does_not_land() {
+    // `use flake ./infra` and `use flake path:./ops#dev` load the flake in
+    // that directory, not the one beside `.envrc` (found rereading the
+    // change: both landed and ran their shellHook at the next `cd`).
+    let e = env();
+    e.write(e.ws.join(".envrc"), "use flake ./infra\n");
+    e.write(e.ws.join("sub/.envrc"), "use_flake path:../ops#dev\n");
+    e.write(e.ws.join("infra/flake.nix"), "# as it was\n");
+    e.write(e.ws.join("ops/flake.nix"), "# as it was\n");
+    let text = drive(
+        &e,
+        "echo '# shellHook' >> infra/flake.nix; echo '# shellHook' >> ops/flake.nix; \
+         echo '# lock' > infra/flake.lock; echo fine > notes.txt; echo tried",
+        &[],
+    );
+    assert!(text.contains("tried"), "{text}");
+    assert_eq!(read(&e.ws.join("infra/flake.nix")), "# as it was\n", "{text}");
+    assert_eq!(read(&e.ws.join("ops/flake.nix")), "# as it was\n", "{text}");
+    assert!(!e.ws.join("infra/flake.lock").exists(), "{text}");
+    assert_eq!(read(&e.ws.join("notes.txt")), "fine\n", "{text}");
+}
+
+#[test]
 fn the_kernels_private_file_systems_are_unreadable_as_root() {
     // tracefs (`/sys/kernel/tracing`) and debugfs are mounted for root
     // alone (mode 0700); inside the sandbox root still owns them, so their
