@@ -206,11 +206,26 @@ fn by_convention(line: &str, base: &Path) -> Vec<PathBuf> {
             .replacen("layout_", "layout ", 1),
         [] => return Vec::new(),
     };
+    // `use flake ./infra`, `use_flake path:../ops#dev`: the installable's
+    // path is the directory the flake is loaded from.
+    let argument = if words.first() == Some(&"use") {
+        words.get(2)
+    } else {
+        words.get(1)
+    };
+    let flake_dir = match argument {
+        Some(arg) if directive == "use flake" && !arg.starts_with('-') => {
+            let path = arg.strip_prefix("path:").unwrap_or(arg);
+            let path = path.split('#').next().unwrap_or_default();
+            base.join(path)
+        }
+        _ => base.to_path_buf(),
+    };
     DIRENV_CONVENTIONS
         .iter()
         .filter(|(d, _, _)| *d == directive)
         .flat_map(|(_, files, dirs)| files.iter().chain(dirs.iter()))
-        .map(|p| lexical(&base.join(p)))
+        .map(|p| lexical(&flake_dir.join(p)))
         .collect()
 }
 

@@ -824,7 +824,11 @@ fn a_flake_use_flake_names_by_its_directory_does_not_land() {
         &[],
     );
     assert!(text.contains("tried"), "{text}");
-    assert_eq!(read(&e.ws.join("infra/flake.nix")), "# as it was\n", "{text}");
+    assert_eq!(
+        read(&e.ws.join("infra/flake.nix")),
+        "# as it was\n",
+        "{text}"
+    );
     assert_eq!(read(&e.ws.join("ops/flake.nix")), "# as it was\n", "{text}");
     assert!(!e.ws.join("infra/flake.lock").exists(), "{text}");
     assert_eq!(read(&e.ws.join("notes.txt")), "fine\n", "{text}");
