@@ -325,6 +325,12 @@ fn always_for_curl_to_a_public_url_does_not_allow_the_cloud_metadata_service() {
             "curl http://METADATA.google.internal./computeMetadata/v1/",
             "curl http://100.100.100.200/latest/meta-data/ram/security-credentials/",
             "curl https://example.com/x http://169.254.169.254/",
+            // The host is a public name but the connection goes to the
+            // service (found rereading the change).
+            "curl --resolve example.com:80:169.254.169.254 http://example.com/latest/meta-data/",
+            "curl --connect-to ::169.254.169.254: http://example.com/latest/meta-data/",
+            "curl -x http://169.254.169.254 http://example.com/latest/meta-data/",
+            "curl --proxy 169.254.169.254:80 http://example.com/latest/meta-data/",
         ],
     );
     assert_always_is_exact(
@@ -356,6 +362,11 @@ fn always_for_chmod_x_does_not_allow_the_set_user_id_bit() {
             "chmod u+x,u+s run.sh",
             "chmod -R u+s bin",
             "chmod --reference=/usr/bin/passwd run.sh",
+            // More spellings of the same bit (found rereading the change).
+            "chmod =4755 run.sh",
+            "chmod u=rwxs,go=rx run.sh",
+            "chmod 0004755 run.sh",
+            "chmod -v ug+s run.sh",
         ],
     );
 }
