@@ -44,9 +44,26 @@ pub(crate) fn raised(name: &str, risk: Risk, args: &[Word]) -> Option<(Risk, Str
 fn grants_privilege(name: &str, args: &[Word]) -> bool {
     let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
     match name {
-        "chmod" => texts
-            .iter()
-            .any(|t| t.starts_with("--reference") || (!t.starts_with("--") && mode_grants(t))),
+        "chmod" => {
+            // `chmod [OPTION]... MODE[,MODE]... FILE...`: the first word
+            // that is not an option is the mode; `--reference` copies a
+            // mode it does not show.
+            if texts.iter().any(|t| t.starts_with("--reference")) {
+                return true;
+            }
+            let mut after_options = false;
+            let mode = texts.iter().find(|t| {
+                if after_options {
+                    return true;
+                }
+                if **t == "--" {
+                    after_options = true;
+                    return false;
+                }
+                !(t.starts_with("--") || is_chmod_flag(t))
+            });
+            mode.is_some_and(|m| mode_grants(m))
+        }
         "install" | "mkdir" | "mknod" | "mkfifo" => {
             let mut next_is_mode = false;
             texts.iter().any(|t| {
@@ -67,22 +84,58 @@ fn grants_privilege(name: &str, args: &[Word]) -> bool {
     }
 }
 
-/// Whether a mode argument sets the set-user-ID or set-group-ID bit: a
-/// numeric mode whose fourth-from-last digit has 4 or 2, or a symbolic
-/// clause that adds or sets `s`.
+/// `chmod`'s short options (`-R`, `-v`, `-c`, `-f`, and bundles such as
+/// `-Rv`); any other word starting with `-` is a mode (`-w`, `-x`).
+fn is_chmod_flag(word: &str) -> bool {
+    word.strip_prefix('-')
+        .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b"Rcfv".contains(&b)))
+}
+
+/// Whether a mode argument may set the set-user-ID or set-group-ID bit:
+/// every mode that is not proved plain ([`mode_is_plain`]).
 fn mode_grants(mode: &str) -> bool {
-    if !mode.is_empty() && mode.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-        let digits = mode.trim_start_matches('0');
-        if digits.len() >= 4 {
-            let special = digits.as_bytes()[digits.len() - 4] - b'0';
-            return special & 0o6 != 0;
-        }
-        return false;
+    !mode_is_plain(mode)
+}
+
+/// Whether a mode (chmod(1)'s grammar: an octal number, or clauses
+/// `[ugoa]*([-+=]([rwxXst]*|[ugo]|[0-7]+))+` separated by commas) is proved
+/// to set neither the set-user-ID nor the set-group-ID bit. What the grammar
+/// does not describe is not proved (a mode chmod refuses is harmless, but a
+/// spelling this reading missed would not be).
+fn mode_is_plain(mode: &str) -> bool {
+    let octal_plain = |digits: &str| u32::from_str_radix(digits, 8).is_ok_and(|v| v & 0o6000 == 0);
+    if !mode.is_empty() && mode.bytes().all(|b| b.is_ascii_digit()) {
+        return octal_plain(mode);
     }
-    mode.split(',').any(|clause| {
-        clause
-            .find(['+', '='])
-            .is_some_and(|at| clause[at..].contains('s'))
+    mode.split(',').all(|clause| {
+        let actions = clause.trim_start_matches(['u', 'g', 'o', 'a']);
+        if actions.is_empty() {
+            return false;
+        }
+        // Each action: an operator, then what it applies.
+        let mut rest = actions;
+        while let Some(op) = rest.chars().next() {
+            if !matches!(op, '-' | '+' | '=') {
+                return false;
+            }
+            let body_end = rest[1..]
+                .find(['-', '+', '='])
+                .map_or(rest.len(), |i| i + 1);
+            let body = &rest[1..body_end];
+            let plain = if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) {
+                op == '-' || octal_plain(body)
+            } else if matches!(body, "u" | "g" | "o") {
+                // Copies read, write and execute bits only.
+                true
+            } else {
+                body.bytes().all(|b| b"rwxXst".contains(&b)) && (op == '-' || !body.contains('s'))
+            };
+            if !plain {
+                return false;
+            }
+            rest = &rest[body_end..];
+        }
+        true
     })
 }
 
@@ -93,11 +146,47 @@ mod tests {
     #[test]
     fn modes_that_grant_privilege() {
         for m in [
-            "u+s", "+s", "g+s", "ug+xs", "a=rwxs", "4755", "2755", "6755", "04755", "u+x,u+s",
+            "u+s",
+            "+s",
+            "g+s",
+            "ug+xs",
+            "a=rwxs",
+            "4755",
+            "2755",
+            "6755",
+            "04755",
+            "u+x,u+s",
+            "=4755",
+            "+4000",
+            "u=rwxs,go=rx",
+            "0004755",
+            "u+x+s",
+            "u-x+s",
+            "u+z",
+            "",
+            "8755",
+            "u",
+            ",",
         ] {
             assert!(mode_grants(m), "{m}");
         }
-        for m in ["+x", "755", "0755", "1777", "u-s", "a+rwx", "644", "o+t"] {
+        for m in [
+            "+x",
+            "755",
+            "0755",
+            "1777",
+            "u-s",
+            "a+rwx",
+            "644",
+            "o+t",
+            "=755",
+            "-4000",
+            "g=u",
+            "u=rwx,go=rx",
+            "a-st",
+            "+X",
+            "u+x-w",
+        ] {
             assert!(!mode_grants(m), "{m}");
         }
     }
