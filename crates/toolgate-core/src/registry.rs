@@ -242,7 +242,7 @@ impl ToolSet {
             .filter(|n| visible(n))
             .filter_map(|name| {
                 self.active(&name).map(|t| CatalogueEntry {
-                    spec: t.handler.spec().clone(),
+                    spec: Arc::clone(t.handler.spec()),
                     name,
                     id: t.id,
                 })
@@ -273,8 +273,8 @@ pub struct CatalogueEntry {
     pub name: String,
     /// The registration identity advertised.
     pub id: u64,
-    /// The definition.
-    pub spec: ToolSpec,
+    /// The definition (shared with the registration).
+    pub spec: Arc<ToolSpec>,
 }
 
 /// What the model was shown, with identities for stale detection. Cheap to

@@ -286,8 +286,9 @@ impl PreparedCall {
 
 /// A tool with its types erased, as the registry holds it.
 pub trait ToolHandler: Send + Sync {
-    /// The advertised definition.
-    fn spec(&self) -> &ToolSpec;
+    /// The advertised definition, shared so that a catalogue holds it without
+    /// copying its schemas.
+    fn spec(&self) -> &Arc<ToolSpec>;
 
     /// Decodes the input and computes the intent. Nothing runs.
     fn prepare(&self, input: &Value, location: &Location) -> Result<PreparedCall, PrepareError>;
@@ -371,18 +372,20 @@ impl<O: JsonSchema> OutputValidator<O> {
 
 struct TypedHandler<T: Tool> {
     tool: Arc<T>,
-    spec: OnceLock<ToolSpec>,
+    spec: OnceLock<Arc<ToolSpec>>,
     validator: Arc<OutputValidator<T::Output>>,
 }
 
 impl<T: Tool> ToolHandler for TypedHandler<T> {
-    fn spec(&self) -> &ToolSpec {
-        self.spec.get_or_init(|| ToolSpec {
-            description: self.tool.description(),
-            traits: self.tool.traits(),
-            input_schema: schema_value::<T::Input>(),
-            output_schema: schema_value::<T::Output>(),
-            action: self.tool.action().map(str::to_string),
+    fn spec(&self) -> &Arc<ToolSpec> {
+        self.spec.get_or_init(|| {
+            Arc::new(ToolSpec {
+                description: self.tool.description(),
+                traits: self.tool.traits(),
+                input_schema: schema_value::<T::Input>(),
+                output_schema: schema_value::<T::Output>(),
+                action: self.tool.action().map(str::to_string),
+            })
         })
     }
 

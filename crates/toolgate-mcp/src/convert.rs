@@ -216,7 +216,7 @@ mod tests {
         let entry = CatalogueEntry {
             name: "read".into(),
             id: 1,
-            spec: spec(ToolTraits::read_only(), json!({"type": "object"})),
+            spec: Arc::new(spec(ToolTraits::read_only(), json!({"type": "object"}))),
         };
         let v = wire(&mcp_tool(&entry));
         assert_eq!(v["name"], "read");
@@ -238,7 +238,7 @@ mod tests {
         let entry = CatalogueEntry {
             name: "bash".into(),
             id: 1,
-            spec: spec(traits, json!({"type": "string"})),
+            spec: Arc::new(spec(traits, json!({"type": "string"}))),
         };
         let v = wire(&mcp_tool(&entry));
         assert_eq!(v["annotations"]["readOnlyHint"], false);
@@ -265,7 +265,7 @@ mod tests {
             let entry = CatalogueEntry {
                 name: "stat".into(),
                 id: 1,
-                spec: spec(traits, output.clone()),
+                spec: Arc::new(spec(traits, output.clone())),
             };
             let v = wire(&mcp_tool(&entry));
             assert_eq!(v["annotations"]["readOnlyHint"], true);

@@ -228,13 +228,13 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Tap<R> {
 struct UpstreamTool {
     exposed: String,
     upstream_name: String,
-    spec: ToolSpec,
+    spec: Arc<ToolSpec>,
     read_only: bool,
     peer: Peer<RoleClient>,
 }
 
 impl ToolHandler for UpstreamTool {
-    fn spec(&self) -> &ToolSpec {
+    fn spec(&self) -> &Arc<ToolSpec> {
         &self.spec
     }
 
@@ -646,7 +646,7 @@ impl Gateway {
         UpstreamTool {
             exposed: exposed.to_string(),
             upstream_name: tool.to_string(),
-            spec: ToolSpec {
+            spec: Arc::new(ToolSpec {
                 description: def
                     .get("description")
                     .and_then(Value::as_str)
@@ -659,7 +659,7 @@ impl Gateway {
                 output_schema: def.get("outputSchema").cloned().unwrap_or(Value::Null),
                 traits,
                 action: Some(intent::MCP_ACTION.to_string()),
-            },
+            }),
             read_only,
             peer: upstream.service.peer().clone(),
         }

@@ -105,15 +105,25 @@ pub fn spawn_relay(
         let _presence = presence;
         let mut shown: std::collections::HashMap<i64, tokio::task::JoinHandle<()>> =
             std::collections::HashMap::new();
+        // Kept open between polls: opening the file five times a second cost
+        // more CPU than a served call. Dropped (and opened again) on an error.
+        let mut queue: Option<toolgate_store::AskQueue> = None;
         loop {
             shown.retain(|_, task| !task.is_finished());
             let p = path.clone();
+            let open = queue.take();
             let pending = tokio::task::spawn_blocking(move || {
-                toolgate_store::AskQueue::open(&p).and_then(|q| q.pending())
+                let q = match open {
+                    Some(q) => q,
+                    None => toolgate_store::AskQueue::open(&p)?,
+                };
+                let asks = q.pending()?;
+                Ok::<_, toolgate_store::StoreError>((q, asks))
             })
             .await;
             match pending {
-                Ok(Ok(asks)) => {
+                Ok(Ok((q, asks))) => {
+                    queue = Some(q);
                     for ask in asks {
                         if shown.contains_key(&ask.id) {
                             continue;

@@ -20,13 +20,13 @@ use std::time::Duration;
 use rusqlite::Connection;
 use rusqlite::wal::CheckpointMode;
 
-/// Every this many new WAL pages (2 MiB at the log's 1 KiB pages) the
+/// Every this many new WAL pages (2 MiB at the log's 4 KiB pages) the
 /// background checkpoint is requested.
-const BACKGROUND_PAGES: i32 = 2048;
+const BACKGROUND_PAGES: i32 = 512;
 
-/// WAL size (pages, 8 MiB at 1 KiB) at which the writer finishes the
+/// WAL size (pages, 8 MiB at 4 KiB) at which the writer finishes the
 /// checkpoint so that the WAL starts over.
-const INLINE_PAGES: i32 = 8192;
+const INLINE_PAGES: i32 = 2048;
 
 /// Installs the hook on the writer's connection; returns what the background
 /// thread needs.
