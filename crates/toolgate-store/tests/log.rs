@@ -391,16 +391,60 @@ async fn the_wal_is_checkpointed_and_reused_instead_of_growing() {
     let wal = std::fs::metadata(dir.path().join("events.db-wal"))
         .unwrap()
         .len();
-    // Each commit writes at least three 1 KiB pages (the events leaf, the session
+    // Each commit writes at least three 4 KiB pages (the events leaf, the session
     // index leaf and the head), so a WAL that never started over would hold at
     // least this much. How far below it stays depends on how fast the disk
     // syncs (checkpoints sync).
-    let never_restarted = events * 3 * 1024;
+    let never_restarted = events * 3 * 4096;
     assert!(
         wal < never_restarted,
         "WAL is {wal} bytes after {events} commits"
     );
     assert!(log.verify().unwrap().is_ok());
+}
+
+/// Logs made before the page size went from 1 KiB to 4 KiB keep their pages:
+/// they take events, verify, and are checkpointed as before.
+#[tokio::test]
+async fn a_log_with_the_earlier_one_kib_pages_keeps_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 3).await;
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = DELETE; PRAGMA page_size = 1024; VACUUM; PRAGMA journal_mode = WAL;",
+        )
+        .unwrap();
+        let size: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(size, 1024);
+    }
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    for n in 4..=3000 {
+        assert_eq!(log.submit(event(n)).await.unwrap(), n);
+    }
+    drop(log);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let size: i64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(size, 1024, "an existing log's page size is never changed");
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 3000 });
+}
+
+/// A new log is made with 4 KiB pages (fewer WAL frames per commit).
+#[test]
+fn a_new_log_has_four_kib_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    drop(EventLog::open(&path, Durability::Normal).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let size: i64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(size, 4096);
 }
 
 /// Short processes (`toolgate hook`) append with `append_once`: each is the
