@@ -373,6 +373,9 @@ pub const BACKUP_SUFFIXES: &[(&str, &str)] = &[
     (".copy", "people"),
 ];
 
+/// `.env`, and the start of its variants (`.env.local`, `.env_prod`).
+pub const ENV_PREFIX: &str = ".env";
+
 /// Last suffixes that make an `.env.*` name a template, not a secret
 /// (`.env.example`, `.env.local.sample`).
 pub const ENV_TEMPLATE_SUFFIXES: &[&str] = &["example", "sample", "template", "dist", "defaults"];
@@ -434,6 +437,11 @@ pub fn is_secret_dir_name(name: &[u8]) -> bool {
 /// Whether `name` inside a directory called `parent` is secret by the pair
 /// table (`.docker/config.json`, `keyrings/anything`).
 pub fn is_secret_pair(parent: &[u8], name: &[u8]) -> bool {
+    crate::name_sieve::sieve().may_be_pair_parent(parent) && is_secret_pair_by_table(parent, name)
+}
+
+/// [`is_secret_pair`] against every row, without the sieve.
+fn is_secret_pair_by_table(parent: &[u8], name: &[u8]) -> bool {
     SECRET_PAIRS
         .iter()
         .any(|(d, entry, _)| eq(parent, d) && (*entry == "*" || eq(name, entry)))
@@ -452,6 +460,11 @@ pub fn is_secret_pair(parent: &[u8], name: &[u8]) -> bool {
 /// code later), judged as such by the policy, and the policy's corpus reads
 /// and writes it as an ordinary file otherwise.
 pub fn is_credential_name(name: &[u8]) -> bool {
+    crate::name_sieve::sieve().may_be_secret_name(name) && is_credential_name_by_table(name)
+}
+
+/// [`is_credential_name`] against every row, without the sieve.
+pub(crate) fn is_credential_name_by_table(name: &[u8]) -> bool {
     if is_secret_name_itself(name) {
         return true;
     }
@@ -523,13 +536,13 @@ fn is_secret_name_itself(name: &[u8]) -> bool {
     if shaped {
         return true;
     }
-    let Some(prefix) = name.get(..4) else {
+    let Some(prefix) = name.get(..ENV_PREFIX.len()) else {
         return false;
     };
-    if !eq(prefix, ".env") {
+    if !eq(prefix, ENV_PREFIX) {
         return false;
     }
-    match name.get(4) {
+    match name.get(ENV_PREFIX.len()) {
         None => true,
         Some(c) if c.is_ascii_alphanumeric() => false,
         Some(_) => !is_env_template(name),

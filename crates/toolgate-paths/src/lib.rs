@@ -21,6 +21,7 @@ pub mod credential;
 pub mod git_config_paths;
 pub mod git_dir;
 pub mod home;
+mod name_sieve;
 pub mod named_by;
 pub mod path_text;
 pub mod protected;
