@@ -20,6 +20,9 @@ const WORDS: usize = (1 << LONG_BITS) / 64;
 /// Marks a two-byte key, so that it never equals a three-byte one.
 const SHORT_TAG: u32 = 1 << 24;
 
+/// Bytes of text folded to lower case at a time (on the stack).
+const FOLD_CHUNK: usize = 512;
+
 /// The shortest anchor the filter can hold.
 pub(crate) const MIN_ANCHOR_LEN: usize = 2;
 
@@ -130,21 +133,31 @@ impl AnchorFilter {
         if n < MIN_ANCHOR_LEN {
             return;
         }
-        let fold = |b: u8| u32::from(self.fold[usize::from(b)]);
         let mut report = |at: usize, key: u32| {
             if let Some(ids) = self.lookup(key) {
                 found(at, ids);
             }
         };
-        let mut key = (fold(text[0]) << 8) | fold(text[1]);
-        for (at, &next) in text[2..].iter().enumerate() {
-            key = ((key << 8) | fold(next)) & 0xFF_FFFF;
-            if has(&self.long, hash(key)) {
-                report(at, SHORT_TAG | (key >> 8));
-                report(at, key);
+        // The text is folded a chunk at a time into a buffer (a loop the
+        // compiler vectorises), and each position's key is read from it
+        // afresh: no position's key waits for the one before it.
+        let mut folded = [0u8; FOLD_CHUNK + 2];
+        let mut start = 0;
+        while start + 2 < n {
+            let end = (start + FOLD_CHUNK + 2).min(n);
+            let chunk = &mut folded[..end - start];
+            chunk.copy_from_slice(&text[start..end]);
+            chunk.make_ascii_lowercase();
+            for (i, w) in chunk.windows(3).enumerate() {
+                let key = (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2]);
+                if has(&self.long, hash(key)) {
+                    report(start + i, SHORT_TAG | (key >> 8));
+                    report(start + i, key);
+                }
             }
+            start = end - 2;
         }
-        report(n - 2, SHORT_TAG | (key & 0xFFFF));
+        report(n - 2, SHORT_TAG | self.pair(text[n - 2], text[n - 1]));
     }
 
     /// The bytes of the filter's tables that every position reads.
@@ -161,6 +174,78 @@ mod tests {
         let mut out = Vec::new();
         filter.candidates(text.as_bytes(), |at, ids| out.push((at, ids.to_vec())));
         out
+    }
+
+    /// What `candidates` must report, found the slow way: at each position,
+    /// the anchors whose first two (or three) bytes equal the text's there,
+    /// ignoring ASCII case.
+    fn naive(anchors: &[&[u8]], text: &[u8]) -> Vec<(usize, Vec<usize>)> {
+        let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+        for at in 0..text.len() {
+            // Two-byte anchors and longer ones are reported apart (as the
+            // filter's two keys are), two-byte first.
+            for short in [true, false] {
+                let ids: Vec<usize> = anchors
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| (a.len() == 2) == short)
+                    .filter(|(_, a)| {
+                        let k = a.len().min(3);
+                        text.get(at..at + k)
+                            .is_some_and(|t| t.eq_ignore_ascii_case(&a[..k]))
+                    })
+                    .map(|(id, _)| id)
+                    .collect();
+                if !ids.is_empty() {
+                    out.push((at, ids));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_position_is_reported_as_the_slow_way_finds_it_across_chunk_ends() {
+        let anchors: &[&[u8]] = &[
+            b"SK",
+            b"sk-ant-",
+            b"![",
+            b"<img",
+            b"IGNORE",
+            b"ign",
+            b"\xe2\x80",
+            b"zz",
+        ];
+        let filter = AnchorFilter::new(anchors).unwrap();
+        // A deterministic mix of the anchors' bytes and others, long enough to
+        // cross several chunks, with anchors placed on and around chunk ends.
+        let mut text = Vec::new();
+        let mut x: u32 = 0x1234_5678;
+        let alphabet = b"skSK-ant![<imgIGNOREignzZ \n\xe2\x80\x8b.";
+        while text.len() < 3 * super::FOLD_CHUNK + 7 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            text.push(alphabet[(x >> 16) as usize % alphabet.len()]);
+        }
+        let check = |t: &[u8]| {
+            let mut got = Vec::new();
+            filter.candidates(t, |at, ids| got.push((at, ids.to_vec())));
+            assert_eq!(got, naive(anchors, t), "text of {} bytes", t.len());
+        };
+        // Chunks of positions end at multiples of FOLD_CHUNK: an anchor placed
+        // on and around each end, one text per place.
+        for edge in [super::FOLD_CHUNK, 2 * super::FOLD_CHUNK] {
+            for at in edge - 4..=edge + 4 {
+                for anchor in [&b"<IMg"[..], b"sK"] {
+                    let mut t = text.clone();
+                    t[at..at + anchor.len()].copy_from_slice(anchor);
+                    check(&t);
+                }
+            }
+        }
+        let f = super::FOLD_CHUNK;
+        for len in [2, 3, 4, 5, f + 1, f + 2, f + 3, text.len()] {
+            check(&text[..len]);
+        }
     }
 
     #[test]
