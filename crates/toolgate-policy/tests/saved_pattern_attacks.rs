@@ -426,7 +426,7 @@ fn always_for_curl_to_a_public_url_does_not_allow_services_on_this_machine_or_it
     let saved = always(&fx, "curl https://example.com/x");
     for public in [
         "curl https://example.org/y",
-        "curl api.github.com/zen",
+        "curl https://api.github.com/zen",
         "curl http://93.184.216.34/",
     ] {
         assert!(

@@ -196,7 +196,12 @@ fn npm_config_get_of_a_registry_token_is_a_credential_read_said_as_such() {
     ] {
         for mode in [Mode::Default, Mode::Auto] {
             let out = judge(&w, mode, "bash", json!({ "command": command }));
-            assert_eq!(out.decision, Effect::Deny, "{command} ({mode:?}): {}", out.reason);
+            assert_eq!(
+                out.decision,
+                Effect::Deny,
+                "{command} ({mode:?}): {}",
+                out.reason
+            );
             assert_eq!(out.risk, Risk::Credential, "{command}: {}", out.reason);
             assert!(
                 out.reason.contains("credential") && !out.reason.contains("outside the location"),
