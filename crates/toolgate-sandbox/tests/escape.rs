@@ -639,7 +639,7 @@ fn secrets_in_the_git_and_cargo_configuration_shown_to_builds_are_unreadable() {
     assert!(text.contains("name = Ana"), "{text}");
     assert!(text.contains("user.email=ana@example.com"), "{text}");
     assert!(text.contains("init.defaultbranch=trunk"), "{text}");
-    assert!(text.contains("pull.rebase=true"), "{text}");
+    assert!(text.contains("rebase = true"), "{text}");
     assert!(text.contains("corp.invalid"), "{text}");
     assert!(text.contains("timeout = 30"), "{text}");
     assert!(text.contains("b = \"build\""), "{text}");
