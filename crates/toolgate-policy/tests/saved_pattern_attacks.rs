@@ -476,3 +476,35 @@ fn always_for_git_clone_fetch_or_push_does_not_allow_a_transport_that_runs_a_com
         &["git ls-remote 'ext::sh -c touch% /tmp/pwn'"],
     );
 }
+
+#[test]
+fn always_for_a_network_tool_does_not_allow_a_local_host_in_its_own_address_syntax() {
+    // Found rereading the change: a host given as its own word or in a
+    // program's address syntax (`nc 0 2375` reaches loopback on Linux,
+    // `nc 2130706433 2375`, socat's `TCP:127.0.0.1:2375`), and a program the
+    // tables do not know given a local address (`grpcurl localhost:50051`).
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "nc example.com 443",
+        &["nc 0 2375", "nc 2130706433 2375", "nc 127.0.0.1 2375"],
+    );
+    assert_always_is_exact(
+        &fx,
+        "socat - TCP:example.com:443",
+        &[
+            "socat - TCP:127.0.0.1:2375",
+            "socat - TCP4:localhost:2375",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "grpcurl api.example.com:443 list",
+        &["grpcurl localhost:50051 list", "grpcurl 127.0.0.1:50051 list"],
+    );
+    assert_always_is_exact(
+        &fx,
+        "curl https://example.com/x",
+        &["curl unix:///var/run/docker.sock"],
+    );
+}
