@@ -64,13 +64,32 @@ pub fn local_host_of_word(word: &str) -> Option<String> {
     if word.starts_with('-') {
         return None;
     }
+    if let Some(host) = local_host_of_address(word) {
+        return Some(host);
+    }
+    // An address after a program's own prefix (socat's `TCP:host:port`,
+    // `TCP4:…`, `OPENSSL:…`).
+    let (prefix, rest) = word.split_once(':')?;
+    let is_prefix = prefix.starts_with(|c: char| c.is_ascii_alphabetic())
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if is_prefix && !rest.starts_with("//") {
+        return local_host_of_address(rest);
+    }
+    None
+}
+
+/// [`local_host_of_word`] for one address.
+fn local_host_of_address(word: &str) -> Option<String> {
     let (schemed, rest) = match word.find("://") {
         Some(at) => (true, &word[at + 3..]),
         None => (false, word),
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     if authority.is_empty() {
-        return None;
+        // `unix:///run/docker.sock`, `file:///…`: no host to prove public.
+        return schemed.then(|| word.to_ascii_lowercase());
     }
     let shown = authority.to_ascii_lowercase();
     // A URL may carry `user@`; a bare word is a package (`lodash@4`) as
@@ -82,10 +101,16 @@ pub fn local_host_of_word(word: &str) -> Option<String> {
     };
     let (host, port) = split_port(host_port);
     let host = host.trim_end_matches('.').to_ascii_lowercase();
-    // A bare number is an address only where it is used as one
-    // (`2130706433:2375/`), not as an operand (`5`).
-    let bare_number =
-        !schemed && !port && !rest.contains('/') && host.bytes().all(|b| b.is_ascii_digit());
+    // A bare number is an address where it is used as one
+    // (`2130706433:2375/`), and where it can only be one: `0` (Linux
+    // connects to loopback) and numbers past 0.255.255.255 (`nc 2130706433
+    // 2375`); not an operand (`5`, a pull request's number).
+    let bare_number = !schemed
+        && !port
+        && !rest.contains('/')
+        && host.bytes().all(|b| b.is_ascii_digit())
+        && host != "0"
+        && host.parse::<u64>().is_ok_and(|n| n < 1 << 24);
     if let Some(ip) = ip_of(&host).filter(|_| !bare_number) {
         return (!is_public(ip)).then_some(host);
     }
@@ -119,7 +144,8 @@ fn split_port(host_port: &str) -> (&str, bool) {
         return (host_port, false);
     }
     match host_port.split_once(':') {
-        Some((h, _)) => (h, true),
+        // A port is a number (`db:5432`); `HEAD:src` is no host and port.
+        Some((h, p)) => (h, !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
         None => (host_port, false),
     }
 }
@@ -191,6 +217,11 @@ mod tests {
             "10.0.0.5",
             "2130706433:2375/x",
             "2130706433/x",
+            "2130706433",
+            "0",
+            "TCP:127.0.0.1:2375",
+            "TCP4:localhost:2375",
+            "unix:///var/run/docker.sock",
         ] {
             assert!(local_host_of_word(w).is_some(), "{w}");
         }
@@ -207,6 +238,8 @@ mod tests {
             "http://example.com:8080/",
             "lodash@4",
             "5",
+            "443",
+            "HEAD:src/main.rs",
             "react@18.2.0",
         ] {
             assert!(local_host_of_word(w).is_none(), "{w}");

@@ -492,15 +492,15 @@ fn always_for_a_network_tool_does_not_allow_a_local_host_in_its_own_address_synt
     assert_always_is_exact(
         &fx,
         "socat - TCP:example.com:443",
-        &[
-            "socat - TCP:127.0.0.1:2375",
-            "socat - TCP4:localhost:2375",
-        ],
+        &["socat - TCP:127.0.0.1:2375", "socat - TCP4:localhost:2375"],
     );
     assert_always_is_exact(
         &fx,
         "grpcurl api.example.com:443 list",
-        &["grpcurl localhost:50051 list", "grpcurl 127.0.0.1:50051 list"],
+        &[
+            "grpcurl localhost:50051 list",
+            "grpcurl 127.0.0.1:50051 list",
+        ],
     );
     assert_always_is_exact(
         &fx,

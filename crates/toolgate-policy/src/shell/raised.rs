@@ -142,8 +142,9 @@ pub(crate) enum Saving {
 
 /// How `args` of the program `name` (of risk `risk`) narrow what a saved
 /// approval may answer, with why in words, if they do:
-/// * a network command that names a host not proved public
-///   ([`toolgate_core::local_host`]): only the exact command, since a
+/// * a command that runs a program or talks to the network and names a
+///   host not proved public ([`toolgate_core::local_host`]): only the
+///   exact command, since a
 ///   prefix saved for a public site would reach Docker's API on loopback
 ///   or a router's admin page;
 /// * git given a remote of the form `NAME::ADDRESS`: git runs the remote
@@ -179,7 +180,9 @@ pub(crate) fn narrowed(name: &str, risk: Risk, args: &[Word]) -> Option<(Saving,
             return found;
         }
     }
-    if risk >= Risk::Network {
+    // A program that runs (`execute`: the tables do not prove what it does)
+    // or talks to the network.
+    if risk >= Risk::Execute {
         if let Some(host) = args.iter().find_map(|w| local_host_of_word(&w.text)) {
             return Some((
                 Saving::Exact,
