@@ -296,6 +296,7 @@ fn redact_output(
             line_offset += lines;
         }
     }
+    redact_across_blocks(scanner, content, redactions);
     let content = &*content;
     let redact = |s: &str| {
         let known = seen.iter().find_map(|(i, r)| match r {
@@ -312,6 +313,74 @@ fn redact_output(
         }
     };
     redact_value_with(&redact, structured, redactions);
+}
+
+/// A secret the model reads across consecutive text blocks, which each
+/// passed the check alone (`token: ghp_aBcD` then `eFgH…`): each run of two
+/// or more text blocks is scanned as it is read, joined, and every secret that
+/// crosses a block's end is cut out of each block it touches (its marker where
+/// it starts).
+fn redact_across_blocks(
+    scanner: &crate::output_check::Scanner,
+    content: &mut [Content],
+    redactions: &mut Vec<Redaction>,
+) {
+    let mut i = 0;
+    while i < content.len() {
+        let start = i;
+        while i < content.len() && content[i].as_text().is_some() {
+            i += 1;
+        }
+        if i == start {
+            i += 1;
+            continue;
+        }
+        if i - start < 2 {
+            continue;
+        }
+        let run = &mut content[start..i];
+        let mut joined = String::new();
+        let mut ends = vec![0];
+        for c in run.iter() {
+            joined.push_str(c.as_text().unwrap_or(""));
+            ends.push(joined.len());
+        }
+        let crossing: Vec<_> = scanner
+            .find_secrets(&joined)
+            .into_iter()
+            .filter(|s| ends.iter().any(|&e| s.start < e && e < s.end))
+            .collect();
+        if crossing.is_empty() {
+            continue;
+        }
+        let mut texts: Vec<String> = run
+            .iter()
+            .map(|c| c.as_text().unwrap_or("").to_string())
+            .collect();
+        // Right to left, so that earlier offsets in a block stay valid.
+        for span in crossing.iter().rev() {
+            for (k, w) in ends.windows(2).enumerate() {
+                let (lo, hi) = (span.start.max(w[0]), span.end.min(w[1]));
+                if lo >= hi {
+                    continue;
+                }
+                let marker = if lo == span.start {
+                    format!("[REDACTED:{}]", span.kind)
+                } else {
+                    String::new()
+                };
+                texts[k].replace_range(lo - w[0]..hi - w[0], &marker);
+            }
+            redactions.push(Redaction {
+                kind: span.kind.to_string(),
+                line: joined[..span.start].bytes().filter(|&b| b == b'\n').count() + 1,
+                field: None,
+            });
+        }
+        for (c, text) in run.iter_mut().zip(texts) {
+            *c = Content::text(text);
+        }
+    }
 }
 
 /// The most array items kept in a shrunk structured output.

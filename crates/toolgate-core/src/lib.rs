@@ -26,13 +26,14 @@ pub mod bound;
 pub mod checkpoint;
 // The path facts live in `toolgate-paths`; re-exported here under the names
 // every crate already uses.
-pub use toolgate_paths::{credential, path_text, protected};
+pub use toolgate_paths::{credential, path_text, protected, secret_values};
 pub mod content;
 pub mod context;
 pub mod event;
 pub mod event_query;
 pub mod failure;
 pub mod gate;
+pub mod local_host;
 pub mod location;
 pub mod metadata_host;
 pub mod output_check;

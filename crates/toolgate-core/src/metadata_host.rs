@@ -65,7 +65,7 @@ fn is_metadata_v4(ip: Ipv4Addr) -> bool {
 /// An IPv4 address as `inet_aton(3)` reads it (one to four parts, each
 /// decimal, octal with a leading `0` or hex with `0x`; the last part fills
 /// the bytes that remain), which is how curl and wget read a URL's host.
-fn parse_ipv4(text: &str) -> Option<Ipv4Addr> {
+pub(crate) fn parse_ipv4(text: &str) -> Option<Ipv4Addr> {
     let parts: Vec<&str> = text.split('.').collect();
     if parts.is_empty() || parts.len() > 4 {
         return None;

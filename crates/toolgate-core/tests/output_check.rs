@@ -683,3 +683,34 @@ async fn a_failed_calls_message_is_redacted_like_its_output() {
     let logged = serde_json::to_string(&sink.last().payload).unwrap();
     assert!(!logged.contains(secret), "the audit log holds: {logged}");
 }
+
+/// A secret cut across two content blocks was checked in each block alone and
+/// passed both; the model reads the blocks one after the other (review s37:
+/// an upstream through the gateway returned `token: ghp_aBcDeFgH` and
+/// `iJkLmNoPq…` as two text blocks, unredacted).
+#[test]
+fn a_secret_cut_across_two_content_blocks_is_redacted() {
+    let secret = concat!("ghp_", "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789");
+    let dir = tempfile::tempdir().unwrap();
+    let out = ToolOutput {
+        structured: json!({}),
+        content: vec![
+            Content::text(format!("token: {}", &secret[..12])),
+            Content::text(&secret[12..]),
+        ],
+        exit_status: Some(0),
+    };
+    let b = bound_checked(
+        out,
+        OutputBounds::default(),
+        OutputChecks::default(),
+        &DirSpill(dir.path().into()),
+        "c",
+    )
+    .unwrap();
+    let joined: String = b.content.iter().filter_map(Content::as_text).collect();
+    assert!(!joined.contains(secret), "{joined}");
+    assert!(!leaks(&joined, secret), "{joined}");
+    assert_eq!(joined, "token: [REDACTED:github-token]");
+    assert_eq!(b.redactions.len(), 1, "{:?}", b.redactions);
+}

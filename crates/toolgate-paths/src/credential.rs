@@ -266,6 +266,22 @@ pub const SECRET_FILES: &[(&str, &str)] = &[
         "act's default secret file (KEY=value lines): https://nektosact.com/usage/index.html#secrets",
     ),
     (
+        ".secrets.toml",
+        "Dynaconf's default secrets file: https://www.dynaconf.com/secrets/",
+    ),
+    (
+        "local.settings.json",
+        "Azure Functions' local app settings and connection strings, kept out of source control: https://learn.microsoft.com/azure/azure-functions/functions-develop-local#local-settings-file",
+    ),
+    (
+        "keystore.properties",
+        "an Android app's signing key store passwords: https://developer.android.com/studio/publish/app-signing#secure-shared-keystore",
+    ),
+    (
+        "serviceAccountKey.json",
+        "a Firebase service account's private key, as the Admin SDK's guide names it: https://firebase.google.com/docs/admin/setup#initialize_the_sdk_in_non-google_environments",
+    ),
+    (
         ".sentryclirc",
         "sentry-cli's config with its auth token: https://docs.sentry.io/cli/configuration/#configuration-file",
     ),
@@ -340,6 +356,16 @@ pub const SECRET_NAME_SHAPES: &[(&str, &str, &str)] = &[
         ".dev.vars.",
         "",
         "https://developers.cloudflare.com/workers/configuration/secrets/#local-development-with-secrets",
+    ),
+    (
+        ".vault_pass",
+        "",
+        "an Ansible Vault password file (`.vault_pass`, `.vault_pass.txt`): https://docs.ansible.com/ansible/latest/vault_guide/vault_managing_passwords.html#storing-passwords-in-files",
+    ),
+    (
+        "vault_pass",
+        "",
+        "an Ansible Vault password file (`vault_pass.txt`): https://docs.ansible.com/ansible/latest/vault_guide/vault_managing_passwords.html#storing-passwords-in-files",
     ),
     (
         "gha-creds-",

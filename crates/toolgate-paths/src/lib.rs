@@ -17,6 +17,7 @@
 //! assert!(facts.check(Path::new("/ws/.git/hooks/pre-commit")).is_some());
 //! ```
 
+pub mod address;
 pub mod credential;
 pub mod git_config_paths;
 pub mod git_dir;

@@ -453,3 +453,34 @@ fn git_content_commands_raised_for_another_reason_still_name_the_credential() {
         repo.assert_credential(command, ".env");
     }
 }
+
+/// A credential committed once and removed since (`git rm --cached .env`
+/// and a `.gitignore`, the usual repair) is still in history: `git show`
+/// of the commit or the blob, `git log -p` and `git cat-file -p` print it
+/// (review s36, left open). The survey reads what the index tracks now.
+#[test]
+#[ignore = "open: the survey reads the index only; reading history needs a walk of every reachable commit's paths (git's object store, packs included), cached by the refs, with a budget: too large for review s37"]
+fn git_content_commands_print_a_credential_committed_once_and_removed_since() {
+    let repo = Repo::tracking(".env");
+    let commit = repo.git(&["rev-parse", "HEAD"]);
+    let blob = repo.git(&["rev-parse", "HEAD:.env"]);
+    repo.git(&["rm", "-q", "--cached", ".env"]);
+    write(&repo.root.join(".gitignore"), ".env\n");
+    repo.git(&["add", ".gitignore"]);
+    repo.git(&["commit", "-q", "-m", "untrack .env"]);
+    for command in [
+        format!("git show {}", commit.trim()),
+        format!("git cat-file -p {}", blob.trim()),
+        "git show HEAD~1".to_string(),
+        "git log -p".to_string(),
+        "git log --all -p".to_string(),
+    ] {
+        let parts = repo.analyze(&command);
+        assert_ne!(
+            default_decision(&parts),
+            Effect::Allow,
+            "{command:?}:\n  {}",
+            summary(&parts)
+        );
+    }
+}

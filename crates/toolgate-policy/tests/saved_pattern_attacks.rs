@@ -370,3 +370,141 @@ fn always_for_chmod_x_does_not_allow_the_set_user_id_bit() {
         ],
     );
 }
+
+#[test]
+fn always_for_curl_to_a_public_url_does_not_allow_services_on_this_machine_or_its_network() {
+    // A service listening on loopback or the local network (Docker's API on
+    // 127.0.0.1:2375, a database's admin page, a router) trusts whoever can
+    // reach it; a hook's allow runs the command unconfined, so a saved
+    // `curl *` reached a loopback listener (review s36, left open). A saved
+    // prefix covers only hosts proved public; anything else is answered
+    // only by an approval of that exact command.
+    let fx = Fixture::new();
+    let local = [
+        "curl http://127.0.0.1:2375/containers/json",
+        "curl 127.0.0.1:2375/containers/json",
+        "curl localhost:2375/containers/json",
+        "curl http://localhost/",
+        "curl localhost",
+        "curl http://LOCALHOST./",
+        "curl 'http://[::1]:8080/'",
+        "curl http://0.0.0.0:2375/info",
+        "curl http://0/info",
+        "curl http://2130706433:2375/info",
+        "curl http://127.1:2375/info",
+        "curl http://0x7f000001/info",
+        "curl 'http://[::ffff:127.0.0.1]/'",
+        "curl 'http://[::ffff:7f00:1]/'",
+        "curl 'http://[::127.0.0.1]/'",
+        "curl http://10.0.0.5/admin",
+        "curl http://192.168.1.1/",
+        "curl http://172.17.0.1:2375/info",
+        "curl http://100.64.0.1/",
+        "curl 'http://[fd12::1]/'",
+        "curl http://host.docker.internal:2375/info",
+        "curl http://app.localhost:3000/",
+        "curl http://printer.local/",
+        "curl http://router.lan/",
+        "curl http://nas.home.arpa/",
+        "curl http://db:5432/",
+        "curl http://redis/",
+        "curl 'http://127.0.0.[1-1]:2375/info'",
+        "curl '127.0.0.{1,1}:2375/info'",
+        "curl http://user:pw@127.0.0.1:2375/info",
+        "curl https://example.com/x http://127.0.0.1:2375/info",
+    ];
+    assert_always_is_exact(&fx, "curl https://example.com/x", &local);
+    assert_always_is_exact(
+        &fx,
+        "wget https://example.com/x",
+        &[
+            "wget http://127.0.0.1:2375/containers/json",
+            "wget localhost:8080/",
+        ],
+    );
+    // Public hosts are still covered by the saved prefix.
+    let saved = always(&fx, "curl https://example.com/x");
+    for public in [
+        "curl https://example.org/y",
+        "curl https://api.github.com/zen",
+        "curl http://93.184.216.34/",
+    ] {
+        assert!(
+            allowed_with(&fx, &saved, public),
+            "{public} is no longer covered by {saved:?}"
+        );
+    }
+}
+
+#[test]
+fn always_for_git_clone_fetch_or_push_does_not_allow_a_transport_that_runs_a_command() {
+    // `ext::CMD` makes git run CMD through the shell, `fd::` talks over
+    // descriptors, and any `NAME::ADDRESS` runs the remote helper
+    // `git-remote-NAME` found on PATH: a program the remote word chooses.
+    // git refuses `ext` unless `protocol.ext.allow` (or `protocol.allow`,
+    // `GIT_ALLOW_PROTOCOL`) says otherwise, but the person's own config may
+    // say so, and a hook's allow runs the command unconfined (review s36,
+    // left open).
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "git clone https://github.com/acme/app",
+        &[
+            "git clone 'ext::sh -c touch% /tmp/pwn' x",
+            "git clone ext::sh x",
+            "git clone 'fd::3' x",
+            "git clone 'evil::https://example.com/r' x",
+            "git clone 'EXT::sh -c id' x",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "git fetch https://github.com/acme/app",
+        &[
+            "git fetch 'ext::sh -c touch% /tmp/pwn'",
+            "git fetch 'ext::sh -c touch% /tmp/pwn' main",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "git push https://github.com/acme/app main",
+        &["git push 'ext::sh -c touch% /tmp/pwn' main"],
+    );
+    assert_always_is_exact(
+        &fx,
+        "git ls-remote https://github.com/acme/app",
+        &["git ls-remote 'ext::sh -c touch% /tmp/pwn'"],
+    );
+}
+
+#[test]
+fn always_for_a_network_tool_does_not_allow_a_local_host_in_its_own_address_syntax() {
+    // Found rereading the change: a host given as its own word or in a
+    // program's address syntax (`nc 0 2375` reaches loopback on Linux,
+    // `nc 2130706433 2375`, socat's `TCP:127.0.0.1:2375`), and a program the
+    // tables do not know given a local address (`grpcurl localhost:50051`).
+    let fx = Fixture::new();
+    assert_always_is_exact(
+        &fx,
+        "nc example.com 443",
+        &["nc 0 2375", "nc 2130706433 2375", "nc 127.0.0.1 2375"],
+    );
+    assert_always_is_exact(
+        &fx,
+        "socat - TCP:example.com:443",
+        &["socat - TCP:127.0.0.1:2375", "socat - TCP4:localhost:2375"],
+    );
+    assert_always_is_exact(
+        &fx,
+        "grpcurl api.example.com:443 list",
+        &[
+            "grpcurl localhost:50051 list",
+            "grpcurl 127.0.0.1:50051 list",
+        ],
+    );
+    assert_always_is_exact(
+        &fx,
+        "curl https://example.com/x",
+        &["curl unix:///var/run/docker.sock"],
+    );
+}

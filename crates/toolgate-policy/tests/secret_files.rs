@@ -175,3 +175,62 @@ fn look_alikes_of_secret_files_stay_readable() {
         assert_eq!(o.decision, Effect::Allow, "{path}: {}", o.reason);
     }
 }
+
+#[test]
+fn npm_config_get_of_a_registry_token_is_a_credential_read_said_as_such() {
+    // `npm config get //registry.npmjs.org/:_authToken` prints the token
+    // (review s36: it was asked as "outside the location", the key taken
+    // for the directory `/registry.npmjs.org`). A key outside the settings
+    // known to hold no credential is a credential read, and says so.
+    let w = ws();
+    for command in [
+        "npm config get //registry.npmjs.org/:_authToken",
+        "npm config get //npm.pkg.github.com/:_authToken",
+        "npm config get //registry.example.com/npm/:_password",
+        "npm config get _authToken",
+        "npm config get _auth",
+        "npm get //registry.npmjs.org/:_authToken",
+        "npm config get registry //registry.npmjs.org/:_authToken",
+        "pnpm config get //registry.npmjs.org/:_authToken",
+        "npm config get https-proxy",
+    ] {
+        for mode in [Mode::Default, Mode::Auto] {
+            let out = judge(&w, mode, "bash", json!({ "command": command }));
+            assert_eq!(
+                out.decision,
+                Effect::Deny,
+                "{command} ({mode:?}): {}",
+                out.reason
+            );
+            assert_eq!(out.risk, Risk::Credential, "{command}: {}", out.reason);
+            assert!(
+                out.reason.contains("credential") && !out.reason.contains("outside the location"),
+                "{command}: the reason does not say what it prints: {}",
+                out.reason
+            );
+        }
+    }
+    // A setting that holds no credential is not denied.
+    for command in ["npm config get registry", "npm config get save-exact"] {
+        let out = judge(&w, Mode::Default, "bash", json!({ "command": command }));
+        assert_ne!(out.decision, Effect::Deny, "{command}: {}", out.reason);
+    }
+}
+
+#[test]
+fn reading_documented_secret_files_of_ansible_dynaconf_azure_android_and_firebase_is_denied() {
+    // Each is its tool's documented place for secrets (the table cites the
+    // documentation); all were readable (review s37, on main's build).
+    assert_secret(&[
+        ".vault_pass",
+        ".vault_pass.txt",
+        "ansible/vault_pass.txt",
+        ".secrets.toml",
+        "config/.secrets.toml",
+        "local.settings.json",
+        "api/local.settings.json",
+        "keystore.properties",
+        "android/keystore.properties",
+        "serviceAccountKey.json",
+    ]);
+}

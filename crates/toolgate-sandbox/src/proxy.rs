@@ -21,6 +21,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::SandboxError;
+use toolgate_paths::address::is_public;
 
 /// The longest request head the proxy reads.
 const MAX_HEAD: usize = 16 * 1024;
@@ -145,66 +146,6 @@ fn admit_addresses(host: &str, addrs: Vec<SocketAddr>) -> io::Result<Vec<SocketA
         ));
     }
     Ok(public)
-}
-
-/// Whether an address is on the public internet: not loopback, private
-/// (RFC 1918, unique-local), shared (100.64/10), link-local (cloud metadata
-/// lives there), documentation, unspecified, broadcast or multicast, and not
-/// one of those wrapped in IPv4-mapped or NAT64 form.
-fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, c, _] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || (a == 198 && (18..20).contains(&b))
-                || (a == 192 && b == 0 && c == 0)
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => match embedded_v4(v6) {
-            Some(v4) => is_public(IpAddr::V4(v4)),
-            None => {
-                let seg = v6.segments();
-                !(v6.is_loopback()
-                    || v6.is_unspecified()
-                    || v6.is_multicast()
-                    // Local-use NAT64 (RFC 8215): translated to the site's own IPv4.
-                    || (seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1)
-                    || (seg[0] & 0xfe00) == 0xfc00
-                    || (seg[0] & 0xffc0) == 0xfe80
-                    || (seg[0] == 0x2001 && seg[1] == 0x0db8))
-            }
-        },
-    }
-}
-
-/// The IPv4 address an IPv6 address stands for, in the forms that reach an
-/// IPv4 host: mapped (`::ffff:a.b.c.d`), compatible (`::a.b.c.d`, not `::`
-/// or `::1`), 6to4 (`2002:AABB:CCDD::`) and well-known NAT64 (`64:ff9b::/96`).
-fn embedded_v4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
-    let seg = v6.segments();
-    let o = v6.octets();
-    let last = std::net::Ipv4Addr::new(o[12], o[13], o[14], o[15]);
-    if let Some(v4) = v6.to_ipv4_mapped() {
-        return Some(v4);
-    }
-    if seg[..6].iter().all(|s| *s == 0) && !v6.is_loopback() && !v6.is_unspecified() {
-        return Some(last);
-    }
-    if seg[0] == 0x2002 {
-        return Some(std::net::Ipv4Addr::new(o[2], o[3], o[4], o[5]));
-    }
-    if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6].iter().all(|s| *s == 0) {
-        return Some(last);
-    }
-    None
 }
 
 /// One connection the proxy saw.

@@ -1,15 +1,16 @@
 //! Configuration files of the readable places that hold secrets as some of
-//! their values (`~/.cargo/config.toml`'s registry `token`, `~/.cabal/config`'s
-//! `password`, [`toolgate_paths::secret_values`]): shown inside the sandbox
-//! as a copy without those values, so that cargo and cabal still read the
-//! rest. A file that cannot be redacted by lines, is too large, or has no
+//! their values (`~/.gitconfig`'s `extraheader` or a token in an `insteadOf`
+//! URL, `~/.cargo/config.toml`'s registry `token` and `[env]`,
+//! `~/.cabal/config`'s `password`, [`toolgate_paths::secret_values`]): shown
+//! inside the sandbox as a copy without those values, so that git, cargo
+//! and cabal still read the rest. A file that cannot be redacted by lines, is too large, or has no
 //! private directory to keep its copy in is hidden whole instead.
 
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use toolgate_paths::secret_values::{redacted, secret_keys_of};
+use toolgate_paths::secret_values::{Shown, shown_copy, shown_kind};
 
 /// A configuration file larger than this is hidden whole rather than read.
 const LARGEST: u64 = 1024 * 1024;
@@ -34,6 +35,16 @@ pub(crate) fn redactions(
 ) -> Redactions {
     let mut out = Redactions::default();
     for place in places {
+        // A place that is a file of the home directory itself (`~/.gitconfig`).
+        if std::fs::symlink_metadata(place).is_ok_and(|m| m.is_file()) {
+            if let Some(kind) = place
+                .file_name()
+                .and_then(|name| shown_kind(b"", name.as_bytes()))
+            {
+                judge(place, kind, masked, private, &mut out);
+            }
+            continue;
+        }
         let Some(dir_name) = place.file_name() else {
             continue;
         };
@@ -42,35 +53,47 @@ pub(crate) fn redactions(
         };
         for e in entries.flatten() {
             let name = e.file_name();
-            let Some(keys) = secret_keys_of(dir_name.as_bytes(), name.as_bytes()) else {
+            let Some(kind) = shown_kind(dir_name.as_bytes(), name.as_bytes()) else {
                 continue;
             };
-            let path = e.path();
             // A symbolic link points outside the shown places (hidden), or
             // at a file judged on its own.
-            if !e.file_type().is_ok_and(|t| t.is_file())
-                || masked.iter().any(|m| path.starts_with(m))
-            {
+            if !e.file_type().is_ok_and(|t| t.is_file()) {
                 continue;
             }
-            let text = std::fs::metadata(&path)
-                .ok()
-                .filter(|m| m.len() <= LARGEST)
-                .and_then(|_| std::fs::read(&path).ok())
-                .and_then(|b| String::from_utf8(b).ok());
-            let copy = match text.as_deref().map(|t| (t, redacted(t, keys))) {
-                // Nothing secret in it: shown as it is.
-                Some((t, Some(r))) if r == t => continue,
-                Some((_, Some(r))) => private.and_then(|dir| keep_copy(dir, &path, &r)),
-                _ => None,
-            };
-            match copy {
-                Some(c) => out.shown.push((path, c)),
-                None => out.hidden.push(path),
-            }
+            judge(&e.path(), kind, masked, private, &mut out);
         }
     }
     out
+}
+
+/// Shows the file `path` of kind `kind` as a copy without its secrets, or
+/// hides it (unless it is already masked).
+fn judge(
+    path: &Path,
+    kind: Shown,
+    masked: &[PathBuf],
+    private: Option<&Path>,
+    out: &mut Redactions,
+) {
+    if masked.iter().any(|m| path.starts_with(m)) {
+        return;
+    }
+    let text = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.len() <= LARGEST)
+        .and_then(|_| std::fs::read(path).ok())
+        .and_then(|b| String::from_utf8(b).ok());
+    let copy = match text.as_deref().map(|t| (t, shown_copy(kind, t))) {
+        // Nothing secret in it: shown as it is.
+        Some((t, Some(r))) if r == t => return,
+        Some((_, Some(r))) => private.and_then(|dir| keep_copy(dir, path, &r)),
+        _ => None,
+    };
+    match copy {
+        Some(c) => out.shown.push((path.to_path_buf(), c)),
+        None => out.hidden.push(path.to_path_buf()),
+    }
 }
 
 /// Writes `text` as the copy of `path` in `dir` (owner-only), replacing any

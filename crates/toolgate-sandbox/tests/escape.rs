@@ -584,3 +584,63 @@ fn masked_files_and_directories_that_vanish_before_the_run_fail_nothing() {
     assert!(!text.contains("STAYS-SECRET"), "{text}");
     assert!(text.contains("visible"), "{text}");
 }
+
+#[test]
+fn secrets_in_the_git_and_cargo_configuration_shown_to_builds_are_unreadable() {
+    // `~/.gitconfig`, `~/.config/git/config` and `~/.cargo/config.toml`
+    // are shown because git and cargo read them, and people keep secrets
+    // in them: a token in an `insteadOf` URL (the documented way to fetch
+    // private Go modules), a CI checkout's `extraheader`, `sendemail`'s
+    // password, a tool's own `github.token`, cargo's `[env]` and a proxy's
+    // password. Through a hook the confined command's output goes to the
+    // model unchecked (review s37: all were printed).
+    let f = Fixture::new();
+    std::fs::write(
+        f.home.join(".gitconfig"),
+        "[user]\n\tname = Ana\n\temail = ana@example.com\n\
+         [url \"https://x-access-token:CANARY-url@github.com/\"]\n\tinsteadOf = https://github.com/\n\
+         [http \"https://git.corp.example/\"]\n\textraheader = AUTHORIZATION: basic CANARY-header\n\
+         [sendemail]\n\tsmtpPass = CANARY-smtp\n\
+         [github]\n\ttoken = CANARY-github\n\
+         [alias]\n\tst = status\n\tpr = !curl -H 'Authorization: token CANARY-alias' x\n\
+         [remote \"origin\"]\n\turl = https://ana:CANARY-remote@git.example/r\n\
+         [core] sshCommand = ssh -o SetEnv=T=CANARY-inline\n\
+         [init]\n\tdefaultBranch = trunk\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(f.home.join(".config/git")).unwrap();
+    std::fs::write(
+        f.home.join(".config/git/config"),
+        "[credential]\n\thelper = !echo password=CANARY-helper\n[pull]\n\trebase = true\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(f.home.join(".cargo")).unwrap();
+    std::fs::write(
+        f.home.join(".cargo/config.toml"),
+        "env.TOP = \"CANARY-dotted\"\n\
+         [env]\nDATABASE_URL = \"postgres://app:CANARY-env@db/app\"\nAPI = { value = \"CANARY-inline\", force = true }\n\
+         [http]\nproxy = \"http://me:CANARY-proxy@proxy.corp:3128\"\ntimeout = 30\n\
+         [registries.corp]\nindex = \"sparse+https://corp.invalid/index/\"\ntoken = \"CANARY-token\"\n\
+         [mytool]\nkey = \"CANARY-other\"\n\
+         [alias]\nb = \"build\"\n",
+    )
+    .unwrap();
+    let mut spec = f.spec();
+    spec.scan_cache = Some(f.outside.join("private"));
+    let out = f.run_spec(
+        &spec,
+        "cat ~/.gitconfig ~/.config/git/config ~/.cargo/config.toml; \
+         git config --global --list; echo tried",
+    );
+    let text = stdout(&out);
+    assert!(text.contains("tried"), "{text}");
+    assert!(!text.contains("CANARY"), "{text}");
+    // What git and cargo need and holds no secret is still there.
+    assert!(text.contains("name = Ana"), "{text}");
+    assert!(text.contains("user.email=ana@example.com"), "{text}");
+    assert!(text.contains("init.defaultbranch=trunk"), "{text}");
+    assert!(text.contains("rebase = true"), "{text}");
+    assert!(text.contains("corp.invalid"), "{text}");
+    assert!(text.contains("timeout = 30"), "{text}");
+    assert!(text.contains("b = \"build\""), "{text}");
+}

@@ -584,110 +584,14 @@ fn git_config(args: &[&str], v: &mut Verdict) {
     }
 }
 
-/// The configuration variables git defines whose values are never secrets
-/// (git-config(1), "Variables"), as `section.variable` or, for variables
-/// under a subsection, `section.*.variable`; names ignore case. Printing one
-/// is a read. A section is not enough: git stores any name under any section
-/// (`user.password`, `remote.origin.token`), so every other key — `http.*`
-/// (a CI checkout's `extraheader`), `credential.*`, `sendemail.smtpPass`,
-/// `alias.*`, another tool's section — may hold a credential.
-const GIT_CONFIG_HARMLESS_KEYS: &[&str] = &[
-    "core.autocrlf",
-    "core.bare",
-    "core.editor",
-    "core.eol",
-    "core.excludesfile",
-    "core.filemode",
-    "core.hookspath",
-    "core.ignorecase",
-    "core.logallrefupdates",
-    "core.pager",
-    "core.precomposeunicode",
-    "core.quotepath",
-    "core.repositoryformatversion",
-    "core.safecrlf",
-    "core.sparsecheckout",
-    "core.symlinks",
-    "core.worktree",
-    "user.name",
-    "user.email",
-    "user.signingkey",
-    "user.useconfigonly",
-    "author.name",
-    "author.email",
-    "committer.name",
-    "committer.email",
-    "init.defaultbranch",
-    "init.templatedir",
-    "pull.rebase",
-    "pull.ff",
-    "push.default",
-    "push.autosetupremote",
-    "push.followtags",
-    "fetch.prune",
-    "fetch.prunetags",
-    "merge.conflictstyle",
-    "merge.ff",
-    "merge.tool",
-    "diff.tool",
-    "diff.algorithm",
-    "rebase.autostash",
-    "rebase.autosquash",
-    "rebase.updaterefs",
-    "commit.gpgsign",
-    "commit.template",
-    "tag.gpgsign",
-    "gpg.format",
-    "gpg.program",
-    "color.ui",
-    "status.showuntrackedfiles",
-    "log.date",
-    "safe.directory",
-    "branch.autosetupmerge",
-    "branch.autosetuprebase",
-    "branch.*.remote",
-    "branch.*.merge",
-    "branch.*.rebase",
-    "branch.*.pushremote",
-    "branch.*.description",
-    "remote.*.url",
-    "remote.*.pushurl",
-    "remote.*.fetch",
-    "remote.*.push",
-    "remote.*.mirror",
-    "remote.*.tagopt",
-    "remote.*.prune",
-    "submodule.*.url",
-    "submodule.*.path",
-    "submodule.*.branch",
-    "submodule.*.update",
-];
-
 /// Whether printing the configuration value `key` (`section.name` or
-/// `section.subsection.name`) shows no credential: it is one of
-/// [`GIT_CONFIG_HARMLESS_KEYS`]. A remote's or submodule's URL may carry
-/// `user:password@`, which the output check redacts.
+/// `section.subsection.name`) shows no credential: one fact with what the
+/// sandbox shows of git's configuration
+/// ([`toolgate_core::secret_values::git_key_holds_no_secret`]). A remote's
+/// or submodule's URL may carry `user:password@`, which the output check
+/// redacts.
 fn shows_no_credential(key: &str) -> bool {
-    let Some((section, rest)) = key.split_once('.') else {
-        return false;
-    };
-    let (subsection, variable) = match rest.rsplit_once('.') {
-        Some((sub, var)) => (Some(sub), var),
-        None => (None, rest),
-    };
-    GIT_CONFIG_HARMLESS_KEYS.iter().any(|known| {
-        let mut parts = known.split('.');
-        let (Some(s), Some(middle), last) = (parts.next(), parts.next(), parts.next()) else {
-            return false;
-        };
-        let (want_sub, var) = match last {
-            Some(var) => (true, var),
-            None => (false, middle),
-        };
-        s.eq_ignore_ascii_case(section)
-            && var.eq_ignore_ascii_case(variable)
-            && want_sub == subsection.is_some()
-    })
+    toolgate_core::secret_values::git_key_holds_no_secret(key)
 }
 
 fn tar_mode(args: &[&str], v: &mut Verdict) {

@@ -1258,6 +1258,11 @@ impl Analyzer<'_, '_> {
         if let Some((risk, why)) = super::raised::raised(&part.name, part.risk, &part.args) {
             part.raise(risk, why);
         }
+        let narrowed =
+            super::raised::narrowed(&part.name, part.risk, &part.args).map(|(saving, why)| {
+                part.reason = format!("{}; {why}", part.reason);
+                saving
+            });
         // Shell code given to `bash -c`/`trap` runs with this part's floor.
         if !part.code.is_empty() && part.opaque.is_none() {
             let saved_floor = self.floor.clone();
@@ -1320,7 +1325,13 @@ impl Analyzer<'_, '_> {
                     .map(String::as_str)
                     .chain(part.words().map(|w| w.text.as_str()))
                     .collect();
-                save_pattern(&argv, &resource, part.risk)
+                match narrowed {
+                    None => save_pattern(&argv, &resource, part.risk),
+                    Some(super::raised::Saving::Exact) => {
+                        save_pattern(&argv, &resource, part.risk).and_then(|_| exact(&resource))
+                    }
+                    Some(super::raised::Saving::Never) => None,
+                }
             };
             let mut request =
                 PermissionRequest::command("bash", resource, part.risk).with_save_pattern(save);

@@ -157,10 +157,12 @@ impl Analyzer<'_, '_> {
         credential_of_with(path, &self.ctx.home, &roots, &self.paths).map(|_| Risk::Credential)
     }
 
-    /// Whether `arg` names an existing regular file (not a link) inside the
-    /// location by a plain path (no `..`, no glob, no `~`), in a directory
-    /// that really is inside: what a command that only looks at entries
-    /// prints of it is its metadata, not its content.
+    /// Whether `arg` names, by a plain path (no `..`, no glob, no `~`), an
+    /// existing regular file (not a link) in a directory that really is
+    /// inside the location, or nothing at all below such a directory: what a
+    /// command that only looks at entries prints of it is its metadata, or
+    /// that there is no such file — never its content. (A directory or a
+    /// link is judged as a read: `ls` lists a directory's names.)
     pub(crate) fn names_plain_file_here(&self, arg: &Word, scope: &Scope) -> bool {
         let text = arg.text.as_str();
         if !arg.known || text.is_empty() || text.starts_with(['-', '~']) || has_glob(text) {
@@ -177,12 +179,20 @@ impl Analyzer<'_, '_> {
             return false;
         };
         let joined = cwd.join(path);
-        let Some(parent) = joined.parent() else {
-            return false;
-        };
-        let inside = std::fs::canonicalize(parent)
-            .is_ok_and(|real| self.ctx.location.contains(&real.join("x")));
-        inside && std::fs::symlink_metadata(&joined).is_ok_and(|m| m.is_file())
+        match std::fs::symlink_metadata(&joined) {
+            Ok(m) if m.is_file() => {}
+            // Nothing there: `ls` says so, and shows nothing of a file.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            _ => return false,
+        }
+        // The nearest directory that exists, resolved, must be inside (a
+        // link among the parents could lead anywhere).
+        joined
+            .ancestors()
+            .skip(1)
+            .find(|dir| std::fs::symlink_metadata(dir).is_ok())
+            .and_then(|dir| std::fs::canonicalize(dir).ok())
+            .is_some_and(|real| self.ctx.location.contains(&real.join("x")))
     }
 
     /// One argument of a command whose operands are paths.

@@ -4,8 +4,15 @@
 //! that runs with its owner's rights for whoever starts it). Each raises
 //! the part's risk, so that no saved approval for a milder use of the same
 //! program covers it.
+//!
+//! And arguments that make a command a different request from the one its
+//! prefix names, at the same risk ([`narrowed`]): a network command whose
+//! host is not proved public (a service on this machine or its network),
+//! a git remote that names a transport program (`ext::CMD`, `NAME::URL`).
+//! A saved prefix (`curl *`, `git clone *`) does not answer them.
 
 use toolgate_core::Risk;
+use toolgate_core::local_host::local_host_of_word;
 use toolgate_core::metadata_host::{host_of_word, is_metadata_host};
 
 use super::words::Word;
@@ -26,6 +33,14 @@ pub(crate) fn raised(name: &str, risk: Risk, args: &[Word]) -> Option<(Risk, Str
             ));
         }
     }
+    if let Some(key) = npm_config_secret(name, args) {
+        return Some((
+            Risk::Credential,
+            format!(
+                "`{name} config get {key}` prints a value outside the settings known to hold no credential (a registry's `_authToken` or `_password`, a proxy URL's password)"
+            ),
+        ));
+    }
     if grants_privilege(name, args) {
         return Some((
             Risk::Destructive,
@@ -35,6 +50,165 @@ pub(crate) fn raised(name: &str, risk: Risk, args: &[Word]) -> Option<(Risk, Str
         ));
     }
     None
+}
+
+/// npm's settings whose values are never credentials (npm-config(7));
+/// printing one is harmless. Any other key may hold one: npm stores
+/// credentials under per-registry keys (`//registry.npmjs.org/:_authToken`,
+/// `_auth`, `_password`, `username`, `certfile`…) and a proxy's URL may
+/// carry a password.
+const NPM_PLAIN_SETTINGS: &[&str] = &[
+    "access",
+    "audit",
+    "audit-level",
+    "cache",
+    "color",
+    "engine-strict",
+    "fund",
+    "git",
+    "global",
+    "globalconfig",
+    "ignore-scripts",
+    "include",
+    "init-author-name",
+    "init-author-email",
+    "init-author-url",
+    "init-license",
+    "init-module",
+    "init-version",
+    "legacy-peer-deps",
+    "location",
+    "loglevel",
+    "node-version",
+    "omit",
+    "package-lock",
+    "prefer-offline",
+    "prefer-online",
+    "prefix",
+    "progress",
+    "registry",
+    "save",
+    "save-exact",
+    "save-prefix",
+    "scope",
+    "script-shell",
+    "shell",
+    "strict-ssl",
+    "tag",
+    "umask",
+    "unicode",
+    "update-notifier",
+    "userconfig",
+    "workspaces",
+];
+
+/// The key `npm config get KEY…` (or `npm get`, and pnpm's) prints that is
+/// not one of [`NPM_PLAIN_SETTINGS`] (nor a scope's `@scope:registry`).
+fn npm_config_secret<'a>(name: &str, args: &'a [Word]) -> Option<&'a str> {
+    if !matches!(name, "npm" | "pnpm") {
+        return None;
+    }
+    let mut words = args
+        .iter()
+        .map(|w| w.text.as_str())
+        .filter(|t| !t.starts_with('-'));
+    match words.next()? {
+        "config" | "c" => {
+            if words.next()? != "get" {
+                return None;
+            }
+        }
+        "get" => {}
+        _ => return None,
+    }
+    words.find(|key| {
+        let plain = NPM_PLAIN_SETTINGS.contains(key)
+            || key
+                .strip_prefix('@')
+                .and_then(|k| k.split_once(':'))
+                .is_some_and(|(_, setting)| setting == "registry");
+        !plain
+    })
+}
+
+/// What a saved approval may answer, where narrower than the prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Saving {
+    /// Only an approval of exactly this command.
+    Exact,
+    /// No approval: asked every time (code its arguments give).
+    Never,
+}
+
+/// How `args` of the program `name` (of risk `risk`) narrow what a saved
+/// approval may answer, with why in words, if they do:
+/// * a command that runs a program or talks to the network and names a
+///   host not proved public ([`toolgate_core::local_host`]): only the
+///   exact command, since a
+///   prefix saved for a public site would reach Docker's API on loopback
+///   or a router's admin page;
+/// * git given a remote of the form `NAME::ADDRESS`: git runs the remote
+///   helper `git-remote-NAME` found on PATH (only the exact command), and
+///   `ext::CMD` runs CMD through the shell (code the arguments give: never
+///   saved), wherever the word stands (a remote, `--remote=`, an
+///   `insteadOf` value).
+pub(crate) fn narrowed(name: &str, risk: Risk, args: &[Word]) -> Option<(Saving, String)> {
+    if name == "git" {
+        let mut found: Option<(Saving, String)> = None;
+        for w in args {
+            let Some(transport) = remote_helper(&w.text) else {
+                continue;
+            };
+            if transport.eq_ignore_ascii_case("ext") {
+                return Some((
+                    Saving::Never,
+                    format!(
+                        "`{}` makes git run the command it names (the `ext` transport), so it is asked every time",
+                        w.text
+                    ),
+                ));
+            }
+            found.get_or_insert((
+                Saving::Exact,
+                format!(
+                    "`{}` makes git run the program git-remote-{transport}, so only an approval of this exact command allows it",
+                    w.text
+                ),
+            ));
+        }
+        if found.is_some() {
+            return found;
+        }
+    }
+    // A program that runs (`execute`: the tables do not prove what it does)
+    // or talks to the network.
+    if risk >= Risk::Execute {
+        if let Some(host) = args.iter().find_map(|w| local_host_of_word(&w.text)) {
+            return Some((
+                Saving::Exact,
+                format!(
+                    "`{name}` reaches {host}, which is not proved to be a public host (a service on this machine or its network trusts whoever reaches it), so only an approval of this exact command allows it"
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// The transport a git remote word names when git takes it for a remote
+/// helper: `NAME::ADDRESS` (git's `transport_get`: a name of letters,
+/// digits, `+`, `-` and `.` before `::`), also as an option's value
+/// (`--remote=ext::…`) or inside a `-c` setting (`url.ext::….insteadOf`).
+fn remote_helper(word: &str) -> Option<&str> {
+    let at = word.find("::")?;
+    let head = &word[..at];
+    // The name runs back from `::` to the last character that cannot be
+    // in it (`=`, `.` of `url.`, a quote).
+    let start = head
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '-'))
+        .map_or(0, |i| i + 1);
+    let name = &head[start..];
+    (!name.is_empty() && name.starts_with(|c: char| c.is_ascii_alphabetic())).then_some(name)
 }
 
 /// Whether `name` with `args` gives a file the set-user-ID or set-group-ID

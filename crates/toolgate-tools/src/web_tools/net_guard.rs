@@ -9,12 +9,13 @@
 
 use std::collections::HashSet;
 use std::error::Error as StdError;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-/// Why `ip` must not be fetched, or `None` for a public address.
+/// Why `ip` must not be fetched, or `None` for a public address: the
+/// one table of public addresses ([`toolgate_paths::address`]).
 ///
 /// ```
 /// use toolgate_tools::web_tools::forbidden_reason;
@@ -22,79 +23,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 /// assert_eq!(forbidden_reason("::ffff:127.0.0.1".parse().unwrap()), Some("loopback"));
 /// assert_eq!(forbidden_reason("93.184.216.34".parse().unwrap()), None);
 /// ```
-pub fn forbidden_reason(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => forbidden_v4(v4),
-        IpAddr::V6(v6) => forbidden_v6(v6),
-    }
-}
-
-fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, c, _] = ip.octets();
-    if ip.is_unspecified() || a == 0 {
-        Some("unspecified")
-    } else if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_private() {
-        Some("private")
-    } else if ip.is_link_local() {
-        Some("link-local")
-    } else if a == 100 && (64..128).contains(&b) {
-        Some("shared address space (CGNAT)")
-    } else if ip.is_multicast() {
-        Some("multicast")
-    } else if ip.is_broadcast() || a >= 240 {
-        Some("reserved")
-    } else if a == 192 && b == 0 && c == 0 {
-        Some("IETF protocol assignment")
-    } else if a == 198 && (b == 18 || b == 19) {
-        Some("benchmarking")
-    } else {
-        None
-    }
-}
-
-fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
-    let seg = ip.segments();
-    if ip.is_unspecified() {
-        return Some("unspecified");
-    }
-    if ip.is_loopback() {
-        return Some("loopback");
-    }
-    // IPv4-mapped (::ffff:a.b.c.d) and the deprecated IPv4-compatible form
-    // (::a.b.c.d) reach the embedded IPv4 address.
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return forbidden_v4(v4);
-    }
-    if seg[..6].iter().all(|&s| s == 0) {
-        return forbidden_v4(embedded_v4(seg[6], seg[7]));
-    }
-    // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) also embed IPv4 addresses.
-    if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return forbidden_v4(embedded_v4(seg[6], seg[7]));
-    }
-    if seg[0] == 0x2002 {
-        return forbidden_v4(embedded_v4(seg[1], seg[2]));
-    }
-    if seg[0] & 0xfe00 == 0xfc00 {
-        Some("private (unique local)")
-    } else if seg[0] & 0xffc0 == 0xfe80 {
-        Some("link-local")
-    } else if seg[0] & 0xffc0 == 0xfec0 {
-        Some("site-local")
-    } else if ip.is_multicast() {
-        Some("multicast")
-    } else {
-        None
-    }
-}
-
-fn embedded_v4(hi: u16, lo: u16) -> Ipv4Addr {
-    let [a, b] = hi.to_be_bytes();
-    let [c, d] = lo.to_be_bytes();
-    Ipv4Addr::new(a, b, c, d)
-}
+pub use toolgate_paths::address::forbidden_reason;
 
 /// A fetch refused by the guard.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
