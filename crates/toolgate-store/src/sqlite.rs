@@ -45,6 +45,172 @@ pub fn tune_for_short_process() {
     }
 }
 
+/// Makes SQLite take its memory from the program's global allocator (Rust's
+/// `#[global_allocator]`) instead of C's `malloc`: the hook program's arena
+/// then serves SQLite's page cache, parser and schema too, from pages mapped
+/// at start, and frees nothing it would not reuse. Each block carries its
+/// size in 8 bytes before it (SQLite asks for it back).
+///
+/// Takes effect only when called before the first connection is opened;
+/// later, it changes nothing and SQLite keeps `malloc`.
+pub fn use_global_allocator() {
+    let methods = rusqlite::ffi::sqlite3_mem_methods {
+        xMalloc: Some(memory::malloc),
+        xFree: Some(memory::free),
+        xRealloc: Some(memory::realloc),
+        xSize: Some(memory::size),
+        xRoundup: Some(memory::roundup),
+        xInit: Some(memory::init),
+        xShutdown: Some(memory::shutdown),
+        pAppData: std::ptr::null_mut(),
+    };
+    // SAFETY: `SQLITE_CONFIG_MALLOC` takes a pointer to a methods struct,
+    // which SQLite copies; before SQLite initialises it replaces the
+    // allocator, afterwards it returns SQLITE_MISUSE and changes nothing.
+    let rc =
+        unsafe { rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MALLOC, &methods) };
+    if rc != rusqlite::ffi::SQLITE_OK {
+        tracing::debug!(rc, "SQLite already initialised; it keeps its allocator");
+    }
+}
+
+/// SQLite's memory methods over `std::alloc` (see [`use_global_allocator`]).
+mod memory {
+    use std::alloc::Layout;
+    use std::ffi::{c_int, c_void};
+
+    /// Room for the block's size before it, keeping SQLite's 8-byte alignment.
+    const HEADER: usize = 8;
+    const ALIGN: usize = 8;
+
+    fn layout(total: usize) -> Option<Layout> {
+        Layout::from_size_align(total, ALIGN).ok()
+    }
+
+    /// The block's start and whole size, from the pointer SQLite holds.
+    ///
+    /// # Safety
+    /// `p` was returned by [`malloc`] or [`realloc`] and not freed.
+    unsafe fn whole(p: *mut c_void) -> (*mut u8, usize) {
+        // SAFETY: the caller's contract: `HEADER` bytes before `p` hold the
+        // block's size, written when it was handed out.
+        unsafe {
+            let base = p.cast::<u8>().sub(HEADER);
+            (base, base.cast::<usize>().read())
+        }
+    }
+
+    /// # Safety
+    /// `base` is valid for `total` bytes, `total >= HEADER`.
+    unsafe fn hand_out(base: *mut u8, total: usize) -> *mut c_void {
+        if base.is_null() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: the caller's contract.
+        unsafe {
+            base.cast::<usize>().write(total);
+            base.add(HEADER).cast()
+        }
+    }
+
+    pub(super) unsafe extern "C" fn malloc(n: c_int) -> *mut c_void {
+        let Some(l) = usize::try_from(n)
+            .ok()
+            .and_then(|n| n.checked_add(HEADER))
+            .and_then(layout)
+        else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: `l` has a non-zero size; the block is `l.size()` bytes.
+        unsafe { hand_out(std::alloc::alloc(l), l.size()) }
+    }
+
+    pub(super) unsafe extern "C" fn free(p: *mut c_void) {
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: SQLite frees only what `malloc`/`realloc` gave it, once.
+        unsafe {
+            let (base, total) = whole(p);
+            if let Some(l) = layout(total) {
+                std::alloc::dealloc(base, l);
+            }
+        }
+    }
+
+    pub(super) unsafe extern "C" fn realloc(p: *mut c_void, n: c_int) -> *mut c_void {
+        if p.is_null() {
+            // SAFETY: as `malloc`.
+            return unsafe { malloc(n) };
+        }
+        let Some(new_total) = usize::try_from(n).ok().and_then(|n| n.checked_add(HEADER)) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: `p` is SQLite's block from `malloc`/`realloc`; on failure
+        // `std::alloc::realloc` leaves it as it was, as SQLite expects.
+        unsafe {
+            let (base, total) = whole(p);
+            let Some(l) = layout(total) else {
+                return std::ptr::null_mut();
+            };
+            if layout(new_total).is_none() {
+                return std::ptr::null_mut();
+            }
+            hand_out(std::alloc::realloc(base, l, new_total), new_total)
+        }
+    }
+
+    pub(super) unsafe extern "C" fn size(p: *mut c_void) -> c_int {
+        if p.is_null() {
+            return 0;
+        }
+        // SAFETY: SQLite asks only about its live blocks.
+        let (_, total) = unsafe { whole(p) };
+        c_int::try_from(total - HEADER).unwrap_or(c_int::MAX)
+    }
+
+    pub(super) unsafe extern "C" fn roundup(n: c_int) -> c_int {
+        // Blocks are handed out in multiples of the alignment anyway.
+        n.checked_add(ALIGN as c_int - 1)
+            .map_or(n, |n| n & !(ALIGN as c_int - 1))
+    }
+
+    pub(super) unsafe extern "C" fn init(_: *mut c_void) -> c_int {
+        rusqlite::ffi::SQLITE_OK
+    }
+
+    pub(super) unsafe extern "C" fn shutdown(_: *mut c_void) {}
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn blocks_keep_their_size_and_bytes_through_realloc() {
+            unsafe {
+                let p = malloc(5);
+                assert!(!p.is_null());
+                assert_eq!(p as usize % ALIGN, 0);
+                assert_eq!(size(p), 5);
+                p.cast::<u8>()
+                    .copy_from_nonoverlapping(b"hello".as_ptr(), 5);
+                let q = realloc(p, 4000);
+                assert_eq!(size(q), 4000);
+                assert_eq!(std::slice::from_raw_parts(q.cast::<u8>(), 5), b"hello");
+                let r = realloc(q, 3);
+                assert_eq!(size(r), 3);
+                assert_eq!(std::slice::from_raw_parts(r.cast::<u8>(), 3), b"hel");
+                free(r);
+                free(std::ptr::null_mut());
+                assert!(malloc(-1).is_null());
+                assert_eq!(roundup(13), 16);
+                assert_eq!(roundup(16), 16);
+                assert_eq!(size(std::ptr::null_mut()), 0);
+            }
+        }
+    }
+}
+
 /// How long a connection waits for another process's write lock before failing.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
