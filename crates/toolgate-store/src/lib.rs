@@ -88,4 +88,4 @@ pub use log::{
 #[cfg(feature = "postgres")]
 pub use pg::{APPROVALS_TTL, AppendMode, PgApprovals, PgConfig, PgEventLog};
 pub use spill::{DEFAULT_RETENTION, SWEEP_INTERVAL, SpillStore, SweepHandle};
-pub use sqlite::{tune_for_short_process, use_global_allocator};
+pub use sqlite::tune_for_short_process;

@@ -14,23 +14,9 @@
 
 use std::ffi::{c_char, c_int};
 
-/// The part of the arena mapped at start: a little less than a hook process
-/// uses (about 280 KB of Rust's and SQLite's memory), so that every page
-/// mapped at once is used. A page mapped this way costs about a fifth less
-/// than one faulted in when first touched.
-const POPULATED: usize = 256 << 10;
-
-/// Memory from one arena that is never reused: see [`toolgate::hook::arena`].
-/// 4 MiB of zero-initialised data, mapped only as it is touched; more comes
-/// from the system allocator.
-#[global_allocator]
-static ALLOCATOR: toolgate::hook::arena::Arena<{ 4 << 20 }> = toolgate::hook::arena::Arena::new();
-
 /// The program's entry point, called by the C runtime.
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
-    ALLOCATOR.populate(POPULATED);
-    toolgate_store::use_global_allocator();
     toolgate_store::tune_for_short_process();
     toolgate::hook::run_program(std::env::args_os().skip(1))
 }

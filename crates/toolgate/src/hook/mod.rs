@@ -9,7 +9,6 @@
 //! moment of appending to the audit log, and the timer (`watchdog`) bounds
 //! even that.
 
-pub mod arena;
 mod args;
 mod ask;
 pub use ask::through_toolgate as asks_go_to_toolgate;
