@@ -100,7 +100,21 @@ fn main() {
         .arg(base.path().join("empty.rs"))
         .status();
     assert!(built.is_ok_and(|s| s.success()), "rustc");
-    let empty = empty.to_str().expect("UTF-8 path").to_string();
+    // Every program timed is a fresh copy in this run's directory: how a
+    // binary's pages came into the page cache (written by the linker, copied,
+    // read back after being dropped) changes how many page faults starting
+    // it takes, and moved a hook's CPU time by up to half between copies of
+    // the same bytes on this project's machine.
+    let fresh = |from: &str, dir: &str, name: &str| -> String {
+        let to = base.path().join(dir);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        let to = to.join(name);
+        std::fs::copy(from, &to).expect("copy a timed program");
+        to.to_str().expect("UTF-8 path").to_string()
+    };
+    let empty = fresh(empty.to_str().expect("UTF-8 path"), "now", "empty");
+    let toolgate = &fresh(toolgate, "now", "toolgate");
+    let hook_only = &fresh(hook_only, "now", "toolgate-hook");
     // Warm the page cache and create the data directory and audit log.
     for _ in 0..5 {
         assert!(run(toolgate, &["hook", "claude-code"], Some(&payload)).0);
@@ -125,7 +139,9 @@ fn main() {
     ];
     // Another build's `toolgate-hook` (say, from the main branch), to compare
     // a change with what it changes in the same run.
-    let before = std::env::var("TOOLGATE_BENCH_HOOK_BEFORE").ok();
+    let before = std::env::var("TOOLGATE_BENCH_HOOK_BEFORE")
+        .ok()
+        .map(|path| fresh(&path, "before", "toolgate-hook"));
     if let Some(before) = &before {
         for _ in 0..5 {
             assert!(run(before, &["claude-code"], Some(&payload)).0, "{before}");
