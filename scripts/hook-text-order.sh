@@ -10,13 +10,13 @@
 # every function that ran, in the order it first ran, as an input-section
 # pattern of one output section placed before `.text`.
 #
-# Rust symbols carry a hash that differs between builds and checkouts: a
-# function whose name without the hash is unique in the binary is matched
-# by that name and any hash, so the list stays right as the code changes;
-# an instance of a generic function (many share a name) is matched by its
-# exact symbol, and simply not gathered in a build where that changed. A
-# stale list is never wrong, only less effective: regenerate it after large
-# changes to the hook's path, a toolchain upgrade, or dependency upgrades.
+# Rust symbols end in a hash that differs between checkouts, toolchains and
+# even between `cargo build` and `cargo bench` of the same tree (features
+# unified with dev-dependencies change every crate's hash), so each function
+# is matched by its name without the hash: every instance of a generic
+# function that ran is gathered with it (about 2.4 MB of code in all, where
+# the instances that ran are about 1 MB). A stale list is never wrong, only
+# less effective: regenerate it after large changes to the hook's path.
 #
 # Needs valgrind and python3. Usage: scripts/hook-text-order.sh
 set -euo pipefail
@@ -60,7 +60,6 @@ for entry in "${payloads[@]}"; do
   done
 done
 
-nm -S "$hook" > "$work/symbols"
 libc=$(cc -print-file-name=libc.a)
 if [ -f "$libc" ]; then
   nm -A --defined-only "$libc" 2>/dev/null > "$work/libc-symbols" || true
@@ -69,7 +68,7 @@ else
 fi
 
 python3 - "$work" "$out" <<'EOF'
-import collections, glob, re, sys
+import glob, re, sys
 
 work, out = sys.argv[1], sys.argv[2]
 
@@ -92,15 +91,6 @@ def stem(name):
     m = re.match(r"^(_ZN.*)17h[0-9a-f]{16}E(\..*)?$", name)
     return m.group(1) if m else None
 
-sizes, stems = {}, collections.defaultdict(list)
-for line in open(work + "/symbols"):
-    parts = line.split()
-    if len(parts) != 4 or parts[2].lower() != "t":
-        continue
-    sizes[parts[3]] = int(parts[1], 16)
-    if stem(parts[3]):
-        stems[stem(parts[3])].append(parts[3])
-
 patterns, taken = [], set()
 def take(pattern):
     if pattern not in taken:
@@ -110,11 +100,7 @@ def take(pattern):
 for name in order:
     s = stem(name)
     if s is not None:
-        group = stems.get(s, [name])
-        if len(group) <= 2 or sum(sizes.get(g, 0) for g in group) <= 4096:
-            take(s + "17h*")
-        else:
-            take(name)
+        take(s + "17h*")
     elif re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", name):
         take(name)
 
