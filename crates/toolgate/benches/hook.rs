@@ -49,7 +49,9 @@ fn main() {
         "tool_input": {"command": command, "description": "bench"}, "tool_use_id": "toolu_bench",
     })
     .to_string();
-    // Whether it succeeded, and its CPU time (user + system).
+    // Whether it succeeded, and its CPU time (user + system). The child is
+    // reaped by `wait4`, which `Child` does not see.
+    #[allow(clippy::zombie_processes)]
     let run = |program: &str, args: &[&str], stdin: Option<&str>| -> (bool, Duration) {
         let mut child = Command::new(program)
             .args(args)
