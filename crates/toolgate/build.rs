@@ -27,6 +27,35 @@ fn main() {
         // The same for the sandbox's helper, started before every confined
         // command.
         println!("cargo:rustc-link-arg-bin=toolgate-sandbox-helper=-no-pie");
+        hook_text_order();
+    }
+}
+
+/// Places the functions a hook process runs together, before the rest of
+/// `toolgate-hook`'s code (`hook-text-order.ld`, written by
+/// `scripts/hook-text-order.sh`): the kernel maps a program's code 64 KB
+/// around each page first touched, so a hook that runs code gathered in
+/// 3.3 MB takes 39 faults in its code instead of 66 in code spread over
+/// 14 MB (page faults were about a seventh of a hook's CPU time). Only
+/// placement changes: a list that names functions no longer there is not
+/// wrong, only less effective. `TOOLGATE_HOOK_TEXT_ORDER=0` links without it.
+fn hook_text_order() {
+    println!("cargo:rerun-if-changed=hook-text-order.ld");
+    println!("cargo:rerun-if-env-changed=TOOLGATE_HOOK_TEXT_ORDER");
+    if std::env::var_os("TOOLGATE_HOOK_TEXT_ORDER").is_some_and(|v| v == "0") {
+        return;
+    }
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from) else {
+        return;
+    };
+    let script = dir.join("hook-text-order.ld");
+    if script.is_file() {
+        // A script of `SECTIONS { … } INSERT BEFORE .text;` adds to the
+        // linker's own layout rather than replacing it (GNU ld and lld).
+        println!(
+            "cargo:rustc-link-arg-bin=toolgate-hook=-Wl,-T,{}",
+            script.display()
+        );
     }
 }
 

@@ -157,6 +157,19 @@ impl GitInvocation {
             process_env: ProcessEnv::Real,
         }
     }
+
+    /// Whether [`inspect`] reads the same configuration for `other` as for
+    /// this invocation: the same directory, options, assignments, home and
+    /// environment (a fixed environment is never taken as the same).
+    pub fn same_survey(&self, other: &GitInvocation) -> bool {
+        matches!(
+            (&self.process_env, &other.process_env),
+            (ProcessEnv::Real, ProcessEnv::Real)
+        ) && self.cwd == other.cwd
+            && self.global_args == other.global_args
+            && self.assignments == other.assignments
+            && self.home == other.home
+    }
 }
 
 /// Where a config file comes from.

@@ -8,7 +8,11 @@
 //! ≤ 2 ms, and ≤ 2× a start-and-exit process). The decision is recorded in
 //! the audit log, as in real use. With `TOOLGATE_BENCH_HOOK_BEFORE=PATH`,
 //! another build's `toolgate-hook` runs in the same rounds (a change against
-//! the build before it).
+//! the build before it). Each round runs the cases in a rotated order.
+//!
+//! On a loaded machine the wall time is mostly waiting for a core, so each
+//! case's CPU time (user + system, from `wait4`) is printed too: it moves
+//! far less with the load.
 
 // A failed setup step should stop a test or bench loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -45,7 +49,10 @@ fn main() {
         "tool_input": {"command": command, "description": "bench"}, "tool_use_id": "toolu_bench",
     })
     .to_string();
-    let run = |program: &str, args: &[&str], stdin: Option<&str>| -> bool {
+    // Whether it succeeded, and its CPU time (user + system). The child is
+    // reaped by `wait4`, which `Child` does not see.
+    #[allow(clippy::zombie_processes)]
+    let run = |program: &str, args: &[&str], stdin: Option<&str>| -> (bool, Duration) {
         let mut child = Command::new(program)
             .args(args)
             .current_dir(&ws)
@@ -71,7 +78,17 @@ fn main() {
                 .write_all(text.as_bytes())
                 .expect("write payload");
         }
-        child.wait().is_ok_and(|s| s.success())
+        let pid = i32::try_from(child.id()).expect("pid");
+        let mut status = 0;
+        // SAFETY: a zeroed `rusage` is valid; `wait4` fills it and `status`.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `pid` is this process's child, not yet waited for.
+        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let tv = |t: libc::timeval| {
+            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+        };
+        let ok = waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+        (ok, tv(usage.ru_utime) + tv(usage.ru_stime))
     };
     let toolgate = env!("CARGO_BIN_EXE_toolgate");
     let hook_only = env!("CARGO_BIN_EXE_toolgate-hook");
@@ -85,11 +102,25 @@ fn main() {
         .arg(base.path().join("empty.rs"))
         .status();
     assert!(built.is_ok_and(|s| s.success()), "rustc");
-    let empty = empty.to_str().expect("UTF-8 path").to_string();
+    // Every program timed is a fresh copy in this run's directory: how a
+    // binary's pages came into the page cache (written by the linker, copied,
+    // read back after being dropped) changes how many page faults starting
+    // it takes, and moved a hook's CPU time by up to half between copies of
+    // the same bytes on this project's machine.
+    let fresh = |from: &str, dir: &str, name: &str| -> String {
+        let to = base.path().join(dir);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        let to = to.join(name);
+        std::fs::copy(from, &to).expect("copy a timed program");
+        to.to_str().expect("UTF-8 path").to_string()
+    };
+    let empty = fresh(empty.to_str().expect("UTF-8 path"), "now", "empty");
+    let toolgate = &fresh(toolgate, "now", "toolgate");
+    let hook_only = &fresh(hook_only, "now", "toolgate-hook");
     // Warm the page cache and create the data directory and audit log.
     for _ in 0..5 {
-        assert!(run(toolgate, &["hook", "claude-code"], Some(&payload)));
-        assert!(run(hook_only, &["claude-code"], Some(&payload)));
+        assert!(run(toolgate, &["hook", "claude-code"], Some(&payload)).0);
+        assert!(run(hook_only, &["claude-code"], Some(&payload)).0);
     }
     let mut cases: Vec<(&str, &str, &[&str], Option<&str>)> = vec![
         ("true", "true", &[], None),
@@ -110,10 +141,12 @@ fn main() {
     ];
     // Another build's `toolgate-hook` (say, from the main branch), to compare
     // a change with what it changes in the same run.
-    let before = std::env::var("TOOLGATE_BENCH_HOOK_BEFORE").ok();
+    let before = std::env::var("TOOLGATE_BENCH_HOOK_BEFORE")
+        .ok()
+        .map(|path| fresh(&path, "before", "toolgate-hook"));
     if let Some(before) = &before {
         for _ in 0..5 {
-            assert!(run(before, &["claude-code"], Some(&payload)), "{before}");
+            assert!(run(before, &["claude-code"], Some(&payload)).0, "{before}");
         }
         cases.push((
             "toolgate-hook (before)",
@@ -122,13 +155,19 @@ fn main() {
             Some(&payload),
         ));
     }
-    // Round-robin, so that a change of load touches every case alike.
+    // Round-robin, so that a change of load touches every case alike, each
+    // round starting one case later (no case always follows the same one).
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(RUNS); cases.len()];
-    for _ in 0..RUNS {
-        for (i, (_, program, args, stdin)) in cases.iter().enumerate() {
+    let mut cpu: Vec<Vec<Duration>> = vec![Vec::with_capacity(RUNS); cases.len()];
+    for round in 0..RUNS {
+        for k in 0..cases.len() {
+            let i = (round + k) % cases.len();
+            let (_, program, args, stdin) = &cases[i];
             let t = Instant::now();
-            assert!(run(program, args, *stdin), "{program} {args:?}");
+            let (ok, used) = run(program, args, *stdin);
             times[i].push(t.elapsed());
+            assert!(ok, "{program} {args:?}");
+            cpu[i].push(used);
         }
     }
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -136,9 +175,10 @@ fn main() {
         .iter()
         .map(|v| ms(percentile(v.clone(), 0.5)))
         .collect();
-    for ((name, ..), v) in cases.iter().zip(&times) {
+    let cpu50: Vec<f64> = cpu.iter().map(|v| ms(percentile(v.clone(), 0.5))).collect();
+    for (((name, ..), v), c) in cases.iter().zip(&times).zip(&cpu50) {
         println!(
-            "{name:<28} p50 {:>7.3} ms  p90 {:>7.3} ms",
+            "{name:<28} p50 {:>7.3} ms  p90 {:>7.3} ms  cpu p50 {c:>7.3} ms",
             ms(percentile(v.clone(), 0.5)),
             ms(percentile(v.clone(), 0.9))
         );
@@ -153,6 +193,17 @@ fn main() {
             h / p50[0],
             h / p50[1],
             h / p50[2]
+        );
+    }
+    let mut hook_cpu = vec![("toolgate-hook", cpu50[4]), ("toolgate hook", cpu50[3])];
+    if let Some(&h) = cpu50.get(5) {
+        hook_cpu.push(("toolgate-hook (before)", h));
+    }
+    for (name, h) in hook_cpu {
+        println!(
+            "{name} cpu p50 {h:.3} ms: {:.2}x the empty Rust program's {:.3} ms",
+            h / cpu50[1],
+            cpu50[1]
         );
     }
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {

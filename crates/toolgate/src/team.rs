@@ -82,8 +82,8 @@ impl Identity {
 
 /// This process's user name from `/etc/passwd` (when `USER` is not set).
 fn user_from_passwd() -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let uid = std::fs::metadata("/proc/self").ok()?.uid().to_string();
+    // SAFETY: `geteuid` takes nothing and always succeeds.
+    let uid = unsafe { libc::geteuid() }.to_string();
     let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
     passwd.lines().find_map(|line| {
         let mut fields = line.split(':');
@@ -92,14 +92,28 @@ fn user_from_passwd() -> Option<String> {
     })
 }
 
+/// The host name: the kernel's (`gethostname`, one system call where
+/// reading `/proc/sys/kernel/hostname` took five and a walk of `/proc`),
+/// else `/etc/hostname`, else `HOSTNAME`.
 fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .ok()
+    kernel_host_name()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()))
         .unwrap_or_else(|| "unknown-host".into())
+}
+
+fn kernel_host_name() -> Option<String> {
+    let mut name = [0u8; 256];
+    // SAFETY: `name` is valid for writes of its length; `gethostname` writes
+    // at most that many bytes.
+    if unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } != 0 {
+        return None;
+    }
+    // Cut at the terminating NUL (absent when the name was truncated).
+    let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
+    String::from_utf8(name[..end].to_vec()).ok()
 }
 
 /// Where the audit log and the saved approvals live.
@@ -565,6 +579,13 @@ pub fn stamp_all(events: &mut [Event], identity: &Identity, agent: Option<&str>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_name_is_the_kernels_as_proc_shows_it() {
+        let proc = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        assert_eq!(kernel_host_name().as_deref(), Some(proc.trim()));
+        assert_eq!(Identity::from_os().machine, proc.trim());
+    }
 
     fn sources(user: &Path) -> PolicySources {
         let mut s = PolicySources::standard("/");

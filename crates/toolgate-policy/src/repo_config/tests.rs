@@ -871,3 +871,28 @@ fn a_gitfile_a_symlink_or_a_swapped_directory_in_a_remembered_place_is_found() {
     std::fs::rename(&repl, &sub).unwrap();
     assert_eq!(keys_of(&f.run(&f.inv(&sub))), ["core.fsmonitor"]);
 }
+
+#[test]
+fn an_invocation_is_the_same_survey_only_with_the_same_directory_options_and_environment() {
+    let home = Path::new("/home/u");
+    let a = GitInvocation::new(Path::new("/p"), home);
+    assert!(a.same_survey(&GitInvocation::new(Path::new("/p"), home)));
+    assert!(!a.same_survey(&GitInvocation::new(Path::new("/q"), home)));
+    assert!(!a.same_survey(&GitInvocation::new(Path::new("/p"), Path::new("/home/v"))));
+    let with_c = GitInvocation {
+        global_args: vec!["-C".into(), "sub".into()],
+        ..GitInvocation::new(Path::new("/p"), home)
+    };
+    assert!(!a.same_survey(&with_c));
+    let with_var = GitInvocation {
+        assignments: vec![("GIT_DIR".into(), Some("/x".into()))],
+        ..GitInvocation::new(Path::new("/p"), home)
+    };
+    assert!(!a.same_survey(&with_var));
+    // A fixed environment may differ from the process's: never the same.
+    let fixed = GitInvocation {
+        process_env: ProcessEnv::fixed([("GIT_DIR", "/x")]),
+        ..GitInvocation::new(Path::new("/p"), home)
+    };
+    assert!(!fixed.same_survey(&fixed.clone()));
+}

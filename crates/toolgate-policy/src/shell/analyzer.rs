@@ -180,6 +180,12 @@ pub(crate) struct Analyzer<'c, 'l> {
     /// While judging a file a network command reads and sends (`curl -d
     /// @FILE`, `-T FILE`): the reasons say so.
     pub(crate) sending: bool,
+    /// The configuration surveys made in this analysis, by the invocation
+    /// they answer: `git status && git log` reads the same files once.
+    git_config_seen: Vec<(
+        crate::repo_config::GitInvocation,
+        crate::repo_config::RepoConfig,
+    )>,
 }
 
 pub(crate) fn analyze_top(
@@ -214,6 +220,7 @@ pub(crate) fn analyze_with_budget(
         sending: false,
         path_var: std::cell::OnceCell::new(),
         git_surveyed: Vec::new(),
+        git_config_seen: Vec::new(),
     };
     let mut scope = Scope::new(ctx.cwd.clone());
     if command.trim().is_empty() {
@@ -1409,7 +1416,22 @@ impl Analyzer<'_, '_> {
             assignments,
             ..crate::repo_config::GitInvocation::new(&cwd, &self.ctx.home)
         };
-        let report = crate::repo_config::inspect_with(&invocation, self.ctx.location, &self.paths);
+        // The files read are the same for the same invocation within one
+        // analysis (nothing runs between its commands).
+        let seen = self
+            .git_config_seen
+            .iter()
+            .find(|(inv, _)| inv.same_survey(&invocation))
+            .map(|(_, report)| report.clone());
+        let report = match seen {
+            Some(report) => report,
+            None => {
+                let report =
+                    crate::repo_config::inspect_with(&invocation, self.ctx.location, &self.paths);
+                self.git_config_seen.push((invocation, report.clone()));
+                report
+            }
+        };
         if let Some(why) = report.may_run_program() {
             part.raise(Risk::Execute, why);
             part.unknown_args = true;
