@@ -508,3 +508,32 @@ fn always_for_a_network_tool_does_not_allow_a_local_host_in_its_own_address_synt
         &["curl unix:///var/run/docker.sock"],
     );
 }
+
+/// More of the class (review of the change, s37): a local host reached through
+/// an option (`--url`, `--resolve`, `--connect-to`, a proxy, a Unix socket),
+/// or spelled in octal, zero-padded or percent-encoded, under a saved
+/// `curl *`.
+#[test]
+fn always_for_curl_does_not_reach_a_local_host_through_options_or_odd_spellings() {
+    let fx = Fixture::new();
+    let saved = always(&fx, "curl https://example.com/x");
+    for c in [
+        "curl --url http://127.0.0.1:2375/info",
+        "curl --resolve example.com:443:127.0.0.1 https://example.com/",
+        "curl --connect-to ::127.0.0.1:2375 https://example.com/",
+        "curl -x http://127.0.0.1:8080 https://example.com/",
+        "curl --proxy 127.0.0.1:8080 https://example.com/",
+        "curl http://0177.0.0.1:2375/info",
+        "curl http://127.000.000.001:2375/info",
+        "curl http://017700000001/info",
+        "curl --unix-socket /var/run/docker.sock http://example.com/info",
+        "curl --abstract-unix-socket docker https://example.com/",
+        "curl -H 'Host: x' http://[0:0:0:0:0:0:0:1]/",
+        "curl --interface lo https://example.com/",
+        "curl --noproxy '*' http://127.0.0.1/",
+        "curl -sL http://127.0.0.1./",
+        "curl http://%31%32%37.0.0.1/",
+    ] {
+        assert!(!allowed_with(&fx, &saved, c), "{c} is covered by {saved:?}");
+    }
+}
