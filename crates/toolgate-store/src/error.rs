@@ -65,6 +65,22 @@ pub enum StoreError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The log's tail file (events not yet moved into the database) holds a
+    /// line that is not an event the log wrote. Nothing is appended after it.
+    #[error(
+        "the event log's tail {path} is damaged at byte {offset}: {detail} (run `toolgate log verify`)"
+    )]
+    DamagedTail {
+        /// The tail file.
+        path: PathBuf,
+        /// Where the bad line starts.
+        offset: u64,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// Another process held the event log's tail longer than the busy timeout.
+    #[error("the event log's tail {0} stayed locked by another process past the busy timeout")]
+    TailBusy(PathBuf),
     /// The background writer has stopped.
     #[error("the event log writer has stopped")]
     WriterStopped,

@@ -2,15 +2,17 @@
 //!
 //! Durable state for toolgate, in the data directory:
 //!
-//! - [`EventLog`]: the audit log, a SQLite file in WAL mode where every event
-//!   row stores `hash = sha256(RFC 8785 canonical JSON of the event and the
+//! - [`EventLog`]: the audit log, a SQLite file in WAL mode and its tail (a
+//!   file of the events appended since the database's last one), where every
+//!   event stores `hash = sha256(RFC 8785 canonical JSON of the event and the
 //!   previous hash)`, so
 //!   [`verify`] finds any edited, deleted, reordered or inserted event. It
 //!   implements [`toolgate_core::EventSink`]: `submit` (or `submit_batch`)
-//!   queues the events, and everything waiting is committed in one transaction,
-//!   by the submitter itself when the connection and the file lock are free
-//!   (with [`Durability::Normal`]; cheaper than waking a thread), else by the
-//!   log's writer thread. The returned ack resolves only after the commit. See
+//!   queues the events, and everything waiting is appended to the tail in one
+//!   write, by the submitter itself when the tail is free (with
+//!   [`Durability::Normal`]; cheaper than waking a thread), else by the log's
+//!   writer thread; a fold thread moves the tail into the database a few
+//!   hundred events at a time. The returned ack resolves only after the write. See
 //!   [`Durability`] for what "durable" means. It, [`EventReader`] and
 //!   [`LogQuery`] (a file that may not exist yet) implement
 //!   [`toolgate_core::EventQuery`], each over one connection kept open.
@@ -24,13 +26,12 @@
 //!
 //! ## What "durable" means
 //!
-//! An [`EventLog`] acknowledges an event only after the transaction holding it
-//! has committed. With [`Durability::Normal`] (the default: WAL with
-//! `synchronous = NORMAL`) an acknowledged event survives the process being
-//! killed at any point; a power loss or OS crash may lose the last commits but
-//! never corrupts the log. [`Durability::Full`] (`synchronous = FULL`) also
-//! syncs every commit to disk before acknowledging it, so acknowledged events
-//! survive power loss too, at the cost of one sync per group commit.
+//! An [`EventLog`] acknowledges an event only after it is written to the log's
+//! tail. With [`Durability::Normal`] (the default) an acknowledged event
+//! survives the process being killed at any point; a power loss or OS crash
+//! may lose the last writes but never corrupts the log. [`Durability::Full`]
+//! also syncs every write to disk before acknowledging it, so acknowledged
+//! events survive power loss too, at the cost of one sync per group commit.
 //!
 //! ## The chain
 //!

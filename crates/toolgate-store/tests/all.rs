@@ -24,6 +24,8 @@ mod pg;
 mod pipeline;
 #[path = "spill.rs"]
 mod spill;
+#[path = "tail.rs"]
+mod tail;
 #[path = "tamper.rs"]
 mod tamper;
 

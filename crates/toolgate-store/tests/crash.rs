@@ -20,7 +20,9 @@ use toolgate_core::EventSink;
 use toolgate_store::{Durability, EventFilter, EventLog, VerifyReport};
 
 const CHILD_ENV: &str = "CRASH_CHILD_LOG";
-const ACKS_BEFORE_KILL: usize = 400;
+/// Enough that the child's tail passes its fold size several times, so the
+/// kill may land in a fold as well as in an append.
+const ACKS_BEFORE_KILL: usize = 2_000;
 
 /// Only does something in the child process (when `CRASH_CHILD_LOG` is set).
 #[test]
@@ -118,4 +120,9 @@ async fn acked_events_survive_sigkill() {
     // The log keeps working after the crash.
     let next = log.submit(event(42)).await.unwrap();
     assert_eq!(next, events + 1);
+    log.close().unwrap();
+    assert_eq!(
+        toolgate_store::verify(&path).unwrap(),
+        VerifyReport::Ok { events: next }
+    );
 }

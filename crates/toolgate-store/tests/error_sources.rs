@@ -42,26 +42,19 @@ fn a_read_only_approval_store_keeps_the_sqlite_error() {
 }
 
 #[tokio::test]
-async fn a_failed_commit_keeps_the_sqlite_error_for_every_waiter() {
+async fn a_failed_append_keeps_the_io_error_for_every_waiter() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.db");
     let log = EventLog::open(&path, Durability::Normal).unwrap();
     log.submit(event(1)).await.unwrap();
-    // Someone took the next sequence number behind the log's back.
-    let forged = rusqlite::Connection::open(&path).unwrap();
-    forged
-        .execute_batch(
-            "INSERT INTO events SELECT 2, ts_ms, kind, session_id, call_id, payload, hash, hash FROM events WHERE seq = 1",
-        )
-        .unwrap();
+    // The tail's place is taken by something that is not a file.
+    let tail = dir.path().join("events.db.tail");
+    std::fs::remove_file(&tail).unwrap();
+    std::fs::create_dir(&tail).unwrap();
     let (a, b) = tokio::join!(log.submit(event(2)), log.submit(event(3)));
     for err in [a.unwrap_err(), b.unwrap_err()] {
         assert!(matches!(err, SinkError::Storage(_)), "{err}");
-        let sqlite = cause_of::<rusqlite::Error>(&err).unwrap_or_else(|| panic!("no cause: {err}"));
-        assert_eq!(
-            sqlite.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::ConstraintViolation),
-            "{err}"
-        );
+        let io = cause_of::<std::io::Error>(&err).unwrap_or_else(|| panic!("no cause: {err}"));
+        assert_eq!(io.kind(), std::io::ErrorKind::IsADirectory, "{err}");
     }
 }

@@ -147,7 +147,7 @@ async fn a_log_written_by_the_previous_release_verifies_and_continues_in_format_
     assert_eq!(user_version(&path), 1, "verifying never upgrades");
 
     append(&path, vec![event(11), awkward(12)]).await;
-    assert_eq!(user_version(&path), 2);
+    assert_eq!(user_version(&path), 3);
     assert_eq!(formats(&path), [(1, 1), (11, 2)]);
     assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 12 });
     let events = EventReader::open(&path)
@@ -194,7 +194,7 @@ async fn a_new_log_is_format_2_from_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.db");
     write_events(&path, 3).await;
-    assert_eq!(user_version(&path), 2);
+    assert_eq!(user_version(&path), 3);
     assert_eq!(formats(&path), [(1, 2)]);
     // An empty schema 1 log also becomes format 2 from its first event.
     let empty = dir.path().join("empty.db");

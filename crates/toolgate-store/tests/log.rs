@@ -11,8 +11,8 @@ use std::sync::Arc;
 use common::{event, raw, write_events};
 use toolgate_core::{EventKind, EventSink, SinkError};
 use toolgate_store::{
-    Durability, EventFilter, EventLog, EventReader, SqliteApprovals, StoreError, VerifyReport,
-    verify,
+    Durability, EventFilter, EventLog, EventReader, Problem, SqliteApprovals, StoreError,
+    VerifyReport, verify,
 };
 
 #[tokio::test]
@@ -240,26 +240,71 @@ async fn flush_waits_for_queued_events() {
 }
 
 #[tokio::test]
-async fn a_failed_commit_is_reported_to_every_waiter() {
+async fn a_line_forged_into_the_tail_stops_every_append_and_verify_names_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.db");
     write_events(&path, 2).await;
     let log = EventLog::open(&path, Durability::Normal).unwrap();
-    // Someone appended a row behind the log's back: the next seq is taken.
-    let forged = raw(&path);
-    forged
+    assert_eq!(log.submit(event(3)).await.unwrap(), 3);
+    // Someone wrote a line behind the log's back.
+    let tail = dir.path().join("events.db.tail");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&tail)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"4\tnot an event\n").unwrap();
+    let (a, b) = tokio::join!(log.submit(event(4)), log.submit(event(5)));
+    for err in [a.unwrap_err(), b.unwrap_err()] {
+        assert!(
+            matches!(err, SinkError::Storage(ref m) if m.contains("damaged at byte") && m.contains("log verify")),
+            "{err}"
+        );
+    }
+    // Nothing was written after the forged line.
+    assert_eq!(log.stats().events, 1);
+    assert!(
+        std::fs::read_to_string(&tail)
+            .unwrap()
+            .ends_with("not an event\n")
+    );
+    drop(log);
+    assert!(
+        matches!(verify(&path).unwrap(), VerifyReport::Broken { seq: 4, problem: Problem::Edited, ref detail } if detail.contains("not an event")),
+        "{:?}",
+        verify(&path)
+    );
+}
+
+#[tokio::test]
+async fn a_row_forged_into_the_database_stops_the_fold_and_verify_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 2).await;
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    // Someone appended a row to the database behind the log's back.
+    raw(&path)
         .execute_batch(
             "INSERT INTO events SELECT 3, ts_ms, kind, session_id, call_id, payload, hash, hash FROM events WHERE seq = 2",
         )
         .unwrap();
-    let err = log.submit(event(3)).await.unwrap_err();
+    // The log's own event 3 is durable in the tail all the same.
+    assert_eq!(log.submit(event(3)).await.unwrap(), 3);
+    log.close().unwrap();
+    // The fold on close refused to move it behind the forged row.
+    let tail = std::fs::read_to_string(dir.path().join("events.db.tail")).unwrap();
+    assert_eq!(tail.lines().count(), 2, "{tail}");
     assert!(
-        matches!(err, SinkError::Storage(ref m) if m.contains("UNIQUE") && m.contains("log verify")),
-        "{err}"
+        matches!(
+            verify(&path).unwrap(),
+            VerifyReport::Broken {
+                seq: 3,
+                problem: Problem::Inserted,
+                ..
+            }
+        ),
+        "{:?}",
+        verify(&path)
     );
-    // Nothing was half-written.
-    assert_eq!(log.stats().events, 0);
-    assert_eq!(log.last_seq().unwrap(), 3);
 }
 
 fn sidecars(path: &std::path::Path) -> Vec<String> {

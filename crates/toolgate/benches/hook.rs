@@ -53,11 +53,20 @@ fn main() {
     // reaped by `wait4`, which `Child` does not see.
     #[allow(clippy::zombie_processes)]
     let run = |program: &str, args: &[&str], stdin: Option<&str>| -> (bool, Duration) {
+        // Each build its own data directory: a log written by a newer build
+        // may be refused by an older one (its schema version).
+        let build = std::path::Path::new(program)
+            .parent()
+            .and_then(|p| p.file_name())
+            .map_or_else(|| "system".into(), |n| n.to_string_lossy().into_owned());
         let mut child = Command::new(program)
             .args(args)
             .current_dir(&ws)
             .env("HOME", &home)
-            .env("TOOLGATE_DATA_DIR", base.path().join("data"))
+            .env(
+                "TOOLGATE_DATA_DIR",
+                base.path().join(format!("data-{build}")),
+            )
             .env("TOOLGATE_MANAGED_CONFIG", home.join("none.toml"))
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_DATA_HOME")

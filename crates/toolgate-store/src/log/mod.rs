@@ -1,13 +1,17 @@
-//! The hash-chained event log: a SQLite file in WAL mode. Whatever is waiting is
-//! committed in one transaction, on the submitter's thread when nothing has to
-//! be waited for, else on the log's writer thread (see `writer`).
+//! The hash-chained event log: a SQLite file in WAL mode, and its tail, a file
+//! of the events appended since the database's last one (see `tail`).
+//! Whatever is waiting is appended to the tail in one write, on the
+//! submitter's thread when nothing has to be waited for, else on the log's
+//! writer thread (see `writer`); the fold thread moves the tail into the
+//! database in batches (see `folder`).
 
 mod ack;
-mod checkpoint;
+mod folder;
 pub(crate) mod formats;
 mod query;
 pub(crate) mod reader;
 mod schema;
+pub(crate) mod tail;
 pub(crate) mod verify;
 pub(crate) mod writer;
 
@@ -33,18 +37,20 @@ use writer::{Batch, Message, Pending, Shared};
 
 /// What "durable" means for an acknowledged event.
 ///
-/// Both modes use WAL; an event is acknowledged only after the transaction that
-/// holds it has committed.
+/// An event is acknowledged only after it is written to the log's tail (and
+/// the database, which receives it later, uses WAL).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Durability {
-    /// `synchronous = NORMAL`: a committed event survives the process being
-    /// killed (the WAL is in the OS page cache), but the last commits before a
-    /// power loss or OS crash may be lost (never corrupting the log). The default.
+    /// A written event survives the process being killed (the tail is in the
+    /// OS page cache), but the last events before a power loss or OS crash may
+    /// be lost (never corrupting the log); the database uses `synchronous =
+    /// NORMAL`. The default.
     #[default]
     Normal,
-    /// `synchronous = FULL`: every commit is synced to the disk before it is
-    /// acknowledged, so an event also survives power loss and OS crashes.
-    /// Slower: one fsync per group commit.
+    /// Every append is synced to the disk (`fdatasync` of the tail) before it
+    /// is acknowledged, so an event also survives power loss and OS crashes;
+    /// the database uses `synchronous = FULL`. Slower: one sync per group
+    /// commit.
     Full,
 }
 
@@ -63,14 +69,15 @@ const WRITER_CACHE: &str = "PRAGMA cache_size = -256";
 /// An open event log that appends on the submitter's thread or its writer thread.
 ///
 /// Several `EventLog`s, in one process or many, may append to the same file:
-/// each batch runs in `BEGIN IMMEDIATE` and continues the chain from the head it
-/// reads inside that transaction. Dropping (or [`close`](Self::close)) commits
-/// every event already submitted before returning.
+/// each batch is appended under the tail's lock and continues the chain from
+/// the tail's last event. Dropping (or [`close`](Self::close)) writes every
+/// event already submitted, and folds the tail into the database, before
+/// returning.
 #[derive(Debug)]
 pub struct EventLog {
     path: PathBuf,
     writer: Option<JoinHandle<()>>,
-    checkpointer: Option<JoinHandle<()>>,
+    folder: Option<JoinHandle<()>>,
     reader: EventReader,
     shared: Arc<Shared>,
 }
@@ -89,38 +96,38 @@ impl EventLog {
     /// log is an error and is left untouched.
     pub fn open(path: impl AsRef<Path>, durability: Durability) -> Result<EventLog, StoreError> {
         let path = path.as_ref().to_path_buf();
-        let mut write_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
-        write_conn
-            .execute_batch(durability.pragma())
-            .map_err(StoreError::sqlite("setting durability"))?;
-        // Appending touches only the rightmost pages and the head; SQLite's
-        // default 2 MiB page cache per connection would only fill with pages
-        // never read again (resident memory of a long-running server).
-        write_conn
-            .execute_batch(WRITER_CACHE)
-            .map_err(StoreError::sqlite("sizing the page cache"))?;
-        let checkpoint_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
-        checkpoint_conn
-            .execute_batch(WRITER_CACHE)
-            .map_err(StoreError::sqlite("sizing the page cache"))?;
-        let background = checkpoint::install(&mut write_conn)
-            .map_err(StoreError::sqlite("installing the WAL hook"))?;
-        let checkpointer = std::thread::Builder::new()
-            .name("tg-log-checkpoint".into())
-            .spawn(move || background.run(checkpoint_conn))
+        // Opening for writing creates the file, or brings an older one to this
+        // schema, before anything is appended to its tail.
+        let append_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
+        let fold_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
+        for conn in [&append_conn, &fold_conn] {
+            conn.execute_batch(durability.pragma())
+                .map_err(StoreError::sqlite("setting durability"))?;
+            // These connections only append and checkpoint; SQLite's default
+            // 2 MiB page cache per connection would only fill with pages
+            // never read again (resident memory of a long-running server).
+            conn.execute_batch(WRITER_CACHE)
+                .map_err(StoreError::sqlite("sizing the page cache"))?;
+        }
+        let (fold_requests, fold_wakes) = mpsc::sync_channel(1);
+        let fold_tail = tail::TailWriter::new(&path, durability, Some(fold_conn));
+        let folder = std::thread::Builder::new()
+            .name("tg-log-fold".into())
+            .spawn(move || folder::run(fold_tail, fold_wakes))
             .map_err(|source| StoreError::Io {
-                context: "starting the checkpoint thread for",
+                context: "starting the fold thread for",
                 path: path.clone(),
                 source,
             })?;
         // The reader gets its own connection so queries never wait for the writer.
         let read_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
         let (tx, rx) = mpsc::channel();
-        // A `NORMAL` commit is cheaper than two thread switches; a `FULL` one
+        // A `NORMAL` append is cheaper than two thread switches; a `FULL` one
         // syncs, so those are grouped on the writer thread.
         let shared = Arc::new(Shared::new(
-            write_conn,
+            tail::TailWriter::new(&path, durability, Some(append_conn)),
             tx,
+            fold_requests,
             durability == Durability::Normal,
         ));
         let writer_shared = Arc::clone(&shared);
@@ -133,10 +140,10 @@ impl EventLog {
                 source,
             })?;
         Ok(EventLog {
+            reader: EventReader::from_connection(read_conn, &path),
             path,
             writer: Some(writer),
-            checkpointer: Some(checkpointer),
-            reader: EventReader::from_connection(read_conn),
+            folder: Some(folder),
             shared,
         })
     }
@@ -192,9 +199,12 @@ impl EventLog {
             Some(handle) => handle.join().map_err(|_| StoreError::WriterStopped),
             None => Ok(()),
         };
-        // The writer's connection holds the checkpointer's only sender.
+        // Everything appended moves into the database, so a closed log is
+        // one file (the tail keeps only its start line).
+        self.shared.fold_all();
+        // Dropping the fold requests' only sender ends the fold thread.
         self.shared.close_connection();
-        if let Some(handle) = self.checkpointer.take() {
+        if let Some(handle) = self.folder.take() {
             let _ = handle.join();
         }
         written
@@ -202,53 +212,40 @@ impl EventLog {
 }
 
 /// Appends `events` to the log at `path` (created if needed) in one
-/// transaction on the caller's thread, and returns the last seq: for a short
+/// write on the caller's thread, and returns the last seq: for a short
 /// process that records a few events once (`toolgate hook`), without the
-/// writer and checkpoint threads an [`EventLog`] starts. The events are
-/// durable (as `durability` says) when it returns; the connection is closed.
+/// writer and fold threads an [`EventLog`] starts. The events are durable (as
+/// `durability` says) when it returns. The database is opened only when the
+/// tail has to be started or has grown past its fold size.
 pub fn append_once(
     path: impl AsRef<Path>,
     durability: Durability,
     events: Vec<Event>,
 ) -> Result<u64, StoreError> {
-    append_short(path.as_ref(), durability, events).map(|(seq, _conn)| seq)
+    append_short(path.as_ref(), durability, events).map(|(seq, _tail)| seq)
 }
 
 /// [`append_once`] for a process that exits as soon as it has answered (the
-/// hook program): the connection is not closed but left for the process's
-/// exit, which releases its file locks; closing it would only free memory
-/// (about 3 % of a hook process's instructions). The events are as durable
-/// when it returns. A process that goes on (or appends again) uses
-/// [`append_once`], which closes it.
+/// hook program): the files are not closed but left for the process's exit,
+/// which releases their locks; closing them would only free memory. The
+/// events are as durable when it returns. A process that goes on (or appends
+/// again) uses [`append_once`], which closes them.
 pub fn append_before_exit(
     path: impl AsRef<Path>,
     durability: Durability,
     events: Vec<Event>,
 ) -> Result<u64, StoreError> {
-    let (seq, conn) = append_short(path.as_ref(), durability, events)?;
-    std::mem::forget(conn);
+    let (seq, tail) = append_short(path.as_ref(), durability, events)?;
+    std::mem::forget(tail);
     Ok(seq)
 }
 
-/// Appends in one transaction on a new connection, returned open.
+/// Appends in one write; returns the last seq and the writer, still open.
 fn append_short(
     path: &Path,
     durability: Durability,
     events: Vec<Event>,
-) -> Result<(u64, rusqlite::Connection), StoreError> {
-    let mut conn = sqlite::open(path, LOG_FILE, Access::ReadWrite)?;
-    conn.execute_batch(durability.pragma())
-        .map_err(StoreError::sqlite("setting durability"))?;
-    // Closing the last connection would checkpoint the WAL into the
-    // database, with its syncs, on every short process: leave that to
-    // SQLite's automatic checkpoint at commit (every 1,000 pages) and to the
-    // long-running logs' checkpoint thread. The commit itself is as durable
-    // as `durability` says either way.
-    conn.set_db_config(
-        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-        true,
-    )
-    .map_err(StoreError::sqlite("keeping the WAL on close"))?;
+) -> Result<(u64, tail::TailWriter), StoreError> {
     let pending = events
         .into_iter()
         .map(pending)
@@ -260,23 +257,28 @@ fn append_short(
         events: pending,
         ack,
     };
-    // No automatic checkpoint: each first connection to a WAL database
-    // rebuilds its index and forgets how far the last checkpoint got, so in
-    // a short process the automatic one would copy the whole WAL at every
-    // commit and never let it start over (the WAL, and every later process's
-    // rebuild of it, would grow with the log).
-    conn.pragma_update(None, "wal_autocheckpoint", 0)
-        .map_err(StoreError::sqlite("turning off the automatic checkpoint"))?;
-    let first = writer::append(&mut conn, std::slice::from_ref(&batch))
-        .map_err(StoreError::sqlite("appending events"))?;
-    truncate_wal_past(&conn, path, SHORT_PROCESS_WAL_BYTES);
-    Ok((first + count.saturating_sub(1), conn))
+    let mut tail = tail::TailWriter::new(path, durability, None);
+    let appended = tail
+        .append(std::slice::from_ref(&batch), true)?
+        .ok_or_else(|| StoreError::TailBusy(tail::path_for(path)))?;
+    if appended.size > tail::FOLD_BYTES {
+        // Without a long-lived log on this machine, short processes fold
+        // the tail themselves, one in every few hundred events; never
+        // waiting: a busy tail is left for the next one.
+        match tail.fold(false) {
+            Ok(moved) => tracing::debug!(?moved, "event log tail folded"),
+            Err(e) => tracing::warn!(error = %e, "cannot fold the event log's tail"),
+        }
+        if let Ok(conn) = tail.conn() {
+            truncate_wal_past(conn, path, SHORT_PROCESS_WAL_BYTES);
+        }
+    }
+    Ok((appended.first_seq + count.saturating_sub(1), tail))
 }
 
-/// The WAL size past which a short process ([`append_once`]) checkpoints the
-/// whole WAL and truncates it: what every later short process reads and
-/// checksums when it opens the log stays under this, and one process in
-/// every few dozen pays the checkpoint's syncs.
+/// The WAL size past which a short process ([`append_once`]) that folded the
+/// tail checkpoints the whole WAL and truncates it: what every later process
+/// that opens the database reads and checksums stays under this.
 const SHORT_PROCESS_WAL_BYTES: u64 = 256 * 1024;
 
 /// Checkpoints every frame of the WAL into the database and truncates the
@@ -302,6 +304,9 @@ fn truncate_wal_past(conn: &rusqlite::Connection, path: &Path, limit: u64) {
         Err(e) => {
             tracing::debug!(error = %e, size, "WAL checkpoint failed; left for a later process")
         }
+    }
+    if let Err(e) = conn.busy_timeout(crate::sqlite::BUSY_TIMEOUT) {
+        tracing::debug!(error = %e, "cannot restore the busy timeout");
     }
 }
 

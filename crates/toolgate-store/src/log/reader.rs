@@ -1,21 +1,164 @@
 //! Reading the log: filtered queries for `toolgate log`, `--session` and `--follow`.
+//!
+//! A query sees the database's rows and, after them, the events still in the
+//! log's tail (see `tail`): the tail's new lines are copied into a temporary
+//! table of the reading connection before each query, and the query runs on
+//! a view of both. The tail is read before the query's database snapshot is
+//! taken, and a fold commits to the database before it replaces the tail, so
+//! no event is missed; one in both places is shown once.
 
-use std::path::Path;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, params};
 use toolgate_core::event_query::{EventFilter, StoredEvent};
 use toolgate_core::{Event, EventKind, EventPayload};
 
 use super::schema::{EVENT_COLUMNS, LOG_FILE};
+use super::tail::{self, complete_lines, parse_event, parse_start};
 use crate::error::StoreError;
 use crate::sqlite::{self, Access};
+
+/// The reading connection's view of the database and the tail.
+const TAIL_TABLES: &str = "
+    CREATE TEMP TABLE IF NOT EXISTS tail_events (
+        seq INTEGER, ts_ms INTEGER, kind TEXT, session_id TEXT, call_id TEXT,
+        payload TEXT, prev_hash TEXT, hash TEXT
+    );
+    CREATE INDEX IF NOT EXISTS temp.tail_events_by_seq ON tail_events (seq);
+    CREATE TEMP VIEW IF NOT EXISTS log_events AS
+        SELECT seq, ts_ms, kind, session_id, call_id, payload, prev_hash, hash FROM main.events
+        UNION ALL
+        SELECT seq, ts_ms, kind, session_id, call_id, payload, prev_hash, hash FROM temp.tail_events
+            WHERE seq > (SELECT coalesce(max(seq), 0) FROM main.events);
+";
 
 /// A read-only view of a log file. Never creates or changes the file.
 #[derive(Debug)]
 pub struct EventReader {
-    conn: Mutex<Connection>,
+    state: Mutex<ReaderState>,
+}
+
+#[derive(Debug)]
+struct ReaderState {
+    conn: Connection,
+    tail: TailCopy,
+}
+
+/// How much of the tail the reading connection's temporary table holds.
+#[derive(Debug)]
+struct TailCopy {
+    path: PathBuf,
+    /// Whether the temporary table and view exist.
+    ready: bool,
+    /// The copied file's (device, inode) and the length of its complete
+    /// lines copied so far.
+    copied: Option<((u64, u64), u64)>,
+}
+
+impl TailCopy {
+    fn io(&self, source: std::io::Error) -> StoreError {
+        StoreError::Io {
+            context: "reading the log's tail",
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn damaged(&self, offset: u64, detail: impl Into<String>) -> StoreError {
+        StoreError::DamagedTail {
+            path: self.path.clone(),
+            offset,
+            detail: detail.into(),
+        }
+    }
+
+    /// Copies the tail's lines not yet copied into `temp.tail_events`
+    /// (starting over when a fold replaced the file).
+    fn refresh(&mut self, conn: &Connection) -> Result<(), StoreError> {
+        if !self.ready {
+            conn.execute_batch(TAIL_TABLES)
+                .map_err(StoreError::sqlite("preparing to read the log's tail"))?;
+            self.ready = true;
+        }
+        let file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if self.copied.take().is_some() {
+                    clear(conn)?;
+                }
+                return Ok(());
+            }
+            Err(e) => return Err(self.io(e)),
+        };
+        let meta = file.metadata().map_err(|e| self.io(e))?;
+        let id = (meta.dev(), meta.ino());
+        let len = meta.len();
+        let from = match self.copied {
+            Some((copied_id, end)) if copied_id == id && end <= len => end,
+            _ => {
+                clear(conn)?;
+                self.copied = None;
+                0
+            }
+        };
+        if from == len && self.copied.is_some() {
+            return Ok(());
+        }
+        let mut bytes = vec![0; usize::try_from(len - from).unwrap_or(0)];
+        file.read_exact_at(&mut bytes, from)
+            .map_err(|e| self.io(e))?;
+        let (mut lines, complete) = complete_lines(&bytes, from);
+        if from == 0 {
+            if let Some((offset, first)) = lines.next() {
+                std::str::from_utf8(first)
+                    .map_err(|_| "the start line is not UTF-8".to_string())
+                    .and_then(parse_start)
+                    .map_err(|d| self.damaged(offset, d))?;
+            }
+        }
+        let tx = conn
+            .unchecked_transaction()
+            .map_err(StoreError::sqlite("copying the log's tail"))?;
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO temp.tail_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .map_err(StoreError::sqlite("copying the log's tail"))?;
+            for (offset, line) in lines {
+                let e = std::str::from_utf8(line)
+                    .map_err(|_| "the line is not UTF-8".to_string())
+                    .and_then(parse_event)
+                    .map_err(|d| self.damaged(offset, d))?;
+                insert
+                    .execute(params![
+                        e.seq,
+                        e.ts_ms,
+                        e.kind,
+                        e.session_id,
+                        e.call_id,
+                        e.payload,
+                        e.prev_hash,
+                        e.hash
+                    ])
+                    .map_err(StoreError::sqlite("copying the log's tail"))?;
+            }
+        }
+        tx.commit()
+            .map_err(StoreError::sqlite("copying the log's tail"))?;
+        self.copied = Some((id, from + complete as u64));
+        Ok(())
+    }
+}
+
+fn clear(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute("DELETE FROM temp.tail_events", [])
+        .map(drop)
+        .map_err(StoreError::sqlite("reading the log's tail"))
 }
 
 impl EventReader {
@@ -23,19 +166,35 @@ impl EventReader {
     /// toolgate log, or a corrupt one is an error.
     pub fn open(path: impl AsRef<Path>) -> Result<EventReader, StoreError> {
         let conn = sqlite::open(path.as_ref(), LOG_FILE, Access::ReadOnly)?;
-        Ok(EventReader::from_connection(conn))
+        Ok(EventReader::from_connection(conn, path.as_ref()))
     }
 
-    pub(crate) fn from_connection(conn: Connection) -> EventReader {
+    pub(crate) fn from_connection(conn: Connection, path: &Path) -> EventReader {
         EventReader {
-            conn: Mutex::new(conn),
+            state: Mutex::new(ReaderState {
+                conn,
+                tail: TailCopy {
+                    path: tail::path_for(path),
+                    ready: false,
+                    copied: None,
+                },
+            }),
         }
+    }
+
+    /// The connection, with the tail's new lines copied for a query.
+    fn refreshed(&self) -> Result<std::sync::MutexGuard<'_, ReaderState>, StoreError> {
+        let mut state = self.lock();
+        let ReaderState { conn, tail } = &mut *state;
+        tail.refresh(conn)?;
+        Ok(state)
     }
 
     /// The events matching `filter`, oldest first.
     pub fn query(&self, filter: &EventFilter) -> Result<Vec<StoredEvent>, StoreError> {
-        let conn = self.lock();
-        let mut sql = format!("SELECT {EVENT_COLUMNS} FROM events WHERE seq > ?1");
+        let state = self.refreshed()?;
+        let conn = &state.conn;
+        let mut sql = format!("SELECT {EVENT_COLUMNS} FROM log_events WHERE seq > ?1");
         let mut args: Vec<SqlValue> = vec![SqlValue::Integer(
             i64::try_from(filter.after_seq.unwrap_or(0)).unwrap_or(i64::MAX),
         )];
@@ -81,20 +240,24 @@ impl EventReader {
     /// The largest seq in the log (0 when empty).
     pub fn last_seq(&self) -> Result<u64, StoreError> {
         let seq: Option<i64> = self
-            .lock()
-            .query_row("SELECT max(seq) FROM events", [], |r| r.get(0))
+            .refreshed()?
+            .conn
+            .query_row("SELECT max(seq) FROM log_events", [], |r| r.get(0))
             .map_err(StoreError::sqlite("reading the last seq"))?;
         Ok(seq.map_or(0, |s| u64::try_from(s).unwrap_or(0)))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ReaderState> {
         // A panic while holding the lock cannot leave the connection half-used
         // (each statement is self-contained), so a poisoned lock is still usable.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn with_connection<T>(&self, f: impl FnOnce(&mut Connection) -> T) -> T {
-        f(&mut self.lock())
+    /// Runs `f` on the database connection and the tail's path.
+    pub(crate) fn with_connection<T>(&self, f: impl FnOnce(&mut Connection, &Path) -> T) -> T {
+        let mut state = self.lock();
+        let ReaderState { conn, tail } = &mut *state;
+        f(conn, &tail.path)
     }
 }
 
@@ -109,6 +272,9 @@ pub(crate) struct RawEvent {
     pub payload: SqlValue,
     pub prev_hash: SqlValue,
     pub hash: SqlValue,
+    /// What is wrong with a tail line that is not an event (its columns are
+    /// then empty).
+    pub damage: Option<String>,
 }
 
 impl RawEvent {
@@ -122,11 +288,15 @@ impl RawEvent {
             payload: r.get(5)?,
             prev_hash: r.get(6)?,
             hash: r.get(7)?,
+            damage: None,
         })
     }
 
     /// The typed columns, or what is wrong with them.
     pub(crate) fn columns(&self) -> Result<Columns<'_>, String> {
+        if let Some(damage) = &self.damage {
+            return Err(damage.clone());
+        }
         Ok(Columns {
             ts_ms: int(&self.ts_ms, "ts_ms")?,
             kind: text(&self.kind, "kind")?,

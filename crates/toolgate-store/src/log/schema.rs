@@ -8,12 +8,14 @@ use crate::sqlite::FileKind;
 ///
 /// Schema version 1 had no `log_formats` table: every event in it is format 1.
 /// Upgrading such a file records that, and that events from the next seq on are
-/// format 2.
+/// format 2. Version 3 adds no table: it marks a log whose newest events may
+/// wait in its tail file (see `tail`), so that an older toolgate, which would
+/// continue the chain from the database's head alone, refuses to open it.
 pub(crate) const LOG_FILE: FileKind = FileKind {
     name: "event log",
     // "TGLG"
     application_id: 0x5447_4C47,
-    version: 2,
+    version: 3,
     // A commit writes each page it touches to the WAL with two `pwrite`s
     // (frame header, page), and with pages smaller than a call's events every
     // commit also allocates a page, touching page 1 and the table's interior
@@ -58,6 +60,9 @@ pub(crate) const LOG_FILE: FileKind = FileKind {
         INSERT OR REPLACE INTO log_formats (first_seq, format)
             SELECT seq + 1, 2 FROM log_head WHERE id = 1;
         ",
+        // 2 -> 3: nothing to change in the file; events after its head may
+        // now be in the tail.
+        "DELETE FROM log_formats WHERE 0;",
     ],
 };
 

@@ -5,9 +5,12 @@ use std::path::Path;
 use serde_json::Value;
 use toolgate_core::event_query::{Problem, VerifyReport};
 
+use rusqlite::types::Value as SqlValue;
+
 use super::formats::FormatRuns;
 use super::reader::{EventReader, RawEvent};
 use super::schema::EVENT_COLUMNS;
+use super::tail;
 use crate::canonical::{GENESIS_HASH, HashInput, is_hash};
 use crate::error::StoreError;
 
@@ -37,9 +40,21 @@ fn broken(seq: i64, problem: Problem, detail: impl Into<String>) -> VerifyReport
 }
 
 impl EventReader {
-    /// Walks the chain in one read snapshot (writers may keep appending).
+    /// Walks the chain in one read snapshot (writers may keep appending): the
+    /// database's rows, then the tail's events after the database's head.
     pub fn verify(&self) -> Result<VerifyReport, StoreError> {
-        self.with_connection(|conn| {
+        self.with_connection(|conn, tail_path| {
+            // The tail first: a fold commits to the database before it
+            // replaces the tail, so the snapshot taken next holds everything
+            // before what this copy of the tail starts with.
+            let tail = match tail::read_all(tail_path) {
+                Ok(t) => Ok(t),
+                Err(StoreError::DamagedTail { offset, detail, .. }) => Err(format!(
+                    "the log's tail {} is damaged at byte {offset}: {detail}",
+                    tail_path.display()
+                )),
+                Err(e) => return Err(e),
+            };
             let tx = conn
                 .transaction()
                 .map_err(StoreError::sqlite("starting a read snapshot"))?;
@@ -61,8 +76,79 @@ impl EventReader {
                 .query_map([], RawEvent::from_row)
                 .map_err(StoreError::sqlite("reading the event log"))?
                 .map(|r| r.map_err(StoreError::sqlite("reading the event log")));
-            walk(rows, head, &formats)
+            let db_head = head.as_ref().map_or(0, |(seq, _)| *seq);
+            let tail_rows = match &tail {
+                Ok(Some((_, body))) => tail_events(body, db_head),
+                Ok(None) => Vec::new(),
+                Err(damage) => vec![damaged_row(db_head + 1, damage.clone())],
+            };
+            // The chain's end is the tail's last event when it has any after
+            // the database's head.
+            let head = match tail_rows.last() {
+                Some(last) => Some((last.seq, text_of(&last.hash))),
+                None => head,
+            };
+            walk(rows.chain(tail_rows.into_iter().map(Ok)), head, &formats)
         })
+    }
+}
+
+/// The tail's events after `after`, as rows; a line that is not an event is
+/// a row whose columns say so (the walk reports it as edited).
+fn tail_events(body: &[u8], after: i64) -> Vec<RawEvent> {
+    let (lines, _) = tail::complete_lines(body, 0);
+    let mut rows: Vec<RawEvent> = Vec::new();
+    for (_, line) in lines {
+        let text = String::from_utf8_lossy(line);
+        let row = match tail::parse_event(&text) {
+            Ok(e) => RawEvent {
+                seq: e.seq,
+                ts_ms: SqlValue::Integer(e.ts_ms),
+                kind: SqlValue::Text(e.kind.to_string()),
+                session_id: SqlValue::Text(e.session_id),
+                call_id: SqlValue::Text(e.call_id),
+                payload: SqlValue::Text(e.payload.to_string()),
+                prev_hash: SqlValue::Text(e.prev_hash.to_string()),
+                hash: SqlValue::Text(e.hash.to_string()),
+                damage: None,
+            },
+            Err(detail) => {
+                let seq = text
+                    .split('\t')
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_else(|| rows.last().map_or(after + 1, |r| r.seq + 1));
+                damaged_row(
+                    seq,
+                    format!("a line of the log's tail is not an event: {detail}"),
+                )
+            }
+        };
+        if row.seq > after {
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+fn damaged_row(seq: i64, damage: String) -> RawEvent {
+    RawEvent {
+        seq,
+        ts_ms: SqlValue::Null,
+        kind: SqlValue::Null,
+        session_id: SqlValue::Null,
+        call_id: SqlValue::Null,
+        payload: SqlValue::Null,
+        prev_hash: SqlValue::Null,
+        hash: SqlValue::Null,
+        damage: Some(damage),
+    }
+}
+
+fn text_of(v: &SqlValue) -> String {
+    match v {
+        SqlValue::Text(s) => s.clone(),
+        _ => String::new(),
     }
 }
 

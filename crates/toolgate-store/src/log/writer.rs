@@ -1,33 +1,30 @@
 //! Committing an [`EventLog`](super::EventLog)'s events: group commit, on the
 //! submitter's thread when it can, else on the log's writer thread.
 //!
-//! Submitted batches wait in one queue. Whoever holds the write connection
-//! drains the queue, oldest first, and commits what it took in one
-//! `BEGIN IMMEDIATE` transaction, which reads the chain's head inside the
-//! transaction, so several processes can append to the same file.
+//! Submitted batches wait in one queue. Whoever holds the log's tail writer
+//! drains the queue, oldest first, and appends what it took to the tail in one
+//! `write` under the tail's lock, continuing the chain from the tail's last
+//! event, so several processes can append to the same log (see `tail`).
 //!
-//! With `synchronous = NORMAL` a commit is a few page writes to the WAL, cheaper
-//! than waking a thread and being woken back, so a submitter that finds the
-//! connection free commits the queue itself ([`Shared::commit_inline`]), after
-//! stepping aside once so that the other calls in flight queue theirs first
-//! (see `ack`). It never
-//! waits for anything there: it gives up (and leaves the queue to the writer
-//! thread) when another thread holds the connection or another process holds
-//! the file's write lock. The writer thread waits for both, with the busy timeout,
-//! and it alone commits for `synchronous = FULL`, where grouping amortises the sync.
+//! With [`Durability::Normal`](super::Durability::Normal) an append is one
+//! `write`, cheaper than waking a thread and being woken back, so a submitter
+//! that finds the writer free appends the queue itself
+//! ([`Shared::commit_inline`]), after stepping aside once so that the other
+//! calls in flight queue theirs first (see `ack`). It never waits for anything
+//! there: it gives up (and leaves the queue to the writer thread) when another
+//! thread holds the tail writer or another process holds the tail's lock. The
+//! writer thread waits for both, up to the busy timeout, and it alone appends
+//! for `Full`, where grouping amortises the sync.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
-use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, params};
 use tokio::sync::oneshot;
 use toolgate_core::{Failure, SinkError};
 
-use crate::canonical::HashInput;
-use crate::sqlite::BUSY_TIMEOUT;
+use super::tail::{FOLD_BYTES, TailWriter};
 
 /// Most events committed in one transaction (whole batches are never split);
 /// bounds how long the lock is held.
@@ -86,7 +83,10 @@ pub(crate) struct Counters {
 pub(crate) struct Shared {
     queue: Mutex<VecDeque<Batch>>,
     /// `None` once the log is closed.
-    conn: Mutex<Option<Connection>>,
+    tail: Mutex<Option<TailWriter>>,
+    /// Asks the fold thread to move the tail into the database; `None` once
+    /// the log is closing.
+    fold_requests: Mutex<Option<std::sync::mpsc::SyncSender<()>>>,
     /// The writer thread's wake-ups; `None` once the log is closing (the
     /// thread drains the queue and exits when this, the only sender, is gone).
     wakes: Mutex<Option<Sender<Message>>>,
@@ -105,10 +105,16 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(conn: Connection, wakes: Sender<Message>, inline: bool) -> Shared {
+    pub(crate) fn new(
+        tail: TailWriter,
+        wakes: Sender<Message>,
+        fold_requests: std::sync::mpsc::SyncSender<()>,
+        inline: bool,
+    ) -> Shared {
         Shared {
             queue: Mutex::new(VecDeque::new()),
-            conn: Mutex::new(Some(conn)),
+            tail: Mutex::new(Some(tail)),
+            fold_requests: Mutex::new(Some(fold_requests)),
             wakes: Mutex::new(Some(wakes)),
             counters: Counters::default(),
             inline,
@@ -162,39 +168,30 @@ impl Shared {
         if !self.inline {
             return false;
         }
-        let mut guard = match self.conn.try_lock() {
+        let mut guard = match self.tail.try_lock() {
             Ok(c) => c,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             // Another thread is committing; what it did not take, the writer will.
             Err(TryLockError::WouldBlock) => return false,
         };
-        let Some(conn) = guard.as_mut() else {
+        let Some(tail) = guard.as_mut() else {
             return false;
         };
-        // Fail at once, rather than wait, when another process is writing.
-        if conn.busy_timeout(Duration::ZERO).is_err() {
-            return false;
-        }
-        let mut done = true;
         loop {
             let taken = self.take();
             if taken.is_empty() {
-                break;
+                return true;
             }
-            if let Err(back) = self.commit(conn, taken, true) {
+            // Never waits: another process holding the tail gives the batches back.
+            if let Err(back) = self.commit(tail, taken, false) {
                 // Put the batches back in front, in order, for the writer.
                 let mut queue = self.queue();
                 for b in back.into_iter().rev() {
                     queue.push_front(b);
                 }
-                done = false;
-                break;
+                return false;
             }
         }
-        if conn.busy_timeout(BUSY_TIMEOUT).is_err() {
-            tracing::warn!("cannot restore the event log's busy timeout");
-        }
-        done
     }
 
     /// Takes whole batches from the front of the queue (see [`take_batches`]).
@@ -202,44 +199,37 @@ impl Shared {
         take_batches(&mut self.queue())
     }
 
-    /// Commits `taken` in one transaction and answers every ack. With
-    /// `give_back_if_busy`, a busy file returns the batches unanswered.
+    /// Appends `taken` in one write and answers every ack. Without `wait`, a
+    /// tail another process holds returns the batches unanswered.
     fn commit(
         &self,
-        conn: &mut Connection,
+        tail: &mut TailWriter,
         taken: Vec<Batch>,
-        give_back_if_busy: bool,
+        wait: bool,
     ) -> Result<(), Vec<Batch>> {
         let count: usize = taken.iter().map(|b| b.events.len()).sum();
-        match append(conn, &taken) {
-            Ok(first_seq) => {
+        match tail.append(&taken, wait) {
+            Ok(Some(appended)) => {
                 self.counters.commits.fetch_add(1, Ordering::Relaxed);
                 self.counters
                     .events
                     .fetch_add(count as u64, Ordering::Relaxed);
-                let mut next = first_seq;
+                let mut next = appended.first_seq;
                 for b in taken {
                     next += b.events.len() as u64;
                     // A dropped receiver (a call dropped mid-flight) is fine: the events are stored.
                     let _ = b.ack.send(Ok(next.saturating_sub(1)));
                 }
+                if appended.size > FOLD_BYTES {
+                    self.request_fold();
+                }
                 Ok(())
             }
-            Err(e) if give_back_if_busy && is_busy(&e) => Err(taken),
+            Ok(None) => Err(taken),
             Err(e) => {
-                tracing::error!(error = %e, events = count, "event log commit failed");
-                let hint = match &e {
-                    rusqlite::Error::QueryReturnedNoRows => " (the log head is missing)",
-                    rusqlite::Error::SqliteFailure(f, _)
-                        if f.code == ErrorCode::ConstraintViolation =>
-                    {
-                        " (rows were added behind the log's back; run `toolgate log verify`)"
-                    }
-                    _ => "",
-                };
+                tracing::error!(error = %e, events = count, "event log append failed");
                 let failure =
-                    Failure::new(format!("committing {count} event(s) failed: {e}{hint}"))
-                        .because(e);
+                    Failure::new(format!("committing {count} event(s) failed: {e}")).because(e);
                 for b in taken {
                     let _ = b.ack.send(Err(SinkError::Storage(failure.clone())));
                 }
@@ -248,17 +238,36 @@ impl Shared {
         }
     }
 
-    /// Commits everything queued, waiting for the connection and the file lock.
+    /// Wakes the fold thread (a request already pending is enough).
+    fn request_fold(&self) {
+        if let Some(requests) = self
+            .fold_requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            let _ = requests.try_send(());
+        }
+    }
+
+    /// Commits everything queued, waiting for the tail writer and the file lock.
     fn drain(&self) {
-        let mut guard = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             let taken = self.take();
             if taken.is_empty() {
                 return;
             }
             match guard.as_mut() {
-                // Never gives the batches back.
-                Some(conn) => drop(self.commit(conn, taken, false)),
+                Some(tail) => {
+                    // Waiting, it never gives the batches back, but a
+                    // timeout is an error answered to each ack.
+                    if let Err(back) = self.commit(tail, taken, true) {
+                        for b in back {
+                            let _ = b.ack.send(Err(SinkError::Closed));
+                        }
+                    }
+                }
                 None => {
                     for b in taken {
                         let _ = b.ack.send(Err(SinkError::Closed));
@@ -268,20 +277,34 @@ impl Shared {
         }
     }
 
-    /// Closes the write connection (which ends the checkpoint thread).
+    /// Moves the whole tail into the database (when the log closes).
+    pub(crate) fn fold_all(&self) {
+        let mut guard = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tail) = guard.as_mut() {
+            match tail.fold(true) {
+                Ok(moved) => tracing::debug!(?moved, "event log tail folded on close"),
+                // The events stay durable in the tail; the next fold moves them.
+                Err(e) => tracing::warn!(error = %e, "cannot fold the event log's tail on close"),
+            }
+        }
+    }
+
+    /// Closes the tail writer and its database connection, and stops the
+    /// fold thread.
     pub(crate) fn close_connection(&self) {
         drop(
-            self.conn
+            self.fold_requests
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+        drop(
+            self.tail
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .take(),
         );
     }
-}
-
-fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _)
-        if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
 }
 
 /// The writer thread: runs until every sender is gone, then drains the queue.
@@ -304,57 +327,4 @@ pub(crate) fn run(shared: std::sync::Arc<Shared>, wakes: Receiver<Message>) {
     }
     shared.drain();
     tracing::debug!("event log writer stopped");
-}
-
-/// Appends the batches after the current head; returns the first assigned seq.
-pub(crate) fn append(conn: &mut Connection, batches: &[Batch]) -> Result<u64, rusqlite::Error> {
-    // Cached statements rather than `Transaction`, which re-parses BEGIN/COMMIT
-    // on every batch.
-    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-    let result = append_in_transaction(conn, batches)
-        .and_then(|first| conn.prepare_cached("COMMIT")?.execute([]).map(|_| first));
-    if result.is_err() && !conn.is_autocommit() {
-        if let Err(e) = conn.execute_batch("ROLLBACK") {
-            tracing::error!(error = %e, "event log rollback failed");
-        }
-    }
-    result
-}
-
-fn append_in_transaction(conn: &Connection, batches: &[Batch]) -> Result<u64, rusqlite::Error> {
-    let (head_seq, mut prev) = conn
-        .prepare_cached("SELECT seq, hash FROM log_head WHERE id = 1")?
-        .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-    let mut seq = head_seq;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO events (seq, ts_ms, kind, session_id, call_id, payload, prev_hash, hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
-    for p in batches.iter().flat_map(|b| &b.events) {
-        seq += 1;
-        let hash = HashInput {
-            seq,
-            ts_ms: p.ts_ms,
-            kind: p.kind,
-            session_id: &p.session_id,
-            call_id: &p.call_id,
-            payload_canonical: &p.hashed_payload,
-        }
-        .hash(&prev);
-        insert.execute(params![
-            seq,
-            p.ts_ms,
-            p.kind,
-            p.session_id,
-            p.call_id,
-            p.payload,
-            prev,
-            hash
-        ])?;
-        prev = hash;
-    }
-    conn.prepare_cached("UPDATE log_head SET seq = ?1, hash = ?2 WHERE id = 1")?
-        .execute(params![seq, prev])?;
-    // seq starts at 1, so head_seq + 1 is positive.
-    Ok(u64::try_from(head_seq + 1).unwrap_or(1))
 }

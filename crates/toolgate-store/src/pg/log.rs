@@ -525,6 +525,7 @@ fn raw(row: &postgres::Row) -> RawEvent {
         payload: SqlValue::Text(row.get(5)),
         prev_hash: SqlValue::Text(row.get(6)),
         hash: SqlValue::Text(row.get(7)),
+        damage: None,
     }
 }
 

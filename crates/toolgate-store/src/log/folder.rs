@@ -1,0 +1,38 @@
+//! The fold thread of a long-lived [`EventLog`](super::EventLog): moves the
+//! tail into the database once it passes [`FOLD_BYTES`](super::tail::FOLD_BYTES),
+//! off the commit path, then checkpoints the database's WAL.
+//!
+//! A fold is one SQLite transaction for a few hundred events, so the
+//! database's own costs (its locks, its WAL frames, the checkpoint's syncs)
+//! are paid once per fold rather than once per call. The checkpoint is
+//! `PASSIVE`: it never waits for a reader, and copies what it can; the WAL
+//! starts over at the next fold once every frame has been copied.
+
+use std::sync::mpsc::Receiver;
+
+use rusqlite::wal::CheckpointMode;
+
+use super::tail::TailWriter;
+
+/// Runs until every sender of `requests` is gone.
+pub(crate) fn run(mut tail: TailWriter, requests: Receiver<()>) {
+    while requests.recv().is_ok() {
+        match tail.fold(true) {
+            Ok(Some(moved)) if moved > 0 => checkpoint(&mut tail),
+            Ok(_) => {}
+            // The events stay in the tail (durable there); the next request retries.
+            Err(e) => tracing::warn!(error = %e, "cannot fold the event log's tail"),
+        }
+    }
+    tracing::debug!("event log fold thread stopped");
+}
+
+fn checkpoint(tail: &mut TailWriter) {
+    match tail.conn() {
+        Ok(conn) => match conn.wal_checkpoint_v2(None::<&str>, CheckpointMode::PASSIVE) {
+            Ok((log, done)) => tracing::trace!(log, done, "WAL checkpoint after a fold"),
+            Err(e) => tracing::debug!(error = %e, "WAL checkpoint skipped"),
+        },
+        Err(e) => tracing::debug!(error = %e, "no connection for a WAL checkpoint"),
+    }
+}

@@ -1,0 +1,103 @@
+//! Unit tests of the tail's line format.
+
+use super::*;
+
+fn pending(session: &str, payload: &str) -> Pending {
+    Pending {
+        ts_ms: 1_700_000_000_123,
+        kind: "tool.started",
+        session_id: session.to_string(),
+        call_id: "c\t1".to_string(),
+        payload: payload.to_string(),
+        hashed_payload: payload.to_string(),
+    }
+}
+
+const H1: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+const H2: &str = "2222222222222222222222222222222222222222222222222222222222222222";
+
+#[test]
+fn an_encoded_event_parses_back_field_for_field() {
+    let mut out = Vec::new();
+    let p = pending("s \"x\"\n\u{7f}", r#"{"a":"tab\there"}"#);
+    encode_event(&mut out, 42, &p, H1, H2).unwrap();
+    assert_eq!(out.iter().filter(|b| **b == b'\n').count(), 1);
+    assert_eq!(out.last(), Some(&b'\n'));
+    let text = std::str::from_utf8(&out[..out.len() - 1]).unwrap();
+    let line = parse_event(text).unwrap();
+    assert_eq!(line.seq, 42);
+    assert_eq!(line.ts_ms, p.ts_ms);
+    assert_eq!(line.kind, p.kind);
+    assert_eq!(line.session_id, p.session_id);
+    assert_eq!(line.call_id, p.call_id);
+    assert_eq!((line.prev_hash, line.hash), (H1, H2));
+    assert_eq!(line.payload, p.payload);
+    assert_eq!(
+        parse_link(text).unwrap(),
+        Link {
+            seq: 42,
+            hash: H2.into()
+        }
+    );
+}
+
+#[test]
+fn a_payload_with_a_raw_newline_is_refused_rather_than_split() {
+    let mut out = Vec::new();
+    let err = encode_event(&mut out, 1, &pending("s", "{\"a\":\n1}"), H1, H2).unwrap_err();
+    assert!(err.to_string().contains("raw tab or newline"), "{err}");
+    assert!(out.is_empty());
+}
+
+#[test]
+fn start_lines_are_checked_field_by_field() {
+    let good = start_line(&Link {
+        seq: 7,
+        hash: H1.into(),
+    });
+    assert_eq!(
+        parse_start(good.trim_end()).unwrap(),
+        Link {
+            seq: 7,
+            hash: H1.into()
+        }
+    );
+    for (bad, why) in [
+        (format!("toolgate-log-tail/2\t7\t{H1}"), "does not start"),
+        (format!("{MAGIC}\tseven\t{H1}"), "seq"),
+        (format!("{MAGIC}\t-1\t{H1}"), "seq"),
+        (format!("{MAGIC}\t7\tABC"), "hash"),
+        (format!("{MAGIC}\t7\t{H1}\textra"), "more than three"),
+        (String::new(), "does not start"),
+    ] {
+        let err = parse_start(&bad).unwrap_err();
+        assert!(err.contains(why), "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn event_lines_name_their_first_bad_field() {
+    for (bad, why) in [
+        ("", "seq"),
+        ("1", "ts_ms"),
+        ("1\tx", "ts_ms"),
+        ("1\t2\ttool.started\tnot-json", "session_id"),
+        ("1\t2\ttool.started\t\"s\"\t3", "call_id"),
+        ("1\t2\ttool.started\t\"s\"\t\"c\"\tprev", "hash"),
+        ("1\t2\ttool.started\t\"s\"\t\"c\"\tprev\thash", "payload"),
+    ] {
+        let err = parse_event(bad).unwrap_err();
+        assert!(err.contains(why), "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn complete_lines_leave_a_torn_end_out() {
+    let (lines, complete) = complete_lines(b"a\nbc\nde", 10);
+    let lines: Vec<_> = lines.collect();
+    assert_eq!(lines, [(10, &b"a"[..]), (12, &b"bc"[..])]);
+    assert_eq!(complete, 5);
+    let (lines, complete) = complete_lines(b"no newline", 0);
+    assert_eq!(lines.count(), 0);
+    assert_eq!(complete, 0);
+}

@@ -1,0 +1,395 @@
+//! The log's tail (`<log>.tail`): events are appended there and folded into
+//! the database in batches. Readers and `verify` see both, whatever state a
+//! writer, a fold or a crash left them in.
+
+// A failed setup step should stop a test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use common::{event, raw, write_events};
+use toolgate_core::{Event, EventSink};
+use toolgate_store::{
+    Durability, EventFilter, EventLog, EventReader, Problem, VerifyReport, append_once, verify,
+};
+
+fn tail_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".tail");
+    PathBuf::from(name)
+}
+
+fn rows_in_database(path: &Path) -> i64 {
+    raw(path)
+        .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+        .unwrap()
+}
+
+fn all_events(path: &Path) -> Vec<u64> {
+    EventReader::open(path)
+        .unwrap()
+        .query(&EventFilter::default())
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect()
+}
+
+#[tokio::test]
+async fn events_in_the_tail_are_read_and_verified_before_any_fold() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    for n in 1..=5 {
+        assert_eq!(log.submit(event(n)).await.unwrap(), n);
+    }
+    // Nothing is in the database yet: all five wait in the tail.
+    assert_eq!(rows_in_database(&path), 0);
+    let read = EventReader::open(&path)
+        .unwrap()
+        .query(&EventFilter::default())
+        .unwrap();
+    assert_eq!(read.len(), 5);
+    for (n, stored) in (1..=5).zip(&read) {
+        assert_eq!(stored.event, event(n), "every field as submitted");
+    }
+    assert_eq!(log.last_seq().unwrap(), 5);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 5 });
+    // A filter on a column applies to the tail's events too.
+    let session = EventFilter {
+        session: Some("s1".into()),
+        ..EventFilter::default()
+    };
+    let in_s1: Vec<u64> = log.query(&session).unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(in_s1, [1, 4]);
+    log.close().unwrap();
+    // Closing folds: the database holds them, the tail only its start line.
+    assert_eq!(rows_in_database(&path), 5);
+    assert_eq!(
+        std::fs::read_to_string(tail_of(&path))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    assert_eq!(all_events(&path), [1, 2, 3, 4, 5]);
+}
+
+#[tokio::test]
+async fn awkward_session_and_call_ids_round_trip_through_the_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let mut awkward = event(1);
+    awkward.session_id = "tab\there\nnewline \"quoted\" \\ é \u{202e}".into();
+    awkward.call_id = "\t\n\r\u{0}".into();
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    log.submit(awkward.clone()).await.unwrap();
+    let read = log.query(&EventFilter::default()).unwrap();
+    assert_eq!(read[0].event, awkward);
+    // One line for the start and one for the event: nothing split a line.
+    let tail = std::fs::read_to_string(tail_of(&path)).unwrap();
+    assert_eq!(tail.lines().count(), 2, "{tail:?}");
+    log.close().unwrap();
+    assert_eq!(all_events(&path), [1]);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 1 });
+}
+
+#[tokio::test]
+async fn a_torn_last_line_is_ignored_by_readers_and_cut_by_the_next_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 2).await;
+    append_once(&path, Durability::Normal, vec![event(3)]).unwrap();
+    // A writer killed mid-line left half an event.
+    let tail = tail_of(&path);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&tail)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"4\t1700000000004\ttool.sta").unwrap();
+    assert_eq!(all_events(&path), [1, 2, 3]);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 3 });
+    // The next writer cuts it off and continues the chain.
+    assert_eq!(
+        append_once(&path, Durability::Normal, vec![event(4)]).unwrap(),
+        4
+    );
+    let text = std::fs::read_to_string(&tail).unwrap();
+    assert_eq!(text.lines().count(), 3, "start, 3 and 4 only: {text}");
+    assert_eq!(all_events(&path), [1, 2, 3, 4]);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 4 });
+}
+
+#[test]
+fn short_processes_fold_the_tail_once_it_is_large() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let mut largest = 0;
+    for n in 1..=1200 {
+        assert_eq!(
+            append_once(&path, Durability::Normal, vec![event(n)]).unwrap(),
+            n
+        );
+        largest = largest.max(std::fs::metadata(tail_of(&path)).unwrap().len());
+    }
+    assert!(
+        largest <= 260 * 1024,
+        "the tail grew to {largest} bytes over 1,200 short appends"
+    );
+    assert!(rows_in_database(&path) > 0, "no fold happened");
+    assert_eq!(all_events(&path), (1..=1200).collect::<Vec<_>>());
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 1200 });
+}
+
+#[tokio::test]
+async fn a_long_lived_log_folds_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    for n in 1..=1500 {
+        log.submit(event(n)).await.unwrap();
+    }
+    // The fold thread runs on its own; wait for it a little.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while rows_in_database(&path) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(rows_in_database(&path) > 0, "the fold thread never folded");
+    assert!(std::fs::metadata(tail_of(&path)).unwrap().len() < 1024 * 1024);
+    assert_eq!(log.last_seq().unwrap(), 1500);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 1500 });
+    log.close().unwrap();
+    assert_eq!(rows_in_database(&path), 1500);
+}
+
+#[tokio::test]
+async fn a_writer_holding_a_replaced_tail_opens_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let a = EventLog::open(&path, Durability::Normal).unwrap();
+    let b = EventLog::open(&path, Durability::Normal).unwrap();
+    assert_eq!(a.submit(event(1)).await.unwrap(), 1);
+    assert_eq!(b.submit(event(2)).await.unwrap(), 2);
+    // Closing `a` folds and puts a fresh tail in place; `b` still has the old file open.
+    a.close().unwrap();
+    assert_eq!(rows_in_database(&path), 2);
+    assert_eq!(b.submit(event(3)).await.unwrap(), 3);
+    assert_eq!(
+        append_once(&path, Durability::Normal, vec![event(4)]).unwrap(),
+        4
+    );
+    assert_eq!(b.submit(event(5)).await.unwrap(), 5);
+    assert_eq!(all_events(&path), [1, 2, 3, 4, 5]);
+    b.close().unwrap();
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 5 });
+}
+
+#[tokio::test]
+async fn a_fold_cut_short_after_its_commit_shows_each_event_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 3).await;
+    append_once(&path, Durability::Normal, vec![event(4), event(5)]).unwrap();
+    // The fold commits 4 and 5 to the database, then "crashes" before the
+    // fresh tail is in place: the old tail, still holding 4 and 5, stays.
+    let tail = tail_of(&path);
+    let before = std::fs::read(&tail).unwrap();
+    EventLog::open(&path, Durability::Normal)
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(rows_in_database(&path), 5);
+    std::fs::write(&tail, &before).unwrap();
+    assert_eq!(all_events(&path), [1, 2, 3, 4, 5]);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 5 });
+    // Appending continues after the tail's last event, and the next fold
+    // skips what the database already has.
+    assert_eq!(
+        append_once(&path, Durability::Normal, vec![event(6)]).unwrap(),
+        6
+    );
+    EventLog::open(&path, Durability::Normal)
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(rows_in_database(&path), 6);
+    assert_eq!(all_events(&path), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 6 });
+}
+
+#[tokio::test]
+async fn an_empty_tail_starts_again_from_the_database_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 3).await;
+    // A fresh tail lost in a crash before its start line reached the disk.
+    std::fs::write(tail_of(&path), b"").unwrap();
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 3 });
+    assert_eq!(
+        append_once(&path, Durability::Normal, vec![event(4)]).unwrap(),
+        4
+    );
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 4 });
+    // And a missing one likewise.
+    EventLog::open(&path, Durability::Normal)
+        .unwrap()
+        .close()
+        .unwrap();
+    std::fs::remove_file(tail_of(&path)).unwrap();
+    assert_eq!(
+        append_once(&path, Durability::Normal, vec![event(5)]).unwrap(),
+        5
+    );
+    assert_eq!(all_events(&path), [1, 2, 3, 4, 5]);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 5 });
+}
+
+#[tokio::test]
+async fn full_durability_appends_syncs_and_folds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let log = EventLog::open(&path, Durability::Full).unwrap();
+    let acks: Vec<_> = (1..=20).map(|n| log.submit(event(n))).collect();
+    let mut seqs = HashSet::new();
+    for ack in acks {
+        assert!(seqs.insert(ack.await.unwrap()));
+    }
+    assert_eq!(seqs.len(), 20);
+    log.close().unwrap();
+    assert_eq!(rows_in_database(&path), 20);
+    assert_eq!(
+        append_once(&path, Durability::Full, vec![event(21)]).unwrap(),
+        21
+    );
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 21 });
+}
+
+/// Threads stand in for processes: each `append_once` opens the tail on its
+/// own, and locks on separately opened files exclude each other as between
+/// processes. Enough events that several folds happen under contention.
+#[test]
+fn concurrent_short_appenders_and_folds_keep_one_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                (0..300u64)
+                    .map(|i| {
+                        append_once(&path, Durability::Normal, vec![event(t * 1000 + i)]).unwrap()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut seqs = HashSet::new();
+    for t in threads {
+        for seq in t.join().unwrap() {
+            assert!(seqs.insert(seq), "seq {seq} given twice");
+        }
+    }
+    assert_eq!(seqs.len(), 1200);
+    assert!(rows_in_database(&path) > 0, "no fold happened");
+    assert_eq!(all_events(&path), (1..=1200).collect::<Vec<_>>());
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 1200 });
+}
+
+/// Rewrites line `line` (0 is the start line) of the tail with `edit`.
+fn edit_tail_line(path: &Path, line: usize, edit: impl FnOnce(&str) -> String) {
+    let tail = tail_of(path);
+    let text = std::fs::read_to_string(&tail).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[line] = edit(&lines[line]);
+    std::fs::write(&tail, lines.join("\n") + "\n").unwrap();
+}
+
+fn broken(path: &Path) -> (u64, Problem, String) {
+    match verify(path).unwrap() {
+        VerifyReport::Broken {
+            seq,
+            problem,
+            detail,
+        } => (seq, problem, detail),
+        ok => panic!("not broken: {ok:?}"),
+    }
+}
+
+async fn log_with_a_tail(path: &Path) {
+    write_events(path, 3).await;
+    let events: Vec<Event> = (4..=6).map(event).collect();
+    append_once(path, Durability::Normal, events).unwrap();
+}
+
+#[tokio::test]
+async fn an_edited_payload_in_the_tail_is_reported_as_edited_at_its_seq() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    log_with_a_tail(&path).await;
+    edit_tail_line(&path, 2, |l| l.replace("/ws/5.txt", "/ws/x.txt"));
+    let (seq, problem, _) = broken(&path);
+    assert_eq!((seq, problem), (5, Problem::Edited));
+}
+
+#[tokio::test]
+async fn an_event_deleted_from_the_tail_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    log_with_a_tail(&path).await;
+    edit_tail_line(&path, 1, |_| String::new());
+    // The emptied line is not an event.
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (4, Problem::Edited), "{detail}");
+    // Dropping the line altogether leaves a gap.
+    let tail = tail_of(&path);
+    let text = std::fs::read_to_string(&tail).unwrap();
+    let kept: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    std::fs::write(&tail, kept.join("\n") + "\n").unwrap();
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (4, Problem::Missing), "{detail}");
+}
+
+#[tokio::test]
+async fn a_damaged_start_line_stops_appends_and_verify_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    log_with_a_tail(&path).await;
+    edit_tail_line(&path, 0, |l| {
+        l.replace("toolgate-log-tail/1", "something-else")
+    });
+    let err = append_once(&path, Durability::Normal, vec![event(7)]).unwrap_err();
+    assert!(err.to_string().contains("damaged at byte 0"), "{err}");
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (4, Problem::Edited), "{detail}");
+    assert!(detail.contains("damaged at byte 0"), "{detail}");
+    // A query says so too, rather than showing part of the log.
+    let err = EventReader::open(&path)
+        .unwrap()
+        .query(&EventFilter::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("toolgate log verify"), "{err}");
+}
+
+#[tokio::test]
+async fn a_database_restored_from_an_older_copy_shows_the_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 3).await;
+    let old = std::fs::read(&path).unwrap();
+    // Three more events folded into the database, then one in the tail.
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    for n in 4..=6 {
+        log.submit(event(n)).await.unwrap();
+    }
+    log.close().unwrap();
+    append_once(&path, Durability::Normal, vec![event(7)]).unwrap();
+    // The database goes back to its copy with three events.
+    std::fs::write(&path, old).unwrap();
+    let _ = std::fs::remove_file(dir.path().join("events.db-wal"));
+    let _ = std::fs::remove_file(dir.path().join("events.db-shm"));
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (4, Problem::Missing), "{detail}");
+}
