@@ -4,21 +4,37 @@
 //!
 //! A fold is one SQLite transaction for a few hundred events, so the
 //! database's own costs (its locks, its WAL frames, the checkpoint's syncs)
-//! are paid once per fold rather than once per call. The checkpoint is
-//! `PASSIVE`: it never waits for a reader, and copies what it can; the WAL
-//! starts over at the next fold once every frame has been copied.
+//! are paid once per fold rather than once per call. The checkpoint runs once
+//! the WAL passes [`CHECKPOINT_WAL_BYTES`] (a few folds: the pages they share,
+//! the rightmost leaves and the index's, are copied once); it is `PASSIVE`: it
+//! never waits for a reader, and copies what it can; the WAL starts over at
+//! the next fold once every frame has been copied.
 
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 
 use rusqlite::wal::CheckpointMode;
 
 use super::tail::TailWriter;
 
+/// The WAL size past which the fold thread checkpoints.
+const CHECKPOINT_WAL_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Runs until every sender of `requests` is gone.
-pub(crate) fn run(mut tail: TailWriter, requests: Receiver<()>) {
+pub(crate) fn run(mut tail: TailWriter, db: &Path, requests: Receiver<()>) {
+    let wal = {
+        let mut name = db.as_os_str().to_os_string();
+        name.push("-wal");
+        PathBuf::from(name)
+    };
     while requests.recv().is_ok() {
         match tail.fold(true) {
-            Ok(Some(moved)) if moved > 0 => checkpoint(&mut tail),
+            Ok(Some(moved))
+                if moved > 0
+                    && std::fs::metadata(&wal).is_ok_and(|m| m.len() > CHECKPOINT_WAL_BYTES) =>
+            {
+                checkpoint(&mut tail)
+            }
             Ok(_) => {}
             // The events stay in the tail (durable there); the next request retries.
             Err(e) => tracing::warn!(error = %e, "cannot fold the event log's tail"),

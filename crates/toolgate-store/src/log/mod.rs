@@ -63,7 +63,7 @@ impl Durability {
     }
 }
 
-/// The page cache of the connections that only append or checkpoint (KiB).
+/// The page cache of the connection that only reads the head (KiB).
 const WRITER_CACHE: &str = "PRAGMA cache_size = -256";
 
 /// An open event log that appends on the submitter's thread or its writer thread.
@@ -103,17 +103,23 @@ impl EventLog {
         for conn in [&append_conn, &fold_conn] {
             conn.execute_batch(durability.pragma())
                 .map_err(StoreError::sqlite("setting durability"))?;
-            // These connections only append and checkpoint; SQLite's default
-            // 2 MiB page cache per connection would only fill with pages
-            // never read again (resident memory of a long-running server).
-            conn.execute_batch(WRITER_CACHE)
-                .map_err(StoreError::sqlite("sizing the page cache"))?;
         }
+        // The tail writer's connection only reads the head when a tail
+        // starts; SQLite's default 2 MiB page cache per connection would only
+        // hold pages never read again (resident memory of a long-running
+        // server). A fold's transaction keeps SQLite's default: with less,
+        // it spills pages to the WAL before it commits.
+        append_conn
+            .execute_batch(WRITER_CACHE)
+            .map_err(StoreError::sqlite("sizing the page cache"))?;
         let (fold_requests, fold_wakes) = mpsc::sync_channel(1);
         let fold_tail = tail::TailWriter::new(&path, durability, Some(fold_conn));
         let folder = std::thread::Builder::new()
             .name("tg-log-fold".into())
-            .spawn(move || folder::run(fold_tail, fold_wakes))
+            .spawn({
+                let path = path.clone();
+                move || folder::run(fold_tail, &path, fold_wakes)
+            })
             .map_err(|source| StoreError::Io {
                 context: "starting the fold thread for",
                 path: path.clone(),
