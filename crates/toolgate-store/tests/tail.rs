@@ -393,3 +393,35 @@ async fn a_database_restored_from_an_older_copy_shows_the_gap() {
     let (seq, problem, detail) = broken(&path);
     assert_eq!((seq, problem), (4, Problem::Missing), "{detail}");
 }
+
+#[tokio::test]
+async fn one_reader_follows_the_log_across_folds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 1).await;
+    let reader = EventReader::open(&path).unwrap();
+    let mut next = 2;
+    for round in 0..4 {
+        for _ in 0..3 {
+            append_once(&path, Durability::Normal, vec![event(next)]).unwrap();
+            next += 1;
+        }
+        let seen: Vec<u64> = reader
+            .query(&EventFilter::default())
+            .unwrap()
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seen, (1..next).collect::<Vec<_>>(), "round {round}");
+        // A fold replaces the tail; the next round's reads start a new file.
+        EventLog::open(&path, Durability::Normal)
+            .unwrap()
+            .close()
+            .unwrap();
+        assert_eq!(reader.last_seq().unwrap(), next - 1);
+    }
+    assert_eq!(
+        reader.verify().unwrap(),
+        VerifyReport::Ok { events: next - 1 }
+    );
+}

@@ -54,9 +54,18 @@ struct TailCopy {
     path: PathBuf,
     /// Whether the temporary table and view exist.
     ready: bool,
-    /// The copied file's (device, inode) and the length of its complete
-    /// lines copied so far.
-    copied: Option<((u64, u64), u64)>,
+    /// The file copied from, while it is the one at the path.
+    copied: Option<Copied>,
+}
+
+/// The tail file a reader copies from, and how far.
+#[derive(Debug)]
+struct Copied {
+    file: File,
+    /// `file`'s (device, inode).
+    id: (u64, u64),
+    /// The length of its complete lines copied so far.
+    end: u64,
 }
 
 impl TailCopy {
@@ -84,32 +93,46 @@ impl TailCopy {
                 .map_err(StoreError::sqlite("preparing to read the log's tail"))?;
             self.ready = true;
         }
-        let file = match File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if self.copied.take().is_some() {
-                    clear(conn)?;
-                }
-                return Ok(());
-            }
+        // The file copied from is kept open, so its inode cannot be reused
+        // for a later tail while this copy still describes it.
+        let at_path = match std::fs::metadata(&self.path) {
+            Ok(m) => Some((m.dev(), m.ino())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(self.io(e)),
         };
-        let meta = file.metadata().map_err(|e| self.io(e))?;
-        let id = (meta.dev(), meta.ino());
-        let len = meta.len();
-        let from = match self.copied {
-            Some((copied_id, end)) if copied_id == id && end <= len => end,
-            _ => {
+        let same_file = matches!((&self.copied, at_path), (Some(c), Some(id)) if c.id == id);
+        if !same_file {
+            if self.copied.take().is_some() {
                 clear(conn)?;
-                self.copied = None;
-                0
             }
+            if at_path.is_none() {
+                return Ok(());
+            }
+            let file = match File::open(&self.path) {
+                Ok(f) => f,
+                // Replaced or removed in between: the next query looks again.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(self.io(e)),
+            };
+            let meta = file.metadata().map_err(|e| self.io(e))?;
+            self.copied = Some(Copied {
+                file,
+                id: (meta.dev(), meta.ino()),
+                end: 0,
+            });
+        }
+        let Some(copied) = self.copied.as_ref() else {
+            return Ok(());
         };
-        if from == len && self.copied.is_some() {
+        let from = copied.end;
+        let len = copied.file.metadata().map_err(|e| self.io(e))?.len();
+        if len <= from {
             return Ok(());
         }
         let mut bytes = vec![0; usize::try_from(len - from).unwrap_or(0)];
-        file.read_exact_at(&mut bytes, from)
+        copied
+            .file
+            .read_exact_at(&mut bytes, from)
             .map_err(|e| self.io(e))?;
         let (mut lines, complete) = complete_lines(&bytes, from);
         if from == 0 {
@@ -150,7 +173,9 @@ impl TailCopy {
         }
         tx.commit()
             .map_err(StoreError::sqlite("copying the log's tail"))?;
-        self.copied = Some((id, from + complete as u64));
+        if let Some(copied) = self.copied.as_mut() {
+            copied.end = from + complete as u64;
+        }
         Ok(())
     }
 }
