@@ -425,3 +425,46 @@ async fn one_reader_follows_the_log_across_folds() {
         VerifyReport::Ok { events: next - 1 }
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_tail_replaced_by_a_symlink_is_refused_and_its_target_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 2).await;
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"keep me\n").unwrap();
+    std::fs::remove_file(tail_of(&path)).unwrap();
+    std::os::unix::fs::symlink(&victim, tail_of(&path)).unwrap();
+    let err = append_once(&path, Durability::Normal, vec![event(3)]).unwrap_err();
+    assert!(err.to_string().contains("tail"), "{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me\n");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_fold_never_writes_through_a_link_left_at_its_fresh_tail_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 2).await;
+    append_once(&path, Durability::Normal, vec![event(3)]).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"keep me\n").unwrap();
+    let fresh = dir
+        .path()
+        .join(format!("events.db.tail.new-{}", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &fresh).unwrap();
+    EventLog::open(&path, Durability::Normal)
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me\n");
+    assert!(
+        !std::fs::symlink_metadata(tail_of(&path))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(all_events(&path), [1, 2, 3]);
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 3 });
+}

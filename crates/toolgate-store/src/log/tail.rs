@@ -317,11 +317,13 @@ impl TailWriter {
     }
 
     fn open_file(&self) -> Result<Known, StoreError> {
+        // Never through a symlink: the tail is toolgate's own file.
         let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&self.path)
             .map_err(self.io("opening the log's tail"))?;
         let meta = file
@@ -591,10 +593,15 @@ impl TailWriter {
             PathBuf::from(name)
         };
         let written = (|| -> std::io::Result<()> {
+            // A new file of our own, whatever a crashed fold (or anyone else)
+            // left at that name: never truncate or write through a link.
+            match std::fs::remove_file(&fresh) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
             let mut file = OpenOptions::new()
                 .write(true)
-                .create(true)
-                .truncate(true)
+                .create_new(true)
                 .mode(0o600)
                 .open(&fresh)?;
             file.write_all(start_line(&head).as_bytes())?;
