@@ -468,3 +468,36 @@ async fn a_fold_never_writes_through_a_link_left_at_its_fresh_tail_name() {
     assert_eq!(all_events(&path), [1, 2, 3]);
     assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 3 });
 }
+
+/// A short process that finds the tail past its fold size while another
+/// process holds the database's write lock neither waits nor fails: its
+/// events are in the tail, and the fold is left for later.
+#[test]
+fn a_short_process_never_waits_for_the_database_to_fold() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let mut n = 1;
+    // Just under the fold size (256 KiB); the twenty appends below pass it.
+    while std::fs::metadata(tail_of(&path)).map_or(0, |m| m.len()) < 255 * 1024 {
+        append_once(&path, Durability::Normal, vec![event(n)]).unwrap();
+        n += 1;
+    }
+    let holder = raw(&path);
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let started = std::time::Instant::now();
+    for _ in 0..20 {
+        assert_eq!(
+            append_once(&path, Durability::Normal, vec![event(n)]).unwrap(),
+            n
+        );
+        n += 1;
+    }
+    assert!(std::fs::metadata(tail_of(&path)).unwrap().len() > 256 * 1024);
+    // Far below the 30 s busy timeout a waiting fold would have paid.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(rows_in_database(&path), 0, "no fold got the write lock");
+    holder.execute_batch("ROLLBACK").unwrap();
+    append_once(&path, Durability::Normal, vec![event(n)]).unwrap();
+    assert!(rows_in_database(&path) > 0, "the next process folded");
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: n });
+}

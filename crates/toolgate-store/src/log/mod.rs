@@ -270,7 +270,14 @@ fn append_short(
     if appended.size > tail::FOLD_BYTES {
         // Without a long-lived log on this machine, short processes fold
         // the tail themselves, one in every few hundred events; never
-        // waiting: a busy tail is left for the next one.
+        // waiting, neither for the tail nor for the database (the fold holds
+        // the tail's lock, which other hooks wait on): a busy one is left for
+        // the next process.
+        if let Ok(conn) = tail.conn() {
+            if let Err(e) = conn.busy_timeout(std::time::Duration::ZERO) {
+                tracing::debug!(error = %e, "cannot clear the busy timeout");
+            }
+        }
         match tail.fold(false) {
             Ok(moved) => tracing::debug!(?moved, "event log tail folded"),
             Err(e) => tracing::warn!(error = %e, "cannot fold the event log's tail"),
@@ -288,17 +295,14 @@ fn append_short(
 const SHORT_PROCESS_WAL_BYTES: u64 = 256 * 1024;
 
 /// Checkpoints every frame of the WAL into the database and truncates the
-/// WAL, once it is larger than `limit` bytes. Never waits: with another
-/// process reading or writing, it leaves the WAL for a later one.
+/// WAL, once it is larger than `limit` bytes. On a connection without a busy
+/// timeout it never waits: with another process reading or writing, it leaves
+/// the WAL for a later one.
 fn truncate_wal_past(conn: &rusqlite::Connection, path: &Path, limit: u64) {
     let mut wal = path.as_os_str().to_os_string();
     wal.push("-wal");
     let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
     if size <= limit {
-        return;
-    }
-    if let Err(e) = conn.busy_timeout(std::time::Duration::ZERO) {
-        tracing::debug!(error = %e, "WAL left for a later process");
         return;
     }
     let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
@@ -310,9 +314,6 @@ fn truncate_wal_past(conn: &rusqlite::Connection, path: &Path, limit: u64) {
         Err(e) => {
             tracing::debug!(error = %e, size, "WAL checkpoint failed; left for a later process")
         }
-    }
-    if let Err(e) = conn.busy_timeout(crate::sqlite::BUSY_TIMEOUT) {
-        tracing::debug!(error = %e, "cannot restore the busy timeout");
     }
 }
 
