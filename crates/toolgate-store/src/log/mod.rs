@@ -63,6 +63,10 @@ impl Durability {
     }
 }
 
+/// How long the fold thread waits for the database's write lock before
+/// leaving the fold for its next request.
+const FOLD_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The page cache of the connection that only reads the head (KiB).
 const WRITER_CACHE: &str = "PRAGMA cache_size = -256";
 
@@ -112,6 +116,13 @@ impl EventLog {
         append_conn
             .execute_batch(WRITER_CACHE)
             .map_err(StoreError::sqlite("sizing the page cache"))?;
+        // A fold holds the tail's lock, which every appender waits on, while
+        // it waits for the database's write lock: never long.
+        // The appender's connection folds once, on close.
+        for conn in [&append_conn, &fold_conn] {
+            conn.busy_timeout(FOLD_BUSY_TIMEOUT)
+                .map_err(StoreError::sqlite("setting the busy timeout"))?;
+        }
         let (fold_requests, fold_wakes) = mpsc::sync_channel(1);
         let fold_tail = tail::TailWriter::new(&path, durability, Some(fold_conn));
         let folder = std::thread::Builder::new()
