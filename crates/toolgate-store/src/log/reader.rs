@@ -78,11 +78,7 @@ impl TailCopy {
     }
 
     fn damaged(&self, offset: u64, detail: impl Into<String>) -> StoreError {
-        StoreError::DamagedTail {
-            path: self.path.clone(),
-            offset,
-            detail: detail.into(),
-        }
+        tail::damaged(&self.path, offset, detail)
     }
 
     /// Copies the tail's lines not yet copied into `temp.tail_events`

@@ -43,7 +43,7 @@ use rusqlite::{Connection, params};
 use super::Durability;
 use super::schema::LOG_FILE;
 use super::writer::{Batch, Pending};
-use crate::canonical::{HashInput, is_hash};
+use crate::canonical::is_hash;
 use crate::error::StoreError;
 use crate::sqlite::{self, Access, BUSY_TIMEOUT};
 
@@ -190,6 +190,15 @@ fn encode_event(
     Ok(())
 }
 
+/// The error for the tail at `path` damaged at `offset`.
+pub(crate) fn damaged(path: &Path, offset: u64, detail: impl Into<String>) -> StoreError {
+    StoreError::DamagedTail {
+        path: path.to_path_buf(),
+        offset,
+        detail: detail.into(),
+    }
+}
+
 /// The complete lines of `bytes` (which start at a line boundary, at file
 /// offset `base`), each with its offset and without its `\n`, and the length
 /// of the complete part.
@@ -309,11 +318,7 @@ impl TailWriter {
     }
 
     fn damaged(&self, offset: u64, detail: impl Into<String>) -> StoreError {
-        StoreError::DamagedTail {
-            path: self.path.clone(),
-            offset,
-            detail: detail.into(),
-        }
+        damaged(&self.path, offset, detail)
     }
 
     fn open_file(&self) -> Result<Known, StoreError> {
@@ -416,15 +421,7 @@ impl TailWriter {
         let mut prev = last.hash;
         for p in batches.iter().flat_map(|b| &b.events) {
             seq += 1;
-            let hash = HashInput {
-                seq,
-                ts_ms: p.ts_ms,
-                kind: p.kind,
-                session_id: &p.session_id,
-                call_id: &p.call_id,
-                payload_canonical: &p.hashed_payload,
-            }
-            .hash(&prev);
+            let hash = p.hash(seq, &prev);
             encode_event(&mut buf, seq, p, &prev, &hash)?;
             prev = hash;
         }

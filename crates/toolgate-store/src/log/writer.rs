@@ -25,6 +25,7 @@ use tokio::sync::oneshot;
 use toolgate_core::{Failure, SinkError};
 
 use super::tail::{FOLD_BYTES, TailWriter};
+use crate::canonical::HashInput;
 
 /// Most events committed in one transaction (whole batches are never split);
 /// bounds how long the lock is held.
@@ -55,6 +56,21 @@ pub(crate) struct Pending {
     pub payload: String,
     /// The payload in the canonical form of the format written (hashed as is).
     pub hashed_payload: String,
+}
+
+impl Pending {
+    /// The event's hash at `seq`, after `prev_hash`, in the current format.
+    pub(crate) fn hash(&self, seq: i64, prev_hash: &str) -> String {
+        HashInput {
+            seq,
+            ts_ms: self.ts_ms,
+            kind: self.kind,
+            session_id: &self.session_id,
+            call_id: &self.call_id,
+            payload_canonical: &self.hashed_payload,
+        }
+        .hash(prev_hash)
+    }
 }
 
 /// Events submitted together: committed in the same transaction, acknowledged

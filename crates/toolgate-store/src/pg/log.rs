@@ -15,12 +15,12 @@ use toolgate_core::event_query::{EventFilter, EventQuery, QueryError, StoredEven
 use toolgate_core::{Event, EventAck, EventSink, Failure, SinkError};
 
 use super::conn::{Conn, PgConfig, Session, Worker};
-use crate::canonical::{HashInput, LogFormat};
+use crate::canonical::LogFormat;
 use crate::error::StoreError;
 use crate::log::LogStats;
 use crate::log::formats::FormatRuns;
 use crate::log::reader::RawEvent;
-use crate::log::writer::{Batch, Pending};
+use crate::log::writer::Batch;
 
 /// Rows read per round trip when walking the chain.
 const VERIFY_PAGE: i64 = 10_000;
@@ -377,7 +377,7 @@ impl<'a> Rows<'a> {
         let (mut seq, mut prev) = (head_seq, head_hash.to_string());
         for p in batches.iter().flat_map(|b| &b.events) {
             seq += 1;
-            let hash = hash(seq, p, &prev);
+            let hash = p.hash(seq, &prev);
             rows.seqs.push(seq);
             rows.ts.push(p.ts_ms);
             rows.kinds.push(p.kind);
@@ -501,18 +501,6 @@ fn append_locked(
     tx.commit()?;
     *head = Some(rows.last);
     Ok(u64::try_from(head_seq + 1).unwrap_or(1))
-}
-
-fn hash(seq: i64, p: &Pending, prev: &str) -> String {
-    HashInput {
-        seq,
-        ts_ms: p.ts_ms,
-        kind: p.kind,
-        session_id: &p.session_id,
-        call_id: &p.call_id,
-        payload_canonical: &p.hashed_payload,
-    }
-    .hash(prev)
 }
 
 fn raw(row: &postgres::Row) -> RawEvent {
