@@ -501,3 +501,31 @@ fn a_short_process_never_waits_for_the_database_to_fold() {
     assert!(rows_in_database(&path) > 0, "the next process folded");
     assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: n });
 }
+
+/// 65 MiB without a line end (a sparse file: nothing is written to disk):
+/// refused by writers, readers and verify alike rather than read into memory.
+#[tokio::test]
+async fn a_tail_grown_huge_behind_the_logs_back_is_refused_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 2).await;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(tail_of(&path))
+        .unwrap();
+    file.set_len(65 * 1024 * 1024).unwrap();
+    let err = append_once(&path, Durability::Normal, vec![event(3)]).unwrap_err();
+    assert!(err.to_string().contains("damaged"), "{err}");
+    let err = EventReader::open(&path)
+        .unwrap()
+        .query(&EventFilter::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("damaged"), "{err}");
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (3, Problem::Edited), "{detail}");
+    assert_eq!(
+        std::fs::metadata(tail_of(&path)).unwrap().len(),
+        65 * 1024 * 1024,
+        "nothing was cut"
+    );
+}

@@ -125,6 +125,12 @@ impl TailCopy {
         if len <= from {
             return Ok(());
         }
+        if len - from > tail::MAX_READ_BYTES {
+            return Err(self.damaged(
+                from,
+                format!("{} bytes were added behind the log's back", len - from),
+            ));
+        }
         let mut bytes = vec![0; usize::try_from(len - from).unwrap_or(0)];
         copied
             .file

@@ -223,6 +223,16 @@ pub(crate) fn complete_lines(
 /// torn last line is left out; a damaged start line is an error.
 pub(crate) fn read_all(path: &Path) -> Result<Option<(Link, Vec<u8>)>, StoreError> {
     let path = path.to_path_buf();
+    match std::fs::metadata(&path) {
+        Ok(m) if m.len() > MAX_READ_BYTES => {
+            return Err(damaged(
+                &path,
+                0,
+                format!("it holds {} bytes, far past its fold size", m.len()),
+            ));
+        }
+        _ => {}
+    }
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -252,6 +262,67 @@ pub(crate) fn read_all(path: &Path) -> Result<Option<(Link, Vec<u8>)>, StoreErro
     body.truncate(complete);
     body.drain(..body_from);
     Ok(Some((start, body)))
+}
+
+/// The most a writer, a reader or a fold reads of a tail at once: a tail
+/// folds at [`FOLD_BYTES`], so anything near this was written behind the log's
+/// back, and is refused rather than read into memory.
+pub(crate) const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The first bytes read for a start line, and the first chunk read back from
+/// the end for the last line (grown fourfold until a whole line is in it).
+const START_READ: u64 = 512;
+const END_CHUNK: u64 = 16 * 1024;
+
+/// For a writer new to the tail in `file` of `len` bytes: the end of its
+/// complete lines and the chain's last link, read from the file's two ends.
+/// The start line is checked; the lines between are not read (`verify` and
+/// folds read them). `Ok(None)` when the file holds no complete start line
+/// (the caller reads it whole); `Err` names a damaged line.
+fn ends(file: &File, len: u64) -> Result<Option<(u64, Link)>, (u64, String)> {
+    let io = |e: std::io::Error| (0, format!("cannot read it: {e}"));
+    let mut head = vec![0; usize::try_from(len.min(START_READ)).unwrap_or(0)];
+    file.read_exact_at(&mut head, 0).map_err(io)?;
+    let Some(nl) = head.iter().position(|b| *b == b'\n') else {
+        return Ok(None);
+    };
+    let start_end = nl as u64 + 1;
+    let start = std::str::from_utf8(&head[..nl])
+        .map_err(|_| "the start line is not UTF-8".to_string())
+        .and_then(parse_start)
+        .map_err(|d| (0, d))?;
+    let mut chunk = END_CHUNK;
+    loop {
+        let lo = len.saturating_sub(chunk).max(start_end);
+        if len - lo > MAX_READ_BYTES {
+            return Err((lo, "its last line is longer than any event".into()));
+        }
+        let mut buf = vec![0; usize::try_from(len - lo).unwrap_or(0)];
+        file.read_exact_at(&mut buf, lo).map_err(io)?;
+        let Some(last_nl) = buf.iter().rposition(|b| *b == b'\n') else {
+            if lo == start_end {
+                // Nothing but a torn line after the start line.
+                return Ok(Some((start_end, start)));
+            }
+            chunk = chunk.saturating_mul(4);
+            continue;
+        };
+        let line_start = match buf[..last_nl].iter().rposition(|b| *b == b'\n') {
+            Some(p) => lo + p as u64 + 1,
+            None if lo == start_end => start_end,
+            None => {
+                chunk = chunk.saturating_mul(4);
+                continue;
+            }
+        };
+        let complete_end = lo + last_nl as u64 + 1;
+        let from = usize::try_from(line_start - lo).unwrap_or(0);
+        let link = std::str::from_utf8(&buf[from..last_nl])
+            .map_err(|_| "the line is not UTF-8".to_string())
+            .and_then(parse_link)
+            .map_err(|d| (line_start, d))?;
+        return Ok(Some((complete_end, link)));
+    }
 }
 
 /// What [`TailWriter::append`] did.
@@ -473,12 +544,32 @@ impl TailWriter {
             Some((end, last)) if *end < len => (*end, Some(last.clone())),
             _ => (0, None),
         };
-        let mut bytes = vec![0; usize::try_from(len - from).unwrap_or(0)];
-        known
-            .file
-            .read_exact_at(&mut bytes, from)
-            .map_err(self.io("reading the log's tail"))?;
-        let (lines, complete) = complete_lines(&bytes, from);
+        // A writer new to this tail (each hook process) reads its two ends,
+        // not the few hundred events between them: the start line, and the
+        // last complete line, whose link the next event continues.
+        let (from, complete_to, bytes) = match (&last, ends(&known.file, len)) {
+            (None, Ok(Some((end, link)))) => {
+                last = Some(link);
+                (end, end, Vec::new())
+            }
+            (None, Err((offset, detail))) => return Err(self.damaged(offset, detail)),
+            _ => {
+                if len - from > MAX_READ_BYTES {
+                    return Err(self.damaged(
+                        from,
+                        format!("{} bytes were added behind the log's back", len - from),
+                    ));
+                }
+                let mut bytes = vec![0; usize::try_from(len - from).unwrap_or(0)];
+                known
+                    .file
+                    .read_exact_at(&mut bytes, from)
+                    .map_err(self.io("reading the log's tail"))?;
+                let complete = complete_lines(&bytes, from).1;
+                (from, from + complete as u64, bytes)
+            }
+        };
+        let (lines, _) = complete_lines(&bytes, from);
         for (offset, line) in lines {
             let text = std::str::from_utf8(line).map_err(|_| self.damaged(offset, "not UTF-8"))?;
             last = Some(match last {
@@ -495,7 +586,7 @@ impl TailWriter {
                 }
             });
         }
-        let mut end = from + complete as u64;
+        let mut end = complete_to;
         if end < len {
             tracing::warn!(path = %self.path.display(), at = end, "cutting a torn last line off the log's tail");
             known
@@ -556,6 +647,9 @@ impl TailWriter {
             .metadata()
             .map_err(self.io("reading the metadata of"))?
             .len();
+        if len > MAX_READ_BYTES {
+            return Err(self.damaged(0, format!("it holds {len} bytes, far past its fold size")));
+        }
         let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
         known
             .file

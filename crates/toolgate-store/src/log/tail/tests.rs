@@ -101,3 +101,80 @@ fn complete_lines_leave_a_torn_end_out() {
     assert_eq!(lines.count(), 0);
     assert_eq!(complete, 0);
 }
+
+fn file_with(bytes: &[u8]) -> (tempfile::TempDir, File) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t");
+    std::fs::write(&path, bytes).unwrap();
+    let file = File::open(&path).unwrap();
+    (dir, file)
+}
+
+fn event_line(seq: i64, payload_len: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let payload = format!("{{\"a\":\"{}\"}}", "x".repeat(payload_len));
+    encode_event(&mut out, seq, &pending("s", &payload), H1, H2).unwrap();
+    out
+}
+
+fn start() -> Vec<u8> {
+    start_line(&Link {
+        seq: 4,
+        hash: H1.into(),
+    })
+    .into_bytes()
+}
+
+fn ends_of(bytes: &[u8]) -> Result<Option<(u64, Link)>, (u64, String)> {
+    let (_dir, file) = file_with(bytes);
+    ends(&file, bytes.len() as u64)
+}
+
+#[test]
+fn the_two_ends_give_the_last_event_however_long_its_line() {
+    for payload_len in [10, END_CHUNK as usize, 5 * END_CHUNK as usize] {
+        let mut bytes = start();
+        bytes.extend(event_line(5, 100));
+        bytes.extend(event_line(6, payload_len));
+        let (end, link) = ends_of(&bytes).unwrap().unwrap();
+        assert_eq!(end, bytes.len() as u64, "payload {payload_len}");
+        assert_eq!(
+            link,
+            Link {
+                seq: 6,
+                hash: H2.into()
+            }
+        );
+    }
+}
+
+#[test]
+fn the_two_ends_leave_a_torn_line_out() {
+    let mut bytes = start();
+    bytes.extend(event_line(5, 100));
+    let complete = bytes.len() as u64;
+    bytes.extend(&event_line(6, 100)[..40]);
+    let (end, link) = ends_of(&bytes).unwrap().unwrap();
+    assert_eq!((end, link.seq), (complete, 5));
+    // Only the start line, then half an event.
+    let mut bytes = start();
+    let complete = bytes.len() as u64;
+    bytes.extend(&event_line(5, 100)[..40]);
+    let (end, link) = ends_of(&bytes).unwrap().unwrap();
+    assert_eq!((end, link.seq), (complete, 4));
+    // Only the start line.
+    let (end, link) = ends_of(&start()).unwrap().unwrap();
+    assert_eq!((end, link.seq), (start().len() as u64, 4));
+}
+
+#[test]
+fn the_two_ends_name_a_damaged_line_and_leave_a_torn_start_to_the_full_read() {
+    let mut bytes = start();
+    let at = bytes.len() as u64;
+    bytes.extend(b"not an event\n");
+    let (offset, detail) = ends_of(&bytes).unwrap_err();
+    assert_eq!(offset, at, "{detail}");
+    let (offset, _) = ends_of(b"toolgate-log-tail/9\t4\tx\n").unwrap_err();
+    assert_eq!(offset, 0);
+    assert_eq!(ends_of(&start()[..20]).unwrap(), None);
+}
