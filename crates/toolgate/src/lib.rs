@@ -31,6 +31,7 @@ pub mod hook;
 mod ids;
 mod sandbox;
 mod started;
+mod upstream_writes;
 pub mod team;
 pub mod telemetry;
 pub mod terminal;
