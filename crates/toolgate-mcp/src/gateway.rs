@@ -138,7 +138,10 @@ impl Settled {
             text.push_str(&format!("\n  {how} {path}: {why}"));
         }
         if self.refused.len() > REFUSED_SHOWN {
-            text.push_str(&format!("\n  … and {} more", self.refused.len() - REFUSED_SHOWN));
+            text.push_str(&format!(
+                "\n  … and {} more",
+                self.refused.len() - REFUSED_SHOWN
+            ));
         }
         Some(text)
     }
@@ -562,7 +565,9 @@ async fn connect(
             if let Some(w) = &writes {
                 // Before it can be asked anything: what it writes from its
                 // start is staged, and reached through this process.
-                let pid = child.id().ok_or_else(|| err("the child exited at once".into()))?;
+                let pid = child
+                    .id()
+                    .ok_or_else(|| err("the child exited at once".into()))?;
                 w.attach(pid)
                     .map_err(|e| err(format!("cannot stage its writes: {e}")))?;
             }
@@ -873,7 +878,11 @@ impl Gateway {
             let tool = format!("{name}__*");
             let settled = calls
                 .writes
-                .settle(Some(judge.as_ref()), &format!("end-of-session-{name}"), &tool)
+                .settle(
+                    Some(judge.as_ref()),
+                    &format!("end-of-session-{name}"),
+                    &tool,
+                )
                 .await;
             out.push((name.clone(), settled));
         }

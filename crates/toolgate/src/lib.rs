@@ -31,10 +31,10 @@ pub mod hook;
 mod ids;
 mod sandbox;
 mod started;
-mod upstream_writes;
 pub mod team;
 pub mod telemetry;
 pub mod terminal;
+mod upstream_writes;
 
 pub use builder::{Builder, SandboxChoice};
 pub use data_dir::DataDir;

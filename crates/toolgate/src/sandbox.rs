@@ -393,8 +393,8 @@ pub(crate) fn staged_changes(
     home: &Path,
     roots: &[PathBuf],
 ) -> Vec<StagedChange> {
-    let facts =
-        toolgate_core::protected::ProtectedPaths::new(home.to_path_buf(), []).with_roots(roots.to_vec());
+    let facts = toolgate_core::protected::ProtectedPaths::new(home.to_path_buf(), [])
+        .with_roots(roots.to_vec());
     let mut carried = crate::carried::Carried::new(staging, &facts, home, roots);
     changes
         .iter()
