@@ -65,6 +65,14 @@ pub struct LiveStaging {
     /// Per root: the root itself, and the overlay over it as the process
     /// sees it (a descriptor of the overlay's root directory).
     views: Vec<(PathBuf, OwnedFd)>,
+    /// When the last settled reading of the upper layers began, by the
+    /// file system's clock ([`Staging::fs_now`]): a file whose status
+    /// changed on neither side since then is settled. (The start, not the
+    /// end, of the settling: what the process wrote while it was being
+    /// settled is read again.)
+    settled_from: i128,
+    /// When the reading in progress began.
+    reading_from: i128,
 }
 
 /// A path that could not be set back in the process's view, and why.
@@ -79,9 +87,12 @@ pub struct NotReset {
 impl LiveStaging {
     /// Wraps the staging of a command that will outlive a call.
     pub fn new(staging: Staging) -> LiveStaging {
+        let from = staging.fs_now();
         LiveStaging {
             staging,
             views: Vec::new(),
+            settled_from: from,
+            reading_from: from,
         }
     }
 
@@ -120,9 +131,15 @@ impl LiveStaging {
     }
 
     /// Every path the process changed that is not settled: changed since
-    /// the last settling, on either side (see [`Staging::changes`]).
-    pub fn changes(&self) -> Result<Vec<Change>, SandboxError> {
-        self.staging.changes_with(Some(self.staging.clock()))
+    /// the last settling, on either side (see [`Staging::changes`]). Follow
+    /// it with [`LiveStaging::land`] and [`LiveStaging::reset`].
+    pub fn changes(&mut self) -> Result<Vec<Change>, SandboxError> {
+        self.reading_from = self.staging.fs_now();
+        let changes = self.staging.changes_with(Some(self.settled_from))?;
+        if changes.is_empty() {
+            self.settled_from = self.reading_from;
+        }
+        Ok(changes)
     }
 
     /// Lands the accepted changes by copying them out of the upper layer
@@ -163,7 +180,10 @@ impl LiveStaging {
                 });
             }
         }
+        // From now on a change of a real path is someone else's (this
+        // settling's own landing is done); and what was read is settled.
         self.staging.restart_clock(crate::now_nanos());
+        self.settled_from = self.reading_from;
         failed
     }
 }

@@ -483,6 +483,19 @@ impl Staging {
         self.started = now;
     }
 
+    /// The file system's own clock now: the status change time of a file
+    /// of the run directory, written for it. Times the file system gives
+    /// may lag the system clock by a tick (they are coarse), so a change
+    /// made after this call has a change time at or after it, which a read
+    /// of the system clock does not promise. The system clock on failure.
+    pub(crate) fn fs_now(&self) -> i128 {
+        let marker = self.dir.join("clock");
+        match std::fs::write(&marker, b"").and_then(|()| std::fs::symlink_metadata(&marker)) {
+            Ok(m) => i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+            Err(_) => crate::now_nanos(),
+        }
+    }
+
     /// The time set by [`Staging::prepare`] or [`Staging::restart_clock`].
     pub(crate) fn clock(&self) -> i128 {
         self.started

@@ -60,7 +60,7 @@ impl UpstreamWrites for LiveWrites {
         tool: &str,
     ) -> Result<Settled, Failure> {
         let (changes, staged) = {
-            let live = self.live();
+            let mut live = self.live();
             let changes = live.changes().map_err(Failure::of)?;
             if changes.is_empty() {
                 return Ok(Settled::default());
