@@ -18,6 +18,16 @@
 //! the tools registered, toolgate's own clients are told
 //! ([`ToolListSignal`]).
 //!
+//! A confined stdio upstream's writes to the workspace are staged for its
+//! whole session ([`UpstreamWrites`], implemented by the binary with its
+//! sandbox): after each of its calls, before the result is returned, what
+//! it changed is judged with the call's own judge (`ToolContext::write_judge`,
+//! the one bash's staged writes get), the accepted paths land as one
+//! change set, the refused ones are set back in the server's view and named
+//! in the result ([`Settled::note`]); [`Gateway::finish`] does the same at
+//! the end of the session. Its calls are made one at a time, so that each
+//! call's changes are that call's.
+//!
 //! Resources, prompts and sampling of upstreams are not forwarded: the client
 //! toolgate presents to an upstream declares no sampling, roots or
 //! elicitation capability and refuses such requests.

@@ -496,12 +496,7 @@ impl Staging {
         }
     }
 
-    /// The time set by [`Staging::prepare`] or [`Staging::restart_clock`].
-    pub(crate) fn clock(&self) -> i128 {
-        self.started
-    }
-
-    /// Each root with its upper directory.
+    /// Each root staged.
     pub(crate) fn roots(&self) -> impl Iterator<Item = &Path> {
         self.layers.iter().map(|l| l.root.as_path())
     }
@@ -688,7 +683,9 @@ fn walk_upper(
         let name = entry.file_name();
         let up = entry.path();
         let at = real.join(&name);
-        let m = std::fs::symlink_metadata(&up)?;
+        // Through the directory's own descriptor, not a walk of the whole
+        // path (the same as `symlink_metadata(&up)`).
+        let m = entry.metadata()?;
         let lower = std::fs::symlink_metadata(&at).ok();
         if let Some(since) = live {
             if !m.is_dir() && settled_before(&m, lower.as_ref(), since) {

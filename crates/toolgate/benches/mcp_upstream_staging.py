@@ -41,6 +41,7 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 UPSTREAM = r'''
 import json, sys
 BODY = ("0123456789abcdef" * 4)[:63] + "\n"
+calls = 0
 for line in sys.stdin:
     m = json.loads(line); i = m.get("id")
     if m.get("method") == "initialize":
@@ -53,8 +54,10 @@ for line in sys.stdin:
         continue
     elif m.get("method") == "tools/call":
         n = m["params"].get("arguments", {}).get("n", 0)
+        calls += 1
+        # New content every call, so that every call's write lands.
         with open(f"out-{n}.txt", "w") as f:
-            f.write(BODY * 64)
+            f.write(BODY * 63 + f"{calls:063d}\n")
         r = {"content": [{"type": "text", "text": "written"}]}
     else:
         r = {}
@@ -111,7 +114,7 @@ def run_round(toolgate, base, how, workload, index):
     server = Server(argv, env, client="staging-bench")
     try:
         upstream = next((p for p in descendants(server.proc.pid)
-                         if "python3" in cmdline(p) and script in cmdline(p)), None)
+                         if cmdline(p).startswith("python3 ") and script in cmdline(p)), None)
         n = 0
 
         def one():
@@ -135,6 +138,10 @@ def run_round(toolgate, base, how, workload, index):
     landed = len([n for n in os.listdir(root) if n.startswith("out-")])
     if landed != expected:
         sys.exit(f"{how}/{workload}: {landed} files in the workspace, expected {expected}")
+    with open(os.path.join(root, "out-0.txt" if workload == "same file" else f"out-{WARMUP + CALLS}.txt")) as f:
+        last = f.read().splitlines()[-1]
+    if workload == "same file" and int(last) != WARMUP + CALLS:
+        sys.exit(f"{how}/{workload}: the last write did not land ({last})")
     per_call = [(a - b) / CALLS * 1e6 for a, b in zip(after, before)]
     return per_call[0], (per_call[1] if upstream else None), statistics.median(walls)
 
