@@ -13,9 +13,10 @@ toolgate (and upstream) per round:
   staged in an overlay and, after each call, judged, landed by copying and
   recorded as a change set (`toolgate undo`).
 
-Two workloads: the same file written again each call, and a new file each
-call (the overlay's upper layer then grows by one file a call, and each
-settling walks it). Each round makes WARMUP calls, then CALLS measured
+Three workloads: a call that writes nothing (what settling costs every
+call of a confined upstream), the same file written again each call, and a
+new file each call (the overlay's upper layer then grows by one file a
+call, and each settling walks it). Each round makes WARMUP calls, then CALLS measured
 calls. Measured: toolgate's CPU per call (`/proc/PID/stat`, every thread;
 the settling runs in toolgate), the upstream's, and the client's p50 wall
 time per call.
@@ -55,9 +56,11 @@ for line in sys.stdin:
     elif m.get("method") == "tools/call":
         n = m["params"].get("arguments", {}).get("n", 0)
         calls += 1
-        # New content every call, so that every call's write lands.
-        with open(f"out-{n}.txt", "w") as f:
-            f.write(BODY * 63 + f"{calls:063d}\n")
+        # New content every call, so that every call's write lands; none
+        # for n < 0 (what settling costs a call that writes nothing).
+        if n >= 0:
+            with open(f"out-{n}.txt", "w") as f:
+                f.write(BODY * 63 + f"{calls:063d}\n")
         r = {"content": [{"type": "text", "text": "written"}]}
     else:
         r = {}
@@ -120,7 +123,8 @@ def run_round(toolgate, base, how, workload, index):
         def one():
             nonlocal n
             n += 1
-            server.call("w__write", {"n": n if workload == "new file" else 0})
+            arg = {"new file": n, "same file": 0, "no write": -1}[workload]
+            server.call("w__write", {"n": arg})
 
         for _ in range(WARMUP):
             one()
@@ -134,16 +138,22 @@ def run_round(toolgate, base, how, workload, index):
         after = [cpu_seconds(p) for p in pids]
     finally:
         server.close()
-    expected = 1 if workload == "same file" else WARMUP + CALLS
+    expected = {"same file": 1, "new file": WARMUP + CALLS, "no write": 0}[workload]
     landed = len([n for n in os.listdir(root) if n.startswith("out-")])
     if landed != expected:
         sys.exit(f"{how}/{workload}: {landed} files in the workspace, expected {expected}")
+    if workload != "no write":
+        check_last(root, workload)
+    per_call = [(a - b) / CALLS * 1e6 for a, b in zip(after, before)]
+    return per_call[0], (per_call[1] if upstream else None), statistics.median(walls)
+
+
+def check_last(root, workload):
+    """The last write landed whole."""
     with open(os.path.join(root, "out-0.txt" if workload == "same file" else f"out-{WARMUP + CALLS}.txt")) as f:
         last = f.read().splitlines()[-1]
     if workload == "same file" and int(last) != WARMUP + CALLS:
-        sys.exit(f"{how}/{workload}: the last write did not land ({last})")
-    per_call = [(a - b) / CALLS * 1e6 for a, b in zip(after, before)]
-    return per_call[0], (per_call[1] if upstream else None), statistics.median(walls)
+        sys.exit(f"{workload}: the last write did not land ({last})")
 
 
 def main():
@@ -157,7 +167,7 @@ def main():
         load = os.getloadavg()
         print(f"{WARMUP} warm-up then {CALLS} calls per round, {ROUNDS} rounds alternating; "
               f"load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-        for workload in ("same file", "new file"):
+        for workload in ("no write", "same file", "new file"):
             rows = {"direct": [], "staged": []}
             for i in range(ROUNDS):
                 for how in ("direct", "staged"):
