@@ -51,7 +51,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::SandboxError;
-use crate::stage::{Change, LandingJournal, Staging};
+use crate::stage::{Change, ChangeKind, LandingJournal, Staging};
 
 /// `statfs`'s file-system type of an overlay.
 const OVERLAYFS_SUPER_MAGIC: i64 = 0x794c_7630;
@@ -73,6 +73,8 @@ pub struct LiveStaging {
     settled_from: i128,
     /// When the reading in progress began.
     reading_from: i128,
+    /// Every path that landed (and was not deleted by a later landing).
+    landed: HashSet<PathBuf>,
 }
 
 /// A path that could not be set back in the process's view, and why.
@@ -93,6 +95,7 @@ impl LiveStaging {
             views: Vec::new(),
             settled_from: from,
             reading_from: from,
+            landed: HashSet::new(),
         }
     }
 
@@ -135,9 +138,29 @@ impl LiveStaging {
     /// it with [`LiveStaging::land`] and [`LiveStaging::reset`].
     pub fn changes(&mut self) -> Result<Vec<Change>, SandboxError> {
         self.reading_from = self.staging.fs_now();
-        let changes = self.staging.changes_with(Some(self.settled_from))?;
+        let mut changes = self.staging.changes_with(Some(self.settled_from))?;
         if changes.is_empty() {
             self.settled_from = self.reading_from;
+        }
+        // A path that landed at an earlier settling and shows as created
+        // now was removed from the location since (a person deleted it):
+        // that removal stands, and what is below it is not the process's
+        // to bring back.
+        let mut gone: Vec<PathBuf> = Vec::new();
+        for c in &mut changes {
+            if gone.iter().any(|g| c.path.starts_with(g)) {
+                c.changed_outside = true;
+                continue;
+            }
+            if c.kind != ChangeKind::Created {
+                continue;
+            }
+            if self.landed.contains(&c.path) {
+                c.changed_outside = true;
+                if c.dir {
+                    gone.push(c.path.clone());
+                }
+            }
         }
         Ok(changes)
     }
@@ -145,12 +168,25 @@ impl LiveStaging {
     /// Lands the accepted changes by copying them out of the upper layer
     /// (see [`Staging::land`]).
     pub fn land(
-        &self,
+        &mut self,
         changes: &[Change],
         accepted: &HashSet<PathBuf>,
         journal: Box<dyn LandingJournal>,
     ) -> Result<Option<String>, SandboxError> {
-        self.staging.land_with(changes, accepted, journal, true)
+        let id = self.staging.land_with(changes, accepted, journal, true)?;
+        if id.is_some() {
+            for c in changes
+                .iter()
+                .filter(|c| accepted.contains(&c.path) && !c.changed_outside)
+            {
+                if c.kind == ChangeKind::Deleted {
+                    self.landed.remove(&c.path);
+                } else {
+                    self.landed.insert(c.path.clone());
+                }
+            }
+        }
+        Ok(id)
     }
 
     /// Sets each of `changes` whose path is not in `landed` (or that was

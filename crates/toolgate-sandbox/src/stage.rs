@@ -371,7 +371,7 @@ impl Staging {
         let accepted: HashSet<&Path> = changes
             .iter()
             .filter(|c| accepted.contains(&c.path))
-            .filter(|c| !outside.changed(&c.path, c.dir))
+            .filter(|c| !c.changed_outside && !outside.changed(&c.path, c.dir))
             .map(|c| c.path.as_path())
             .collect();
         let plan = self.plan(changes, &accepted);
@@ -796,11 +796,20 @@ impl ChangedOutside {
 
 /// Whether neither an upper entry (not a directory) nor the real path it
 /// stands for changed status since `since`: it was judged at a settling
-/// then, and either landed or was set back, so both sides still agree.
+/// then, and either landed or was set back, so both sides still agree. A
+/// file or link whose real path is gone is not settled (someone removed
+/// what had landed); a whiteout whose real path is gone is.
 fn settled_before(up: &std::fs::Metadata, real: Option<&std::fs::Metadata>, since: i128) -> bool {
-    let ctime =
-        |m: &std::fs::Metadata| i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec());
-    ctime(up) < since && real.is_none_or(|r| ctime(r) < since)
+    ctime_nanos(up) < since
+        && match real {
+            Some(r) => ctime_nanos(r) < since,
+            None => is_whiteout(up),
+        }
+}
+
+/// A status change time in nanoseconds since the epoch.
+fn ctime_nanos(m: &std::fs::Metadata) -> i128 {
+    i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec())
 }
 
 /// `mode` without the privilege bits ([`PRIVILEGE_BITS`]) that the real

@@ -179,3 +179,30 @@ fn a_link_planted_in_the_view_does_not_lead_the_set_back_out() {
         "k\n.\n"
     );
 }
+
+#[test]
+fn what_a_person_deleted_after_it_landed_is_not_brought_back() {
+    let f = Fixture::new();
+    let mut s = Server::start(&f);
+    s.step("mkdir -p out && echo one > out/a.txt && echo two > b.txt");
+    s.settle(&f, |_| true);
+    assert!(f.ws.join("out/a.txt").is_file() && f.ws.join("b.txt").is_file());
+    // The person removes what landed; the server then writes elsewhere in
+    // the directory.
+    std::fs::remove_dir_all(f.ws.join("out")).unwrap();
+    std::fs::remove_file(f.ws.join("b.txt")).unwrap();
+    s.step("echo three > out/c.txt");
+    let changes = s.live.changes().unwrap();
+    assert!(
+        !changes.is_empty() && changes.iter().all(|c| c.changed_outside),
+        "{changes:?}"
+    );
+    s.settle(&f, |_| true);
+    assert!(
+        !f.ws.join("out").exists(),
+        "the deleted directory came back"
+    );
+    assert!(!f.ws.join("b.txt").exists(), "the deleted file came back");
+    // The server sees the location as the person left it.
+    assert_eq!(s.step("ls out b.txt 2>/dev/null; echo ."), ".\n");
+}
