@@ -294,6 +294,29 @@ impl Engine {
         }
     }
 
+    /// A judge of staged writes made outside the run of any one call (a
+    /// long-running upstream server's, at the end of a session): the same
+    /// judge a call's tool gets, deciding with this engine's gate and
+    /// recording in its audit log as `tool` for `identity`. A path that
+    /// needs a person waits for an answer until `cancel` is cancelled.
+    pub fn write_judge(
+        &self,
+        tool: &str,
+        identity: CallIdentity,
+        location: Arc<Location>,
+        cancel: CancellationToken,
+    ) -> Arc<dyn crate::staged::WriteJudge> {
+        Arc::new(crate::staged_judge::PipelineJudge {
+            gate: Arc::clone(&self.gate),
+            sink: Arc::clone(&self.sink),
+            tool: tool.to_string(),
+            input: Value::Object(serde_json::Map::new()),
+            identity,
+            location,
+            cancel,
+        })
+    }
+
     /// Sets the output bounds.
     pub fn with_bounds(mut self, bounds: OutputBounds) -> Self {
         self.bounds = bounds;

@@ -18,6 +18,16 @@
 //! the tools registered, toolgate's own clients are told
 //! ([`ToolListSignal`]).
 //!
+//! A confined stdio upstream's writes to the workspace are staged for its
+//! whole session ([`UpstreamWrites`], implemented by the binary with its
+//! sandbox): after each of its calls, before the result is returned, what
+//! it changed is judged with the call's own judge (`ToolContext::write_judge`,
+//! the one bash's staged writes get), the accepted paths land as one
+//! change set, the refused ones are set back in the server's view and named
+//! in the result ([`Settled::note`]); [`Gateway::finish`] does the same at
+//! the end of the session. Its calls are made one at a time, so that each
+//! call's changes are that call's.
+//!
 //! Resources, prompts and sampling of upstreams are not forwarded: the client
 //! toolgate presents to an upstream declares no sampling, roots or
 //! elicitation capability and refuses such requests.
@@ -42,7 +52,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use toolgate_core::tool::{PrepareError, PreparedCall, RunError, ToolHandler, ToolSpec};
 use toolgate_core::{
-    Content, Location, Registration, Registry, ToolContext, ToolError, ToolOutput, ToolTraits,
+    Content, Failure, Location, Registration, Registry, ToolContext, ToolError, ToolOutput,
+    ToolTraits, WriteJudge,
 };
 
 pub use config::{UpstreamConfig, UpstreamTransport};
@@ -64,8 +75,91 @@ pub trait UpstreamLauncher: Send + Sync {
         args: &[String],
         cwd: &Path,
         readable: &[PathBuf],
-    ) -> Result<std::process::Command, String>;
+    ) -> Result<ConfinedUpstream, String>;
 }
+
+/// A stdio upstream's confined command, and where its workspace writes go.
+pub struct ConfinedUpstream {
+    /// The command that runs the upstream inside the sandbox.
+    pub command: std::process::Command,
+    /// Its writes to the workspace, staged; `None`: written directly (the
+    /// machine cannot stage them).
+    pub writes: Option<Arc<dyn UpstreamWrites>>,
+}
+
+/// A confined upstream's staged workspace writes: judged, and landed or
+/// refused, after each of its calls (before the result goes back) and at
+/// the end of the session. The binary implements it with its sandbox's
+/// staging and its checkpoint store.
+#[async_trait::async_trait]
+pub trait UpstreamWrites: Send + Sync {
+    /// The upstream runs as `pid` (the process its confined command
+    /// started): its view of the workspace is reached through it.
+    fn attach(&self, pid: u32) -> Result<(), String>;
+    /// Judges what the upstream changed in the workspace since the last
+    /// settling with `judge` (`None`: nothing lands), lands what is accepted
+    /// as one change set recorded for `call_id` and `tool` (undoable), and
+    /// sets the rest back in the upstream's own view.
+    async fn settle(
+        &self,
+        judge: Option<&dyn WriteJudge>,
+        call_id: &str,
+        tool: &str,
+    ) -> Result<Settled, Failure>;
+}
+
+/// What one settling of an upstream's writes did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settled {
+    /// Changed paths that landed in the workspace.
+    pub landed: usize,
+    /// The change set that landed (`toolgate undo ID` restores it).
+    pub checkpoint: Option<String>,
+    /// Changed paths that did not land: `(how, path, why)`.
+    pub refused: Vec<(String, String, String)>,
+}
+
+/// At most this many refused paths are named in a call's result.
+const REFUSED_SHOWN: usize = 20;
+
+impl Settled {
+    /// The note a call's result carries when something did not land.
+    pub fn note(&self, server: &str) -> Option<String> {
+        if self.refused.is_empty() {
+            return None;
+        }
+        let mut text = format!(
+            "(toolgate: {} of the paths the {server} server changed in the workspace did not land; the server's view of them was set back{}):",
+            self.refused.len(),
+            if self.landed > 0 {
+                format!(
+                    "; {} did{}",
+                    self.landed,
+                    self.checkpoint
+                        .as_ref()
+                        .map(|c| format!(", checkpoint {c}"))
+                        .unwrap_or_default()
+                )
+            } else {
+                String::new()
+            }
+        );
+        for (how, path, why) in self.refused.iter().take(REFUSED_SHOWN) {
+            text.push_str(&format!("\n  {how} {path}: {why}"));
+        }
+        if self.refused.len() > REFUSED_SHOWN {
+            text.push_str(&format!(
+                "\n  … and {} more",
+                self.refused.len() - REFUSED_SHOWN
+            ));
+        }
+        Some(text)
+    }
+}
+
+/// How long an upstream may take to exit at the end of a session before it
+/// is killed (its writes are settled after it exits).
+const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// How long connecting to an upstream and listing its tools may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -231,6 +325,17 @@ struct UpstreamTool {
     spec: Arc<ToolSpec>,
     read_only: bool,
     peer: Peer<RoleClient>,
+    /// The upstream's staged writes, settled after each call.
+    writes: Option<StagedCalls>,
+}
+
+/// A staged upstream's writes and the lock that keeps its calls one at a
+/// time: each call's changes are judged as that call's, between calls.
+#[derive(Clone)]
+struct StagedCalls {
+    server: String,
+    writes: Arc<dyn UpstreamWrites>,
+    one_at_a_time: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl ToolHandler for UpstreamTool {
@@ -254,8 +359,33 @@ impl ToolHandler for UpstreamTool {
         let peer = self.peer.clone();
         let name = self.upstream_name.clone();
         let arguments = arguments.clone();
+        let writes = self.writes.clone();
+        let exposed = self.exposed.clone();
         Ok(PreparedCall::new(requests, move |ctx: ToolContext| {
-            async move { forward(peer, name, arguments, ctx).await }.boxed()
+            async move {
+                let Some(staged) = writes else {
+                    return forward(peer, name, arguments, &ctx).await;
+                };
+                let _turn = staged.one_at_a_time.lock().await;
+                let forwarded = forward(peer, name, arguments, &ctx).await;
+                let settled = staged
+                    .writes
+                    .settle(ctx.write_judge.as_deref(), &ctx.identity.call_id, &exposed)
+                    .await
+                    .map_err(ToolError::Caused)?;
+                let note = settled.note(&staged.server);
+                match (forwarded, note) {
+                    (Ok(mut output), Some(note)) => {
+                        output.content.push(Content::Text { text: note });
+                        Ok(output)
+                    }
+                    (Err(RunError::Tool(ToolError::Failed(m))), Some(note)) => {
+                        Err(ToolError::Failed(format!("{m}\n{note}")).into())
+                    }
+                    (forwarded, _) => forwarded,
+                }
+            }
+            .boxed()
         }))
     }
 }
@@ -265,7 +395,7 @@ async fn forward(
     peer: Peer<RoleClient>,
     name: String,
     arguments: Map<String, Value>,
-    ctx: ToolContext,
+    ctx: &ToolContext,
 ) -> Result<ToolOutput, RunError> {
     let params = CallToolRequestParams::new(name).with_arguments(arguments);
     let result = tokio::select! {
@@ -312,6 +442,8 @@ async fn forward(
 struct Upstream {
     config: UpstreamConfig,
     service: RunningService<RoleClient, UpstreamClient>,
+    /// A confined stdio upstream's staged writes, and its process.
+    staged: Option<(StagedCalls, Process)>,
     changed: Arc<Notify>,
     /// The definitions as received.
     raw: RawTools,
@@ -342,19 +474,65 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
+/// A stdio upstream's process, watched: whether it has exited, and how to
+/// kill it.
+#[derive(Clone)]
+struct Process {
+    exited: tokio::sync::watch::Receiver<bool>,
+    kill: Arc<Notify>,
+}
+
+impl Process {
+    /// Watches `child` until it exits or is killed.
+    fn watch(mut child: tokio::process::Child) -> Process {
+        let (tx, exited) = tokio::sync::watch::channel(false);
+        let kill = Arc::new(Notify::new());
+        let killer = Arc::clone(&kill);
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = child.wait() => {}
+                () = killer.notified() => {
+                    let _ = child.kill().await;
+                }
+            }
+            let _ = tx.send(true);
+        });
+        Process { exited, kill }
+    }
+
+    /// Waits until the process has exited, killing it after `grace`.
+    async fn ended(&mut self, grace: Duration) {
+        if tokio::time::timeout(grace, self.exited.wait_for(|e| *e))
+            .await
+            .is_err()
+        {
+            self.kill.notify_one();
+            let _ = self.exited.wait_for(|e| *e).await;
+        }
+    }
+}
+
+/// A connected upstream: its client session, and for a confined stdio one
+/// its staged writes and process.
+type Connected = (
+    RunningService<RoleClient, UpstreamClient>,
+    Option<(Arc<dyn UpstreamWrites>, Process)>,
+);
+
 async fn connect(
     config: &UpstreamConfig,
     client: UpstreamClient,
     cwd: &Path,
     raw: &RawTools,
     launcher: Option<&dyn UpstreamLauncher>,
-) -> Result<RunningService<RoleClient, UpstreamClient>, GatewayError> {
+) -> Result<Connected, GatewayError> {
     let err = |message: String| GatewayError::Upstream {
         name: config.name.clone(),
         message,
     };
     match &config.transport {
         UpstreamTransport::Stdio { command, args, env } => {
+            let mut writes = None;
             let mut cmd = if config.sandbox {
                 let Some(launcher) = launcher else {
                     return Err(err(
@@ -373,7 +551,8 @@ async fn connect(
                             "cannot run {command:?} in the sandbox: {e} (give the entry `sandbox = false` to run it unconfined)"
                         ))
                     })?;
-                tokio::process::Command::from(confined)
+                writes = confined.writes;
+                tokio::process::Command::from(confined.command)
             } else {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args).current_dir(cwd);
@@ -393,6 +572,15 @@ async fn connect(
             let mut child = cmd
                 .spawn()
                 .map_err(|e| err(format!("cannot start {command:?}: {e}")))?;
+            if let Some(w) = &writes {
+                // Before it can be asked anything: what it writes from its
+                // start is staged, and reached through this process.
+                let pid = child
+                    .id()
+                    .ok_or_else(|| err("the child exited at once".into()))?;
+                w.attach(pid)
+                    .map_err(|e| err(format!("cannot stage its writes: {e}")))?;
+            }
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err(err("no pipes to the child".into()));
             };
@@ -403,14 +591,12 @@ async fn connect(
             };
             // The child is killed when its pipes close (it exits on EOF) or
             // when toolgate exits; keep the handle with the service.
+            let process = Process::watch(child);
             let service = client
                 .serve((stdout, stdin))
                 .await
                 .map_err(|e| err(format!("initialisation failed: {e}")))?;
-            tokio::spawn(async move {
-                let _ = child.wait().await;
-            });
-            Ok(service)
+            Ok((service, writes.map(|w| (w, process))))
         }
         UpstreamTransport::Http { url, headers } => {
             use rmcp::transport::StreamableHttpClientTransport;
@@ -432,10 +618,11 @@ async fn connect(
                 client_http,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map),
             );
-            client
+            let service = client
                 .serve(transport)
                 .await
-                .map_err(|e| err(format!("cannot connect to {url}: {e}")))
+                .map_err(|e| err(format!("cannot connect to {url}: {e}")))?;
+            Ok((service, None))
         }
     }
 }
@@ -461,7 +648,7 @@ impl Gateway {
             let client = UpstreamClient {
                 changed: Arc::clone(&changed),
             };
-            let service = tokio::time::timeout(
+            let (service, staged) = tokio::time::timeout(
                 CONNECT_TIMEOUT,
                 connect(&config, client, cwd, &raw, launcher.as_deref()),
             )
@@ -470,9 +657,20 @@ impl Gateway {
                 name: config.name.clone(),
                 message: format!("no answer in {}s", CONNECT_TIMEOUT.as_secs()),
             })??;
+            let staged = staged.map(|(writes, process)| {
+                (
+                    StagedCalls {
+                        server: config.name.clone(),
+                        writes,
+                        one_at_a_time: Arc::default(),
+                    },
+                    process,
+                )
+            });
             upstreams.push(Arc::new(Upstream {
                 config,
                 service,
+                staged,
                 changed,
                 raw,
                 registered: Mutex::new(HashMap::new()),
@@ -662,7 +860,43 @@ impl Gateway {
             }),
             read_only,
             peer: upstream.service.peer().clone(),
+            writes: upstream.staged.as_ref().map(|(calls, _)| calls.clone()),
         }
+    }
+
+    /// Ends the session of every stdio upstream whose writes are staged:
+    /// closes its pipes, waits for it to exit (killing it after a grace
+    /// period), then settles what it changed since its last call with the
+    /// judge `judge_for` gives for its name — so that nothing it wrote
+    /// between calls, or as it stopped, reaches the workspace unjudged.
+    /// Returns each upstream's settling, by name.
+    pub async fn finish(
+        &self,
+        judge_for: &dyn Fn(&str) -> Arc<dyn WriteJudge>,
+    ) -> Vec<(String, Result<Settled, Failure>)> {
+        let mut out = Vec::new();
+        for upstream in self.upstreams.iter() {
+            let Some((calls, process)) = &upstream.staged else {
+                continue;
+            };
+            let name = &upstream.config.name;
+            let _turn = calls.one_at_a_time.lock().await;
+            upstream.service.cancellation_token().cancel();
+            let mut process = process.clone();
+            process.ended(EXIT_GRACE).await;
+            let judge = judge_for(name);
+            let tool = format!("{name}__*");
+            let settled = calls
+                .writes
+                .settle(
+                    Some(judge.as_ref()),
+                    &format!("end-of-session-{name}"),
+                    &tool,
+                )
+                .await;
+            out.push((name.clone(), settled));
+        }
+        out
     }
 }
 

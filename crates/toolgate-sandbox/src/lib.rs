@@ -33,7 +33,11 @@
 //!
 //!    With staging ([`stage`]), the roots are overlays: the command's writes
 //!    land in an upper directory, and reach the location only when the
-//!    caller has judged each changed path and lands it.
+//!    caller has judged each changed path and lands it. A process that
+//!    outlives a call (a server) keeps its overlay for its whole life and
+//!    is settled again and again while it runs ([`LiveStaging`]): the upper
+//!    layer is only read while mounted, what lands is copied out of it, and
+//!    what does not is set back through the mounted overlay itself.
 //! 2. **Landlock** is applied by a helper that bubblewrap runs inside the
 //!    namespaces: writes only beneath the roots, the writable paths, `/tmp`,
 //!    `/dev` and `/proc`; no TCP bind or connect when the network is off; no
@@ -83,6 +87,7 @@ mod detect;
 mod exit_report;
 mod kept;
 mod kept_snapshot;
+mod live_stage;
 pub mod proxy;
 mod redact;
 mod run_dir;
@@ -97,6 +102,7 @@ pub mod test_util;
 pub use child::CHILD_ARG;
 pub use detect::{Support, detect, detect_cached, landlock_abi};
 pub use exit_report::ExitReport;
+pub use live_stage::{LiveStaging, NotReset};
 pub use sandbox_spec::{Confined, SandboxSpec};
 pub use scan::SCAN_LIMIT;
 pub use stage::{Change, ChangeKind, LandingJournal, Staging};

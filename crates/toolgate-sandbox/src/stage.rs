@@ -311,9 +311,19 @@ impl Staging {
     /// that was below it too, so that each is judged (moving `.git` away is
     /// a change to `.git/config`).
     pub fn changes(&self) -> Result<Vec<Change>, SandboxError> {
+        self.changes_with(None)
+    }
+
+    /// [`Staging::changes`]; with `live` (the time of the last settling,
+    /// nanoseconds since the epoch) for an overlay that is still mounted:
+    /// the upper layers are only read, never changed (privilege bits are
+    /// dropped when landing instead), an opaque directory over a real one
+    /// is compared path by path, and a file that neither the upper layer
+    /// nor the real location changed since then is not looked into again.
+    pub(crate) fn changes_with(&self, walk: Option<i128>) -> Result<Vec<Change>, SandboxError> {
         let mut out = BTreeMap::new();
         for l in &self.layers {
-            walk_upper(&l.upper, &l.root, &mut out)
+            walk_upper(&l.upper, &l.root, &mut out, walk)
                 .map_err(|e| SandboxError::Setup(format!("staging: reading the changes: {e}")))?;
         }
         let mut changes: Vec<Change> = out.into_values().collect();
@@ -336,7 +346,21 @@ impl Staging {
         &self,
         changes: &[Change],
         accepted: &HashSet<PathBuf>,
+        journal: Box<dyn LandingJournal>,
+    ) -> Result<Option<String>, SandboxError> {
+        self.land_with(changes, accepted, journal, false)
+    }
+
+    /// [`Staging::land`]; with `copy`, for an overlay that is still mounted,
+    /// what lands is copied out of the upper layer (which is left as it is)
+    /// rather than renamed, and the set-user-ID, set-group-ID and `o+w`
+    /// bits the real path did not carry are dropped from the copy.
+    pub(crate) fn land_with(
+        &self,
+        changes: &[Change],
+        accepted: &HashSet<PathBuf>,
         mut journal: Box<dyn LandingJournal>,
+        copy: bool,
     ) -> Result<Option<String>, SandboxError> {
         // What someone else changed meanwhile is theirs: never overwritten.
         // Looked at again here, since judging (a person asked) takes time;
@@ -347,7 +371,7 @@ impl Staging {
         let accepted: HashSet<&Path> = changes
             .iter()
             .filter(|c| accepted.contains(&c.path))
-            .filter(|c| !outside.changed(&c.path, c.dir))
+            .filter(|c| !c.changed_outside && !outside.changed(&c.path, c.dir))
             .map(|c| c.path.as_path())
             .collect();
         let plan = self.plan(changes, &accepted);
@@ -367,7 +391,7 @@ impl Staging {
         }
         journal.applying().map_err(fail)?;
         for step in &plan {
-            if let Err(e) = step.apply() {
+            if let Err(e) = step.apply(copy) {
                 let why = format!(
                     "landing the command's changes: {}: {e}",
                     step.target().display()
@@ -452,6 +476,31 @@ impl Staging {
         steps
     }
 
+    /// Sets the time from which a real path's change is someone else's
+    /// (see [`Change::changed_outside`]): for a live overlay, the end of
+    /// the last settling.
+    pub(crate) fn restart_clock(&mut self, now: i128) {
+        self.started = now;
+    }
+
+    /// The file system's own clock now: the status change time of a file
+    /// of the run directory, written for it. Times the file system gives
+    /// may lag the system clock by a tick (they are coarse), so a change
+    /// made after this call has a change time at or after it, which a read
+    /// of the system clock does not promise. The system clock on failure.
+    pub(crate) fn fs_now(&self) -> i128 {
+        let marker = self.dir.join("clock");
+        match std::fs::write(&marker, b"").and_then(|()| std::fs::symlink_metadata(&marker)) {
+            Ok(m) => i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+            Err(_) => crate::now_nanos(),
+        }
+    }
+
+    /// Each root staged.
+    pub(crate) fn roots(&self) -> impl Iterator<Item = &Path> {
+        self.layers.iter().map(|l| l.root.as_path())
+    }
+
     /// Where the new content of a changed path is held until it lands.
     pub fn staged_path(&self, path: &Path) -> Option<PathBuf> {
         let layer = self.layer_of(path)?;
@@ -528,8 +577,9 @@ impl Step {
         }
     }
 
-    fn apply(&self) -> io::Result<()> {
+    fn apply(&self, copy: bool) -> io::Result<()> {
         match self {
+            Step::Move { from, to } if copy => copy_in(from, to),
             Step::Move { from, to } => {
                 strip_overlay_xattrs(from);
                 if let Ok(m) = std::fs::symlink_metadata(to) {
@@ -545,7 +595,7 @@ impl Step {
                 std::fs::rename(from, to)
             }
             Step::MakeDir { like, at } => {
-                let mode = std::fs::symlink_metadata(like)?.permissions().mode();
+                let mode = kept_mode(std::fs::symlink_metadata(like)?.permissions().mode(), at);
                 match std::fs::symlink_metadata(at) {
                     Ok(m) if m.is_dir() => {}
                     Ok(_) => {
@@ -557,7 +607,7 @@ impl Step {
                 std::fs::set_permissions(at, std::fs::Permissions::from_mode(mode & 0o7777))
             }
             Step::Chmod { like, at } => {
-                let mode = std::fs::symlink_metadata(like)?.permissions().mode();
+                let mode = kept_mode(std::fs::symlink_metadata(like)?.permissions().mode(), at);
                 std::fs::set_permissions(at, std::fs::Permissions::from_mode(mode & 0o7777))
             }
             Step::Remove(p) => match std::fs::symlink_metadata(p) {
@@ -615,8 +665,14 @@ fn is_whiteout(m: &std::fs::Metadata) -> bool {
     m.file_type().is_char_device() && m.rdev() == 0
 }
 
-/// Reads one upper directory (`upper`, mirroring `real`) into `out`.
-fn walk_upper(upper: &Path, real: &Path, out: &mut BTreeMap<PathBuf, Change>) -> io::Result<()> {
+/// Reads one upper directory (`upper`, mirroring `real`) into `out`. With
+/// `live` (see [`Staging::changes_with`]) the upper layer is only read.
+fn walk_upper(
+    upper: &Path,
+    real: &Path,
+    out: &mut BTreeMap<PathBuf, Change>,
+    live: Option<i128>,
+) -> io::Result<()> {
     let entries = match std::fs::read_dir(upper) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -627,32 +683,52 @@ fn walk_upper(upper: &Path, real: &Path, out: &mut BTreeMap<PathBuf, Change>) ->
         let name = entry.file_name();
         let up = entry.path();
         let at = real.join(&name);
-        let m = std::fs::symlink_metadata(&up)?;
+        // Through the directory's own descriptor, not a walk of the whole
+        // path (the same as `symlink_metadata(&up)`).
+        let m = entry.metadata()?;
         let lower = std::fs::symlink_metadata(&at).ok();
+        if let Some(since) = live {
+            if !m.is_dir() && settled_before(&m, lower.as_ref(), since) {
+                continue;
+            }
+        }
         if is_whiteout(&m) {
             if let Some(l) = lower {
                 deleted_tree(&at, l.is_dir(), out);
             }
             continue;
         }
-        let m = drop_new_privilege_bits(&up, m, lower.as_ref())?;
+        let m = match live {
+            Some(_) => m,
+            None => drop_new_privilege_bits(&up, m, lower.as_ref())?,
+        };
         if m.is_dir() {
             match &lower {
-                Some(l) if l.is_dir() && !is_opaque(&up) => {
+                Some(l) if l.is_dir() && (live.is_some() || !is_opaque(&up)) => {
                     if (l.permissions().mode() & 0o7777) != (m.permissions().mode() & 0o7777) {
                         record(out, change(&at, ChangeKind::Modified, true, 0));
                     }
-                    walk_upper(&up, &at, out)?;
+                    walk_upper(&up, &at, out, live)?;
+                    if live.is_some() && is_opaque(&up) {
+                        // Nothing of the real directory shows through:
+                        // what the upper one lacks is deleted.
+                        for e in std::fs::read_dir(&at)?.flatten() {
+                            if std::fs::symlink_metadata(up.join(e.file_name())).is_err() {
+                                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                                deleted_tree(&e.path(), is_dir, out);
+                            }
+                        }
+                    }
                 }
                 Some(l) => {
                     // Replaced whole: what was there is gone.
                     deleted_tree(&at, l.is_dir(), out);
                     record(out, change(&at, ChangeKind::Created, true, 0));
-                    created_tree(&up, &at, out)?;
+                    created_tree(&up, &at, out, live.is_some())?;
                 }
                 None => {
                     record(out, change(&at, ChangeKind::Created, true, 0));
-                    created_tree(&up, &at, out)?;
+                    created_tree(&up, &at, out, live.is_some())?;
                 }
             }
             continue;
@@ -718,6 +794,104 @@ impl ChangedOutside {
     }
 }
 
+/// Whether neither an upper entry (not a directory) nor the real path it
+/// stands for changed status since `since`: it was judged at a settling
+/// then, and either landed or was set back, so both sides still agree. A
+/// file or link whose real path is gone is not settled (someone removed
+/// what had landed); a whiteout whose real path is gone is.
+fn settled_before(up: &std::fs::Metadata, real: Option<&std::fs::Metadata>, since: i128) -> bool {
+    ctime_nanos(up) < since
+        && match real {
+            Some(r) => ctime_nanos(r) < since,
+            None => is_whiteout(up),
+        }
+}
+
+/// A status change time in nanoseconds since the epoch.
+fn ctime_nanos(m: &std::fs::Metadata) -> i128 {
+    i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec())
+}
+
+/// `mode` without the privilege bits ([`PRIVILEGE_BITS`]) that the real
+/// path `at` does not already carry.
+fn kept_mode(mode: u32, at: &Path) -> u32 {
+    let kept = std::fs::symlink_metadata(at)
+        .ok()
+        .filter(|m| !m.file_type().is_symlink())
+        .map_or(0, |m| m.permissions().mode() & PRIVILEGE_BITS);
+    mode & 0o7777 & !(PRIVILEGE_BITS & !kept)
+}
+
+/// Lands `from` (a file, link or directory tree of an upper layer that is
+/// still mounted) at `to` by copying: the copy is made beside `to` under a
+/// temporary name, then renamed over it. The upper layer is only read;
+/// whiteouts in a copied tree are skipped.
+fn copy_in(from: &Path, to: &Path) -> io::Result<()> {
+    let parent = to
+        .parent()
+        .ok_or_else(|| io::Error::other("a root cannot be replaced"))?;
+    let name = to.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = parent.join(format!(
+        ".toolgate-landing-{}-{}-{name}",
+        std::process::id(),
+        RUN.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mode = |m: &std::fs::Metadata, at: &Path| kept_mode(m.permissions().mode(), at);
+    let result = copy_tree(from, &tmp, to, &mode).and_then(|()| {
+        if let Ok(m) = std::fs::symlink_metadata(to) {
+            let from_dir = std::fs::symlink_metadata(&tmp).is_ok_and(|f| f.is_dir());
+            if m.is_dir() && (!from_dir || std::fs::read_dir(to)?.next().is_some()) {
+                std::fs::remove_dir_all(to)?;
+            } else if m.is_dir() {
+                std::fs::remove_dir(to)?;
+            }
+        }
+        std::fs::rename(&tmp, to)
+    });
+    if result.is_err() {
+        match std::fs::symlink_metadata(&tmp) {
+            Ok(m) if m.is_dir() => remove_tree(&tmp),
+            Ok(_) => {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            Err(_) => {}
+        }
+    }
+    result
+}
+
+/// Copies `from` to `tmp` (which does not exist), giving each copy the mode
+/// `mode` says for the real path it will be (`real`, below `to`).
+fn copy_tree(
+    from: &Path,
+    tmp: &Path,
+    real: &Path,
+    mode: &dyn Fn(&std::fs::Metadata, &Path) -> u32,
+) -> io::Result<()> {
+    let m = std::fs::symlink_metadata(from)?;
+    let ft = m.file_type();
+    if ft.is_symlink() {
+        std::os::unix::fs::symlink(std::fs::read_link(from)?, tmp)
+    } else if ft.is_dir() {
+        std::fs::create_dir(tmp)?;
+        for e in std::fs::read_dir(from)? {
+            let e = e?;
+            if e.file_type()?.is_char_device() {
+                continue;
+            }
+            let n = e.file_name();
+            copy_tree(&e.path(), &tmp.join(&n), &real.join(&n), mode)?;
+        }
+        std::fs::set_permissions(tmp, std::fs::Permissions::from_mode(mode(&m, real)))
+    } else if ft.is_file() {
+        std::fs::copy(from, tmp)?;
+        std::fs::set_permissions(tmp, std::fs::Permissions::from_mode(mode(&m, real)))
+    } else {
+        // A device, socket or pipe the command made: nothing to carry.
+        Ok(())
+    }
+}
+
 /// What a confined command may not grant: the set-user-ID and
 /// set-group-ID bits, and write access for other users (`o+w`).
 const PRIVILEGE_BITS: u32 = 0o6002;
@@ -773,8 +947,14 @@ fn change(path: &Path, kind: ChangeKind, dir: bool, size: u64) -> Change {
     }
 }
 
-/// Everything below a new upper directory is created.
-fn created_tree(up: &Path, at: &Path, out: &mut BTreeMap<PathBuf, Change>) -> io::Result<()> {
+/// Everything below a new upper directory is created. With `read_only`
+/// (a live overlay) the upper layer is not changed.
+fn created_tree(
+    up: &Path,
+    at: &Path,
+    out: &mut BTreeMap<PathBuf, Change>,
+    read_only: bool,
+) -> io::Result<()> {
     for entry in std::fs::read_dir(up)? {
         let entry = entry?;
         let ft = entry.file_type()?;
@@ -783,10 +963,14 @@ fn created_tree(up: &Path, at: &Path, out: &mut BTreeMap<PathBuf, Change>) -> io
             // A whiteout inside an opaque directory hides nothing.
             continue;
         }
-        let m = drop_new_privilege_bits(&entry.path(), entry.metadata()?, None)?;
+        let m = if read_only {
+            entry.metadata()?
+        } else {
+            drop_new_privilege_bits(&entry.path(), entry.metadata()?, None)?
+        };
         if ft.is_dir() {
             record(out, change(&child, ChangeKind::Created, true, 0));
-            created_tree(&entry.path(), &child, out)?;
+            created_tree(&entry.path(), &child, out, read_only)?;
         } else {
             record(out, change(&child, ChangeKind::Created, false, m.len()));
         }

@@ -7,6 +7,8 @@
 
 #[path = "escape.rs"]
 mod escape;
+#[path = "live.rs"]
+mod live;
 #[path = "protected_links.rs"]
 mod protected_links;
 #[path = "proxy.rs"]

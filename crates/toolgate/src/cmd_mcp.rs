@@ -21,7 +21,7 @@ use toolgate::terminal::TerminalChannel;
 use toolgate::{DataDir, Durability, Mode, Started, Toolgate};
 use toolgate_core::EventQuery;
 use toolgate_mcp::gateway::config::{merge, parse_mcp_servers_json, parse_toml_upstreams};
-use toolgate_mcp::gateway::{Gateway, PinStore, UpstreamConfig, pin_file};
+use toolgate_mcp::gateway::{ConfinedUpstream, Gateway, PinStore, UpstreamConfig, pin_file};
 use toolgate_mcp::{
     AllowedPeers, ElicitationChannel, HttpAuth, HttpOptions, MCP_PATH, StdioOptions,
     ToolgateServer, bind_http, generate_token, serve_stdio, write_token_file,
@@ -187,10 +187,13 @@ fn upstream_configs(sources: &PolicySources, files: &[PathBuf]) -> Result<Vec<Up
 }
 
 /// Runs stdio upstreams configured with `sandbox = true` inside toolgate's
-/// sandbox: the location writable directly (not staged: a server runs
-/// for the whole session), the system read-only, the home directory empty but
-/// for toolchains and caches and the entry's `readable`, credentials masked,
-/// toolgate's own places hidden, no network.
+/// sandbox: the system read-only, the home directory empty but for
+/// toolchains and caches and the entry's `readable`, credentials masked,
+/// toolgate's own places hidden, no network; the location's writes staged
+/// for the server's whole session and settled after each of its calls and
+/// at the end (`toolgate::SandboxAdapter::upstream_writes`). Where the
+/// machine cannot stage, the location is written directly, with its
+/// existing protected entries read-only.
 struct UpstreamSandbox {
     adapter: toolgate::SandboxAdapter,
     roots: Vec<PathBuf>,
@@ -203,18 +206,34 @@ impl toolgate_mcp::gateway::UpstreamLauncher for UpstreamSandbox {
         args: &[String],
         cwd: &std::path::Path,
         readable: &[PathBuf],
-    ) -> std::result::Result<std::process::Command, String> {
+    ) -> std::result::Result<ConfinedUpstream, String> {
         if !self.adapter.support().available {
             return Err(self.adapter.support().reasons.join("; "));
         }
         let mut spec = self.adapter.spec(self.roots.clone(), cwd.to_path_buf());
-        spec.stage = None;
         spec.network = false;
         spec.readable.extend(readable.iter().cloned());
-        let confined = spec
+        if spec.stage.is_none() {
+            tracing::warn!(
+                program,
+                "this machine cannot stage writes: the upstream writes the workspace directly"
+            );
+        }
+        let mut confined = spec
             .command(self.adapter.support(), program, args)
             .map_err(|e| e.to_string())?;
-        Ok(confined.command)
+        let writes = match confined.staging.take() {
+            Some(staging) => Some(
+                self.adapter
+                    .upstream_writes(staging, self.roots.clone())
+                    .ok_or("no checkpoint store to land its writes through")?,
+            ),
+            None => None,
+        };
+        Ok(ConfinedUpstream {
+            command: confined.command,
+            writes,
+        })
     }
 }
 
@@ -411,11 +430,42 @@ impl Running {
         ))
     }
 
-    /// Stops the page and the reloader, and flushes the audit log.
-    fn stop(self) -> Result<()> {
+    /// Stops the page and the reloader, ends the upstreams (settling the
+    /// writes of those whose writes are staged), and flushes the audit log.
+    async fn stop(self) -> Result<()> {
         self.reloader.abort();
-        if let Some((_, watch)) = &self._gateway {
+        if let Some((gateway, watch)) = &self._gateway {
             watch.abort();
+            let started = self.toolgate.start()?;
+            let engine = started.engine().clone();
+            let location = Arc::clone(self.toolgate.location());
+            // Nobody is left to ask: a path that needs a person is refused.
+            let nobody = CancellationToken::new();
+            nobody.cancel();
+            let judge_for = |name: &str| {
+                engine.write_judge(
+                    &format!("{name}__*"),
+                    toolgate_core::CallIdentity {
+                        session_id: format!("gateway-{}", std::process::id()),
+                        call_id: format!("end-of-session-{name}"),
+                        ..Default::default()
+                    },
+                    Arc::clone(&location),
+                    nobody.clone(),
+                )
+            };
+            for (name, settled) in gateway.finish(&judge_for).await {
+                match settled {
+                    Ok(s) => {
+                        if let Some(note) = s.note(&name) {
+                            eprintln!("{note}");
+                        }
+                    }
+                    Err(e) => eprintln!(
+                        "toolgate: the writes of upstream {name} at the end of the session were not settled (none landed): {e}"
+                    ),
+                }
+            }
         }
         if let Some(page) = self.page {
             page.abort();
@@ -452,7 +502,7 @@ pub async fn run_mcp(args: McpArgs, data: DataDir, durability: Durability) -> Re
         max_message_bytes: args.max_message_bytes,
     };
     let served = serve_stdio(&server, options).await;
-    running.stop()?;
+    running.stop().await?;
     served.context("MCP over stdio failed")?;
     Ok(0)
 }
@@ -538,7 +588,7 @@ pub async fn run_serve(args: ServeArgs, data: DataDir, durability: Durability) -
         }
     });
     let served = bound.serve().await;
-    running.stop()?;
+    running.stop().await?;
     served.context("MCP over HTTP failed")?;
     Ok(0)
 }

@@ -34,6 +34,7 @@ mod started;
 pub mod team;
 pub mod telemetry;
 pub mod terminal;
+mod upstream_writes;
 
 pub use builder::{Builder, SandboxChoice};
 pub use data_dir::DataDir;

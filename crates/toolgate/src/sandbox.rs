@@ -169,6 +169,24 @@ impl SandboxAdapter {
         &self.support
     }
 
+    /// A long-running upstream server's staged workspace writes, from the
+    /// staging of its confined command: settled after each of its calls
+    /// and at the end of the session, landing through the checkpoint
+    /// store. `None` without a checkpoint store (nothing could land).
+    pub fn upstream_writes(
+        &self,
+        staging: Staging,
+        roots: Vec<PathBuf>,
+    ) -> Option<Arc<dyn toolgate_mcp::gateway::UpstreamWrites>> {
+        let store = Arc::clone(self.checkpoints.as_ref()?);
+        Some(Arc::new(crate::upstream_writes::LiveWrites::new(
+            toolgate_sandbox::LiveStaging::new(staging),
+            store,
+            toolgate_core::credential::home_dir(),
+            roots,
+        )))
+    }
+
     /// Whether a command goes through the allowlisting proxy (whose
     /// connections need an event sink): when `allow_domains` is set or the
     /// call's allowed requests named hosts. A confined command never gets
@@ -346,33 +364,12 @@ const DIFF_LIMIT: u64 = 64 * 1024;
 impl StagedRun for StagedWrites {
     fn changes(&mut self) -> Result<Vec<StagedChange>, Failure> {
         self.changes = self.staging.changes().map_err(Failure::of)?;
-        let facts = toolgate_core::protected::ProtectedPaths::new(self.home.clone(), [])
-            .with_roots(self.roots.clone());
-        let mut carried =
-            crate::carried::Carried::new(&self.staging, &facts, &self.home, &self.roots);
-        Ok(self
-            .changes
-            .iter()
-            .map(|c| {
-                let also = carried.of(c, &self.changes);
-                // Only what a person may be asked about gets a diff.
-                let notable = !c.dir
-                    && (facts.check_without_links(&c.path).is_some()
-                        || toolgate_core::credential::is_credential(&c.path, &self.home).is_some());
-                StagedChange {
-                    path: c.path.clone(),
-                    kind: match c.kind {
-                        ChangeKind::Created => StagedKind::Created,
-                        ChangeKind::Modified => StagedKind::Modified,
-                        ChangeKind::Deleted => StagedKind::Deleted,
-                    },
-                    dir: c.dir,
-                    detail: notable.then(|| self.diff(c)).flatten(),
-                    changed_outside: c.changed_outside,
-                    also,
-                }
-            })
-            .collect())
+        Ok(staged_changes(
+            &self.staging,
+            &self.changes,
+            &self.home,
+            &self.roots,
+        ))
     }
 
     fn land(&mut self, accepted: &[PathBuf]) -> Result<Option<String>, Failure> {
@@ -387,25 +384,59 @@ impl StagedRun for StagedWrites {
     }
 }
 
-impl StagedWrites {
-    /// A unified diff of a small text file's change.
-    fn diff(&self, c: &toolgate_sandbox::Change) -> Option<String> {
-        let before = match c.kind {
-            ChangeKind::Created => String::new(),
-            _ => read_small(&c.path)?,
-        };
-        let after = match c.kind {
-            ChangeKind::Deleted => String::new(),
-            _ => read_small(&self.staging.staged_path(&c.path)?)?,
-        };
-        let name = c.path.display().to_string();
-        Some(
-            similar::TextDiff::from_lines(&before, &after)
-                .unified_diff()
-                .header(&name, &name)
-                .to_string(),
-        )
-    }
+/// The staged changes as the gate judges them: with what each writes
+/// without naming it ([`crate::carried`]), and the diff of a small text file
+/// a person may be asked about.
+pub(crate) fn staged_changes(
+    staging: &Staging,
+    changes: &[toolgate_sandbox::Change],
+    home: &Path,
+    roots: &[PathBuf],
+) -> Vec<StagedChange> {
+    let facts = toolgate_core::protected::ProtectedPaths::new(home.to_path_buf(), [])
+        .with_roots(roots.to_vec());
+    let mut carried = crate::carried::Carried::new(staging, &facts, home, roots);
+    changes
+        .iter()
+        .map(|c| {
+            let also = carried.of(c, changes);
+            // Only what a person may be asked about gets a diff.
+            let notable = !c.dir
+                && (facts.check_without_links(&c.path).is_some()
+                    || toolgate_core::credential::is_credential(&c.path, home).is_some());
+            StagedChange {
+                path: c.path.clone(),
+                kind: match c.kind {
+                    ChangeKind::Created => StagedKind::Created,
+                    ChangeKind::Modified => StagedKind::Modified,
+                    ChangeKind::Deleted => StagedKind::Deleted,
+                },
+                dir: c.dir,
+                detail: notable.then(|| diff(staging, c)).flatten(),
+                changed_outside: c.changed_outside,
+                also,
+            }
+        })
+        .collect()
+}
+
+/// A unified diff of a small text file's change.
+fn diff(staging: &Staging, c: &toolgate_sandbox::Change) -> Option<String> {
+    let before = match c.kind {
+        ChangeKind::Created => String::new(),
+        _ => read_small(&c.path)?,
+    };
+    let after = match c.kind {
+        ChangeKind::Deleted => String::new(),
+        _ => read_small(&staging.staged_path(&c.path)?)?,
+    };
+    let name = c.path.display().to_string();
+    Some(
+        similar::TextDiff::from_lines(&before, &after)
+            .unified_diff()
+            .header(&name, &name)
+            .to_string(),
+    )
 }
 
 fn read_small(p: &Path) -> Option<String> {
@@ -417,7 +448,7 @@ fn read_small(p: &Path) -> Option<String> {
 }
 
 /// The checkpoint store's change set, as the sandbox's landing journal.
-struct Journal(toolgate_checkpoint::Pending);
+pub(crate) struct Journal(pub(crate) toolgate_checkpoint::Pending);
 
 impl LandingJournal for Journal {
     fn save(&mut self, path: &Path) -> Result<(), String> {
