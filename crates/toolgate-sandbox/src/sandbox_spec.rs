@@ -86,13 +86,17 @@ const NOT_MAPPED: &[&str] = &["proc", "dev", "sys"];
 /// (`placed`: a bind of a place within a mapped tree would be mapped too,
 /// and its owner's files unreadable), and holding each program the run
 /// executes (`executed`) only where any user may reach and run it.
-fn mappable_tops(root: &Path, placed: &[PathBuf], executed: &[&Path]) -> Vec<PathBuf> {
+pub(crate) fn mappable_tops(root: &Path, placed: &[PathBuf], executed: &[&Path]) -> Vec<PathBuf> {
     SYSTEM_TOP
         .iter()
         .filter(|(name, _)| !NOT_MAPPED.contains(name))
         .map(|(name, _)| root.join(name))
         .filter(|top| std::fs::symlink_metadata(top).is_ok_and(|m| m.is_dir()))
-        .filter(|top| !placed.iter().any(|p| p.starts_with(top) || top.starts_with(p)))
+        .filter(|top| {
+            !placed
+                .iter()
+                .any(|p| p.starts_with(top) || top.starts_with(p))
+        })
         .filter(|top| {
             executed
                 .iter()
@@ -387,12 +391,8 @@ impl SandboxSpec {
             &placed,
             &[helper.as_path(), bwrap.as_path()],
         ));
-        let system = hidden_from_others(
-            others.tops(),
-            &needed,
-            &skipped,
-            self.scan_cache.as_deref(),
-        );
+        let system =
+            hidden_from_others(others.tops(), &needed, &skipped, self.scan_cache.as_deref());
         notes.extend(system.notes);
         masked.extend(system.masked);
         masked.extend(

@@ -406,7 +406,11 @@ fn root_only_files_in_the_system_directories_are_unreadable_as_root() {
     };
     for top in [&usr, &etc] {
         put(&top.join("secret.key"), "CANARY-PRIVATE\n", 0o600);
-        put(&top.join("deep/er/group-only.conf"), "CANARY-GROUP\n", 0o640);
+        put(
+            &top.join("deep/er/group-only.conf"),
+            "CANARY-GROUP\n",
+            0o640,
+        );
         put(&top.join("locked/open.txt"), "CANARY-LOCKED\n", 0o644);
         std::fs::set_permissions(top.join("locked"), std::fs::Permissions::from_mode(0o700))
             .unwrap();
@@ -423,8 +427,11 @@ fn root_only_files_in_the_system_directories_are_unreadable_as_root() {
     assert_eq!(text.matches("PUBLIC-TEXT").count(), 2, "{text}");
     // Made private between two runs: unreadable in the next.
     for top in [&usr, &etc] {
-        std::fs::set_permissions(top.join("public.txt"), std::fs::Permissions::from_mode(0o600))
-            .unwrap();
+        std::fs::set_permissions(
+            top.join("public.txt"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
     }
     let out = f.run(&script);
     assert!(!stdout(&out).contains("PUBLIC-TEXT"), "{}", stdout(&out));

@@ -31,7 +31,9 @@ fn main() {
     // between runs are trusted only by the build that wrote them, so two
     // builds sharing one would each throw the other's away every round.
     let run = |program: &str, args: &[&str]| -> bool {
-        let data = base.path().join(format!("data{}", program.replace('/', "_")));
+        let data = base
+            .path()
+            .join(format!("data{}", program.replace('/', "_")));
         Command::new(program)
             .args(args)
             .current_dir(&ws)

@@ -217,7 +217,11 @@ mod tests {
         assert!(OthersView::prepare(&[]).tops().is_empty());
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
-            assert!(OthersView::prepare(&[PathBuf::from("/usr")]).tops().is_empty());
+            assert!(
+                OthersView::prepare(&[PathBuf::from("/usr")])
+                    .tops()
+                    .is_empty()
+            );
         }
     }
 
