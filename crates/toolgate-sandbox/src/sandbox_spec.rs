@@ -692,6 +692,45 @@ mod tests {
     }
 
     #[test]
+    fn a_system_directory_holding_a_bound_place_or_an_unreachable_program_is_not_mapped() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        for d in [
+            "usr/bin",
+            "etc",
+            "var/www/project",
+            "opt/private/bin",
+            "proc",
+            "sys",
+            "home",
+        ] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("usr/bin", r.join("bin")).unwrap();
+        for (f, mode) in [("usr/bin/helper", 0o755), ("opt/private/bin/bwrap", 0o755)] {
+            std::fs::write(r.join(f), "x").unwrap();
+            std::fs::set_permissions(r.join(f), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::set_permissions(
+            r.join("opt/private"),
+            std::fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
+        let tops = mappable_tops(
+            r,
+            &[r.join("var/www/project")],
+            &[&r.join("usr/bin/helper"), &r.join("opt/private/bin/bwrap")],
+        );
+        // /var holds the location (a bind from a mapped tree would be
+        // mapped too), /opt a program others could not run; /bin is a
+        // link, /proc and /sys are the kernel's, /home is not the system's.
+        assert_eq!(tops, [r.join("usr"), r.join("etc")]);
+        // A place that holds a top (a location at `/`) leaves it unmapped.
+        assert!(mappable_tops(r, &[r.to_path_buf()], &[]).is_empty());
+    }
+
+    #[test]
     fn sockets_are_listed_from_the_kernel() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sock");
