@@ -164,17 +164,27 @@ fn mapping_namespace() -> io::Result<OwnedFd> {
     // SAFETY: pipe2 returned these new descriptors.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
     let mut stack = vec![0u8; 64 * 1024];
+    let mut fds = Box::new([read.as_raw_fd(), write.as_raw_fd()]);
     extern "C" fn wait_for_parent(arg: *mut libc::c_void) -> libc::c_int {
         // The only thing this process does: block until the parent has
-        // opened the namespace, then return (the clone wrapper exits).
-        let fd = arg as usize as libc::c_int;
+        // opened the namespace (a byte) or is gone (its end closed), then
+        // return (the clone wrapper exits). Its own copy of the write end
+        // is closed first, so that a parent killed meanwhile ends it too.
+        // SAFETY: `arg` points at the parent's two descriptors, alive until
+        // the parent has waited for this process (the memory is shared).
+        let [read, write] = unsafe { *arg.cast::<[libc::c_int; 2]>() };
         let mut byte = 0u8;
-        // SAFETY: reads at most one byte into a valid local.
-        unsafe { libc::read(fd, (&raw mut byte).cast(), 1) };
+        // SAFETY: closes this process's own copy of a descriptor, then
+        // reads at most one byte into a valid local.
+        unsafe {
+            libc::close(write);
+            libc::read(read, (&raw mut byte).cast(), 1)
+        };
         0
     }
-    // SAFETY: the stack is valid for the child's whole life (the parent
-    // waits for it below before dropping it); the child only calls `read`.
+    // SAFETY: the stack and `fds` stay valid for the child's whole life
+    // (the parent waits for it below before dropping them); the child only
+    // calls `close` and `read`.
     let pid = unsafe {
         let top = stack.as_mut_ptr().add(stack.len());
         let top = top.sub(top as usize % 16);
@@ -182,7 +192,7 @@ fn mapping_namespace() -> io::Result<OwnedFd> {
             wait_for_parent,
             top.cast(),
             libc::CLONE_NEWUSER | libc::CLONE_VM | libc::SIGCHLD,
-            read.as_raw_fd() as usize as *mut libc::c_void,
+            fds.as_mut_ptr().cast(),
         )
     };
     if pid < 0 {
@@ -194,15 +204,13 @@ fn mapping_namespace() -> io::Result<OwnedFd> {
         std::fs::write(format!("/proc/{pid}/gid_map"), &map)?;
         std::fs::File::open(format!("/proc/{pid}/ns/user")).map(OwnedFd::from)
     })();
-    // The child holds a copy of the write end too (its descriptor table
-    // was copied), so it is woken by a byte, not by the end closing.
     // SAFETY: writes one byte from a valid local.
     unsafe { libc::write(write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
     drop(write);
     let mut status = 0;
     // SAFETY: waits for the child just cloned; `status` is a valid int.
     unsafe { libc::waitpid(pid, &mut status, 0) };
-    drop(stack);
+    drop((stack, fds));
     opened
 }
 
