@@ -115,6 +115,59 @@ pub fn run_if_requested() {
     child::run_if_requested();
 }
 
+/// How the system's directories are kept to what any other user may read,
+/// in words, as `toolgate sandbox status` prints it: as root, through
+/// idmapped mounts (tried now, as a run would) or, where the kernel refuses,
+/// by walking `/etc`, `/opt`, `/var` and `/usr/local`.
+pub fn system_view_status() -> String {
+    let tops = sandbox_spec::mappable_tops(std::path::Path::new("/"), &[], &[]);
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return "as this user sees it; what its owner keeps from others walked for in /etc, /opt, /var and /usr/local".into();
+    }
+    let view = system_view::owners::OthersView::prepare(&tops);
+    let list = |v: Vec<String>| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let mapped: Vec<String> = view
+        .tops()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let unmapped: Vec<String> = tops
+        .iter()
+        .filter(|t| !view.tops().contains(t))
+        .map(|p| p.display().to_string())
+        .collect();
+    if unmapped.is_empty() {
+        return format!(
+            "as any other user sees it: idmapped ({}), root's files owned by nobody",
+            mapped.join(", ")
+        );
+    }
+    let walked: Vec<String> = system_view::WALKED
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|p| {
+            !view
+                .tops()
+                .iter()
+                .any(|m| std::path::Path::new(p).starts_with(m))
+        })
+        .map(str::to_string)
+        .collect();
+    format!(
+        "idmapped: {}; walked for what others may not read: {}; the kernel refuses to map {}, so a root-only file there outside the walked directories is readable to a command run as root",
+        list(mapped),
+        list(walked),
+        unmapped.join(", ")
+    )
+}
+
 /// Nanoseconds since the epoch (0 if the clock is before it).
 pub(crate) fn now_nanos() -> i128 {
     std::time::SystemTime::now()

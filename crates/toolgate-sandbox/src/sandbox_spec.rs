@@ -26,6 +26,7 @@ use crate::child::{CHILD_ARG, ChildArgs};
 use crate::exit_report::ExitReport;
 use crate::scan::{Inodes, SCAN_LIMIT, scan_place, scan_tree};
 use crate::stage::{OverlayMounts, Staging};
+use crate::system_view::owners::OthersView;
 use crate::system_view::{hidden_from_others, private_mounts_within};
 use crate::{SandboxError, Support};
 
@@ -73,6 +74,58 @@ pub const SYSTEM_TOP: &[(&str, &str)] = &[
     ("proc", "mounted anew for the sandbox's processes"),
     ("dev", "mounted anew: only the standard devices"),
 ];
+
+/// The shown top-level directories never shown through an idmapped mount
+/// (`system_view::owners`): bubblewrap mounts `/proc` and `/dev` anew, and
+/// `/sys`'s private parts are found in the mount table.
+const NOT_MAPPED: &[&str] = &["proc", "dev", "sys"];
+
+/// The system's top-level directories under `root` that may be shown
+/// through an idmapped mount: real directories (not links into another),
+/// holding none of the places the run binds in by their own rules
+/// (`placed`: a bind of a place within a mapped tree would be mapped too,
+/// and its owner's files unreadable), and holding each program the run
+/// executes (`executed`) only where any user may reach and run it.
+pub(crate) fn mappable_tops(root: &Path, placed: &[PathBuf], executed: &[&Path]) -> Vec<PathBuf> {
+    SYSTEM_TOP
+        .iter()
+        .filter(|(name, _)| !NOT_MAPPED.contains(name))
+        .map(|(name, _)| root.join(name))
+        .filter(|top| std::fs::symlink_metadata(top).is_ok_and(|m| m.is_dir()))
+        .filter(|top| {
+            !placed
+                .iter()
+                .any(|p| p.starts_with(top) || top.starts_with(p))
+        })
+        .filter(|top| {
+            executed
+                .iter()
+                .filter(|e| e.starts_with(top))
+                .all(|e| others_may_run(top, e))
+        })
+        .collect()
+}
+
+/// Whether any user may reach `program` from `top` and run it: every
+/// directory on the way searchable by others, and the program executable
+/// by them.
+fn others_may_run(top: &Path, program: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let mut at = Some(program);
+    while let Some(p) = at {
+        let Ok(m) = std::fs::metadata(p) else {
+            return false;
+        };
+        if m.permissions().mode() & 0o001 == 0 {
+            return false;
+        }
+        if p == top {
+            return true;
+        }
+        at = p.parent();
+    }
+    false
+}
 
 /// Directories inside the shown ones that are emptied too: scratch files
 /// of other programs, and services' sockets.
@@ -319,7 +372,27 @@ impl SandboxSpec {
             .collect();
         let needed: Vec<&Path> = needed.iter().map(PathBuf::as_path).collect();
         let skipped: Vec<&Path> = emptied.iter().map(PathBuf::as_path).collect();
-        let system = hidden_from_others(&needed, &skipped, self.scan_cache.as_deref());
+        // Run as root, the command would own every root-owned file: the
+        // system's directories are shown through idmapped mounts under which
+        // it owns nothing, so the kernel hides what others may not read, at
+        // any depth (`system_view::owners`). Those the kernel will not map
+        // are walked as before.
+        let placed: Vec<PathBuf> = roots
+            .iter()
+            .chain(&readable)
+            .chain(&writable)
+            .chain(self.stage.as_ref())
+            .chain(self.proxy.as_ref())
+            .chain(self.scan_cache.as_ref())
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .collect();
+        let others = OthersView::prepare(&mappable_tops(
+            Path::new("/"),
+            &placed,
+            &[helper.as_path(), bwrap.as_path()],
+        ));
+        let system =
+            hidden_from_others(others.tops(), &needed, &skipped, self.scan_cache.as_deref());
         notes.extend(system.notes);
         masked.extend(system.masked);
         masked.extend(
@@ -402,6 +475,7 @@ impl SandboxSpec {
             Some(s) => s.overlay_mounts()?,
             None => OverlayMounts::new([])?,
         }
+        .attaching(others)
         .covering(&masked)?
         .showing(&redactions.shown)?;
         if !mounts.is_empty() {
@@ -615,6 +689,45 @@ mod tests {
             .collect();
         assert_eq!(names, ["home", "srv", "var/tmp", "work"]);
         assert_eq!(files, [root.path().join("credentials.json")]);
+    }
+
+    #[test]
+    fn a_system_directory_holding_a_bound_place_or_an_unreachable_program_is_not_mapped() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        for d in [
+            "usr/bin",
+            "etc",
+            "var/www/project",
+            "opt/private/bin",
+            "proc",
+            "sys",
+            "home",
+        ] {
+            std::fs::create_dir_all(r.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("usr/bin", r.join("bin")).unwrap();
+        for (f, mode) in [("usr/bin/helper", 0o755), ("opt/private/bin/bwrap", 0o755)] {
+            std::fs::write(r.join(f), "x").unwrap();
+            std::fs::set_permissions(r.join(f), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::set_permissions(
+            r.join("opt/private"),
+            std::fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
+        let tops = mappable_tops(
+            r,
+            &[r.join("var/www/project")],
+            &[&r.join("usr/bin/helper"), &r.join("opt/private/bin/bwrap")],
+        );
+        // /var holds the location (a bind from a mapped tree would be
+        // mapped too), /opt a program others could not run; /bin is a
+        // link, /proc and /sys are the kernel's, /home is not the system's.
+        assert_eq!(tops, [r.join("usr"), r.join("etc")]);
+        // A place that holds a top (a location at `/`) leaves it unmapped.
+        assert!(mappable_tops(r, &[r.to_path_buf()], &[]).is_empty());
     }
 
     #[test]

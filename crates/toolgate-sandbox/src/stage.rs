@@ -54,6 +54,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::SandboxError;
 use crate::run_dir::{self, OUTSIDE_PREFIX, RunDir};
+use crate::system_view::owners::OthersView;
 
 /// How a changed path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -1053,6 +1054,8 @@ pub(crate) struct OverlayMounts {
     /// configuration file without its secret values, see `redact`), each
     /// skipped when the target is gone by the time the child runs.
     copies: Vec<(CString, CString)>,
+    /// The system's trees as any other user sees them, attached first.
+    others: OthersView,
 }
 
 impl OverlayMounts {
@@ -1092,7 +1095,15 @@ impl OverlayMounts {
             mounts,
             covers: Vec::new(),
             copies: Vec::new(),
+            others: OthersView::default(),
         })
+    }
+
+    /// Also attaches `others`' mapped system trees, before anything else
+    /// (the overlays, copies and covers are mounted on top of them).
+    pub(crate) fn attaching(mut self, others: OthersView) -> OverlayMounts {
+        self.others = others;
+        self
     }
 
     /// Also covers each of `paths` (bubblewrap's view of the host carries
@@ -1130,7 +1141,10 @@ impl OverlayMounts {
 
     /// Whether there is anything to mount.
     pub(crate) fn is_empty(&self) -> bool {
-        self.mounts.is_empty() && self.covers.is_empty() && self.copies.is_empty()
+        self.mounts.is_empty()
+            && self.covers.is_empty()
+            && self.copies.is_empty()
+            && self.others.tops().is_empty()
     }
 
     /// In the forked child, before `exec`: a new user namespace (this user
@@ -1163,6 +1177,7 @@ impl OverlayMounts {
         if private != 0 {
             return Err(io::Error::last_os_error());
         }
+        self.others.attach()?;
         for (target, data) in &self.mounts {
             // SAFETY: valid C strings; `data` is the overlay's option string.
             let rc = unsafe {

@@ -17,8 +17,12 @@
 //! not change its directory, each directory is read again at least every
 //! [`REREAD_AFTER`]. A walk that passes [`SCAN_LIMIT`] entries hides what
 //! it did not reach. The packaged directories (`/usr` but `/usr/local`,
-//! `/bin`, `/lib`…, the Nix store, snaps) are not walked: what a package
-//! installs there is the same on every machine.
+//! `/bin`, `/lib`…, the Nix store, snaps) are not walked: tens of thousands
+//! of directories. When toolgate runs as root (the one user that owns what
+//! is private there), every system directory is instead shown through an
+//! idmapped mount under which the command owns nothing ([`owners`]): the
+//! kernel's permission check then hides what others may not read, in the
+//! packaged trees too, and the walked ones need no walk.
 //!
 //! [`SYSTEM_TOP`]: crate::sandbox_spec::SYSTEM_TOP
 
@@ -29,6 +33,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::scan::{RACY_WINDOW, SCAN_LIMIT, Stamp};
+
+pub(crate) mod owners;
 
 /// The shown directories walked for what others may not read, and why.
 pub const WALKED: &[(&str, &str)] = &[
@@ -159,18 +165,28 @@ pub(crate) struct Hidden {
 
 /// The entries of the [`WALKED`] directories that others may not read.
 ///
-/// `shown` are places the sandbox binds in by their own rules (the
+/// `mapped` are the top-level directories the command sees through an
+/// idmapped mount ([`owners`]): the kernel already shows their files as any
+/// other user sees them, so they are not walked. `shown` are places the sandbox binds in by their own rules (the
 /// location's roots, writable and readable paths): they are not walked, and
 /// a private directory that holds one is not hidden whole — its other
 /// entries are. `skipped` are places emptied anyway. With `stored`, a
 /// directory of the caller's own, readings are kept there between
 /// processes.
 pub(crate) fn hidden_from_others(
+    mapped: &[PathBuf],
     shown: &[&Path],
     skipped: &[&Path],
     stored: Option<&Path>,
 ) -> Hidden {
-    let tops: Vec<PathBuf> = WALKED.iter().map(|(p, _)| PathBuf::from(p)).collect();
+    let tops: Vec<PathBuf> = WALKED
+        .iter()
+        .map(|(p, _)| PathBuf::from(p))
+        .filter(|p| !mapped.iter().any(|m| p.starts_with(m)))
+        .collect();
+    if tops.is_empty() {
+        return Hidden::default();
+    }
     let limits = Limits {
         racy_window: Some(RACY_WINDOW),
         reread_after: REREAD_AFTER,

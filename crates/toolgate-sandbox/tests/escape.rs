@@ -373,6 +373,73 @@ fn a_setuid_binary_gains_nothing() {
     }
 }
 
+/// Run as root, a confined command owns every root-owned file, and file
+/// modes do not stop an owner: what an administrator keeps from other users
+/// in the packaged trees (`/usr`, which is not walked) and in the walked
+/// ones (`/etc`) must be as unreadable inside as it is to any other user,
+/// at any depth — a private file, a file in a private directory, a file
+/// made private since the last run — while what others may read stays
+/// readable.
+#[test]
+fn root_only_files_in_the_system_directories_are_unreadable_as_root() {
+    if !nix_is_root() {
+        eprintln!("not root: an ordinary user cannot read them anyway");
+        return;
+    }
+    let f = Fixture::new();
+    let tag = format!("toolgate-sbx-test-{}", std::process::id());
+    let usr = std::path::PathBuf::from(format!("/usr/lib/{tag}"));
+    let etc = std::path::PathBuf::from(format!("/etc/{tag}"));
+    struct Gone(Vec<std::path::PathBuf>);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            for d in &self.0 {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+    }
+    let _gone = Gone(vec![usr.clone(), etc.clone()]);
+    let put = |p: &std::path::Path, text: &str, mode: u32| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    for top in [&usr, &etc] {
+        put(&top.join("secret.key"), "CANARY-PRIVATE\n", 0o600);
+        put(
+            &top.join("deep/er/group-only.conf"),
+            "CANARY-GROUP\n",
+            0o640,
+        );
+        put(&top.join("locked/open.txt"), "CANARY-LOCKED\n", 0o644);
+        std::fs::set_permissions(top.join("locked"), std::fs::Permissions::from_mode(0o700))
+            .unwrap();
+        put(&top.join("public.txt"), "PUBLIC-TEXT\n", 0o644);
+    }
+    let script = format!(
+        "for t in {u} {e}; do cat $t/secret.key $t/deep/er/group-only.conf $t/locked/open.txt $t/public.txt; done 2>/dev/null; true",
+        u = usr.display(),
+        e = etc.display()
+    );
+    let out = f.run(&script);
+    let text = stdout(&out);
+    assert!(!text.contains("CANARY"), "{text}");
+    assert_eq!(text.matches("PUBLIC-TEXT").count(), 2, "{text}");
+    // Made private between two runs: unreadable in the next.
+    for top in [&usr, &etc] {
+        std::fs::set_permissions(
+            top.join("public.txt"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+    }
+    let out = f.run(&script);
+    assert!(!stdout(&out).contains("PUBLIC-TEXT"), "{}", stdout(&out));
+    // Programs and libraries still run.
+    let out = f.run("ls /usr/bin >/dev/null && git --version && python3 -c 'print(1)'");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 fn nix_is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()

@@ -27,12 +27,18 @@ fn main() {
         Some(_) => std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME")),
         None => home,
     };
+    // Each build keeps its own data directory: the caches kept there
+    // between runs are trusted only by the build that wrote them, so two
+    // builds sharing one would each throw the other's away every round.
     let run = |program: &str, args: &[&str]| -> bool {
+        let data = base
+            .path()
+            .join(format!("data{}", program.replace('/', "_")));
         Command::new(program)
             .args(args)
             .current_dir(&ws)
             .env("HOME", &home)
-            .env("TOOLGATE_DATA_DIR", base.path().join("data"))
+            .env("TOOLGATE_DATA_DIR", data)
             .env("TOOLGATE_MANAGED_CONFIG", home.join("none.toml"))
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_DATA_HOME")

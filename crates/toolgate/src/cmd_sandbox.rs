@@ -55,6 +55,9 @@ pub fn run(command: SandboxCommand, data: &DataDir, durability: Durability) -> R
                 println!("staging:    {}", s.staging);
                 println!("mechanism:  {}", s.mechanism);
                 println!("filesystem: {}", s.filesystem);
+                if s.available {
+                    println!("system:     {}", toolgate_sandbox::system_view_status());
+                }
                 println!("network:    {}", s.network);
                 for r in &s.reasons {
                     println!("note:       {r}");

@@ -249,6 +249,29 @@ fn sandbox_exec_goes_through_the_proxy_and_logs_like_the_bash_tool() {
 }
 
 #[test]
+fn sandbox_status_says_how_the_system_directories_are_kept_to_what_others_may_read() {
+    let e = env("");
+    require_sandbox(&e);
+    let out = toolgate(&e, &["sandbox", "status"]);
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("system:"))
+        .unwrap_or_else(|| panic!("no system line: {text}"));
+    // SAFETY of the test itself: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        // Either every system directory is mapped, or the line names what
+        // the kernel refused and what is walked instead.
+        assert!(
+            line.contains("idmapped (/usr") || line.contains("refuses to map"),
+            "{line}"
+        );
+    } else {
+        assert!(line.contains("walked for"), "{line}");
+    }
+}
+
+#[test]
 fn sandbox_exec_runs_confined_refuses_writes_outside_and_passes_exit_codes_on() {
     let e = env("");
     require_sandbox(&e);
