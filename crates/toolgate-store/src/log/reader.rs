@@ -12,8 +12,8 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, params};
 use toolgate_core::event_query::{EventFilter, StoredEvent};
 use toolgate_core::{Event, EventKind, EventPayload};
 
@@ -159,17 +159,7 @@ impl TailCopy {
                     .map_err(|_| "the line is not UTF-8".to_string())
                     .and_then(parse_event)
                     .map_err(|d| self.damaged(offset, d))?;
-                insert
-                    .execute(params![
-                        e.seq,
-                        e.ts_ms,
-                        e.kind,
-                        e.session_id,
-                        e.call_id,
-                        e.payload,
-                        e.prev_hash,
-                        e.hash
-                    ])
+                e.insert(&mut insert)
                     .map_err(StoreError::sqlite("copying the log's tail"))?;
             }
         }

@@ -81,6 +81,23 @@ pub(crate) struct Line<'a> {
     pub payload: &'a str,
 }
 
+impl Line<'_> {
+    /// Runs `insert`, a statement taking an event's eight columns in the
+    /// order of [`EVENT_COLUMNS`](super::schema::EVENT_COLUMNS).
+    pub(crate) fn insert(&self, insert: &mut rusqlite::Statement<'_>) -> rusqlite::Result<usize> {
+        insert.execute(params![
+            self.seq,
+            self.ts_ms,
+            self.kind,
+            self.session_id,
+            self.call_id,
+            self.payload,
+            self.prev_hash,
+            self.hash
+        ])
+    }
+}
+
 /// The start line for a tail that continues the chain after `link`.
 fn start_line(link: &Link) -> String {
     format!("{MAGIC}\t{}\t{}\n", link.seq, link.hash)
@@ -769,17 +786,7 @@ fn move_into(
                     ),
                 });
             }
-            insert
-                .execute(params![
-                    e.seq,
-                    e.ts_ms,
-                    e.kind,
-                    e.session_id,
-                    e.call_id,
-                    e.payload,
-                    e.prev_hash,
-                    e.hash
-                ])
+            e.insert(&mut insert)
                 .map_err(StoreError::sqlite("folding the log's tail"))?;
             head = Link {
                 seq: e.seq,
