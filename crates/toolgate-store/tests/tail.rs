@@ -529,3 +529,80 @@ async fn a_tail_grown_huge_behind_the_logs_back_is_refused_not_read() {
         "nothing was cut"
     );
 }
+
+fn head_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".head");
+    PathBuf::from(name)
+}
+
+/// The database's head row did this while every append was a transaction:
+/// events cut from the end of the log are missing, not silently gone, and no
+/// writer appends over them.
+#[tokio::test]
+async fn events_cut_from_the_end_of_the_tail_are_missing_and_never_appended_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    log_with_a_tail(&path).await;
+    let tail = tail_of(&path);
+    let text = std::fs::read_to_string(&tail).unwrap();
+    let kept: Vec<&str> = text.lines().take(3).collect();
+    std::fs::write(&tail, kept.join("\n") + "\n").unwrap();
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (6, Problem::Missing), "{detail}");
+    let err = append_once(&path, Durability::Normal, vec![event(6)]).unwrap_err();
+    assert!(err.to_string().contains("removed from its end"), "{err}");
+    assert_eq!(broken(&path).0, 6, "the evidence is still there");
+}
+
+#[tokio::test]
+async fn a_deleted_tail_is_missing_and_never_started_again_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    log_with_a_tail(&path).await;
+    std::fs::remove_file(tail_of(&path)).unwrap();
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (4, Problem::Missing), "{detail}");
+    let err = append_once(&path, Durability::Normal, vec![event(4)]).unwrap_err();
+    assert!(err.to_string().contains("removed from its end"), "{err}");
+}
+
+/// A writer stopped between its lines and the head leaves the head behind:
+/// that is no damage, and the next append records the head again.
+#[tokio::test]
+async fn a_head_behind_the_tail_is_a_stopped_writer_not_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    write_events(&path, 3).await;
+    let behind = std::fs::read(head_of(&path)).unwrap();
+    append_once(&path, Durability::Normal, vec![event(4), event(5)]).unwrap();
+    std::fs::write(head_of(&path), &behind).unwrap();
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 5 });
+    assert_eq!(
+        append_once(&path, Durability::Normal, vec![event(6)]).unwrap(),
+        6
+    );
+    assert!(
+        std::fs::read_to_string(head_of(&path))
+            .unwrap()
+            .starts_with("6\t")
+    );
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 6 });
+}
+
+#[tokio::test]
+async fn a_damaged_head_file_stops_appends_and_verify_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    log_with_a_tail(&path).await;
+    std::fs::write(head_of(&path), b"six\tnot a hash\n").unwrap();
+    let err = append_once(&path, Durability::Normal, vec![event(7)]).unwrap_err();
+    assert!(err.to_string().contains("head"), "{err}");
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (6, Problem::Edited), "{detail}");
+    // The recorded hash of the last event must be its own.
+    let zeros = "0".repeat(64);
+    std::fs::write(head_of(&path), format!("6\t{zeros}\n")).unwrap();
+    let (seq, problem, detail) = broken(&path);
+    assert_eq!((seq, problem), (6, Problem::Edited), "{detail}");
+}

@@ -8,6 +8,7 @@
 mod ack;
 mod folder;
 pub(crate) mod formats;
+pub(crate) mod head;
 mod query;
 pub(crate) mod reader;
 mod schema;

@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, params};
 
 use super::Durability;
+use super::head::{self, HeadFile};
 use super::schema::LOG_FILE;
 use super::writer::{Batch, Pending};
 use crate::canonical::is_hash;
@@ -369,6 +370,8 @@ pub(crate) struct TailWriter {
     path: PathBuf,
     durability: Durability,
     known: Option<Known>,
+    /// The log's head file, opened with the first append.
+    head: Option<HeadFile>,
     /// The database, opened when first needed (a fold, or an empty tail's start).
     conn: Option<Connection>,
 }
@@ -382,6 +385,7 @@ impl TailWriter {
             path: path_for(db),
             durability,
             known: None,
+            head: None,
             conn,
         }
     }
@@ -498,6 +502,29 @@ impl TailWriter {
 
     fn append_locked(&mut self, batches: &[Batch]) -> Result<Appended, StoreError> {
         let (end, last) = self.catch_up()?;
+        // Never append over the evidence of events removed from the end.
+        if self.head.is_none() {
+            let path = head::path_for(&self.db);
+            let file = HeadFile::open(&path).map_err(|source| StoreError::Io {
+                context: "opening the log's head",
+                path,
+                source,
+            })?;
+            self.head = Some(file);
+        }
+        let Some(head_file) = self.head.as_ref() else {
+            return Err(StoreError::WriterStopped);
+        };
+        let head_path = || head::path_for(&self.db);
+        head_file
+            .read()
+            .map_err(|source| StoreError::Io {
+                context: "reading the log's head",
+                path: head_path(),
+                source,
+            })?
+            .and_then(|recorded| head::check(recorded.as_ref(), &last))
+            .map_err(|detail| damaged(&head_path(), 0, detail))?;
         let mut buf = Vec::with_capacity(
             batches
                 .iter()
@@ -527,13 +554,24 @@ impl TailWriter {
             });
         }
         let size = end + buf.len() as u64;
-        known.seen = Some((size, Link { seq, hash: prev }));
+        let new_last = Link { seq, hash: prev };
+        known.seen = Some((size, new_last.clone()));
         if full {
             known.file.sync_data().map_err(|source| StoreError::Io {
                 context: "syncing the log's tail",
                 path: self.path.clone(),
                 source,
             })?;
+        }
+        // After the lines: a crash leaves the head behind them, never ahead.
+        if let Some(head_file) = self.head.as_ref() {
+            head_file
+                .write(&new_last)
+                .map_err(|source| StoreError::Io {
+                    context: "recording the log's head",
+                    path: head::path_for(&self.db),
+                    source,
+                })?;
         }
         Ok(Appended {
             first_seq: u64::try_from(last.seq + 1).unwrap_or(1),

@@ -44,6 +44,9 @@ impl EventReader {
     /// database's rows, then the tail's events after the database's head.
     pub fn verify(&self) -> Result<VerifyReport, StoreError> {
         self.with_connection(|conn, tail_path| {
+            // The head file before the tail: it is written after the tail's
+            // lines, so whatever it records is in the tail read next.
+            let recorded = head_at(tail_path)?;
             // The tail first: a fold commits to the database before it
             // replaces the tail, so the snapshot taken next holds everything
             // before what this copy of the tail starts with.
@@ -88,9 +91,43 @@ impl EventReader {
                 Some(last) => Some((last.seq, text_of(&last.hash))),
                 None => head,
             };
-            walk(rows.chain(tail_rows.into_iter().map(Ok)), head, &formats)
+            let report = walk(
+                rows.chain(tail_rows.into_iter().map(Ok)),
+                head.clone(),
+                &formats,
+            )?;
+            Ok(match (report, recorded) {
+                (VerifyReport::Ok { events }, Err(detail)) => {
+                    broken(i64::try_from(events).unwrap_or(0), Problem::Edited, detail)
+                }
+                (VerifyReport::Ok { events }, Ok(Some(recorded))) => {
+                    let last = tail::Link {
+                        seq: i64::try_from(events).unwrap_or(0),
+                        hash: head.map(|(_, h)| h).unwrap_or_default(),
+                    };
+                    match super::head::check(Some(&recorded), &last) {
+                        Ok(()) => VerifyReport::Ok { events },
+                        Err(detail) if recorded.seq > last.seq => {
+                            broken(last.seq + 1, Problem::Missing, detail)
+                        }
+                        Err(detail) => broken(last.seq, Problem::Edited, detail),
+                    }
+                }
+                (report, _) => report,
+            })
         })
     }
+}
+
+/// The head recorded beside the tail at `tail_path`: `Err` when its file is
+/// damaged (then the walk's verdict names it).
+fn head_at(tail_path: &Path) -> Result<Result<Option<tail::Link>, String>, StoreError> {
+    let path = tail_path.with_extension("head");
+    super::head::read_at(&path).map_err(|source| StoreError::Io {
+        context: "reading the log's head",
+        path,
+        source,
+    })
 }
 
 /// The tail's events after `after`, as rows; a line that is not an event is
