@@ -35,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_mcp import Server, cpu_seconds  # noqa: E402
+from raw_mcp import Server, cmdline, cpu_seconds  # noqa: E402
 
 WARMUP = int(os.environ.get("BENCH_WARMUP", "50"))
 CALLS = int(os.environ.get("BENCH_CALLS", "2000"))
@@ -153,14 +153,6 @@ def main():
                   f"toolgate CPU per call {gw_cpu:.0f} µs (target ≤ 100); "
                   f"p50 wall direct {med('direct', 2):.0f} µs, gateway {med('gateway', 2):.0f} µs, "
                   f"added {added:.0f} µs (target ≤ 300)")
-
-
-def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 if __name__ == "__main__":

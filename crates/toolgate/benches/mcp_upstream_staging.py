@@ -33,7 +33,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from raw_mcp import Server, cpu_seconds  # noqa: E402
+from raw_mcp import Server, cmdline, cpu_seconds  # noqa: E402
 
 WARMUP = int(os.environ.get("BENCH_WARMUP", "20"))
 CALLS = int(os.environ.get("BENCH_CALLS", "500"))
@@ -83,14 +83,6 @@ def descendants(pid):
             out.extend(kids)
             todo.extend(kids)
     return out
-
-
-def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 def run_round(toolgate, base, how, workload, index):

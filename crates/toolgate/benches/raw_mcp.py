@@ -1,5 +1,5 @@
 """What the independent MCP bench clients share (`mcp_cpu_client.py`,
-`mcp_gateway_client.py`): a server spoken to in raw JSON-RPC over stdio, and
+`mcp_gateway_client.py`, `mcp_upstream_staging.py`): a server spoken to in raw JSON-RPC over stdio, and
 a process's CPU time read from `/proc/PID/stat`. Nothing of toolgate's own
 code, so the clients measure toolgate from outside."""
 
@@ -16,6 +16,16 @@ def cpu_seconds(pid):
         fields = f.read().rsplit(")", 1)[1].split()
     # utime and stime are fields 14 and 15 of the line; 12 and 13 after ')'.
     return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def cmdline(pid):
+    """The command line of process `pid`, its arguments joined by spaces
+    ("" once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 class Server:
