@@ -45,6 +45,8 @@ pub struct EventReader {
 #[derive(Debug)]
 struct ReaderState {
     conn: Connection,
+    /// The log's database file.
+    db: PathBuf,
     tail: TailCopy,
 }
 
@@ -190,6 +192,7 @@ impl EventReader {
         EventReader {
             state: Mutex::new(ReaderState {
                 conn,
+                db: path.to_path_buf(),
                 tail: TailCopy {
                     path: tail::path_for(path),
                     ready: false,
@@ -202,7 +205,7 @@ impl EventReader {
     /// The connection, with the tail's new lines copied for a query.
     fn refreshed(&self) -> Result<std::sync::MutexGuard<'_, ReaderState>, StoreError> {
         let mut state = self.lock();
-        let ReaderState { conn, tail } = &mut *state;
+        let ReaderState { conn, tail, .. } = &mut *state;
         tail.refresh(conn)?;
         Ok(state)
     }
@@ -270,11 +273,11 @@ impl EventReader {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` on the database connection and the tail's path.
+    /// Runs `f` on the database connection and the log's database path.
     pub(crate) fn with_connection<T>(&self, f: impl FnOnce(&mut Connection, &Path) -> T) -> T {
         let mut state = self.lock();
-        let ReaderState { conn, tail } = &mut *state;
-        f(conn, &tail.path)
+        let ReaderState { conn, db, .. } = &mut *state;
+        f(conn, db)
     }
 }
 

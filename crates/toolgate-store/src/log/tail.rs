@@ -501,30 +501,12 @@ impl TailWriter {
     }
 
     fn append_locked(&mut self, batches: &[Batch]) -> Result<Appended, StoreError> {
-        let (end, last) = self.catch_up()?;
-        // Never append over the evidence of events removed from the end.
-        if self.head.is_none() {
-            let path = head::path_for(&self.db);
-            let file = HeadFile::open(&path).map_err(|source| StoreError::Io {
-                context: "opening the log's head",
-                path,
-                source,
-            })?;
-            self.head = Some(file);
+        let (end, last, unchanged) = self.catch_up()?;
+        // Never append over the evidence of events removed from the end. A
+        // tail as this writer left it holds the head it recorded last.
+        if self.head.is_none() || !unchanged {
+            self.check_head(&last)?;
         }
-        let Some(head_file) = self.head.as_ref() else {
-            return Err(StoreError::WriterStopped);
-        };
-        let head_path = || head::path_for(&self.db);
-        head_file
-            .read()
-            .map_err(|source| StoreError::Io {
-                context: "reading the log's head",
-                path: head_path(),
-                source,
-            })?
-            .and_then(|recorded| head::check(recorded.as_ref(), &last))
-            .map_err(|detail| damaged(&head_path(), 0, detail))?;
         let mut buf = Vec::with_capacity(
             batches
                 .iter()
@@ -579,11 +561,39 @@ impl TailWriter {
         })
     }
 
-    /// With the lock held: the length of the tail's complete lines and the
-    /// chain's last link, reading whatever other processes appended since
-    /// this writer last looked. Starts an empty tail from the database's
-    /// head and cuts off a torn last line.
-    fn catch_up(&mut self) -> Result<(u64, Link), StoreError> {
+    /// With the lock held: that the recorded head is not past `last`, the
+    /// tail's last event (opening the head file on first use).
+    fn check_head(&mut self, last: &Link) -> Result<(), StoreError> {
+        if self.head.is_none() {
+            let path = head::path_for(&self.db);
+            let file = HeadFile::open(&path).map_err(|source| StoreError::Io {
+                context: "opening the log's head",
+                path,
+                source,
+            })?;
+            self.head = Some(file);
+        }
+        let Some(head_file) = self.head.as_ref() else {
+            return Err(StoreError::WriterStopped);
+        };
+        let head_path = || head::path_for(&self.db);
+        head_file
+            .read()
+            .map_err(|source| StoreError::Io {
+                context: "reading the log's head",
+                path: head_path(),
+                source,
+            })?
+            .and_then(|recorded| head::check(recorded.as_ref(), last))
+            .map_err(|detail| damaged(&head_path(), 0, detail))
+    }
+
+    /// With the lock held: the length of the tail's complete lines, the
+    /// chain's last link, and whether the tail is as this writer left it;
+    /// reads whatever other processes appended since this writer last
+    /// looked. Starts an empty tail from the database's head and cuts off a
+    /// torn last line.
+    fn catch_up(&mut self) -> Result<(u64, Link, bool), StoreError> {
         let Some(known) = self.known.as_ref() else {
             return Err(StoreError::WriterStopped);
         };
@@ -593,7 +603,7 @@ impl TailWriter {
             .map_err(self.io("reading the metadata of"))?
             .len();
         let (from, mut last) = match &known.seen {
-            Some((end, last)) if *end == len => return Ok((len, last.clone())),
+            Some((end, last)) if *end == len => return Ok((len, last.clone(), true)),
             // Only this writer's own failed write or a torn line can have
             // shrunk it; read it all again then.
             Some((end, last)) if *end < len => (*end, Some(last.clone())),
@@ -674,7 +684,7 @@ impl TailWriter {
         if let Some(known) = self.known.as_mut() {
             known.seen = Some((end, last.clone()));
         }
-        Ok((end, last))
+        Ok((end, last, false))
     }
 
     /// Moves the tail's events into the database and puts a fresh tail in

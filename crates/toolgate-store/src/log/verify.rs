@@ -43,10 +43,11 @@ impl EventReader {
     /// Walks the chain in one read snapshot (writers may keep appending): the
     /// database's rows, then the tail's events after the database's head.
     pub fn verify(&self) -> Result<VerifyReport, StoreError> {
-        self.with_connection(|conn, tail_path| {
+        self.with_connection(|conn, db| {
+            let tail_path = &tail::path_for(db);
             // The head file before the tail: it is written after the tail's
             // lines, so whatever it records is in the tail read next.
-            let recorded = head_at(tail_path)?;
+            let recorded = head_at(db)?;
             // The tail first: a fold commits to the database before it
             // replaces the tail, so the snapshot taken next holds everything
             // before what this copy of the tail starts with.
@@ -119,10 +120,10 @@ impl EventReader {
     }
 }
 
-/// The head recorded beside the tail at `tail_path`: `Err` when its file is
-/// damaged (then the walk's verdict names it).
-fn head_at(tail_path: &Path) -> Result<Result<Option<tail::Link>, String>, StoreError> {
-    let path = tail_path.with_extension("head");
+/// The head recorded for the log at `db`: `Err` when its file is damaged
+/// (then the walk's verdict names it).
+fn head_at(db: &Path) -> Result<Result<Option<tail::Link>, String>, StoreError> {
+    let path = super::head::path_for(db);
     super::head::read_at(&path).map_err(|source| StoreError::Io {
         context: "reading the log's head",
         path,
