@@ -225,6 +225,16 @@ pub trait Gate: Send + Sync {
         false
     }
 
+    /// Whether a rule of the policy covers `action` (names it, or matches it
+    /// by a pattern over actions). A call's
+    /// [`PreparedCall::when_named`](crate::tool::PreparedCall::when_named)
+    /// requests are judged only when this is `true`: without such a rule a
+    /// read request of that action is allowed by default and changes
+    /// nothing. The default, `true`, judges them always.
+    fn names_action(&self, _action: &str) -> bool {
+        true
+    }
+
     /// Whether the policy denies every request of `action` (a tool's name, or
     /// the action it names in [`crate::Tool::action`]), so that the tool is
     /// left out of the catalogue the model sees. This is visibility only,

@@ -454,6 +454,15 @@ impl Engine {
         // 2–3. Decode and intent; nothing runs on failure.
         let prepared = prepare(&tool, call, &location)?;
         let mut requests = prepared.requests.clone();
+        // A read that only a rule naming its action can decide adds an
+        // allow by default and nothing else when no rule names it.
+        requests.extend(
+            prepared
+                .when_named
+                .iter()
+                .filter(|r| r.risk != Risk::Read || self.gate.names_action(&r.action))
+                .cloned(),
+        );
         if requests.is_empty() {
             // A tool that declares nothing is still judged, as itself.
             let risk = if tool.handler.spec().traits.read_only {
@@ -525,7 +534,12 @@ impl Engine {
         // at once, so there is no wait to re-check.
         if overall == Effect::Ask {
             let changed = match prepare(&tool, call, &location) {
-                Ok(again) if again.requests == prepared.requests => None,
+                Ok(again)
+                    if again.requests == prepared.requests
+                        && again.when_named == prepared.when_named =>
+                {
+                    None
+                }
                 Ok(again) => Some(describe(&again.requests)),
                 Err(e) => Some(e.to_string()),
             };

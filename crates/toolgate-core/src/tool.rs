@@ -252,6 +252,12 @@ type RunFn =
 pub struct PreparedCall {
     /// The requests the input implies.
     pub requests: Vec<PermissionRequest>,
+    /// Read requests that only a rule naming their action can decide: with
+    /// no such rule each is allowed by default and adds nothing to the
+    /// call's outcome, so the pipeline judges (and records) them only when
+    /// [`Gate::names_action`](crate::gate::Gate::names_action) says a rule
+    /// names the action. An upstream tool's own name as an action is one.
+    pub when_named: Vec<PermissionRequest>,
     run: RunFn,
 }
 
@@ -259,6 +265,7 @@ impl std::fmt::Debug for PreparedCall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PreparedCall")
             .field("requests", &self.requests)
+            .field("when_named", &self.when_named)
             .finish_non_exhaustive()
     }
 }
@@ -274,8 +281,17 @@ impl PreparedCall {
     ) -> Self {
         PreparedCall {
             requests,
+            when_named: Vec::new(),
             run: Box::new(run),
         }
+    }
+
+    /// Adds requests judged only when a rule names their action (see
+    /// [`PreparedCall::when_named`]).
+    #[must_use]
+    pub fn with_when_named(mut self, requests: Vec<PermissionRequest>) -> Self {
+        self.when_named = requests;
+        self
     }
 
     /// Runs the tool, encodes and checks its output, and projects it.
@@ -420,7 +436,11 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
             }
             .boxed()
         });
-        Ok(PreparedCall { requests, run })
+        Ok(PreparedCall {
+            requests,
+            when_named: Vec::new(),
+            run,
+        })
     }
 }
 

@@ -361,6 +361,7 @@ impl ToolHandler for UpstreamTool {
         let arguments = arguments.clone();
         let writes = self.writes.clone();
         let exposed = self.exposed.clone();
+        let named = vec![intent::named_as_action(&self.exposed)];
         Ok(PreparedCall::new(requests, move |ctx: ToolContext| {
             async move {
                 let Some(staged) = writes else {
@@ -386,7 +387,8 @@ impl ToolHandler for UpstreamTool {
                 }
             }
             .boxed()
-        }))
+        })
+        .with_when_named(named))
     }
 }
 

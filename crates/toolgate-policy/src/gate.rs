@@ -352,6 +352,10 @@ impl Gate for PolicyGate {
         Ok(out)
     }
 
+    fn names_action(&self, action: &str) -> bool {
+        self.policy().names_action(action)
+    }
+
     /// Paths, URLs and plain actions are judged by matching rules and
     /// looking up a few files; only a shell command is analysed, which can
     /// take up to its CPU budget.

@@ -780,6 +780,15 @@ impl Policy {
         self.rules.find(action, resource, risk).map(|r| (r, false))
     }
 
+    /// Whether a rule of any layer covers `action` (names it, or matches it
+    /// by a pattern over actions). Without one, a read request of `action`
+    /// is allowed by default in every mode.
+    pub fn names_action(&self, action: &str) -> bool {
+        [&self.managed, &self.rules]
+            .into_iter()
+            .any(|set| set.rules().iter().any(|r| r.matches_action(action)))
+    }
+
     /// Whether every use of `action` is denied by a rule (for catalogue
     /// visibility only): the last rule naming the action is a bare-wildcard deny,
     /// looking at the managed layer first since it is final.

@@ -594,6 +594,45 @@ fn denies_wholesale_only_for_a_final_bare_deny() {
     assert!(!p.denies_wholesale("read"));
 }
 
+/// An upstream tool's own name is judged as an action only when a rule
+/// covers it; without one a read of that action is allowed by default.
+#[test]
+fn names_action_sees_exact_names_patterns_over_actions_and_every_layer() {
+    let f = fixture();
+    let p = policy(
+        &f,
+        &[(
+            "u.toml",
+            Layer::User,
+            "[permission]\nfs__write_file = \"ask\"\n[permission.\"tracker__*\"]\n\"*\" = \"deny\"\n",
+        )],
+        None,
+    );
+    assert!(p.names_action("fs__write_file"));
+    assert!(p.names_action("tracker__create_issue"));
+    assert!(!p.names_action("fs__read_text_file"));
+    assert!(!p.names_action("fs__write_file_2"));
+    let managed = policy(
+        &f,
+        &[(
+            "m.toml",
+            Layer::Managed,
+            "[permission]\nev__echo = \"deny\"\n",
+        )],
+        None,
+    );
+    assert!(managed.names_action("ev__echo"));
+    assert!(!managed.names_action("ev__add"));
+    // A default for a read is an allow in every mode: nothing else can
+    // decide a read request whose action no rule names.
+    let read = PermissionRequest::new("fs__read_text_file", "*", Risk::Read);
+    for mode in [Mode::Default, Mode::Plan, Mode::AcceptEdits, Mode::Auto] {
+        let p = policy(&f, &[], Some(mode));
+        let v = p.judge(&read, false, None, &f.loc, &NoApprovals);
+        assert_eq!(v.decision.effect, Effect::Allow, "{mode:?}");
+    }
+}
+
 /// Found by hand with `toolgate check`: `[permission.bash] "*" = "allow"` let
 /// `sudo ls` run as root. Running as another user needs a rule that names it.
 #[test]

@@ -204,6 +204,84 @@ fn a_server_wide_deny_hides_the_servers_tools() {
     server.close();
 }
 
+/// A rule naming an upstream tool as the action is judged on every call
+/// of the tool (it is skipped only when no rule names that action, where it
+/// would be a read allowed by default), by its exact name or by a pattern
+/// over actions; `allow` there never loosens the call's `mcp` request.
+#[test]
+fn a_rule_naming_the_upstream_tool_as_the_action_still_asks_or_denies_its_calls() {
+    let Some(python) = python() else { return };
+    let notes = |env: &CliEnv| env.write(env.ws.join("notes.txt"), "hello from the workspace\n");
+    let actions_requested = |env: &CliEnv| -> Vec<String> {
+        logged(env, "permission.requested")
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|e| e["payload"]["action"].as_str().map(str::to_string))
+            .collect()
+    };
+
+    // No rule names the tool as an action: the call is judged by its `mcp`
+    // and path requests alone.
+    let env = CliEnv::new();
+    notes(&env);
+    let mut server = start(&env, &world(&env, &python, ALLOW_FX));
+    let ok = call(
+        &mut server,
+        10,
+        "fx__read_text",
+        json!({"path": "notes.txt"}),
+    );
+    assert!(text(&ok).contains("hello from the workspace"), "{ok}");
+    server.close();
+    let actions = actions_requested(&env);
+    assert!(actions.iter().any(|a| a == "mcp"), "{actions:?}");
+    assert!(!actions.iter().any(|a| a == "fx__read_text"), "{actions:?}");
+
+    // By its name, by a pattern over actions, with `ask` or `deny`: refused
+    // (nobody answers an ask here), and the rule's request is in the log.
+    for rules in [
+        "[permission]\n\"fx__read_text\" = \"ask\"\n",
+        "[permission.\"fx__read*\"]\n\"*\" = \"ask\"\n",
+        "[permission.\"fx__read_text\"]\n\"*\" = \"ask!\"\n",
+    ] {
+        let env = CliEnv::new();
+        notes(&env);
+        let config = format!("{rules}{ALLOW_FX}");
+        let mut server = start(&env, &world(&env, &python, &config));
+        let refused = call(
+            &mut server,
+            10,
+            "fx__read_text",
+            json!({"path": "notes.txt"}),
+        );
+        assert_eq!(refused["isError"], true, "{rules}: {refused}");
+        assert!(!text(&refused).contains("hello from"), "{rules}: {refused}");
+        server.close();
+        let actions = actions_requested(&env);
+        assert!(
+            actions.iter().any(|a| a == "fx__read_text"),
+            "{rules}: {actions:?}"
+        );
+    }
+
+    // `allow` naming the tool as the action is judged too, and loosens
+    // nothing: the `mcp` request's own `ask` stands.
+    let env = CliEnv::new();
+    notes(&env);
+    let config =
+        "[permission]\n\"fx__read_text\" = \"allow\"\n[permission.mcp]\n\"fx__*\" = \"ask\"\n";
+    let mut server = start(&env, &world(&env, &python, config));
+    let asked = call(
+        &mut server,
+        10,
+        "fx__read_text",
+        json!({"path": "notes.txt"}),
+    );
+    assert_eq!(asked["isError"], true, "{asked}");
+    assert!(!text(&asked).contains("hello from"), "{asked}");
+    server.close();
+}
+
 /// Lists until `want` holds, for at most 10 s.
 fn eventually(server: &mut StdioMcp, id: &mut i64, want: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);

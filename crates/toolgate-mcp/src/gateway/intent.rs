@@ -27,16 +27,20 @@ pub fn requests(
     let risk = if read_only { Risk::Read } else { Risk::Write };
     let mut out = vec![
         PermissionRequest::new(MCP_ACTION, exposed, risk).with_save_pattern(Some(exposed.into())),
-        // Rules may also name the tool as the action (`[permission]
-        // "NAME__tool" = "deny"`): judged at `read`, so that only such a
-        // rule changes anything.
-        PermissionRequest::new(exposed, "*", Risk::Read),
     ];
     let mut budget = MAX_STRINGS;
     for (key, value) in arguments {
         walk(key, value, 0, location, read_only, &mut budget, &mut out)?;
     }
     Ok(out)
+}
+
+/// The request of a rule that names the tool as the action (`[permission]
+/// "NAME__tool" = "deny"`): judged at `read`, so that only such a rule
+/// changes anything, and judged only when the policy has one
+/// ([`PreparedCall::when_named`](toolgate_core::PreparedCall::when_named)).
+pub fn named_as_action(exposed: &str) -> PermissionRequest {
+    PermissionRequest::new(exposed, "*", Risk::Read)
 }
 
 fn walk(
