@@ -86,18 +86,62 @@ struct Approvals<'a> {
 
 impl ApprovalLookup for Approvals<'_> {
     fn covering(&self, action: &str, resource: &str) -> Option<(DecisionSource, String)> {
-        if let Some(a) = self
-            .session
-            .iter()
-            .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
-        {
-            return Some((DecisionSource::Session, a.pattern.clone()));
-        }
-        self.saved
-            .iter()
-            .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
-            .map(|a| (DecisionSource::Saved, a.pattern.clone()))
+        covering(self.session, self.saved, action, resource)
     }
+}
+
+/// Like [`Approvals`], with the saved approvals read from the store only
+/// when a request is asked: most calls are decided by rules and defaults
+/// alone, and reading the store is a database transaction.
+struct LazyApprovals<'a> {
+    gate: &'a PolicyGate,
+    call: &'a GateCall<'a>,
+    session: std::cell::OnceCell<Vec<SessionApproval>>,
+    saved: std::cell::OnceCell<Vec<SavedApproval>>,
+}
+
+impl<'a> LazyApprovals<'a> {
+    fn new(gate: &'a PolicyGate, call: &'a GateCall<'a>) -> Self {
+        LazyApprovals {
+            gate,
+            call,
+            session: std::cell::OnceCell::new(),
+            saved: std::cell::OnceCell::new(),
+        }
+    }
+}
+
+impl ApprovalLookup for LazyApprovals<'_> {
+    fn covering(&self, action: &str, resource: &str) -> Option<(DecisionSource, String)> {
+        let session = self
+            .session
+            .get_or_init(|| self.gate.session_approvals(self.call.session_id));
+        let saved = self.saved.get_or_init(|| {
+            let root = self.call.location.root();
+            self.gate
+                .saved(&crate::project_key::project_key(root), root)
+        });
+        covering(session, saved, action, resource)
+    }
+}
+
+/// The approval among `session`, then `saved`, that covers `(action, resource)`.
+fn covering(
+    session: &[SessionApproval],
+    saved: &[SavedApproval],
+    action: &str,
+    resource: &str,
+) -> Option<(DecisionSource, String)> {
+    if let Some(a) = session
+        .iter()
+        .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
+    {
+        return Some((DecisionSource::Session, a.pattern.clone()));
+    }
+    saved
+        .iter()
+        .find(|a| a.action == action && approval_covers(action, &a.pattern, resource))
+        .map(|a| (DecisionSource::Saved, a.pattern.clone()))
 }
 
 impl PolicyGate {
@@ -297,13 +341,7 @@ impl Gate for PolicyGate {
         requests: Vec<PermissionRequest>,
     ) -> Result<Vec<Judged>, GateError> {
         let policy = self.policy();
-        let project = crate::project_key::project_key(call.location.root());
-        let session = self.session_approvals(call.session_id);
-        let saved = self.saved(&project, call.location.root());
-        let lookup = Approvals {
-            session: &session,
-            saved: &saved,
-        };
+        let lookup = LazyApprovals::new(self, call);
         Ok(judge_call(&policy, requests, call.location, &lookup)
             .iter()
             .map(Judgement::judged)
