@@ -42,8 +42,10 @@ pub fn write_canonical(value: &Value, out: &mut String) {
             out.push(']');
         }
         Value::String(s) => write_string(s, out),
-        // Scalars have exactly one serde_json rendering.
-        other => out.push_str(&other.to_string()),
+        // Scalars have exactly one serde_json rendering (`Display` is it).
+        other => {
+            let _ = write!(out, "{other}");
+        }
     }
 }
 
@@ -55,8 +57,7 @@ pub fn canonical_json(value: &Value) -> String {
 }
 
 fn write_string(s: &str, out: &mut String) {
-    // serde_json's string escaping; serialising a &str cannot fail.
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    super::json_string::push_json_string(s, out);
 }
 
 /// The bytes format 1 hashes: the previous hash, then the envelope.

@@ -21,6 +21,8 @@
 use serde_json::Value;
 
 use super::HashInput;
+// serde_json escapes strings exactly as RFC 8785 does (see `same_as_format1`).
+use super::json_string::push_json_string;
 
 /// `value` as RFC 8785 canonical JSON.
 ///
@@ -60,11 +62,6 @@ pub fn same_as_format1(value: &Value) -> bool {
     }
 }
 
-fn string(s: &str) -> String {
-    // serde_json escapes strings exactly as RFC 8785 does (see above).
-    serde_json::to_string(s).unwrap_or_default()
-}
-
 fn integer(n: i64) -> String {
     if n.unsigned_abs() <= EXACT_INTEGERS {
         n.to_string()
@@ -80,17 +77,17 @@ fn integer(n: i64) -> String {
 pub(super) fn preimage(input: &HashInput<'_>, prev_hash: &str) -> String {
     let mut out = String::with_capacity(input.payload_canonical.len() + 256);
     out.push_str("{\"call_id\":");
-    out.push_str(&string(input.call_id));
+    push_json_string(input.call_id, &mut out);
     out.push_str(",\"format\":2,\"kind\":");
-    out.push_str(&string(input.kind));
+    push_json_string(input.kind, &mut out);
     out.push_str(",\"payload\":");
     out.push_str(input.payload_canonical);
     out.push_str(",\"prev_hash\":");
-    out.push_str(&string(prev_hash));
+    push_json_string(prev_hash, &mut out);
     out.push_str(",\"seq\":");
     out.push_str(&integer(input.seq));
     out.push_str(",\"session_id\":");
-    out.push_str(&string(input.session_id));
+    push_json_string(input.session_id, &mut out);
     out.push_str(",\"ts_ms\":");
     out.push_str(&integer(input.ts_ms));
     out.push('}');

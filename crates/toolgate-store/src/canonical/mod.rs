@@ -17,6 +17,7 @@
 
 pub mod format1;
 pub mod format2;
+mod json_string;
 
 use sha2::{Digest, Sha256};
 
