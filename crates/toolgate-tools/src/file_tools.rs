@@ -36,6 +36,7 @@ mod list;
 mod location_paths;
 mod parallel_walk;
 mod read;
+mod small_walk;
 mod text;
 mod write;
 

@@ -1,6 +1,8 @@
 //! `list`: the files under a directory, honouring `.gitignore`.
 
 use std::cmp::Ordering;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use toolgate_core::{
 };
 
 use super::parallel_walk::{self, PathGlobs};
+use super::small_walk;
 use super::{FileState, location_paths};
 
 /// Input of `list`.
@@ -85,29 +88,34 @@ impl Tool for ListTool {
     async fn execute(&self, input: ListInput, ctx: ToolContext) -> Result<ListOutput, ToolError> {
         let ignore = PathGlobs::new(input.ignore.as_deref().unwrap_or(&[]))?;
         let (root, display) = location_paths::existing_dir(&ctx, "list", input.path.as_deref())?;
-        let builder = parallel_walk::walker(&root, &self.state.config, Some(ignore));
         let limit = self.state.config.result_limit;
         // A small tree is walked right here, its names gathered in one buffer;
         // a large one again, in parallel, off the event loop.
         let mut text = String::new();
-        let visit = |e: &ignore::DirEntry| {
-            parallel_walk::is_file(e).then(|| {
-                let start = text.len();
-                text.push_str(&parallel_walk::path_text(parallel_walk::under(
-                    &root,
-                    e.path(),
-                )));
-                Span(start, text.len())
-            })
+        let mut spans = Vec::new();
+        let rules = small_walk::Rules {
+            allow_credentials: self.state.config.allow_credential_files,
+            skip: Some(&ignore).filter(|globs| !globs.is_empty()),
         };
-        match parallel_walk::collect_small(
-            &builder,
+        let visit = |e: &small_walk::Entry<'_>| {
+            if e.kind == small_walk::Kind::File {
+                let start = text.len();
+                text.push_str(&parallel_walk::path_text(Path::new(OsStr::from_bytes(
+                    e.relative,
+                ))));
+                spans.push(Span(start, text.len()));
+            }
+        };
+        match small_walk::walk(
+            &root,
+            rules,
             &ctx.cancel,
             parallel_walk::INLINE_WALK_ENTRIES,
             visit,
         )? {
-            Some((spans, unreadable)) => Ok(listing(display, spans, &text, unreadable, limit)),
+            Some(unreadable) => Ok(listing(display, spans, &text, unreadable, limit)),
             None => {
+                let builder = parallel_walk::walker(&root, &self.state.config, Some(ignore));
                 let cancel = ctx.cancel.clone();
                 let root = root.clone();
                 let (names, unreadable) = tokio::task::spawn_blocking(move || {

@@ -112,7 +112,7 @@ const IGNORE_SOURCES: &[&str] = &[".gitignore", ".ignore", ".git"];
 /// empty and matching every entry against them (`WalkBuilder::parents`, which
 /// joins a new absolute path per entry) changes nothing, so it is skipped: a
 /// few `lstat`s per walk instead of work per entry.
-fn parents_have_ignore_files(root: &Path) -> bool {
+pub(super) fn parents_have_ignore_files(root: &Path) -> bool {
     root.ancestors().skip(1).any(has_ignore_files)
 }
 
