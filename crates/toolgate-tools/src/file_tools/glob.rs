@@ -1,5 +1,7 @@
 //! `glob`: files matching a pattern, newest first.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -12,6 +14,7 @@ use toolgate_core::{
 
 use super::list::more_note;
 use super::parallel_walk::{self, PathGlobs};
+use super::small_walk;
 use super::{FileState, location_paths};
 
 /// Input of `glob`.
@@ -57,17 +60,15 @@ impl GlobTool {
     }
 }
 
-/// A file under `root` matching `globs`, with its modification time.
-fn hit(root: &Path, globs: &PathGlobs, e: &ignore::DirEntry) -> Option<(SystemTime, String)> {
-    if !parallel_walk::is_file(e) {
-        return None;
-    }
-    let rel = parallel_walk::under(root, e.path());
+/// A file at `rel` under `root` matching `globs`, with its modification time
+/// (of the file itself, not of what a link points to).
+fn hit(root: &Path, globs: &PathGlobs, rel: &Path) -> Option<(SystemTime, String)> {
     if !globs.is_match(rel) {
         return None;
     }
-    let mtime = e
-        .metadata()
+    let mtime = root
+        .join(rel)
+        .symlink_metadata()
         .ok()
         .and_then(|m| m.modified().ok())
         .unwrap_or(SystemTime::UNIX_EPOCH);
@@ -145,26 +146,41 @@ impl Tool for GlobTool {
     async fn execute(&self, input: GlobInput, ctx: ToolContext) -> Result<GlobOutput, ToolError> {
         let globs = compile(&input.pattern)?;
         let (root, display) = location_paths::existing_dir(&ctx, "glob", input.path.as_deref())?;
-        let builder = parallel_walk::walker(&root, &self.state.config, None);
         // A small tree is walked right here (walker threads and the hand-off
         // cost more than the walk); a large one again, in parallel, off the
         // event loop.
-        let visit = |e: &ignore::DirEntry| hit(&root, &globs, e);
-        let walked = match parallel_walk::collect_small(
-            &builder,
+        let rules = small_walk::Rules {
+            allow_credentials: self.state.config.allow_credential_files,
+            skip: None,
+        };
+        let mut found = Vec::new();
+        let visit = |e: &small_walk::Entry<'_>| {
+            if e.kind == small_walk::Kind::File {
+                let rel = Path::new(OsStr::from_bytes(e.relative));
+                found.extend(hit(&root, &globs, rel));
+            }
+        };
+        let walked = match small_walk::walk(
+            &root,
+            rules,
             &ctx.cancel,
             parallel_walk::INLINE_WALK_ENTRIES,
             visit,
         )? {
-            Some(found) => found,
+            Some(unreadable) => (found, unreadable),
             None => {
+                let builder = parallel_walk::walker(&root, &self.state.config, None);
                 let cancel = ctx.cancel.clone();
                 tokio::task::spawn_blocking(move || {
                     parallel_walk::collect_parallel(
                         &builder,
                         &cancel,
                         || (),
-                        |_, e| hit(&root, &globs, e),
+                        |_, e| {
+                            parallel_walk::is_file(e)
+                                .then(|| hit(&root, &globs, parallel_walk::under(&root, e.path())))
+                                .flatten()
+                        },
                     )
                 })
                 .await

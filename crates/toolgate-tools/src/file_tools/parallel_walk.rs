@@ -246,7 +246,7 @@ pub fn compile(pattern: &str) -> Result<Glob, ToolError> {
 }
 
 /// Entries `list` and `glob` walk on the event loop before a walk moves to
-/// walker threads (see [`collect_small`]).
+/// walker threads (see [`small_walk`](super::small_walk)).
 pub const INLINE_WALK_ENTRIES: usize = 4096;
 
 /// Entries walked between two looks at the cancellation token (one when the
@@ -285,9 +285,9 @@ where
 
 /// Walks `builder` on the calling thread, one entry at a time, as long as the
 /// tree is small: returns `None` as soon as more than `budget` entries were
-/// seen, so that the caller can walk it again in parallel off the event loop.
-/// For a small directory this saves starting walker threads and a hand-off to
-/// the blocking pool, which cost more than the walk itself.
+/// seen. The crate's own sequential walk, kept as the reference that
+/// [`small_walk`](super::small_walk) (what the tools use) is compared with.
+#[cfg(test)]
 pub fn collect_small<T, F>(
     builder: &WalkBuilder,
     cancel: &CancellationToken,

@@ -1,4 +1,4 @@
-//! The walk of a small tree on the calling thread, for `list`: the same
+//! The walk of a small tree on the calling thread, for `list` and `glob`: the same
 //! entries as the `ignore` crate's walk built by
 //! [`parallel_walk::walker`](super::parallel_walk::walker), at a fraction of
 //! its cost per entry.
