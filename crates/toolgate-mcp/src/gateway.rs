@@ -36,6 +36,7 @@ pub mod config;
 mod http_tap;
 pub mod intent;
 pub mod pins;
+mod stdio_lines;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -249,27 +250,10 @@ impl ClientHandler for UpstreamClient {
 /// including those rmcp's model does not know), by name: the latest listing.
 type RawTools = Arc<Mutex<HashMap<String, Value>>>;
 
-/// Largest line the tap looks into (a longer one is passed on untouched).
+/// Largest line looked into for a listing (a longer one is passed on untouched).
 const TAP_LINE_MAX: usize = 16 * 1024 * 1024;
 /// The member every `tools/list` answer holds.
 const TOOLS_KEY: &[u8] = b"\"tools\"";
-
-/// Reads a stdio upstream's output for rmcp, keeping a copy of each tool
-/// definition of every `tools/list` answer as received.
-struct Tap<R> {
-    inner: R,
-    line: Vec<u8>,
-    raw: RawTools,
-}
-
-impl<R> Tap<R> {
-    fn take_line(&mut self) {
-        if self.line.len() <= TAP_LINE_MAX {
-            keep_listing(&self.raw, &self.line);
-        }
-        self.line.clear();
-    }
-}
 
 /// Keeps each tool definition of `message` in `raw` as received, when it is
 /// a `tools/list` answer. Only a message holding a `"tools"` member, or a
@@ -292,29 +276,6 @@ fn keep_listing(raw: &RawTools, message: &[u8]) {
                 raw.insert(name.to_string(), tool.clone());
             }
         }
-    }
-}
-
-impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Tap<R> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let this = &mut *self;
-        let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let std::task::Poll::Ready(Ok(())) = polled {
-            for chunk in buf.filled()[before..].split_inclusive(|b| *b == b'\n') {
-                if this.line.len() <= TAP_LINE_MAX {
-                    this.line.extend_from_slice(chunk);
-                }
-                if chunk.ends_with(b"\n") {
-                    this.take_line();
-                }
-            }
-        }
-        polled
     }
 }
 
@@ -586,16 +547,12 @@ async fn connect(
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err(err("no pipes to the child".into()));
             };
-            let stdout = Tap {
-                inner: stdout,
-                line: Vec::new(),
-                raw: Arc::clone(raw),
-            };
+            let transport = stdio_lines::UpstreamLines::new(stdout, stdin, Arc::clone(raw));
             // The child is killed when its pipes close (it exits on EOF) or
             // when toolgate exits; keep the handle with the service.
             let process = Process::watch(child);
             let service = client
-                .serve((stdout, stdin))
+                .serve(transport)
                 .await
                 .map_err(|e| err(format!("initialisation failed: {e}")))?;
             Ok((service, writes.map(|w| (w, process))))
@@ -914,36 +871,6 @@ pub fn pin_file(data_dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The tap keeps every definition of a listing, also one whose `tools`
-    /// key is spelled with an escape (so that a server cannot slip its
-    /// listing past it and be pinned in rmcp's lossy decoding), and skips
-    /// other messages.
-    #[tokio::test]
-    async fn the_tap_keeps_listings_however_spelled() {
-        use tokio::io::AsyncReadExt;
-        let input = concat!(
-            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
-            "\n",
-            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","x-v":1,"inputSchema":{}}]}}"#,
-            "\n",
-            r#"{"jsonrpc":"2.0","id":3,"result":{"\u0074ools":[{"name":"b","x-w":2,"inputSchema":{}}]}}"#,
-            "\n",
-        );
-        let raw = RawTools::default();
-        let mut tap = Tap {
-            inner: input.as_bytes(),
-            line: Vec::new(),
-            raw: Arc::clone(&raw),
-        };
-        let mut out = Vec::new();
-        tap.read_to_end(&mut out).await.unwrap();
-        assert_eq!(out, input.as_bytes());
-        let raw = raw.lock().unwrap();
-        assert_eq!(raw.len(), 2, "{raw:?}");
-        assert_eq!(raw["a"]["x-v"], 1);
-        assert_eq!(raw["b"]["x-w"], 2);
-    }
 
     #[test]
     fn exposed_names() {
