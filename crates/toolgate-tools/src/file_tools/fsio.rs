@@ -124,7 +124,7 @@ pub fn open_resolved(
 }
 
 /// `openat2` with `resolve`, or the component walk where it is missing.
-fn open_nofollow(
+pub(super) fn open_nofollow(
     dir: BorrowedFd<'_>,
     path: &Path,
     flags: OFlags,

@@ -34,10 +34,11 @@ use std::path::Path;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, ResolveFlags};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{ToolError, credential};
 
+use super::fsio;
 use super::parallel_walk::PathGlobs;
 
 /// The kind of a walked entry (links are not followed).
@@ -173,6 +174,8 @@ struct Walker<'r> {
     /// Its absolute path, built only when an ignore file applies.
     absolute: Vec<u8>,
     buffer: Vec<MaybeUninit<u8>>,
+    /// The root, opened (for `O_PATH`) when the walk reads it.
+    root_fd: Option<OwnedFd>,
     errors: usize,
 }
 
@@ -190,6 +193,7 @@ impl<'r> Walker<'r> {
             path: Vec::new(),
             absolute: Vec::new(),
             buffer: vec![MaybeUninit::uninit(); DIRENT_BUFFER],
+            root_fd: None,
             errors: 0,
         }
     }
@@ -277,19 +281,33 @@ impl<'r> Walker<'r> {
 
     /// Reads the names of the directory `relative` into [`Walker::names`]
     /// (its earlier contents dropped); `None`, counted as an error, when it
-    /// cannot be read.
+    /// cannot be read. A directory is opened beneath the root's descriptor
+    /// through no link at any component, so a directory swapped for a link
+    /// after it was listed is not followed out of the tree.
     fn read_dir(&mut self, relative: &[u8]) -> Option<Vec<Name>> {
-        let opened = if relative.is_empty() {
-            open_dir(rustix::fs::CWD, self.root.as_os_str().as_bytes())
-        } else {
-            let root = self.root.as_os_str().as_bytes();
-            self.absolute.clear();
-            self.absolute.extend_from_slice(root);
-            if !root.ends_with(b"/") {
-                self.absolute.push(b'/');
-            }
-            self.absolute.extend_from_slice(relative);
-            open_dir(rustix::fs::CWD, &self.absolute)
+        let strict = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        let read = OFlags::RDONLY | OFlags::DIRECTORY;
+        let opened = match &self.root_fd {
+            None => fsio::open_nofollow(
+                rustix::fs::CWD,
+                self.root,
+                OFlags::PATH | OFlags::DIRECTORY,
+                Mode::empty(),
+                strict,
+            )
+            .and_then(|root| {
+                let dir =
+                    fsio::open_nofollow(root.as_fd(), Path::new("."), read, Mode::empty(), strict);
+                self.root_fd = Some(root);
+                dir
+            }),
+            Some(root) => fsio::open_nofollow(
+                root.as_fd(),
+                Path::new(OsStr::from_bytes(relative)),
+                read,
+                Mode::empty(),
+                strict | ResolveFlags::BENEATH,
+            ),
         };
         let fd = match opened {
             Ok(fd) => fd,
@@ -423,16 +441,6 @@ fn holder_name<'a>(root: &'a Path, dir: &'a [u8]) -> &'a [u8] {
         Some(i) => &bytes[i + 1..],
         None => bytes,
     }
-}
-
-/// Opens a directory to read, never through a link at its last component.
-fn open_dir<Fd: AsFd>(at: Fd, path: &[u8]) -> rustix::io::Result<OwnedFd> {
-    rustix::fs::openat(
-        at,
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
 }
 
 #[cfg(test)]
@@ -664,6 +672,45 @@ mod tests {
         );
         assert_eq!(errors, 1, "the directory gone before it was read");
         assert_eq!(crate_walk(&root, &config, None).1, 0);
+    }
+
+    #[test]
+    fn a_parent_swapped_for_a_link_out_of_the_tree_is_not_followed() {
+        let (_dir, base) = canonical_temp();
+        let root = base.join("ws");
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("a/b/inside.txt"), "x").unwrap();
+        // Outside the tree, a look-alike holding a file the walk must not see.
+        fs::create_dir_all(base.join("outside/b")).unwrap();
+        fs::write(base.join("outside/b/secret.txt"), "x").unwrap();
+        let mut found = Vec::new();
+        let errors = walk(
+            &root,
+            Rules {
+                allow_credentials: false,
+                skip: None,
+            },
+            &CancellationToken::new(),
+            usize::MAX,
+            |e| {
+                let rel = String::from_utf8_lossy(e.relative).into_owned();
+                if rel == "a/b" {
+                    // Listed as a directory; before it is read, its parent
+                    // becomes a link out of the tree.
+                    fs::rename(root.join("a"), base.join("a.old")).unwrap();
+                    std::os::unix::fs::symlink(base.join("outside"), root.join("a")).unwrap();
+                }
+                found.push(rel);
+            },
+        )
+        .unwrap()
+        .unwrap();
+        assert!(
+            !found.iter().any(|f| f.contains("secret")),
+            "followed the link: {found:?}"
+        );
+        assert_eq!(found, ["a", "a/b"]);
+        assert_eq!(errors, 1, "the directory that became unreachable");
     }
 
     #[test]
