@@ -329,7 +329,7 @@ where
     }
 }
 
-fn trim_line(line: &[u8]) -> &[u8] {
+pub(crate) fn trim_line(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     line.trim_ascii()

@@ -192,11 +192,10 @@ async fn write_line<W: AsyncWrite + Unpin>(
     out.flush().await
 }
 
+/// The line without its end, spaces and a byte-order mark (rmcp accepts one).
 fn trim_line(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    line.trim_ascii()
+    let line = crate::stdio::trim_line(line);
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
 }
 
 /// What a line holds.

@@ -592,6 +592,17 @@ mod tests {
         (found, errors)
     }
 
+    /// Walks all of `root` with the default rules; the errors.
+    fn walk_all(root: &Path, visit: impl FnMut(&Entry<'_>)) -> usize {
+        let rules = Rules {
+            allow_credentials: false,
+            skip: None,
+        };
+        walk(root, rules, &CancellationToken::new(), usize::MAX, visit)
+            .unwrap()
+            .unwrap()
+    }
+
     fn canonical_temp() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().canonicalize().unwrap();
@@ -643,24 +654,13 @@ mod tests {
         // it between the listing and the read instead.
         let mut first = true;
         let mut found = Vec::new();
-        let errors = walk(
-            &root,
-            Rules {
-                allow_credentials: false,
-                skip: None,
-            },
-            &CancellationToken::new(),
-            usize::MAX,
-            |e| {
-                found.push((String::from_utf8_lossy(e.relative).into_owned(), e.kind));
-                if first && e.kind == Kind::Dir {
-                    first = false;
-                    fs::remove_dir_all(root.join("shut")).unwrap();
-                }
-            },
-        )
-        .unwrap()
-        .unwrap();
+        let errors = walk_all(&root, |e| {
+            found.push((String::from_utf8_lossy(e.relative).into_owned(), e.kind));
+            if first && e.kind == Kind::Dir {
+                first = false;
+                fs::remove_dir_all(root.join("shut")).unwrap();
+            }
+        });
         found.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(
             found,
@@ -684,27 +684,16 @@ mod tests {
         fs::create_dir_all(base.join("outside/b")).unwrap();
         fs::write(base.join("outside/b/secret.txt"), "x").unwrap();
         let mut found = Vec::new();
-        let errors = walk(
-            &root,
-            Rules {
-                allow_credentials: false,
-                skip: None,
-            },
-            &CancellationToken::new(),
-            usize::MAX,
-            |e| {
-                let rel = String::from_utf8_lossy(e.relative).into_owned();
-                if rel == "a/b" {
-                    // Listed as a directory; before it is read, its parent
-                    // becomes a link out of the tree.
-                    fs::rename(root.join("a"), base.join("a.old")).unwrap();
-                    std::os::unix::fs::symlink(base.join("outside"), root.join("a")).unwrap();
-                }
-                found.push(rel);
-            },
-        )
-        .unwrap()
-        .unwrap();
+        let errors = walk_all(&root, |e| {
+            let rel = String::from_utf8_lossy(e.relative).into_owned();
+            if rel == "a/b" {
+                // Listed as a directory; before it is read, its parent
+                // becomes a link out of the tree.
+                fs::rename(root.join("a"), base.join("a.old")).unwrap();
+                std::os::unix::fs::symlink(base.join("outside"), root.join("a")).unwrap();
+            }
+            found.push(rel);
+        });
         assert!(
             !found.iter().any(|f| f.contains("secret")),
             "followed the link: {found:?}"
