@@ -159,8 +159,8 @@ pub struct Staging {
 /// it sweeps anyway (a staging whose command is never spawned).
 const SWEEP_WAIT_MS: libc::c_int = 200;
 
-/// The sweeper's go-ahead: the write end of a pipe that the command's
-/// child writes a byte to first thing after the fork (or that is closed).
+/// The sweeper's go-ahead: one end of a socket pair that the command's
+/// child sends a byte on first thing after the fork (or that is closed).
 ///
 /// Removing a directory tree holds a descriptor on each directory being
 /// emptied; a fork meanwhile copies them into the child, which then holds
@@ -172,32 +172,29 @@ const SWEEP_WAIT_MS: libc::c_int = 200;
 pub(crate) struct SweepSignal(std::os::fd::OwnedFd);
 
 impl SweepSignal {
-    /// In the forked child: lets the sweeper start. Only a `write`: safe
-    /// in a `pre_exec` hook.
+    /// In the forked child: lets the sweeper start. Only a `send` that
+    /// neither blocks nor raises `SIGPIPE` (the sweeper may have stopped
+    /// waiting and closed its end): safe in a `pre_exec` hook.
     pub(crate) fn send(&self) {
         use std::os::fd::AsRawFd;
-        // SAFETY: writes one byte from a static to a descriptor this value
-        // owns (open until it is dropped, after the fork).
-        unsafe { libc::write(self.0.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        // SAFETY: sends one byte from a static on a socket this value owns
+        // (open until it is dropped, after the fork).
+        unsafe {
+            libc::send(
+                self.0.as_raw_fd(),
+                [1u8].as_ptr().cast(),
+                1,
+                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+            )
+        };
     }
 }
 
-/// A pipe for [`SweepSignal`]: `(read end, signal)`.
-fn sweep_pipe() -> io::Result<(std::os::fd::OwnedFd, SweepSignal)> {
-    use std::os::fd::FromRawFd;
-    let mut fds = [0; 2];
-    // SAFETY: a valid array of two ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 returned these new descriptors, owned by nobody else.
-    let (read, write) = unsafe {
-        (
-            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
-            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-        )
-    };
-    Ok((read, SweepSignal(write)))
+/// A connected socket pair for [`SweepSignal`]: `(the sweeper's end,
+/// signal)`.
+fn sweep_channel() -> io::Result<(std::os::fd::OwnedFd, SweepSignal)> {
+    let (wait, signal) = std::os::unix::net::UnixStream::pair()?;
+    Ok((wait.into(), SweepSignal(signal.into())))
 }
 
 /// Waits until `read` has a byte or is closed, or [`SWEEP_WAIT_MS`].
@@ -261,7 +258,7 @@ impl Staging {
         // It starts once the command's child is forked (see `SweepSignal`).
         let sweep_base = base.to_path_buf();
         let spare_name = name.clone();
-        let (go, sweep_signal) = match sweep_pipe() {
+        let (go, sweep_signal) = match sweep_channel() {
             Ok((go, signal)) => (Some(go), Some(signal)),
             Err(_) => (None, None),
         };
