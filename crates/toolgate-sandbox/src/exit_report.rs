@@ -30,7 +30,8 @@ pub struct ExitReport {
 /// bytes: the five namespaces a confined command always gets, ten-digit
 /// ids each) in eight writes while the sandbox's init waits for it to
 /// finish; a reader woken by each would take the processor from it eight
-/// times on the way to the command.
+/// times on the way to the command. (Were it shorter, the code would still
+/// be read, once bubblewrap is gone.)
 const FIRST_WAKE: libc::c_int = 128;
 
 /// Sets the socket's receive low-water mark: a read waits until that many
@@ -140,5 +141,48 @@ mod tests {
         assert_eq!(parse_exit_code(docs), Some(143));
         assert_eq!(parse_exit_code(b"{ \"exit-code\": 1"), None, "incomplete");
         assert_eq!(parse_exit_code(b"{ \"child-pid\": 12 }\n"), None);
+    }
+
+    /// The first read waits for most of bubblewrap's first document (at
+    /// least 135 bytes), never past the exit code that follows it: the
+    /// code is read while the writer still holds its end. A first document
+    /// shorter than the wait (no bubblewrap writes one) still gives the
+    /// code, once the writer is gone.
+    #[test]
+    fn the_exit_code_is_read_before_the_writer_is_gone() {
+        #![allow(clippy::unwrap_used)]
+        use std::io::Write;
+        for (first, held) in [
+            (
+                format!(
+                    "{{ \"child-pid\": 7{} }}\n",
+                    ", \"ipc-namespace\": 4026532214".repeat(5)
+                ),
+                true,
+            ),
+            ("{ \"child-pid\": 7 }\n".to_string(), false),
+        ] {
+            let mut report = ExitReport::new().unwrap();
+            let fd = report.write.as_ref().unwrap().try_clone().unwrap();
+            let (done, closed) = std::sync::mpsc::channel::<()>();
+            let writer = std::thread::spawn(move || {
+                let mut w = std::fs::File::from(fd);
+                for chunk in first.as_bytes().chunks(29) {
+                    w.write_all(chunk).unwrap();
+                }
+                w.write_all(b"{ \"exit-code\": 3 }\n").unwrap();
+                if !held {
+                    return true;
+                }
+                // Held until the code is read (or long after, if the
+                // reader waited for the end instead).
+                closed
+                    .recv_timeout(std::time::Duration::from_secs(20))
+                    .is_ok()
+            });
+            assert_eq!(report.exit_code(), Some(3));
+            let _ = done.send(());
+            assert!(writer.join().unwrap(), "the code was read only at the end");
+        }
     }
 }
