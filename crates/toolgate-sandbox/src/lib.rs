@@ -84,6 +84,7 @@
 
 mod child;
 mod detect;
+mod dev_tree;
 mod exit_report;
 mod kept;
 mod kept_snapshot;

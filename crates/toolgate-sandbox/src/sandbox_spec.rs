@@ -292,17 +292,38 @@ impl SandboxSpec {
             .map(|h| h.canonicalize().unwrap_or_else(|_| h.clone()));
         let mut notes = Vec::new();
 
-        let staging = match &self.stage {
+        let mut staging = match &self.stage {
             Some(base) => Some(Staging::prepare(base, &roots)?),
             None => None,
         };
 
         let mut cmd = Command::new(&bwrap);
+        // First thing in the child: the staging's sweep of earlier runs may
+        // start (see `stage::SweepSignal`).
+        if let Some(signal) = staging.as_mut().and_then(Staging::take_sweep_signal) {
+            // SAFETY: `send` only calls `write`.
+            unsafe {
+                cmd.pre_exec(move || {
+                    signal.send();
+                    Ok(())
+                });
+            }
+        }
         cmd.args(NAMESPACE_ARGS);
         if !self.network {
             cmd.arg("--unshare-net");
         }
-        cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+        cmd.args(["--ro-bind", "/", "/"]);
+        // The sandbox's `/dev` is made by the child that mounts the
+        // overlays (`dev_tree`: what `--dev` makes, for one bind instead of
+        // bubblewrap's six); `--dev` where the kernel lacks the mount API.
+        let own_dev = crate::dev_tree::supported();
+        if own_dev {
+            cmd.args(["--dev-bind", "/dev", "/dev"]);
+        } else {
+            cmd.args(["--dev", "/dev"]);
+        }
+        cmd.args(["--proc", "/proc"]);
 
         // Emptied: every top-level directory that is not the system's
         // (other users' and projects' files, scratch space, host services'
@@ -476,6 +497,7 @@ impl SandboxSpec {
             None => OverlayMounts::new([])?,
         }
         .attaching(others)
+        .making_dev(own_dev)
         .covering(&masked)?
         .showing(&redactions.shown)?;
         if !mounts.is_empty() {

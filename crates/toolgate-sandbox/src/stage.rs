@@ -150,6 +150,63 @@ pub struct Staging {
     run: Option<RunDir>,
     /// The removal of what earlier runs left, joined when this run ends.
     sweeper: Option<std::thread::JoinHandle<()>>,
+    /// The sweeper's go-ahead ([`Staging::take_sweep_signal`]), when not
+    /// taken: closed at drop.
+    sweep_signal: Option<SweepSignal>,
+}
+
+/// How long the sweeper waits for the command's child to be forked before
+/// it sweeps anyway (a staging whose command is never spawned).
+const SWEEP_WAIT_MS: libc::c_int = 200;
+
+/// The sweeper's go-ahead: one end of a socket pair that the command's
+/// child sends a byte on first thing after the fork (or that is closed).
+///
+/// Removing a directory tree holds a descriptor on each directory being
+/// emptied; a fork meanwhile copies them into the child, which then holds
+/// the last reference to directories removed since, and frees them — a
+/// discard of their blocks each, on this file system — as it `exec`s
+/// bubblewrap. Sweeping only once the child exists keeps that off the
+/// command's path.
+#[derive(Debug)]
+pub(crate) struct SweepSignal(std::os::fd::OwnedFd);
+
+impl SweepSignal {
+    /// In the forked child: lets the sweeper start. Only a `send` that
+    /// neither blocks nor raises `SIGPIPE` (the sweeper may have stopped
+    /// waiting and closed its end): safe in a `pre_exec` hook.
+    pub(crate) fn send(&self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: sends one byte from a static on a socket this value owns
+        // (open until it is dropped, after the fork).
+        unsafe {
+            libc::send(
+                self.0.as_raw_fd(),
+                [1u8].as_ptr().cast(),
+                1,
+                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+            )
+        };
+    }
+}
+
+/// A connected socket pair for [`SweepSignal`]: `(the sweeper's end,
+/// signal)`.
+fn sweep_channel() -> io::Result<(std::os::fd::OwnedFd, SweepSignal)> {
+    let (wait, signal) = std::os::unix::net::UnixStream::pair()?;
+    Ok((wait.into(), SweepSignal(signal.into())))
+}
+
+/// Waits until `read` has a byte or is closed, or [`SWEEP_WAIT_MS`].
+fn wait_for_signal(read: &std::os::fd::OwnedFd) {
+    use std::os::fd::AsRawFd;
+    let mut poll = libc::pollfd {
+        fd: read.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut poll, 1, SWEEP_WAIT_MS) };
 }
 
 static RUN: AtomicU64 = AtomicU64::new(0);
@@ -198,11 +255,19 @@ impl Staging {
         // later one, and a killed run's too; never a live run's) is removed
         // while this one's command runs: removing directories waits on the
         // file system's journal, milliseconds each on a busy disk.
+        // It starts once the command's child is forked (see `SweepSignal`).
         let sweep_base = base.to_path_buf();
         let spare_name = name.clone();
+        let (go, sweep_signal) = match sweep_channel() {
+            Ok((go, signal)) => (Some(go), Some(signal)),
+            Err(_) => (None, None),
+        };
         let sweeper = std::thread::Builder::new()
             .name("toolgate-stage-sweep".into())
             .spawn(move || {
+                if let Some(go) = go {
+                    wait_for_signal(&go);
+                }
                 run_dir::sweep(&sweep_base, remove_tree);
                 run_dir::make_spare(&sweep_base, &format!("spare-{spare_name}"));
             })
@@ -213,6 +278,7 @@ impl Staging {
             started: crate::now_nanos(),
             run: Some(run),
             sweeper,
+            sweep_signal,
         };
         // Where each root's layer goes, decided first so that the ones
         // outside the run directory are recorded before they exist.
@@ -277,6 +343,13 @@ impl Staging {
             });
         }
         Ok(staging)
+    }
+
+    /// The sweeper's go-ahead, for the command's child to send first thing
+    /// after the fork ([`SweepSignal::send`]); without it the sweeper
+    /// starts when this staging is dropped, or after a moment.
+    pub(crate) fn take_sweep_signal(&mut self) -> Option<SweepSignal> {
+        self.sweep_signal.take()
     }
 
     /// Directories that hold this run's layers outside `base` (staged
@@ -525,6 +598,7 @@ impl Drop for Staging {
         for dir in self.outside_dirs() {
             remove_tree(&dir);
         }
+        self.sweep_signal.take();
         if let Some(sweeper) = self.sweeper.take() {
             let _ = sweeper.join();
         }
@@ -1056,6 +1130,9 @@ pub(crate) struct OverlayMounts {
     copies: Vec<(CString, CString)>,
     /// The system's trees as any other user sees them, attached first.
     others: OthersView,
+    /// Whether the sandbox's `/dev` is made here (`dev_tree`), for
+    /// bubblewrap's `--dev-bind /dev /dev`.
+    dev: bool,
 }
 
 impl OverlayMounts {
@@ -1096,7 +1173,15 @@ impl OverlayMounts {
             covers: Vec::new(),
             copies: Vec::new(),
             others: OthersView::default(),
+            dev: false,
         })
+    }
+
+    /// Also makes the sandbox's `/dev` ([`crate::dev_tree`]) when `dev`,
+    /// after the system's trees and before anything else.
+    pub(crate) fn making_dev(mut self, dev: bool) -> OverlayMounts {
+        self.dev = dev;
+        self
     }
 
     /// Also attaches `others`' mapped system trees, before anything else
@@ -1145,6 +1230,7 @@ impl OverlayMounts {
             && self.covers.is_empty()
             && self.copies.is_empty()
             && self.others.tops().is_empty()
+            && !self.dev
     }
 
     /// In the forked child, before `exec`: a new user namespace (this user
@@ -1178,6 +1264,9 @@ impl OverlayMounts {
             return Err(io::Error::last_os_error());
         }
         self.others.attach()?;
+        if self.dev {
+            crate::dev_tree::mount_in_child()?;
+        }
         for (target, data) in &self.mounts {
             // SAFETY: valid C strings; `data` is the overlay's option string.
             let rc = unsafe {
@@ -1277,8 +1366,9 @@ pub(crate) fn probe(program: &Path) -> Result<(), String> {
             return Err(format!("cannot make {}: {e}", d.display()));
         }
     }
+    // With the sandbox's own `/dev` too, as a run makes it.
     let mounts = match OverlayMounts::new([(&*dirs[0], &*dirs[1], &*dirs[2])]) {
-        Ok(m) => m,
+        Ok(m) => m.making_dev(crate::dev_tree::supported()),
         Err(e) => {
             let _ = std::fs::remove_dir_all(&scratch);
             return Err(e.to_string());

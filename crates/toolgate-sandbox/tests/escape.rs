@@ -711,3 +711,27 @@ fn secrets_in_the_git_and_cargo_configuration_shown_to_builds_are_unreadable() {
     assert!(text.contains("timeout = 30"), "{text}");
     assert!(text.contains("b = \"build\""), "{text}");
 }
+
+#[test]
+fn dev_shows_the_standard_devices_only() {
+    let f = Fixture::new();
+    // What bubblewrap's `--dev` shows, and nothing of the host's `/dev`
+    // (its disks, its `/dev/shm`), though the sandbox now makes it itself.
+    std::fs::write("/dev/shm/.toolgate-test-host-shm", "host").ok();
+    let out = f.run(
+        "ls -A /dev | tr '\\n' ' '; echo; ls -A /dev/shm /dev/pts | tr '\\n' ' '; echo; \
+         echo x > /dev/null && head -c 4 /dev/urandom | wc -c && echo s > /dev/shm/mine && \
+         exec 3<>/dev/ptmx && echo pty",
+    );
+    let _ = std::fs::remove_file("/dev/shm/.toolgate-test-host-shm");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap().trim(),
+        "core fd full null ptmx pts random shm stderr stdin stdout tty urandom zero"
+    );
+    // The host's shared memory is not there; devpts is a new instance.
+    assert_eq!(lines.next().unwrap().trim(), "/dev/pts: ptmx  /dev/shm:");
+    assert_eq!(lines.collect::<Vec<_>>(), ["4", "pty"]);
+}

@@ -206,3 +206,27 @@ fn what_a_person_deleted_after_it_landed_is_not_brought_back() {
     // The server sees the location as the person left it.
     assert_eq!(s.step("ls out b.txt 2>/dev/null; echo ."), ".\n");
 }
+
+#[test]
+fn a_staged_command_spawned_long_after_its_staging_was_prepared_runs() {
+    // The staging's sweep waits for the command's child a moment only;
+    // a child forked after that still signals it, and must not be killed
+    // for it (it was, by SIGPIPE, while the signal was a pipe).
+    let f = Fixture::new();
+    let mut spec = f.spec();
+    spec.stage = Some(f.ws.parent().unwrap().join("stage"));
+    let mut confined = spec
+        .command(&support(), "bash", ["-c", "echo late > \"$WS/late.txt\""])
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let out = confined
+        .command
+        .env("WS", &f.ws)
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let staging = confined.staging.take().unwrap();
+    let changes = staging.changes().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+}
