@@ -96,11 +96,8 @@ pub(crate) fn run_if_requested() {
     let code = match ChildArgs::decode(args) {
         Ok(child) => {
             let err = confine_and_exec(&child);
-            match hidden_target(Path::new(&child.program)) {
-                Some(target) => eprintln!(
-                    "toolgate sandbox: {err}: it links to {}, which the sandbox hides; make that installation readable (`[sandbox] readable`, or an upstream's `readable`)",
-                    target.display()
-                ),
+            match not_visible_hint(Path::new(&child.program), &err) {
+                Some(hint) => eprintln!("toolgate sandbox: {err}: {hint}"),
                 None => eprintln!("toolgate sandbox: {err}"),
             }
             match err {
@@ -114,6 +111,24 @@ pub(crate) fn run_if_requested() {
         }
     };
     std::process::exit(code);
+}
+
+/// Why a program that runs outside "does not exist" inside, and what to
+/// make readable: it links into a place the sandbox hides, or it is in one
+/// itself (an absolute path outside the location, the system and the
+/// toolchains).
+fn not_visible_hint(program: &Path, err: &SandboxError) -> Option<String> {
+    const REMEDY: &str =
+        "make that installation readable (`[sandbox] readable`, or an upstream's `readable`)";
+    if let Some(target) = hidden_target(program) {
+        return Some(format!(
+            "it links to {}, which the sandbox hides; {REMEDY}",
+            target.display()
+        ));
+    }
+    let missing = matches!(err, SandboxError::Exec { source, .. } if source.kind() == std::io::ErrorKind::NotFound);
+    (missing && program.is_absolute() && std::fs::symlink_metadata(program).is_err())
+        .then(|| format!("it is not visible in the sandbox; {REMEDY}"))
 }
 
 /// Where `program`, a link that resolves to nothing in here, points: the

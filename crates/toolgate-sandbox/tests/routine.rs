@@ -256,6 +256,31 @@ fn a_program_linked_into_a_hidden_place_says_where_it_links() {
     );
 }
 
+/// A program installed in a place the sandbox hides (a server's
+/// `node_modules` outside the location, named by its absolute path) cannot
+/// run inside; the error says it is not visible and what to make readable.
+#[test]
+fn a_program_in_a_hidden_place_says_it_is_not_visible() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let real = f.home.join("elsewhere/node_modules/.bin/server");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(Command::new(&real).output().unwrap().status.success());
+    let mut confined = f
+        .spec()
+        .command(&common::support(), &real, Vec::<String>::new())
+        .unwrap();
+    let out = confined.command.output().unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(127), "{err}");
+    assert!(
+        err.contains("not visible in the sandbox") && err.contains("readable"),
+        "{err}"
+    );
+}
+
 /// A person edits a file (and makes another) while a long command that
 /// also changes them runs: landing keeps the person's versions, marks those
 /// changes as made outside, and lands the command's other changes.
