@@ -229,6 +229,20 @@ fn a_staged_build_lands_its_outputs() {
     assert!(f.ws.join("out/deep/x").is_file());
 }
 
+/// Runs `program` outside (it must succeed) and confined (it must fail to
+/// start, exit code 127); what the confined run printed on stderr.
+fn runs_outside_not_inside(f: &Fixture, program: &std::path::Path) -> String {
+    assert!(Command::new(program).output().unwrap().status.success());
+    let mut confined = f
+        .spec()
+        .command(&common::support(), program, Vec::<String>::new())
+        .unwrap();
+    let out = confined.command.output().unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(127), "{err}");
+    err
+}
+
 /// A program that runs outside but links into a place the sandbox hides (a
 /// virtualenv's interpreter under the home directory) cannot run inside; the
 /// error names where the link goes and what to make readable.
@@ -242,14 +256,7 @@ fn a_program_linked_into_a_hidden_place_says_where_it_links() {
     std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
     let link = f.ws.join("prog");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    assert!(Command::new(&link).output().unwrap().status.success());
-    let mut confined = f
-        .spec()
-        .command(&common::support(), &link, Vec::<String>::new())
-        .unwrap();
-    let out = confined.command.output().unwrap();
-    let err = common::stderr(&out);
-    assert_eq!(out.status.code(), Some(127), "{err}");
+    let err = runs_outside_not_inside(&f, &link);
     assert!(
         err.contains(&format!("links to {}", real.display())) && err.contains("readable"),
         "{err}"
@@ -267,14 +274,7 @@ fn a_program_in_a_hidden_place_says_it_is_not_visible() {
     std::fs::create_dir_all(real.parent().unwrap()).unwrap();
     std::fs::write(&real, "#!/bin/sh\necho ran\n").unwrap();
     std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
-    assert!(Command::new(&real).output().unwrap().status.success());
-    let mut confined = f
-        .spec()
-        .command(&common::support(), &real, Vec::<String>::new())
-        .unwrap();
-    let out = confined.command.output().unwrap();
-    let err = common::stderr(&out);
-    assert_eq!(out.status.code(), Some(127), "{err}");
+    let err = runs_outside_not_inside(&f, &real);
     assert!(
         err.contains("not visible in the sandbox") && err.contains("readable"),
         "{err}"
