@@ -252,11 +252,11 @@ impl<'r> Walker<'r> {
     ) -> (Option<usize>, bool) {
         let mut failed = false;
         let mut read = |wanted: bool, file: &Path| -> Option<Gitignore> {
-            if !wanted || !file.exists() {
+            if !wanted {
                 return None;
             }
             let mut builder = GitignoreBuilder::new(dir);
-            failed |= builder.add(file).is_some_and(|e| !e.is_io());
+            failed |= !add_ignore_file(&mut builder, file)?;
             match builder.build() {
                 Ok(matcher) if !matcher.is_empty() => Some(matcher),
                 Ok(_) => None,
@@ -427,6 +427,45 @@ impl<'r> Walker<'r> {
         };
         ignore.or(git).or(exclude).or(global).is_ignore()
     }
+}
+
+/// The largest ignore file read; a larger one is passed over.
+const IGNORE_FILE_MAX: u64 = 4 * 1024 * 1024;
+
+/// Adds the rules of the ignore file `file` (a link followed, as the crate
+/// does) to `builder`, line by line as `GitignoreBuilder::add` does; `None`
+/// when there is nothing to read, `Some(false)` when a line is no valid
+/// rule. Only a regular file up to [`IGNORE_FILE_MAX`] is read: the crate
+/// opens whatever the name is, and a FIFO no one writes to (or a link to a
+/// device) stalls its walk for ever. Opened without blocking, and checked
+/// on the descriptor read, so a swap after the check changes nothing.
+fn add_ignore_file(builder: &mut GitignoreBuilder, file: &Path) -> Option<bool> {
+    use std::io::{BufRead, Read};
+    let fd = rustix::fs::open(
+        file,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let file_handle = std::fs::File::from(fd);
+    let meta = file_handle.metadata().ok()?;
+    if !meta.is_file() || meta.len() > IGNORE_FILE_MAX {
+        tracing::debug!(path = %file.display(), "ignore file passed over: not a regular file of bounded size");
+        return None;
+    }
+    let mut valid = true;
+    let lines = std::io::BufReader::new(file_handle.take(IGNORE_FILE_MAX)).lines();
+    for (i, line) in lines.enumerate() {
+        // A read error (text that is not UTF-8) ends the file, as for the crate.
+        let Ok(line) = line else { break };
+        let line = if i == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            &line
+        };
+        valid &= builder.add_line(Some(file.to_path_buf()), line).is_ok();
+    }
+    Some(valid)
 }
 
 /// The name of the directory holding an entry of `dir` (relative to
@@ -700,6 +739,47 @@ mod tests {
         );
         assert_eq!(found, ["a", "a/b"]);
         assert_eq!(errors, 1, "the directory that became unreachable");
+    }
+
+    /// An ignore file that is no regular file — a FIFO no one writes to, a
+    /// link to a device that never ends or to one that blocks — is passed
+    /// over: reading it would stall the walk (and the call) for ever.
+    #[test]
+    fn an_ignore_file_that_is_a_fifo_or_a_device_does_not_stall_the_walk() {
+        let (_dir, root) = canonical_temp();
+        for (dir, make) in [("fifo", 0), ("zero", 1), ("tty", 2)] {
+            let d = root.join(dir);
+            fs::create_dir(&d).unwrap();
+            fs::write(d.join("kept.txt"), "x").unwrap();
+            let name = if make == 0 { ".gitignore" } else { ".ignore" };
+            match make {
+                0 => {
+                    let c = std::ffi::CString::new(d.join(name).as_os_str().as_bytes()).unwrap();
+                    assert_eq!(unsafe { nix::libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+                }
+                1 => std::os::unix::fs::symlink("/dev/zero", d.join(name)).unwrap(),
+                _ => std::os::unix::fs::symlink("/dev/tty", d.join(name)).unwrap(),
+            }
+        }
+        // A regular ignore file beside them still applies.
+        fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+        fs::write(root.join("fifo/drop.log"), "x").unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let walked = root.clone();
+        std::thread::spawn(move || {
+            let mut found = BTreeSet::new();
+            walk_all(&walked, |e| {
+                found.insert(String::from_utf8_lossy(e.relative).into_owned());
+            });
+            let _ = done.send(found);
+        });
+        let found = finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the walk stalled on an ignore file");
+        for dir in ["fifo", "zero", "tty"] {
+            assert!(found.contains(&format!("{dir}/kept.txt")), "{found:?}");
+        }
+        assert!(!found.contains("fifo/drop.log"), "{found:?}");
     }
 
     #[test]
