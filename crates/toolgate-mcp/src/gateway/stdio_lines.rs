@@ -18,6 +18,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::RoleClient;
 use rmcp::model::{
@@ -45,6 +46,8 @@ pub(crate) struct UpstreamLines<R, W> {
     over: bool,
     /// The upstream's stdin; `None` once closed (the upstream sees EOF).
     writer: Arc<Mutex<Option<W>>>,
+    /// Whether an answer to an invalid line is being written.
+    answering: Arc<AtomicBool>,
     raw: RawTools,
 }
 
@@ -61,6 +64,7 @@ where
             line: Vec::new(),
             over: false,
             writer: Arc::new(Mutex::new(Some(writer))),
+            answering: Arc::new(AtomicBool::new(false)),
             raw,
         }
     }
@@ -94,8 +98,16 @@ where
 
     /// Sends an invalid-request error to the upstream, on its own task so
     /// that a dropped `receive` cannot cut the line short.
+    /// At most one answer is in flight: while one waits (an upstream that
+    /// does not read its input), later invalid lines are skipped unanswered
+    /// rather than each leaving a task behind.
     fn answer_invalid(&self) {
+        if self.answering.swap(true, Ordering::AcqRel) {
+            tracing::debug!("an answer to an upstream is still in flight; skipping");
+            return;
+        }
         let writer = Arc::clone(&self.writer);
+        let answering = Arc::clone(&self.answering);
         tokio::spawn(async move {
             let reply = TxJsonRpcMessage::<RoleClient>::error(
                 rmcp::ErrorData::invalid_request("Invalid request", None),
@@ -104,6 +116,7 @@ where
             if let Ok(line) = encode(&reply) {
                 let _ = write_line(&writer, &line).await;
             }
+            answering.store(false, Ordering::Release);
         });
     }
 
@@ -450,6 +463,30 @@ mod tests {
         assert_eq!(raw.len(), 2, "{raw:?}");
         assert_eq!(raw["a"]["x-v"], 1);
         assert_eq!(raw["b"]["x-w"], 2);
+    }
+
+    /// An upstream that floods invalid messages and never reads its input
+    /// gets one answer in flight at a time, not a task per line waiting on
+    /// a full pipe.
+    #[tokio::test]
+    async fn a_flood_of_invalid_messages_keeps_one_answer_in_flight() {
+        let mut input = Vec::new();
+        for i in 0..5_000 {
+            input.extend_from_slice(format!("{{\"jsonrpc\":\"2.0\",\"id\":{i}}}\n").as_bytes());
+        }
+        // Room for one answer's first bytes only; the other end is never read.
+        let (ours, _theirs) = tokio::io::duplex(16);
+        let mut lines = UpstreamLines::new(std::io::Cursor::new(input), ours, RawTools::default());
+        let before = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks();
+        assert!(lines.receive().await.is_none());
+        tokio::task::yield_now().await;
+        let alive = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+            - before;
+        assert!(alive <= 1, "{alive} answers in flight");
     }
 
     #[tokio::test]
