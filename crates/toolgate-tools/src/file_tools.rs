@@ -34,10 +34,13 @@ mod grep;
 mod ledger;
 mod list;
 mod location_paths;
-mod parallel_walk;
+mod path_globs;
 mod read;
-mod small_walk;
+#[cfg(test)]
+mod reference_walk;
 mod text;
+mod tree_walk;
+mod walk_pool;
 mod write;
 
 use std::path::Path;

@@ -184,10 +184,10 @@ async fn list_limit_returns_the_first_names_in_order() {
     assert_first_100(&out.structured, want);
 }
 
-/// A tree too large to walk inline goes to the parallel walk: same rules,
-/// same counts, same first names.
+/// A tree too large to walk inline is walked again off the event loop: same
+/// rules, same counts, same first names.
 #[tokio::test]
-async fn list_of_a_large_tree_walks_in_parallel_with_the_same_rules() {
+async fn list_of_a_large_tree_walks_off_the_event_loop_with_the_same_rules() {
     let ws = Ws::new();
     ws.put(".gitignore", "*.log\n");
     for i in 0..4500 {
@@ -314,7 +314,7 @@ async fn glob_sorts_newest_first() {
 /// A tree too large to walk inline goes to the parallel walk: same rules,
 /// same matches and counts.
 #[tokio::test]
-async fn glob_of_a_large_tree_walks_in_parallel_with_the_same_rules() {
+async fn glob_of_a_large_tree_walks_off_the_event_loop_with_the_same_rules() {
     let ws = Ws::new();
     ws.put(".gitignore", "d3/\n");
     for i in 0..4500 {
@@ -350,6 +350,61 @@ async fn glob_of_a_large_tree_walks_in_parallel_with_the_same_rules() {
         .unwrap();
     assert_eq!(out.structured["total"], 4500 - 90 - 900);
     assert_eq!(out.structured["more"], 4500 - 90 - 900 - 100);
+}
+
+/// Ignore files that never end or never answer — a FIFO named `.gitignore`,
+/// a `.ignore` linked to `/dev/zero`, a FIFO as `.git/info/exclude` — in a
+/// tree past the inline walk's 4,096 entries: the `ignore` crate's parallel
+/// walk, which took such trees before, opened them and blocked for ever, and
+/// `list`, `glob` and `grep` with it.
+#[tokio::test]
+async fn ignore_files_that_block_stall_neither_list_glob_nor_grep_in_a_large_tree() {
+    let ws = Ws::new();
+    for i in 0..4500 {
+        ws.put(&format!("many/f{i:04}.txt"), "");
+    }
+    ws.put("fifo/c.txt", "needle");
+    ws.put("zero/c.txt", "needle");
+    ws.put("excl/c.txt", "needle");
+    ws.put("excl/.git/info/.keep", "");
+    ws.put(".gitignore", "*.log\n");
+    ws.put("fifo/drop.log", "needle");
+    let fifo = |rel: &str| {
+        let c = std::ffi::CString::new(ws.path(rel).into_os_string().into_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { nix::libc::mkfifo(c.as_ptr(), 0o644) }, 0, "{rel}");
+    };
+    fifo("fifo/.gitignore");
+    fifo("excl/.git/info/exclude");
+    std::os::unix::fs::symlink("/dev/zero", ws.path("zero/.ignore")).unwrap();
+    let within = |what: &'static str| {
+        move |r: Result<_, tokio::time::error::Elapsed>| r.unwrap_or_else(|_| panic!("{what} stalled"))
+    };
+    let limit = Duration::from_secs(30);
+    let listed = tokio::time::timeout(
+        limit,
+        ws.call(ListTool::new(ws.state.clone()), json!({"path": "."})),
+    )
+    .await;
+    let listed = within("list")(listed).unwrap();
+    assert_eq!(listed.structured["total"], 4500 + 4, "{}", listed.structured);
+    let globbed = tokio::time::timeout(
+        limit,
+        ws.call(GlobTool::new(ws.state.clone()), json!({"pattern": "*/c.txt"})),
+    )
+    .await;
+    let mut files = strings(&within("glob")(globbed).unwrap().structured["files"]);
+    files.sort();
+    assert_eq!(files, ["excl/c.txt", "fifo/c.txt", "zero/c.txt"]);
+    let grepped = tokio::time::timeout(
+        limit,
+        ws.call(GrepTool::new(ws.state.clone()), json!({"pattern": "needle"})),
+    )
+    .await;
+    let found = text(&within("grep")(grepped).unwrap());
+    for dir in ["excl", "fifo", "zero"] {
+        assert!(found.contains(&format!("{dir}/c.txt:1:needle")), "{found}");
+    }
+    assert!(!found.contains("drop.log"), "{found}");
 }
 
 #[tokio::test]

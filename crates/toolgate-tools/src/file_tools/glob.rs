@@ -13,8 +13,8 @@ use toolgate_core::{
 };
 
 use super::list::more_note;
-use super::parallel_walk::{self, PathGlobs};
-use super::small_walk;
+use super::path_globs::{self, PathGlobs};
+use super::tree_walk;
 use super::{FileState, location_paths};
 
 /// Input of `glob`.
@@ -146,45 +146,36 @@ impl Tool for GlobTool {
     async fn execute(&self, input: GlobInput, ctx: ToolContext) -> Result<GlobOutput, ToolError> {
         let globs = compile(&input.pattern)?;
         let (root, display) = location_paths::existing_dir(&ctx, "glob", input.path.as_deref())?;
-        // A small tree is walked right here (walker threads and the hand-off
-        // cost more than the walk); a large one again, in parallel, off the
-        // event loop.
-        let rules = small_walk::Rules {
-            allow_credentials: self.state.config.allow_credential_files,
-            skip: None,
+        // A small tree is walked right here (a thread hand-off costs more
+        // than the walk); a large one again off the event loop.
+        let allow_credentials = self.state.config.allow_credential_files;
+        let walk = move |root: &Path,
+                         globs: &PathGlobs,
+                         cancel: &tokio_util::sync::CancellationToken,
+                         budget: usize| {
+            let rules = tree_walk::Rules {
+                allow_credentials,
+                skip: None,
+            };
+            let mut found = Vec::new();
+            let visit = |e: &tree_walk::Entry<'_>| {
+                if e.kind == tree_walk::Kind::File {
+                    let rel = Path::new(OsStr::from_bytes(e.relative));
+                    found.extend(hit(root, globs, rel));
+                }
+            };
+            let walked = tree_walk::walk(root, rules, cancel, budget, visit)?;
+            Ok::<_, ToolError>(walked.map(|unreadable| (found, unreadable)))
         };
-        let mut found = Vec::new();
-        let visit = |e: &small_walk::Entry<'_>| {
-            if e.kind == small_walk::Kind::File {
-                let rel = Path::new(OsStr::from_bytes(e.relative));
-                found.extend(hit(&root, &globs, rel));
-            }
-        };
-        let walked = match small_walk::walk(
-            &root,
-            rules,
-            &ctx.cancel,
-            parallel_walk::INLINE_WALK_ENTRIES,
-            visit,
-        )? {
-            Some(unreadable) => (found, unreadable),
+        let walked = match walk(&root, &globs, &ctx.cancel, path_globs::INLINE_WALK_ENTRIES)? {
+            Some(walked) => walked,
             None => {
-                let builder = parallel_walk::walker(&root, &self.state.config, None);
                 let cancel = ctx.cancel.clone();
-                tokio::task::spawn_blocking(move || {
-                    parallel_walk::collect_parallel(
-                        &builder,
-                        &cancel,
-                        || (),
-                        |_, e| {
-                            parallel_walk::is_file(e)
-                                .then(|| hit(&root, &globs, parallel_walk::under(&root, e.path())))
-                                .flatten()
-                        },
-                    )
-                })
-                .await
-                .map_err(|e| ToolError::caused("glob task failed", e))??
+                tokio::task::spawn_blocking(move || walk(&root, &globs, &cancel, usize::MAX))
+                    .await
+                    .map_err(|e| ToolError::caused("glob task failed", e))??
+                    // An unbounded walk always finishes.
+                    .unwrap_or_default()
             }
         };
         Ok(newest_first(

@@ -13,9 +13,9 @@ use toolgate_core::{
     Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
 };
 
-use super::list::{more_note, relative_name};
-use super::parallel_walk::{self, PathGlobs};
-use super::{FileState, fsio, location_paths};
+use super::list::more_note;
+use super::path_globs::{self, PathGlobs, path_text};
+use super::{FileState, fsio, location_paths, tree_walk, walk_pool};
 
 mod collect;
 
@@ -217,76 +217,88 @@ fn search(
 ) -> Result<GrepOutput, ToolError> {
     let limit = state.config.result_limit;
     let top = Mutex::new(TopFiles::new(limit));
-    // A file given directly is named by its file name.
-    let base = if root.is_dir() {
-        root
-    } else {
-        root.parent().unwrap_or(root)
-    };
-    let builder = parallel_walk::walker(root, &state.config, None);
     // Hard links to credential files, looked up only once a file with more
     // than one link matches.
     let allow_credentials = state.config.allow_credential_files;
     let roots: Vec<&Path> = location.roots().collect();
     let inodes: OnceLock<Arc<CredentialInodes>> = OnceLock::new();
     let home = credential::home_dir();
-    let (_, unreadable) = parallel_walk::collect_parallel(
-        &builder,
-        cancel,
-        // A matcher per thread: a clone gets its own regex cache pool, so the
-        // threads do not contend for one.
-        || (searcher(query.context), query.matcher.clone()),
-        |(searcher, matcher), e| {
-            if !parallel_walk::is_file(e) {
-                return None;
+    // A matcher per thread: a clone gets its own regex cache pool, so the
+    // threads do not contend for one.
+    let init = || (searcher(query.context), query.matcher.clone());
+    // `named`: the file is the path the call gave (and the gate judged), not
+    // one found under it.
+    let search_file = |(searcher, matcher): &mut (Searcher, RegexMatcher),
+                       relative: &Path,
+                       path: &Path,
+                       named: bool| {
+        if let Some(include) = &query.include {
+            if !include.is_match(relative) {
+                return;
             }
-            if let Some(include) = &query.include {
-                let rel = parallel_walk::under(base, e.path());
-                if !include.is_match(rel) {
-                    return None;
+        }
+        // Opened as walked: no symlink followed (one swapped in is skipped).
+        let file = match fsio::open_read(Some(location), path) {
+            Ok(f) => f,
+            Err(err) => {
+                tracing::debug!(path = %path.display(), error = %err, "grep skipped a file");
+                return;
+            }
+        };
+        let mut sink = LineSink::new(limit);
+        if let Err(err) = searcher.search_file(&*matcher, &file, &mut sink) {
+            tracing::debug!(path = %path.display(), error = %err, "grep skipped a file");
+            return;
+        }
+        if sink.binary || sink.matches == 0 {
+            return;
+        }
+        let meta = file.metadata().ok();
+        if !allow_credentials && !named {
+            if let Some(m) = meta.as_ref().filter(|m| m.nlink() > 1) {
+                let set = inodes.get_or_init(|| CredentialInodes::snapshot(&home, &roots));
+                if let Some(of) = set.link_of(m) {
+                    tracing::debug!(path = %path.display(), of = %of.display(), "grep skipped a hard link to a credential");
+                    return;
                 }
             }
-            // Opened as walked: no symlink followed (one swapped in is skipped).
-            let file = match fsio::open_read(Some(location), e.path()) {
-                Ok(f) => f,
-                Err(err) => {
-                    tracing::debug!(path = %e.path().display(), error = %err, "grep skipped a file");
-                    return None;
-                }
-            };
-            let mut sink = LineSink::new(limit);
-            if let Err(err) = searcher.search_file(&*matcher, &file, &mut sink) {
-                tracing::debug!(path = %e.path().display(), error = %err, "grep skipped a file");
-                return None;
-            }
-            if sink.binary || sink.matches == 0 {
-                return None;
-            }
-            let meta = file.metadata().ok();
-            if !allow_credentials && e.depth() > 0 {
-                if let Some(m) = meta.as_ref().filter(|m| m.nlink() > 1) {
-                    let set = inodes.get_or_init(|| CredentialInodes::snapshot(&home, &roots));
-                    if let Some(of) = set.link_of(m) {
-                        tracing::debug!(path = %e.path().display(), of = %of.display(), "grep skipped a hard link to a credential");
-                        return None;
-                    }
-                }
-            }
-            let mtime = meta
-                .and_then(|m| m.modified().ok())
-                .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
-            let hits = FileHits {
-                path: relative_name(base, e.path()),
-                mtime,
-                matches: sink.matches,
-                lines: sink.lines,
-            };
-            top.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(hits);
-            None::<()>
-        },
-    )?;
+        }
+        let mtime = meta
+            .and_then(|m| m.modified().ok())
+            .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+        let hits = FileHits {
+            path: path_text(relative).into_owned(),
+            mtime,
+            matches: sink.matches,
+            lines: sink.lines,
+        };
+        top.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(hits);
+    };
+    let unreadable = if root.is_dir() {
+        let rules = tree_walk::Rules {
+            allow_credentials,
+            skip: None,
+        };
+        let workers = match state.config.threads {
+            0 => path_globs::cores(),
+            n => n,
+        };
+        walk_pool::for_each_file(
+            root,
+            rules,
+            cancel,
+            workers,
+            init,
+            |state, relative, path| search_file(state, relative, path, false),
+        )?
+    } else {
+        // A file given directly is named by its file name.
+        let name = root.file_name().map_or(root, Path::new);
+        search_file(&mut init(), name, root, true);
+        0
+    };
     let top = top.into_inner().unwrap_or_else(PoisonError::into_inner);
     let mut out = top.finish(query.context);
     out.unreadable = unreadable;

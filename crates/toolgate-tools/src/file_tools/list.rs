@@ -12,8 +12,8 @@ use toolgate_core::{
     Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
 };
 
-use super::parallel_walk::{self, PathGlobs};
-use super::small_walk;
+use super::path_globs::{self, PathGlobs};
+use super::tree_walk;
 use super::{FileState, location_paths};
 
 /// Input of `list`.
@@ -90,47 +90,43 @@ impl Tool for ListTool {
         let (root, display) = location_paths::existing_dir(&ctx, "list", input.path.as_deref())?;
         let limit = self.state.config.result_limit;
         // A small tree is walked right here, its names gathered in one buffer;
-        // a large one again, in parallel, off the event loop.
-        let mut text = String::new();
-        let mut spans = Vec::new();
-        let rules = small_walk::Rules {
-            allow_credentials: self.state.config.allow_credential_files,
-            skip: Some(&ignore).filter(|globs| !globs.is_empty()),
+        // a large one again off the event loop.
+        let allow_credentials = self.state.config.allow_credential_files;
+        let walk = move |root: &Path,
+                         ignore: &PathGlobs,
+                         cancel: &tokio_util::sync::CancellationToken,
+                         budget: usize| {
+            let mut text = String::new();
+            let mut spans = Vec::new();
+            let rules = tree_walk::Rules {
+                allow_credentials,
+                skip: Some(ignore).filter(|globs| !globs.is_empty()),
+            };
+            let visit = |e: &tree_walk::Entry<'_>| {
+                if e.kind == tree_walk::Kind::File {
+                    let start = text.len();
+                    text.push_str(&path_globs::path_text(Path::new(OsStr::from_bytes(
+                        e.relative,
+                    ))));
+                    spans.push(Span(start, text.len()));
+                }
+            };
+            let walked = tree_walk::walk(root, rules, cancel, budget, visit)?;
+            Ok::<_, ToolError>(walked.map(|unreadable| (spans, text, unreadable)))
         };
-        let visit = |e: &small_walk::Entry<'_>| {
-            if e.kind == small_walk::Kind::File {
-                let start = text.len();
-                text.push_str(&parallel_walk::path_text(Path::new(OsStr::from_bytes(
-                    e.relative,
-                ))));
-                spans.push(Span(start, text.len()));
-            }
-        };
-        match small_walk::walk(
-            &root,
-            rules,
-            &ctx.cancel,
-            parallel_walk::INLINE_WALK_ENTRIES,
-            visit,
-        )? {
-            Some(unreadable) => Ok(listing(display, spans, &text, unreadable, limit)),
+        let walked = match walk(&root, &ignore, &ctx.cancel, path_globs::INLINE_WALK_ENTRIES)? {
+            Some(walked) => walked,
             None => {
-                let builder = parallel_walk::walker(&root, &self.state.config, Some(ignore));
                 let cancel = ctx.cancel.clone();
-                let root = root.clone();
-                let (names, unreadable) = tokio::task::spawn_blocking(move || {
-                    parallel_walk::collect_parallel(
-                        &builder,
-                        &cancel,
-                        || (),
-                        |_, e| parallel_walk::is_file(e).then(|| relative_name(&root, e.path())),
-                    )
-                })
-                .await
-                .map_err(|e| ToolError::caused("list task failed", e))??;
-                Ok(listing(display, names, "", unreadable, limit))
+                tokio::task::spawn_blocking(move || walk(&root, &ignore, &cancel, usize::MAX))
+                    .await
+                    .map_err(|e| ToolError::caused("list task failed", e))??
+                    // An unbounded walk always finishes.
+                    .unwrap_or_default()
             }
-        }
+        };
+        let (spans, text, unreadable) = walked;
+        Ok(listing(display, spans, &text, unreadable, limit))
     }
 
     fn project(&self, output: &ListOutput) -> Vec<Content> {
@@ -201,11 +197,6 @@ fn first_sorted_by<T>(items: &mut Vec<T>, limit: usize, cmp: impl Fn(&T, &T) -> 
         items.truncate(limit);
     }
     items.sort_unstable_by(cmp);
-}
-
-/// `path` relative to `root`, `/` separated.
-pub fn relative_name(root: &Path, path: &Path) -> String {
-    parallel_walk::path_text(parallel_walk::under(root, path)).into_owned()
 }
 
 /// The "N more" note shared by `list`, `glob` and `grep`.

@@ -1,9 +1,9 @@
-//! The walk of a small tree on the calling thread, for `list` and `glob`: the same
-//! entries as the `ignore` crate's walk built by
-//! [`parallel_walk::walker`](super::parallel_walk::walker), at a fraction of
-//! its cost per entry.
+//! The walk behind `list`, `glob` and `grep`, on the calling thread: the same
+//! entries as the `ignore` crate's walk with the file tools' rules (kept as
+//! `reference_walk`, which a test compares this walk with), at a fraction of
+//! its cost per entry, and without its stalls.
 //!
-//! Why not the crate's own sequential walk: for a directory of 1,000 files it
+//! Why not the crate's own walk: for a directory of 1,000 files it
 //! joins a new path, allocates a name and wraps two entry types per file, and
 //! asks its matchers about every entry even when no ignore file exists; that
 //! was half of a `list` call's CPU beside the kernel's own `getdents`. Here the
@@ -20,8 +20,10 @@
 //!   `exclude`, which wins over the user's global git excludes;
 //! - a match is a skip unless it is a `!` whitelist.
 //!
-//! As in [`parallel_walk::walker`](super::parallel_walk::walker), `.git` is
-//! never entered, credentials (core's table) are left out unless allowed,
+//! Unlike the crate, an ignore file is read only when it is a regular file of
+//! bounded size (a FIFO named `.gitignore` stalled the crate's walk for ever),
+//! and directories are opened beneath the root with no link at any component.
+//! As in the crate's walk, `.git` is never entered, credentials (core's table) are left out unless allowed,
 //! hidden files are walked, links are not followed, and entries matching the
 //! caller's skip globs are left out with everything below them. A test walks
 //! generated trees with both and compares what they return.
@@ -39,7 +41,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_core::{ToolError, credential};
 
 use super::fsio;
-use super::parallel_walk::PathGlobs;
+use super::path_globs::PathGlobs;
 
 /// The kind of a walked entry (links are not followed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,7 +203,7 @@ impl<'r> Walker<'r> {
     /// The levels of the root's ancestors when one of them holds an ignore
     /// source (the crate's `parents`), outermost first; the innermost.
     fn ancestor_levels(&mut self) -> Option<usize> {
-        if !super::parallel_walk::parents_have_ignore_files(self.root) {
+        if !parents_have_ignore_files(self.root) {
             return None;
         }
         let ancestors: Vec<&Path> = self.root.ancestors().skip(1).collect();
@@ -482,6 +484,28 @@ fn holder_name<'a>(root: &'a Path, dir: &'a [u8]) -> &'a [u8] {
     }
 }
 
+/// What makes a directory a source of ignore rules for the walk: the files the
+/// `ignore` crate reads (`.git` for `.git/info/exclude`, also when `.git` is a
+/// worktree's link file). No custom ignore file names are configured.
+const IGNORE_SOURCES: &[&str] = &[".gitignore", ".ignore", ".git"];
+
+/// Whether any directory above `root` (a canonical path, as the crate sees its
+/// parents) holds an ignore source. When none does, the parents' rules are
+/// empty and matching every entry against them (`WalkBuilder::parents`, which
+/// joins a new absolute path per entry) changes nothing, so it is skipped: a
+/// few `lstat`s per walk instead of work per entry.
+pub(super) fn parents_have_ignore_files(root: &Path) -> bool {
+    root.ancestors().skip(1).any(has_ignore_files)
+}
+
+/// Whether `dir` holds an ignore source (any kind of file by that name counts,
+/// even a dangling link: it errs towards matching).
+fn has_ignore_files(dir: &Path) -> bool {
+    IGNORE_SOURCES
+        .iter()
+        .any(|name| dir.join(name).symlink_metadata().is_ok())
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -490,7 +514,7 @@ mod tests {
 
     use super::*;
     use crate::file_tools::FileToolsConfig;
-    use crate::file_tools::parallel_walk;
+    use crate::file_tools::reference_walk;
 
     /// A small deterministic generator (xorshift), so that a failing seed
     /// can be walked again.
@@ -600,14 +624,14 @@ mod tests {
     /// What the `ignore` crate's walk with the tools' rules returns: every
     /// entry below the root (path, whether a regular file), and the errors.
     fn crate_walk(root: &Path, config: &FileToolsConfig, skip: Option<PathGlobs>) -> Found {
-        let builder = parallel_walk::walker(root, config, skip);
+        let builder = reference_walk::walker(root, config, skip);
         let (found, errors) =
-            parallel_walk::collect_small(&builder, &CancellationToken::new(), usize::MAX, |e| {
+            reference_walk::collect_small(&builder, &CancellationToken::new(), usize::MAX, |e| {
                 (e.depth() > 0).then(|| {
-                    let rel = parallel_walk::under(root, e.path());
+                    let rel = reference_walk::under(root, e.path());
                     (
                         rel.to_string_lossy().into_owned(),
-                        parallel_walk::is_file(e),
+                        reference_walk::is_file(e),
                     )
                 })
             })
@@ -800,5 +824,40 @@ mod tests {
             walk(&root, rules, &token, 10, |_| {}),
             Err(ToolError::Cancelled)
         ));
+    }
+
+    #[test]
+    fn ignore_sources_of_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(!has_ignore_files(d));
+        std::fs::write(d.join("README.md"), "").unwrap();
+        assert!(!has_ignore_files(d));
+        for name in IGNORE_SOURCES {
+            let p = d.join(name);
+            std::fs::write(&p, "").unwrap();
+            assert!(has_ignore_files(d), "{name}");
+            std::fs::remove_file(&p).unwrap();
+        }
+        std::fs::create_dir(d.join(".git")).unwrap();
+        assert!(has_ignore_files(d), ".git directory");
+        std::fs::remove_dir(d.join(".git")).unwrap();
+        std::os::unix::fs::symlink(d.join("missing"), d.join(".gitignore")).unwrap();
+        assert!(has_ignore_files(d), "dangling link");
+    }
+
+    #[test]
+    fn parents_are_looked_at_above_the_root_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = std::fs::canonicalize(dir.path()).unwrap();
+        let sub = d.join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        // The root's own rules are read by the walk whatever `parents` says.
+        std::fs::write(sub.join(".gitignore"), "x\n").unwrap();
+        let above = parents_have_ignore_files(&d);
+        assert_eq!(parents_have_ignore_files(&sub), above);
+        std::fs::write(d.join("a/.ignore"), "x\n").unwrap();
+        assert!(parents_have_ignore_files(&sub));
+        assert_eq!(parents_have_ignore_files(&d.join("a")), above);
     }
 }

@@ -1,0 +1,209 @@
+//! A walk whose files are worked on by several threads, for `grep`: the tree
+//! is walked by [`tree_walk`](super::tree_walk) on the calling thread, and
+//! its files go in batches to worker threads that search them.
+//!
+//! Why not the `ignore` crate's parallel walk, which walked and searched on
+//! every thread: it reads each directory's `.gitignore`, `.ignore` and
+//! `.git/info/exclude` with a blocking open and read, so one of them that is a
+//! FIFO (or a link to one, or to `/dev/zero`) stalled the search for ever, and
+//! it follows a parent directory swapped for a link after it was listed. The
+//! small walk reads only regular ignore files of bounded size, and opens every
+//! directory beneath the root with no link at any component. Walking is cheap
+//! beside searching, so one walking thread keeps the workers fed.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::{Mutex, PoisonError};
+
+use tokio_util::sync::CancellationToken;
+use toolgate_core::ToolError;
+
+use super::tree_walk::{self, Kind, Rules};
+
+/// Files handed to a worker at a time: a hand-off costs a lock and a wake-up,
+/// a file's search some microseconds at least.
+const BATCH_FILES: usize = 64;
+
+/// Batches waiting per worker before the walk waits for them.
+const QUEUED_BATCHES_PER_WORKER: usize = 4;
+
+/// Walks `root` (a canonical directory) with `rules` on the calling thread and
+/// calls `work` for each regular file on one of `workers` threads (at least
+/// one), each with its own state from `init`; `work` gets the file's path
+/// relative to `root` and its absolute path. Returns the count of entries
+/// that could not be read (as [`tree_walk::walk`] counts them). Stops when
+/// `cancel` fires: the workers leave what they were not given yet.
+pub fn for_each_file<S, I, F>(
+    root: &Path,
+    rules: Rules<'_>,
+    cancel: &CancellationToken,
+    workers: usize,
+    init: I,
+    work: F,
+) -> Result<usize, ToolError>
+where
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, &Path, &Path) + Sync,
+{
+    let workers = workers.max(1);
+    let (batches, queued) = sync_channel::<Vec<Vec<u8>>>(workers * QUEUED_BATCHES_PER_WORKER);
+    let queued = Mutex::new(queued);
+    let walked = std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| drain(root, &queued, cancel, &init, &work));
+        }
+        let mut batch = Vec::with_capacity(BATCH_FILES);
+        let walked = tree_walk::walk(root, rules, cancel, usize::MAX, |e| {
+            if e.kind == Kind::File {
+                batch.push(e.relative.to_vec());
+                if batch.len() == BATCH_FILES {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_FILES));
+                    // Every worker gone (a panic, re-raised below): nothing
+                    // is left to give the batch to.
+                    drop(batches.send(full));
+                }
+            }
+        });
+        if !batch.is_empty() {
+            drop(batches.send(batch));
+        }
+        // The workers stop once the queue is empty and this, the only
+        // sender, is gone.
+        drop(batches);
+        walked
+    })?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    // The budget is unbounded, so the walk always finishes.
+    Ok(walked.unwrap_or(0))
+}
+
+/// One worker: takes batches until the walk is over.
+fn drain<S, I, F>(
+    root: &Path,
+    queued: &Mutex<Receiver<Vec<Vec<u8>>>>,
+    cancel: &CancellationToken,
+    init: &I,
+    work: &F,
+) where
+    I: Fn() -> S,
+    F: Fn(&mut S, &Path, &Path),
+{
+    let mut state = init();
+    loop {
+        let next = queued.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(batch) = next else {
+            return;
+        };
+        for relative in batch {
+            if cancel.is_cancelled() {
+                return;
+            }
+            let relative = Path::new(OsStr::from_bytes(&relative));
+            work(&mut state, relative, &root.join(relative));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::os::unix::ffi::OsStringExt;
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    fn rules() -> Rules<'static> {
+        Rules {
+            allow_credentials: false,
+            skip: None,
+        }
+    }
+
+    fn walk_all(root: &Path, workers: usize) -> (BTreeSet<String>, usize) {
+        let found = Mutex::new(BTreeSet::new());
+        let unreadable = for_each_file(
+            root,
+            rules(),
+            &CancellationToken::new(),
+            workers,
+            || (),
+            |_, relative, absolute| {
+                assert_eq!(absolute, root.join(relative));
+                found
+                    .lock()
+                    .unwrap()
+                    .insert(relative.to_string_lossy().into_owned());
+            },
+        )
+        .unwrap();
+        (found.into_inner().unwrap(), unreadable)
+    }
+
+    #[test]
+    fn every_file_of_a_large_tree_reaches_one_worker_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let mut expected = BTreeSet::new();
+        for d in 0..7 {
+            std::fs::create_dir_all(root.join(format!("d{d}/inner"))).unwrap();
+            for f in 0..150 {
+                let rel = format!("d{d}/inner/f{f}.txt");
+                std::fs::write(root.join(&rel), "x").unwrap();
+                expected.insert(rel);
+            }
+        }
+        std::fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+        std::fs::write(root.join("d0/skipped.log"), "x").unwrap();
+        std::fs::write(root.join(".env"), "SECRET=1").unwrap();
+        symlink("/etc/hostname", root.join("link.txt")).unwrap();
+        expected.insert(".gitignore".into());
+        for workers in [0, 1, 3] {
+            let (found, unreadable) = walk_all(&root, workers);
+            assert_eq!(found, expected, "{workers} workers");
+            assert_eq!(unreadable, 0);
+        }
+    }
+
+    #[test]
+    fn a_fifo_named_gitignore_in_a_large_tree_does_not_stall_the_walk() {
+        // The `ignore` crate's parallel walk, used for trees past 4,096
+        // entries before, blocked for ever opening it.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("many")).unwrap();
+        for f in 0..5000 {
+            std::fs::write(root.join(format!("many/f{f}")), "").unwrap();
+        }
+        std::fs::create_dir(root.join("b")).unwrap();
+        std::fs::write(root.join("b/c.txt"), "hello").unwrap();
+        let fifo =
+            std::ffi::CString::new(root.join("b/.gitignore").into_os_string().into_vec()).unwrap();
+        assert_eq!(unsafe { nix::libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let (done, finished) = std::sync::mpsc::channel();
+        let walked = root.clone();
+        std::thread::spawn(move || drop(done.send(walk_all(&walked, 2))));
+        let (found, unreadable) = finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the walk stalled on a FIFO named .gitignore");
+        assert!(found.contains("b/c.txt"));
+        assert_eq!(found.len(), 5001);
+        assert_eq!(unreadable, 0, "an ignore file that is no regular file is passed over");
+    }
+
+    #[test]
+    fn a_cancelled_walk_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for f in 0..300 {
+            std::fs::write(root.join(format!("f{f}")), "").unwrap();
+        }
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let got = for_each_file(&root, rules(), &cancel, 2, || (), |_, _, _| {});
+        assert!(matches!(got, Err(ToolError::Cancelled)), "{got:?}");
+    }
+}
