@@ -109,11 +109,23 @@ pub struct FileToolsConfig {
     /// Files (`list`, `glob`) or matching lines (`grep`) returned before the
     /// "more results" note.
     pub result_limit: usize,
-    /// Walker threads for `list`, `glob` and `grep`; 0 means one per core.
+    /// Threads that work on a large tree's files beside the thread walking
+    /// it (`grep` searching them, `glob` reading their times); 0 means one
+    /// per core.
     pub threads: usize,
     /// Where `write`, `edit` and `apply_patch` record each change set
     /// before it lands (for `toolgate undo`); `None`: not recorded.
     pub checkpoints: Option<std::sync::Arc<dyn toolgate_core::ChangeRecorder>>,
+}
+
+impl FileToolsConfig {
+    /// The worker threads [`threads`](Self::threads) asks for.
+    pub(crate) fn walk_threads(&self) -> usize {
+        match self.threads {
+            0 => path_globs::cores(),
+            n => n,
+        }
+    }
 }
 
 impl Default for FileToolsConfig {

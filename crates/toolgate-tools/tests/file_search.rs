@@ -377,7 +377,9 @@ async fn ignore_files_that_block_stall_neither_list_glob_nor_grep_in_a_large_tre
     fifo("excl/.git/info/exclude");
     std::os::unix::fs::symlink("/dev/zero", ws.path("zero/.ignore")).unwrap();
     let within = |what: &'static str| {
-        move |r: Result<_, tokio::time::error::Elapsed>| r.unwrap_or_else(|_| panic!("{what} stalled"))
+        move |r: Result<_, tokio::time::error::Elapsed>| {
+            r.unwrap_or_else(|_| panic!("{what} stalled"))
+        }
     };
     let limit = Duration::from_secs(30);
     let listed = tokio::time::timeout(
@@ -386,10 +388,18 @@ async fn ignore_files_that_block_stall_neither_list_glob_nor_grep_in_a_large_tre
     )
     .await;
     let listed = within("list")(listed).unwrap();
-    assert_eq!(listed.structured["total"], 4500 + 4, "{}", listed.structured);
+    assert_eq!(
+        listed.structured["total"],
+        4500 + 4,
+        "{}",
+        listed.structured
+    );
     let globbed = tokio::time::timeout(
         limit,
-        ws.call(GlobTool::new(ws.state.clone()), json!({"pattern": "*/c.txt"})),
+        ws.call(
+            GlobTool::new(ws.state.clone()),
+            json!({"pattern": "*/c.txt"}),
+        ),
     )
     .await;
     let mut files = strings(&within("glob")(globbed).unwrap().structured["files"]);
@@ -397,7 +407,10 @@ async fn ignore_files_that_block_stall_neither_list_glob_nor_grep_in_a_large_tre
     assert_eq!(files, ["excl/c.txt", "fifo/c.txt", "zero/c.txt"]);
     let grepped = tokio::time::timeout(
         limit,
-        ws.call(GrepTool::new(ws.state.clone()), json!({"pattern": "needle"})),
+        ws.call(
+            GrepTool::new(ws.state.clone()),
+            json!({"pattern": "needle"}),
+        ),
     )
     .await;
     let found = text(&within("grep")(grepped).unwrap());

@@ -14,8 +14,7 @@ use toolgate_core::{
 
 use super::list::more_note;
 use super::path_globs::{self, PathGlobs};
-use super::tree_walk;
-use super::{FileState, location_paths};
+use super::{FileState, location_paths, tree_walk, walk_pool};
 
 /// Input of `glob`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -147,35 +146,44 @@ impl Tool for GlobTool {
         let globs = compile(&input.pattern)?;
         let (root, display) = location_paths::existing_dir(&ctx, "glob", input.path.as_deref())?;
         // A small tree is walked right here (a thread hand-off costs more
-        // than the walk); a large one again off the event loop.
-        let allow_credentials = self.state.config.allow_credential_files;
-        let walk = move |root: &Path,
-                         globs: &PathGlobs,
-                         cancel: &tokio_util::sync::CancellationToken,
-                         budget: usize| {
-            let rules = tree_walk::Rules {
-                allow_credentials,
-                skip: None,
-            };
-            let mut found = Vec::new();
-            let visit = |e: &tree_walk::Entry<'_>| {
-                if e.kind == tree_walk::Kind::File {
-                    let rel = Path::new(OsStr::from_bytes(e.relative));
-                    found.extend(hit(root, globs, rel));
-                }
-            };
-            let walked = tree_walk::walk(root, rules, cancel, budget, visit)?;
-            Ok::<_, ToolError>(walked.map(|unreadable| (found, unreadable)))
+        // than the walk); a large one again off the event loop, its files'
+        // times read on worker threads.
+        let rules = tree_walk::Rules {
+            allow_credentials: self.state.config.allow_credential_files,
+            skip: None,
         };
-        let walked = match walk(&root, &globs, &ctx.cancel, path_globs::INLINE_WALK_ENTRIES)? {
-            Some(walked) => walked,
+        let mut found = Vec::new();
+        let visit = |e: &tree_walk::Entry<'_>| {
+            if e.kind == tree_walk::Kind::File {
+                let rel = Path::new(OsStr::from_bytes(e.relative));
+                found.extend(hit(&root, &globs, rel));
+            }
+        };
+        let inline = tree_walk::walk(
+            &root,
+            rules,
+            &ctx.cancel,
+            path_globs::INLINE_WALK_ENTRIES,
+            visit,
+        )?;
+        let walked = match inline {
+            Some(unreadable) => (found, unreadable),
             None => {
                 let cancel = ctx.cancel.clone();
-                tokio::task::spawn_blocking(move || walk(&root, &globs, &cancel, usize::MAX))
-                    .await
-                    .map_err(|e| ToolError::caused("glob task failed", e))??
-                    // An unbounded walk always finishes.
-                    .unwrap_or_default()
+                let workers = self.state.config.walk_threads();
+                tokio::task::spawn_blocking(move || {
+                    let (found, unreadable) = walk_pool::for_each_file(
+                        &root,
+                        rules,
+                        &cancel,
+                        workers,
+                        Vec::new,
+                        |found, rel, _| found.extend(hit(&root, &globs, rel)),
+                    )?;
+                    Ok::<_, ToolError>((found.into_iter().flatten().collect(), unreadable))
+                })
+                .await
+                .map_err(|e| ToolError::caused("glob task failed", e))??
             }
         };
         Ok(newest_first(

@@ -14,7 +14,7 @@ use toolgate_core::{
 };
 
 use super::list::more_note;
-use super::path_globs::{self, PathGlobs, path_text};
+use super::path_globs::{PathGlobs, path_text};
 use super::{FileState, fsio, location_paths, tree_walk, walk_pool};
 
 mod collect;
@@ -281,10 +281,7 @@ fn search(
             allow_credentials,
             skip: None,
         };
-        let workers = match state.config.threads {
-            0 => path_globs::cores(),
-            n => n,
-        };
+        let workers = state.config.walk_threads();
         walk_pool::for_each_file(
             root,
             rules,
@@ -293,6 +290,7 @@ fn search(
             init,
             |state, relative, path| search_file(state, relative, path, false),
         )?
+        .1
     } else {
         // A file given directly is named by its file name.
         let name = root.file_name().map_or(root, Path::new);

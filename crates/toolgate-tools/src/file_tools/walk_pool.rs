@@ -24,16 +24,18 @@ use super::tree_walk::{self, Kind, Rules};
 
 /// Files handed to a worker at a time: a hand-off costs a lock and a wake-up,
 /// a file's search some microseconds at least.
-const BATCH_FILES: usize = 64;
+const BATCH_FILES: usize = 32;
 
 /// Batches waiting per worker before the walk waits for them.
 const QUEUED_BATCHES_PER_WORKER: usize = 4;
 
 /// Walks `root` (a canonical directory) with `rules` on the calling thread and
 /// calls `work` for each regular file on one of `workers` threads (at least
-/// one), each with its own state from `init`; `work` gets the file's path
-/// relative to `root` and its absolute path. Returns the count of entries
-/// that could not be read (as [`tree_walk::walk`] counts them). Stops when
+/// one; the calling thread joins them once its walk is over), each with its
+/// own state from `init`; `work` gets the file's path
+/// relative to `root` and its absolute path. Returns every thread's state
+/// and the count of entries that could not be read (as [`tree_walk::walk`]
+/// counts them). Stops when
 /// `cancel` fires: the workers leave what they were not given yet.
 pub fn for_each_file<S, I, F>(
     root: &Path,
@@ -42,18 +44,19 @@ pub fn for_each_file<S, I, F>(
     workers: usize,
     init: I,
     work: F,
-) -> Result<usize, ToolError>
+) -> Result<(Vec<S>, usize), ToolError>
 where
+    S: Send,
     I: Fn() -> S + Sync,
     F: Fn(&mut S, &Path, &Path) + Sync,
 {
     let workers = workers.max(1);
     let (batches, queued) = sync_channel::<Vec<Vec<u8>>>(workers * QUEUED_BATCHES_PER_WORKER);
     let queued = Mutex::new(queued);
-    let walked = std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| drain(root, &queued, cancel, &init, &work));
-        }
+    let (states, walked) = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..workers)
+            .map(|_| scope.spawn(|| drain(root, &queued, cancel, &init, &work)))
+            .collect();
         let mut batch = Vec::with_capacity(BATCH_FILES);
         let walked = tree_walk::walk(root, rules, cancel, usize::MAX, |e| {
             if e.kind == Kind::File {
@@ -70,25 +73,34 @@ where
             drop(batches.send(batch));
         }
         // The workers stop once the queue is empty and this, the only
-        // sender, is gone.
+        // sender, is gone; the walking thread helps them empty it.
         drop(batches);
-        walked
-    })?;
+        let mut states = vec![drain(root, &queued, cancel, &init, &work)];
+        for thread in threads {
+            match thread.join() {
+                Ok(state) => states.push(state),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        (states, walked)
+    });
+    let walked = walked?;
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
     // The budget is unbounded, so the walk always finishes.
-    Ok(walked.unwrap_or(0))
+    Ok((states, walked.unwrap_or(0)))
 }
 
-/// One worker: takes batches until the walk is over.
+/// One worker: takes batches until the walk is over, and returns its state.
 fn drain<S, I, F>(
     root: &Path,
     queued: &Mutex<Receiver<Vec<Vec<u8>>>>,
     cancel: &CancellationToken,
     init: &I,
     work: &F,
-) where
+) -> S
+where
     I: Fn() -> S,
     F: Fn(&mut S, &Path, &Path),
 {
@@ -96,11 +108,11 @@ fn drain<S, I, F>(
     loop {
         let next = queued.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(batch) = next else {
-            return;
+            return state;
         };
         for relative in batch {
             if cancel.is_cancelled() {
-                return;
+                return state;
             }
             let relative = Path::new(OsStr::from_bytes(&relative));
             work(&mut state, relative, &root.join(relative));
@@ -124,23 +136,27 @@ mod tests {
     }
 
     fn walk_all(root: &Path, workers: usize) -> (BTreeSet<String>, usize) {
-        let found = Mutex::new(BTreeSet::new());
-        let unreadable = for_each_file(
+        let (states, unreadable) = for_each_file(
             root,
             rules(),
             &CancellationToken::new(),
             workers,
-            || (),
-            |_, relative, absolute| {
+            Vec::new,
+            |found, relative, absolute| {
                 assert_eq!(absolute, root.join(relative));
-                found
-                    .lock()
-                    .unwrap()
-                    .insert(relative.to_string_lossy().into_owned());
+                found.push(relative.to_string_lossy().into_owned());
             },
         )
         .unwrap();
-        (found.into_inner().unwrap(), unreadable)
+        assert_eq!(
+            states.len(),
+            workers.max(1) + 1,
+            "each worker's and the walker's"
+        );
+        let all: Vec<String> = states.into_iter().flatten().collect();
+        let found: BTreeSet<String> = all.iter().cloned().collect();
+        assert_eq!(found.len(), all.len(), "a file given twice");
+        (found, unreadable)
     }
 
     #[test]
@@ -191,7 +207,10 @@ mod tests {
             .expect("the walk stalled on a FIFO named .gitignore");
         assert!(found.contains("b/c.txt"));
         assert_eq!(found.len(), 5001);
-        assert_eq!(unreadable, 0, "an ignore file that is no regular file is passed over");
+        assert_eq!(
+            unreadable, 0,
+            "an ignore file that is no regular file is passed over"
+        );
     }
 
     #[test]
