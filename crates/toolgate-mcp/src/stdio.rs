@@ -18,7 +18,7 @@ use rmcp::ServiceExt;
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Semaphore};
 use toolgate_core::pipeline::CANCEL_GRACE;
 
 use crate::error::ServeError;
@@ -31,6 +31,9 @@ mod stdio_fd;
 const ID_PREFIX: usize = 64 * 1024;
 /// The read buffer: a pipe's capacity, so one read takes what is there.
 const PIPE: usize = 256 * 1024;
+/// Answers to bad input being written at once; past them the transport
+/// reads no more input until one is written.
+const REPLIES_IN_FLIGHT: usize = 16;
 
 /// Limits of the stdio transport.
 #[derive(Clone, Copy, Debug)]
@@ -109,6 +112,11 @@ struct LineTransport<R, W> {
     total: usize,
     writer: Arc<Mutex<LineWriter<W>>>,
     options: StdioOptions,
+    /// An answer to bad input waiting for one of `reply_slots`: kept here, so
+    /// that a dropped `receive` loses nothing.
+    waiting_reply: Option<Vec<u8>>,
+    /// [`REPLIES_IN_FLIGHT`] permits, one held by each answer being written.
+    reply_slots: Arc<Semaphore>,
 }
 
 /// The write half, shared by the replies to calls and to bad input.
@@ -164,6 +172,8 @@ where
                 failed: None,
             })),
             options,
+            waiting_reply: None,
+            reply_slots: Arc::new(Semaphore::new(REPLIES_IN_FLIGHT)),
         }
     }
 
@@ -215,18 +225,39 @@ where
         }
     }
 
-    /// Answers bad input on its own task: a reply written here could be cut
-    /// off when `receive` is dropped, and the shared writer keeps lines whole.
-    fn reply(&self, line: Vec<u8>) {
+    /// Queues the answer to bad input; [`Self::send_waiting_reply`] sends it
+    /// before anything more is read.
+    fn reply(&mut self, line: Vec<u8>) {
+        self.waiting_reply = Some(line);
+    }
+
+    /// Writes the waiting answer on its own task once fewer than
+    /// [`REPLIES_IN_FLIGHT`] are being written: a reply written here could
+    /// be cut off when `receive` is dropped, and the shared writer keeps
+    /// lines whole. Waiting here holds back a client that sends bad input
+    /// and reads no answers, rather than a task per line piling up. Safe to
+    /// cancel: the answer stays until a slot is taken.
+    async fn send_waiting_reply(&mut self) {
+        if self.waiting_reply.is_none() {
+            return;
+        }
+        let Ok(slot) = Arc::clone(&self.reply_slots).acquire_owned().await else {
+            return;
+        };
+        let Some(line) = self.waiting_reply.take() else {
+            return;
+        };
         let writer = Arc::clone(&self.writer);
         tokio::spawn(async move {
             let _ = writer.lock().await.write_line(&line).await;
+            drop(slot);
         });
     }
 
     /// The next message, answering and skipping bad input; `None` at the end.
     async fn next_message(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            self.send_waiting_reply().await;
             match self.read_line().await {
                 Ok(Line::Eof) => return None,
                 Ok(Line::Complete) => {
@@ -385,6 +416,74 @@ mod tests {
         let message = t.next_message().await.expect("the message");
         let text = serde_json::to_string(&message).unwrap();
         assert!(text.contains("ping"), "{text}");
+    }
+
+    /// A client that sends bad input and reads none of the answers: each
+    /// answer waited for the full pipe in a task of its own, one per line
+    /// (5,000 here), the memory growing with the input. Now a few answers
+    /// are in flight and the transport stops reading until one is written.
+    #[tokio::test]
+    async fn a_flood_of_bad_lines_whose_answers_are_never_read_is_held_back() {
+        let mut input = Vec::new();
+        for i in 0..5_000 {
+            input.extend_from_slice(format!("{{\"id\":{i},\"what\":1}}\n").as_bytes());
+        }
+        // Room for one answer's first bytes only; the other end is never read.
+        let (ours, _theirs) = tokio::io::duplex(16);
+        let mut t = LineTransport::with_buffer(
+            std::io::Cursor::new(input),
+            ours,
+            StdioOptions::default(),
+            PIPE,
+        );
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let before = metrics.num_alive_tasks();
+        let next = tokio::time::timeout(Duration::from_millis(200), t.next_message()).await;
+        assert!(next.is_err(), "held back, not at the end of the input");
+        tokio::task::yield_now().await;
+        let alive = metrics.num_alive_tasks() - before;
+        assert!(alive <= REPLIES_IN_FLIGHT, "{alive} answers in flight");
+    }
+
+    #[tokio::test]
+    async fn answers_to_bad_lines_all_arrive_when_the_client_reads_them() {
+        let mut input = Vec::new();
+        for i in 0..200 {
+            input.extend_from_slice(format!("{{\"id\":{i},\"what\":1}}\n").as_bytes());
+        }
+        input.extend_from_slice(b"not json\n");
+        let (ours, theirs) = tokio::io::duplex(64);
+        let reading = tokio::spawn(async move {
+            let mut lines = BufReader::new(theirs).lines();
+            let mut ids = Vec::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                ids.push(v["id"].clone());
+                if ids.len() == 201 {
+                    break;
+                }
+            }
+            ids
+        });
+        let mut t = LineTransport::with_buffer(
+            std::io::Cursor::new(input),
+            ours,
+            StdioOptions::default(),
+            PIPE,
+        );
+        assert!(t.next_message().await.is_none());
+        let ids = tokio::time::timeout(Duration::from_secs(20), reading)
+            .await
+            .expect("every answer written")
+            .unwrap();
+        let mut numbers: Vec<i64> = ids.iter().filter_map(serde_json::Value::as_i64).collect();
+        numbers.sort_unstable();
+        assert_eq!(numbers, (0..200).collect::<Vec<_>>());
+        assert_eq!(
+            ids.iter().filter(|v| v.is_null()).count(),
+            1,
+            "the parse error"
+        );
     }
 
     #[test]
