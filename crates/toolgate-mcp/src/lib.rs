@@ -81,6 +81,7 @@
 #![deny(missing_docs)]
 
 pub mod approval;
+mod call_request;
 pub mod convert;
 pub mod gateway;
 pub mod list_changed;

@@ -266,6 +266,10 @@ where
                         self.line.clear();
                         continue;
                     }
+                    if let Some(call) = crate::call_request::decode(body) {
+                        self.line.clear();
+                        return Some(call);
+                    }
                     let reply = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body) {
                         Ok(message) => {
                             // The buffer keeps its capacity for the next line.
