@@ -20,21 +20,47 @@ use crate::credential::{
 /// How many bytes of an ending are compared through the sorted keys.
 const END_BYTES: usize = 3;
 
-/// How many bytes of a start are compared through the sorted keys.
+/// How many bytes of a start are compared, through their bit.
 const START_BYTES: usize = 2;
+// A start's key is its bit in [`KeyBits`], which holds two-byte keys.
+const _: () = assert!(START_BYTES == 2);
+
+/// One bit per two-byte key (65,536 bits): a lookup instead of a binary
+/// search, for the question asked of every entry of a tree.
+#[derive(Debug)]
+struct KeyBits(Box<[u64; 1024]>);
+
+impl KeyBits {
+    fn of(keys: impl IntoIterator<Item = u32>) -> KeyBits {
+        let mut bits = Box::new([0u64; 1024]);
+        for key in keys {
+            let key = (key & 0xffff) as usize;
+            bits[key / 64] |= 1 << (key % 64);
+        }
+        KeyBits(bits)
+    }
+
+    fn has(&self, key: u32) -> bool {
+        let key = (key & 0xffff) as usize;
+        self.0[key / 64] & (1 << (key % 64)) != 0
+    }
+}
 
 /// The folded starts and endings the tables can match.
 #[derive(Debug)]
 pub(crate) struct NameSieve {
     /// First [`START_BYTES`] bytes (ASCII lower case) of every row matched
-    /// from a name's start, as keys, sorted.
-    starts: Vec<u32>,
+    /// from a name's start, as keys.
+    starts: KeyBits,
     /// Rows matched from the start that are shorter than [`START_BYTES`]
     /// (`""` for a shape with neither start nor end, which matches all).
     short_starts: Vec<&'static str>,
     /// Last [`END_BYTES`] bytes (lower case) of every row matched from a
     /// name's end, as keys, sorted.
     ends: Vec<u32>,
+    /// The last two bytes of those keys: most names are answered by this
+    /// lookup, without searching `ends`.
+    end_tails: KeyBits,
     /// Rows matched from the end that are shorter than [`END_BYTES`] (`~`).
     short_ends: Vec<&'static str>,
     /// First bytes of the directories of the pair table.
@@ -102,6 +128,7 @@ impl NameSieve {
         }
         let (starts, short_starts) = keys(from_start, START_BYTES, false);
         let (ends, short_ends) = keys(from_end, END_BYTES, true);
+        let end_tails = KeyBits::of(ends.iter().copied());
         let mut pair_parents = [false; 256];
         for (dir, _, _) in SECRET_PAIRS {
             if let Some(&b) = dir.as_bytes().first() {
@@ -109,9 +136,10 @@ impl NameSieve {
             }
         }
         NameSieve {
-            starts,
+            starts: KeyBits::of(starts),
             short_starts,
             ends,
+            end_tails,
             short_ends,
             pair_parents,
         }
@@ -127,11 +155,11 @@ impl NameSieve {
         // A name shorter than the keys: the full check decides.
         let by_start = name
             .get(..START_BYTES)
-            .is_none_or(|head| self.starts.binary_search(&key(head)).is_ok());
-        let by_end = name
-            .len()
-            .checked_sub(END_BYTES)
-            .is_none_or(|cut| self.ends.binary_search(&key(&name[cut..])).is_ok());
+            .is_none_or(|head| self.starts.has(key(head)));
+        let by_end = name.len().checked_sub(END_BYTES).is_none_or(|cut| {
+            let end = key(&name[cut..]);
+            self.end_tails.has(end) && self.ends.binary_search(&end).is_ok()
+        });
         by_start
             || by_end
             || self.short_starts.iter().any(|s| starts_with(name, s))
