@@ -35,8 +35,8 @@ const QUEUED_BATCHES_PER_WORKER: usize = 4;
 /// own state from `init`; `work` gets the file's path
 /// relative to `root` and its absolute path. Returns every thread's state
 /// and the count of entries that could not be read (as [`tree_walk::walk`]
-/// counts them). Stops when
-/// `cancel` fires: the workers leave what they were not given yet.
+/// counts them). Stops when `cancel` fires: the workers leave the files
+/// they have not started. A panic in `work` stops the walk and is passed on.
 pub fn for_each_file<S, I, F>(
     root: &Path,
     rules: Rules<'_>,
@@ -53,18 +53,28 @@ where
     let workers = workers.max(1);
     let (batches, queued) = sync_channel::<Vec<Vec<u8>>>(workers * QUEUED_BATCHES_PER_WORKER);
     let queued = Mutex::new(queued);
+    // Stops the walk and the work, for the caller's cancel and for a worker
+    // that panicked, whose panic is passed on once every thread is done.
+    let stop = cancel.child_token();
+    let panicked = Mutex::new(None);
+    let pool = Pool {
+        root,
+        queued: &queued,
+        stop: &stop,
+        panicked: &panicked,
+    };
     let (states, walked) = std::thread::scope(|scope| {
         let threads: Vec<_> = (0..workers)
-            .map(|_| scope.spawn(|| drain(root, &queued, cancel, &init, &work)))
+            .map(|_| scope.spawn(|| pool.drain(&init, &work)))
             .collect();
         let mut batch = Vec::with_capacity(BATCH_FILES);
-        let walked = tree_walk::walk(root, rules, cancel, usize::MAX, |e| {
+        let walked = tree_walk::walk(root, rules, &stop, usize::MAX, |e| {
             if e.kind == Kind::File {
                 batch.push(e.relative.to_vec());
                 if batch.len() == BATCH_FILES {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_FILES));
-                    // Every worker gone (a panic, re-raised below): nothing
-                    // is left to give the batch to.
+                    // The workers take batches until this sender is gone,
+                    // even once stopped, so this never waits for ever.
                     drop(batches.send(full));
                 }
             }
@@ -75,7 +85,7 @@ where
         // The workers stop once the queue is empty and this, the only
         // sender, is gone; the walking thread helps them empty it.
         drop(batches);
-        let mut states = vec![drain(root, &queued, cancel, &init, &work)];
+        let mut states = vec![pool.drain(&init, &work)];
         for thread in threads {
             match thread.join() {
                 Ok(state) => states.push(state),
@@ -84,38 +94,64 @@ where
         }
         (states, walked)
     });
-    let walked = walked?;
+    if let Some(panic) = panicked
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+    {
+        std::panic::resume_unwind(panic);
+    }
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
     // The budget is unbounded, so the walk always finishes.
-    Ok((states, walked.unwrap_or(0)))
+    Ok((states, walked?.unwrap_or(0)))
 }
 
-/// One worker: takes batches until the walk is over, and returns its state.
-fn drain<S, I, F>(
-    root: &Path,
-    queued: &Mutex<Receiver<Vec<Vec<u8>>>>,
-    cancel: &CancellationToken,
-    init: &I,
-    work: &F,
-) -> S
-where
-    I: Fn() -> S,
-    F: Fn(&mut S, &Path, &Path),
-{
-    let mut state = init();
-    loop {
-        let next = queued.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok(batch) = next else {
-            return state;
-        };
-        for relative in batch {
-            if cancel.is_cancelled() {
+/// What the walking thread and the workers share.
+struct Pool<'a> {
+    root: &'a Path,
+    queued: &'a Mutex<Receiver<Vec<Vec<u8>>>>,
+    stop: &'a CancellationToken,
+    panicked: &'a Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+impl Pool<'_> {
+    /// One worker: takes batches until the walk is over, and returns its
+    /// state. Once stopped it still takes them, unworked, so that the walk
+    /// never waits on a full queue.
+    fn drain<S, I, F>(&self, init: &I, work: &F) -> S
+    where
+        I: Fn() -> S,
+        F: Fn(&mut S, &Path, &Path),
+    {
+        let mut state = init();
+        loop {
+            let next = self
+                .queued
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .recv();
+            let Ok(batch) = next else {
                 return state;
+            };
+            for relative in batch {
+                if self.stop.is_cancelled() {
+                    break;
+                }
+                let relative = Path::new(OsStr::from_bytes(&relative));
+                let path = self.root.join(relative);
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    work(&mut state, relative, &path)
+                }));
+                if let Err(panic) = done {
+                    self.stop.cancel();
+                    self.panicked
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get_or_insert(panic);
+                    break;
+                }
             }
-            let relative = Path::new(OsStr::from_bytes(&relative));
-            work(&mut state, relative, &root.join(relative));
         }
     }
 }
@@ -224,5 +260,60 @@ mod tests {
         cancel.cancel();
         let got = for_each_file(&root, rules(), &cancel, 2, || (), |_, _, _| {});
         assert!(matches!(got, Err(ToolError::Cancelled)), "{got:?}");
+    }
+
+    /// A tree of `n` files in a fresh directory.
+    fn files(n: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for f in 0..n {
+            std::fs::write(root.join(format!("f{f:05}")), "").unwrap();
+        }
+        (dir, root)
+    }
+
+    /// Runs `f` on its own thread; its result, or a failure naming `what`
+    /// when it has not finished within 20 s.
+    fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || drop(done.send(f())));
+        finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("{what} stalled"))
+    }
+
+    /// Cancelled while the queue is full: the workers stopped taking batches
+    /// and the walk waited for ever to hand over its next one.
+    #[test]
+    fn a_walk_cancelled_while_its_queue_is_full_ends() {
+        let (_dir, root) = files(3000);
+        let got = within("a cancelled walk", move || {
+            let cancel = CancellationToken::new();
+            for_each_file(&root, rules(), &cancel, 1, || (), |_, _, _| cancel.cancel())
+                .map(|(_, unreadable)| unreadable)
+        });
+        assert!(matches!(got, Err(ToolError::Cancelled)), "{got:?}");
+    }
+
+    /// A worker that panics (a bug in a search) fails the walk instead of
+    /// leaving it waiting on a queue nobody empties.
+    #[test]
+    fn a_worker_that_panics_fails_the_walk_instead_of_stalling_it() {
+        let (_dir, root) = files(3000);
+        let got = within("a walk whose worker panicked", move || {
+            std::panic::catch_unwind(|| {
+                for_each_file(
+                    &root,
+                    rules(),
+                    &CancellationToken::new(),
+                    1,
+                    || (),
+                    |_, _, _| panic!("a bug"),
+                )
+                .map(|(_, unreadable)| unreadable)
+            })
+        });
+        let panic = got.expect_err("the panic is passed on");
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"a bug"));
     }
 }
