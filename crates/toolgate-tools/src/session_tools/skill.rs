@@ -204,18 +204,9 @@ fn discover(dirs: &[(&'static str, PathBuf)]) -> Vec<SkillEntry> {
                 tracing::warn!(path = %file.display(), "skill file is a credential file; skipped");
                 continue;
             }
-            let Ok(meta) = std::fs::metadata(&real) else {
-                continue;
-            };
-            if !meta.is_file() {
-                continue;
-            }
-            if meta.len() > MAX_SKILL_BYTES {
-                tracing::warn!(path = %file.display(), "skill file too large; skipped");
-                continue;
-            }
-            let text = match std::fs::read(&real) {
-                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            let text = match read_skill_file(&real) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
                 Err(e) => {
                     tracing::warn!(path = %file.display(), error = %e, "unreadable skill file");
                     continue;
@@ -388,9 +379,63 @@ impl Tool for SkillTool {
     }
 }
 
+/// A skill file's text: opened once, not through a link and without
+/// waiting on a FIFO, and read from that handle only when it is a regular
+/// file of at most [`MAX_SKILL_BYTES`] (`None` otherwise, with a warning
+/// for one too large). A file swapped for a FIFO after it was found is
+/// passed over instead of stalling the catalogue.
+fn read_skill_file(real: &Path) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW)
+        .open(real)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    if meta.len() > MAX_SKILL_BYTES {
+        tracing::warn!(path = %real.display(), "skill file too large; skipped");
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SKILL_BYTES).read_to_end(&mut bytes)?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A skill file that is a FIFO (swapped in after it was found, or there
+    /// from the start) is passed over at once; a link is not followed; a
+    /// file past the limit is skipped; a plain one is read.
+    #[test]
+    fn a_skill_file_is_read_only_when_it_is_a_plain_file_of_bounded_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.md");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { nix::libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || drop(done.send(read_skill_file(&fifo).map_err(|e| e.kind()))));
+        let got = finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("reading a FIFO skill file stalled");
+        assert_eq!(got, Ok(None));
+        let plain = dir.path().join("SKILL.md");
+        std::fs::write(&plain, "---\nname: x\n---\nbody").unwrap();
+        assert_eq!(
+            read_skill_file(&plain).unwrap().as_deref(),
+            Some("---\nname: x\n---\nbody")
+        );
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&plain, &link).unwrap();
+        assert!(read_skill_file(&link).is_err(), "a link is not followed");
+        let big = dir.path().join("big.md");
+        std::fs::write(&big, vec![b'x'; MAX_SKILL_BYTES as usize + 1]).unwrap();
+        assert_eq!(read_skill_file(&big).unwrap(), None);
+    }
 
     #[test]
     fn parses_frontmatter_forms() {

@@ -3,15 +3,16 @@
 
 use std::collections::HashSet;
 use std::fs::Permissions;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use toolgate_core::{Location, ToolError};
 
 use super::patch_syntax::{FileOp, Hunk, LineKind, Patch};
 use super::seek::{self, MatchLevel};
 use super::{PatchStatus, PatchedFile};
-use crate::file_tools::location_paths;
 use crate::file_tools::text::{TextFile, looks_binary};
+use crate::file_tools::{fsio, location_paths};
 
 /// One file change: its content before (`None`: did not exist) and after
 /// (`None`: deleted).
@@ -86,7 +87,7 @@ pub fn plan(patch: &Patch, location: &Location) -> Result<Plan, ToolError> {
             FileOp::Delete { path, line } => {
                 let target = location.resolve(path)?.path;
                 claim(&target, *line)?;
-                let (before, perms) = read_existing(&target, *line, &shown(&target))?;
+                let (before, perms) = read_existing(location, &target, *line, &shown(&target))?;
                 changes.push(Change {
                     path: target.clone(),
                     before: Some(before),
@@ -109,7 +110,7 @@ pub fn plan(patch: &Patch, location: &Location) -> Result<Plan, ToolError> {
                 let source = location.resolve(path)?.path;
                 claim(&source, *line)?;
                 let name = shown(&source);
-                let (before, perms) = read_existing(&source, *line, &name)?;
+                let (before, perms) = read_existing(location, &source, *line, &name)?;
                 if looks_binary(&source, &before[..before.len().min(8192)]) {
                     return Err(failed(
                         *line,
@@ -181,18 +182,33 @@ fn failed(line: usize, file: &str, message: &str) -> ToolError {
     ))
 }
 
+/// The file at the resolved `path`, opened once as it was judged (no
+/// symbolic link anywhere on the way, beneath the location's root, without
+/// blocking on a FIFO), and read from that handle after checking its kind:
+/// a path swapped for a link or a FIFO after it was resolved is refused,
+/// not followed or waited on.
 fn read_existing(
-    path: &PathBuf,
+    location: &Location,
+    path: &Path,
     line: usize,
     name: &str,
 ) -> Result<(Vec<u8>, Permissions), ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| {
+    let mut file = fsio::open_read(Some(location), path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             failed(line, name, "file not found")
+        } else if fsio::is_swap(&e) {
+            failed(
+                line,
+                name,
+                "changed after it was judged (a symbolic link appeared on the way)",
+            )
         } else {
             failed(line, name, &format!("cannot inspect: {e}"))
         }
     })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| failed(line, name, &format!("cannot inspect: {e}")))?;
     if meta.is_dir() {
         return Err(failed(line, name, "is a directory, not a file"));
     }
@@ -203,8 +219,9 @@ fn read_existing(
             &format!("is {}", location_paths::special_kind(&meta)),
         ));
     }
-    let bytes =
-        std::fs::read(path).map_err(|e| failed(line, name, &format!("cannot read: {e}")))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| failed(line, name, &format!("cannot read: {e}")))?;
     Ok((bytes, meta.permissions()))
 }
 
@@ -321,6 +338,35 @@ mod tests {
             FileOp::Update { hunks, .. } => hunks,
             _ => panic!("not an update"),
         }
+    }
+
+    /// The file a patch reads is the one resolved and judged: one swapped
+    /// for a link to a file elsewhere afterwards is refused, not read
+    /// through (its text would have gone into the patched file), and a FIFO
+    /// is refused without waiting for a writer.
+    #[test]
+    fn a_file_swapped_for_a_link_or_a_fifo_after_it_was_resolved_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "the secret\n").unwrap();
+        let location = Location::new(&root).unwrap();
+        let swapped = root.join("notes.txt");
+        std::os::unix::fs::symlink(&secret, &swapped).unwrap();
+        let err = read_existing(&location, &swapped, 3, "notes.txt").unwrap_err();
+        assert!(
+            err.to_string().contains("changed after it was judged"),
+            "{err}"
+        );
+        let fifo = root.join("pipe.txt");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { nix::libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let err = read_existing(&location, &fifo, 3, "pipe.txt").unwrap_err();
+        assert!(err.to_string().contains("FIFO"), "{err}");
+        std::fs::write(root.join("plain.txt"), "text\n").unwrap();
+        let (bytes, _) = read_existing(&location, &root.join("plain.txt"), 3, "plain.txt").unwrap();
+        assert_eq!(bytes, b"text\n");
     }
 
     #[test]
