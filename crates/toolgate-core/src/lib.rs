@@ -26,7 +26,7 @@ pub mod bound;
 pub mod checkpoint;
 // The path facts live in `toolgate-paths`; re-exported here under the names
 // every crate already uses.
-pub use toolgate_paths::{credential, path_text, protected, secret_values};
+pub use toolgate_paths::{credential, path_text, protected, secret_values, small_file};
 pub mod content;
 pub mod context;
 pub mod event;

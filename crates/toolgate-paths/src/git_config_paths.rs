@@ -31,7 +31,6 @@
 //! assert!(named.contains(&ws.join("team.gitconfig")));
 //! ```
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Config files larger than this are not read.
@@ -154,19 +153,10 @@ fn unquote(value: &str) -> String {
     out.trim().to_string()
 }
 
-/// The text of a small regular file, or `None`.
+/// The text of a small regular file, or `None` (read without ever waiting:
+/// see [`crate::small_file`]).
 fn read_small(file: &Path) -> Option<String> {
-    let meta = std::fs::metadata(file).ok()?;
-    if !meta.is_file() || meta.len() > MAX_CONFIG_BYTES {
-        return None;
-    }
-    let mut text = String::new();
-    std::fs::File::open(file)
-        .ok()?
-        .take(MAX_CONFIG_BYTES)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
+    crate::small_file::read_text(file, MAX_CONFIG_BYTES).ok()
 }
 
 #[cfg(test)]

@@ -28,3 +28,4 @@ pub mod path_text;
 pub mod protected;
 pub mod secret_values;
 pub mod shape;
+pub mod small_file;

@@ -42,7 +42,6 @@
 //! assert!(named.contains(&ws.join("scripts/env.sh")));
 //! ```
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::path_text::lexical;
@@ -139,14 +138,10 @@ fn collect(at: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The text of `file` when it is at most [`MAX_FILE_BYTES`] long.
+/// The text of `file` when it is a regular file of at most
+/// [`MAX_FILE_BYTES`] (read without ever waiting: see [`crate::small_file`]).
 fn read_small(file: &Path) -> Option<String> {
-    let f = std::fs::File::open(file).ok()?;
-    if f.metadata().ok()?.len() > MAX_FILE_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    f.take(MAX_FILE_BYTES).read_to_end(&mut bytes).ok()?;
+    let bytes = crate::small_file::read(file, MAX_FILE_BYTES).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -310,6 +305,29 @@ fn names_in(text: &str, bases: &[&Path], root: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `.envrc` says `use nix`, and `shell.nix` is a FIFO: reading what it
+    /// loads waited for a writer for ever, and every write the gate judged
+    /// in that location with it (`toolgate check write` stalled).
+    #[test]
+    fn a_fifo_where_a_loaded_file_is_expected_is_passed_over() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().to_path_buf();
+        std::fs::write(ws.join(".envrc"), "use nix\nPATH_add bin\n").unwrap();
+        for name in ["shell.nix", "default.nix"] {
+            let c = std::ffi::CString::new(ws.join(name).as_os_str().as_bytes()).unwrap();
+            // SAFETY: a C string this test owns.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        }
+        let (done, finished) = std::sync::mpsc::channel();
+        let at = ws.clone();
+        std::thread::spawn(move || drop(done.send(named_paths(&at.join(".envrc"), &at, &at))));
+        let named = finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("reading what .envrc loads stalled");
+        assert!(named.contains(&ws.join("bin")), "{named:?}");
+    }
 
     #[test]
     fn direnv_directives_name_their_files_and_path_by_convention() {

@@ -972,13 +972,7 @@ fn names_what_runs_here(e: &ProtectedEntry) -> bool {
 /// The directory a `.git` gitfile (`gitdir: PATH`) names, canonical, when
 /// it exists.
 fn gitfile_target(file: &Path) -> Option<PathBuf> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(file)
-        .ok()?
-        .take(4096)
-        .read_to_string(&mut text)
-        .ok()?;
+    let text = crate::small_file::read_text(file, 4096).ok()?;
     let named = text.strip_prefix("gitdir:")?.trim();
     let dir = file.parent()?.join(named);
     std::fs::canonicalize(dir).ok().filter(|d| d.is_dir())

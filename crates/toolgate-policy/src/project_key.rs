@@ -91,7 +91,7 @@ fn find_git(root: &Path) -> Option<(PathBuf, PathBuf)> {
             return Some((d.to_path_buf(), dot_git));
         }
         if dot_git.is_file() {
-            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let text = toolgate_core::small_file::read_text(&dot_git, 4096).ok()?;
             let target = text.strip_prefix("gitdir:")?.trim();
             let target = Path::new(target);
             let git_dir = if target.is_absolute() {
@@ -108,7 +108,7 @@ fn find_git(root: &Path) -> Option<(PathBuf, PathBuf)> {
 
 /// A linked worktree's git directory names the common one in `commondir`.
 fn common_dir(git_dir: &Path) -> PathBuf {
-    match std::fs::read_to_string(git_dir.join("commondir")) {
+    match toolgate_core::small_file::read_text(&git_dir.join("commondir"), 4096) {
         Ok(text) => {
             let target = Path::new(text.trim());
             if target.is_absolute() {
@@ -123,7 +123,7 @@ fn common_dir(git_dir: &Path) -> PathBuf {
 
 /// `remote.origin.url` of the repository's config (the last one written).
 fn origin_url(common: &Path) -> Option<String> {
-    let text = std::fs::read(common.join("config")).ok()?;
+    let text = crate::trust::read_config_bytes(&common.join("config")).ok()?;
     let entries = git_config_syntax::parse(&text).ok()?;
     entries
         .into_iter()

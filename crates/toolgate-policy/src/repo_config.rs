@@ -67,6 +67,10 @@ use self::git_config_syntax::Entry;
 
 /// Config files larger than this are not read (fail closed).
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// A git directory's one-line files (`commondir`, a `.git` gitfile) larger
+/// than this are not read.
+const SMALL_GIT_FILE: u64 = 4096;
 /// git's own limit on nested includes.
 pub const MAX_INCLUDE_DEPTH: usize = 10;
 /// At most this many config files are considered for one command.
@@ -488,7 +492,7 @@ fn git_directory_with_head(dir: &Path) -> Option<CommonDir> {
 type CommonDir = Option<String>;
 
 fn commondir_text(dir: &Path) -> CommonDir {
-    let text = std::fs::read_to_string(dir.join("commondir")).ok()?;
+    let text = toolgate_core::small_file::read_text(&dir.join("commondir"), SMALL_GIT_FILE).ok()?;
     let t = text.trim_end_matches(['\n', '\r']);
     (!t.is_empty()).then(|| t.to_string())
 }
@@ -500,11 +504,8 @@ fn common_dir_of(dir: &Path, text: &CommonDir) -> Option<PathBuf> {
 
 /// A `gitdir: PATH` file: the directory it names.
 fn read_gitfile(file: &Path) -> Result<PathBuf, String> {
-    let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
-    if meta.len() > 4096 {
-        return Err("gitfile too large".into());
-    }
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let text =
+        toolgate_core::small_file::read_text(file, SMALL_GIT_FILE).map_err(|e| e.to_string())?;
     let Some(rest) = text.strip_prefix("gitdir: ") else {
         return Err("not a gitfile".into());
     };
@@ -760,7 +761,10 @@ impl Walk<'_> {
     /// objects as its own (`git cat-file -p SHA` printed a blob of a
     /// repository outside the location), and follows theirs in turn.
     fn alternates(&mut self, objects: &Path, depth: usize, seen: &mut Vec<PathBuf>) {
-        let Ok(text) = std::fs::read_to_string(objects.join("info/alternates")) else {
+        let Ok(text) = toolgate_core::small_file::read_text(
+            &objects.join("info/alternates"),
+            MAX_CONFIG_BYTES,
+        ) else {
             return;
         };
         for line in text.lines().map(str::trim_end) {

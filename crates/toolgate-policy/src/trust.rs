@@ -101,31 +101,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// without blocking. A link to `/dev/zero`, a FIFO, a terminal or a socket
 /// is an error at once instead of a read that never ends.
 pub fn read_config_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other(
-            "not a regular file (a device, FIFO, socket or directory)",
-        ));
-    }
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {MAX_CONFIG_BYTES} bytes"
-        )));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {MAX_CONFIG_BYTES} bytes"
-        )));
-    }
-    Ok(bytes)
+    toolgate_core::small_file::read(path, MAX_CONFIG_BYTES)
 }
 
 /// The sha256 of `bytes`, lowercase hex.

@@ -32,6 +32,10 @@ use std::process::{Command, Stdio};
 use toolgate_core::protected::ProtectedPaths;
 use toolgate_sandbox::{Change, ChangeKind, Staging};
 
+/// A staged `packed-refs` or ref file larger than this is not read: what
+/// the refs reach is then unknown, as for one that cannot be read.
+const MAX_REFS_BYTES: u64 = 64 << 20;
+
 /// At most this many new commits are read for one git directory; more are
 /// judged as unknown content.
 const MAX_COMMITS: usize = 2_000;
@@ -220,8 +224,10 @@ impl<'a> Carried<'a> {
             let Some(staged) = self.staging.staged_path(&c.path) else {
                 continue;
             };
+            // The command wrote these: never wait on one that is a FIFO.
+            let read = || toolgate_core::small_file::read_text(&staged, MAX_REFS_BYTES);
             if rest == "packed-refs" {
-                let Ok(text) = std::fs::read_to_string(&staged) else {
+                let Ok(text) = read() else {
                     return unknown();
                 };
                 tips.extend(
@@ -232,7 +238,7 @@ impl<'a> Carried<'a> {
                         .map(str::to_string),
                 );
             } else if is_ref_file(&rest) {
-                let Ok(text) = std::fs::read_to_string(&staged) else {
+                let Ok(text) = read() else {
                     return unknown();
                 };
                 let text = text.trim();

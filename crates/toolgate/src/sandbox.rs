@@ -441,10 +441,11 @@ fn diff(staging: &Staging, c: &toolgate_sandbox::Change) -> Option<String> {
 
 fn read_small(p: &Path) -> Option<String> {
     let m = std::fs::symlink_metadata(p).ok()?;
-    if !m.is_file() || m.len() > DIFF_LIMIT {
+    if !m.is_file() {
         return None;
     }
-    String::from_utf8(std::fs::read(p).ok()?).ok()
+    // Checked again on the handle it reads: never waits on a FIFO.
+    toolgate_core::small_file::read_text(p, DIFF_LIMIT).ok()
 }
 
 /// The checkpoint store's change set, as the sandbox's landing journal.

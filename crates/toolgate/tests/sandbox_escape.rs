@@ -402,6 +402,55 @@ fn an_opaque_part_gets_no_network_from_an_approved_part() {
     );
 }
 
+/// A confined command that makes FIFOs where git's ref files are: judging
+/// what the refs now reach read them by name, and waited for a writer for
+/// ever, so the call (and the agent) stalled.
+#[test]
+fn fifos_the_command_makes_at_ref_files_do_not_stall_the_landing() {
+    let e = env();
+    require_staging(&e);
+    std::fs::write(
+        e.ws.join("drive.sh"),
+        "mkfifo .git/packed-refs .git/refs/heads/evil && echo made",
+    )
+    .unwrap();
+    let mut child = e
+        .command(&[
+            "call",
+            "bash",
+            r#"{"command":"bash drive.sh"}"#,
+            "--mode",
+            "auto",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the call stalled judging the FIFOs it made");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("made"), "{text}");
+    for fifo in [".git/packed-refs", ".git/refs/heads/evil"] {
+        let kind = std::fs::symlink_metadata(e.ws.join(fifo)).map(|m| m.file_type());
+        assert!(
+            !kind.is_ok_and(|t| std::os::unix::fs::FileTypeExt::is_fifo(&t)),
+            "{fifo} landed as a FIFO: {text}"
+        );
+    }
+    assert_eq!(git(&e.ws, &["rev-parse", "HEAD"]).status.code(), Some(0));
+}
+
 #[test]
 fn no_phantoms_git_add_all_commits_exactly_the_files_that_exist() {
     let e = env();

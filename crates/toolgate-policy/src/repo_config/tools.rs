@@ -10,7 +10,6 @@
 //! cannot be read or parsed is `Some` (fail closed). None of them runs the
 //! program.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Settings files larger than this are not read (fail closed).
@@ -18,22 +17,12 @@ const MAX_BYTES: u64 = 1 << 20;
 
 /// Reads a settings file: `Ok(None)` when there is none.
 fn read(path: &Path) -> Result<Option<String>, String> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read ({e})", path.display())),
-    };
-    if !meta.is_file() {
-        return Err(format!("{}: not a regular file", path.display()));
+    // Never waits on a FIFO or a device planted at the name.
+    match toolgate_core::small_file::read_text(path, MAX_BYTES) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: cannot read ({e})", path.display())),
     }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_BYTES + 1).read_to_string(&mut text))
-        .map_err(|e| format!("{}: cannot read ({e})", path.display()))?;
-    if text.len() as u64 > MAX_BYTES {
-        return Err(format!("{}: larger than {MAX_BYTES} bytes", path.display()));
-    }
-    Ok(Some(text))
 }
 
 /// `dir` and its ancestors, nearest first.
