@@ -619,6 +619,170 @@ fn server_filesystem_from_npm_is_judged_as_the_builtin_tools() {
     server.close();
 }
 
+/// A `file:` URL (`open_uri`) and a path given as an argument's key
+/// (`read_many`): the URL was judged as a `webfetch` of a URL, never as the
+/// path it names, and keys were never looked at, so with `webfetch` allowed
+/// both read the key. Unconfined, so that what stops it is the gate.
+#[test]
+fn a_key_named_by_a_file_url_or_an_arguments_key_is_denied_as_the_builtin_read() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    env.write(
+        env.home.join(".ssh/id_rsa"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n",
+    );
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_fixture.py");
+    let servers = json!({"mcpServers": {"fx": {
+        "command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"}, "sandbox": false
+    }}});
+    let upstreams = env.base.join("servers.json");
+    env.write(&upstreams, &servers.to_string());
+    let config_file = env.base.join("gate.toml");
+    env.write(
+        &config_file,
+        "[permission]\nwebfetch = \"allow\"\n[permission.mcp]\n\"fx__*\" = \"allow\"\n",
+    );
+    let flags = vec![
+        "--upstreams".into(),
+        upstreams.into_os_string(),
+        "--config".into(),
+        config_file.into_os_string(),
+    ];
+    let mut server = start(&env, &flags);
+    let key = env.home.join(".ssh/id_rsa").display().to_string();
+    let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
+    let builtin = call(&mut server, 10, "read", json!({"path": key}));
+    assert_eq!(builtin["isError"], true, "{builtin}");
+    for (id, tool, args) in [
+        (11, "fx__open_uri", json!({"uri": format!("file://{key}")})),
+        (
+            12,
+            "fx__open_uri",
+            json!({"uri": format!("FILE:{}", key.replace(".ssh", "%2essh"))}),
+        ),
+        (13, "fx__read_many", json!({"files": {key.clone(): "r"}})),
+    ] {
+        let through = call(&mut server, id, tool, args.clone());
+        assert_eq!(through["isError"], true, "{args}: {through}");
+        assert!(!text(&through).contains("secret"), "{args}: {through}");
+        assert_eq!(
+            verdict(&text(&builtin)),
+            verdict(&text(&through)),
+            "{through}"
+        );
+    }
+    server.close();
+}
+
+/// `mcp-server-filesystem` over the workspace and the home, unconfined (what
+/// stops it is the gate's judging of the call's arguments), with `config`;
+/// `None` when the server is not installed.
+fn filesystem_world(env: &CliEnv, config: &str) -> Option<StdioMcp> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../toolgate-mcp/.node/node_modules/.bin/mcp-server-filesystem");
+    if !bin.exists() {
+        eprintln!("skipping: {} is missing", bin.display());
+        return None;
+    }
+    let servers = json!({"mcpServers": {"fs": {"command": bin, "args": [&env.ws, &env.home], "sandbox": false}}});
+    let upstreams = env.base.join("servers.json");
+    env.write(&upstreams, &servers.to_string());
+    let config_file = env.base.join("gate.toml");
+    env.write(&config_file, config);
+    let flags = vec![
+        "--upstreams".into(),
+        upstreams.into_os_string(),
+        "--config".into(),
+        config_file.into_os_string(),
+    ];
+    Some(start(env, &flags))
+}
+
+/// A path padded past 4096 bytes (`./` or `/` repeated): the server's
+/// `path.resolve` folds it to the key, which it read, while the gate judged
+/// no string that long as a path.
+#[test]
+fn a_credential_path_padded_past_4096_bytes_is_denied_through_an_upstream() {
+    let env = CliEnv::new();
+    env.write(
+        env.home.join(".ssh/id_rsa"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n",
+    );
+    env.write(env.ws.join(".env"), "TOKEN=hunter2\n");
+    let Some(mut server) = filesystem_world(&env, "[permission.mcp]\n\"fs__*\" = \"allow\"\n")
+    else {
+        return;
+    };
+    let home = env.home.display().to_string();
+    let ws = env.ws.display().to_string();
+    let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
+    let builtin = call(
+        &mut server,
+        10,
+        "read",
+        json!({"path": format!("{home}/.ssh/id_rsa")}),
+    );
+    assert_eq!(builtin["isError"], true, "{builtin}");
+    for (id, padded) in [
+        (11, format!("{home}/{}.ssh/id_rsa", "./".repeat(2100))),
+        (
+            12,
+            format!("{}{}/.ssh/id_rsa", "/".repeat(4100), &home[1..]),
+        ),
+        (13, format!("{ws}/{}.env", "./".repeat(2100))),
+    ] {
+        let through = call(
+            &mut server,
+            id,
+            "fs__read_text_file",
+            json!({"path": padded}),
+        );
+        assert_eq!(through["isError"], true, "{through}");
+        let shown = text(&through);
+        assert!(
+            !shown.contains("secret") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+        assert_eq!(verdict(&text(&builtin)), verdict(&shown), "{shown}");
+    }
+    server.close();
+}
+
+/// A workspace link `l -> a/b/c`: `ws/l/../../home/notes` is inside the
+/// workspace to the kernel (`ws/a/home/notes`), but the server folds `..`
+/// by names first and opens `home/notes`, outside it. The gate judged only
+/// the kernel's reading: the read and the write outside ran unasked.
+#[test]
+fn a_path_folded_by_the_upstream_through_a_link_is_judged_where_it_lands() {
+    let env = CliEnv::new();
+    env.write(env.home.join("notes"), "outside the workspace\n");
+    std::fs::create_dir_all(env.ws.join("a/b/c")).unwrap();
+    std::fs::create_dir_all(env.ws.join("a/home")).unwrap();
+    std::os::unix::fs::symlink("a/b/c", env.ws.join("l")).unwrap();
+    let config = "mode = \"accept-edits\"\n[permission.mcp]\n\"fs__*\" = \"allow\"\n";
+    let Some(mut server) = filesystem_world(&env, config) else {
+        return;
+    };
+    let ws = env.ws.display().to_string();
+    let read = call(
+        &mut server,
+        10,
+        "fs__read_text_file",
+        json!({"path": format!("{ws}/l/../../home/notes")}),
+    );
+    assert_eq!(read["isError"], true, "{read}");
+    assert!(!text(&read).contains("outside the workspace"), "{read}");
+    let write = call(
+        &mut server,
+        11,
+        "fs__write_file",
+        json!({"path": format!("{ws}/l/../../home/planted"), "content": "x\n"}),
+    );
+    assert_eq!(write["isError"], true, "{write}");
+    assert!(!env.home.join("planted").exists());
+    server.close();
+}
+
 /// Whether `toolgate sandbox status` says this machine can sandbox.
 fn sandbox_available() -> bool {
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))

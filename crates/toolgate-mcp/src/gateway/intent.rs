@@ -5,8 +5,19 @@
 //! naming a non-public address literally is refused before anyone is asked,
 //! as the built-in `webfetch` refuses it) and every `command` (`bash`, for
 //! the shell analyser).
+//!
+//! A path is judged as every reading an upstream may give it: as written
+//! (the kernel's, links followed), with surrounding white space trimmed, and
+//! with `.` and `..` folded by the names alone (what Node's `path.resolve`,
+//! Python's `os.path.normpath` and Go's `filepath.Clean` do before opening).
+//! A `file:` URL is the path it names. An object's keys are judged by their
+//! shape as its values are.
+
+use std::collections::BTreeSet;
+use std::path::Path;
 
 use serde_json::{Map, Value};
+use toolgate_core::location::expand_home;
 use toolgate_core::{Location, PermissionRequest, Risk, ToolError};
 
 /// The action of an upstream tool call.
@@ -29,10 +40,37 @@ pub fn requests(
         PermissionRequest::new(MCP_ACTION, exposed, risk).with_save_pattern(Some(exposed.into())),
     ];
     let mut budget = MAX_STRINGS;
-    for (key, value) in arguments {
-        walk(key, value, 0, location, read_only, &mut budget, &mut out)?;
-    }
+    walk_object(arguments, 0, location, read_only, &mut budget, &mut out)?;
     Ok(out)
+}
+
+/// Walks an object's members: each key judged by its shape alone (a path
+/// or URL as a key is one as a value is), each value under its key.
+fn walk_object(
+    map: &Map<String, Value>,
+    depth: usize,
+    location: &Location,
+    read_only: bool,
+    budget: &mut usize,
+    out: &mut Vec<PermissionRequest>,
+) -> Result<(), ToolError> {
+    for (key, value) in map {
+        take_string(budget)?;
+        judge_string("", key, location, read_only, out)?;
+        walk(key, value, depth, location, read_only, budget, out)?;
+    }
+    Ok(())
+}
+
+/// Counts one more string against the budget.
+fn take_string(budget: &mut usize) -> Result<(), ToolError> {
+    if *budget == 0 {
+        return Err(ToolError::InvalidInput(
+            "too many strings in the arguments to judge".into(),
+        ));
+    }
+    *budget -= 1;
+    Ok(())
 }
 
 /// The request of a rule that names the tool as the action (`[permission]
@@ -59,20 +97,13 @@ fn walk(
     }
     match value {
         Value::String(s) => {
-            if *budget == 0 {
-                return Err(ToolError::InvalidInput(
-                    "too many strings in the arguments to judge".into(),
-                ));
-            }
-            *budget -= 1;
+            take_string(budget)?;
             judge_string(key, s, location, read_only, out)
         }
         Value::Array(items) => items
             .iter()
             .try_for_each(|v| walk(key, v, depth + 1, location, read_only, budget, out)),
-        Value::Object(map) => map
-            .iter()
-            .try_for_each(|(k, v)| walk(k, v, depth + 1, location, read_only, budget, out)),
+        Value::Object(map) => walk_object(map, depth + 1, location, read_only, budget, out),
         _ => Ok(()),
     }
 }
@@ -87,6 +118,8 @@ fn judge_string(
     let key = key.to_ascii_lowercase();
     if matches!(key.as_str(), "command" | "cmd" | "script" | "shell") && !s.trim().is_empty() {
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
+    } else if let Some(path) = file_url_path(s)? {
+        judge_path(&path, location, read_only, out)?;
     } else if looks_like_url(s) {
         // The built-in web tools run with the default network settings;
         // an upstream is held to the same.
@@ -96,17 +129,94 @@ fn judge_string(
         }
         out.push(PermissionRequest::url("webfetch", s.trim(), Risk::Network));
     } else if looks_like_path(&key, s) {
-        let resolved = location.resolve(s)?;
-        let path = resolved.path.to_string_lossy().into_owned();
-        out.push(PermissionRequest::path("read", path.clone(), Risk::Read));
+        // A form that holds a line break is not judged as a path (text
+        // under a key such as `file_content`); one trimmed to a path's
+        // shape is.
+        let trimmed = s.trim();
+        let mut forms = Vec::with_capacity(2);
+        if !s.contains('\n') {
+            forms.push(s);
+        }
+        if trimmed != s && shaped_like_path(trimmed) {
+            forms.push(trimmed);
+        }
+        for form in forms {
+            judge_path(form, location, read_only, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Longest path text the kernel opens (`PATH_MAX`, its terminating NUL
+/// included): a longer one reaches a file only through a program that
+/// folds it first, so it is judged by its folded form alone.
+const KERNEL_PATH_MAX: usize = 4095;
+
+/// Judges `path` as written and folded by names: a `read` request for each
+/// place it may name, and an `edit` one unless the tool is trusted
+/// read-only. A form longer than the kernel opens is not resolved (only a
+/// program that folds it can reach a file with it).
+fn judge_path(
+    path: &str,
+    location: &Location,
+    read_only: bool,
+    out: &mut Vec<PermissionRequest>,
+) -> Result<(), ToolError> {
+    let mut places = BTreeSet::new();
+    let forms = std::iter::once(path.to_string()).chain(folded(path, location.root()));
+    for form in forms.filter(|f| f.len() <= KERNEL_PATH_MAX) {
+        let resolved = location.resolve(&form)?;
+        places.insert(resolved.path.to_string_lossy().into_owned());
+    }
+    for place in places {
+        out.push(PermissionRequest::path("read", place.clone(), Risk::Read));
         if !read_only {
             out.push(
-                PermissionRequest::path("edit", path, Risk::Write)
+                PermissionRequest::path("edit", place, Risk::Write)
                     .with_note("a path given to an upstream tool that may write it"),
             );
         }
     }
     Ok(())
+}
+
+/// `path` made absolute (`~` from the home, a relative one from `root`)
+/// with `.`, `..` and repeated `/` folded by the names alone, when that
+/// differs from how it is written.
+fn folded(path: &str, root: &Path) -> Option<String> {
+    let expanded = expand_home(path);
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        root.join(expanded)
+    };
+    let folded = toolgate_core::path_text::lexical(&absolute);
+    let text = folded.to_str()?;
+    (text != path).then(|| text.to_string())
+}
+
+/// The path a `file:` URL names (`file:///p`, `file:/p`,
+/// `file://localhost/p`, percent-escapes decoded); `None` for any other
+/// text. A `file:` URL that names no local path, or one that is not UTF-8,
+/// is refused: it cannot be judged as the path it may reach.
+fn file_url_path(s: &str) -> Result<Option<String>, ToolError> {
+    let t = s.trim();
+    if !t.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("file:")) {
+        return Ok(None);
+    }
+    let refuse = || {
+        let mut shown: String = t.chars().take(200).collect();
+        if shown.len() < t.len() {
+            shown.push('…');
+        }
+        ToolError::InvalidInput(format!(
+            "a file URL that names no local path toolgate can judge: {shown:?}"
+        ))
+    };
+    let url = reqwest::Url::parse(t).map_err(|_| refuse())?;
+    let path = url.to_file_path().map_err(|()| refuse())?;
+    let text = path.into_os_string().into_string().map_err(|_| refuse())?;
+    Ok(Some(text))
 }
 
 /// A URL with a scheme that reaches something.
@@ -119,35 +229,51 @@ fn looks_like_url(s: &str) -> bool {
     .any(|p| s.starts_with(p))
 }
 
-/// An absolute or home path anywhere, or any short one-line string under a
-/// key that names a path.
-fn looks_like_path(key: &str, s: &str) -> bool {
-    if s.is_empty() || s.len() > 4096 || s.contains('\n') {
+/// A string shaped as a path whatever key holds it: absolute, from the
+/// home, relative with `./` or `..`, or naming a secret file by its last
+/// component.
+fn shaped_like_path(t: &str) -> bool {
+    if t.is_empty() || t.contains('\n') {
         return false;
     }
-    if s.starts_with('/')
-        || s == "~"
-        || s.starts_with("~/")
-        || s.starts_with("./")
-        || s.starts_with("../")
-        // A secret file's name is a path under any key (`{"name": ".env"}`).
-        || toolgate_core::credential::names_credential_file(s)
-    {
+    t.starts_with('/')
+        || t == "~"
+        || t.starts_with("~/")
+        || t.starts_with("./")
+        || t == ".."
+        || t.starts_with("../")
+        || (t.contains('/') && t.split('/').any(|c| c == ".."))
+        // A secret file's name is a path under any key (`{"name": ".env"}`),
+        // however long the text before it.
+        || (!t.chars().any(char::is_whitespace)
+            && toolgate_core::credential::names_credential_file(
+                t.trim_end_matches('/').rsplit('/').next().unwrap_or(t),
+            ))
+}
+
+/// A path by its shape (trimmed), or any one-line string under a key that
+/// names a path.
+fn looks_like_path(key: &str, s: &str) -> bool {
+    if s.is_empty() {
+        return false;
+    }
+    if shaped_like_path(s.trim()) {
         return true;
     }
-    [
-        "path",
-        "file",
-        "dir",
-        "folder",
-        "root",
-        "source",
-        "destination",
-        "target",
-        "cwd",
-    ]
-    .iter()
-    .any(|k| key.contains(k))
+    !s.contains('\n')
+        && [
+            "path",
+            "file",
+            "dir",
+            "folder",
+            "root",
+            "source",
+            "destination",
+            "target",
+            "cwd",
+        ]
+        .iter()
+        .any(|k| key.contains(k))
 }
 
 #[cfg(test)]
@@ -243,5 +369,127 @@ mod tests {
                 "{url}: {err}"
             );
         }
+    }
+
+    fn reads(r: &[PermissionRequest]) -> Vec<String> {
+        r.iter()
+            .filter(|r| r.action == "read")
+            .map(|r| r.resource.clone())
+            .collect()
+    }
+
+    /// A path padded past what the kernel opens (`./` or `/` repeated):
+    /// Node's `path.resolve` folds it to the file, and `mcp-server-filesystem`
+    /// read it, while the gate judged nothing longer than 4096 bytes.
+    #[test]
+    fn a_path_padded_past_4096_bytes_is_judged_by_its_folded_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let location = Location::new(&root).unwrap();
+        let secret = root.join(".env").display().to_string();
+        for padded in [
+            format!("{}/{}.env", root.display(), "./".repeat(2100)),
+            format!("{}{}/.env", "/".repeat(5000), root.display()),
+            format!("{}/{}.env", root.display(), "y/../".repeat(1000)),
+            format!("{}.env", "./".repeat(3000)),
+        ] {
+            let args = json!({"path": padded});
+            let r = requests("fs__read", args.as_object().unwrap(), &location, true).unwrap();
+            assert!(reads(&r).contains(&secret), "{:?}", reads(&r));
+        }
+    }
+
+    /// A `file:` URL names a path: judged as that path (`read`, `edit`),
+    /// not as a `webfetch` of a URL, which no rule for paths reached.
+    #[test]
+    fn a_file_url_is_judged_as_the_path_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let location = Location::new(&root).unwrap();
+        let key = root.join(".ssh/id_rsa").display().to_string();
+        let escaped = key.replace(".ssh", "%2Essh");
+        for url in [
+            format!("file://{key}"),
+            format!("FILE://localhost{key}"),
+            format!("file:{key}"),
+            format!(" file://{escaped}"),
+        ] {
+            let args = json!({"uri": url});
+            let r = requests("ls__open", args.as_object().unwrap(), &location, false).unwrap();
+            assert!(reads(&r).contains(&key), "{url}: {r:?}");
+            assert!(r.iter().any(|r| r.action == "edit" && r.resource == key));
+            assert!(!r.iter().any(|r| r.action == "webfetch"), "{url}: {r:?}");
+        }
+        let args = json!({"uri": "file://fileserver/share/x"});
+        let err = requests("ls__open", args.as_object().unwrap(), &location, true);
+        assert!(err.is_err(), "{err:?}");
+    }
+
+    /// A path given as an object's key (`{"files": {"/etc/passwd": "r"}}`)
+    /// was never looked at; ordinary keys are not paths.
+    #[test]
+    fn a_path_as_an_object_key_is_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let args = json!({"files": {"/etc/passwd": "r", "~/.ssh/id_rsa": {"mode": "r"}},
+                          "/etc/shadow": 1, "file": {"name": "x", "content": "y"}});
+        let r = requests("up__get", args.as_object().unwrap(), &location, false).unwrap();
+        let got = reads(&r);
+        for want in ["/etc/passwd", "/etc/shadow", "/.ssh/id_rsa"] {
+            assert!(got.iter().any(|g| g.ends_with(want)), "{want}: {got:?}");
+        }
+        assert!(
+            !got.iter()
+                .any(|g| g.ends_with("/name") || g.ends_with("/content")),
+            "{got:?}"
+        );
+    }
+
+    /// A workspace link `l -> a/b/c`: `ws/l/../../x` is `ws/a/x` to the
+    /// kernel but `ws/../x` once folded by names, as Node's `path.resolve`
+    /// folds it before opening. Both places are judged.
+    #[test]
+    fn a_path_through_a_link_and_dot_dot_is_judged_both_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        std::os::unix::fs::symlink("a/b/c", root.join("l")).unwrap();
+        let location = Location::new(&root).unwrap();
+        let path = format!("{}/l/../../.bashrc", root.display());
+        let args = json!({"path": path});
+        let r = requests("fs__write", args.as_object().unwrap(), &location, false).unwrap();
+        let edits: Vec<&str> = r
+            .iter()
+            .filter(|r| r.action == "edit")
+            .map(|r| r.resource.as_str())
+            .collect();
+        let folded = base.join(".bashrc").display().to_string();
+        assert!(edits.contains(&folded.as_str()), "{edits:?}");
+        assert!(
+            edits.iter().any(|e| e.ends_with("ws/a/.bashrc")),
+            "{edits:?}"
+        );
+    }
+
+    /// White space around a path (`" /etc/passwd"`, `"~/.bashrc\n"`): an
+    /// upstream that trims it opens the path; it is judged trimmed too.
+    /// A `..` anywhere makes a string a path under any key.
+    #[test]
+    fn a_padded_or_climbing_path_under_any_key_is_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        let location = Location::new(&root).unwrap();
+        let args = json!({"path": " /etc/passwd", "note": "/etc/hosts\n",
+                          "name": "docs/../../outside.txt", "q": "see ../x for more"});
+        let r = requests("up__get", args.as_object().unwrap(), &location, true).unwrap();
+        let got = reads(&r);
+        assert!(got.contains(&"/etc/passwd".to_string()), "{got:?}");
+        assert!(got.contains(&"/etc/hosts".to_string()), "{got:?}");
+        let outside = base.join("outside.txt").display().to_string();
+        assert!(got.contains(&outside), "{got:?}");
+        assert!(!got.iter().any(|g| g.contains("see ")), "{got:?}");
     }
 }
