@@ -674,6 +674,36 @@ fn a_key_named_by_a_file_url_or_an_arguments_key_is_denied_as_the_builtin_read()
     server.close();
 }
 
+/// A loopback URL spelled `http:/HOST` (or `http:\\HOST`, `http:HOST`):
+/// a WHATWG parser (Node's `fetch`, as a Node upstream fetched a local
+/// service with it) reads `http://HOST/`, while the gate judged as URLs only
+/// strings starting `http://`. Refused now as the built-in `webfetch`
+/// refuses it.
+#[test]
+fn a_loopback_url_spelled_without_its_two_slashes_is_refused_through_an_upstream() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let flags = world(&env, &python, ALLOW_FX);
+    let mut server = start(&env, &flags);
+    let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
+    for (id, url) in [
+        (10, "http:/127.0.0.1:9/admin"),
+        (12, "http:\\\\169.254.169.254/latest/meta-data/"),
+        (14, "http:127.0.0.1:9/"),
+    ] {
+        let builtin = call(&mut server, id, "webfetch", json!({"url": url}));
+        let through = call(&mut server, id + 1, "fx__open_uri", json!({"uri": url}));
+        assert_eq!(builtin["isError"], true, "{builtin}");
+        assert!(text(&builtin).contains("refusing to fetch"), "{builtin}");
+        assert_eq!(
+            verdict(&text(&builtin)),
+            verdict(&text(&through)),
+            "{url}: {through}"
+        );
+    }
+    server.close();
+}
+
 /// `mcp-server-filesystem` over the workspace and the home, unconfined (what
 /// stops it is the gate's judging of the call's arguments), with `config`;
 /// `None` when the server is not installed.

@@ -120,14 +120,19 @@ fn judge_string(
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
     } else if let Some(path) = file_url_path(s)? {
         judge_path(&path, location, read_only, out)?;
-    } else if looks_like_url(s) {
+    } else if let Some(url) = network_url(s) {
         // The built-in web tools run with the default network settings;
-        // an upstream is held to the same.
+        // an upstream is held to the same, and the URL judged as the
+        // built-in `webfetch` judges it: as parsed.
         let config = toolgate_tools::web_tools::WebToolsConfig::default();
-        if let Some(refusal) = toolgate_tools::web_tools::literal_refusal(&config, s) {
+        if let Some(refusal) = toolgate_tools::web_tools::literal_refusal(&config, url.as_str()) {
             return Err(ToolError::Failed(refusal));
         }
-        out.push(PermissionRequest::url("webfetch", s.trim(), Risk::Network));
+        out.push(PermissionRequest::url(
+            "webfetch",
+            url.as_str(),
+            Risk::Network,
+        ));
     } else if looks_like_path(&key, s) {
         // A form that holds a line break is not judged as a path (text
         // under a key such as `file_content`); one trimmed to a path's
@@ -219,14 +224,23 @@ fn file_url_path(s: &str) -> Result<Option<String>, ToolError> {
     Ok(Some(text))
 }
 
-/// A URL with a scheme that reaches something.
-fn looks_like_url(s: &str) -> bool {
-    let s = s.trim_start().to_ascii_lowercase();
-    [
-        "http://", "https://", "ws://", "wss://", "ftp://", "file://",
-    ]
-    .iter()
-    .any(|p| s.starts_with(p))
+/// The URL `s` is to a WHATWG URL parser (Node's `fetch` and `URL`,
+/// browsers, the `url` crate behind the built-in `webfetch`) when it reaches
+/// the network: a web scheme however it is spelled (`http:/h`, `http:\\h`,
+/// `http:h` and tabs or line breaks inside all parse as `http://h/`, and
+/// Node fetched them while only the `http://` spelling was judged), or any
+/// other scheme with a host (`gopher://h`). `file:` URLs are paths.
+fn network_url(s: &str) -> Option<reqwest::Url> {
+    let t = s.trim();
+    if !t.contains(':') {
+        return None;
+    }
+    let url = reqwest::Url::parse(t).ok()?;
+    match url.scheme() {
+        "http" | "https" | "ws" | "wss" | "ftp" => Some(url),
+        "file" => None,
+        _ => url.host().is_some().then_some(url),
+    }
 }
 
 /// A string shaped as a path whatever key holds it: absolute, from the
@@ -491,5 +505,47 @@ mod tests {
         let outside = base.join("outside.txt").display().to_string();
         assert!(got.contains(&outside), "{got:?}");
         assert!(!got.iter().any(|g| g.contains("see ")), "{got:?}");
+    }
+
+    /// A loopback or metadata URL spelled as a WHATWG parser reads it
+    /// (`http:/h`, `http:\\h`, `http:h`, a tab inside the scheme): Node's
+    /// `fetch` fetched it from a local service through an upstream, while
+    /// only strings starting `http://` were judged as URLs at all.
+    #[test]
+    fn a_url_spelled_as_the_whatwg_parser_reads_it_is_judged_as_a_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for url in [
+            "http:/127.0.0.1:8080/admin",
+            "http:\\\\169.254.169.254/latest/meta-data/",
+            "http:169.254.169.254/latest/",
+            "HTTP:/[::1]/",
+            "ht\ttp://127.0.0.1/",
+            "https:/10.0.0.1/",
+        ] {
+            let args = json!({"url": url});
+            let err =
+                requests("f__fetch", args.as_object().unwrap(), &location, true).expect_err(url);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{url}: {err}"
+            );
+        }
+        for (url, judged) in [
+            ("https:/example.com/x", "https://example.com/x"),
+            ("gopher://example.com/1", "gopher://example.com/1"),
+        ] {
+            let args = json!({"target": url});
+            let r = requests("f__fetch", args.as_object().unwrap(), &location, true).unwrap();
+            assert!(
+                r.iter()
+                    .any(|r| r.action == "webfetch" && r.resource == judged),
+                "{url}: {r:?}"
+            );
+        }
+        // Text with a colon is no URL.
+        let args = json!({"note": "key: value", "time": "12:30", "drive": "C:\\x"});
+        let r = requests("f__fetch", args.as_object().unwrap(), &location, true).unwrap();
+        assert!(!r.iter().any(|r| r.action == "webfetch"), "{r:?}");
     }
 }
