@@ -55,8 +55,12 @@ fn walk_object(
     out: &mut Vec<PermissionRequest>,
 ) -> Result<(), ToolError> {
     for (key, value) in map {
-        take_string(budget)?;
-        judge_string("", key, location, read_only, out)?;
+        // Only a key that may be a path or a URL counts against the budget:
+        // an ordinary member name costs nothing to judge.
+        if key.contains(':') || shaped_like_path(key.trim()) {
+            take_string(budget)?;
+            judge_string("", key, location, read_only, out)?;
+        }
         walk(key, value, depth, location, read_only, budget, out)?;
     }
     Ok(())
@@ -547,5 +551,19 @@ mod tests {
         let args = json!({"note": "key: value", "time": "12:30", "drive": "C:\\x"});
         let r = requests("f__fetch", args.as_object().unwrap(), &location, true).unwrap();
         assert!(!r.iter().any(|r| r.action == "webfetch"), "{r:?}");
+    }
+
+    /// Member names are judged, but only those shaped as a path or a URL
+    /// count against the budget of strings: a map of 400 ordinary entries
+    /// is judged as before keys were looked at.
+    #[test]
+    fn ordinary_member_names_do_not_use_up_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let map: Map<String, Value> = (0..400)
+            .map(|i| (format!("name{i}"), json!(format!("value {i}"))))
+            .collect();
+        let args = json!({ "entries": map });
+        requests("up__put", args.as_object().unwrap(), &location, true).unwrap();
     }
 }
