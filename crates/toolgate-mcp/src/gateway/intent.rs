@@ -172,7 +172,13 @@ fn judge_path(
     out: &mut Vec<PermissionRequest>,
 ) -> Result<(), ToolError> {
     let mut places = BTreeSet::new();
-    let forms = std::iter::once(path.to_string()).chain(folded(path, location.root()));
+    let other_home = other_users_home(path);
+    let forms = std::iter::once(path.to_string())
+        .chain(folded(path, location.root()))
+        .chain(other_home.iter().flat_map(|p| {
+            let folded = folded(p, location.root());
+            std::iter::once(p.clone()).chain(folded)
+        }));
     for form in forms.filter(|f| f.len() <= KERNEL_PATH_MAX) {
         let resolved = location.resolve(&form)?;
         places.insert(resolved.path.to_string_lossy().into_owned());
@@ -187,6 +193,29 @@ fn judge_path(
         }
     }
     Ok(())
+}
+
+/// `~user/rest` as Python's `os.path.expanduser` and the shells read it:
+/// under that user's home, from the user database (`/etc/passwd`); `None`
+/// for any other text, or a user it does not list (then the text is left
+/// as written by those readers too).
+fn other_users_home(path: &str) -> Option<String> {
+    let rest = path.strip_prefix('~')?;
+    let (user, tail) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, ""),
+    };
+    if user.is_empty() {
+        return None;
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    let home = passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        (fields.next() == Some(user))
+            .then(|| fields.nth(4))
+            .flatten()
+    })?;
+    Some(format!("{}{tail}", home.trim_end_matches('/')))
 }
 
 /// `path` made absolute (`~` from the home, a relative one from `root`)
@@ -257,6 +286,7 @@ fn shaped_like_path(t: &str) -> bool {
     t.starts_with('/')
         || t == "~"
         || t.starts_with("~/")
+        || (t.starts_with('~') && other_users_home(t).is_some())
         || t.starts_with("./")
         || t == ".."
         || t.starts_with("../")
@@ -565,5 +595,28 @@ mod tests {
             .collect();
         let args = json!({ "entries": map });
         requests("up__put", args.as_object().unwrap(), &location, true).unwrap();
+    }
+
+    /// `~root/.bashrc`: Python's `expanduser` (the test fixture's
+    /// `read_text` uses it) opens `/root/.bashrc`; the gate judged
+    /// `ROOT/~root/.bashrc`, inside the location.
+    #[test]
+    fn another_users_home_is_judged_as_expanduser_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let args = json!({"name": "~root/.bashrc"});
+        let r = requests("fx__read_text", args.as_object().unwrap(), &location, false).unwrap();
+        assert!(
+            r.iter()
+                .any(|r| r.action == "edit" && r.resource == "/root/.bashrc"),
+            "{r:?}"
+        );
+        assert_eq!(other_users_home("~no-such-user-s41/x"), None);
+        assert_eq!(other_users_home("~/x"), None);
+        assert_eq!(other_users_home("x~root"), None);
+        // Text that only starts with `~` is no path.
+        let args = json!({"note": "~50ms", "q": "~no-such-user-s41/x"});
+        let r = requests("fx__read_text", args.as_object().unwrap(), &location, false).unwrap();
+        assert_eq!(r.len(), 1, "{r:?}");
     }
 }
