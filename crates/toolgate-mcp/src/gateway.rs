@@ -777,24 +777,50 @@ impl Gateway {
             .pins
             .check(&upstream.config.key(), name, &listing, instructions)?;
         let mut wanted: HashMap<String, (Value, String, String)> = HashMap::new();
+        // At start the names taken so far by every upstream; on a re-check,
+        // the names the other upstreams have registered: a tool that
+        // appears later must not take one (the registry's newest
+        // registration wins, so it would answer the other's calls).
+        let rechecking = taken.is_none();
         let mut local = BTreeMap::new();
+        if rechecking {
+            for other in self.upstreams.iter() {
+                if std::ptr::eq(Arc::as_ptr(other), upstream) {
+                    continue;
+                }
+                let registered = other
+                    .registered
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                for exposed in registered.keys() {
+                    local.insert(exposed.clone(), format!("{}'s tool", other.config.name));
+                }
+            }
+        }
         let taken = taken.unwrap_or(&mut local);
+        let mut collided = Vec::new();
         for (tool, (def, hash)) in checked.visible {
             let exposed = exposed_name(name, &tool);
-            if let Some(other) = taken.insert(exposed.clone(), format!("{name}/{tool}")) {
-                return Err(GatewayError::Collision(format!(
+            if let Some(other) = taken.get(&exposed) {
+                let message = format!(
                     "upstream tools {other} and {name}/{tool} would both be exposed as {exposed}; rename one upstream"
-                )));
+                );
+                if rechecking {
+                    collided.push((exposed, message));
+                    continue;
+                }
+                return Err(GatewayError::Collision(message));
             }
+            taken.insert(exposed.clone(), format!("{name}/{tool}"));
             wanted.insert(exposed, (def, hash, tool));
         }
         let withheld: Vec<(String, String)> = checked
             .withheld
             .into_iter()
-            .map(|(tool, why)| {
-                let exposed = exposed_name(name, &tool);
+            .map(|(tool, why)| (exposed_name(name, &tool), why))
+            .chain(collided)
+            .inspect(|(exposed, why)| {
                 tracing::warn!(tool = %exposed, why = %why, "upstream tool withheld");
-                (exposed, why)
             })
             .collect();
         *upstream

@@ -399,6 +399,74 @@ fn a_definition_changed_mid_session_is_hidden_until_approved() {
     server.close();
 }
 
+/// Two upstreams `fx` and `fx_`: `fx`'s tool `_read_text`, added mid-session
+/// and approved, would be exposed as `fx___read_text`, the name of `fx_`'s
+/// `read_text`. At start that is refused; a re-check compared names only
+/// within `fx`, and the newer registration answered `fx_`'s calls.
+#[test]
+fn a_tool_added_mid_session_does_not_take_another_upstreams_name() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    env.write(env.ws.join("notes.txt"), "hello from the workspace\n");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_fixture.py");
+    let entry = json!({"command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"},
+                       "readable": python_installation(&python)});
+    let servers = json!({"mcpServers": {"fx": entry, "fx_": entry}});
+    let upstreams = env.base.join("servers.json");
+    env.write(&upstreams, &servers.to_string());
+    let config_file = env.base.join("gate.toml");
+    env.write(&config_file, ALLOW_FX);
+    let flags = vec![
+        "--upstreams".into(),
+        upstreams.into_os_string(),
+        "--config".into(),
+        config_file.into_os_string(),
+    ];
+    let mut server = start(&env, &flags);
+    let mut id = 10;
+    let read = |server: &mut StdioMcp, id: &mut i64| {
+        *id += 1;
+        call(server, *id, "fx___read_text", json!({"path": "notes.txt"}))
+    };
+    let first = read(&mut server, &mut id);
+    assert!(text(&first).contains("hello from the workspace"), "{first}");
+    let added = call(&mut server, 50, "fx__add_shadow", json!({}));
+    assert!(text(&added).contains("added"), "{added}");
+    // The new tool is withheld until a person approves it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = env.command(&["mcp", "pins", "list"]).output().unwrap();
+        if String::from_utf8_lossy(&out.stdout).contains("_read_text") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new tool never became pending"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = env
+        .command(&["mcp", "pins", "approve", "fx"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The pin file is looked at every second: give the re-check time to run.
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < deadline {
+        let got = read(&mut server, &mut id);
+        assert!(
+            text(&got).contains("hello from the workspace"),
+            "fx_'s tool answered by another: {got}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    server.close();
+}
+
 #[test]
 fn a_definition_changed_between_sessions_is_hidden_until_approved() {
     let Some(python) = python() else { return };
