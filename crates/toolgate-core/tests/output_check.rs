@@ -189,6 +189,51 @@ fn a_secret_only_in_structured_output_is_redacted_with_its_json_pointer() {
     );
 }
 
+/// A secret as a key of the structured output (an upstream's map keyed by
+/// token) reached the model unredacted: only values were looked at.
+#[test]
+fn a_secret_as_a_key_of_structured_output_is_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ToolOutput {
+        structured: json!({"tokens": {
+            "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789": {"scope": "repo"},
+            "ghp_zYxWvUtSrQpOnMlKjIhGfEdCbA9876543210": {"scope": "gist"},
+            "plain": 1}}),
+        content: vec![Content::text("see the structured output")],
+        exit_status: None,
+    };
+    let b = bound(
+        out,
+        OutputBounds::default(),
+        &DirSpill(dir.path().into()),
+        "c",
+    )
+    .unwrap();
+    let s = b.structured.unwrap();
+    let text = s.to_string();
+    assert!(
+        !text.contains("ghp_aBcD") && !text.contains("ghp_zYxW"),
+        "{text}"
+    );
+    let tokens = s["tokens"].as_object().unwrap();
+    assert_eq!(tokens.len(), 3, "{text}");
+    assert_eq!(tokens["plain"], 1);
+    let scopes: Vec<&Value> = tokens.values().map(|v| &v["scope"]).collect();
+    assert!(
+        scopes.contains(&&json!("repo")) && scopes.contains(&&json!("gist")),
+        "{text}"
+    );
+    assert_eq!(b.redactions.len(), 2, "{:?}", b.redactions);
+    assert!(
+        b.redactions.iter().all(|r| r
+            .field
+            .as_deref()
+            .is_some_and(|f| f.starts_with("/tokens/"))),
+        "{:?}",
+        b.redactions
+    );
+}
+
 #[test]
 fn redact_secrets_off_passes_secrets_through_unchanged() {
     let dir = tempfile::tempdir().unwrap();

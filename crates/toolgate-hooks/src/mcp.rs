@@ -76,6 +76,8 @@ pub enum Found {
     Url(String),
     /// A shell command.
     Command(String),
+    /// A `file:` URL that names no local path: asked.
+    Unjudgeable(String),
 }
 
 /// Argument names whose value is a shell command.
@@ -131,9 +133,12 @@ fn walk(
             true
         }
         Value::Array(items) => items.iter().all(|v| walk(v, key, depth + 1, seen, found)),
-        Value::Object(map) => map
-            .iter()
-            .all(|(k, v)| walk(v, Some(k.as_str()), depth + 1, seen, found)),
+        // A key is judged by its shape alone, as a value under no key is
+        // (`{"files": {"/home/u/.ssh/id_rsa": "r"}}`).
+        Value::Object(map) => map.iter().all(|(k, v)| {
+            classify(k, None, found);
+            walk(v, Some(k.as_str()), depth + 1, seen, found)
+        }),
         _ => true,
     }
 }
@@ -149,20 +154,43 @@ fn classify(s: &str, key: Option<&str>, found: &mut Vec<Found>) {
         found.push(Found::Command(trimmed.to_string()));
         return;
     }
-    let lower = trimmed.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
-        found.push(Found::Url(trimmed.to_string()));
-        return;
-    }
-    if let Some(path) = lower.strip_prefix("file://").map(|_| &trimmed[7..]) {
-        found.push(Found::Path(path.to_string()));
-        return;
+    // A URL as a WHATWG parser reads it (Node's `fetch`): `http:/h`,
+    // `http:\\h` and `http:h` are `http://h/` to it. A `file:` URL is the
+    // path it names, escapes decoded.
+    if trimmed.contains(':')
+        && let Ok(url) = url::Url::parse(trimmed)
+    {
+        match url.scheme() {
+            "file" => {
+                found.push(
+                    match url
+                        .to_file_path()
+                        .ok()
+                        .and_then(|p| p.to_str().map(String::from))
+                    {
+                        Some(path) => Found::Path(path),
+                        None => Found::Unjudgeable(trimmed.to_string()),
+                    },
+                );
+                return;
+            }
+            "http" | "https" | "ws" | "wss" | "ftp" => {
+                found.push(Found::Url(url.to_string()));
+                return;
+            }
+            _ if url.host().is_some() => {
+                found.push(Found::Url(url.to_string()));
+                return;
+            }
+            _ => {}
+        }
     }
     let looks_like_path = trimmed.starts_with('/')
         || trimmed.starts_with("~/")
         || trimmed == "~"
         || trimmed.starts_with("./")
-        || trimmed.starts_with("../");
+        || trimmed.starts_with("../")
+        || (trimmed.contains('/') && trimmed.split('/').any(|c| c == ".."));
     // A secret file's name is a path under any key (`{"name": ".env"}`).
     let named_path = PATH_KEYS.contains(&key)
         || key.ends_with("_path")

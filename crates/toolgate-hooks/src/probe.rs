@@ -401,9 +401,22 @@ fn map_mcp(call: &HookCall, name: &McpName, out: &mut Vec<Probe>) {
         match f {
             Found::Path(p) => {
                 let p = agent_path(call, &p);
-                out.push(if writes { write(p) } else { read(p) });
+                // Also where a server that folds `.` and `..` by names
+                // before opening (Node's `path.resolve`) lands: through a
+                // workspace link the two differ.
+                let folded = Path::new(&p)
+                    .is_absolute()
+                    .then(|| toolgate_core::path_text::lexical(Path::new(&p)))
+                    .map(|f| f.display().to_string())
+                    .filter(|f| *f != p);
+                for p in std::iter::once(p).chain(folded) {
+                    out.push(if writes { write(p) } else { read(p) });
+                }
             }
             Found::Url(u) => out.push(tool("webfetch", json!({ "url": u }))),
+            Found::Unjudgeable(u) => out.push(Probe::Ask(format!(
+                "`{u}` names no local path toolgate can judge"
+            ))),
             Found::Command(c) => {
                 let mut bash = JsonMap::new();
                 bash.insert("command".into(), Value::String(c));

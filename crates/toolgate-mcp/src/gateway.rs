@@ -247,8 +247,35 @@ impl ClientHandler for UpstreamClient {
 }
 
 /// The tool definitions exactly as an upstream sent them (every member,
-/// including those rmcp's model does not know), by name: the latest listing.
-type RawTools = Arc<Mutex<HashMap<String, Value>>>;
+/// including those rmcp's model does not know), by name: the latest listing;
+/// and the `tools/list` requests sent whose answers are awaited.
+type RawTools = Arc<Mutex<Listings>>;
+
+/// What [`RawTools`] holds.
+#[derive(Debug, Default)]
+struct Listings {
+    /// Each definition of the latest listing, as received.
+    tools: HashMap<String, Value>,
+    /// The ids (as JSON text) of the `tools/list` requests sent and not yet
+    /// answered: only their answers are kept, so that a listing an upstream
+    /// sends unasked (any number, under any id) takes no memory and changes
+    /// no definition.
+    awaited: std::collections::HashSet<String>,
+}
+
+/// Notes `message`, about to be sent to an upstream, when it asks for the
+/// tool list: its answer is kept by [`keep_listing`].
+fn await_listing(raw: &RawTools, message: &rmcp::model::ClientJsonRpcMessage) {
+    if let rmcp::model::JsonRpcMessage::Request(r) = message
+        && matches!(r.request, rmcp::model::ClientRequest::ListToolsRequest(_))
+        && let Ok(id) = serde_json::to_string(&r.id)
+    {
+        raw.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .awaited
+            .insert(id);
+    }
+}
 
 /// Largest line looked into for a listing (a longer one is passed on untouched).
 const TAP_LINE_MAX: usize = 16 * 1024 * 1024;
@@ -256,9 +283,10 @@ const TAP_LINE_MAX: usize = 16 * 1024 * 1024;
 const TOOLS_KEY: &[u8] = b"\"tools\"";
 
 /// Keeps each tool definition of `message` in `raw` as received, when it is
-/// a `tools/list` answer. Only a message holding a `"tools"` member, or a
-/// `\u` escape that could spell one, can be a listing: the others (every
-/// call's answer) are not parsed a second time here.
+/// the answer to a `tools/list` request sent ([`await_listing`]). Only a
+/// message holding a `"tools"` member, or a `\u` escape that could spell
+/// one, can be a listing: the others (every call's answer) are not parsed a
+/// second time here.
 ///
 /// The two searches run on every message an upstream sends, a call's whole
 /// answer included, so they are `memchr`'s substring search rather than a
@@ -271,9 +299,16 @@ fn keep_listing(raw: &RawTools, message: &[u8]) {
         && let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array)
     {
         let mut raw = raw.lock().unwrap_or_else(PoisonError::into_inner);
+        let asked = message
+            .get("id")
+            .is_some_and(|id| raw.awaited.remove(&id.to_string()));
+        if !asked {
+            tracing::debug!("a listing no tools/list request asked for; not kept");
+            return;
+        }
         for tool in tools {
             if let Some(name) = tool.get("name").and_then(Value::as_str) {
-                raw.insert(name.to_string(), tool.clone());
+                raw.tools.insert(name.to_string(), tool.clone());
             }
         }
     }
@@ -723,10 +758,13 @@ impl Gateway {
         // Each definition as received where a tap saw it (every member);
         // else as rmcp decoded it.
         let listing: Vec<Value> = {
-            let raw = upstream.raw.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut raw = upstream.raw.lock().unwrap_or_else(PoisonError::into_inner);
+            // Definitions of tools the upstream no longer lists are dropped.
+            raw.tools
+                .retain(|name, _| tools.iter().any(|t| t.name.as_ref() == name.as_str()));
             tools
                 .iter()
-                .map(|t| match raw.get(t.name.as_ref()) {
+                .map(|t| match raw.tools.get(t.name.as_ref()) {
                     Some(v) => Ok(v.clone()),
                     None => serde_json::to_value(t)
                         .map_err(|e| err(format!("bad tool definition: {e}"))),
@@ -739,24 +777,50 @@ impl Gateway {
             .pins
             .check(&upstream.config.key(), name, &listing, instructions)?;
         let mut wanted: HashMap<String, (Value, String, String)> = HashMap::new();
+        // At start the names taken so far by every upstream; on a re-check,
+        // the names the other upstreams have registered: a tool that
+        // appears later must not take one (the registry's newest
+        // registration wins, so it would answer the other's calls).
+        let rechecking = taken.is_none();
         let mut local = BTreeMap::new();
+        if rechecking {
+            for other in self.upstreams.iter() {
+                if std::ptr::eq(Arc::as_ptr(other), upstream) {
+                    continue;
+                }
+                let registered = other
+                    .registered
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                for exposed in registered.keys() {
+                    local.insert(exposed.clone(), format!("{}'s tool", other.config.name));
+                }
+            }
+        }
         let taken = taken.unwrap_or(&mut local);
+        let mut collided = Vec::new();
         for (tool, (def, hash)) in checked.visible {
             let exposed = exposed_name(name, &tool);
-            if let Some(other) = taken.insert(exposed.clone(), format!("{name}/{tool}")) {
-                return Err(GatewayError::Collision(format!(
+            if let Some(other) = taken.get(&exposed) {
+                let message = format!(
                     "upstream tools {other} and {name}/{tool} would both be exposed as {exposed}; rename one upstream"
-                )));
+                );
+                if rechecking {
+                    collided.push((exposed, message));
+                    continue;
+                }
+                return Err(GatewayError::Collision(message));
             }
+            taken.insert(exposed.clone(), format!("{name}/{tool}"));
             wanted.insert(exposed, (def, hash, tool));
         }
         let withheld: Vec<(String, String)> = checked
             .withheld
             .into_iter()
-            .map(|(tool, why)| {
-                let exposed = exposed_name(name, &tool);
+            .map(|(tool, why)| (exposed_name(name, &tool), why))
+            .chain(collided)
+            .inspect(|(exposed, why)| {
                 tracing::warn!(tool = %exposed, why = %why, "upstream tool withheld");
-                (exposed, why)
             })
             .collect();
         *upstream

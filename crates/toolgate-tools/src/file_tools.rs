@@ -54,7 +54,7 @@ pub use apply_patch::{
 };
 pub use edit::{EditInput, EditOutput, EditTool};
 pub use glob::{GlobInput, GlobOutput, GlobTool};
-pub use grep::{GrepInput, GrepLine, GrepOutput, GrepTool, IncludeGlobs};
+pub use grep::{GrepInput, GrepLine, GrepOutput, GrepTool, IncludeGlobs, LINE_HEAP_MAX};
 pub use ledger::ReadLedger;
 pub use list::{ListInput, ListOutput, ListTool};
 pub use read::{DirectoryListing, ImageRead, ReadInput, ReadKind, ReadOutput, ReadTool, TextRead};

@@ -552,6 +552,29 @@ async fn grep_cuts_long_lines_and_limits_matches() {
     );
 }
 
+/// A file of one line longer than the search's heap limit (no line break
+/// anywhere): the search held the whole line in memory, on every worker at
+/// once. Now the file is counted unreadable and the others are searched.
+#[tokio::test]
+async fn grep_does_not_hold_a_line_past_its_heap_limit() {
+    let ws = Ws::new();
+    let mut huge = vec![b'a'; toolgate_tools::file_tools::LINE_HEAP_MAX + 4096];
+    huge.extend_from_slice(b"needle");
+    ws.put("huge.txt", huge);
+    ws.put("small.txt", "a needle\n");
+    let out = ws
+        .call(
+            GrepTool::new(ws.state.clone()),
+            json!({"pattern": "needle"}),
+        )
+        .await
+        .unwrap();
+    let s = &out.structured;
+    assert_eq!(s["total_matches"], 1, "{s}");
+    assert_eq!(s["files"][0]["path"], "small.txt");
+    assert_eq!(s["unreadable"], 1, "{s}");
+}
+
 #[tokio::test]
 async fn grep_bad_inputs() {
     let ws = project();

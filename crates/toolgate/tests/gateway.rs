@@ -399,6 +399,74 @@ fn a_definition_changed_mid_session_is_hidden_until_approved() {
     server.close();
 }
 
+/// Two upstreams `fx` and `fx_`: `fx`'s tool `_read_text`, added mid-session
+/// and approved, would be exposed as `fx___read_text`, the name of `fx_`'s
+/// `read_text`. At start that is refused; a re-check compared names only
+/// within `fx`, and the newer registration answered `fx_`'s calls.
+#[test]
+fn a_tool_added_mid_session_does_not_take_another_upstreams_name() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    env.write(env.ws.join("notes.txt"), "hello from the workspace\n");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_fixture.py");
+    let entry = json!({"command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"},
+                       "readable": python_installation(&python)});
+    let servers = json!({"mcpServers": {"fx": entry, "fx_": entry}});
+    let upstreams = env.base.join("servers.json");
+    env.write(&upstreams, &servers.to_string());
+    let config_file = env.base.join("gate.toml");
+    env.write(&config_file, ALLOW_FX);
+    let flags = vec![
+        "--upstreams".into(),
+        upstreams.into_os_string(),
+        "--config".into(),
+        config_file.into_os_string(),
+    ];
+    let mut server = start(&env, &flags);
+    let mut id = 10;
+    let read = |server: &mut StdioMcp, id: &mut i64| {
+        *id += 1;
+        call(server, *id, "fx___read_text", json!({"path": "notes.txt"}))
+    };
+    let first = read(&mut server, &mut id);
+    assert!(text(&first).contains("hello from the workspace"), "{first}");
+    let added = call(&mut server, 50, "fx__add_shadow", json!({}));
+    assert!(text(&added).contains("added"), "{added}");
+    // The new tool is withheld until a person approves it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = env.command(&["mcp", "pins", "list"]).output().unwrap();
+        if String::from_utf8_lossy(&out.stdout).contains("_read_text") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new tool never became pending"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = env
+        .command(&["mcp", "pins", "approve", "fx"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The pin file is looked at every second: give the re-check time to run.
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < deadline {
+        let got = read(&mut server, &mut id);
+        assert!(
+            text(&got).contains("hello from the workspace"),
+            "fx_'s tool answered by another: {got}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    server.close();
+}
+
 #[test]
 fn a_definition_changed_between_sessions_is_hidden_until_approved() {
     let Some(python) = python() else { return };
@@ -616,6 +684,200 @@ fn server_filesystem_from_npm_is_judged_as_the_builtin_tools() {
         std::fs::read_to_string(env.home.join(".bashrc")).unwrap(),
         "# rc\n"
     );
+    server.close();
+}
+
+/// A `file:` URL (`open_uri`) and a path given as an argument's key
+/// (`read_many`): the URL was judged as a `webfetch` of a URL, never as the
+/// path it names, and keys were never looked at, so with `webfetch` allowed
+/// both read the key. Unconfined, so that what stops it is the gate.
+#[test]
+fn a_key_named_by_a_file_url_or_an_arguments_key_is_denied_as_the_builtin_read() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    env.write(
+        env.home.join(".ssh/id_rsa"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n",
+    );
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/upstream_fixture.py");
+    let servers = json!({"mcpServers": {"fx": {
+        "command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"}, "sandbox": false
+    }}});
+    let upstreams = env.base.join("servers.json");
+    env.write(&upstreams, &servers.to_string());
+    let config_file = env.base.join("gate.toml");
+    env.write(
+        &config_file,
+        "[permission]\nwebfetch = \"allow\"\n[permission.mcp]\n\"fx__*\" = \"allow\"\n",
+    );
+    let flags = vec![
+        "--upstreams".into(),
+        upstreams.into_os_string(),
+        "--config".into(),
+        config_file.into_os_string(),
+    ];
+    let mut server = start(&env, &flags);
+    let key = env.home.join(".ssh/id_rsa").display().to_string();
+    let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
+    let builtin = call(&mut server, 10, "read", json!({"path": key}));
+    assert_eq!(builtin["isError"], true, "{builtin}");
+    for (id, tool, args) in [
+        (11, "fx__open_uri", json!({"uri": format!("file://{key}")})),
+        (
+            12,
+            "fx__open_uri",
+            json!({"uri": format!("FILE:{}", key.replace(".ssh", "%2essh"))}),
+        ),
+        (13, "fx__read_many", json!({"files": {key.clone(): "r"}})),
+    ] {
+        let through = call(&mut server, id, tool, args.clone());
+        assert_eq!(through["isError"], true, "{args}: {through}");
+        assert!(!text(&through).contains("secret"), "{args}: {through}");
+        assert_eq!(
+            verdict(&text(&builtin)),
+            verdict(&text(&through)),
+            "{through}"
+        );
+    }
+    server.close();
+}
+
+/// A loopback URL spelled `http:/HOST` (or `http:\\HOST`, `http:HOST`):
+/// a WHATWG parser (Node's `fetch`, as a Node upstream fetched a local
+/// service with it) reads `http://HOST/`, while the gate judged as URLs only
+/// strings starting `http://`. Refused now as the built-in `webfetch`
+/// refuses it.
+#[test]
+fn a_loopback_url_spelled_without_its_two_slashes_is_refused_through_an_upstream() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let flags = world(&env, &python, ALLOW_FX);
+    let mut server = start(&env, &flags);
+    let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
+    for (id, url) in [
+        (10, "http:/127.0.0.1:9/admin"),
+        (12, "http:\\\\169.254.169.254/latest/meta-data/"),
+        (14, "http:127.0.0.1:9/"),
+    ] {
+        let builtin = call(&mut server, id, "webfetch", json!({"url": url}));
+        let through = call(&mut server, id + 1, "fx__open_uri", json!({"uri": url}));
+        assert_eq!(builtin["isError"], true, "{builtin}");
+        assert!(text(&builtin).contains("refusing to fetch"), "{builtin}");
+        assert_eq!(
+            verdict(&text(&builtin)),
+            verdict(&text(&through)),
+            "{url}: {through}"
+        );
+    }
+    server.close();
+}
+
+/// `mcp-server-filesystem` over the workspace and the home, unconfined (what
+/// stops it is the gate's judging of the call's arguments), with `config`;
+/// `None` when the server is not installed.
+fn filesystem_world(env: &CliEnv, config: &str) -> Option<StdioMcp> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../toolgate-mcp/.node/node_modules/.bin/mcp-server-filesystem");
+    if !bin.exists() {
+        eprintln!("skipping: {} is missing", bin.display());
+        return None;
+    }
+    let servers = json!({"mcpServers": {"fs": {"command": bin, "args": [&env.ws, &env.home], "sandbox": false}}});
+    let upstreams = env.base.join("servers.json");
+    env.write(&upstreams, &servers.to_string());
+    let config_file = env.base.join("gate.toml");
+    env.write(&config_file, config);
+    let flags = vec![
+        "--upstreams".into(),
+        upstreams.into_os_string(),
+        "--config".into(),
+        config_file.into_os_string(),
+    ];
+    Some(start(env, &flags))
+}
+
+/// A path padded past 4096 bytes (`./` or `/` repeated): the server's
+/// `path.resolve` folds it to the key, which it read, while the gate judged
+/// no string that long as a path.
+#[test]
+fn a_credential_path_padded_past_4096_bytes_is_denied_through_an_upstream() {
+    let env = CliEnv::new();
+    env.write(
+        env.home.join(".ssh/id_rsa"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n",
+    );
+    env.write(env.ws.join(".env"), "TOKEN=hunter2\n");
+    let Some(mut server) = filesystem_world(&env, "[permission.mcp]\n\"fs__*\" = \"allow\"\n")
+    else {
+        return;
+    };
+    let home = env.home.display().to_string();
+    let ws = env.ws.display().to_string();
+    let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
+    let builtin = call(
+        &mut server,
+        10,
+        "read",
+        json!({"path": format!("{home}/.ssh/id_rsa")}),
+    );
+    assert_eq!(builtin["isError"], true, "{builtin}");
+    for (id, padded) in [
+        (11, format!("{home}/{}.ssh/id_rsa", "./".repeat(2100))),
+        (
+            12,
+            format!("{}{}/.ssh/id_rsa", "/".repeat(4100), &home[1..]),
+        ),
+        (13, format!("{ws}/{}.env", "./".repeat(2100))),
+    ] {
+        let through = call(
+            &mut server,
+            id,
+            "fs__read_text_file",
+            json!({"path": padded}),
+        );
+        assert_eq!(through["isError"], true, "{through}");
+        let shown = text(&through);
+        assert!(
+            !shown.contains("secret") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+        assert_eq!(verdict(&text(&builtin)), verdict(&shown), "{shown}");
+    }
+    server.close();
+}
+
+/// A workspace link `l -> a/b/c`: `ws/l/../../home/notes` is inside the
+/// workspace to the kernel (`ws/a/home/notes`), but the server folds `..`
+/// by names first and opens `home/notes`, outside it. The gate judged only
+/// the kernel's reading: the read and the write outside ran unasked.
+#[test]
+fn a_path_folded_by_the_upstream_through_a_link_is_judged_where_it_lands() {
+    let env = CliEnv::new();
+    env.write(env.home.join("notes"), "outside the workspace\n");
+    std::fs::create_dir_all(env.ws.join("a/b/c")).unwrap();
+    std::fs::create_dir_all(env.ws.join("a/home")).unwrap();
+    std::os::unix::fs::symlink("a/b/c", env.ws.join("l")).unwrap();
+    let config = "mode = \"accept-edits\"\n[permission.mcp]\n\"fs__*\" = \"allow\"\n";
+    let Some(mut server) = filesystem_world(&env, config) else {
+        return;
+    };
+    let ws = env.ws.display().to_string();
+    let read = call(
+        &mut server,
+        10,
+        "fs__read_text_file",
+        json!({"path": format!("{ws}/l/../../home/notes")}),
+    );
+    assert_eq!(read["isError"], true, "{read}");
+    assert!(!text(&read).contains("outside the workspace"), "{read}");
+    let write = call(
+        &mut server,
+        11,
+        "fs__write_file",
+        json!({"path": format!("{ws}/l/../../home/planted"), "content": "x\n"}),
+    );
+    assert_eq!(write["isError"], true, "{write}");
+    assert!(!env.home.join("planted").exists());
     server.close();
 }
 

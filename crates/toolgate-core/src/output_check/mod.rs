@@ -458,6 +458,33 @@ fn walk(
             }
         }
         Value::Object(map) => {
+            // A key is a string the model reads as well (`{"ghp_…": {…}}`).
+            let secret_keys: Vec<(String, Redacted)> = map
+                .keys()
+                .filter_map(|k| redact(k).map(|r| (k.clone(), r)))
+                .collect();
+            for (key, r) in secret_keys {
+                let Some(item) = map.remove(&key) else {
+                    continue;
+                };
+                // Two keys redacted alike stay two members.
+                let mut renamed = r.text.clone();
+                let mut n = 2;
+                while map.contains_key(&renamed) {
+                    renamed = format!("{} ({n})", r.text);
+                    n += 1;
+                }
+                let field = format!(
+                    "{pointer}/{}",
+                    renamed.replace('~', "~0").replace('/', "~1")
+                );
+                out.extend(r.found.iter().map(|(kind, line)| Redaction {
+                    kind: (*kind).to_string(),
+                    line: *line,
+                    field: Some(field.clone()),
+                }));
+                map.insert(renamed, item);
+            }
             for (key, item) in map.iter_mut() {
                 let len = pointer.len();
                 pointer.push('/');

@@ -616,6 +616,39 @@ fn an_mcp_argument_naming_a_secret_file_under_any_key_is_a_read() {
     assert!(!m.probes.contains(&t("read", json!({"path": "/ws/README"}))));
 }
 
+/// The gateway's findings of review s41, through a hook: a URL spelled as a
+/// WHATWG parser reads it (`http:/127.0.0.1/`) was no URL, a `file:` URL
+/// was cut to the text after `file://` (not decoded, `file:/p` missed), a
+/// path as an object's key was never looked at, and `..` folded by names
+/// through a workspace link was judged only as the kernel reads it.
+#[test]
+fn an_mcp_argument_naming_a_place_in_another_spelling_is_judged_where_it_lands() {
+    let m = mapped(
+        Agent::ClaudeCode,
+        "mcp__fs__read_file",
+        json!({"uri": "http:/127.0.0.1:8080/x", "u2": "HTTP:\\\\169.254.169.254/",
+               "doc": "FILE:/home/u/%2essh/id_rsa", "files": {"/etc/shadow": "r"},
+               "name": "/ws/l/../../home/u/notes", "remote": "file://host/share/x"}),
+    );
+    for want in [
+        t("webfetch", json!({"url": "http://127.0.0.1:8080/x"})),
+        t("webfetch", json!({"url": "http://169.254.169.254/"})),
+        t("read", json!({"path": "/home/u/.ssh/id_rsa"})),
+        t("read", json!({"path": "/etc/shadow"})),
+        t("read", json!({"path": "/ws/l/../../home/u/notes"})),
+        t("read", json!({"path": "/home/u/notes"})),
+    ] {
+        assert!(m.probes.contains(&want), "{want:?}: {:?}", m.probes);
+    }
+    assert!(
+        m.probes
+            .iter()
+            .any(|p| matches!(p, Probe::Ask(a) if a.contains("file://host"))),
+        "{:?}",
+        m.probes
+    );
+}
+
 /// An agent's tool reads the one field name it knows, and the table lists
 /// several (agents renamed fields across versions). A payload carrying two
 /// of them must have every one judged: judging only the first present let

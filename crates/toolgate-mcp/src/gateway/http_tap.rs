@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Sse, SseStream};
 
-use super::{RawTools, keep_listing};
+use super::{RawTools, await_listing, keep_listing};
 
 /// Redirects followed for one request (same origin, 307 and 308 only).
 const MAX_REDIRECTS: usize = 10;
@@ -93,6 +93,7 @@ impl TappedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        await_listing(&self.raw, &message);
         let mut request = self
             .inner
             .post(uri.as_ref())

@@ -5,8 +5,19 @@
 //! naming a non-public address literally is refused before anyone is asked,
 //! as the built-in `webfetch` refuses it) and every `command` (`bash`, for
 //! the shell analyser).
+//!
+//! A path is judged as every reading an upstream may give it: as written
+//! (the kernel's, links followed), with surrounding white space trimmed, and
+//! with `.` and `..` folded by the names alone (what Node's `path.resolve`,
+//! Python's `os.path.normpath` and Go's `filepath.Clean` do before opening).
+//! A `file:` URL is the path it names. An object's keys are judged by their
+//! shape as its values are.
+
+use std::collections::BTreeSet;
+use std::path::Path;
 
 use serde_json::{Map, Value};
+use toolgate_core::location::expand_home;
 use toolgate_core::{Location, PermissionRequest, Risk, ToolError};
 
 /// The action of an upstream tool call.
@@ -29,10 +40,41 @@ pub fn requests(
         PermissionRequest::new(MCP_ACTION, exposed, risk).with_save_pattern(Some(exposed.into())),
     ];
     let mut budget = MAX_STRINGS;
-    for (key, value) in arguments {
-        walk(key, value, 0, location, read_only, &mut budget, &mut out)?;
-    }
+    walk_object(arguments, 0, location, read_only, &mut budget, &mut out)?;
     Ok(out)
+}
+
+/// Walks an object's members: each key judged by its shape alone (a path
+/// or URL as a key is one as a value is), each value under its key.
+fn walk_object(
+    map: &Map<String, Value>,
+    depth: usize,
+    location: &Location,
+    read_only: bool,
+    budget: &mut usize,
+    out: &mut Vec<PermissionRequest>,
+) -> Result<(), ToolError> {
+    for (key, value) in map {
+        // Only a key that may be a path or a URL counts against the budget:
+        // an ordinary member name costs nothing to judge.
+        if key.contains(':') || shaped_like_path(key.trim()) {
+            take_string(budget)?;
+            judge_string("", key, location, read_only, out)?;
+        }
+        walk(key, value, depth, location, read_only, budget, out)?;
+    }
+    Ok(())
+}
+
+/// Counts one more string against the budget.
+fn take_string(budget: &mut usize) -> Result<(), ToolError> {
+    if *budget == 0 {
+        return Err(ToolError::InvalidInput(
+            "too many strings in the arguments to judge".into(),
+        ));
+    }
+    *budget -= 1;
+    Ok(())
 }
 
 /// The request of a rule that names the tool as the action (`[permission]
@@ -59,20 +101,13 @@ fn walk(
     }
     match value {
         Value::String(s) => {
-            if *budget == 0 {
-                return Err(ToolError::InvalidInput(
-                    "too many strings in the arguments to judge".into(),
-                ));
-            }
-            *budget -= 1;
+            take_string(budget)?;
             judge_string(key, s, location, read_only, out)
         }
         Value::Array(items) => items
             .iter()
             .try_for_each(|v| walk(key, v, depth + 1, location, read_only, budget, out)),
-        Value::Object(map) => map
-            .iter()
-            .try_for_each(|(k, v)| walk(k, v, depth + 1, location, read_only, budget, out)),
+        Value::Object(map) => walk_object(map, depth + 1, location, read_only, budget, out),
         _ => Ok(()),
     }
 }
@@ -87,21 +122,72 @@ fn judge_string(
     let key = key.to_ascii_lowercase();
     if matches!(key.as_str(), "command" | "cmd" | "script" | "shell") && !s.trim().is_empty() {
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
-    } else if looks_like_url(s) {
+    } else if let Some(path) = file_url_path(s)? {
+        judge_path(&path, location, read_only, out)?;
+    } else if let Some(url) = network_url(s) {
         // The built-in web tools run with the default network settings;
-        // an upstream is held to the same.
+        // an upstream is held to the same, and the URL judged as the
+        // built-in `webfetch` judges it: as parsed.
         let config = toolgate_tools::web_tools::WebToolsConfig::default();
-        if let Some(refusal) = toolgate_tools::web_tools::literal_refusal(&config, s) {
+        if let Some(refusal) = toolgate_tools::web_tools::literal_refusal(&config, url.as_str()) {
             return Err(ToolError::Failed(refusal));
         }
-        out.push(PermissionRequest::url("webfetch", s.trim(), Risk::Network));
+        out.push(PermissionRequest::url(
+            "webfetch",
+            url.as_str(),
+            Risk::Network,
+        ));
     } else if looks_like_path(&key, s) {
-        let resolved = location.resolve(s)?;
-        let path = resolved.path.to_string_lossy().into_owned();
-        out.push(PermissionRequest::path("read", path.clone(), Risk::Read));
+        // A form that holds a line break is not judged as a path (text
+        // under a key such as `file_content`); one trimmed to a path's
+        // shape is.
+        let trimmed = s.trim();
+        let mut forms = Vec::with_capacity(2);
+        if !s.contains('\n') {
+            forms.push(s);
+        }
+        if trimmed != s && shaped_like_path(trimmed) {
+            forms.push(trimmed);
+        }
+        for form in forms {
+            judge_path(form, location, read_only, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Longest path text the kernel opens (`PATH_MAX`, its terminating NUL
+/// included): a longer one reaches a file only through a program that
+/// folds it first, so it is judged by its folded form alone.
+const KERNEL_PATH_MAX: usize = 4095;
+
+/// Judges `path` as written and folded by names: a `read` request for each
+/// place it may name, and an `edit` one unless the tool is trusted
+/// read-only. A form longer than the kernel opens is not resolved (only a
+/// program that folds it can reach a file with it).
+fn judge_path(
+    path: &str,
+    location: &Location,
+    read_only: bool,
+    out: &mut Vec<PermissionRequest>,
+) -> Result<(), ToolError> {
+    let mut places = BTreeSet::new();
+    let other_home = other_users_home(path);
+    let forms = std::iter::once(path.to_string())
+        .chain(folded(path, location.root()))
+        .chain(other_home.iter().flat_map(|p| {
+            let folded = folded(p, location.root());
+            std::iter::once(p.clone()).chain(folded)
+        }));
+    for form in forms.filter(|f| f.len() <= KERNEL_PATH_MAX) {
+        let resolved = location.resolve(&form)?;
+        places.insert(resolved.path.to_string_lossy().into_owned());
+    }
+    for place in places {
+        out.push(PermissionRequest::path("read", place.clone(), Risk::Read));
         if !read_only {
             out.push(
-                PermissionRequest::path("edit", path, Risk::Write)
+                PermissionRequest::path("edit", place, Risk::Write)
                     .with_note("a path given to an upstream tool that may write it"),
             );
         }
@@ -109,45 +195,133 @@ fn judge_string(
     Ok(())
 }
 
-/// A URL with a scheme that reaches something.
-fn looks_like_url(s: &str) -> bool {
-    let s = s.trim_start().to_ascii_lowercase();
-    [
-        "http://", "https://", "ws://", "wss://", "ftp://", "file://",
-    ]
-    .iter()
-    .any(|p| s.starts_with(p))
+/// `~user/rest` as Python's `os.path.expanduser` and the shells read it:
+/// under that user's home, from the user database (`/etc/passwd`); `None`
+/// for any other text, or a user it does not list (then the text is left
+/// as written by those readers too).
+fn other_users_home(path: &str) -> Option<String> {
+    let rest = path.strip_prefix('~')?;
+    let (user, tail) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, ""),
+    };
+    if user.is_empty() {
+        return None;
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    let home = passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        (fields.next() == Some(user))
+            .then(|| fields.nth(4))
+            .flatten()
+    })?;
+    Some(format!("{}{tail}", home.trim_end_matches('/')))
 }
 
-/// An absolute or home path anywhere, or any short one-line string under a
-/// key that names a path.
-fn looks_like_path(key: &str, s: &str) -> bool {
-    if s.is_empty() || s.len() > 4096 || s.contains('\n') {
+/// `path` made absolute (`~` from the home, a relative one from `root`)
+/// with `.`, `..` and repeated `/` folded by the names alone, when that
+/// differs from how it is written.
+fn folded(path: &str, root: &Path) -> Option<String> {
+    let expanded = expand_home(path);
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        root.join(expanded)
+    };
+    let folded = toolgate_core::path_text::lexical(&absolute);
+    let text = folded.to_str()?;
+    (text != path).then(|| text.to_string())
+}
+
+/// The path a `file:` URL names (`file:///p`, `file:/p`,
+/// `file://localhost/p`, percent-escapes decoded); `None` for any other
+/// text. A `file:` URL that names no local path, or one that is not UTF-8,
+/// is refused: it cannot be judged as the path it may reach.
+fn file_url_path(s: &str) -> Result<Option<String>, ToolError> {
+    let t = s.trim();
+    if !t.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("file:")) {
+        return Ok(None);
+    }
+    let refuse = || {
+        let mut shown: String = t.chars().take(200).collect();
+        if shown.len() < t.len() {
+            shown.push('…');
+        }
+        ToolError::InvalidInput(format!(
+            "a file URL that names no local path toolgate can judge: {shown:?}"
+        ))
+    };
+    let url = reqwest::Url::parse(t).map_err(|_| refuse())?;
+    let path = url.to_file_path().map_err(|()| refuse())?;
+    let text = path.into_os_string().into_string().map_err(|_| refuse())?;
+    Ok(Some(text))
+}
+
+/// The URL `s` is to a WHATWG URL parser (Node's `fetch` and `URL`,
+/// browsers, the `url` crate behind the built-in `webfetch`) when it reaches
+/// the network: a web scheme however it is spelled (`http:/h`, `http:\\h`,
+/// `http:h` and tabs or line breaks inside all parse as `http://h/`, and
+/// Node fetched them while only the `http://` spelling was judged), or any
+/// other scheme with a host (`gopher://h`). `file:` URLs are paths.
+fn network_url(s: &str) -> Option<reqwest::Url> {
+    let t = s.trim();
+    if !t.contains(':') {
+        return None;
+    }
+    let url = reqwest::Url::parse(t).ok()?;
+    match url.scheme() {
+        "http" | "https" | "ws" | "wss" | "ftp" => Some(url),
+        "file" => None,
+        _ => url.host().is_some().then_some(url),
+    }
+}
+
+/// A string shaped as a path whatever key holds it: absolute, from the
+/// home, relative with `./` or `..`, or naming a secret file by its last
+/// component.
+fn shaped_like_path(t: &str) -> bool {
+    if t.is_empty() || t.contains('\n') {
         return false;
     }
-    if s.starts_with('/')
-        || s == "~"
-        || s.starts_with("~/")
-        || s.starts_with("./")
-        || s.starts_with("../")
-        // A secret file's name is a path under any key (`{"name": ".env"}`).
-        || toolgate_core::credential::names_credential_file(s)
-    {
+    t.starts_with('/')
+        || t == "~"
+        || t.starts_with("~/")
+        || (t.starts_with('~') && other_users_home(t).is_some())
+        || t.starts_with("./")
+        || t == ".."
+        || t.starts_with("../")
+        || (t.contains('/') && t.split('/').any(|c| c == ".."))
+        // A secret file's name is a path under any key (`{"name": ".env"}`),
+        // however long the text before it.
+        || (!t.chars().any(char::is_whitespace)
+            && toolgate_core::credential::names_credential_file(
+                t.trim_end_matches('/').rsplit('/').next().unwrap_or(t),
+            ))
+}
+
+/// A path by its shape (trimmed), or any one-line string under a key that
+/// names a path.
+fn looks_like_path(key: &str, s: &str) -> bool {
+    if s.is_empty() {
+        return false;
+    }
+    if shaped_like_path(s.trim()) {
         return true;
     }
-    [
-        "path",
-        "file",
-        "dir",
-        "folder",
-        "root",
-        "source",
-        "destination",
-        "target",
-        "cwd",
-    ]
-    .iter()
-    .any(|k| key.contains(k))
+    !s.contains('\n')
+        && [
+            "path",
+            "file",
+            "dir",
+            "folder",
+            "root",
+            "source",
+            "destination",
+            "target",
+            "cwd",
+        ]
+        .iter()
+        .any(|k| key.contains(k))
 }
 
 #[cfg(test)]
@@ -243,5 +417,206 @@ mod tests {
                 "{url}: {err}"
             );
         }
+    }
+
+    fn reads(r: &[PermissionRequest]) -> Vec<String> {
+        r.iter()
+            .filter(|r| r.action == "read")
+            .map(|r| r.resource.clone())
+            .collect()
+    }
+
+    /// A path padded past what the kernel opens (`./` or `/` repeated):
+    /// Node's `path.resolve` folds it to the file, and `mcp-server-filesystem`
+    /// read it, while the gate judged nothing longer than 4096 bytes.
+    #[test]
+    fn a_path_padded_past_4096_bytes_is_judged_by_its_folded_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let location = Location::new(&root).unwrap();
+        let secret = root.join(".env").display().to_string();
+        for padded in [
+            format!("{}/{}.env", root.display(), "./".repeat(2100)),
+            format!("{}{}/.env", "/".repeat(5000), root.display()),
+            format!("{}/{}.env", root.display(), "y/../".repeat(1000)),
+            format!("{}.env", "./".repeat(3000)),
+        ] {
+            let args = json!({"path": padded});
+            let r = requests("fs__read", args.as_object().unwrap(), &location, true).unwrap();
+            assert!(reads(&r).contains(&secret), "{:?}", reads(&r));
+        }
+    }
+
+    /// A `file:` URL names a path: judged as that path (`read`, `edit`),
+    /// not as a `webfetch` of a URL, which no rule for paths reached.
+    #[test]
+    fn a_file_url_is_judged_as_the_path_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let location = Location::new(&root).unwrap();
+        let key = root.join(".ssh/id_rsa").display().to_string();
+        let escaped = key.replace(".ssh", "%2Essh");
+        for url in [
+            format!("file://{key}"),
+            format!("FILE://localhost{key}"),
+            format!("file:{key}"),
+            format!(" file://{escaped}"),
+        ] {
+            let args = json!({"uri": url});
+            let r = requests("ls__open", args.as_object().unwrap(), &location, false).unwrap();
+            assert!(reads(&r).contains(&key), "{url}: {r:?}");
+            assert!(r.iter().any(|r| r.action == "edit" && r.resource == key));
+            assert!(!r.iter().any(|r| r.action == "webfetch"), "{url}: {r:?}");
+        }
+        let args = json!({"uri": "file://fileserver/share/x"});
+        let err = requests("ls__open", args.as_object().unwrap(), &location, true);
+        assert!(err.is_err(), "{err:?}");
+    }
+
+    /// A path given as an object's key (`{"files": {"/etc/passwd": "r"}}`)
+    /// was never looked at; ordinary keys are not paths.
+    #[test]
+    fn a_path_as_an_object_key_is_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let args = json!({"files": {"/etc/passwd": "r", "~/.ssh/id_rsa": {"mode": "r"}},
+                          "/etc/shadow": 1, "file": {"name": "x", "content": "y"}});
+        let r = requests("up__get", args.as_object().unwrap(), &location, false).unwrap();
+        let got = reads(&r);
+        for want in ["/etc/passwd", "/etc/shadow", "/.ssh/id_rsa"] {
+            assert!(got.iter().any(|g| g.ends_with(want)), "{want}: {got:?}");
+        }
+        assert!(
+            !got.iter()
+                .any(|g| g.ends_with("/name") || g.ends_with("/content")),
+            "{got:?}"
+        );
+    }
+
+    /// A workspace link `l -> a/b/c`: `ws/l/../../x` is `ws/a/x` to the
+    /// kernel but `ws/../x` once folded by names, as Node's `path.resolve`
+    /// folds it before opening. Both places are judged.
+    #[test]
+    fn a_path_through_a_link_and_dot_dot_is_judged_both_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        std::os::unix::fs::symlink("a/b/c", root.join("l")).unwrap();
+        let location = Location::new(&root).unwrap();
+        let path = format!("{}/l/../../.bashrc", root.display());
+        let args = json!({"path": path});
+        let r = requests("fs__write", args.as_object().unwrap(), &location, false).unwrap();
+        let edits: Vec<&str> = r
+            .iter()
+            .filter(|r| r.action == "edit")
+            .map(|r| r.resource.as_str())
+            .collect();
+        let folded = base.join(".bashrc").display().to_string();
+        assert!(edits.contains(&folded.as_str()), "{edits:?}");
+        assert!(
+            edits.iter().any(|e| e.ends_with("ws/a/.bashrc")),
+            "{edits:?}"
+        );
+    }
+
+    /// White space around a path (`" /etc/passwd"`, `"~/.bashrc\n"`): an
+    /// upstream that trims it opens the path; it is judged trimmed too.
+    /// A `..` anywhere makes a string a path under any key.
+    #[test]
+    fn a_padded_or_climbing_path_under_any_key_is_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        let location = Location::new(&root).unwrap();
+        let args = json!({"path": " /etc/passwd", "note": "/etc/hosts\n",
+                          "name": "docs/../../outside.txt", "q": "see ../x for more"});
+        let r = requests("up__get", args.as_object().unwrap(), &location, true).unwrap();
+        let got = reads(&r);
+        assert!(got.contains(&"/etc/passwd".to_string()), "{got:?}");
+        assert!(got.contains(&"/etc/hosts".to_string()), "{got:?}");
+        let outside = base.join("outside.txt").display().to_string();
+        assert!(got.contains(&outside), "{got:?}");
+        assert!(!got.iter().any(|g| g.contains("see ")), "{got:?}");
+    }
+
+    /// A loopback or metadata URL spelled as a WHATWG parser reads it
+    /// (`http:/h`, `http:\\h`, `http:h`, a tab inside the scheme): Node's
+    /// `fetch` fetched it from a local service through an upstream, while
+    /// only strings starting `http://` were judged as URLs at all.
+    #[test]
+    fn a_url_spelled_as_the_whatwg_parser_reads_it_is_judged_as_a_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for url in [
+            "http:/127.0.0.1:8080/admin",
+            "http:\\\\169.254.169.254/latest/meta-data/",
+            "http:169.254.169.254/latest/",
+            "HTTP:/[::1]/",
+            "ht\ttp://127.0.0.1/",
+            "https:/10.0.0.1/",
+        ] {
+            let args = json!({"url": url});
+            let err =
+                requests("f__fetch", args.as_object().unwrap(), &location, true).expect_err(url);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{url}: {err}"
+            );
+        }
+        for (url, judged) in [
+            ("https:/example.com/x", "https://example.com/x"),
+            ("gopher://example.com/1", "gopher://example.com/1"),
+        ] {
+            let args = json!({"target": url});
+            let r = requests("f__fetch", args.as_object().unwrap(), &location, true).unwrap();
+            assert!(
+                r.iter()
+                    .any(|r| r.action == "webfetch" && r.resource == judged),
+                "{url}: {r:?}"
+            );
+        }
+        // Text with a colon is no URL.
+        let args = json!({"note": "key: value", "time": "12:30", "drive": "C:\\x"});
+        let r = requests("f__fetch", args.as_object().unwrap(), &location, true).unwrap();
+        assert!(!r.iter().any(|r| r.action == "webfetch"), "{r:?}");
+    }
+
+    /// Member names are judged, but only those shaped as a path or a URL
+    /// count against the budget of strings: a map of 400 ordinary entries
+    /// is judged as before keys were looked at.
+    #[test]
+    fn ordinary_member_names_do_not_use_up_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let map: Map<String, Value> = (0..400)
+            .map(|i| (format!("name{i}"), json!(format!("value {i}"))))
+            .collect();
+        let args = json!({ "entries": map });
+        requests("up__put", args.as_object().unwrap(), &location, true).unwrap();
+    }
+
+    /// `~root/.bashrc`: Python's `expanduser` (the test fixture's
+    /// `read_text` uses it) opens `/root/.bashrc`; the gate judged
+    /// `ROOT/~root/.bashrc`, inside the location.
+    #[test]
+    fn another_users_home_is_judged_as_expanduser_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let args = json!({"name": "~root/.bashrc"});
+        let r = requests("fx__read_text", args.as_object().unwrap(), &location, false).unwrap();
+        assert!(
+            r.iter()
+                .any(|r| r.action == "edit" && r.resource == "/root/.bashrc"),
+            "{r:?}"
+        );
+        assert_eq!(other_users_home("~no-such-user-s41/x"), None);
+        assert_eq!(other_users_home("~/x"), None);
+        assert_eq!(other_users_home("x~root"), None);
+        // Text that only starts with `~` is no path.
+        let args = json!({"note": "~50ms", "q": "~no-such-user-s41/x"});
+        let r = requests("fx__read_text", args.as_object().unwrap(), &location, false).unwrap();
+        assert_eq!(r.len(), 1, "{r:?}");
     }
 }

@@ -31,7 +31,7 @@ use serde::de::IgnoredAny;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use super::{RawTools, TAP_LINE_MAX, keep_listing};
+use super::{RawTools, TAP_LINE_MAX, await_listing, keep_listing};
 
 /// The longest line read from an upstream (rmcp's own limit).
 pub(crate) const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -168,6 +168,7 @@ where
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
+        await_listing(&self.raw, &item);
         let line = encode(&item);
         async move { write_line(&writer, &line?).await }
     }
@@ -445,6 +446,9 @@ mod tests {
         );
         let raw = RawTools::default();
         let mut lines = UpstreamLines::new(input.as_bytes(), tokio::io::sink(), Arc::clone(&raw));
+        for id in [2, 3] {
+            lines.send(listing_request(id)).await.unwrap();
+        }
         let mut ids = Vec::new();
         while let Some(message) = lines.receive().await {
             if let JsonRpcMessage::Response(r) = message {
@@ -460,9 +464,51 @@ mod tests {
             ]
         );
         let raw = raw.lock().unwrap();
-        assert_eq!(raw.len(), 2, "{raw:?}");
-        assert_eq!(raw["a"]["x-v"], 1);
-        assert_eq!(raw["b"]["x-w"], 2);
+        assert_eq!(raw.tools.len(), 2, "{raw:?}");
+        assert_eq!(raw.tools["a"]["x-v"], 1);
+        assert_eq!(raw.tools["b"]["x-w"], 2);
+    }
+
+    fn listing_request(id: i64) -> TxJsonRpcMessage<RoleClient> {
+        serde_json::from_value(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})).unwrap()
+    }
+
+    /// An upstream sending listings no `tools/list` asked for (a response
+    /// to an id never used, each with a new tool of a megabyte): each was
+    /// kept for the whole session, 800 of them held 830 MB in toolgate.
+    /// Only the answer to a listing request sent is kept, once.
+    #[tokio::test]
+    async fn listings_no_request_asked_for_are_not_kept() {
+        let mut input = String::new();
+        let big = "x".repeat(64 * 1024);
+        for i in 0..200 {
+            input.push_str(
+                &json!({"jsonrpc": "2.0", "id": 1_000_000 + i, "result": {"tools": [
+                    {"name": format!("fake{i}"), "description": big, "inputSchema": {}}]}})
+                .to_string(),
+            );
+            input.push('\n');
+        }
+        for name in ["real", "again"] {
+            input.push_str(
+                &json!({"jsonrpc": "2.0", "id": 7, "result": {"tools": [
+                    {"name": name, "inputSchema": {}}]}})
+                .to_string(),
+            );
+            input.push('\n');
+        }
+        let raw = RawTools::default();
+        let mut lines = UpstreamLines::new(
+            std::io::Cursor::new(input.into_bytes()),
+            tokio::io::sink(),
+            Arc::clone(&raw),
+        );
+        lines.send(listing_request(7)).await.unwrap();
+        while lines.receive().await.is_some() {}
+        let raw = raw.lock().unwrap();
+        let names: Vec<&String> = raw.tools.keys().collect();
+        assert_eq!(names, ["real"], "kept: {} definitions", raw.tools.len());
+        assert!(raw.awaited.is_empty());
     }
 
     /// An upstream that floods invalid messages and never reads its input

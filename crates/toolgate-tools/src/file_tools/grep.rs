@@ -199,8 +199,15 @@ impl Tool for GrepTool {
     }
 }
 
+/// The most heap a search holds for one file's lines: a line longer than
+/// this (with its context) makes the file unreadable. Without a limit the
+/// searcher's buffer grew to the longest line, a whole file with no line
+/// break (300 MB of one line: 430 MB held), on every worker at once.
+pub const LINE_HEAP_MAX: usize = 32 * 1024 * 1024;
+
 fn searcher(context: usize) -> Searcher {
     SearcherBuilder::new()
+        .heap_limit(Some(LINE_HEAP_MAX))
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .before_context(context)
@@ -225,6 +232,8 @@ fn search(
     let home = credential::home_dir();
     // A matcher per thread: a clone gets its own regex cache pool, so the
     // threads do not contend for one.
+    // Files whose search failed part way (a line past LINE_HEAP_MAX).
+    let cut_short = std::sync::atomic::AtomicUsize::new(0);
     let init = || (searcher(query.context), query.matcher.clone());
     // `named`: the file is the path the call gave (and the gate judged), not
     // one found under it.
@@ -248,6 +257,7 @@ fn search(
         let mut sink = LineSink::new(limit);
         if let Err(err) = searcher.search_file(&*matcher, &file, &mut sink) {
             tracing::debug!(path = %path.display(), error = %err, "grep skipped a file");
+            cut_short.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return;
         }
         if sink.binary || sink.matches == 0 {
@@ -299,7 +309,7 @@ fn search(
     };
     let top = top.into_inner().unwrap_or_else(PoisonError::into_inner);
     let mut out = top.finish(query.context);
-    out.unreadable = unreadable;
+    out.unreadable = unreadable + cut_short.into_inner();
     out.note = more_note(
         out.more,
         "matching lines",

@@ -30,7 +30,7 @@
 
 use std::ffi::OsStr;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -210,7 +210,7 @@ impl<'r> Walker<'r> {
         let mut level = None;
         let mut failed = false;
         for dir in ancestors.into_iter().rev() {
-            let (pushed, bad) = self.push_level(dir, true, true, true, level);
+            let (pushed, bad) = self.push_level(dir, None, true, true, true, level);
             level = pushed;
             failed |= bad;
         }
@@ -238,27 +238,47 @@ impl<'r> Walker<'r> {
             return dir.level;
         }
         let path = self.root.join(OsStr::from_bytes(&dir.relative));
-        self.push_level(&path, ignore, git, dot_git, dir.level).0
+        // Its ignore files are opened beneath the root (the directory was
+        // just read, so the root is open): a link among them is followed
+        // only while it stays in the tree.
+        let root_fd = self.root_fd.take();
+        let beneath = root_fd
+            .as_ref()
+            .map(|fd| (fd.as_fd(), Path::new(OsStr::from_bytes(&dir.relative))));
+        let level = self
+            .push_level(&path, beneath, ignore, git, dot_git, dir.level)
+            .0;
+        self.root_fd = root_fd;
+        level
     }
 
     /// Reads the ignore files of `dir` that may exist; a new level when any
     /// holds a rule, else `parent`, and whether a file could not be read or
     /// parsed (a file that does not exist is no error, as for the crate).
+    /// `beneath`: the root's descriptor and `dir` relative to it, for a
+    /// directory of the tree (its files are opened beneath the root); `None`
+    /// for an ancestor of the root.
     fn push_level(
         &mut self,
         dir: &Path,
+        beneath: Option<(BorrowedFd<'_>, &Path)>,
         ignore: bool,
         git: bool,
         dot_git: bool,
         parent: Option<usize>,
     ) -> (Option<usize>, bool) {
         let mut failed = false;
-        let mut read = |wanted: bool, file: &Path| -> Option<Gitignore> {
+        let mut read = |wanted: bool, name: &str| -> Option<Gitignore> {
             if !wanted {
                 return None;
             }
+            let file = dir.join(name);
             let mut builder = GitignoreBuilder::new(dir);
-            failed |= !add_ignore_file(&mut builder, file)?;
+            let opened = match beneath {
+                Some((root, relative)) => open_ignore_beneath(root, &relative.join(name)),
+                None => open_ignore(&file),
+            }?;
+            failed |= !add_ignore_file(&mut builder, &file, opened)?;
             match builder.build() {
                 Ok(matcher) if !matcher.is_empty() => Some(matcher),
                 Ok(_) => None,
@@ -269,9 +289,9 @@ impl<'r> Walker<'r> {
             }
         };
         let level = Level {
-            ignore: read(ignore, &dir.join(".ignore")),
-            git: read(git, &dir.join(".gitignore")),
-            exclude: read(dot_git, &dir.join(".git/info/exclude")),
+            ignore: read(ignore, ".ignore"),
+            git: read(git, ".gitignore"),
+            exclude: read(dot_git, ".git/info/exclude"),
             parent,
         };
         if level.ignore.is_none() && level.git.is_none() && level.exclude.is_none() {
@@ -441,14 +461,8 @@ const IGNORE_FILE_MAX: u64 = 4 * 1024 * 1024;
 /// opens whatever the name is, and a FIFO no one writes to (or a link to a
 /// device) stalls its walk for ever. Opened without blocking, and checked
 /// on the descriptor read, so a swap after the check changes nothing.
-fn add_ignore_file(builder: &mut GitignoreBuilder, file: &Path) -> Option<bool> {
+fn add_ignore_file(builder: &mut GitignoreBuilder, file: &Path, fd: OwnedFd) -> Option<bool> {
     use std::io::{BufRead, Read};
-    let fd = rustix::fs::open(
-        file,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()?;
     let file_handle = std::fs::File::from(fd);
     let meta = file_handle.metadata().ok()?;
     if !meta.is_file() || meta.len() > IGNORE_FILE_MAX {
@@ -468,6 +482,30 @@ fn add_ignore_file(builder: &mut GitignoreBuilder, file: &Path) -> Option<bool> 
         valid &= builder.add_line(Some(file.to_path_buf()), line).is_ok();
     }
     Some(valid)
+}
+
+/// The flags an ignore file is opened with: without blocking on a FIFO.
+const IGNORE_OPEN: OFlags = OFlags::RDONLY
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::CLOEXEC);
+
+/// Opens an ignore file above the root (links followed, as the crate does).
+fn open_ignore(file: &Path) -> Option<OwnedFd> {
+    rustix::fs::open(file, IGNORE_OPEN, Mode::empty()).ok()
+}
+
+/// Opens the ignore file `relative` of the tree beneath the root `root`: a
+/// link is followed only while it stays in the tree (a `.gitignore` linked
+/// to a file outside, a credential say, is not opened).
+fn open_ignore_beneath(root: BorrowedFd<'_>, relative: &Path) -> Option<OwnedFd> {
+    fsio::open_nofollow(
+        root,
+        relative,
+        IGNORE_OPEN,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+    )
+    .ok()
 }
 
 /// The name of the directory holding an entry of `dir` (relative to
@@ -804,6 +842,30 @@ mod tests {
             assert!(found.contains(&format!("{dir}/kept.txt")), "{found:?}");
         }
         assert!(!found.contains("fifo/drop.log"), "{found:?}");
+    }
+
+    /// An ignore file linked out of the tree (`.gitignore -> ~/.ssh/id_rsa`,
+    /// or any file outside) was opened and read as rules: the walk followed
+    /// a link out of the tree. A link that stays in the tree still counts.
+    #[test]
+    fn an_ignore_file_linked_out_of_the_tree_is_not_read() {
+        let (_dir, base) = canonical_temp();
+        let root = base.join("ws");
+        fs::create_dir_all(root.join("out")).unwrap();
+        fs::create_dir_all(root.join("in")).unwrap();
+        fs::write(base.join("outside-rules"), "hidden.txt\n").unwrap();
+        std::os::unix::fs::symlink(base.join("outside-rules"), root.join("out/.gitignore"))
+            .unwrap();
+        fs::write(root.join("out/hidden.txt"), "x").unwrap();
+        fs::write(root.join("shared-rules"), "dropped.txt\n").unwrap();
+        std::os::unix::fs::symlink("../shared-rules", root.join("in/.gitignore")).unwrap();
+        fs::write(root.join("in/dropped.txt"), "x").unwrap();
+        let mut found = BTreeSet::new();
+        walk_all(&root, |e| {
+            found.insert(String::from_utf8_lossy(e.relative).into_owned());
+        });
+        assert!(found.contains("out/hidden.txt"), "{found:?}");
+        assert!(!found.contains("in/dropped.txt"), "{found:?}");
     }
 
     #[test]

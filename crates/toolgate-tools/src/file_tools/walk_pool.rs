@@ -249,6 +249,42 @@ mod tests {
         );
     }
 
+    /// A call cancelled (a timeout, the client) while the workers are
+    /// behind the walk: the queue is full and the walking thread waits to
+    /// give it another batch. The workers stopped taking batches once
+    /// cancelled, so that send waited for ever and the call's thread with it.
+    #[test]
+    fn a_walk_cancelled_from_outside_while_its_workers_lag_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for f in 0..3000 {
+            std::fs::write(root.join(format!("f{f}")), "").unwrap();
+        }
+        let cancel = CancellationToken::new();
+        let (done, finished) = std::sync::mpsc::channel();
+        let (walked, token) = (root.clone(), cancel.clone());
+        std::thread::spawn(move || {
+            let got = for_each_file(
+                &walked,
+                rules(),
+                &token,
+                2,
+                || (),
+                |_, _, _| {
+                    // A slow search: the walk fills the queue long before.
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                },
+            );
+            drop(done.send(got.map(|_| ())));
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        cancel.cancel();
+        let got = finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the cancelled walk never ended: its thread waits on a full queue");
+        assert!(matches!(got, Err(ToolError::Cancelled)), "{got:?}");
+    }
+
     #[test]
     fn a_cancelled_walk_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
