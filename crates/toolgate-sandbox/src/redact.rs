@@ -79,11 +79,8 @@ fn judge(
     if masked.iter().any(|m| path.starts_with(m)) {
         return;
     }
-    let text = std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.len() <= LARGEST)
-        .and_then(|_| std::fs::read(path).ok())
-        .and_then(|b| String::from_utf8(b).ok());
+    // Read on the handle it is checked on: never waits on a FIFO swapped in.
+    let text = toolgate_paths::small_file::read_text(path, LARGEST).ok();
     let copy = match text.as_deref().map(|t| (t, shown_copy(kind, t))) {
         // Nothing secret in it: shown as it is.
         Some((t, Some(r))) if r == t => return,
