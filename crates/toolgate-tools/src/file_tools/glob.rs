@@ -178,7 +178,7 @@ impl Tool for GlobTool {
                         &cancel,
                         workers,
                         Vec::new,
-                        |found, rel, _| found.extend(hit(&root, &globs, rel)),
+                        |found, rel| found.extend(hit(&root, &globs, rel)),
                     )?;
                     Ok::<_, ToolError>((found.into_iter().flatten().collect(), unreadable))
                 })

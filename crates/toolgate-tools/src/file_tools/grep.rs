@@ -292,14 +292,9 @@ fn search(
             skip: None,
         };
         let workers = state.config.walk_threads();
-        walk_pool::for_each_file(
-            root,
-            rules,
-            cancel,
-            workers,
-            init,
-            |state, relative, path| search_file(state, relative, path, false),
-        )?
+        walk_pool::for_each_file(root, rules, cancel, workers, init, |state, relative| {
+            search_file(state, relative, &root.join(relative), false)
+        })?
         .1
     } else {
         // A file given directly is named by its file name.

@@ -32,11 +32,11 @@ const QUEUED_BATCHES_PER_WORKER: usize = 4;
 /// Walks `root` (a canonical directory) with `rules` on the calling thread and
 /// calls `work` for each regular file on one of `workers` threads (at least
 /// one; the calling thread joins them once its walk is over), each with its
-/// own state from `init`; `work` gets the file's path
-/// relative to `root` and its absolute path. Returns every thread's state
-/// and the count of entries that could not be read (as [`tree_walk::walk`]
-/// counts them). Stops when `cancel` fires: the workers leave the files
-/// they have not started. A panic in `work` stops the walk and is passed on.
+/// own state from `init`; `work` gets the file's path relative to `root`.
+/// Returns every thread's state and the count of entries that could not be
+/// read (as [`tree_walk::walk`] counts them). Stops when `cancel` fires: the
+/// workers leave the batches of files they have not started. A panic in
+/// `work` stops the walk and is passed on.
 pub fn for_each_file<S, I, F>(
     root: &Path,
     rules: Rules<'_>,
@@ -48,7 +48,7 @@ pub fn for_each_file<S, I, F>(
 where
     S: Send,
     I: Fn() -> S + Sync,
-    F: Fn(&mut S, &Path, &Path) + Sync,
+    F: Fn(&mut S, &Path) + Sync,
 {
     let workers = workers.max(1);
     let (batches, queued) = sync_channel::<Vec<Vec<u8>>>(workers * QUEUED_BATCHES_PER_WORKER);
@@ -58,7 +58,6 @@ where
     let stop = cancel.child_token();
     let panicked = Mutex::new(None);
     let pool = Pool {
-        root,
         queued: &queued,
         stop: &stop,
         panicked: &panicked,
@@ -109,7 +108,6 @@ where
 
 /// What the walking thread and the workers share.
 struct Pool<'a> {
-    root: &'a Path,
     queued: &'a Mutex<Receiver<Vec<Vec<u8>>>>,
     stop: &'a CancellationToken,
     panicked: &'a Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -122,7 +120,7 @@ impl Pool<'_> {
     fn drain<S, I, F>(&self, init: &I, work: &F) -> S
     where
         I: Fn() -> S,
-        F: Fn(&mut S, &Path, &Path),
+        F: Fn(&mut S, &Path),
     {
         let mut state = init();
         loop {
@@ -134,14 +132,15 @@ impl Pool<'_> {
             let Ok(batch) = next else {
                 return state;
             };
+            // Once a batch: a look at the token takes its lock, which every
+            // thread of the walk shares.
+            if self.stop.is_cancelled() {
+                continue;
+            }
             for relative in batch {
-                if self.stop.is_cancelled() {
-                    break;
-                }
                 let relative = Path::new(OsStr::from_bytes(&relative));
-                let path = self.root.join(relative);
                 let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    work(&mut state, relative, &path)
+                    work(&mut state, relative)
                 }));
                 if let Err(panic) = done {
                     self.stop.cancel();
@@ -178,8 +177,8 @@ mod tests {
             &CancellationToken::new(),
             workers,
             Vec::new,
-            |found, relative, absolute| {
-                assert_eq!(absolute, root.join(relative));
+            |found, relative| {
+                assert!(root.join(relative).is_file(), "{}", relative.display());
                 found.push(relative.to_string_lossy().into_owned());
             },
         )
@@ -270,7 +269,7 @@ mod tests {
                 &token,
                 2,
                 || (),
-                |_, _, _| {
+                |_, _| {
                     // A slow search: the walk fills the queue long before.
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 },
@@ -294,7 +293,7 @@ mod tests {
         }
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let got = for_each_file(&root, rules(), &cancel, 2, || (), |_, _, _| {});
+        let got = for_each_file(&root, rules(), &cancel, 2, || (), |_, _| {});
         assert!(matches!(got, Err(ToolError::Cancelled)), "{got:?}");
     }
 
@@ -325,7 +324,7 @@ mod tests {
         let (_dir, root) = files(3000);
         let got = within("a cancelled walk", move || {
             let cancel = CancellationToken::new();
-            for_each_file(&root, rules(), &cancel, 1, || (), |_, _, _| cancel.cancel())
+            for_each_file(&root, rules(), &cancel, 1, || (), |_, _| cancel.cancel())
                 .map(|(_, unreadable)| unreadable)
         });
         assert!(matches!(got, Err(ToolError::Cancelled)), "{got:?}");
@@ -344,7 +343,7 @@ mod tests {
                     &CancellationToken::new(),
                     1,
                     || (),
-                    |_, _, _| panic!("a bug"),
+                    |_, _| panic!("a bug"),
                 )
                 .map(|(_, unreadable)| unreadable)
             })
