@@ -186,7 +186,7 @@ async fn list_limit_returns_the_first_names_in_order() {
 
 /// A tree too large to walk inline is walked again off the event loop: same
 /// rules, same counts, same first names.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_of_a_large_tree_walks_off_the_event_loop_with_the_same_rules() {
     let ws = Ws::new();
     ws.put(".gitignore", "*.log\n");
@@ -313,7 +313,7 @@ async fn glob_sorts_newest_first() {
 
 /// A tree too large to walk inline goes to the parallel walk: same rules,
 /// same matches and counts.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn glob_of_a_large_tree_walks_off_the_event_loop_with_the_same_rules() {
     let ws = Ws::new();
     ws.put(".gitignore", "d3/\n");

@@ -14,7 +14,7 @@ use toolgate_core::{
 
 use super::list::more_note;
 use super::path_globs::{self, PathGlobs};
-use super::{FileState, location_paths, tree_walk, walk_pool};
+use super::{FileState, location_paths, tree_walk};
 
 /// Input of `glob`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -146,46 +146,29 @@ impl Tool for GlobTool {
         let globs = compile(&input.pattern)?;
         let (root, display) = location_paths::existing_dir(&ctx, "glob", input.path.as_deref())?;
         // A small tree is walked right here (a thread hand-off costs more
-        // than the walk); a large one again off the event loop, its files'
-        // times read on worker threads.
+        // than the walk); a large one goes on where it was, off the event
+        // loop.
         let rules = tree_walk::Rules {
             allow_credentials: self.state.config.allow_credential_files,
             skip: None,
         };
         let mut found = Vec::new();
-        let visit = |e: &tree_walk::Entry<'_>| {
+        let mut visit = |e: &tree_walk::Entry<'_>| {
             if e.kind == tree_walk::Kind::File {
                 let rel = Path::new(OsStr::from_bytes(e.relative));
                 found.extend(hit(&root, &globs, rel));
             }
         };
-        let inline = tree_walk::walk(
-            &root,
-            rules,
-            &ctx.cancel,
-            path_globs::INLINE_WALK_ENTRIES,
-            visit,
-        )?;
-        let walked = match inline {
-            Some(unreadable) => (found, unreadable),
+        let mut walk = tree_walk::Walk::new(&root, rules);
+        let unreadable = match walk.run(&ctx.cancel, path_globs::INLINE_WALK_ENTRIES, &mut visit)? {
+            Some(unreadable) => unreadable,
             None => {
-                let cancel = ctx.cancel.clone();
-                let workers = self.state.config.walk_threads();
-                tokio::task::spawn_blocking(move || {
-                    let (found, unreadable) = walk_pool::for_each_file(
-                        &root,
-                        rules,
-                        &cancel,
-                        workers,
-                        Vec::new,
-                        |found, rel| found.extend(hit(&root, &globs, rel)),
-                    )?;
-                    Ok::<_, ToolError>((found.into_iter().flatten().collect(), unreadable))
-                })
-                .await
-                .map_err(|e| ToolError::caused("glob task failed", e))??
+                tree_walk::off_the_event_loop(|| walk.run(&ctx.cancel, usize::MAX, &mut visit))?
+                    // An unbounded walk always finishes.
+                    .unwrap_or_default()
             }
         };
+        let walked = (found, unreadable);
         Ok(newest_first(
             display,
             walked,

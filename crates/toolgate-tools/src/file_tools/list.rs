@@ -90,42 +90,31 @@ impl Tool for ListTool {
         let (root, display) = location_paths::existing_dir(&ctx, "list", input.path.as_deref())?;
         let limit = self.state.config.result_limit;
         // A small tree is walked right here, its names gathered in one buffer;
-        // a large one again off the event loop.
-        let allow_credentials = self.state.config.allow_credential_files;
-        let walk = move |root: &Path,
-                         ignore: &PathGlobs,
-                         cancel: &tokio_util::sync::CancellationToken,
-                         budget: usize| {
-            let mut text = String::new();
-            let mut spans = Vec::new();
-            let rules = tree_walk::Rules {
-                allow_credentials,
-                skip: Some(ignore).filter(|globs| !globs.is_empty()),
-            };
-            let visit = |e: &tree_walk::Entry<'_>| {
-                if e.kind == tree_walk::Kind::File {
-                    let start = text.len();
-                    text.push_str(&path_globs::path_text(Path::new(OsStr::from_bytes(
-                        e.relative,
-                    ))));
-                    spans.push(Span(start, text.len()));
-                }
-            };
-            let walked = tree_walk::walk(root, rules, cancel, budget, visit)?;
-            Ok::<_, ToolError>(walked.map(|unreadable| (spans, text, unreadable)))
+        // a large one goes on where it was, off the event loop.
+        let mut text = String::new();
+        let mut spans = Vec::new();
+        let rules = tree_walk::Rules {
+            allow_credentials: self.state.config.allow_credential_files,
+            skip: Some(&ignore).filter(|globs| !globs.is_empty()),
         };
-        let walked = match walk(&root, &ignore, &ctx.cancel, path_globs::INLINE_WALK_ENTRIES)? {
-            Some(walked) => walked,
+        let mut visit = |e: &tree_walk::Entry<'_>| {
+            if e.kind == tree_walk::Kind::File {
+                let start = text.len();
+                text.push_str(&path_globs::path_text(Path::new(OsStr::from_bytes(
+                    e.relative,
+                ))));
+                spans.push(Span(start, text.len()));
+            }
+        };
+        let mut walk = tree_walk::Walk::new(&root, rules);
+        let unreadable = match walk.run(&ctx.cancel, path_globs::INLINE_WALK_ENTRIES, &mut visit)? {
+            Some(unreadable) => unreadable,
             None => {
-                let cancel = ctx.cancel.clone();
-                tokio::task::spawn_blocking(move || walk(&root, &ignore, &cancel, usize::MAX))
-                    .await
-                    .map_err(|e| ToolError::caused("list task failed", e))??
+                tree_walk::off_the_event_loop(|| walk.run(&ctx.cancel, usize::MAX, &mut visit))?
                     // An unbounded walk always finishes.
                     .unwrap_or_default()
             }
         };
-        let (spans, text, unreadable) = walked;
         Ok(listing(display, spans, &text, unreadable, limit))
     }
 

@@ -112,54 +112,124 @@ struct Name {
 
 /// Walks `root` (a canonical directory) with [`Rules`], calling `visit` for
 /// every entry not left out, the root excluded. Returns the count of
-/// entries that could not be read (directories, ignore files), or `None` as
-/// soon as more than `budget` entries were seen, so that the caller can walk
-/// the tree in parallel instead.
+/// entries that could not be read (directories, ignore files), or `None`
+/// once `budget` entries were seen and more remain, so that the caller can
+/// go on elsewhere (see [`Walk`]).
 pub fn walk<F>(
     root: &Path,
     rules: Rules<'_>,
     cancel: &CancellationToken,
     budget: usize,
-    mut visit: F,
+    visit: F,
 ) -> Result<Option<usize>, ToolError>
 where
     F: FnMut(&Entry<'_>),
 {
-    let mut walker = Walker::new(root, rules);
-    let mut pending = vec![Pending {
-        relative: Vec::new(),
-        level: walker.ancestor_levels(),
-    }];
-    let mut seen = 0usize;
-    while let Some(dir) = pending.pop() {
-        let Some(names) = walker.read_dir(&dir.relative) else {
-            continue;
-        };
-        let level = walker.own_level(&dir, &names);
-        for name in names {
-            if seen.is_multiple_of(CANCEL_CHECK_EVERY) && cancel.is_cancelled() {
-                return Err(ToolError::Cancelled);
-            }
-            let Some(kind) = walker.admit(&dir.relative, level, name) else {
-                continue;
-            };
-            seen += 1;
-            if seen > budget {
-                return Ok(None);
-            }
-            visit(&Entry {
-                relative: &walker.path,
-                kind,
-            });
-            if kind == Kind::Dir {
-                pending.push(Pending {
-                    relative: walker.path.clone(),
-                    level,
-                });
-            }
+    Walk::new(root, rules).run(cancel, budget, visit)
+}
+
+/// A walk that can stop after some entries and go on later where it
+/// stopped: a caller walks a small tree on the event loop and, when the
+/// tree turns out large, goes on with the same walk off it, without walking
+/// the first part again.
+pub struct Walk<'r> {
+    walker: Walker<'r>,
+    /// Directories waiting to be read.
+    pending: Vec<Pending>,
+    /// The directory being walked: its names, the next to judge, its level.
+    current: Option<(Pending, Vec<Name>, usize, Option<usize>)>,
+    /// Entries visited so far.
+    seen: usize,
+}
+
+impl<'r> Walk<'r> {
+    /// A walk of `root` (a canonical directory) with [`Rules`].
+    pub fn new(root: &'r Path, rules: Rules<'r>) -> Self {
+        let mut walker = Walker::new(root, rules);
+        let pending = vec![Pending {
+            relative: Vec::new(),
+            level: walker.ancestor_levels(),
+        }];
+        Walk {
+            walker,
+            pending,
+            current: None,
+            seen: 0,
         }
     }
-    Ok(Some(walker.errors))
+
+    /// Walks on, calling `visit` for every entry not left out. Returns the
+    /// count of entries that could not be read once the tree is done, or
+    /// `None` when `budget` entries in all were seen and more remain: a
+    /// later `run` goes on with the next.
+    pub fn run<F>(
+        &mut self,
+        cancel: &CancellationToken,
+        budget: usize,
+        mut visit: F,
+    ) -> Result<Option<usize>, ToolError>
+    where
+        F: FnMut(&Entry<'_>),
+    {
+        let Walk {
+            walker,
+            pending,
+            current,
+            seen,
+        } = self;
+        loop {
+            let (dir, names, next, level) = match current {
+                Some(current) => current,
+                None => {
+                    let Some(dir) = pending.pop() else {
+                        return Ok(Some(walker.errors));
+                    };
+                    let Some(names) = walker.read_dir(&dir.relative) else {
+                        continue;
+                    };
+                    let level = walker.own_level(&dir, &names);
+                    current.insert((dir, names, 0, level))
+                }
+            };
+            let level = *level;
+            while let Some(&name) = names.get(*next) {
+                if *seen >= budget {
+                    return Ok(None);
+                }
+                if next.is_multiple_of(CANCEL_CHECK_EVERY) && cancel.is_cancelled() {
+                    return Err(ToolError::Cancelled);
+                }
+                *next += 1;
+                let Some(kind) = walker.admit(&dir.relative, level, name) else {
+                    continue;
+                };
+                *seen += 1;
+                visit(&Entry {
+                    relative: &walker.path,
+                    kind,
+                });
+                if kind == Kind::Dir {
+                    pending.push(Pending {
+                        relative: walker.path.clone(),
+                        level,
+                    });
+                }
+            }
+            *current = None;
+        }
+    }
+}
+
+/// Runs `f` where it may take long without holding up the event loop's
+/// other tasks: on this thread, after handing the worker's other tasks to
+/// another (`block_in_place`), on a multi-threaded runtime; as it is
+/// elsewhere (a single-threaded runtime, or none).
+pub fn off_the_event_loop<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
 }
 
 /// The state of one walk.
@@ -866,6 +936,51 @@ mod tests {
         });
         assert!(found.contains("out/hidden.txt"), "{found:?}");
         assert!(!found.contains("in/dropped.txt"), "{found:?}");
+    }
+
+    /// A walk stopped at its budget goes on where it stopped: the pieces,
+    /// whatever the budgets, visit what one whole walk visits, in order,
+    /// once each (ignore files, skipped directories and credentials
+    /// included).
+    #[test]
+    fn a_walk_stopped_at_its_budget_goes_on_where_it_stopped() {
+        let (_dir, root) = canonical_temp();
+        fs::write(root.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+        for d in ["a", "a/b", "a/b/c", "build", "z", ".ssh"] {
+            fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for (i, d) in ["", "a", "a/b", "a/b/c", "build", "z", ".ssh"]
+            .iter()
+            .enumerate()
+        {
+            for f in 0..7 {
+                fs::write(root.join(d).join(format!("f{i}{f}.txt")), "x").unwrap();
+            }
+            fs::write(root.join(d).join(format!("drop{i}.log")), "x").unwrap();
+        }
+        fs::write(root.join("a/.env"), "K=v").unwrap();
+        let rules = Rules {
+            allow_credentials: false,
+            skip: None,
+        };
+        let token = CancellationToken::new();
+        let mut whole = Vec::new();
+        walk_all(&root, |e| whole.push((e.relative.to_vec(), e.kind)));
+        assert_eq!(whole.len(), 40, "{}", whole.len());
+        for step in [1, 2, 3, 5, 8, 13, 40] {
+            let mut pieces = Vec::new();
+            let mut visit = |e: &Entry<'_>| pieces.push((e.relative.to_vec(), e.kind));
+            let mut walk = Walk::new(&root, rules);
+            let mut budget = 0;
+            let unreadable = loop {
+                budget += step;
+                if let Some(unreadable) = walk.run(&token, budget, &mut visit).unwrap() {
+                    break unreadable;
+                }
+            };
+            assert_eq!(unreadable, 0);
+            assert_eq!(pieces, whole, "in steps of {step}");
+        }
     }
 
     #[test]
