@@ -95,24 +95,7 @@ mod tests {
             ),
             ("requestState", &[json!("opaque"), json!(9)]),
         ];
-        let mut params = Vec::new();
-        for mask in 0u32..32 {
-            for vary in 0..5 {
-                if mask & (1 << vary) == 0 {
-                    continue;
-                }
-                for value in members[vary].1 {
-                    let mut p = serde_json::Map::new();
-                    for (i, (name, values)) in members.iter().enumerate() {
-                        if mask & (1 << i) != 0 {
-                            let v = if i == vary { value } else { &values[0] };
-                            p.insert((*name).to_string(), v.clone());
-                        }
-                    }
-                    params.push(Value::Object(p));
-                }
-            }
-        }
+        let mut params = crate::member_combinations::member_combinations(&members);
         params.extend([
             json!({"name": "t", "arguments": {}, "task": {"ttl": 5}}),
             json!({"name": "t", "unknownMember": true}),

@@ -85,6 +85,8 @@ mod call_request;
 pub mod convert;
 pub mod gateway;
 pub mod list_changed;
+#[cfg(test)]
+mod member_combinations;
 pub mod model_api_tools;
 pub mod server;
 

@@ -43,6 +43,12 @@ fn world(env: &CliEnv, python: &Path, config: &str) -> Vec<std::ffi::OsString> {
         "command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"},
         "readable": python_installation(python)
     }}});
+    flags_for(env, &servers, config)
+}
+
+/// Writes `servers` (an `mcpServers` document) and `config`, and returns the
+/// flags naming them.
+fn flags_for(env: &CliEnv, servers: &Value, config: &str) -> Vec<std::ffi::OsString> {
     let upstreams = env.base.join("servers.json");
     env.write(&upstreams, &servers.to_string());
     let config_file = env.base.join("gate.toml");
@@ -412,16 +418,7 @@ fn a_tool_added_mid_session_does_not_take_another_upstreams_name() {
     let entry = json!({"command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"},
                        "readable": python_installation(&python)});
     let servers = json!({"mcpServers": {"fx": entry, "fx_": entry}});
-    let upstreams = env.base.join("servers.json");
-    env.write(&upstreams, &servers.to_string());
-    let config_file = env.base.join("gate.toml");
-    env.write(&config_file, ALLOW_FX);
-    let flags = vec![
-        "--upstreams".into(),
-        upstreams.into_os_string(),
-        "--config".into(),
-        config_file.into_os_string(),
-    ];
+    let flags = flags_for(&env, &servers, ALLOW_FX);
     let mut server = start(&env, &flags);
     let mut id = 10;
     let read = |server: &mut StdioMcp, id: &mut i64| {
@@ -602,19 +599,11 @@ fn server_filesystem_from_npm_is_judged_as_the_builtin_tools() {
     // Unconfined, so that the server itself could read the key: what stops
     // it is the gate's judging of the call's path arguments.
     let servers = json!({"mcpServers": {"fs": {"command": bin, "args": [&env.ws, &env.home], "sandbox": false}}});
-    let upstreams = env.base.join("servers.json");
-    env.write(&upstreams, &servers.to_string());
-    let config_file = env.base.join("gate.toml");
-    env.write(
-        &config_file,
+    let flags = flags_for(
+        &env,
+        &servers,
         "[permission.mcp]\n\"fs__*\" = \"allow\"\n[permission.edit]\n\"notes.txt\" = \"allow\"\n",
     );
-    let flags = vec![
-        "--upstreams".into(),
-        upstreams.into_os_string(),
-        "--config".into(),
-        config_file.into_os_string(),
-    ];
     let mut server = start(&env, &flags);
     let names = tool_names(&mut server, 10);
     assert!(
@@ -703,19 +692,11 @@ fn a_key_named_by_a_file_url_or_an_arguments_key_is_denied_as_the_builtin_read()
     let servers = json!({"mcpServers": {"fx": {
         "command": python, "args": [fixture], "env": {"PYTHONUNBUFFERED": "1"}, "sandbox": false
     }}});
-    let upstreams = env.base.join("servers.json");
-    env.write(&upstreams, &servers.to_string());
-    let config_file = env.base.join("gate.toml");
-    env.write(
-        &config_file,
+    let flags = flags_for(
+        &env,
+        &servers,
         "[permission]\nwebfetch = \"allow\"\n[permission.mcp]\n\"fx__*\" = \"allow\"\n",
     );
-    let flags = vec![
-        "--upstreams".into(),
-        upstreams.into_os_string(),
-        "--config".into(),
-        config_file.into_os_string(),
-    ];
     let mut server = start(&env, &flags);
     let key = env.home.join(".ssh/id_rsa").display().to_string();
     let verdict = |t: &str| t.split(':').next().unwrap_or_default().to_string();
@@ -783,17 +764,7 @@ fn filesystem_world(env: &CliEnv, config: &str) -> Option<StdioMcp> {
         return None;
     }
     let servers = json!({"mcpServers": {"fs": {"command": bin, "args": [&env.ws, &env.home], "sandbox": false}}});
-    let upstreams = env.base.join("servers.json");
-    env.write(&upstreams, &servers.to_string());
-    let config_file = env.base.join("gate.toml");
-    env.write(&config_file, config);
-    let flags = vec![
-        "--upstreams".into(),
-        upstreams.into_os_string(),
-        "--config".into(),
-        config_file.into_os_string(),
-    ];
-    Some(start(env, &flags))
+    Some(start(env, &flags_for(env, &servers, config)))
 }
 
 /// A path padded past 4096 bytes (`./` or `/` repeated): the server's
@@ -1026,16 +997,7 @@ fn server_everything_over_stdio_goes_through_the_gate() {
     let env = CliEnv::new();
     let servers =
         json!({"mcpServers": {"ev": {"command": bin, "args": ["stdio"], "sandbox": false}}});
-    let upstreams = env.base.join("servers.json");
-    env.write(&upstreams, &servers.to_string());
-    let config_file = env.base.join("gate.toml");
-    env.write(&config_file, ALLOW_EV);
-    let flags = vec![
-        "--upstreams".into(),
-        upstreams.into_os_string(),
-        "--config".into(),
-        config_file.into_os_string(),
-    ];
+    let flags = flags_for(&env, &servers, ALLOW_EV);
     let mut server = start(&env, &flags);
     everything_through_the_gate(&mut server);
     server.close();

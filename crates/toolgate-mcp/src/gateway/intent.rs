@@ -493,14 +493,21 @@ mod tests {
         );
     }
 
+    /// A temporary directory (canonical) and the workspace `ws` made in it.
+    fn workspace_below() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        (dir, base, root)
+    }
+
     /// A workspace link `l -> a/b/c`: `ws/l/../../x` is `ws/a/x` to the
     /// kernel but `ws/../x` once folded by names, as Node's `path.resolve`
     /// folds it before opening. Both places are judged.
     #[test]
     fn a_path_through_a_link_and_dot_dot_is_judged_both_ways() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
-        let root = base.join("ws");
+        let (_dir, base, root) = workspace_below();
         std::fs::create_dir_all(root.join("a/b/c")).unwrap();
         std::os::unix::fs::symlink("a/b/c", root.join("l")).unwrap();
         let location = Location::new(&root).unwrap();
@@ -525,10 +532,7 @@ mod tests {
     /// A `..` anywhere makes a string a path under any key.
     #[test]
     fn a_padded_or_climbing_path_under_any_key_is_judged() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
-        let root = base.join("ws");
-        std::fs::create_dir_all(&root).unwrap();
+        let (_dir, base, root) = workspace_below();
         let location = Location::new(&root).unwrap();
         let args = json!({"path": " /etc/passwd", "note": "/etc/hosts\n",
                           "name": "docs/../../outside.txt", "q": "see ../x for more"});

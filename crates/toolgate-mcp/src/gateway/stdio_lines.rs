@@ -335,29 +335,7 @@ mod tests {
             ("isError", &[json!(true), json!(false), json!("yes")]),
             ("_meta", &[json!({"k": "v"}), json!(3)]),
         ];
-        let mut out = Vec::new();
-        for mask in 0u32..32 {
-            // For each combination, one result per value of the varying
-            // member, the others at their first value.
-            for vary in 0..5 {
-                if mask & (1 << vary) == 0 {
-                    continue;
-                }
-                for value in members[vary].1 {
-                    let mut result = serde_json::Map::new();
-                    for (i, (name, values)) in members.iter().enumerate() {
-                        if mask & (1 << i) != 0 {
-                            let v = if i == vary { value } else { &values[0] };
-                            result.insert((*name).to_string(), v.clone());
-                        }
-                    }
-                    out.push(Value::Object(result));
-                }
-            }
-            if mask == 0 {
-                out.push(json!({}));
-            }
-        }
+        let mut out = crate::member_combinations::member_combinations(&members);
         out.extend([
             json!({"content": [], "task": {"taskId": "t"}}),
             json!({"tools": []}),
