@@ -36,6 +36,45 @@ use toolgate_sandbox::{Change, ChangeKind, Staging};
 /// the refs reach is then unknown, as for one that cannot be read.
 const MAX_REFS_BYTES: u64 = 64 << 20;
 
+/// How long one git run on what a command staged may take. The command
+/// made those files: a FIFO where git expects its index, a loose object or a
+/// pack would otherwise hold git, and the landing, for ever.
+const GIT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Runs `cmd` with its stdout piped, killing it past `deadline`: its output
+/// when it ended in time, `None` otherwise (or when it could not start).
+fn output_within(mut cmd: Command, deadline: std::time::Duration) -> Option<std::process::Output> {
+    use std::io::Read;
+    let mut child = cmd.stdout(Stdio::piped()).spawn().ok()?;
+    let mut stdout = child.stdout.take()?;
+    // Read aside, so that a large output never fills the pipe meanwhile.
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        stdout.read_to_end(&mut bytes).map(|_| bytes)
+    });
+    let until = std::time::Instant::now() + deadline;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                tracing::warn!("git took longer than {deadline:?} on a staged change; stopped");
+                return None;
+            }
+        }
+    };
+    let stdout = reader.join().ok()?.ok()?;
+    Some(std::process::Output {
+        status,
+        stdout,
+        stderr: Vec::new(),
+    })
+}
+
 /// At most this many new commits are read for one git directory; more are
 /// judged as unknown content.
 const MAX_COMMITS: usize = 2_000;
@@ -374,7 +413,7 @@ impl<'a> Git<'a> {
         .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::null());
-        let out = cmd.output().ok()?;
+        let out = output_within(cmd, GIT_DEADLINE)?;
         if !out.status.success() {
             tracing::debug!(
                 ?args,
@@ -388,8 +427,11 @@ impl<'a> Git<'a> {
     /// The entries of the index file `index`, by path (stage 0 and
     /// conflict stages alike: the last one read wins).
     fn index_entries(&self, index: &Path) -> Option<HashMap<String, Entry>> {
-        if !index.exists() {
-            return Some(HashMap::new());
+        match std::fs::symlink_metadata(index) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(HashMap::new()),
+            // A FIFO or anything else the command made there: unknown.
+            Ok(m) if m.is_file() => {}
+            _ => return None,
         }
         let args: Vec<String> = ["ls-files", "-s", "-t", "-v", "-z"]
             .iter()
@@ -551,7 +593,7 @@ fn resolve(path: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{git_dir_of, raw_entries, resolve};
+    use super::{git_dir_of, output_within, raw_entries, resolve};
     use std::path::Path;
 
     #[test]
@@ -575,6 +617,22 @@ mod tests {
         assert_eq!(g, d.path().join(".GIT"));
         assert_eq!(rest, "logs/HEAD");
         assert!(git_dir_of(&d.path().join("src/a.rs")).is_none());
+    }
+
+    /// A process past its deadline is stopped and gives nothing; one in
+    /// time gives all its output, however large.
+    #[test]
+    fn a_git_run_past_its_deadline_is_stopped() {
+        let mut slow = std::process::Command::new("sleep");
+        slow.arg("30");
+        let started = std::time::Instant::now();
+        assert!(output_within(slow, std::time::Duration::from_millis(200)).is_none());
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        let mut big = std::process::Command::new("head");
+        big.args(["-c", "1000000", "/dev/zero"]);
+        let out = output_within(big, std::time::Duration::from_secs(20)).unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout.len(), 1_000_000);
     }
 
     #[test]

@@ -402,16 +402,17 @@ fn an_opaque_part_gets_no_network_from_an_approved_part() {
     );
 }
 
-/// A confined command that makes FIFOs where git's ref files are: judging
-/// what the refs now reach read them by name, and waited for a writer for
-/// ever, so the call (and the agent) stalled.
+/// A confined command that makes FIFOs where git's ref files and index are:
+/// judging what the refs now reach read them by name, and git itself read
+/// the staged index, each waiting for a writer for ever, so the call (and
+/// the agent) stalled.
 #[test]
 fn fifos_the_command_makes_at_ref_files_do_not_stall_the_landing() {
     let e = env();
     require_staging(&e);
     std::fs::write(
         e.ws.join("drive.sh"),
-        "mkfifo .git/packed-refs .git/refs/heads/evil && echo made",
+        "mkfifo .git/packed-refs .git/refs/heads/evil && rm .git/index && mkfifo .git/index && echo made",
     )
     .unwrap();
     let mut child = e
@@ -441,7 +442,7 @@ fn fifos_the_command_makes_at_ref_files_do_not_stall_the_landing() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("made"), "{text}");
-    for fifo in [".git/packed-refs", ".git/refs/heads/evil"] {
+    for fifo in [".git/packed-refs", ".git/refs/heads/evil", ".git/index"] {
         let kind = std::fs::symlink_metadata(e.ws.join(fifo)).map(|m| m.file_type());
         assert!(
             !kind.is_ok_and(|t| std::os::unix::fs::FileTypeExt::is_fifo(&t)),
