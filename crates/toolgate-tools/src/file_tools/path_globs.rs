@@ -142,8 +142,8 @@ pub fn compile(pattern: &str) -> Result<Glob, ToolError> {
         .map_err(|e| ToolError::InvalidInput(format!("invalid glob {pattern:?}: {e}")))
 }
 
-/// Entries `list` and `glob` walk on the event loop before a walk moves to
-/// walker threads (see [`small_walk`](super::small_walk)).
+/// Entries `list` and `glob` walk on the event loop before the walk goes on
+/// off it (see [`Walk`](super::tree_walk::Walk)).
 pub const INLINE_WALK_ENTRIES: usize = 4096;
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! A walk whose files are worked on by several threads, for `grep`: the tree
-//! is walked by [`tree_walk`](super::tree_walk) on the calling thread, and
+//! is walked by [`tree_walk`] on the calling thread, and
 //! its files go in batches to worker threads that search them.
 //!
 //! Why not the `ignore` crate's parallel walk, which walked and searched on
