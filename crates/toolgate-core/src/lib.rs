@@ -49,6 +49,7 @@ mod staged_judge;
 #[cfg(feature = "test-util")]
 pub mod test_util;
 pub mod tool;
+pub mod visible;
 
 pub use bound::{BoundError, Bounded, OutputBounds, OutputStore, SpillError, bound, bound_checked};
 pub use checkpoint::{ChangeRecorder, ChangeSet};

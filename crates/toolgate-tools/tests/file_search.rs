@@ -673,3 +673,84 @@ async fn symlinked_directory_outside_resolves_outside() {
     assert_eq!(out.structured["total_matches"], 1);
     assert_eq!(out.structured["path"], canon(outside.path()));
 }
+
+/// A file named `"a\nid_rsa"`, one with a terminal escape and one with a
+/// right-to-left override: printed raw, the first forged a second file
+/// (`id_rsa`) in `glob`'s and `list`'s text and a second match line in
+/// `grep`'s, and the
+/// others changed how the rest of the line reads. Every name is now shown as
+/// itself only when each of its characters is visible, else quoted as a JSON
+/// string, which names the same file when pasted into a call. The structured
+/// output keeps the names as they are.
+#[tokio::test]
+async fn a_line_break_or_escape_in_a_file_name_cannot_forge_lines_in_list_glob_or_grep() {
+    let ws = Ws::new();
+    let forged = "a\nid_rsa";
+    let escape = "c\u{1b}[2Kb.txt";
+    let bidi = "d\u{202e}txt.exe";
+    for name in [forged, escape, bidi, "plain.txt"] {
+        ws.put(name, "needle\n");
+    }
+    ws.put("dir\u{2028}x/inner.txt", "needle\n");
+    let quoted = |name: &str| serde_json::to_string(name).unwrap();
+    let check = |what: &str, shown: &str| {
+        assert!(!shown.contains('\u{1b}'), "{what}: {shown:?}");
+        assert!(!shown.contains('\u{202e}'), "{what}: {shown:?}");
+        assert!(!shown.contains('\u{2028}'), "{what}: {shown:?}");
+        assert!(
+            !shown.lines().any(|l| l.trim_start().starts_with("id_rsa")),
+            "{what}: a forged line in {shown:?}"
+        );
+        assert!(shown.contains("plain.txt"), "{what}: {shown:?}");
+    };
+
+    let listed = ws
+        .call(ListTool::new(ws.state.clone()), json!({}))
+        .await
+        .unwrap();
+    let shown = text(&listed);
+    check("list", &shown);
+    assert!(
+        shown.contains(&format!("  {}\n", quoted(forged))),
+        "{shown}"
+    );
+    assert!(shown.contains("  \"c\\u001b[2Kb.txt\"\n"), "{shown}");
+    assert!(shown.contains("  \"d\\u202etxt.exe\"\n"), "{shown}");
+    assert!(
+        shown.contains("  \"dir\\u2028x\"/\n    inner.txt\n"),
+        "{shown}"
+    );
+    let mut files = strings(&listed.structured["files"]);
+    files.sort();
+    assert_eq!(files[0], forged, "structured output keeps the name");
+
+    let globbed = ws
+        .call(GlobTool::new(ws.state.clone()), json!({"pattern": "**"}))
+        .await
+        .unwrap();
+    let shown = text(&globbed);
+    check("glob", &shown);
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), 5, "one line per file: {shown}");
+    assert!(lines.contains(&quoted(forged).as_str()), "{shown}");
+    // The quoted form, as JSON, is the name.
+    for line in lines.iter().filter(|l| l.starts_with('"')) {
+        let name: String = serde_json::from_str(line).unwrap();
+        assert!(ws.path(&name).exists(), "{name:?}");
+    }
+
+    let grepped = ws
+        .call(
+            GrepTool::new(ws.state.clone()),
+            json!({"pattern": "needle"}),
+        )
+        .await
+        .unwrap();
+    let shown = text(&grepped);
+    check("grep", &shown);
+    assert!(
+        shown.contains(&format!("{}:1:needle\n", quoted(forged))),
+        "{shown}"
+    );
+    assert_eq!(shown.matches(":1:needle").count(), 5, "{shown}");
+}

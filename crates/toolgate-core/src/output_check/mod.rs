@@ -387,27 +387,13 @@ fn excerpt(text: &str, at: usize) -> String {
             out.push('…');
             break;
         }
-        if is_hidden(c) {
+        if crate::visible::is_hidden(c) {
             out.push_str(&format!("\\u{{{:X}}}", u32::from(c)));
         } else {
             out.push(c);
         }
     }
     out
-}
-
-/// Characters an excerpt shows escaped.
-fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{FEFF}'
-                | '\u{180E}'
-                | '\u{E0000}'..='\u{E007F}'
-        )
 }
 
 /// Redacts every string in `value` in place, reporting each redaction with

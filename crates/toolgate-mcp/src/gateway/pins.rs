@@ -298,16 +298,14 @@ impl PinStore {
     }
 }
 
-/// `text` with control, bidi and invisible characters shown as `\u{…}`
-/// escapes, for a person reviewing a definition.
+/// `text` with every character that is not shown
+/// ([`toolgate_core::visible::is_hidden`]: controls, bidi and invisible
+/// characters…) as a `\u{…}` escape, for a person reviewing a definition.
 pub fn escape_invisible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        let invisible = (c.is_control() && c != '\n')
-            || matches!(c,
-                '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}' | '\u{E0000}'..='\u{E007F}');
-        if invisible {
+        // Line breaks keep the diff readable; everything else not shown is escaped.
+        if c != '\n' && toolgate_core::visible::is_hidden(c) {
             out.push_str(&format!("\\u{{{:04X}}}", c as u32));
         } else {
             out.push(c);

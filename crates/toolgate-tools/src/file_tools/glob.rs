@@ -13,6 +13,8 @@ use toolgate_core::{
 };
 
 use super::list::more_note;
+use toolgate_core::visible::name_text;
+
 use super::path_globs::{self, PathGlobs};
 use super::{FileState, location_paths, tree_walk};
 
@@ -180,7 +182,10 @@ impl Tool for GlobTool {
         let mut text = if output.files.is_empty() {
             "No files found".to_string()
         } else {
-            output.files.join("\n")
+            // One line per path, each as `name_text` shows it: a line break
+            // in a name cannot forge another path.
+            let shown: Vec<_> = output.files.iter().map(|f| name_text(f)).collect();
+            shown.join("\n")
         };
         if let Some(note) = &output.note {
             text.push_str(&format!("\n\n({note})"));

@@ -12,6 +12,8 @@ use toolgate_core::{
     Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
 };
 
+use toolgate_core::visible::name_text;
+
 use super::path_globs::{self, PathGlobs};
 use super::tree_walk;
 use super::{FileState, location_paths};
@@ -119,7 +121,11 @@ impl Tool for ListTool {
     }
 
     fn project(&self, output: &ListOutput) -> Vec<Content> {
-        let mut text = format!("{}/\n{}", output.path, render_tree(&output.files));
+        let mut text = format!(
+            "{}/\n{}",
+            name_text(&output.path),
+            render_tree(&output.files)
+        );
         if let Some(note) = &output.note {
             text.push_str(&format!("\n({note})"));
         }
@@ -193,8 +199,9 @@ pub fn more_note(more: usize, what: &str, how: &str) -> Option<String> {
     (more > 0).then(|| format!("{more} more {what} not shown; {how}"))
 }
 
-/// Sorted relative paths as an indented tree. Writes straight into one
-/// buffer: no vector or string per file.
+/// Sorted relative paths as an indented tree, each name as
+/// [`name_text`] shows it (a line break in a name cannot forge an entry).
+/// Writes straight into one buffer: no vector or string per file.
 fn render_tree(files: &[String]) -> String {
     let mut out = String::with_capacity(files.iter().map(|f| f.len() + 8).sum());
     let mut open: Vec<&str> = Vec::new();
@@ -208,7 +215,7 @@ fn render_tree(files: &[String]) -> String {
             if open.get(depth) != Some(&dir) {
                 open.truncate(depth);
                 indent(&mut out, depth + 1);
-                out.push_str(dir);
+                out.push_str(&name_text(dir));
                 out.push_str("/\n");
                 open.push(dir);
             }
@@ -216,7 +223,7 @@ fn render_tree(files: &[String]) -> String {
         }
         open.truncate(depth);
         indent(&mut out, depth + 1);
-        out.push_str(name);
+        out.push_str(&name_text(name));
         out.push('\n');
     }
     out

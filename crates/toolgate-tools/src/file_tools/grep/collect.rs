@@ -7,6 +7,8 @@ use std::time::SystemTime;
 
 use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
 
+use toolgate_core::visible::name_text;
+
 use super::{GrepFile, GrepLine, GrepOutput};
 use crate::file_tools::MAX_LINE_CHARS;
 use crate::file_tools::text::{count_chars, cut_line};
@@ -191,16 +193,15 @@ pub fn render(out: &GrepOutput) -> String {
     );
     for file in &out.files {
         text.push('\n');
+        // As `name_text` shows it: a name cannot forge a line or a match.
+        let path = name_text(&file.path);
         let mut prev: Option<u64> = None;
         for line in &file.lines {
             if prev.is_some_and(|p| line.line > p + 1) {
                 text.push_str("--\n");
             }
             let sep = if line.is_match { ':' } else { '-' };
-            text.push_str(&format!(
-                "{}{sep}{}{sep}{}\n",
-                file.path, line.line, line.text
-            ));
+            text.push_str(&format!("{path}{sep}{}{sep}{}\n", line.line, line.text));
             prev = Some(line.line);
         }
     }
