@@ -59,6 +59,32 @@ impl PreviewBody {
 }
 
 impl Preview {
+    /// The preview as a person is shown it: every character that is not shown
+    /// ([`crate::visible::is_hidden`]) escaped, line breaks and tabs of the
+    /// body kept, so a terminal escape or a bidi override in a command or a
+    /// file's content cannot hide or reorder what the call does.
+    pub fn shown(&self) -> Preview {
+        use crate::visible::escape_hidden;
+        let line = |t: &str| escape_hidden(t, &[]).into_owned();
+        let block = |t: &str| escape_hidden(t, &['\n', '\t']).into_owned();
+        Preview {
+            title: line(&self.title),
+            fields: self
+                .fields
+                .iter()
+                .map(|f| PreviewField {
+                    label: line(&f.label),
+                    value: line(&f.value),
+                })
+                .collect(),
+            body: self.body.as_ref().map(|b| match b {
+                PreviewBody::Command(t) => PreviewBody::Command(block(t)),
+                PreviewBody::Diff(t) => PreviewBody::Diff(block(t)),
+                PreviewBody::Text(t) => PreviewBody::Text(block(t)),
+            }),
+        }
+    }
+
     /// A preview with a title only.
     pub fn new(title: impl Into<String>) -> Self {
         Preview {

@@ -21,6 +21,11 @@
 //! assert_eq!(name_text("notes.md"), "notes.md");
 //! assert_eq!(name_text("a\nb.txt"), r#""a\nb.txt""#);
 //! ```
+//!
+//! For a person deciding on a call (the terminal prompt, the approval page,
+//! an MCP client's form) [`escape_hidden`] writes each hidden character as a
+//! visible `\u{…}`: an escape sequence in a command cannot erase the part of
+//! it that matters, nor an override reverse it.
 
 use std::borrow::Cow;
 
@@ -130,6 +135,31 @@ pub fn name_text(name: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` with each hidden character ([`is_hidden`]) but those in `keep`
+/// written as `\u{XXXX}`, for a person to read exactly what is there.
+///
+/// ```
+/// use toolgate_core::visible::escape_hidden;
+///
+/// assert_eq!(escape_hidden("rm -rf ~\u{1b}[2K\rls", &[]), "rm -rf ~\\u{001B}[2K\\u{000D}ls");
+/// assert_eq!(escape_hidden("a\tb\nc", &['\n', '\t']), "a\tb\nc");
+/// ```
+pub fn escape_hidden<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
+    let escaped = |c: char| is_hidden(c) && !keep.contains(&c);
+    if !text.chars().any(escaped) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c) {
+            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +242,20 @@ mod tests {
             let back: String = serde_json::from_str(&shown).unwrap();
             assert_eq!(back, name);
         }
+    }
+
+    #[test]
+    fn escaping_for_a_person_leaves_only_shown_characters_and_those_kept() {
+        let text = "ok é\u{1b}[1A\u{202e}\u{200b}\n\tend";
+        assert_eq!(
+            escape_hidden(text, &[]),
+            "ok é\\u{001B}[1A\\u{202E}\\u{200B}\\u{000A}\\u{0009}end"
+        );
+        assert_eq!(
+            escape_hidden(text, &['\n']),
+            "ok é\\u{001B}[1A\\u{202E}\\u{200B}\n\\u{0009}end"
+        );
+        assert!(matches!(escape_hidden("plain text", &[]), Cow::Borrowed(_)));
     }
 
     #[test]

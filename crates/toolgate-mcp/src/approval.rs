@@ -170,6 +170,8 @@ impl ApprovalChannel for ElicitationChannel {
 
 /// The message and form schema for a prompt.
 pub fn approval_form(prompt: &AskPrompt) -> (String, ElicitationSchema) {
+    // The client may render the text as it is: escapes and overrides made visible.
+    let prompt = &prompt.shown();
     let mut message = format!("toolgate: {} asks for permission", prompt.tool);
     for item in &prompt.items {
         message.push_str(&format!(
@@ -436,5 +438,22 @@ mod tests {
         let err = channel.ask(&prompt(true)).await.unwrap_err();
         assert!(matches!(err, ChannelError::Unavailable(_)), "{err}");
         assert!(!channel.can_ask("s1"));
+    }
+
+    /// A path with a right-to-left override and a command with terminal
+    /// escapes reached the client's form as they were; a client that shows
+    /// the text as it is showed them reversed or erased.
+    #[test]
+    fn hidden_characters_in_a_request_are_shown_escaped_in_the_client_form() {
+        let mut p = prompt(true);
+        p.items[0].resource = "cat notes\u{202e}txt.env".into();
+        p.items[1].resource = "rm -rf build\u{1b}[2K".into();
+        let (message, _) = approval_form(&p);
+        assert!(
+            !message.contains('\u{202e}') && !message.contains('\u{1b}'),
+            "{message:?}"
+        );
+        assert!(message.contains("cat notes\\u{202E}txt.env"), "{message}");
+        assert!(message.contains("rm -rf build\\u{001B}[2K"), "{message}");
     }
 }

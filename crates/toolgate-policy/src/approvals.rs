@@ -98,6 +98,8 @@ impl AskItem {
 }
 
 /// What a person is asked.
+///
+/// Every channel renders [`AskPrompt::shown`], never the prompt itself.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskPrompt {
     /// The session the call belongs to.
@@ -119,6 +121,34 @@ pub struct AskPrompt {
     /// diff); `None` when the tool gives no preview.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<toolgate_core::Preview>,
+}
+
+impl AskPrompt {
+    /// The prompt as a person is shown it: in the tool, each request's action,
+    /// resource, reason and save pattern, and the preview, every character
+    /// that is not shown ([`toolgate_core::visible::is_hidden`]) is escaped.
+    /// A command such as `rm -rf ~ ESC[2K ESC[1G ls` reached the terminal as it
+    /// was, and the terminal erased the part that mattered.
+    pub fn shown(&self) -> AskPrompt {
+        use toolgate_core::visible::escape_hidden;
+        let line = |t: &str| escape_hidden(t, &[]).into_owned();
+        AskPrompt {
+            tool: line(&self.tool),
+            items: self
+                .items
+                .iter()
+                .map(|i| AskItem {
+                    action: line(&i.action),
+                    resource: line(&i.resource),
+                    risk: i.risk,
+                    reason: line(&i.reason),
+                    save_pattern: i.save_pattern.as_deref().map(line),
+                })
+                .collect(),
+            preview: self.preview.as_ref().map(toolgate_core::Preview::shown),
+            ..self.clone()
+        }
+    }
 }
 
 /// A person's answer.

@@ -67,6 +67,8 @@ fn json_section(args: &Value) -> Markup {
         return html! {};
     }
     let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
+    // JSON escapes controls but not a bidi override or a zero-width space.
+    let pretty = toolgate_core::visible::escape_hidden(&pretty, &['\n']);
     section("Input", html! { pre { (clipped(&pretty)) } })
 }
 

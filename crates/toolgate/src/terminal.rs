@@ -45,6 +45,8 @@ pub fn confirm(text: &str) -> Result<bool, ChannelError> {
 
 /// Renders the prompt as the person sees it.
 pub fn render_prompt(prompt: &AskPrompt) -> String {
+    // What reaches the terminal has its escapes and overrides made visible.
+    let prompt = &prompt.shown();
     let mut text = format!("\ntoolgate: {} wants to run:\n", prompt.tool);
     for item in &prompt.items {
         text.push_str(&format!(
@@ -284,5 +286,35 @@ mod tests {
         assert!(text.contains("    … 5 more lines\n"), "{text}");
         assert!(text.contains("    target: staging\n"), "{text}");
         assert!(text.ends_with("[r]eject [message]: "), "{text}");
+    }
+
+    /// A command whose escape sequences erase the line and move the cursor:
+    /// written to the terminal as it was, the person saw `ls -la` where the
+    /// call would run `rm -rf ~`. The same goes for the preview's body and
+    /// for a right-to-left override in a path.
+    #[test]
+    fn an_escape_sequence_in_a_command_cannot_erase_it_from_the_terminal_prompt() {
+        let command = "rm -rf ~ #\u{1b}[2K\u{1b}[1Gls -la";
+        let mut p = prompt(true);
+        p.items[0].resource = command.into();
+        p.items[0].reason = "asks\u{202e}".into();
+        p.items[0].save_pattern = Some(command.into());
+        p.preview = Some(
+            Preview::new("Command")
+                .with_body(toolgate_core::PreviewBody::Command(format!(
+                    "{command}\n\tnext line"
+                )))
+                .with_field("in", "/tmp/\u{202e}cod"),
+        );
+        let text = render_prompt(&p);
+        for hidden in ['\u{1b}', '\u{202e}'] {
+            assert!(!text.contains(hidden), "{text:?}");
+        }
+        assert!(
+            text.contains("rm -rf ~ #\\u{001B}[2K\\u{001B}[1Gls -la"),
+            "{text}"
+        );
+        assert!(text.contains("    \tnext line\n"), "{text:?}");
+        assert!(text.contains("in: /tmp/\\u{202E}cod"), "{text}");
     }
 }

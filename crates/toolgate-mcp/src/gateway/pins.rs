@@ -302,16 +302,8 @@ impl PinStore {
 /// ([`toolgate_core::visible::is_hidden`]: controls, bidi and invisible
 /// characters…) as a `\u{…}` escape, for a person reviewing a definition.
 pub fn escape_invisible(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        // Line breaks keep the diff readable; everything else not shown is escaped.
-        if c != '\n' && toolgate_core::visible::is_hidden(c) {
-            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    // Line breaks keep the diff readable; everything else not shown is escaped.
+    toolgate_core::visible::escape_hidden(text, &['\n']).into_owned()
 }
 
 /// A person-readable diff of a pending listing against the pin: each added,

@@ -226,7 +226,10 @@ async fn cards(app: &Arc<App>) -> Vec<(u64, String)> {
 /// One ask as an `<article>` with its answer form; works without the script.
 /// `args`: the call's logged input, shown when the ask has no preview.
 pub fn card(ask: &PendingAsk, args: Option<&serde_json::Value>) -> String {
-    let p = &ask.prompt;
+    // HTML escaping keeps markup out, not a bidi override that reverses
+    // what follows it: hidden characters are made visible first.
+    let shown = ask.prompt.shown();
+    let p = &shown;
     let destructive = ask.is_destructive();
     let deadline = ask
         .asked_ms
@@ -295,4 +298,43 @@ pub fn card(ask: &PendingAsk, args: Option<&serde_json::Value>) -> String {
         }
     };
     card.into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::Risk;
+    use toolgate_policy::approvals::{AskItem, AskPrompt};
+
+    /// A right-to-left override in a command reverses what follows it on
+    /// the page, whatever the HTML escaping: `echo hi # U+202E ~ fr- mr` reads
+    /// as `echo hi # rm -rf ~`. Hidden characters are shown as `\u{…}` on the card, in
+    /// the request and in the logged input alike.
+    #[test]
+    fn a_bidi_override_cannot_reorder_a_command_on_the_approval_page() {
+        let ask = PendingAsk {
+            id: 1,
+            prompt: AskPrompt {
+                session_id: "s".into(),
+                call_id: "c".into(),
+                tool: "bash".into(),
+                items: vec![AskItem {
+                    action: "bash".into(),
+                    resource: "echo hi # \u{202e}~ fr- mr".into(),
+                    risk: Risk::Execute,
+                    reason: "runs a program".into(),
+                    save_pattern: Some("echo hi # \u{202e}~ fr- mr".into()),
+                }],
+                offer_session: true,
+                offer_always: true,
+                timeout_ms: 1000,
+                preview: None,
+            },
+            asked_ms: 0,
+        };
+        let args = serde_json::json!({"command": "echo hi # \u{202e}~ fr- mr"});
+        let html = card(&ask, Some(&args));
+        assert!(!html.contains('\u{202e}'), "{html}");
+        assert_eq!(html.matches("# \\u{202E}~ fr- mr").count(), 3, "{html}");
+    }
 }
