@@ -1328,3 +1328,30 @@ fn write_access_for_other_users_does_not_land() {
         "the new script did not land"
     );
 }
+
+/// A confined command names the files it writes, so it names the lines of
+/// the report on what did not land: `.husky/pre` + line break + `  created
+/// notes.txt: landed` printed as it was made the refused hook look like two
+/// entries, the second one harmless. Names in the report are shown as
+/// `list` shows them: quoted as JSON when a character in them is hidden.
+#[test]
+fn a_line_break_in_a_refused_path_cannot_forge_a_line_of_the_landing_report() {
+    let e = env();
+    let script = "mkdir -p .husky\nprintf 'evil\\n' > \"$(printf '.husky/pre\\n  created notes.txt: landed')\"\n";
+    let text = drive(&e, script, &[]);
+    assert!(
+        !e.ws
+            .join(".husky")
+            .join("pre\n  created notes.txt: landed")
+            .exists(),
+        "the hook landed: {text}"
+    );
+    assert!(
+        !text.lines().any(|l| l.starts_with("  created notes.txt")),
+        "a forged line: {text}"
+    );
+    assert!(
+        text.contains(r#"/.husky/pre\n  created notes.txt: landed": "#),
+        "{text}"
+    );
+}

@@ -27,6 +27,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
+use toolgate_core::visible::{escape_hidden, name_text};
 use toolgate_core::{
     Content, Location, PermissionRequest, Preview, PreviewBody, Progress, Risk, Tool, ToolContext,
     ToolError,
@@ -749,8 +750,15 @@ impl Tool for BashTool {
                     .map(|c| format!(", checkpoint {c}"))
                     .unwrap_or_default()
             ));
+            // The command chose these names: a line break in one must not
+            // forge another line of this report.
             for r in output.refused.iter().take(REFUSED_SHOWN) {
-                text.push_str(&format!("\n  {} {}: {}", r.change, r.path, r.reason));
+                text.push_str(&format!(
+                    "\n  {} {}: {}",
+                    r.change,
+                    name_text(&r.path),
+                    escape_hidden(&r.reason, &[])
+                ));
             }
             if output.refused.len() > REFUSED_SHOWN {
                 text.push_str(&format!(
