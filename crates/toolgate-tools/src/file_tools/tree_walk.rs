@@ -559,9 +559,12 @@ const IGNORE_OPEN: OFlags = OFlags::RDONLY
     .union(OFlags::NONBLOCK)
     .union(OFlags::CLOEXEC);
 
-/// Opens an ignore file above the root (links followed, as the crate does).
+/// Opens an ignore file above the root, never through a link: that
+/// directory is outside the location, so no link from it can be known to
+/// stay anywhere it may read (git, since 2.32, does not follow a linked
+/// `.gitignore` either). The crate followed it, to any file at all.
 fn open_ignore(file: &Path) -> Option<OwnedFd> {
-    rustix::fs::open(file, IGNORE_OPEN, Mode::empty()).ok()
+    rustix::fs::open(file, IGNORE_OPEN.union(OFlags::NOFOLLOW), Mode::empty()).ok()
 }
 
 /// Opens the ignore file `relative` of the tree beneath the root `root`: a
@@ -936,6 +939,35 @@ mod tests {
         });
         assert!(found.contains("out/hidden.txt"), "{found:?}");
         assert!(!found.contains("in/dropped.txt"), "{found:?}");
+    }
+
+    /// The same above the root: a parent's `.gitignore` linked to a file
+    /// elsewhere (a credential, or rules meant to hide what the walk should
+    /// show) was opened and read as the parent's rules. A plain one still is.
+    #[test]
+    fn a_parents_ignore_file_that_is_a_link_is_not_read() {
+        let (_dir, base) = canonical_temp();
+        let root = base.join("linked/ws");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(base.join("elsewhere"), "hidden.txt\n").unwrap();
+        std::os::unix::fs::symlink(base.join("elsewhere"), base.join("linked/.gitignore")).unwrap();
+        fs::write(root.join("hidden.txt"), "x").unwrap();
+        let plain = base.join("plain/ws");
+        fs::create_dir_all(&plain).unwrap();
+        fs::write(base.join("plain/.gitignore"), "dropped.txt\n").unwrap();
+        fs::write(plain.join("dropped.txt"), "x").unwrap();
+        fs::write(plain.join("kept.txt"), "x").unwrap();
+        let found = |root: &Path| {
+            let mut found = BTreeSet::new();
+            walk_all(root, |e| {
+                found.insert(String::from_utf8_lossy(e.relative).into_owned());
+            });
+            found
+        };
+        assert!(found(&root).contains("hidden.txt"));
+        let plain_found = found(&plain);
+        assert!(!plain_found.contains("dropped.txt"), "{plain_found:?}");
+        assert!(plain_found.contains("kept.txt"), "{plain_found:?}");
     }
 
     /// A walk stopped at its budget goes on where it stopped: the pieces,
