@@ -296,6 +296,10 @@ fn row(e: &StoredEvent) -> Markup {
         .flatten()
         .collect::<Vec<_>>()
         .join(" · ");
+    // What the model or a command chose (a resource, a preview) is shown
+    // with its hidden characters made visible, as on the approval card.
+    let shown = |t: &str| toolgate_core::visible::escape_hidden(t, &[]).into_owned();
+    let details = shown(&details);
     let session = &e.event.session_id;
     let call = &e.event.call_id;
     html! {
@@ -320,10 +324,10 @@ fn row(e: &StoredEvent) -> Markup {
                     " via " a href={ "/approvals/audit?agent=" (encoded(agent)) } { (agent) }
                 }
             }
-            td { (p.tool.as_deref().unwrap_or("")) }
+            td { (shown(p.tool.as_deref().unwrap_or(""))) }
             td {
                 @if let (Some(a), Some(r)) = (&p.action, &p.resource) {
-                    b { (a) } " " code { (r) }
+                    b { (shown(a)) } " " code { (shown(r)) }
                 }
             }
             td {
@@ -364,5 +368,35 @@ mod tests {
         assert_eq!(f.decision, Some(Effect::Deny));
         assert_eq!(f.kind, Some(EventKind::ToolFailed));
         assert_eq!(f.limit, 7);
+    }
+
+    /// A logged request whose command holds a right-to-left override read
+    /// reordered in the audit view (the same attack as on the approval card).
+    #[test]
+    fn a_bidi_override_in_a_logged_request_is_shown_escaped() {
+        let payload = toolgate_core::EventPayload {
+            tool: Some("bash".into()),
+            action: Some("bash".into()),
+            resource: Some("echo hi # \u{202e}~ fr- mr".into()),
+            reason: Some("asked\u{1b}[2K".into()),
+            ..Default::default()
+        };
+        let event = StoredEvent {
+            seq: 1,
+            event: toolgate_core::Event::now(
+                toolgate_core::EventKind::PermissionRequested,
+                "s",
+                "c",
+                payload,
+            ),
+            prev_hash: "0".repeat(64),
+            hash: "0".repeat(64),
+        };
+        let html = row(&event).into_string();
+        assert!(
+            !html.contains('\u{202e}') && !html.contains('\u{1b}'),
+            "{html}"
+        );
+        assert!(html.contains("# \\u{202E}~ fr- mr"), "{html}");
     }
 }
