@@ -230,5 +230,45 @@ fn human(e: &StoredEvent) -> String {
     if let Some(ms) = p.duration_ms {
         parts.push(format!("{ms}ms"));
     }
-    parts.join(" ")
+    // Names a client, the model or a command chose (an agent, a tool, a
+    // session id) reach the terminal with their escapes made visible.
+    toolgate_core::visible::escape_hidden(&parts.join(" "), &[]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An MCP client named with a terminal escape, and a tool name with a
+    /// right-to-left override, reached `toolgate log`'s terminal as they
+    /// were: the escape could rewrite the lines a person was reading.
+    #[test]
+    fn terminal_escapes_in_logged_names_are_shown_escaped() {
+        let payload = toolgate_core::EventPayload {
+            agent: Some("client\u{1b}[2K\u{1b}[1Gok".into()),
+            tool: Some("read\u{202e}".into()),
+            ..Default::default()
+        };
+        let e = StoredEvent {
+            seq: 1,
+            event: toolgate_core::Event::now(
+                toolgate_core::EventKind::ToolStarted,
+                "s\u{7}",
+                "c",
+                payload,
+            ),
+            prev_hash: "0".repeat(64),
+            hash: "0".repeat(64),
+        };
+        let line = human(&e);
+        assert!(
+            line.chars().all(|c| !toolgate_core::visible::is_hidden(c)),
+            "{line:?}"
+        );
+        assert!(
+            line.contains("agent=client\\u{001B}[2K\\u{001B}[1Gok"),
+            "{line}"
+        );
+        assert!(line.contains("session=s\\u{0007}"), "{line}");
+    }
 }
