@@ -160,6 +160,9 @@ use ProtectedClass::{RunsCode, Toolgate};
 
 const SHELL_STARTUP: &str = "a shell start-up file: every new shell runs it";
 const AGENT: &str = "another agent's config or hooks, which that agent runs or obeys";
+const AGENT_INSTRUCTIONS: &str = "an agent's instructions file: every later session of that agent loads it on its own and obeys it (run this, fetch that)";
+const AGENTS_MD: &str = "https://developers.openai.com/codex/guides/agents-md";
+const CLAUDE_MEMORY: &str = "https://docs.anthropic.com/en/docs/claude-code/memory";
 const CI: &str = "a CI workflow file: CI runs it with the repository's secrets";
 const SCHEDULER: &str = "a per-user service or scheduler file: the system runs it later";
 const HOOKS: &str = "a git hook manager's config: git runs the commands it names on commit or push";
@@ -284,6 +287,13 @@ pub const PROTECTED: &[ProtectedEntry] = &[
     file(".crush.json", &[".crush.json"], AGENT).by("Crush", CRUSH),
     file(".aider.conf.yml", &[".aider.conf.yml"], AGENT)
         .by("aider (lint-cmd, test-cmd run after each edit)", "https://aider.chat/docs/config/aider_conf.html"),
+    // agents' instruction files, loaded into every later session on their own
+    file("AGENTS.md", &["agents.md"], AGENT_INSTRUCTIONS).by("Codex, OpenCode, Amp, Cursor, Zed…", AGENTS_MD),
+    file("AGENTS.override.md", &["agents.override.md"], AGENT_INSTRUCTIONS).by("Codex", AGENTS_MD),
+    file("CLAUDE.md", &["claude.md"], AGENT_INSTRUCTIONS).by("Claude Code", CLAUDE_MEMORY),
+    file("CLAUDE.local.md", &["claude.local.md"], AGENT_INSTRUCTIONS).by("Claude Code", CLAUDE_MEMORY),
+    file("GEMINI.md", &["gemini.md"], AGENT_INSTRUCTIONS)
+        .by("Gemini CLI", "https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/gemini-md.md"),
     // editors
     entry(".vscode/settings.json", Anywhere, &[".vscode", "settings.json"], false, RunsCode, "the editor's workspace settings, which can name programs the editor runs")
         .by("VS Code", VSCODE),
@@ -327,6 +337,10 @@ pub const PROTECTED: &[ProtectedEntry] = &[
     file(".lldbinit", &[".lldbinit"], TOOL_START).by("LLDB", "https://lldb.llvm.org/man/lldb.html#configuration-files"),
     file(".ghci", &[".ghci"], TOOL_START).by("GHCi", "https://downloads.haskell.org/ghc/latest/docs/users_guide/ghci.html#the-ghci-and-haskeline-files"),
     file(".jvmopts", &[".jvmopts"], TOOL_START).by("sbt launcher (-javaagent…)", SBT),
+    file("gradle.properties", &["gradle.properties"], TOOL_START).by(
+        "Gradle (org.gradle.jvmargs: -javaagent…, org.gradle.java.home)",
+        "https://docs.gradle.org/current/userguide/build_environment.html#sec:gradle_configuration_properties",
+    ),
     file(".sbtopts", &[".sbtopts"], TOOL_START).by("sbt launcher", SBT),
     dir(".mvn/", &[".mvn"], TOOLCHAIN).by("Maven (extensions.xml, jvm.config, wrapper)", "https://maven.apache.org/configure.html"),
     file("gradle/wrapper/gradle-wrapper.properties", &["gradle", "wrapper", "gradle-wrapper.properties"], TOOLCHAIN)

@@ -210,10 +210,29 @@ fn write_to_files_programs_load_at_start_is_protected() {
         ".jvmopts",
         ".mvn/extensions.xml",
         "gradle/wrapper/gradle-wrapper.properties",
+        "gradle.properties",
         ".bazelrc",
         ".cargo/config.toml",
         "rust-toolchain.toml",
         "rust-toolchain",
+    ]);
+}
+
+/// A command (a package's install script, a test) that writes `CLAUDE.md`
+/// or `AGENTS.md` plants instructions every later session of that agent
+/// loads on its own and obeys; with the dot-paths of the agents' configs
+/// protected, these names at any depth were not.
+#[test]
+fn a_write_cannot_plant_instructions_for_the_next_agent_session() {
+    assert_protected(&[
+        "AGENTS.md",
+        "services/api/AGENTS.md",
+        "agents.md",
+        "AGENTS.override.md",
+        "CLAUDE.md",
+        "docs/CLAUDE.md",
+        "CLAUDE.local.md",
+        "GEMINI.md",
     ]);
 }
 

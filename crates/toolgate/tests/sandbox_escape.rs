@@ -186,6 +186,10 @@ fn protected_paths_created_at_any_depth() {
         ".buildkite/pipeline.yml",
         ".github/actions/x/action.yml",
         ".toolgate/config.toml",
+        "CLAUDE.md",
+        "services/api/AGENTS.md",
+        "GEMINI.md",
+        "gradle.properties",
     ];
     let script: String = paths
         .iter()
