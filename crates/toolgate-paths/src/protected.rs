@@ -294,6 +294,8 @@ pub const PROTECTED: &[ProtectedEntry] = &[
     file("CLAUDE.local.md", &["claude.local.md"], AGENT_INSTRUCTIONS).by("Claude Code", CLAUDE_MEMORY),
     file("GEMINI.md", &["gemini.md"], AGENT_INSTRUCTIONS)
         .by("Gemini CLI", "https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/gemini-md.md"),
+    file("CRUSH.md", &["crush.md"], AGENT_INSTRUCTIONS).by("Crush", CRUSH),
+    file("CRUSH.local.md", &["crush.local.md"], AGENT_INSTRUCTIONS).by("Crush", CRUSH),
     // editors
     entry(".vscode/settings.json", Anywhere, &[".vscode", "settings.json"], false, RunsCode, "the editor's workspace settings, which can name programs the editor runs")
         .by("VS Code", VSCODE),

@@ -233,6 +233,8 @@ fn a_write_cannot_plant_instructions_for_the_next_agent_session() {
         "docs/CLAUDE.md",
         "CLAUDE.local.md",
         "GEMINI.md",
+        "CRUSH.md",
+        "crush.local.md",
     ]);
 }
 
