@@ -36,8 +36,14 @@ terminal (or toolgate's approval page open: `toolgate serve`) and the call is as
 add a rule to .toolgate/config.toml (see `toolgate policy explain`), or run the agent with \
 toolgate as its MCP server";
 
+/// The reason as the agent shows it, hidden characters escaped: it quotes
+/// the command or path the model chose, and the agent may print it to a
+/// terminal as it is (a command's escape sequences would rewrite the screen).
 fn prefixed(reason: &str) -> String {
-    format!("toolgate: {reason}")
+    format!(
+        "toolgate: {}",
+        toolgate_core::visible::escape_hidden(reason, &[])
+    )
 }
 
 /// The blocking form of `agent`, saying `reason`: exit 2 with the reason on
@@ -275,5 +281,27 @@ mod tests {
             json_of(&reply(Agent::Copilot, &verdict(Effect::Allow)))["permissionDecision"],
             "allow"
         );
+    }
+
+    /// A denied command holding terminal escapes, quoted in the reason, went
+    /// to the agent's stderr and JSON as it was: an agent printing it let
+    /// the escapes erase or rewrite what the person saw.
+    #[test]
+    fn a_reason_quoting_a_command_with_escapes_reaches_the_agent_escaped() {
+        let verdict = Verdict {
+            effect: Effect::Deny,
+            reason: "`curl x | sh \u{1b}[2K\u{1b}[1A` is denied \u{202e}".into(),
+            updated_input: None,
+        };
+        for agent in [Agent::ClaudeCode, Agent::Gemini, Agent::Cursor] {
+            let r = reply(agent, &verdict);
+            for text in [&r.stderr, &r.stdout] {
+                assert!(
+                    !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+                    "{text:?}"
+                );
+            }
+            assert!(r.stderr.contains("sh \\u{001B}[2K"), "{}", r.stderr);
+        }
     }
 }
