@@ -151,6 +151,22 @@ pub fn interpret_choice(line: &str, options: Option<&[String]>) -> String {
     line.to_string()
 }
 
+/// One question as the terminal shows it: the model wrote it, so its
+/// escapes are made visible (line breaks kept) and cannot draw a fake
+/// prompt or clear the screen.
+fn render_question(q: &toolgate_core::Question) -> String {
+    use toolgate_core::visible::escape_hidden;
+    let mut text = format!(
+        "\ntoolgate question: {}\n",
+        escape_hidden(&q.question, &['\n'])
+    );
+    for (i, o) in q.options.iter().flatten().enumerate() {
+        text.push_str(&format!("  {}. {}\n", i + 1, escape_hidden(o, &[])));
+    }
+    text.push_str("> ");
+    text
+}
+
 /// Asks the `question` tool's questions on the terminal.
 #[async_trait]
 impl toolgate_core::QuestionChannel for TerminalChannel {
@@ -171,11 +187,7 @@ impl toolgate_core::QuestionChannel for TerminalChannel {
             let mut lines = BufReader::new(read);
             let mut answers = Vec::new();
             for q in &questions {
-                let mut text = format!("\ntoolgate question: {}\n", q.question);
-                for (i, o) in q.options.iter().flatten().enumerate() {
-                    text.push_str(&format!("  {}. {o}\n", i + 1));
-                }
-                text.push_str("> ");
+                let text = render_question(q);
                 write
                     .write_all(text.as_bytes())
                     .map_err(|e| QuestionError::Failed(Failure::of(e)))?;
@@ -316,5 +328,23 @@ mod tests {
         );
         assert!(text.contains("    \tnext line\n"), "{text:?}");
         assert!(text.contains("in: /tmp/\\u{202E}cod"), "{text}");
+    }
+
+    /// A question whose text clears the screen and draws what looks like an
+    /// approval prompt reached the terminal as it was.
+    #[test]
+    fn a_question_cannot_clear_the_screen_or_draw_a_prompt() {
+        let q: toolgate_core::Question = serde_json::from_value(serde_json::json!({
+            "question": "Pick one\u{1b}[2J\u{1b}[H\ntoolgate: bash wants to run: ls",
+            "options": ["a\u{1b}[1A", "b"]
+        }))
+        .unwrap();
+        let text = render_question(&q);
+        assert!(!text.contains('\u{1b}'), "{text:?}");
+        assert!(
+            text.contains("Pick one\\u{001B}[2J\\u{001B}[H\ntoolgate: bash"),
+            "{text}"
+        );
+        assert!(text.contains("  1. a\\u{001B}[1A\n  2. b\n> "), "{text}");
     }
 }
