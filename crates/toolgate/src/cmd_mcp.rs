@@ -124,6 +124,8 @@ pub fn run_pins(command: PinsCommand, data: &DataDir) -> Result<i32> {
                     key
                 );
                 for (tool, hash) in &record.tools {
+                    // Names the server chose, escapes made visible.
+                    let tool = toolgate_core::visible::escape_hidden(tool, &[]);
                     println!("    {tool}  {}", &hash[..16.min(hash.len())]);
                 }
                 if record.pending.is_some() {
@@ -410,6 +412,8 @@ impl Running {
             )
             .await?;
             for (tool, why) in gateway.withheld() {
+                let tool = toolgate_core::visible::escape_hidden(&tool, &[]);
+                let why = toolgate_core::visible::escape_hidden(&why, &[]);
                 eprintln!("toolgate: upstream tool {tool} withheld: {why}");
             }
             let watch = gateway.spawn_watch(server.tool_list_signal());

@@ -310,6 +310,9 @@ pub fn escape_invisible(text: &str) -> String {
 /// removed or changed tool with its definitions (escaped), one per line.
 pub fn describe_pending(record: &PinRecord) -> Vec<String> {
     let show = |v: &Value| escape_invisible(&serde_json::to_string(v).unwrap_or_default());
+    // The server chose the names too: one with a line break or an escape
+    // must not forge or erase a line of the diff a person approves.
+    let name = |t: &str| toolgate_core::visible::escape_hidden(t, &[]).into_owned();
     let mut lines = Vec::new();
     if let Some(now) = &record.pending_instructions {
         lines.push("  ~ the server's instructions:".into());
@@ -321,9 +324,9 @@ pub fn describe_pending(record: &PinRecord) -> Vec<String> {
     };
     for (tool, def) in pending {
         match record.definitions.get(tool) {
-            None => lines.push(format!("  + {tool}: {}", show(def))),
+            None => lines.push(format!("  + {}: {}", name(tool), show(def))),
             Some(old) if old != def => {
-                lines.push(format!("  ~ {tool}:"));
+                lines.push(format!("  ~ {}:", name(tool)));
                 lines.push(format!("      was {}", show(old)));
                 lines.push(format!("      now {}", show(def)));
             }
@@ -335,7 +338,7 @@ pub fn describe_pending(record: &PinRecord) -> Vec<String> {
         .keys()
         .filter(|t| !pending.contains_key(*t))
     {
-        lines.push(format!("  - {tool}"));
+        lines.push(format!("  - {}", name(tool)));
     }
     lines
 }
