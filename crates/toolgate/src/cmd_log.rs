@@ -249,17 +249,12 @@ mod tests {
             tool: Some("read\u{202e}".into()),
             ..Default::default()
         };
-        let e = StoredEvent {
-            seq: 1,
-            event: toolgate_core::Event::now(
-                toolgate_core::EventKind::ToolStarted,
-                "s\u{7}",
-                "c",
-                payload,
-            ),
-            prev_hash: "0".repeat(64),
-            hash: "0".repeat(64),
-        };
+        let e = toolgate_core::test_util::stored_event(
+            1,
+            toolgate_core::EventKind::ToolStarted,
+            "s\u{7}",
+            payload,
+        );
         let line = human(&e);
         assert!(
             line.chars().all(|c| !toolgate_core::visible::is_hidden(c)),

@@ -19,3 +19,20 @@ pub fn call(name: &str, input: serde_json::Value, id: &str) -> CallRequest {
         identity: identity(id),
     }
 }
+
+/// Event `seq` of a log as a reader returns it: `kind` with `payload`, in
+/// session `session_id`, call `c`, its hashes zeros (for views of events,
+/// not for checks of the chain).
+pub fn stored_event(
+    seq: u64,
+    kind: crate::EventKind,
+    session_id: &str,
+    payload: crate::EventPayload,
+) -> crate::event_query::StoredEvent {
+    crate::event_query::StoredEvent {
+        seq,
+        event: crate::Event::now(kind, session_id, "c", payload),
+        prev_hash: "0".repeat(64),
+        hash: "0".repeat(64),
+    }
+}

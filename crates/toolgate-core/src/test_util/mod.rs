@@ -47,7 +47,7 @@ mod spill;
 mod tools;
 mod workspace;
 
-pub use calls::{call, identity};
+pub use calls::{call, identity, stored_event};
 pub use gate::ScriptedGate;
 pub use sinks::{DiscardSink, MemorySink};
 pub use spill::DirSpill;

@@ -381,17 +381,12 @@ mod tests {
             reason: Some("asked\u{1b}[2K".into()),
             ..Default::default()
         };
-        let event = StoredEvent {
-            seq: 1,
-            event: toolgate_core::Event::now(
-                toolgate_core::EventKind::PermissionRequested,
-                "s",
-                "c",
-                payload,
-            ),
-            prev_hash: "0".repeat(64),
-            hash: "0".repeat(64),
-        };
+        let event = toolgate_core::test_util::stored_event(
+            1,
+            toolgate_core::EventKind::PermissionRequested,
+            "s",
+            payload,
+        );
         let html = row(&event).into_string();
         assert!(
             !html.contains('\u{202e}') && !html.contains('\u{1b}'),
