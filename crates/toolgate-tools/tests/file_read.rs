@@ -142,6 +142,29 @@ async fn directory_gives_a_sorted_paged_listing() {
     assert!(d["note"].as_str().unwrap().contains("offset=4"));
 }
 
+/// A directory read with `read`: an entry named `a` + line break + `id_rsa`
+/// forged a second entry in the text, as in `list`; a directory named with
+/// an escape sequence could rewrite the line. Names are shown as `list`
+/// shows them, a directory's `/` outside the quotes.
+#[tokio::test]
+async fn a_line_break_in_an_entry_name_cannot_forge_an_entry_of_a_directory_read() {
+    let ws = Ws::new();
+    ws.put("d/a\nid_rsa", "");
+    ws.put("d/e\u{1b}[2K/x", "");
+    ws.put("d/plain.txt", "");
+    let out = ws.call(read(&ws), json!({"path": "d"})).await.unwrap();
+    let shown = text(&out);
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+    assert!(!shown.lines().any(|l| l == "id_rsa"), "{shown}");
+    assert!(shown.contains("\n\"a\\nid_rsa\"\n"), "{shown}");
+    assert!(shown.contains("\n\"e\\u001b[2K\"/\n"), "{shown}");
+    assert!(shown.contains("\nplain.txt"), "{shown}");
+    assert_eq!(
+        out.structured["directory"]["entries"],
+        json!(["a\nid_rsa", "e\u{1b}[2K/", "plain.txt"])
+    );
+}
+
 #[tokio::test]
 async fn binary_files_are_refused() {
     let ws = Ws::new();

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use toolgate_core::visible::name_text;
 use toolgate_core::{
     Content, Location, PermissionRequest, Tool, ToolContext, ToolError, ToolTraits,
 };
@@ -166,7 +167,17 @@ impl Tool for ReadTool {
             return vec![Content::text(s)];
         }
         if let Some(d) = &output.directory {
-            let mut s = format!("{}/\n{}", output.path, d.entries.join("\n"));
+            // Each name as `list` shows it (a line break in one cannot forge
+            // another entry); a directory's `/` stays outside the quotes.
+            let shown: Vec<String> = d
+                .entries
+                .iter()
+                .map(|e| match e.strip_suffix('/') {
+                    Some(dir) => format!("{}/", name_text(dir)),
+                    None => name_text(e).into_owned(),
+                })
+                .collect();
+            let mut s = format!("{}/\n{}", name_text(&output.path), shown.join("\n"));
             if let Some(note) = &d.note {
                 s.push_str(&format!("\n\n({note})"));
             }
