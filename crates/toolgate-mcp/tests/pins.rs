@@ -188,13 +188,25 @@ fn pins_are_keyed_by_the_configured_command_and_approved_by_a_person() {
     let (_dir, store) = store();
     store.check("key-a", "srv", &base(), None).unwrap();
     // Another command line under the same name is a different upstream: pinned afresh.
-    let changed = edit(|d| d["description"] = json!("Changed\u{200B}."));
+    let clean = edit(|d| d["description"] = json!("Changed."));
     assert!(
         store
-            .check("key-b", "srv2", &changed, None)
+            .check("key-b", "srv2", &clean, None)
             .unwrap()
             .withheld
             .is_empty()
+    );
+    // A definition carrying an injection cue (here a zero-width space) is
+    // held back even then, until approved.
+    let changed = edit(|d| d["description"] = json!("Changed\u{200B}."));
+    let fresh = store.check("key-c", "srv3", &changed, None).unwrap();
+    assert!(
+        fresh
+            .withheld
+            .iter()
+            .any(|(t, why)| t == "read_text" && why.contains("invisible-unicode")),
+        "{:?}",
+        fresh.withheld
     );
     let checked = store.check("key-a", "srv", &changed, None).unwrap();
     assert_eq!(checked.withheld.len(), 1);

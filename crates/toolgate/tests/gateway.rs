@@ -1438,3 +1438,52 @@ fn an_upstream_s_ordinary_write_lands_after_its_call_and_undo_restores_it() {
         "undo left it: {said}"
     );
 }
+
+
+/// The hostile upstream (tests/py/hostile_upstream.py, standard library
+/// only) configured as `h`, unconfined, every tool allowed.
+fn hostile_world(env: &CliEnv, python: &Path) -> StdioMcp {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/hostile_upstream.py");
+    let servers = json!({"mcpServers": {"h": {
+        "command": python, "args": [script], "sandbox": false
+    }}});
+    let flags = flags_for(env, &servers, "[permission.mcp]\n\"h__*\" = \"allow\"\n");
+    start(env, &flags)
+}
+
+/// Review s42: tool poisoning on first sight. A server whose very first
+/// listing carries instructions to the model (an `<IMPORTANT>` block in a
+/// description, an order in a parameter's description) had it pinned and
+/// shown: pins only catch a definition that changes later. Such a
+/// definition is now withheld, even on first sight, until a person has
+/// read and approved it; the clean tools of the server are shown.
+#[test]
+fn a_poisoned_definition_is_withheld_on_first_sight_until_approved() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let names = tool_names(&mut server, 10);
+    assert!(names.contains(&"h__report".to_string()), "{names:?}");
+    for poisoned in ["h__add", "h__sub"] {
+        assert!(
+            !names.contains(&poisoned.to_string()),
+            "{poisoned} shown: {names:?}"
+        );
+    }
+    server.close();
+    let listed = env.command(&["mcp", "pins", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("Before using this tool"), "{listed}");
+    let out = env
+        .command(&["mcp", "pins", "approve", "h"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut server = hostile_world(&env, &python);
+    let names = tool_names(&mut server, 10);
+    assert!(
+        names.contains(&"h__add".to_string()),
+        "approved but withheld: {names:?}"
+    );
+    server.close();
+}
