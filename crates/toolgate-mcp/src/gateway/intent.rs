@@ -129,7 +129,7 @@ fn judge_string(
         // an upstream is held to the same, and the URL judged as the
         // built-in `webfetch` judges it: as parsed.
         let config = toolgate_tools::web_tools::WebToolsConfig::default();
-        if let Some(refusal) = toolgate_tools::web_tools::literal_refusal(&config, url.as_str()) {
+        if let Some(refusal) = host_refusal(&config, &url) {
             return Err(ToolError::Failed(refusal));
         }
         out.push(PermissionRequest::url(
@@ -276,6 +276,35 @@ fn network_url(s: &str) -> Option<reqwest::Url> {
     }
 }
 
+/// The built-in `webfetch`'s refusal of `url`'s host named literally, for a
+/// URL of any scheme: the refusal is of the address, and an upstream
+/// reaches it over `gopher:`, `ftp:`, `ws:` or a database's scheme as
+/// readily as over `http:`. A non-web scheme's host is opaque to the URL
+/// parser (`gopher://0x7f.1/` keeps `0x7f.1`, which `inet_aton` reads as
+/// 127.0.0.1), so it is read as a web URL's host is; a host that cannot be
+/// read so is refused, since it cannot be judged.
+fn host_refusal(
+    config: &toolgate_tools::web_tools::WebToolsConfig,
+    url: &reqwest::Url,
+) -> Option<String> {
+    use toolgate_tools::web_tools::literal_refusal;
+    if matches!(url.scheme(), "http" | "https") {
+        return literal_refusal(config, url.as_str());
+    }
+    let host = url.host_str()?;
+    let as_web = match url.port_or_known_default() {
+        Some(port) => format!("http://{host}:{port}/"),
+        None => format!("http://{host}/"),
+    };
+    if reqwest::Url::parse(&as_web).is_err() {
+        return Some(format!(
+            "refusing to fetch a {}: URL whose host toolgate cannot read as an address or name: {host:?}",
+            url.scheme()
+        ));
+    }
+    literal_refusal(config, &as_web)
+}
+
 /// A string shaped as a path whatever key holds it: absolute, from the
 /// home, relative with `./` or `..`, or naming a secret file by its last
 /// component.
@@ -393,6 +422,38 @@ mod tests {
             );
         }
         assert!(!r.iter().any(|r| r.resource.ends_with("README")));
+    }
+
+    /// Review s42: the literal private-address refusal applied to `http`
+    /// and `https` URLs only: `gopher://127.0.0.1:6379/_…` (a classic way
+    /// to drive Redis), `ftp://`, `ws://` to the metadata address went to
+    /// the upstream with only the webfetch rule asked (allowed by `"*"`).
+    /// A non-special scheme's host is opaque to the URL parser
+    /// (`gopher://0x7f.1/` keeps `0x7f.1`), so it is read as a web host is.
+    #[test]
+    fn a_private_address_behind_any_scheme_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for url in [
+            "gopher://127.0.0.1:6379/_INFO",
+            "gopher://0x7f.1:6379/_INFO",
+            "ftp://127.0.0.1/x",
+            "ws://169.254.169.254/latest/meta-data/",
+            "wss://[::1]/",
+            "redis://2130706433:6379/",
+            "dict://10.0.0.1:11211/stats",
+        ] {
+            let args = json!({"data": url});
+            let err =
+                requests("ev__gzip", args.as_object().unwrap(), &location, false).expect_err(url);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{url}: {err}"
+            );
+        }
+        let public = json!({"data": "gopher://example.com/1"});
+        let r = requests("ev__gzip", public.as_object().unwrap(), &location, false).unwrap();
+        assert!(r.iter().any(|r| r.action == "webfetch"));
     }
 
     #[test]
