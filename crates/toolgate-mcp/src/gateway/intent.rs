@@ -40,7 +40,15 @@ pub fn requests(
         PermissionRequest::new(MCP_ACTION, exposed, risk).with_save_pattern(Some(exposed.into())),
     ];
     let mut budget = MAX_STRINGS;
-    walk_object(arguments, 0, location, read_only, &mut budget, &mut out)?;
+    walk_object(
+        arguments,
+        0,
+        location,
+        read_only,
+        &mut budget,
+        &mut out,
+        false,
+    )?;
     Ok(out)
 }
 
@@ -53,6 +61,7 @@ fn walk_object(
     read_only: bool,
     budget: &mut usize,
     out: &mut Vec<PermissionRequest>,
+    in_text: bool,
 ) -> Result<(), ToolError> {
     for (key, value) in map {
         // Only a key that may be a path or a URL counts against the budget:
@@ -61,7 +70,7 @@ fn walk_object(
             take_string(budget)?;
             judge_string("", key, location, read_only, out)?;
         }
-        walk(key, value, depth, location, read_only, budget, out)?;
+        walk(key, value, depth, location, read_only, budget, out, in_text)?;
     }
     Ok(())
 }
@@ -85,6 +94,9 @@ pub fn named_as_action(exposed: &str) -> PermissionRequest {
     PermissionRequest::new(exposed, "*", Risk::Read)
 }
 
+/// Judges `value`, found under `key`; `in_text`: inside a string holding
+/// JSON text.
+#[allow(clippy::too_many_arguments)]
 fn walk(
     key: &str,
     value: &Value,
@@ -93,6 +105,7 @@ fn walk(
     read_only: bool,
     budget: &mut usize,
     out: &mut Vec<PermissionRequest>,
+    in_text: bool,
 ) -> Result<(), ToolError> {
     if depth > MAX_DEPTH {
         return Err(ToolError::InvalidInput(
@@ -101,13 +114,39 @@ fn walk(
     }
     match value {
         Value::String(s) => {
-            take_string(budget)?;
-            judge_string(key, s, location, read_only, out)
+            // Inside JSON text (a file's content, often) only a string that
+            // is judged as something counts: a large document of ordinary
+            // strings is not refused for its size.
+            if !in_text {
+                take_string(budget)?;
+            }
+            let before = out.len();
+            judge_string(key, s, location, read_only, out)?;
+            if in_text && out.len() > before {
+                take_string(budget)?;
+            }
+            // JSON text is judged as the value it encodes too: a tool that
+            // takes its options as a JSON string reads the paths in it.
+            match json_text(s) {
+                Some(inner) => walk(
+                    key,
+                    &inner,
+                    depth + 1,
+                    location,
+                    read_only,
+                    budget,
+                    out,
+                    true,
+                ),
+                None => Ok(()),
+            }
         }
         Value::Array(items) => items
             .iter()
-            .try_for_each(|v| walk(key, v, depth + 1, location, read_only, budget, out)),
-        Value::Object(map) => walk_object(map, depth + 1, location, read_only, budget, out),
+            .try_for_each(|v| walk(key, v, depth + 1, location, read_only, budget, out, in_text)),
+        Value::Object(map) => {
+            walk_object(map, depth + 1, location, read_only, budget, out, in_text)
+        }
         _ => Ok(()),
     }
 }
@@ -274,6 +313,18 @@ fn network_url(s: &str) -> Option<reqwest::Url> {
         "file" => None,
         _ => url.host().is_some().then_some(url),
     }
+}
+
+/// The value a string encodes when it is JSON text of an object, an array
+/// or a string (white space around it allowed); `None` for any other text.
+fn json_text(s: &str) -> Option<Value> {
+    let t = s.trim();
+    if !(t.starts_with('{') || t.starts_with('[') || t.starts_with('"')) {
+        return None;
+    }
+    serde_json::from_str::<Value>(t)
+        .ok()
+        .filter(|v| v.is_object() || v.is_array() || v.is_string())
 }
 
 /// The built-in `webfetch`'s refusal of `url`'s host named literally, for a
@@ -454,6 +505,40 @@ mod tests {
         let public = json!({"data": "gopher://example.com/1"});
         let r = requests("ev__gzip", public.as_object().unwrap(), &location, false).unwrap();
         assert!(r.iter().any(|r| r.action == "webfetch"));
+    }
+
+    /// Review s42: a string argument holding JSON (`{"options":
+    /// "{\"path\": \"~/.ssh/id_rsa\"}"}`, as tools that take their options
+    /// as JSON text read it) was judged as plain text: the path and URL in
+    /// it were not.
+    #[test]
+    fn paths_and_urls_in_json_text_arguments_are_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let inner = json!({"path": "~/.ssh/id_rsa", "more": ["/etc/shadow"]}).to_string();
+        let twice = json!({"wrapped": inner.clone()}).to_string();
+        for text in [
+            inner.clone(),
+            format!("  {twice}\n"),
+            json!("/root/.aws/credentials").to_string(),
+        ] {
+            let args = json!({"options": text});
+            let r = requests("fs__x", args.as_object().unwrap(), &location, true).unwrap();
+            let reads = reads(&r);
+            assert!(
+                reads
+                    .iter()
+                    .any(|p| p.ends_with(".ssh/id_rsa") || p == "/root/.aws/credentials"),
+                "{text}: {reads:?}"
+            );
+        }
+        let args = json!({"options": json!({"u": "http://169.254.169.254/"}).to_string()});
+        let err = requests("fs__x", args.as_object().unwrap(), &location, true).unwrap_err();
+        assert!(err.to_string().contains("refusing to fetch"), "{err}");
+        // Text that merely starts like JSON is judged as text.
+        let args = json!({"note": "{not json} /etc/passwd is mentioned"});
+        let r = requests("fs__x", args.as_object().unwrap(), &location, true).unwrap();
+        assert!(reads(&r).is_empty(), "{r:?}");
     }
 
     #[test]
