@@ -425,15 +425,42 @@ async fn forward(
         let message: Vec<&str> = texts.iter().filter_map(Value::as_str).collect();
         return Err(ToolError::Failed(message.join("\n")).into());
     }
-    let structured = result
-        .structured_content
-        .clone()
-        .unwrap_or_else(|| json!({ "content": texts }));
+    let structured = match result.structured_content.clone() {
+        Some(structured) => {
+            if let Some(text) = unmirrored(&structured, &texts) {
+                content.push(Content::Text { text });
+            }
+            structured
+        }
+        None => json!({ "content": texts }),
+    };
     Ok(ToolOutput {
         structured,
         content,
         exit_status: None,
     })
+}
+
+/// The structured output as JSON text, when no text block of the result
+/// already holds it (as the specification asks a server to send it).
+///
+/// The output checks and bounds measure and scan a result's text blocks
+/// and look at its structured output only when it has none: an upstream
+/// that answered a short text block beside a structured output of its own
+/// had that output reach the client unflagged and unbounded (review s42).
+/// With its text among the blocks, every byte the client may read is
+/// bounded and scanned; a structured output over the bounds is then
+/// shrunk as any other.
+fn unmirrored(structured: &Value, texts: &[Value]) -> Option<String> {
+    let mirrored = texts.iter().filter_map(Value::as_str).any(|t| {
+        serde_json::from_str::<Value>(t)
+            .ok()
+            .is_some_and(|v| &v == structured)
+    });
+    if mirrored {
+        return None;
+    }
+    serde_json::to_string(structured).ok()
 }
 
 /// One connected upstream.

@@ -1487,3 +1487,46 @@ fn a_poisoned_definition_is_withheld_on_first_sight_until_approved() {
     );
     server.close();
 }
+
+/// The kinds of the injection cues flagged on a result.
+fn flag_kinds(result: &Value) -> Vec<String> {
+    result["_meta"]["toolgate/flags"]
+        .as_array()
+        .map(|flags| {
+            flags
+                .iter()
+                .map(|f| f["kind"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Review s42: an upstream answering a short text block beside a
+/// `structuredContent` of its own had the structured output reach the
+/// client unscanned for injection cues and unbounded (3 MB passed whole),
+/// because the checks measure the text blocks whenever there is one.
+#[test]
+fn injection_and_padding_in_structured_content_beside_a_short_text_are_flagged_and_bounded() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let small = call(&mut server, 10, "h__report", json!({"size": 0}));
+    assert_ne!(small["isError"], true, "{small}");
+    assert!(
+        flag_kinds(&small)
+            .iter()
+            .any(|k| k == "instruction-to-model"),
+        "the injection in structuredContent is not flagged: {small}"
+    );
+    assert!(
+        !small.to_string().contains("AKIAIOSFODNN7ABCDEFG"),
+        "{small}"
+    );
+    let big = call(&mut server, 11, "h__report", json!({"size": 3_000_000}));
+    let size = big.to_string().len();
+    assert!(
+        size < 200_000,
+        "a 3 MB structuredContent passed the output bounds ({size} bytes)"
+    );
+    server.close();
+}
