@@ -1530,3 +1530,36 @@ fn injection_and_padding_in_structured_content_beside_a_short_text_are_flagged_a
     );
     server.close();
 }
+
+/// Review s42: an upstream's failure — an `isError: true` result or a
+/// JSON-RPC error with `data` — reached the client whole (3 MB passed) and
+/// with its prompt-injection cues unflagged: failures skip the output
+/// checks that flag and bound a result.
+#[test]
+fn injection_and_padding_in_an_upstreams_error_are_flagged_and_cut() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    for (id, tool) in [(10, "h__fail"), (11, "h__rpc_fail")] {
+        let failed = call(&mut server, id, tool, json!({"size": 3_000_000}));
+        assert_eq!(failed["isError"], true, "{failed}");
+        let shown = failed.to_string();
+        assert!(
+            shown.len() < 40_000,
+            "{tool}: a 3 MB error passed ({} bytes)",
+            shown.len()
+        );
+        assert!(
+            text(&failed).starts_with(
+                "(toolgate: the upstream's error below carries prompt-injection cues ("
+            ) && text(&failed).contains("instruction-to-model"),
+            "{tool}: the injection is not flagged: {}",
+            &shown[..shown.len().min(600)]
+        );
+        assert!(!shown.contains("AKIAIOSFODNN7ABCDEFG"), "{tool}: {shown}");
+    }
+    // A JSON-RPC error's `data` is not passed on.
+    let failed = call(&mut server, 12, "h__rpc_fail", json!({}));
+    assert!(!text(&failed).contains("hint"), "{failed}");
+    server.close();
+}
