@@ -323,6 +323,8 @@ struct UpstreamTool {
     peer: Peer<RoleClient>,
     /// The upstream's staged writes, settled after each call.
     writes: Option<StagedCalls>,
+    /// How long a call waits for the upstream's answer.
+    call_timeout: Duration,
 }
 
 /// A staged upstream's writes and the lock that keeps its calls one at a
@@ -357,14 +359,15 @@ impl ToolHandler for UpstreamTool {
         let arguments = arguments.clone();
         let writes = self.writes.clone();
         let exposed = self.exposed.clone();
+        let deadline = self.call_timeout;
         let named = vec![intent::named_as_action(&self.exposed)];
         Ok(PreparedCall::new(requests, move |ctx: ToolContext| {
             async move {
                 let Some(staged) = writes else {
-                    return forward(peer, name, arguments, &ctx).await;
+                    return forward(peer, name, arguments, deadline, &ctx).await;
                 };
                 let _turn = staged.one_at_a_time.lock().await;
-                let forwarded = forward(peer, name, arguments, &ctx).await;
+                let forwarded = forward(peer, name, arguments, deadline, &ctx).await;
                 let settled = staged
                     .writes
                     .settle(ctx.write_judge.as_deref(), &ctx.identity.call_id, &exposed)
@@ -393,11 +396,17 @@ async fn forward(
     peer: Peer<RoleClient>,
     name: String,
     arguments: Map<String, Value>,
+    deadline: Duration,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, RunError> {
     let params = CallToolRequestParams::new(name).with_arguments(arguments);
+    let answer = tokio::time::timeout(deadline, peer.call_tool(params));
     let result = tokio::select! {
-        r = peer.call_tool(params) => r.map_err(|e| upstream_failure(match e {
+        r = answer => r.map_err(|_| ToolError::Failed(format!(
+            "the upstream did not answer in {} s (its entry's `call_timeout_secs`)",
+            deadline.as_secs()
+        )))?
+        .map_err(|e| upstream_failure(match e {
             rmcp::ServiceError::McpError(e) => {
                 tracing::debug!(code = e.code.0, data = ?e.data, "an upstream's error data, not passed on");
                 format!("the upstream answered with error {}: {}", e.code.0, e.message)
@@ -979,6 +988,7 @@ impl Gateway {
             read_only,
             peer: upstream.service.peer().clone(),
             writes: upstream.staged.as_ref().map(|(calls, _)| calls.clone()),
+            call_timeout: upstream.config.call_timeout,
         }
     }
 

@@ -1441,11 +1441,12 @@ fn an_upstream_s_ordinary_write_lands_after_its_call_and_undo_restores_it() {
 
 
 /// The hostile upstream (tests/py/hostile_upstream.py, standard library
-/// only) configured as `h`, unconfined, every tool allowed.
+/// only) configured as `h`, unconfined, every tool allowed, a call
+/// waiting 3 s at most.
 fn hostile_world(env: &CliEnv, python: &Path) -> StdioMcp {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/hostile_upstream.py");
     let servers = json!({"mcpServers": {"h": {
-        "command": python, "args": [script], "sandbox": false
+        "command": python, "args": [script], "sandbox": false, "call_timeout_secs": 3
     }}});
     let flags = flags_for(env, &servers, "[permission.mcp]\n\"h__*\" = \"allow\"\n");
     start(env, &flags)
@@ -1561,5 +1562,23 @@ fn injection_and_padding_in_an_upstreams_error_are_flagged_and_cut() {
     // A JSON-RPC error's `data` is not passed on.
     let failed = call(&mut server, 12, "h__rpc_fail", json!({}));
     assert!(!text(&failed).contains("hint"), "{failed}");
+    server.close();
+}
+
+/// Review s42: a call to an upstream that never answers waited for ever
+/// (the client's own timeout, if any, was the only end; a confined
+/// upstream's calls, made one at a time, all waited behind it).
+#[test]
+fn a_call_the_upstream_never_answers_ends_at_its_deadline() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let started = Instant::now();
+    let hung = call(&mut server, 10, "h__hang", json!({}));
+    assert!(started.elapsed() < Duration::from_secs(20), "{hung}");
+    assert_eq!(hung["isError"], true, "{hung}");
+    assert!(text(&hung).contains("did not answer in 3 s"), "{hung}");
+    let next = call(&mut server, 11, "h__report", json!({}));
+    assert_eq!(next["content"][0]["text"], "build ok", "{next}");
     server.close();
 }
