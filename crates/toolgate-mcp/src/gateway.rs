@@ -425,9 +425,14 @@ async fn forward(
                     text: t.text.clone(),
                 });
             }
-            ContentBlock::Image(i) => content.push(Content::Image {
-                data: i.data.clone(),
-                mime_type: i.mime_type.clone(),
+            ContentBlock::Image(i) if plain_image(&i.mime_type, &i.data) => {
+                content.push(Content::Image {
+                    data: i.data.clone(),
+                    mime_type: i.mime_type.clone(),
+                })
+            }
+            ContentBlock::Image(_) => content.push(Content::Text {
+                text: "(toolgate: an image block whose MIME type is not image/… or whose data is not base64 was left out)".into(),
             }),
             other => {
                 let text = serde_json::to_string(other).unwrap_or_default();
@@ -454,6 +459,25 @@ async fn forward(
         content,
         exit_status: None,
     })
+}
+
+/// Whether an image block is what it says: a MIME type `image/SUBTYPE`
+/// (a short token, no parameters) and base64 data. An image block is passed
+/// on as it is, unscanned: text in its MIME type or data (an instruction
+/// in `mimeType`, review s42) reached the client unchecked.
+fn plain_image(mime_type: &str, data: &str) -> bool {
+    let subtype_ok = mime_type
+        .get(..6)
+        .is_some_and(|p| p.eq_ignore_ascii_case("image/"))
+        && mime_type.len() <= 64
+        && mime_type[6..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-'))
+        && mime_type.len() > 6;
+    subtype_ok
+        && data
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'))
 }
 
 /// Most bytes of an upstream's failure text passed on (its head and tail).

@@ -1439,7 +1439,6 @@ fn an_upstream_s_ordinary_write_lands_after_its_call_and_undo_restores_it() {
     );
 }
 
-
 /// The hostile upstream (tests/py/hostile_upstream.py, standard library
 /// only) configured as `h`, unconfined, every tool allowed, a call
 /// waiting 3 s at most.
@@ -1450,43 +1449,6 @@ fn hostile_world(env: &CliEnv, python: &Path) -> StdioMcp {
     }}});
     let flags = flags_for(env, &servers, "[permission.mcp]\n\"h__*\" = \"allow\"\n");
     start(env, &flags)
-}
-
-/// Review s42: tool poisoning on first sight. A server whose very first
-/// listing carries instructions to the model (an `<IMPORTANT>` block in a
-/// description, an order in a parameter's description) had it pinned and
-/// shown: pins only catch a definition that changes later. Such a
-/// definition is now withheld, even on first sight, until a person has
-/// read and approved it; the clean tools of the server are shown.
-#[test]
-fn a_poisoned_definition_is_withheld_on_first_sight_until_approved() {
-    let Some(python) = python() else { return };
-    let env = CliEnv::new();
-    let mut server = hostile_world(&env, &python);
-    let names = tool_names(&mut server, 10);
-    assert!(names.contains(&"h__report".to_string()), "{names:?}");
-    for poisoned in ["h__add", "h__sub"] {
-        assert!(
-            !names.contains(&poisoned.to_string()),
-            "{poisoned} shown: {names:?}"
-        );
-    }
-    server.close();
-    let listed = env.command(&["mcp", "pins", "list"]).output().unwrap();
-    let listed = String::from_utf8_lossy(&listed.stdout);
-    assert!(listed.contains("Before using this tool"), "{listed}");
-    let out = env
-        .command(&["mcp", "pins", "approve", "h"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let mut server = hostile_world(&env, &python);
-    let names = tool_names(&mut server, 10);
-    assert!(
-        names.contains(&"h__add".to_string()),
-        "approved but withheld: {names:?}"
-    );
-    server.close();
 }
 
 /// The kinds of the injection cues flagged on a result.
@@ -1580,5 +1542,63 @@ fn a_call_the_upstream_never_answers_ends_at_its_deadline() {
     assert!(text(&hung).contains("did not answer in 3 s"), "{hung}");
     let next = call(&mut server, 11, "h__report", json!({}));
     assert_eq!(next["content"][0]["text"], "build ok", "{next}");
+    server.close();
+}
+
+/// Review s42: tool poisoning on first sight. A server whose very first
+/// listing carries instructions to the model (an `<IMPORTANT>` block in a
+/// description, an order in a parameter's description) had it pinned and
+/// shown: pins only catch a definition that changes later. Such a
+/// definition is now withheld, even on first sight, until a person has
+/// read and approved it; the clean tools of the server are shown.
+#[test]
+fn a_poisoned_definition_is_withheld_on_first_sight_until_approved() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let names = tool_names(&mut server, 10);
+    assert!(names.contains(&"h__report".to_string()), "{names:?}");
+    for poisoned in ["h__add", "h__sub"] {
+        assert!(
+            !names.contains(&poisoned.to_string()),
+            "{poisoned} shown: {names:?}"
+        );
+    }
+    server.close();
+    let listed = env.command(&["mcp", "pins", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("Before using this tool"), "{listed}");
+    let out = env
+        .command(&["mcp", "pins", "approve", "h"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut server = hostile_world(&env, &python);
+    let names = tool_names(&mut server, 10);
+    assert!(
+        names.contains(&"h__add".to_string()),
+        "approved but withheld: {names:?}"
+    );
+    server.close();
+}
+
+/// Review s42: an image block is passed on unscanned, so an upstream put
+/// its instructions in the `mimeType` or the `data` of one.
+#[test]
+fn an_image_block_carrying_text_in_its_mime_type_or_data_is_left_out() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let result = call(&mut server, 10, "h__picture", json!({}));
+    let blocks = result["content"].as_array().expect("content");
+    assert_eq!(blocks.len(), 3, "{result}");
+    assert_eq!(blocks[0]["mimeType"], "image/png", "{result}");
+    for left_out in &blocks[1..] {
+        assert_eq!(left_out["type"], "text", "{result}");
+    }
+    assert!(
+        !result.to_string().contains("ignore all previous"),
+        "{result}"
+    );
     server.close();
 }
