@@ -1602,3 +1602,40 @@ fn an_image_block_carrying_text_in_its_mime_type_or_data_is_left_out() {
     );
     server.close();
 }
+
+/// Review s42: an upstream whose `tools/list` cursor never ends had
+/// toolgate read and keep page after page until the 30 s listing timeout
+/// (3.3 GB resident by then), at start and on every `list_changed`. The
+/// listing stops at a bound of pages and tools, and the server is refused.
+#[test]
+fn an_endless_tools_list_cursor_is_refused_at_a_bound() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/hostile_upstream.py");
+    // Large pages hit the bound of tools, small ones the bound of pages.
+    for (per_page, refusal) in [("2000", "more than 1000 tools"), ("5", "past 20 pages")] {
+        let servers = json!({"mcpServers": {"h": {
+            "command": python, "args": [&script], "sandbox": false,
+            "env": {"HOSTILE_MODE": "endless-pages", "HOSTILE_PAGE_TOOLS": per_page}
+        }}});
+        let flags = flags_for(&env, &servers, "");
+        let started = Instant::now();
+        let out = env
+            .command(&[OsStr::new("mcp"), OsStr::new("--root"), env.ws.as_os_str()])
+            .args(&flags)
+            .arg("--no-web")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(refusal),
+            "not refused at the bound: {stderr}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+}
