@@ -960,7 +960,9 @@ fn everything_through_the_gate(server: &mut StdioMcp) {
     );
 
     // A host no rule names: asked, and with no one to ask, refused, both ways.
-    let outside = "https://collector.invalid/upload?k=1";
+    // (A special-use name such as `.invalid` is refused through an upstream
+    // before anyone is asked: it is not proved public.)
+    let outside = "https://collector.example/upload?k=1";
     let builtin = call(server, 16, "webfetch", json!({"url": outside}));
     let through = call(
         server,

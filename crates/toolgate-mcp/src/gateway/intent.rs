@@ -334,26 +334,58 @@ fn json_text(s: &str) -> Option<Value> {
 /// parser (`gopher://0x7f.1/` keeps `0x7f.1`, which `inet_aton` reads as
 /// 127.0.0.1), so it is read as a web URL's host is; a host that cannot be
 /// read so is refused, since it cannot be judged.
+///
+/// The built-in `webfetch` also refuses a name that resolves to a
+/// non-public address, when it connects; an upstream resolves names itself,
+/// so here a name is judged by its spelling, as the shell analyser judges a
+/// command's hosts: `localhost` and `*.localhost`, `*.local`, `*.internal`
+/// and the other special-use and private suffixes, a single-label name
+/// (`redis`), a cloud metadata service's name
+/// (`metadata.google.internal`) are refused (review s42: all four reached
+/// an upstream with only the webfetch rule asked).
 fn host_refusal(
     config: &toolgate_tools::web_tools::WebToolsConfig,
     url: &reqwest::Url,
 ) -> Option<String> {
     use toolgate_tools::web_tools::literal_refusal;
-    if matches!(url.scheme(), "http" | "https") {
-        return literal_refusal(config, url.as_str());
-    }
-    let host = url.host_str()?;
-    let as_web = match url.port_or_known_default() {
-        Some(port) => format!("http://{host}:{port}/"),
-        None => format!("http://{host}/"),
+    let web = if matches!(url.scheme(), "http" | "https") {
+        url.clone()
+    } else {
+        let host = url.host_str()?;
+        let as_web = match url.port_or_known_default() {
+            Some(port) => format!("http://{host}:{port}/"),
+            None => format!("http://{host}/"),
+        };
+        match reqwest::Url::parse(&as_web) {
+            Ok(web) => web,
+            Err(_) => {
+                return Some(format!(
+                    "refusing to fetch a {}: URL whose host toolgate cannot read as an address or name: {host:?}",
+                    url.scheme()
+                ));
+            }
+        }
     };
-    if reqwest::Url::parse(&as_web).is_err() {
-        return Some(format!(
-            "refusing to fetch a {}: URL whose host toolgate cannot read as an address or name: {host:?}",
-            url.scheme()
-        ));
+    if let Some(refusal) = literal_refusal(config, web.as_str()) {
+        return Some(refusal);
     }
-    literal_refusal(config, &as_web)
+    if config.allow_private_network {
+        return None;
+    }
+    let host = web.host_str()?;
+    if let Some(port) = web.port_or_known_default()
+        && config.allowed_hosts.contains(&format!("{host}:{port}"))
+    {
+        return None;
+    }
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let local = toolgate_core::metadata_host::is_metadata_host(bare)
+        || toolgate_core::local_host::local_host_of_word(&format!("http://{host}/")).is_some();
+    local.then(|| {
+        format!(
+            "refusing to fetch {host}: a name not proved public (this machine's, a local network's or special-use such as .local, .internal, .test, a single label, or a cloud metadata service's); an upstream resolves names itself, so a name is judged by how it is spelled"
+        )
+    })
 }
 
 /// A string shaped as a path whatever key holds it: absolute, from the
@@ -539,6 +571,44 @@ mod tests {
         let args = json!({"note": "{not json} /etc/passwd is mentioned"});
         let r = requests("fs__x", args.as_object().unwrap(), &location, true).unwrap();
         assert!(reads(&r).is_empty(), "{r:?}");
+    }
+
+    /// Review s42: a URL naming a local host by name (`localhost`, a
+    /// `.local` or `.internal` name, a single-label name, a metadata
+    /// service's name) reached the upstream, which resolves it itself: the
+    /// literal refusal only knew addresses.
+    #[test]
+    fn a_local_or_metadata_host_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for url in [
+            "http://localhost:9/",
+            "http://LOCALHOST./admin",
+            "http://api.localhost/",
+            "http://metadata.google.internal/computeMetadata/v1/",
+            "http://metadata/computeMetadata/v1/",
+            "http://printer.local/",
+            "http://redis:6379/",
+            "gopher://localhost:6379/_INFO",
+            "ws://instance-data/latest/",
+        ] {
+            let args = json!({"url": url});
+            let err =
+                requests("ev__get", args.as_object().unwrap(), &location, false).expect_err(url);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{url}: {err}"
+            );
+        }
+        for public in [
+            "https://example.com/x",
+            "http://docs.rs/serde",
+            "https://93.184.216.34/",
+        ] {
+            let args = json!({"url": public});
+            let r = requests("ev__get", args.as_object().unwrap(), &location, false).expect(public);
+            assert!(r.iter().any(|r| r.action == "webfetch"), "{public}");
+        }
     }
 
     #[test]
