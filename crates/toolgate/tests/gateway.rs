@@ -1641,3 +1641,27 @@ fn an_endless_tools_list_cursor_is_refused_at_a_bound() {
         );
     }
 }
+
+/// Review s42: a host given without a URL (`{"host": "127.0.0.1", "port":
+/// N}`) reached loopback through an upstream that connects to it; it is
+/// judged as a URL's host is.
+#[test]
+fn a_loopback_host_given_without_a_url_is_refused_through_an_upstream() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    for host in ["127.0.0.1", "localhost"] {
+        let probed = call(
+            &mut server,
+            10,
+            "h__probe",
+            json!({"host": host, "port": 9}),
+        );
+        assert_eq!(probed["isError"], true, "{probed}");
+        assert!(
+            text(&probed).contains("refusing to fetch"),
+            "{host}: {probed}"
+        );
+    }
+    server.close();
+}

@@ -158,12 +158,15 @@ fn judge_string(
     read_only: bool,
     out: &mut Vec<PermissionRequest>,
 ) -> Result<(), ToolError> {
+    let host_key = names_host(key);
     let key = key.to_ascii_lowercase();
     if matches!(key.as_str(), "command" | "cmd" | "script" | "shell") && !s.trim().is_empty() {
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
     } else if let Some(path) = file_url_path(s)? {
         judge_path(&path, location, read_only, out)?;
-    } else if let Some(url) = network_url(s) {
+    } else if let Some(url) =
+        network_url(s).or(host_key.then(|| bare_host(s)).transpose()?.flatten())
+    {
         // The built-in web tools run with the default network settings;
         // an upstream is held to the same, and the URL judged as the
         // built-in `webfetch` judges it: as parsed.
@@ -313,6 +316,50 @@ fn network_url(s: &str) -> Option<reqwest::Url> {
         "file" => None,
         _ => url.host().is_some().then_some(url),
     }
+}
+
+/// Whether a member name names a host: one of its words (split at `_`,
+/// `-`, `.` and lower-to-upper case changes) is `host`, `hostname` or `ip`
+/// (`host`, `dbHost`, `remote_host`, `server_ip`, `ip_address`).
+fn names_host(key: &str) -> bool {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut last_lower = false;
+    for c in key.chars() {
+        let boundary = !c.is_ascii_alphanumeric() || (c.is_ascii_uppercase() && last_lower);
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_ascii_alphanumeric() {
+            word.push(c.to_ascii_lowercase());
+        }
+        last_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+    }
+    words.push(word);
+    words
+        .iter()
+        .any(|w| matches!(w.as_str(), "host" | "hostname" | "ip"))
+}
+
+/// A host given without a URL under a key that names one (`{"host":
+/// "127.0.0.1", "port": 6379}`), as the web URL it is judged as: an
+/// upstream connects to it as it would to a URL's host (review s42: a bare
+/// host reached loopback with nothing but the tool's rule asked).
+/// `Ok(None)` for text that is not one word; refused when the word cannot
+/// be read as a host.
+fn bare_host(s: &str) -> Result<Option<reqwest::Url>, ToolError> {
+    let t = s.trim();
+    if t.is_empty() || t.chars().any(char::is_whitespace) || t.contains("://") {
+        return Ok(None);
+    }
+    reqwest::Url::parse(&format!("http://{t}"))
+        .map(Some)
+        .map_err(|_| {
+            let shown: String = t.chars().take(200).collect();
+            ToolError::InvalidInput(format!(
+                "a host toolgate cannot read as an address or name: {shown:?}"
+            ))
+        })
 }
 
 /// The value a string encodes when it is JSON text of an object, an array
@@ -609,6 +656,39 @@ mod tests {
             let r = requests("ev__get", args.as_object().unwrap(), &location, false).expect(public);
             assert!(r.iter().any(|r| r.action == "webfetch"), "{public}");
         }
+    }
+
+    /// Review s42: a host given without a URL (`{"host": "127.0.0.1",
+    /// "port": 18765}`) reached loopback: only URLs were judged.
+    #[test]
+    fn a_host_given_without_a_url_is_judged_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for (key, host) in [
+            ("host", "127.0.0.1"),
+            ("dbHost", "localhost"),
+            ("remote_host", "169.254.169.254:80"),
+            ("server_ip", "10.0.0.7"),
+            ("hostname", "0x7f.1"),
+            ("ip_address", "[::1]"),
+            ("host", "redis"),
+        ] {
+            let args = json!({key: host, "port": 6379});
+            let err =
+                requests("h__probe", args.as_object().unwrap(), &location, false).expect_err(host);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{key}={host}: {err}"
+            );
+        }
+        let args = json!({"host": "example.com", "ghost": "127.0.0.1", "note": "10.0.0.1"});
+        let r = requests("h__probe", args.as_object().unwrap(), &location, false).unwrap();
+        let fetched: Vec<&str> = r
+            .iter()
+            .filter(|r| r.action == "webfetch")
+            .map(|r| r.resource.as_str())
+            .collect();
+        assert_eq!(fetched, ["http://example.com/"], "{r:?}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ Tools:
   and data carry an injection.
 - `picture`: a plain image, then images with an injection in the MIME
   type and in the data.
+- `probe(host, port)`: connects to a host given without a URL.
 - `hang`: never answers.
 - `die`: exits without answering.
 - `add`, `sub`: poisoned definitions (instructions to the model in the
@@ -66,6 +67,11 @@ TOOLS = [
     },
     {"name": "die", "description": "Exits mid-call.", "inputSchema": {"type": "object"}},
     {"name": "picture", "description": "Draws a picture.", "inputSchema": {"type": "object"}},
+    {
+        "name": "probe",
+        "description": "Says whether a TCP port answers.",
+        "inputSchema": {"type": "object", "properties": {"host": {"type": "string"}, "port": {"type": "integer"}}},
+    },
 ]
 
 
@@ -99,6 +105,13 @@ def call(id_, name, args):
             {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png; " + INJECTION},
             {"type": "image", "data": INJECTION, "mimeType": "image/png"},
         ]})
+    elif name == "probe":
+        import socket
+        try:
+            socket.create_connection((args["host"], int(args.get("port", 80))), timeout=2).close()
+            answer(id_, {"content": [{"type": "text", "text": "open"}]})
+        except OSError as e:
+            answer(id_, {"content": [{"type": "text", "text": "closed: " + str(e)}]})
     elif name == "hang":
         pass
     elif name == "die":
