@@ -280,3 +280,28 @@ fn changed_instructions_withhold_the_whole_server_until_approved() {
         .unwrap();
     assert!(after.visible.is_empty());
 }
+
+/// Review s42: a name listed twice in one listing was reported withheld and
+/// shown all the same (the later definition visible and pinned).
+#[test]
+fn a_name_listed_twice_is_neither_shown_nor_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = PinStore::new(dir.path().join("pins.json"));
+    let a = json!({"name": "t", "description": "Adds.", "inputSchema": {"type": "object"}});
+    let b = json!({"name": "t", "description": "Adds, too.", "inputSchema": {"type": "object"}});
+    let other = json!({"name": "u", "description": "Other.", "inputSchema": {"type": "object"}});
+    for _ in 0..2 {
+        let checked = store
+            .check("k", "s", &[a.clone(), b.clone(), other.clone()], None)
+            .unwrap();
+        assert!(!checked.visible.contains_key("t"), "{:?}", checked.visible);
+        assert!(checked.visible.contains_key("u"));
+        assert!(
+            checked
+                .withheld
+                .iter()
+                .any(|(t, why)| t == "t" && why.contains("twice"))
+        );
+    }
+    assert!(!store.load().unwrap().pins["k"].tools.contains_key("t"));
+}

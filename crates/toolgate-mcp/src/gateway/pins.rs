@@ -201,6 +201,7 @@ impl PinStore {
         let instructions_hash = definition_hash(&instructions)?;
         let mut out = Checked::default();
         let mut seen: BTreeMap<String, (Value, String)> = BTreeMap::new();
+        let mut twice = std::collections::BTreeSet::new();
         for def in listing {
             let tool = def
                 .get("name")
@@ -215,11 +216,17 @@ impl PinStore {
                 continue;
             }
             let hash = definition_hash(def)?;
-            if seen.insert(tool.clone(), (def.clone(), hash)).is_some() {
+            if seen.insert(tool.clone(), (def.clone(), hash)).is_some()
+                && twice.insert(tool.clone())
+            {
                 out.withheld
                     .push((tool, "the server lists this name twice".into()));
             }
         }
+        // A name listed twice is ambiguous (which definition the server
+        // runs is its own choice): neither is pinned or shown (review s42:
+        // it was reported withheld and shown all the same).
+        seen.retain(|tool, _| !twice.contains(tool));
         // Tool poisoning on first sight: a definition that carries
         // instructions to the model is never pinned or shown unread.
         let cues: BTreeMap<String, Vec<String>> = seen
