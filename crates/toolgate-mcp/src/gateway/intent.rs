@@ -141,6 +141,22 @@ fn walk(
                 None => Ok(()),
             }
         }
+        // An array of strings under a command's key is an argument vector:
+        // judged as the command lines it makes, and each word by its shape
+        // (a path, a URL) as any string is.
+        Value::Array(items)
+            if names_command(key) && !items.is_empty() && items.iter().all(Value::is_string) =>
+        {
+            let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            for word in &words {
+                take_string(budget)?;
+                judge_string("", word, location, read_only, out)?;
+            }
+            for line in argv_lines(&words) {
+                out.push(PermissionRequest::command("bash", &line, Risk::Execute));
+            }
+            Ok(())
+        }
         Value::Array(items) => items
             .iter()
             .try_for_each(|v| walk(key, v, depth + 1, location, read_only, budget, out, in_text)),
@@ -159,8 +175,9 @@ fn judge_string(
     out: &mut Vec<PermissionRequest>,
 ) -> Result<(), ToolError> {
     let host_key = names_host(key);
+    let command_key = names_command(key);
     let key = key.to_ascii_lowercase();
-    if matches!(key.as_str(), "command" | "cmd" | "script" | "shell") && !s.trim().is_empty() {
+    if command_key && !s.trim().is_empty() {
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
     } else if let Some(path) = file_url_path(s)? {
         judge_path(&path, location, read_only, out)?;
@@ -318,10 +335,10 @@ fn network_url(s: &str) -> Option<reqwest::Url> {
     }
 }
 
-/// Whether a member name names a host: one of its words (split at `_`,
-/// `-`, `.` and lower-to-upper case changes) is `host`, `hostname` or `ip`
-/// (`host`, `dbHost`, `remote_host`, `server_ip`, `ip_address`).
-fn names_host(key: &str) -> bool {
+/// A member name's words, lower-case: split at anything but letters and
+/// digits and where a lower-case letter or digit meets an upper-case one
+/// (`dbHost` is `db`, `host`; `remote_host` is `remote`, `host`).
+fn key_words(key: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut last_lower = false;
@@ -335,10 +352,58 @@ fn names_host(key: &str) -> bool {
         }
         last_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
     }
-    words.push(word);
+    if !word.is_empty() {
+        words.push(word);
+    }
     words
+}
+
+/// Whether a member name names a host: one of its words is `host`,
+/// `hostname` or `ip` (`host`, `dbHost`, `remote_host`, `server_ip`,
+/// `ip_address`).
+fn names_host(key: &str) -> bool {
+    key_words(key)
         .iter()
         .any(|w| matches!(w.as_str(), "host" | "hostname" | "ip"))
+}
+
+/// Whether a member name names a command: `script` or `shell`, or one of
+/// its words is `command`, `cmd`, `cmdline` or `commandline` (`command`,
+/// `cmd`, `commandLine`, `shell_command`, `run_cmd`). Review s42: only the
+/// four exact names were, so `{"commandLine": "cat ~/.ssh/id_rsa"}` went
+/// to a shell upstream with no command judged.
+fn names_command(key: &str) -> bool {
+    matches!(key.to_ascii_lowercase().as_str(), "script" | "shell")
+        || key_words(key)
+            .iter()
+            .any(|w| matches!(w.as_str(), "command" | "cmd" | "cmdline" | "commandline"))
+}
+
+/// An argument vector (`["sh", "-c", "cat ~/.ssh/id_rsa"]`) as the
+/// command lines an upstream may run it as: each word quoted, as `execve`
+/// passes it, and the words joined by spaces, as a server that hands the
+/// line to a shell runs it (the same text when no word needs quoting).
+fn argv_lines(words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b));
+            if plain {
+                (*w).to_string()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect();
+    let quoted = quoted.join(" ");
+    let joined = words.join(" ");
+    if quoted == joined {
+        vec![quoted]
+    } else {
+        vec![quoted, joined]
+    }
 }
 
 /// A host given without a URL under a key that names one (`{"host":
@@ -689,6 +754,54 @@ mod tests {
             .map(|r| r.resource.as_str())
             .collect();
         assert_eq!(fetched, ["http://example.com/"], "{r:?}");
+    }
+
+    /// Review s42: a command under a key other than the four exact names
+    /// (`commandLine`, `shell_command`) was not judged at all, and an
+    /// argument vector (`{"command": ["cat", "~/.ssh/id_rsa"]}`) was judged
+    /// word by word as separate commands.
+    #[test]
+    fn a_command_under_any_command_key_or_as_an_argv_is_judged_as_a_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let commands = |args: Value| -> Vec<String> {
+            requests("sh__run", args.as_object().unwrap(), &location, false)
+                .unwrap()
+                .into_iter()
+                .filter(|r| r.action == "bash")
+                .map(|r| r.resource)
+                .collect()
+        };
+        for key in [
+            "commandLine",
+            "shell_command",
+            "run_cmd",
+            "cmdline",
+            "command",
+        ] {
+            assert_eq!(
+                commands(json!({key: "cat ~/.ssh/id_rsa"})),
+                ["cat ~/.ssh/id_rsa"],
+                "{key}"
+            );
+        }
+        assert_eq!(
+            commands(json!({"command": ["sh", "-c", "cat ~/.ssh/id_rsa"]})),
+            ["sh -c 'cat ~/.ssh/id_rsa'", "sh -c cat ~/.ssh/id_rsa"]
+        );
+        assert_eq!(commands(json!({"argv_command": ["ls", "-la"]})), ["ls -la"]);
+        assert!(commands(json!({"commander": "x", "description": "run it"})).is_empty());
+        // Each word is judged by its shape too.
+        let r = requests(
+            "sh__run",
+            json!({"command": ["cat", "/etc/shadow"]})
+                .as_object()
+                .unwrap(),
+            &location,
+            false,
+        )
+        .unwrap();
+        assert!(reads(&r).iter().any(|p| p == "/etc/shadow"), "{r:?}");
     }
 
     #[test]
