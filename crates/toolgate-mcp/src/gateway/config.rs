@@ -254,6 +254,29 @@ mod tests {
     }
 
     #[test]
+    fn a_calls_deadline_is_ten_minutes_unless_its_entry_says_otherwise() {
+        let j = parse_mcp_servers_json(
+            r#"{"mcpServers":{"a":{"command":"x"},"b":{"command":"x","call_timeout_secs":3}}}"#,
+            "m.json",
+        )
+        .unwrap();
+        let deadlines: Vec<u64> = j.iter().map(|c| c.call_timeout.as_secs()).collect();
+        assert_eq!(deadlines, [600, 3]);
+        let t = parse_toml_upstreams(
+            "[upstreams.h]\nurl = \"https://h.example/mcp\"\ncall_timeout_secs = 30\n",
+            "c.toml",
+        )
+        .unwrap();
+        assert_eq!(t[0].call_timeout.as_secs(), 30);
+        let err = parse_mcp_servers_json(
+            r#"{"mcpServers":{"a":{"command":"x","call_timeout_secs":0}}}"#,
+            "m.json",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("at least 1"), "{err}");
+    }
+
+    #[test]
     fn a_command_upstream_is_sandboxed_unless_its_entry_says_not() {
         let j = parse_mcp_servers_json(
             r#"{"mcpServers":{"a":{"command":"x"},"b":{"command":"x","sandbox":false},"c":{"url":"http://127.0.0.1:9/mcp"}}}"#,
