@@ -188,13 +188,25 @@ fn pins_are_keyed_by_the_configured_command_and_approved_by_a_person() {
     let (_dir, store) = store();
     store.check("key-a", "srv", &base(), None).unwrap();
     // Another command line under the same name is a different upstream: pinned afresh.
-    let changed = edit(|d| d["description"] = json!("Changed\u{200B}."));
+    let clean = edit(|d| d["description"] = json!("Changed."));
     assert!(
         store
-            .check("key-b", "srv2", &changed, None)
+            .check("key-b", "srv2", &clean, None)
             .unwrap()
             .withheld
             .is_empty()
+    );
+    // A definition carrying an injection cue (here a zero-width space) is
+    // held back even then, until approved.
+    let changed = edit(|d| d["description"] = json!("Changed\u{200B}."));
+    let fresh = store.check("key-c", "srv3", &changed, None).unwrap();
+    assert!(
+        fresh
+            .withheld
+            .iter()
+            .any(|(t, why)| t == "read_text" && why.contains("invisible-unicode")),
+        "{:?}",
+        fresh.withheld
     );
     let checked = store.check("key-a", "srv", &changed, None).unwrap();
     assert_eq!(checked.withheld.len(), 1);
@@ -305,4 +317,29 @@ fn a_tool_name_with_a_line_break_cannot_forge_a_line_of_the_pin_diff() {
             .any(|l| l.starts_with("  + x\\u{000A}  - read_text\\u{001B}[2K: ")),
         "{lines:?}"
     );
+}
+
+/// Review s42: a name listed twice in one listing was reported withheld and
+/// shown all the same (the later definition visible and pinned).
+#[test]
+fn a_name_listed_twice_is_neither_shown_nor_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = PinStore::new(dir.path().join("pins.json"));
+    let a = json!({"name": "t", "description": "Adds.", "inputSchema": {"type": "object"}});
+    let b = json!({"name": "t", "description": "Adds, too.", "inputSchema": {"type": "object"}});
+    let other = json!({"name": "u", "description": "Other.", "inputSchema": {"type": "object"}});
+    for _ in 0..2 {
+        let checked = store
+            .check("k", "s", &[a.clone(), b.clone(), other.clone()], None)
+            .unwrap();
+        assert!(!checked.visible.contains_key("t"), "{:?}", checked.visible);
+        assert!(checked.visible.contains_key("u"));
+        assert!(
+            checked
+                .withheld
+                .iter()
+                .any(|(t, why)| t == "t" && why.contains("twice"))
+        );
+    }
+    assert!(!store.load().unwrap().pins["k"].tools.contains_key("t"));
 }

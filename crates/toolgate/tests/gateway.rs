@@ -960,7 +960,9 @@ fn everything_through_the_gate(server: &mut StdioMcp) {
     );
 
     // A host no rule names: asked, and with no one to ask, refused, both ways.
-    let outside = "https://collector.invalid/upload?k=1";
+    // (A special-use name such as `.invalid` is refused through an upstream
+    // before anyone is asked: it is not proved public.)
+    let outside = "https://collector.example/upload?k=1";
     let builtin = call(server, 16, "webfetch", json!({"url": outside}));
     let through = call(
         server,
@@ -1437,4 +1439,229 @@ fn an_upstream_s_ordinary_write_lands_after_its_call_and_undo_restores_it() {
         !env.ws.join("notes/today.md").exists(),
         "undo left it: {said}"
     );
+}
+
+/// The hostile upstream (tests/py/hostile_upstream.py, standard library
+/// only) configured as `h`, unconfined, every tool allowed, a call
+/// waiting 3 s at most.
+fn hostile_world(env: &CliEnv, python: &Path) -> StdioMcp {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/hostile_upstream.py");
+    let servers = json!({"mcpServers": {"h": {
+        "command": python, "args": [script], "sandbox": false, "call_timeout_secs": 3
+    }}});
+    let flags = flags_for(env, &servers, "[permission.mcp]\n\"h__*\" = \"allow\"\n");
+    start(env, &flags)
+}
+
+/// The kinds of the injection cues flagged on a result.
+fn flag_kinds(result: &Value) -> Vec<String> {
+    result["_meta"]["toolgate/flags"]
+        .as_array()
+        .map(|flags| {
+            flags
+                .iter()
+                .map(|f| f["kind"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Review s42: an upstream answering a short text block beside a
+/// `structuredContent` of its own had the structured output reach the
+/// client unscanned for injection cues and unbounded (3 MB passed whole),
+/// because the checks measure the text blocks whenever there is one.
+#[test]
+fn injection_and_padding_in_structured_content_beside_a_short_text_are_flagged_and_bounded() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let small = call(&mut server, 10, "h__report", json!({"size": 0}));
+    assert_ne!(small["isError"], true, "{small}");
+    assert!(
+        flag_kinds(&small)
+            .iter()
+            .any(|k| k == "instruction-to-model"),
+        "the injection in structuredContent is not flagged: {small}"
+    );
+    assert!(
+        !small.to_string().contains("AKIAIOSFODNN7ABCDEFG"),
+        "{small}"
+    );
+    let big = call(&mut server, 11, "h__report", json!({"size": 3_000_000}));
+    let size = big.to_string().len();
+    assert!(
+        size < 200_000,
+        "a 3 MB structuredContent passed the output bounds ({size} bytes)"
+    );
+    server.close();
+}
+
+/// Review s42: an upstream's failure — an `isError: true` result or a
+/// JSON-RPC error with `data` — reached the client whole (3 MB passed) and
+/// with its prompt-injection cues unflagged: failures skip the output
+/// checks that flag and bound a result.
+#[test]
+fn injection_and_padding_in_an_upstreams_error_are_flagged_and_cut() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    for (id, tool) in [(10, "h__fail"), (11, "h__rpc_fail")] {
+        let failed = call(&mut server, id, tool, json!({"size": 3_000_000}));
+        assert_eq!(failed["isError"], true, "{failed}");
+        let shown = failed.to_string();
+        assert!(
+            shown.len() < 40_000,
+            "{tool}: a 3 MB error passed ({} bytes)",
+            shown.len()
+        );
+        assert!(
+            text(&failed).starts_with(
+                "(toolgate: the upstream's error below carries prompt-injection cues ("
+            ) && text(&failed).contains("instruction-to-model"),
+            "{tool}: the injection is not flagged: {}",
+            &shown[..shown.len().min(600)]
+        );
+        assert!(!shown.contains("AKIAIOSFODNN7ABCDEFG"), "{tool}: {shown}");
+    }
+    // A JSON-RPC error's `data` is not passed on.
+    let failed = call(&mut server, 12, "h__rpc_fail", json!({}));
+    assert!(!text(&failed).contains("hint"), "{failed}");
+    server.close();
+}
+
+/// Review s42: a call to an upstream that never answers waited for ever
+/// (the client's own timeout, if any, was the only end; a confined
+/// upstream's calls, made one at a time, all waited behind it).
+#[test]
+fn a_call_the_upstream_never_answers_ends_at_its_deadline() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let started = Instant::now();
+    let hung = call(&mut server, 10, "h__hang", json!({}));
+    assert!(started.elapsed() < Duration::from_secs(20), "{hung}");
+    assert_eq!(hung["isError"], true, "{hung}");
+    assert!(text(&hung).contains("did not answer in 3 s"), "{hung}");
+    let next = call(&mut server, 11, "h__report", json!({}));
+    assert_eq!(next["content"][0]["text"], "build ok", "{next}");
+    server.close();
+}
+
+/// Review s42: tool poisoning on first sight. A server whose very first
+/// listing carries instructions to the model (an `<IMPORTANT>` block in a
+/// description, an order in a parameter's description) had it pinned and
+/// shown: pins only catch a definition that changes later. Such a
+/// definition is now withheld, even on first sight, until a person has
+/// read and approved it; the clean tools of the server are shown.
+#[test]
+fn a_poisoned_definition_is_withheld_on_first_sight_until_approved() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let names = tool_names(&mut server, 10);
+    assert!(names.contains(&"h__report".to_string()), "{names:?}");
+    for poisoned in ["h__add", "h__sub"] {
+        assert!(
+            !names.contains(&poisoned.to_string()),
+            "{poisoned} shown: {names:?}"
+        );
+    }
+    server.close();
+    let listed = env.command(&["mcp", "pins", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("Before using this tool"), "{listed}");
+    let out = env
+        .command(&["mcp", "pins", "approve", "h"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut server = hostile_world(&env, &python);
+    let names = tool_names(&mut server, 10);
+    assert!(
+        names.contains(&"h__add".to_string()),
+        "approved but withheld: {names:?}"
+    );
+    server.close();
+}
+
+/// Review s42: an image block is passed on unscanned, so an upstream put
+/// its instructions in the `mimeType` or the `data` of one.
+#[test]
+fn an_image_block_carrying_text_in_its_mime_type_or_data_is_left_out() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let result = call(&mut server, 10, "h__picture", json!({}));
+    let blocks = result["content"].as_array().expect("content");
+    assert_eq!(blocks.len(), 3, "{result}");
+    assert_eq!(blocks[0]["mimeType"], "image/png", "{result}");
+    for left_out in &blocks[1..] {
+        assert_eq!(left_out["type"], "text", "{result}");
+    }
+    assert!(
+        !result.to_string().contains("ignore all previous"),
+        "{result}"
+    );
+    server.close();
+}
+
+/// Review s42: an upstream whose `tools/list` cursor never ends had
+/// toolgate read and keep page after page until the 30 s listing timeout
+/// (3.3 GB resident by then), at start and on every `list_changed`. The
+/// listing stops at a bound of pages and tools, and the server is refused.
+#[test]
+fn an_endless_tools_list_cursor_is_refused_at_a_bound() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/hostile_upstream.py");
+    // Large pages hit the bound of tools, small ones the bound of pages.
+    for (per_page, refusal) in [("2000", "more than 1000 tools"), ("5", "past 20 pages")] {
+        let servers = json!({"mcpServers": {"h": {
+            "command": python, "args": [&script], "sandbox": false,
+            "env": {"HOSTILE_MODE": "endless-pages", "HOSTILE_PAGE_TOOLS": per_page}
+        }}});
+        let flags = flags_for(&env, &servers, "");
+        let started = Instant::now();
+        let out = env
+            .command(&[OsStr::new("mcp"), OsStr::new("--root"), env.ws.as_os_str()])
+            .args(&flags)
+            .arg("--no-web")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(refusal),
+            "not refused at the bound: {stderr}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// Review s42: a host given without a URL (`{"host": "127.0.0.1", "port":
+/// N}`) reached loopback through an upstream that connects to it; it is
+/// judged as a URL's host is.
+#[test]
+fn a_loopback_host_given_without_a_url_is_refused_through_an_upstream() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    for host in ["127.0.0.1", "localhost"] {
+        let probed = call(
+            &mut server,
+            10,
+            "h__probe",
+            json!({"host": host, "port": 9}),
+        );
+        assert_eq!(probed["isError"], true, "{probed}");
+        assert!(
+            text(&probed).contains("refusing to fetch"),
+            "{host}: {probed}"
+        );
+    }
+    server.close();
 }

@@ -2,6 +2,7 @@
 //! config, or the `mcpServers` JSON most agents use.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -23,7 +24,15 @@ pub struct UpstreamConfig {
     pub sandbox: bool,
     /// Extra places a sandboxed upstream may read (its installation).
     pub readable: Vec<String>,
+    /// How long one call may wait for the upstream's answer
+    /// (`call_timeout_secs`, default [`DEFAULT_CALL_TIMEOUT`]).
+    pub call_timeout: Duration,
 }
+
+/// How long a call waits for an upstream's answer unless its entry says
+/// otherwise: an upstream that never answers must not hold a call, and a
+/// confined upstream's turn (its calls are made one at a time), for ever.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How an upstream is reached.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,6 +91,8 @@ struct RawEntry {
     sandbox: Option<bool>,
     #[serde(default)]
     readable: Vec<String>,
+    #[serde(default)]
+    call_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -161,6 +172,11 @@ fn entry(file: &str, name: &str, raw: RawEntry) -> Result<UpstreamConfig, Gatewa
             "`sandbox` and `readable` are for `command` upstreams".into()
         ));
     }
+    let call_timeout = match raw.call_timeout_secs {
+        None => DEFAULT_CALL_TIMEOUT,
+        Some(0) => return Err(bad("`call_timeout_secs` must be at least 1".into())),
+        Some(s) => Duration::from_secs(s),
+    };
     Ok(UpstreamConfig {
         name: name.to_string(),
         transport,
@@ -168,6 +184,7 @@ fn entry(file: &str, name: &str, raw: RawEntry) -> Result<UpstreamConfig, Gatewa
         // A server runs confined unless its entry says otherwise.
         sandbox: stdio && raw.sandbox.unwrap_or(true),
         readable: raw.readable,
+        call_timeout,
     })
 }
 
@@ -234,6 +251,29 @@ mod tests {
         assert!(parse_mcp_servers_json(r#"{"mcpServers":{"a__b":{"command":"x"}}}"#, "m").is_err());
         assert!(parse_mcp_servers_json(r#"{"mcpServers":{"a":{}}}"#, "m").is_err());
         assert!(merge(vec![j.clone(), j]).is_err());
+    }
+
+    #[test]
+    fn a_calls_deadline_is_ten_minutes_unless_its_entry_says_otherwise() {
+        let j = parse_mcp_servers_json(
+            r#"{"mcpServers":{"a":{"command":"x"},"b":{"command":"x","call_timeout_secs":3}}}"#,
+            "m.json",
+        )
+        .unwrap();
+        let deadlines: Vec<u64> = j.iter().map(|c| c.call_timeout.as_secs()).collect();
+        assert_eq!(deadlines, [600, 3]);
+        let t = parse_toml_upstreams(
+            "[upstreams.h]\nurl = \"https://h.example/mcp\"\ncall_timeout_secs = 30\n",
+            "c.toml",
+        )
+        .unwrap();
+        assert_eq!(t[0].call_timeout.as_secs(), 30);
+        let err = parse_mcp_servers_json(
+            r#"{"mcpServers":{"a":{"command":"x","call_timeout_secs":0}}}"#,
+            "m.json",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("at least 1"), "{err}");
     }
 
     #[test]

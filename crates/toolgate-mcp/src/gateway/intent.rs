@@ -40,7 +40,15 @@ pub fn requests(
         PermissionRequest::new(MCP_ACTION, exposed, risk).with_save_pattern(Some(exposed.into())),
     ];
     let mut budget = MAX_STRINGS;
-    walk_object(arguments, 0, location, read_only, &mut budget, &mut out)?;
+    walk_object(
+        arguments,
+        0,
+        location,
+        read_only,
+        &mut budget,
+        &mut out,
+        false,
+    )?;
     Ok(out)
 }
 
@@ -53,6 +61,7 @@ fn walk_object(
     read_only: bool,
     budget: &mut usize,
     out: &mut Vec<PermissionRequest>,
+    in_text: bool,
 ) -> Result<(), ToolError> {
     for (key, value) in map {
         // Only a key that may be a path or a URL counts against the budget:
@@ -61,7 +70,7 @@ fn walk_object(
             take_string(budget)?;
             judge_string("", key, location, read_only, out)?;
         }
-        walk(key, value, depth, location, read_only, budget, out)?;
+        walk(key, value, depth, location, read_only, budget, out, in_text)?;
     }
     Ok(())
 }
@@ -85,6 +94,9 @@ pub fn named_as_action(exposed: &str) -> PermissionRequest {
     PermissionRequest::new(exposed, "*", Risk::Read)
 }
 
+/// Judges `value`, found under `key`; `in_text`: inside a string holding
+/// JSON text.
+#[allow(clippy::too_many_arguments)]
 fn walk(
     key: &str,
     value: &Value,
@@ -93,6 +105,7 @@ fn walk(
     read_only: bool,
     budget: &mut usize,
     out: &mut Vec<PermissionRequest>,
+    in_text: bool,
 ) -> Result<(), ToolError> {
     if depth > MAX_DEPTH {
         return Err(ToolError::InvalidInput(
@@ -101,13 +114,55 @@ fn walk(
     }
     match value {
         Value::String(s) => {
-            take_string(budget)?;
-            judge_string(key, s, location, read_only, out)
+            // Inside JSON text (a file's content, often) only a string that
+            // is judged as something counts: a large document of ordinary
+            // strings is not refused for its size.
+            if !in_text {
+                take_string(budget)?;
+            }
+            let before = out.len();
+            judge_string(key, s, location, read_only, out)?;
+            if in_text && out.len() > before {
+                take_string(budget)?;
+            }
+            // JSON text is judged as the value it encodes too: a tool that
+            // takes its options as a JSON string reads the paths in it.
+            match json_text(s) {
+                Some(inner) => walk(
+                    key,
+                    &inner,
+                    depth + 1,
+                    location,
+                    read_only,
+                    budget,
+                    out,
+                    true,
+                ),
+                None => Ok(()),
+            }
+        }
+        // An array of strings under a command's key is an argument vector:
+        // judged as the command lines it makes, and each word by its shape
+        // (a path, a URL) as any string is.
+        Value::Array(items)
+            if names_command(key) && !items.is_empty() && items.iter().all(Value::is_string) =>
+        {
+            let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            for word in &words {
+                take_string(budget)?;
+                judge_string("", word, location, read_only, out)?;
+            }
+            for line in argv_lines(&words) {
+                out.push(PermissionRequest::command("bash", &line, Risk::Execute));
+            }
+            Ok(())
         }
         Value::Array(items) => items
             .iter()
-            .try_for_each(|v| walk(key, v, depth + 1, location, read_only, budget, out)),
-        Value::Object(map) => walk_object(map, depth + 1, location, read_only, budget, out),
+            .try_for_each(|v| walk(key, v, depth + 1, location, read_only, budget, out, in_text)),
+        Value::Object(map) => {
+            walk_object(map, depth + 1, location, read_only, budget, out, in_text)
+        }
         _ => Ok(()),
     }
 }
@@ -119,17 +174,21 @@ fn judge_string(
     read_only: bool,
     out: &mut Vec<PermissionRequest>,
 ) -> Result<(), ToolError> {
+    let host_key = names_host(key);
+    let command_key = names_command(key);
     let key = key.to_ascii_lowercase();
-    if matches!(key.as_str(), "command" | "cmd" | "script" | "shell") && !s.trim().is_empty() {
+    if command_key && !s.trim().is_empty() {
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
     } else if let Some(path) = file_url_path(s)? {
         judge_path(&path, location, read_only, out)?;
-    } else if let Some(url) = network_url(s) {
+    } else if let Some(url) =
+        network_url(s).or(host_key.then(|| bare_host(s)).transpose()?.flatten())
+    {
         // The built-in web tools run with the default network settings;
         // an upstream is held to the same, and the URL judged as the
         // built-in `webfetch` judges it: as parsed.
         let config = toolgate_tools::web_tools::WebToolsConfig::default();
-        if let Some(refusal) = toolgate_tools::web_tools::literal_refusal(&config, url.as_str()) {
+        if let Some(refusal) = host_refusal(&config, &url) {
             return Err(ToolError::Failed(refusal));
         }
         out.push(PermissionRequest::url(
@@ -276,6 +335,171 @@ fn network_url(s: &str) -> Option<reqwest::Url> {
     }
 }
 
+/// A member name's words, lower-case: split at anything but letters and
+/// digits and where a lower-case letter or digit meets an upper-case one
+/// (`dbHost` is `db`, `host`; `remote_host` is `remote`, `host`).
+fn key_words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut last_lower = false;
+    for c in key.chars() {
+        let boundary = !c.is_ascii_alphanumeric() || (c.is_ascii_uppercase() && last_lower);
+        if boundary && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_ascii_alphanumeric() {
+            word.push(c.to_ascii_lowercase());
+        }
+        last_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Whether a member name names a host: one of its words is `host`,
+/// `hostname` or `ip` (`host`, `dbHost`, `remote_host`, `server_ip`,
+/// `ip_address`).
+fn names_host(key: &str) -> bool {
+    key_words(key)
+        .iter()
+        .any(|w| matches!(w.as_str(), "host" | "hostname" | "ip"))
+}
+
+/// Whether a member name names a command: `script` or `shell`, or one of
+/// its words is `command`, `cmd`, `cmdline` or `commandline` (`command`,
+/// `cmd`, `commandLine`, `shell_command`, `run_cmd`). Review s42: only the
+/// four exact names were, so `{"commandLine": "cat ~/.ssh/id_rsa"}` went
+/// to a shell upstream with no command judged.
+fn names_command(key: &str) -> bool {
+    matches!(key.to_ascii_lowercase().as_str(), "script" | "shell")
+        || key_words(key)
+            .iter()
+            .any(|w| matches!(w.as_str(), "command" | "cmd" | "cmdline" | "commandline"))
+}
+
+/// An argument vector (`["sh", "-c", "cat ~/.ssh/id_rsa"]`) as the
+/// command lines an upstream may run it as: each word quoted, as `execve`
+/// passes it, and the words joined by spaces, as a server that hands the
+/// line to a shell runs it (the same text when no word needs quoting).
+fn argv_lines(words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b));
+            if plain {
+                (*w).to_string()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect();
+    let quoted = quoted.join(" ");
+    let joined = words.join(" ");
+    if quoted == joined {
+        vec![quoted]
+    } else {
+        vec![quoted, joined]
+    }
+}
+
+/// A host given without a URL under a key that names one (`{"host":
+/// "127.0.0.1", "port": 6379}`), as the web URL it is judged as: an
+/// upstream connects to it as it would to a URL's host (review s42: a bare
+/// host reached loopback with nothing but the tool's rule asked).
+/// `Ok(None)` for text that is not one word; refused when the word cannot
+/// be read as a host.
+fn bare_host(s: &str) -> Result<Option<reqwest::Url>, ToolError> {
+    let t = s.trim();
+    if t.is_empty() || t.chars().any(char::is_whitespace) || t.contains("://") {
+        return Ok(None);
+    }
+    reqwest::Url::parse(&format!("http://{t}"))
+        .map(Some)
+        .map_err(|_| {
+            let shown: String = t.chars().take(200).collect();
+            ToolError::InvalidInput(format!(
+                "a host toolgate cannot read as an address or name: {shown:?}"
+            ))
+        })
+}
+
+/// The value a string encodes when it is JSON text of an object, an array
+/// or a string (white space around it allowed); `None` for any other text.
+fn json_text(s: &str) -> Option<Value> {
+    let t = s.trim();
+    if !(t.starts_with('{') || t.starts_with('[') || t.starts_with('"')) {
+        return None;
+    }
+    serde_json::from_str::<Value>(t)
+        .ok()
+        .filter(|v| v.is_object() || v.is_array() || v.is_string())
+}
+
+/// The built-in `webfetch`'s refusal of `url`'s host named literally, for a
+/// URL of any scheme: the refusal is of the address, and an upstream
+/// reaches it over `gopher:`, `ftp:`, `ws:` or a database's scheme as
+/// readily as over `http:`. A non-web scheme's host is opaque to the URL
+/// parser (`gopher://0x7f.1/` keeps `0x7f.1`, which `inet_aton` reads as
+/// 127.0.0.1), so it is read as a web URL's host is; a host that cannot be
+/// read so is refused, since it cannot be judged.
+///
+/// The built-in `webfetch` also refuses a name that resolves to a
+/// non-public address, when it connects; an upstream resolves names itself,
+/// so here a name is judged by its spelling, as the shell analyser judges a
+/// command's hosts: `localhost` and `*.localhost`, `*.local`, `*.internal`
+/// and the other special-use and private suffixes, a single-label name
+/// (`redis`), a cloud metadata service's name
+/// (`metadata.google.internal`) are refused (review s42: all four reached
+/// an upstream with only the webfetch rule asked).
+fn host_refusal(
+    config: &toolgate_tools::web_tools::WebToolsConfig,
+    url: &reqwest::Url,
+) -> Option<String> {
+    use toolgate_tools::web_tools::literal_refusal;
+    let web = if matches!(url.scheme(), "http" | "https") {
+        url.clone()
+    } else {
+        let host = url.host_str()?;
+        let as_web = match url.port_or_known_default() {
+            Some(port) => format!("http://{host}:{port}/"),
+            None => format!("http://{host}/"),
+        };
+        match reqwest::Url::parse(&as_web) {
+            Ok(web) => web,
+            Err(_) => {
+                return Some(format!(
+                    "refusing to fetch a {}: URL whose host toolgate cannot read as an address or name: {host:?}",
+                    url.scheme()
+                ));
+            }
+        }
+    };
+    if let Some(refusal) = literal_refusal(config, web.as_str()) {
+        return Some(refusal);
+    }
+    if config.allow_private_network {
+        return None;
+    }
+    let host = web.host_str()?;
+    if let Some(port) = web.port_or_known_default()
+        && config.allowed_hosts.contains(&format!("{host}:{port}"))
+    {
+        return None;
+    }
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let local = toolgate_core::metadata_host::is_metadata_host(bare)
+        || toolgate_core::local_host::local_host_of_word(&format!("http://{host}/")).is_some();
+    local.then(|| {
+        format!(
+            "refusing to fetch {host}: a name not proved public (this machine's, a local network's or special-use such as .local, .internal, .test, a single label, or a cloud metadata service's); an upstream resolves names itself, so a name is judged by how it is spelled"
+        )
+    })
+}
+
 /// A string shaped as a path whatever key holds it: absolute, from the
 /// home, relative with `./` or `..`, or naming a secret file by its last
 /// component.
@@ -393,6 +617,191 @@ mod tests {
             );
         }
         assert!(!r.iter().any(|r| r.resource.ends_with("README")));
+    }
+
+    /// Review s42: the literal private-address refusal applied to `http`
+    /// and `https` URLs only: `gopher://127.0.0.1:6379/_…` (a classic way
+    /// to drive Redis), `ftp://`, `ws://` to the metadata address went to
+    /// the upstream with only the webfetch rule asked (allowed by `"*"`).
+    /// A non-special scheme's host is opaque to the URL parser
+    /// (`gopher://0x7f.1/` keeps `0x7f.1`), so it is read as a web host is.
+    #[test]
+    fn a_private_address_behind_any_scheme_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for url in [
+            "gopher://127.0.0.1:6379/_INFO",
+            "gopher://0x7f.1:6379/_INFO",
+            "ftp://127.0.0.1/x",
+            "ws://169.254.169.254/latest/meta-data/",
+            "wss://[::1]/",
+            "redis://2130706433:6379/",
+            "dict://10.0.0.1:11211/stats",
+        ] {
+            let args = json!({"data": url});
+            let err =
+                requests("ev__gzip", args.as_object().unwrap(), &location, false).expect_err(url);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{url}: {err}"
+            );
+        }
+        let public = json!({"data": "gopher://example.com/1"});
+        let r = requests("ev__gzip", public.as_object().unwrap(), &location, false).unwrap();
+        assert!(r.iter().any(|r| r.action == "webfetch"));
+    }
+
+    /// Review s42: a string argument holding JSON (`{"options":
+    /// "{\"path\": \"~/.ssh/id_rsa\"}"}`, as tools that take their options
+    /// as JSON text read it) was judged as plain text: the path and URL in
+    /// it were not.
+    #[test]
+    fn paths_and_urls_in_json_text_arguments_are_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let inner = json!({"path": "~/.ssh/id_rsa", "more": ["/etc/shadow"]}).to_string();
+        let twice = json!({"wrapped": inner.clone()}).to_string();
+        for text in [
+            inner.clone(),
+            format!("  {twice}\n"),
+            json!("/root/.aws/credentials").to_string(),
+        ] {
+            let args = json!({"options": text});
+            let r = requests("fs__x", args.as_object().unwrap(), &location, true).unwrap();
+            let reads = reads(&r);
+            assert!(
+                reads
+                    .iter()
+                    .any(|p| p.ends_with(".ssh/id_rsa") || p == "/root/.aws/credentials"),
+                "{text}: {reads:?}"
+            );
+        }
+        let args = json!({"options": json!({"u": "http://169.254.169.254/"}).to_string()});
+        let err = requests("fs__x", args.as_object().unwrap(), &location, true).unwrap_err();
+        assert!(err.to_string().contains("refusing to fetch"), "{err}");
+        // Text that merely starts like JSON is judged as text.
+        let args = json!({"note": "{not json} /etc/passwd is mentioned"});
+        let r = requests("fs__x", args.as_object().unwrap(), &location, true).unwrap();
+        assert!(reads(&r).is_empty(), "{r:?}");
+    }
+
+    /// Review s42: a URL naming a local host by name (`localhost`, a
+    /// `.local` or `.internal` name, a single-label name, a metadata
+    /// service's name) reached the upstream, which resolves it itself: the
+    /// literal refusal only knew addresses.
+    #[test]
+    fn a_local_or_metadata_host_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for url in [
+            "http://localhost:9/",
+            "http://LOCALHOST./admin",
+            "http://api.localhost/",
+            "http://metadata.google.internal/computeMetadata/v1/",
+            "http://metadata/computeMetadata/v1/",
+            "http://printer.local/",
+            "http://redis:6379/",
+            "gopher://localhost:6379/_INFO",
+            "ws://instance-data/latest/",
+        ] {
+            let args = json!({"url": url});
+            let err =
+                requests("ev__get", args.as_object().unwrap(), &location, false).expect_err(url);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{url}: {err}"
+            );
+        }
+        for public in [
+            "https://example.com/x",
+            "http://docs.rs/serde",
+            "https://93.184.216.34/",
+        ] {
+            let args = json!({"url": public});
+            let r = requests("ev__get", args.as_object().unwrap(), &location, false).expect(public);
+            assert!(r.iter().any(|r| r.action == "webfetch"), "{public}");
+        }
+    }
+
+    /// Review s42: a host given without a URL (`{"host": "127.0.0.1",
+    /// "port": 18765}`) reached loopback: only URLs were judged.
+    #[test]
+    fn a_host_given_without_a_url_is_judged_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        for (key, host) in [
+            ("host", "127.0.0.1"),
+            ("dbHost", "localhost"),
+            ("remote_host", "169.254.169.254:80"),
+            ("server_ip", "10.0.0.7"),
+            ("hostname", "0x7f.1"),
+            ("ip_address", "[::1]"),
+            ("host", "redis"),
+        ] {
+            let args = json!({key: host, "port": 6379});
+            let err =
+                requests("h__probe", args.as_object().unwrap(), &location, false).expect_err(host);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{key}={host}: {err}"
+            );
+        }
+        let args = json!({"host": "example.com", "ghost": "127.0.0.1", "note": "10.0.0.1"});
+        let r = requests("h__probe", args.as_object().unwrap(), &location, false).unwrap();
+        let fetched: Vec<&str> = r
+            .iter()
+            .filter(|r| r.action == "webfetch")
+            .map(|r| r.resource.as_str())
+            .collect();
+        assert_eq!(fetched, ["http://example.com/"], "{r:?}");
+    }
+
+    /// Review s42: a command under a key other than the four exact names
+    /// (`commandLine`, `shell_command`) was not judged at all, and an
+    /// argument vector (`{"command": ["cat", "~/.ssh/id_rsa"]}`) was judged
+    /// word by word as separate commands.
+    #[test]
+    fn a_command_under_any_command_key_or_as_an_argv_is_judged_as_a_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let commands = |args: Value| -> Vec<String> {
+            requests("sh__run", args.as_object().unwrap(), &location, false)
+                .unwrap()
+                .into_iter()
+                .filter(|r| r.action == "bash")
+                .map(|r| r.resource)
+                .collect()
+        };
+        for key in [
+            "commandLine",
+            "shell_command",
+            "run_cmd",
+            "cmdline",
+            "command",
+        ] {
+            assert_eq!(
+                commands(json!({key: "cat ~/.ssh/id_rsa"})),
+                ["cat ~/.ssh/id_rsa"],
+                "{key}"
+            );
+        }
+        assert_eq!(
+            commands(json!({"command": ["sh", "-c", "cat ~/.ssh/id_rsa"]})),
+            ["sh -c 'cat ~/.ssh/id_rsa'", "sh -c cat ~/.ssh/id_rsa"]
+        );
+        assert_eq!(commands(json!({"argv_command": ["ls", "-la"]})), ["ls -la"]);
+        assert!(commands(json!({"commander": "x", "description": "run it"})).is_empty());
+        // Each word is judged by its shape too.
+        let r = requests(
+            "sh__run",
+            json!({"command": ["cat", "/etc/shadow"]})
+                .as_object()
+                .unwrap(),
+            &location,
+            false,
+        )
+        .unwrap();
+        assert!(reads(&r).iter().any(|p| p == "/etc/shadow"), "{r:?}");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! Each definition is hashed whole, as received: SHA-256 of its RFC 8785
 //! (JCS) canonical JSON. The set hash is SHA-256 over the sorted
 //! `name:hash` lines. The server's instructions (from its `initialize`
-//! answer) are pinned the same way. On first sight a listing is pinned;
-//! after that a tool whose definition is new or changed is withheld, and
+//! answer) are pinned the same way. On first sight a listing is pinned,
+//! but for the definitions that carry prompt-injection cues
+//! ([`injection_cues`]), which are withheld until approved; after that a tool whose definition is new or changed is withheld, and
 //! every tool of a server whose instructions changed, with the listing kept
 //! as pending, until a person approves it (`toolgate mcp pins approve NAME`).
 
@@ -50,6 +51,49 @@ pub fn outside_ref(definition: &Value) -> Option<String> {
         Value::Array(items) => items.iter().find_map(outside_ref),
         _ => None,
     }
+}
+
+/// The kinds of prompt-injection cues in the text of `definition` (every
+/// string and member name in it: description, title, parameter
+/// descriptions, enum values, defaults, annotations, `_meta`), sorted and
+/// without repeats; empty for a clean one. A definition that cannot be
+/// scanned (the scanner could not be built) counts as carrying a cue.
+pub fn injection_cues(definition: &Value) -> Vec<String> {
+    fn collect(value: &Value, out: &mut String) {
+        match value {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
+            Value::Object(map) => {
+                for (k, v) in map {
+                    out.push_str(k);
+                    out.push('\n');
+                    collect(v, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut text = String::new();
+    collect(definition, &mut text);
+    let scanner = match toolgate_core::output_check::scanner() {
+        Ok(s) => s,
+        Err(e) => return vec![format!("unscanned ({e})")],
+    };
+    let mut kinds: Vec<String> = scanner.flags(&text).into_iter().map(|f| f.kind).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}
+
+/// Why a definition carrying injection cues is withheld.
+fn poisoned(cues: &[String]) -> String {
+    format!(
+        "its definition carries prompt-injection cues ({}); read it with `toolgate mcp pins list` and approve with `toolgate mcp pins approve`",
+        cues.join(", ")
+    )
 }
 
 /// One upstream's pinned listing.
@@ -157,6 +201,7 @@ impl PinStore {
         let instructions_hash = definition_hash(&instructions)?;
         let mut out = Checked::default();
         let mut seen: BTreeMap<String, (Value, String)> = BTreeMap::new();
+        let mut twice = std::collections::BTreeSet::new();
         for def in listing {
             let tool = def
                 .get("name")
@@ -171,35 +216,65 @@ impl PinStore {
                 continue;
             }
             let hash = definition_hash(def)?;
-            if seen.insert(tool.clone(), (def.clone(), hash)).is_some() {
+            if seen.insert(tool.clone(), (def.clone(), hash)).is_some()
+                && twice.insert(tool.clone())
+            {
                 out.withheld
                     .push((tool, "the server lists this name twice".into()));
             }
         }
+        // A name listed twice is ambiguous (which definition the server
+        // runs is its own choice): neither is pinned or shown (review s42:
+        // it was reported withheld and shown all the same).
+        seen.retain(|tool, _| !twice.contains(tool));
+        // Tool poisoning on first sight: a definition that carries
+        // instructions to the model is never pinned or shown unread.
+        let cues: BTreeMap<String, Vec<String>> = seen
+            .iter()
+            .map(|(n, (d, _))| (n.clone(), injection_cues(d)))
+            .filter(|(_, c)| !c.is_empty())
+            .collect();
         let mut file = self.load()?;
         let Some(record) = file.pins.get_mut(key) else {
-            let tools: BTreeMap<String, String> = seen
+            let (clean, flagged): (BTreeMap<_, _>, BTreeMap<_, _>) =
+                seen.into_iter().partition(|(n, _)| !cues.contains_key(n));
+            let tools: BTreeMap<String, String> = clean
                 .iter()
                 .map(|(n, (_, h))| (n.clone(), h.clone()))
                 .collect();
+            // The whole listing awaits approval when part of it was held
+            // back: approving pins the flagged definitions as read.
+            let pending = (!flagged.is_empty()).then(|| {
+                clean
+                    .iter()
+                    .chain(&flagged)
+                    .map(|(n, (d, _))| (n.clone(), d.clone()))
+                    .collect()
+            });
+            for tool in flagged.keys() {
+                out.withheld.push((
+                    tool.clone(),
+                    poisoned(cues.get(tool).map_or(&[][..], Vec::as_slice)),
+                ));
+            }
             file.pins.insert(
                 key.to_string(),
                 PinRecord {
                     name: name.to_string(),
                     set_hash: set_hash(&tools),
                     tools,
-                    definitions: seen
+                    definitions: clean
                         .iter()
                         .map(|(n, (d, _))| (n.clone(), d.clone()))
                         .collect(),
-                    pending: None,
+                    pending,
                     instructions_hash: Some(instructions_hash),
                     instructions,
                     pending_instructions: None,
                 },
             );
             self.save(&file)?;
-            out.visible = seen;
+            out.visible = clean;
             return Ok(out);
         };
         let hashes: BTreeMap<String, String> = seen
@@ -224,6 +299,10 @@ impl PinStore {
                 )),
                 Some(pinned) if *pinned == hash => {
                     out.visible.insert(tool, (def, hash));
+                }
+                _ if cues.contains_key(&tool) => {
+                    let why = poisoned(cues.get(&tool).map_or(&[][..], Vec::as_slice));
+                    out.withheld.push((tool, why));
                 }
                 Some(_) => out.withheld.push((
                     tool,
