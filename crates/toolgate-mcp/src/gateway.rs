@@ -37,6 +37,7 @@ mod http_tap;
 pub mod intent;
 pub mod pins;
 mod stdio_lines;
+mod upstream_stderr;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -693,11 +694,18 @@ async fn connect(
                 .envs(env)
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::inherit())
+                .stderr(std::process::Stdio::piped())
                 .kill_on_drop(true);
             let mut child = cmd
                 .spawn()
                 .map_err(|e| err(format!("cannot start {command:?}: {e}")))?;
+            if let Some(stderr) = child.stderr.take() {
+                // Passed on named and escaped (see `upstream_stderr`).
+                let name = config.name.clone();
+                tokio::spawn(async move {
+                    upstream_stderr::forward(&name, stderr, tokio::io::stderr()).await;
+                });
+            }
             if let Some(w) = &writes {
                 // Before it can be asked anything: what it writes from its
                 // start is staged, and reached through this process.
