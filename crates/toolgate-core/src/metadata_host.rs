@@ -40,7 +40,7 @@ const V6: &[Ipv6Addr] = &[Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254)];
 /// Whether `host` (a URL's host: without brackets or port, any case, a
 /// trailing dot allowed) is a cloud metadata service: a link-local address
 /// (`169.254.0.0/16`, where AWS, Google Cloud, Azure and ECS answer;
-/// `fe80::/10`), one of [`V4`] or [`V6`], or one of [`NAMES`].
+/// `fe80::/10`), one of the addresses `V4` or `V6`, or one of the names `NAMES` (below).
 pub fn is_metadata_host(host: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     if NAMES.contains(&host.as_str()) {

@@ -1,6 +1,6 @@
 //! MCP over stdio: newline-delimited JSON-RPC on stdin/stdout, one session.
 //!
-//! The SDK reads and writes through [`LineTransport`], which bounds input so
+//! The SDK reads and writes through `LineTransport`, which bounds input so
 //! that bad input gets an answer instead of silence: a message over
 //! [`StdioOptions::max_message_bytes`] is skipped without being buffered and
 //! answered with `-32600` naming the size and the limit (with the request's id

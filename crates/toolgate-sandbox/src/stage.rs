@@ -7,7 +7,7 @@
 //! Between the fork and the `exec` of bubblewrap, the child enters a new
 //! user and mount namespace of its own and mounts an overlay over each root
 //! — the root itself as the lower layer, an `upper` and a `work` directory
-//! of this run as the upper layer ([`OverlayMounts`], a `pre_exec` hook that
+//! of this run as the upper layer (`OverlayMounts`, a `pre_exec` hook that
 //! only calls the kernel); bubblewrap then binds the root (now the overlay)
 //! into the sandbox like any root. Debian's bubblewrap 0.8 has no
 //! `--overlay`, hence the hook. The overlay lives in that namespace only:
@@ -21,7 +21,7 @@
 //!
 //! [`Staging::changes`] reads the upper directories into [`Change`]s;
 //! [`Staging::land`] applies the accepted ones to the real location through
-//! a [`toolgate_checkpoint`] change set (atomic as a set, undoable).
+//! a `toolgate_checkpoint` change set (atomic as a set, undoable).
 //! Dropping a [`Staging`] discards whatever was not landed: its run
 //! directory (under the caller's private staging base) is removed by the
 //! next run, while that run's command runs (see `run_dir`).

@@ -1,4 +1,4 @@
-//! Checks on tool output before the model sees it, run by [`crate::bound`]:
+//! Checks on tool output before the model sees it, run by [`mod@crate::bound`]:
 //!
 //! - **secret redaction**: content in a known secret format (a PEM private-key
 //!   block, a provider's documented token, a connection string's password) is
@@ -10,7 +10,7 @@
 //!
 //! Both are tables of data ([`secret_formats::SECRET_FORMATS`],
 //! [`injection::INJECTION_CUES`]) compiled once per process: one pass of a
-//! small prefix filter ([`anchor_filter`]) over the text finds the anchors,
+//! small prefix filter (`anchor_filter`) over the text finds the anchors,
 //! and only the places found are read by a row's regular expression.
 
 mod anchor_filter;

@@ -220,7 +220,7 @@ pub(crate) fn exact(resource: &str) -> Option<String> {
 }
 
 /// Whether a bash request may be answered only by an approval of exactly
-/// its command: its save pattern is the command itself ([`save_pattern`]
+/// its command: its save pattern is the command itself (`save_pattern`
 /// chose the exact command, so a prefix pattern saved for another command
 /// must not cover it).
 pub fn exact_only(resource: &str, save_pattern: Option<&str>) -> bool {

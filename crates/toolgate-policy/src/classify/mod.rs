@@ -129,7 +129,7 @@ pub fn command_name(word: &str) -> &str {
 /// Classifies one simple command given as its words (`argv[0]` is the command).
 ///
 /// A command is `read` only when its read spec proves every word harmless
-/// (see [`read_spec`]); otherwise it is at least `execute`, raised further by what
+/// (see `read_spec`); otherwise it is at least `execute`, raised further by what
 /// the command table knows of it (a destructive flag, the network).
 /// Wrappers, shells and interpreters are the shell analyser's business; here
 /// they are plain executors. An empty `argv` is `read` (it runs nothing).

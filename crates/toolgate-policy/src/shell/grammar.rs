@@ -2,7 +2,7 @@
 //! tree-sitter-bash, each with the stage that handles it, and the check that a
 //! tree holds nothing else.
 //!
-//! The lowering ([`super::ir`]) has an arm for each kind listed here. A tree
+//! The lowering (`super::ir`) has an arm for each kind listed here. A tree
 //! with a kind or a field outside these tables (a grammar upgrade added one), a
 //! parse error, a missing node, or constructs nested deeper than
 //! [`super::MAX_NESTING`] is not walked at all: the whole command is opaque. The
