@@ -413,9 +413,11 @@ impl Engine {
         guard.armed = false;
         if let Err(err) = &result {
             let mut payload = self.payload(&call);
+            let text = err.to_string();
             payload.reason = Some(err.reason_code().to_string());
-            payload.preview = Some(preview(&err.to_string()));
             payload.duration_ms = Some(millis(started.elapsed()));
+            payload.extra = checks_record(&[], &failure_flags(err, &text, self.checks), None);
+            payload.preview = Some(preview(&text));
             let event = Event::now(
                 EventKind::ToolFailed,
                 &call.identity.session_id,
@@ -808,6 +810,27 @@ async fn run_cancellable(
 /// A failed run's message, with the secrets the output checks find in it
 /// replaced: the model reads a failure as it reads output (an upstream MCP
 /// server's error result, a tool echoing what it was given).
+/// The prompt-injection cues in the text of a failure the tool produced
+/// (an upstream's error message, a tool's own error): recorded with the
+/// call's `tool.failed` as a result's flags are with `tool.completed`.
+/// Refusals and lookups are toolgate's own words, and are not scanned.
+fn failure_flags(
+    err: &CallError,
+    text: &str,
+    checks: crate::output_check::OutputChecks,
+) -> Vec<crate::output_check::Flag> {
+    let from_the_tool = matches!(
+        err,
+        CallError::Tool(_) | CallError::InvalidOutput(_) | CallError::Panicked(_)
+    );
+    if !checks.flag_injection || !from_the_tool {
+        return Vec::new();
+    }
+    crate::output_check::scanner()
+        .map(|scanner| scanner.flags(text))
+        .unwrap_or_default()
+}
+
 fn redact_failure(e: CallError, checks: crate::output_check::OutputChecks) -> CallError {
     if !checks.redact_secrets {
         return e;
