@@ -129,10 +129,18 @@ impl AskPrompt {
     /// that is not shown ([`toolgate_core::visible::is_hidden`]) is escaped.
     /// A command such as `rm -rf ~ ESC[2K ESC[1G ls` reached the terminal as it
     /// was, and the terminal erased the part that mattered.
+    ///
+    /// The gate builds every prompt shown, so each channel and the ask queue
+    /// get it so; the renderers (terminal, page, form) apply it once more
+    /// because a prompt may also come from the queue, which another process
+    /// wrote. Escaped text has nothing left to escape, so the second pass
+    /// changes nothing.
     pub fn shown(&self) -> AskPrompt {
         use toolgate_core::visible::escape_hidden;
         let line = |t: &str| escape_hidden(t, &[]).into_owned();
         AskPrompt {
+            session_id: self.session_id.clone(),
+            call_id: self.call_id.clone(),
             tool: line(&self.tool),
             items: self
                 .items
@@ -145,8 +153,10 @@ impl AskPrompt {
                     save_pattern: i.save_pattern.as_deref().map(line),
                 })
                 .collect(),
+            offer_session: self.offer_session,
+            offer_always: self.offer_always,
+            timeout_ms: self.timeout_ms,
             preview: self.preview.as_ref().map(toolgate_core::Preview::shown),
-            ..self.clone()
         }
     }
 }

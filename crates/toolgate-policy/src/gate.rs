@@ -484,7 +484,10 @@ impl Gate for PolicyGate {
             offer_always: all_coverable,
             timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
             preview: call.preview.cloned(),
-        };
+        }
+        // What the model chose reaches every channel, and the web page's
+        // live list, with its hidden characters escaped.
+        .shown();
         let items: Vec<PermissionRequest> = waiting
             .iter()
             .map(|&(i, _)| judged[i].request.clone())

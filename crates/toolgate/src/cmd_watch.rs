@@ -74,7 +74,9 @@ fn ask_one(
     tty_in: &File,
     tty_out: &mut File,
 ) -> Result<Option<toolgate_policy::approvals::Answer>> {
-    write!(tty_out, "\n[{}]{}", ask.agent, render_prompt(&ask.prompt))?;
+    // The queue is a file other processes write: its agent name is escaped too.
+    let agent = toolgate_core::visible::escape_hidden(&ask.agent, &[]);
+    write!(tty_out, "\n[{agent}]{}", render_prompt(&ask.prompt))?;
     tty_out.flush()?;
     loop {
         match read_line(tty_in, POLL)? {

@@ -238,3 +238,33 @@ async fn a_tool_with_a_path_resource_is_judged_as_read_is() {
         }
     }
 }
+
+/// The gate builds the prompt every channel gets (and the approval page's
+/// live list, and the ask queue a watcher reads): a path the model chose,
+/// holding a terminal escape and a right-to-left override, reached them as
+/// it was. It is built with its hidden characters escaped.
+#[tokio::test]
+async fn the_prompt_every_channel_gets_has_the_models_escapes_made_visible() {
+    let s = setup();
+    let odd = s.out.join("notes\u{1b}[2K\u{202e}txt.md");
+    write(&odd, "x\n");
+    judge(&s, "open_doc", odd.to_str().unwrap(), "c-odd").await;
+    let prompts = s.asked.prompts();
+    let prompt = prompts.last().expect("asked");
+    for item in &prompt.items {
+        for text in [&item.resource, &item.reason] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+                "{text:?}"
+            );
+        }
+    }
+    assert!(
+        prompt
+            .items
+            .iter()
+            .any(|i| i.resource.contains("notes\\u{001B}[2K\\u{202E}txt.md")
+                || i.reason.contains("\\u{202E}")),
+        "{prompt:?}"
+    );
+}

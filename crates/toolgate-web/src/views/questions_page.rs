@@ -229,14 +229,14 @@ pub fn card_markup(pending: &PendingQuestion) -> Markup {
                 @for (i, q) in pending.questions.iter().enumerate() {
                     @let n = i + 1;
                     fieldset class="asked" data-n=(n) {
-                        legend { (q.question) }
+                        legend { (toolgate_core::visible::escape_hidden(&q.question, &['\n'])) }
                         @match q.options.as_deref().filter(|o| !o.is_empty()) {
                             Some(options) => {
                                 div class="options" {
                                     @for option in options {
                                         label class="option" {
                                             input type="radio" name={ "answer_" (n) } value=(option);
-                                            " " (option)
+                                            " " (toolgate_core::visible::escape_hidden(option, &[]))
                                         }
                                     }
                                 }
@@ -361,5 +361,23 @@ mod tests {
             let e = err(body);
             assert!(e.contains(wanted), "{body}: {e}");
         }
+    }
+
+    /// The model writes the question and its options: a right-to-left
+    /// override in them reordered what the page showed. Shown escaped; an
+    /// option's value, sent back as the answer, stays as it was.
+    #[test]
+    fn a_bidi_override_in_a_question_or_option_is_shown_escaped() {
+        let mut p = pending();
+        p.questions[0].question = "Delete \u{202e}?sdrawkcab".into();
+        p.questions[0].options = Some(vec!["yes\u{202e}".into()]);
+        let html = card(&p);
+        assert!(html.contains("Delete \\u{202E}?sdrawkcab"), "{html}");
+        assert!(html.contains(" yes\\u{202E}"), "{html}");
+        assert_eq!(
+            html.matches('\u{202e}').count(),
+            1,
+            "only the value: {html}"
+        );
     }
 }
