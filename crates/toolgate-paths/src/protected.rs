@@ -296,6 +296,10 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         .by("Gemini CLI", "https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/gemini-md.md"),
     file("CRUSH.md", &["crush.md"], AGENT_INSTRUCTIONS).by("Crush", CRUSH),
     file("CRUSH.local.md", &["crush.local.md"], AGENT_INSTRUCTIONS).by("Crush", CRUSH),
+    file("QWEN.md", &["qwen.md"], AGENT_INSTRUCTIONS)
+        .by("Qwen Code", "https://qwenlm.github.io/qwen-code-docs/en/users/features/memory/"),
+    file("WARP.md", &["warp.md"], AGENT_INSTRUCTIONS)
+        .by("Warp", "https://docs.warp.dev/agents/capabilities/rules"),
     // editors
     entry(".vscode/settings.json", Anywhere, &[".vscode", "settings.json"], false, RunsCode, "the editor's workspace settings, which can name programs the editor runs")
         .by("VS Code", VSCODE),

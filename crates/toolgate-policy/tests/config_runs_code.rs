@@ -235,6 +235,8 @@ fn a_write_cannot_plant_instructions_for_the_next_agent_session() {
         "GEMINI.md",
         "CRUSH.md",
         "crush.local.md",
+        "QWEN.md",
+        "docs/WARP.md",
     ]);
 }
 

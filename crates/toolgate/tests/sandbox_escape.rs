@@ -190,6 +190,8 @@ fn protected_paths_created_at_any_depth() {
         "services/api/AGENTS.md",
         "GEMINI.md",
         "gradle.properties",
+        "QWEN.md",
+        "WARP.md",
     ];
     let script: String = paths
         .iter()
