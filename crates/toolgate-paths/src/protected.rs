@@ -300,6 +300,12 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         .by("Qwen Code", "https://qwenlm.github.io/qwen-code-docs/en/users/features/memory/"),
     file("WARP.md", &["warp.md"], AGENT_INSTRUCTIONS)
         .by("Warp", "https://docs.warp.dev/agents/capabilities/rules"),
+    file("AGENT.md", &["agent.md"], AGENT_INSTRUCTIONS)
+        .by("Amp (the name before AGENTS.md, still read)", "https://ampcode.com/manual#AGENTS.md"),
+    file("AmazonQ.md", &["amazonq.md"], AGENT_INSTRUCTIONS).by(
+        "Amazon Q Developer CLI (the default agent's context)",
+        "https://docs.aws.amazon.com/amazonq/latest/qdeveloper-ug/command-line-context.html",
+    ),
     // editors
     entry(".vscode/settings.json", Anywhere, &[".vscode", "settings.json"], false, RunsCode, "the editor's workspace settings, which can name programs the editor runs")
         .by("VS Code", VSCODE),

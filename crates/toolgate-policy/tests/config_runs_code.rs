@@ -237,6 +237,8 @@ fn a_write_cannot_plant_instructions_for_the_next_agent_session() {
         "crush.local.md",
         "QWEN.md",
         "docs/WARP.md",
+        "AGENT.md",
+        "AmazonQ.md",
     ]);
 }
 

@@ -192,6 +192,8 @@ fn protected_paths_created_at_any_depth() {
         "gradle.properties",
         "QWEN.md",
         "WARP.md",
+        "AGENT.md",
+        "AmazonQ.md",
     ];
     let script: String = paths
         .iter()
