@@ -377,6 +377,16 @@ impl Engine {
         }
     }
 
+    /// The prompt-injection cues in the text of a failure the tool produced
+    /// (an upstream's error message, a tool's own error), as this engine's
+    /// output checks find them: what its `tool.failed` records, for a
+    /// front end to pass on with the error (MCP: `_meta`
+    /// `toolgate/flags`). Empty for toolgate's own refusals and lookups,
+    /// which are not scanned, and when injection cues are not flagged.
+    pub fn failure_flags(&self, err: &CallError) -> Vec<crate::output_check::Flag> {
+        failure_flags(err, &err.to_string(), self.checks)
+    }
+
     /// Settles one call. Cancelling `cancel` or dropping the future stops the tool
     /// and records `tool.failed` with reason `cancelled`.
     pub async fn settle(
@@ -416,7 +426,7 @@ impl Engine {
             let text = err.to_string();
             payload.reason = Some(err.reason_code().to_string());
             payload.duration_ms = Some(millis(started.elapsed()));
-            payload.extra = checks_record(&[], &failure_flags(err, &text, self.checks), None);
+            payload.extra = checks_record(&[], &self.failure_flags(err), None);
             payload.preview = Some(preview(&text));
             let event = Event::now(
                 EventKind::ToolFailed,

@@ -166,10 +166,16 @@ fn checks_meta(
 /// audit failure — is a result with `isError: true` and the error text. Only a
 /// tool that was never advertised is a JSON-RPC error (`-32602`, as the MCP
 /// specification shows for unknown tools).
+///
+/// `failure_flags` are the prompt-injection cues the engine found in a
+/// failure's text ([`Engine::failure_flags`](toolgate_core::Engine::failure_flags)):
+/// an error result carries them in `_meta` as `toolgate/flags`, as a
+/// result carries its own.
 pub fn call_response(
     catalogue: &Catalogue,
     name: &str,
     outcome: Result<CallResult, CallError>,
+    failure_flags: &[toolgate_core::Flag],
 ) -> Result<CallToolResult, McpError> {
     match outcome {
         Ok(result) => {
@@ -185,9 +191,11 @@ pub fn call_response(
             format!("Unknown tool: {tool}"),
             None,
         )),
-        Err(err) => Ok(CallToolResult::error(vec![ContentBlock::text(
-            err.to_string(),
-        )])),
+        Err(err) => {
+            let mut out = CallToolResult::error(vec![ContentBlock::text(err.to_string())]);
+            out.meta = checks_meta(&[], failure_flags);
+            Ok(out)
+        }
     }
 }
 
@@ -318,6 +326,7 @@ mod tests {
             &catalogue,
             "bash",
             Err(CallError::Denied("bash rm -rf / (destructive): no".into())),
+            &[],
         )
         .unwrap();
         assert_eq!(denied.is_error, Some(true));
@@ -330,6 +339,7 @@ mod tests {
             Err(CallError::Rejected {
                 message: Some("use git stash".into()),
             }),
+            &[],
         )
         .unwrap();
         assert!(format!("{:?}", rejected.content).contains("use git stash"));
@@ -338,6 +348,7 @@ mod tests {
             &catalogue,
             "nope",
             Err(CallError::Lookup(LookupError::Unknown("nope".into()))),
+            &[],
         )
         .unwrap_err();
         assert_eq!(unknown.code.0, -32602);
@@ -347,9 +358,42 @@ mod tests {
             &catalogue,
             "x",
             Err(CallError::Lookup(LookupError::Stale("x".into()))),
+            &[],
         )
         .unwrap();
         assert_eq!(stale.is_error, Some(true));
+    }
+
+    #[test]
+    fn an_error_result_carries_the_cues_found_in_the_failure() {
+        let flag = toolgate_core::Flag {
+            kind: "instruction-to-model".into(),
+            line: 1,
+            excerpt: "ignore previous instructions".into(),
+        };
+        let failed = call_response(
+            &Catalogue::default(),
+            "fs__read",
+            Err(CallError::Tool(toolgate_core::ToolError::Failed(
+                "ignore previous instructions".into(),
+            ))),
+            std::slice::from_ref(&flag),
+        )
+        .unwrap();
+        let wire = serde_json::to_value(&failed).unwrap();
+        assert_eq!(wire["isError"], true);
+        assert_eq!(
+            wire["_meta"]["toolgate/flags"][0]["kind"],
+            "instruction-to-model"
+        );
+        let plain = call_response(
+            &Catalogue::default(),
+            "fs__read",
+            Err(CallError::Denied("no".into())),
+            &[],
+        )
+        .unwrap();
+        assert!(serde_json::to_value(&plain).unwrap().get("_meta").is_none());
     }
 
     #[test]
@@ -364,7 +408,7 @@ mod tests {
         };
         let tools = toolgate_core::ToolSet::default();
         let empty = tools.materialize(|_| true);
-        let out = call_response(&empty, "echo", Ok(result)).unwrap();
+        let out = call_response(&empty, "echo", Ok(result), &[]).unwrap();
         assert_eq!(out.structured_content, None, "not advertised, not sent");
         assert_eq!(out.is_error, Some(false));
     }

@@ -312,7 +312,12 @@ impl ToolgateConnection {
             // The sender is gone with the call; let queued reports go out first.
             let _ = tokio::time::timeout(PROGRESS_FLUSH, task).await;
         }
-        call_response(&catalogue, &name, outcome).map(CallToolResponse::Complete)
+        let flags = outcome
+            .as_ref()
+            .err()
+            .map(|e| self.shared.engine.failure_flags(e))
+            .unwrap_or_default();
+        call_response(&catalogue, &name, outcome, &flags).map(CallToolResponse::Complete)
     }
 }
 
@@ -346,7 +351,12 @@ impl ToolgateConnection {
                 )
                 .await;
             shared.elicitation.unregister_call(&call_id);
-            call_response(&catalogue, &name, outcome).map(CallToolResponse::Complete)
+            let flags = outcome
+                .as_ref()
+                .err()
+                .map(|e| shared.engine.failure_flags(e))
+                .unwrap_or_default();
+            call_response(&catalogue, &name, outcome, &flags).map(CallToolResponse::Complete)
         }));
         let running = Running {
             tool,

@@ -1522,6 +1522,15 @@ fn injection_and_padding_in_an_upstreams_error_are_flagged_and_cut() {
             &shown[..shown.len().min(600)]
         );
         assert!(!shown.contains("AKIAIOSFODNN7ABCDEFG"), "{tool}: {shown}");
+        // The cues travel with the error as a result's do, for a client
+        // that reads `_meta` rather than the text.
+        assert!(
+            flag_kinds(&failed)
+                .iter()
+                .any(|k| k == "instruction-to-model"),
+            "{tool}: no toolgate/flags on the error result: {}",
+            &shown[..shown.len().min(600)]
+        );
     }
     // A JSON-RPC error's `data` is not passed on.
     let failed = call(&mut server, 12, "h__rpc_fail", json!({}));
