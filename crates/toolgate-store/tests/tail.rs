@@ -165,6 +165,41 @@ async fn a_long_lived_log_folds_in_the_background() {
     assert_eq!(rows_in_database(&path), 1500);
 }
 
+/// The fold thread checkpoints the WAL once it has grown past its
+/// checkpoint size since the last one, not after every fold: the WAL file
+/// kept the largest size it ever had, so once past that size it said so
+/// after every fold, and every fold paid a checkpoint (two `fsync`s and
+/// the copy of its pages).
+#[tokio::test]
+async fn the_wal_is_checkpointed_every_few_folds_not_after_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.db");
+    let log = EventLog::open(&path, Durability::Normal).unwrap();
+    let padding = "x".repeat(2000);
+    // About 24 MiB of events: some 90 folds of the tail's 256 KiB.
+    for n in 1..=12_000u64 {
+        let mut e = event(n);
+        e.payload.preview = Some(padding.clone());
+        log.submit(e).await.unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while log.stats().folds < 40 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let stats = log.stats();
+    assert!(stats.folds >= 40, "{stats:?}");
+    assert!(
+        stats.checkpoints >= 2,
+        "the WAL was never checkpointed: {stats:?}"
+    );
+    assert!(
+        stats.checkpoints * 4 <= stats.folds,
+        "a checkpoint after almost every fold: {stats:?}"
+    );
+    log.close().unwrap();
+    assert_eq!(verify(&path).unwrap(), VerifyReport::Ok { events: 12_000 });
+}
+
 #[tokio::test]
 async fn a_writer_holding_a_replaced_tail_opens_the_new_one() {
     let dir = tempfile::tempdir().unwrap();

@@ -109,7 +109,7 @@ def main():
                     cost, last = measure(server, tool, args)
                 finally:
                     server.close()
-                entries = text_of(last).count("entry-") if "list" in name else None
+                entries = text_of(last).count(".txt") if "list" in name else None
                 figures[label] = (cost, entries)
             (tg, tg_entries), (ref, ref_entries) = figures["toolgate"], figures["reference"]
             extra = ""

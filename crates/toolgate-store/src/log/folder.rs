@@ -11,17 +11,29 @@
 //! the next fold once every frame has been copied.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 
 use rusqlite::wal::CheckpointMode;
 
 use super::tail::TailWriter;
 
-/// The WAL size past which the fold thread checkpoints.
+/// The WAL size past which the fold thread checkpoints: well past
+/// [`WAL_KEPT_BYTES`](super::WAL_KEPT_BYTES), so that the file's size
+/// measures the frames written since the last checkpoint.
 const CHECKPOINT_WAL_BYTES: u64 = 4 * 1024 * 1024;
 
+const _: () = assert!(CHECKPOINT_WAL_BYTES > 2 * super::WAL_KEPT_BYTES);
+
+/// What the fold thread has done, for [`LogStats`](super::LogStats).
+#[derive(Debug, Default)]
+pub(crate) struct FoldCounts {
+    pub folds: AtomicU64,
+    pub checkpoints: AtomicU64,
+}
+
 /// Runs until every sender of `requests` is gone.
-pub(crate) fn run(mut tail: TailWriter, db: &Path, requests: Receiver<()>) {
+pub(crate) fn run(mut tail: TailWriter, db: &Path, requests: Receiver<()>, counts: &FoldCounts) {
     let wal = {
         let mut name = db.as_os_str().to_os_string();
         name.push("-wal");
@@ -29,11 +41,12 @@ pub(crate) fn run(mut tail: TailWriter, db: &Path, requests: Receiver<()>) {
     };
     while requests.recv().is_ok() {
         match tail.fold(true) {
-            Ok(Some(moved))
-                if moved > 0
-                    && std::fs::metadata(&wal).is_ok_and(|m| m.len() > CHECKPOINT_WAL_BYTES) =>
-            {
-                checkpoint(&mut tail)
+            Ok(Some(moved)) if moved > 0 => {
+                counts.folds.fetch_add(1, Ordering::Relaxed);
+                if std::fs::metadata(&wal).is_ok_and(|m| m.len() > CHECKPOINT_WAL_BYTES) {
+                    counts.checkpoints.fetch_add(1, Ordering::Relaxed);
+                    checkpoint(&mut tail);
+                }
             }
             Ok(_) => {}
             // The events stay in the tail (durable there); the next request retries.

@@ -155,6 +155,7 @@ impl PgEventLog {
         LogStats {
             events: self.shared.events.load(Ordering::Relaxed),
             commits: self.shared.commits.load(Ordering::Relaxed),
+            ..LogStats::default()
         }
     }
 
