@@ -44,27 +44,25 @@ use writer::{Batch, Message, Pending, Shared};
 pub enum Durability {
     /// A written event survives the process being killed (the tail is in the
     /// OS page cache), but the last events before a power loss or OS crash may
-    /// be lost (never corrupting the log); the database uses `synchronous =
-    /// NORMAL`. The default.
+    /// be lost (never corrupting the log). The default.
     #[default]
     Normal,
     /// Every append is synced to the disk (`fdatasync` of the tail) before it
-    /// is acknowledged, so an event also survives power loss and OS crashes;
-    /// the database uses `synchronous = FULL`. Slower: one sync per group
-    /// commit.
+    /// is acknowledged, so an event also survives power loss and OS crashes.
+    /// Slower: one sync per group commit.
     Full,
 }
 
-impl Durability {
-    /// The settings of a connection that writes the log: its durability,
-    /// and [`WAL_KEPT_BYTES`].
-    fn pragma(self) -> String {
-        let synchronous = match self {
-            Durability::Normal => "NORMAL",
-            Durability::Full => "FULL",
-        };
-        format!("PRAGMA synchronous = {synchronous}; PRAGMA journal_size_limit = {WAL_KEPT_BYTES}")
-    }
+/// The settings of every connection that writes the log's database, whatever
+/// the [`Durability`]: only a fold writes it, moving events out of the tail,
+/// and a fresh tail replaces the old one right after. With `synchronous =
+/// NORMAL` that commit was not on the disk when the old tail was gone: a
+/// power loss after a fold lost a whole fold of events, and left a tail that
+/// starts after events the database never got (a gap `verify` reports as
+/// removed events). `FULL` syncs the WAL once per fold (a few hundred
+/// events). And [`WAL_KEPT_BYTES`].
+pub(crate) fn writer_settings() -> String {
+    format!("PRAGMA synchronous = FULL; PRAGMA journal_size_limit = {WAL_KEPT_BYTES}")
 }
 
 /// What of the WAL file SQLite keeps after the log starts it over (`PRAGMA
@@ -123,7 +121,7 @@ impl EventLog {
         let append_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
         let fold_conn = sqlite::open(&path, LOG_FILE, Access::ReadWrite)?;
         for conn in [&append_conn, &fold_conn] {
-            conn.execute_batch(&durability.pragma())
+            conn.execute_batch(&writer_settings())
                 .map_err(StoreError::sqlite("setting durability"))?;
         }
         // The tail writer's connection only reads the head when a tail

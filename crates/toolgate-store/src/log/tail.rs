@@ -394,7 +394,7 @@ impl TailWriter {
     pub(crate) fn conn(&mut self) -> Result<&mut Connection, StoreError> {
         if self.conn.is_none() {
             let conn = sqlite::open(&self.db, LOG_FILE, Access::ReadWrite)?;
-            conn.execute_batch(&self.durability.pragma())
+            conn.execute_batch(&super::writer_settings())
                 .map_err(StoreError::sqlite("setting durability"))?;
             self.conn = Some(conn);
         }

@@ -178,3 +178,25 @@ fn the_two_ends_name_a_damaged_line_and_leave_a_torn_start_to_the_full_read() {
     assert_eq!(offset, 0);
     assert_eq!(ends_of(&start()[..20]).unwrap(), None);
 }
+
+/// A fold commits events the fresh tail no longer holds: its commit must be
+/// on the disk before the old tail is replaced, whatever the log's
+/// durability (a power loss after a `NORMAL` fold lost the fold's events and
+/// left a gap in the chain).
+#[test]
+fn a_fold_commits_to_the_disk_before_the_old_tail_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("events.db");
+    for durability in [Durability::Normal, Durability::Full] {
+        let mut writer = TailWriter::new(&db, durability, None);
+        let conn = writer.conn().unwrap();
+        let synchronous: i64 = conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(synchronous, 2, "{durability:?}: not FULL");
+        let limit: i64 = conn
+            .query_row("PRAGMA journal_size_limit", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(limit, crate::log::WAL_KEPT_BYTES as i64);
+    }
+}
