@@ -44,10 +44,11 @@ fn render() -> String {
          ## Protected paths\n\n\
          A write to one of these places is at least `execute`: no mode and no bare-wildcard\n\
          rule allows it, only a rule whose pattern names it; a confined command's write there\n\
-         does not land. A path ending in `/` covers everything beneath it; *anywhere* means\n\
-         at any depth of a path, *home* under the home directory, *root* at that absolute\n\
-         place. The README's Protected paths section says what else is protected (what these\n\
-         files name, git's own state).\n"
+         lands only when a person approves it (with nobody to ask, it is discarded). A path\n\
+         ending in `/` covers everything beneath it; *anywhere* means at any depth of a path,\n\
+         *home* under the home directory, *root* at that absolute place. The README's\n\
+         Protected paths section says what else is protected (what these files name, git's\n\
+         own state).\n"
     );
     let _ = writeln!(
         w,
