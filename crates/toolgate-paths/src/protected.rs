@@ -208,7 +208,6 @@ const RUSTUP: &str = "https://rust-lang.github.io/rustup/overrides.html#the-tool
 const TERRAFORM_CLI: &str = "https://developer.hashicorp.com/terraform/cli/config/config-file";
 const BUN: &str = "https://bun.sh/docs/runtime/bunfig";
 const PNPMFILE: &str = "https://pnpm.io/pnpmfile";
-const PYTHON_SITE: &str = "https://docs.python.org/3/library/site.html";
 const ZSH_AUTOENV: &str = "https://github.com/Tarrasch/zsh-autoenv#readme";
 
 /// The protected places whose position does not depend on the machine.
@@ -348,8 +347,6 @@ pub const PROTECTED: &[ProtectedEntry] = &[
     file(".pdbrc", &[".pdbrc"], TOOL_START).by("Python's pdb", "https://docs.python.org/3/library/pdb.html"),
     file(".gdbinit", &[".gdbinit"], TOOL_START).by("GDB", "https://sourceware.org/gdb/current/onlinedocs/gdb.html/Startup.html"),
     file(".lldbinit", &[".lldbinit"], TOOL_START).by("LLDB", "https://lldb.llvm.org/man/lldb.html#configuration-files"),
-    file("sitecustomize.py", &["sitecustomize.py"], TOOL_START).by("Python (imported at every interpreter start when on the module path)", PYTHON_SITE),
-    file("usercustomize.py", &["usercustomize.py"], TOOL_START).by("Python (imported at every interpreter start when on the module path)", PYTHON_SITE),
     file(".ghci", &[".ghci"], TOOL_START).by("GHCi", "https://downloads.haskell.org/ghc/latest/docs/users_guide/ghci.html#the-ghci-and-haskeline-files"),
     file(".jvmopts", &[".jvmopts"], TOOL_START).by("sbt launcher (-javaagent…)", SBT),
     file("gradle.properties", &["gradle.properties"], TOOL_START).by(
@@ -790,36 +787,10 @@ pub const PROTECTED_NAME_FORMS: &[(&str, &str, &str, &str)] = &[(
     "https://mise.jdx.dev/configuration/environments.html",
 )];
 
-/// File name endings that make a file code a program runs at its start
-/// when the file is directly in a directory of this name: `(directory,
-/// ending, program, where documented)`. Compared in lower case. Elsewhere
-/// the ending means something else (PyTorch saves model weights as
-/// `model.pth`).
-pub const PROTECTED_IN_DIRS: &[(&str, &str, &str, &str)] = &[
-    ("site-packages", ".pth", PTH_WHY, PYTHON_SITE),
-    ("dist-packages", ".pth", PTH_WHY, PYTHON_SITE),
-];
-
-const PTH_WHY: &str = "Python: a path configuration file in a site-packages directory (a virtualenv's too) is read at every interpreter start, and its lines that start with `import` are run";
-
-/// The entry of [`PROTECTED_IN_DIRS`], [`PROTECTED_NAME_FORMS`] or
-/// [`PROTECTED_SUFFIXES`] that `path`'s name (and directory) matches.
+/// The entry of [`PROTECTED_SUFFIXES`] whose ending `path`'s name has, or
+/// of [`PROTECTED_NAME_FORMS`] whose form it has.
 fn protected_suffix(path: &Path) -> Option<Protected> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-    let dir = path
-        .parent()
-        .and_then(Path::file_name)
-        .map(|d| d.to_string_lossy().to_ascii_lowercase());
-    if let Some((dir, ending, program, _)) = PROTECTED_IN_DIRS.iter().find(|(d, ending, _, _)| {
-        dir.as_deref() == Some(*d) && name.len() > ending.len() && name.ends_with(ending)
-    }) {
-        return Some(Protected {
-            entry: format!("{dir}/*{ending}"),
-            class: RunsCode,
-            why: (*program).to_string(),
-            name,
-        });
-    }
     if let Some((start, end, program, _)) =
         PROTECTED_NAME_FORMS.iter().find(|(start, end, _, _)| {
             name.len() > start.len() + end.len() && name.starts_with(start) && name.ends_with(end)

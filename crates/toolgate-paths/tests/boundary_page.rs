@@ -14,7 +14,7 @@ use toolgate_paths::credential::{
     SECRET_DIRS, SECRET_FILES, SECRET_NAME_SHAPES, SECRET_PAIRS, SECRET_SUFFIXES, SECRET_SYSTEM,
 };
 use toolgate_paths::protected::{
-    Anchor, PROTECTED, PROTECTED_IN_DIRS, PROTECTED_NAME_FORMS, PROTECTED_SUFFIXES, ProtectedClass,
+    Anchor, PROTECTED, PROTECTED_NAME_FORMS, PROTECTED_SUFFIXES, ProtectedClass,
 };
 use toolgate_paths::shape::{DOT_PATH_WHY, INERT_DOTFILES};
 
@@ -76,7 +76,7 @@ fn render() -> String {
     }
     let _ = writeln!(
         w,
-        "\nA file whose name ends so, or has this form (in a directory so named, where one is given):\n\n\
+        "\nA file whose name ends so, or has this form, anywhere:\n\n\
          | name | loaded or run by | documented at |\n|---|---|---|"
     );
     for (ending, program, source) in PROTECTED_SUFFIXES {
@@ -84,15 +84,6 @@ fn render() -> String {
             w,
             "| {} | {} | {} |",
             code(&format!("*{ending}")),
-            cell(program),
-            cell(source)
-        );
-    }
-    for (dir, ending, program, source) in PROTECTED_IN_DIRS {
-        let _ = writeln!(
-            w,
-            "| {} | {} | {} |",
-            code(&format!("{dir}/*{ending}")),
             cell(program),
             cell(source)
         );

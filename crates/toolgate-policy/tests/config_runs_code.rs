@@ -242,40 +242,6 @@ fn a_write_cannot_plant_instructions_for_the_next_agent_session() {
     ]);
 }
 
-/// Python runs the `import` lines of every `.pth` file in a site-packages
-/// directory, and imports `sitecustomize`, at every interpreter start: a
-/// command that writes one into the project's virtualenv (`.venv/` is
-/// ignored by git, so the dot-path rule spared it) plants code every later
-/// `python`, test run and editor plug-in runs.
-#[test]
-fn a_write_cannot_plant_python_start_up_code_in_a_virtualenv() {
-    assert_protected(&[
-        ".venv/lib/python3.11/site-packages/evil.pth",
-        "venv/lib/python3.12/site-packages/_hook.PTH",
-        "env/lib/python3/dist-packages/x.pth",
-        "venv/lib/python3.12/site-packages/sitecustomize.py",
-        "usercustomize.py",
-    ]);
-}
-
-/// The same endings elsewhere are ordinary files: PyTorch saves model
-/// weights as `.pth`.
-#[test]
-fn model_weights_named_pth_stay_routine() {
-    let w = ws();
-    for &mode in LOOSE {
-        let p = policy(&w, mode, &[]);
-        for rel in [
-            "models/checkpoint.pth",
-            "site-packages.pth",
-            ".venv/lib/python3.11/site-packages/pkg/data.pth",
-        ] {
-            let o = write_call(&w, &p, rel);
-            assert_eq!(o.decision, Effect::Allow, "{rel} in {mode}: {}", o.reason);
-        }
-    }
-}
-
 #[test]
 fn write_to_ci_files_is_protected() {
     assert_protected(&[

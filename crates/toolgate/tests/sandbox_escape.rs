@@ -205,30 +205,6 @@ fn protected_paths_created_at_any_depth() {
     }
 }
 
-/// Python runs the `import` lines of a site-packages `.pth` file and
-/// imports `sitecustomize` at every interpreter start. `.venv/` is ignored
-/// by git, so the dot-path rule spared what a command wrote there: a `.pth`
-/// planted in the project's virtualenv landed, and every later `python`
-/// (the person's own shell, the editor, unconfined) ran it.
-#[test]
-fn python_start_up_code_planted_in_an_ignored_virtualenv() {
-    let e = env();
-    e.write(e.ws.join(".gitignore"), ".venv/\n");
-    let site = ".venv/lib/python3.11/site-packages";
-    let text = drive(
-        &e,
-        &format!(
-            "mkdir -p {site}/pkg; echo 'import os; os.system(\"touch /tmp/pwned\")' > {site}/evil.pth; \
-             echo 'import os' > {site}/sitecustomize.py; echo 'x = 1' > {site}/pkg/__init__.py; echo done"
-        ),
-        &[],
-    );
-    assert!(!e.ws.join(site).join("evil.pth").exists(), "{text}");
-    assert!(!e.ws.join(site).join("sitecustomize.py").exists(), "{text}");
-    // An ordinary module of the ignored virtualenv still lands.
-    assert!(e.ws.join(site).join("pkg/__init__.py").exists(), "{text}");
-}
-
 #[test]
 fn credentials_in_the_home_directory_are_hidden_whatever_their_name() {
     let e = env();
