@@ -81,6 +81,14 @@ pub struct PermissionRequest {
     /// For shell commands: the resolved directory the command starts in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// A file a confined command created whose content is certificates only
+    /// ([`holds_only_certificates`](crate::credential::holds_only_certificates)),
+    /// so a secret's name (`cacert.pem`) is all it has of one. Set by the
+    /// landing judgement from the staged bytes; never read from outside
+    /// (not serialised), so no client can claim it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub certificates_only: bool,
 }
 
 impl PermissionRequest {
@@ -96,6 +104,7 @@ impl PermissionRequest {
             risk,
             note: None,
             cwd: None,
+            certificates_only: false,
         }
     }
 
@@ -131,6 +140,12 @@ impl PermissionRequest {
     /// Sets the working directory of a shell command.
     pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
         self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Marks a created file whose content was read and is certificates only.
+    pub fn with_certificates_only(mut self, certificates_only: bool) -> Self {
+        self.certificates_only = certificates_only;
         self
     }
 

@@ -50,6 +50,9 @@ pub struct StagedChange {
     /// The real path was changed by someone else while the command ran: it
     /// does not land, whatever the verdict (their version is kept).
     pub changed_outside: bool,
+    /// It was created with content that is certificates only (a CA bundle):
+    /// its name may be a secret's (`cacert.pem`), its content holds none.
+    pub certificates_only: bool,
     /// Paths this change writes without naming them: the target of a link
     /// it makes, the work-tree paths whose content a changed git index or
     /// ref carries. Each is judged as a write too; the change lands only

@@ -54,6 +54,7 @@ impl WriteJudge for PipelineJudge {
             requests.push(
                 PermissionRequest::path("edit", path, Risk::Write)
                     .with_save_pattern(None)
+                    .with_certificates_only(c.certificates_only)
                     .with_note(format!("{} by the command", c.kind.as_str())),
             );
             owner.push(i);

@@ -1059,8 +1059,86 @@ pub fn home_dir() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// The PEM labels of public material: a file made of these blocks alone
+/// (a CA bundle, a certificate chain) holds no secret (RFC 7468 section 5,
+/// 6 and 9).
+const PUBLIC_PEM_LABELS: &[&[u8]] = &[b"CERTIFICATE", b"TRUSTED CERTIFICATE", b"X509 CRL"];
+
+/// Whether `bytes` are certificates only: PEM text with at least one block,
+/// every block's label public ([`PUBLIC_PEM_LABELS`]), and nothing shaped as
+/// a private key anywhere (`PRIVATE KEY` in any case, an OpenSSH or PuTTY
+/// key's header). Text around the blocks is allowed (a bundle's comments).
+///
+/// A file named as a secret by its ending (`cacert.pem`) is judged by this
+/// when a confined command created it: pip's vendored CA bundle did not land
+/// in a new virtualenv, and pip could not verify TLS there.
+///
+/// ```
+/// use toolgate_paths::credential::holds_only_certificates;
+/// let cert = b"# ISRG Root X1\n-----BEGIN CERTIFICATE-----\nMIIF\n-----END CERTIFICATE-----\n";
+/// assert!(holds_only_certificates(cert));
+/// let key = b"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
+/// assert!(!holds_only_certificates(key));
+/// ```
+pub fn holds_only_certificates(bytes: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let upper = text.to_ascii_uppercase();
+    if upper.contains("PRIVATE KEY") || upper.contains("PUTTY-USER-KEY-FILE") {
+        return false;
+    }
+    let mut blocks = 0usize;
+    for line in upper.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("-----BEGIN ") else {
+            continue;
+        };
+        let Some(label) = rest.strip_suffix("-----") else {
+            return false;
+        };
+        if !PUBLIC_PEM_LABELS.contains(&label.as_bytes()) {
+            return false;
+        }
+        blocks += 1;
+    }
+    // `-----BEGIN` anywhere else than at a line's start is not PEM a
+    // parser reads as a block; refuse it rather than guess.
+    blocks > 0 && upper.matches("-----BEGIN").count() == blocks
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn certificates_only_is_proved_from_the_blocks() {
+        let cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        assert!(holds_only_certificates(cert.as_bytes()));
+        let bundle = format!(
+            "# comment\n{cert}\n# another\n{cert}-----BEGIN X509 CRL-----\nx\n-----END X509 CRL-----\n"
+        );
+        assert!(holds_only_certificates(bundle.as_bytes()));
+        for secret in [
+            format!("{cert}-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n"),
+            format!(
+                "{cert}-----BEGIN ENCRYPTED PRIVATE KEY-----\nx\n-----END ENCRYPTED PRIVATE KEY-----\n"
+            ),
+            format!(
+                "{cert}-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----\n"
+            ),
+            format!("{cert}-----BEGIN EC PARAMETERS-----\nBggq\n-----END EC PARAMETERS-----\n"),
+            format!("{cert}PuTTY-User-Key-File-3: ssh-ed25519\n"),
+            format!("{cert}# private key: -----BEGIN X-----\n"),
+            format!("{cert}-----begin private key-----\n"),
+            "no blocks at all\n".to_string(),
+            String::new(),
+        ] {
+            assert!(!holds_only_certificates(secret.as_bytes()), "{secret}");
+        }
+        assert!(!holds_only_certificates(
+            b"\xff\xfe-----BEGIN CERTIFICATE-----"
+        ));
+    }
+
     use super::*;
 
     #[test]

@@ -363,7 +363,7 @@ impl Gate for PolicyGate {
         let mut out = Vec::with_capacity(requests.len());
         for request in requests {
             let path = std::path::Path::new(&request.resource);
-            if staged_write_lands_unasked(&policy, call.location, path) {
+            if staged_write_lands_unasked(&policy, call.location, path, request.certificates_only) {
                 let decision = Decision::new(
                     Effect::Allow,
                     Risk::Write,
@@ -686,14 +686,24 @@ impl PolicyGate {
 
 /// Whether a path a confined (already allowed) command changed lands with
 /// no more asking: inside the location, neither protected nor a
-/// credential. Anything else lands only by a rule naming it or a person's
-/// answer.
+/// credential (a file named as a secret counts as none when the command
+/// created it with certificates only: `certificates_only`, read from the
+/// staging area). Anything else lands only by a rule naming it or a
+/// person's answer.
 pub fn staged_write_lands_unasked(
     policy: &crate::policy::Policy,
     location: &toolgate_core::Location,
     path: &std::path::Path,
+    certificates_only: bool,
 ) -> bool {
+    use toolgate_core::credential::{CredentialKind, is_credential};
     location.contains(path)
         && policy.protected_paths().check(path).is_none()
-        && toolgate_core::credential::is_credential(path, policy.home()).is_none()
+        && match is_credential(path, policy.home()) {
+            None => true,
+            // A secret by its name alone, and the content (read from the
+            // staging area) is certificates only: nothing secret in it.
+            Some(CredentialKind::Name) => certificates_only,
+            Some(_) => false,
+        }
 }

@@ -501,3 +501,69 @@ fn a_confined_build_lands_its_output_and_git_data_unasked() {
         );
     }
 }
+
+/// A file named as a secret (`cacert.pem`) that a confined command created
+/// with certificates only lands unasked, as the landing judgement marks it
+/// from its bytes; unmarked, or named as a secret by a directory (`.ssh/`),
+/// it does not.
+#[test]
+fn a_created_file_of_certificates_only_lands_and_an_unmarked_one_does_not() {
+    let w = ws();
+    let gate = PolicyGate::new(
+        policy(&w, Mode::Auto, &[]),
+        Arc::new(NoStore),
+        Arc::new(Nobody),
+    );
+    let input = json!({ "command": "python3 -m venv .venv" });
+    let call = GateCall {
+        tool: "bash",
+        input: &input,
+        location: &w.loc,
+        session_id: "s",
+        call_id: "c",
+        preview: None,
+    };
+    let request = |rel: &str, certificates_only: bool| {
+        PermissionRequest::path("edit", w.root.join(rel).display().to_string(), Risk::Write)
+            .with_save_pattern(None)
+            .with_certificates_only(certificates_only)
+    };
+    let judged = gate
+        .evaluate_staged(
+            &call,
+            vec![
+                request("vendor/certifi/cacert.pem", true),
+                request("certs/server.pem", false),
+                request("deploy/.ssh/known.pem", true),
+            ],
+        )
+        .unwrap();
+    let effects: Vec<(Effect, DecisionSource)> = judged
+        .iter()
+        .map(|j| (j.decision.effect, j.decision.source))
+        .collect();
+    assert_eq!(
+        effects[0],
+        (Effect::Allow, DecisionSource::Sandbox),
+        "{judged:?}"
+    );
+    assert_ne!(effects[1].0, Effect::Allow, "{judged:?}");
+    assert_ne!(effects[2].0, Effect::Allow, "{judged:?}");
+}
+
+/// The mark is never read from a client: a request deserialised from JSON
+/// (the policy oracle, a hook) that claims it is judged unmarked.
+#[test]
+fn the_certificates_mark_cannot_be_claimed_from_outside() {
+    let request: PermissionRequest = serde_json::from_value(json!({
+        "action": "edit", "resource": "/ws/cacert.pem", "kind": "path",
+        "risk": "write", "save_pattern": null, "certificates_only": true
+    }))
+    .unwrap();
+    assert!(!request.certificates_only);
+    let wire = serde_json::to_value(
+        PermissionRequest::path("edit", "/ws/a.pem", Risk::Write).with_certificates_only(true),
+    )
+    .unwrap();
+    assert!(wire.get("certificates_only").is_none(), "{wire}");
+}

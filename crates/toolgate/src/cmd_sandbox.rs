@@ -174,11 +174,13 @@ fn settle(staged: &mut dyn StagedRun, toolgate: &toolgate::Toolgate) -> Result<(
     }
     // Each change's path, then the paths it writes without naming them;
     // a change lands only when all of them may.
-    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut paths: Vec<(PathBuf, bool)> = Vec::new();
     let mut owner: Vec<usize> = Vec::new();
     for (i, c) in changes.iter().enumerate() {
-        for p in std::iter::once(&c.path).chain(&c.also) {
-            paths.push(p.clone());
+        paths.push((c.path.clone(), c.certificates_only));
+        owner.push(i);
+        for p in &c.also {
+            paths.push((p.clone(), false));
             owner.push(i);
         }
     }

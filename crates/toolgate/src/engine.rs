@@ -253,14 +253,22 @@ impl Toolgate {
     /// lands; a protected path, a credential or a path outside the location
     /// lands only when a rule or a saved approval allows writing it; the
     /// rest is refused with the reason.
+    ///
+    /// Each path comes with whether it is a created file of certificates
+    /// only ([`toolgate_core::StagedChange::certificates_only`]).
     pub fn judge_staged_unasked(
         &self,
-        paths: &[std::path::PathBuf],
+        paths: &[(std::path::PathBuf, bool)],
     ) -> Result<Vec<toolgate_core::StagedVerdict>, CheckError> {
         let policy = self.policy()?;
         let mut out = Vec::with_capacity(paths.len());
-        for path in paths {
-            if toolgate_policy::gate::staged_write_lands_unasked(&policy, &self.location, path) {
+        for (path, certificates_only) in paths {
+            if toolgate_policy::gate::staged_write_lands_unasked(
+                &policy,
+                &self.location,
+                path,
+                *certificates_only,
+            ) {
                 out.push(toolgate_core::StagedVerdict {
                     land: true,
                     reason: "written inside the location by an allowed command".into(),

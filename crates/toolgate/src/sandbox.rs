@@ -406,6 +406,7 @@ pub(crate) fn staged_changes(
                     || toolgate_core::credential::is_credential(&c.path, home).is_some());
             StagedChange {
                 path: c.path.clone(),
+                certificates_only: certificates_only(staging, c),
                 kind: match c.kind {
                     ChangeKind::Created => StagedKind::Created,
                     ChangeKind::Modified => StagedKind::Modified,
@@ -418,6 +419,34 @@ pub(crate) fn staged_changes(
             }
         })
         .collect()
+}
+
+/// The largest created PEM file whose content is read to see whether it is
+/// certificates only (a CA bundle is a few hundred KiB).
+const CERTIFICATES_READ_LIMIT: u64 = 8 * 1024 * 1024;
+
+/// Whether `c` created a PEM file (`*.pem`) whose staged content is
+/// certificates only ([`toolgate_core::credential::holds_only_certificates`]):
+/// such a file is named as a secret and holds none.
+fn certificates_only(staging: &Staging, c: &toolgate_sandbox::Change) -> bool {
+    let pem = c
+        .path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pem"));
+    if c.dir || c.kind != ChangeKind::Created || !pem {
+        return false;
+    }
+    let Some(staged) = staging.staged_path(&c.path) else {
+        return false;
+    };
+    // A regular file, not a link to one; never waiting on a FIFO.
+    if !std::fs::symlink_metadata(&staged).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    match toolgate_core::small_file::read(&staged, CERTIFICATES_READ_LIMIT) {
+        Ok(bytes) => toolgate_core::credential::holds_only_certificates(&bytes),
+        Err(_) => false,
+    }
 }
 
 /// A unified diff of a small text file's change.

@@ -205,6 +205,29 @@ fn protected_paths_created_at_any_depth() {
     }
 }
 
+/// Not an escape: what a routine command must be able to do. `python3 -m
+/// venv .venv` writes pip's CA bundle (`certifi/cacert.pem`); its `.pem`
+/// ending named it a credential, so it did not land, and pip in that
+/// virtualenv could not verify TLS. A created file of certificates only
+/// lands; one holding a private key, whatever else it holds, still does not.
+#[test]
+fn a_ca_bundle_a_command_creates_lands_and_a_private_key_does_not() {
+    let e = env();
+    let cert = "-----BEGIN CERTIFICATE-----\\nMIIBszCCAVmgAwIBAgIU\\n-----END CERTIFICATE-----\\n";
+    let key = "-----BEGIN PRIVATE KEY-----\\nMIGHAgEAMBMGByqGSM49\\n-----END PRIVATE KEY-----\\n";
+    let text = drive(
+        &e,
+        &format!(
+            "mkdir -p vendor/certifi certs; printf '# Root CA\\n{cert}' > vendor/certifi/cacert.pem; \\
+             printf -- '{cert}{key}' > certs/server.pem; printf -- '{key}' > certs/key.pem; echo done"
+        ),
+        &[],
+    );
+    assert!(e.ws.join("vendor/certifi/cacert.pem").exists(), "{text}");
+    assert!(!e.ws.join("certs/server.pem").exists(), "{text}");
+    assert!(!e.ws.join("certs/key.pem").exists(), "{text}");
+}
+
 #[test]
 fn credentials_in_the_home_directory_are_hidden_whatever_their_name() {
     let e = env();
