@@ -300,7 +300,7 @@ pub const SECRET_FILES: &[(&str, &str)] = &[
 pub const SECRET_SUFFIXES: &[(&str, &str)] = &[
     (
         ".pem",
-        "RFC 7468 (PEM private keys; certificates share the ending and are judged alike)",
+        "RFC 7468 (PEM private keys; certificates share the ending and are judged alike, except a file a confined command created with certificates only)",
     ),
     (
         ".key",
