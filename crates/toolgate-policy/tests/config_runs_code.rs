@@ -414,7 +414,9 @@ impl ApprovalChannel for Nobody {
     }
 }
 
-fn staged(w: &Ws, rels: &[&str]) -> Vec<(String, Effect, DecisionSource)> {
+/// The landing judgement of `requests`, made by a command allowed in mode
+/// `auto`.
+fn judge_staged(w: &Ws, requests: Vec<PermissionRequest>) -> Vec<toolgate_core::Judged> {
     let gate = PolicyGate::new(
         policy(w, Mode::Auto, &[]),
         Arc::new(NoStore),
@@ -429,6 +431,10 @@ fn staged(w: &Ws, rels: &[&str]) -> Vec<(String, Effect, DecisionSource)> {
         call_id: "c",
         preview: None,
     };
+    gate.evaluate_staged(&call, requests).unwrap()
+}
+
+fn staged(w: &Ws, rels: &[&str]) -> Vec<(String, Effect, DecisionSource)> {
     let requests = rels
         .iter()
         .map(|rel| {
@@ -439,8 +445,7 @@ fn staged(w: &Ws, rels: &[&str]) -> Vec<(String, Effect, DecisionSource)> {
             PermissionRequest::path("edit", path, Risk::Write).with_save_pattern(None)
         })
         .collect();
-    gate.evaluate_staged(&call, requests)
-        .unwrap()
+    judge_staged(w, requests)
         .into_iter()
         .map(|j| (j.request.resource, j.decision.effect, j.decision.source))
         .collect()
@@ -509,35 +514,19 @@ fn a_confined_build_lands_its_output_and_git_data_unasked() {
 #[test]
 fn a_created_file_of_certificates_only_lands_and_an_unmarked_one_does_not() {
     let w = ws();
-    let gate = PolicyGate::new(
-        policy(&w, Mode::Auto, &[]),
-        Arc::new(NoStore),
-        Arc::new(Nobody),
-    );
-    let input = json!({ "command": "python3 -m venv .venv" });
-    let call = GateCall {
-        tool: "bash",
-        input: &input,
-        location: &w.loc,
-        session_id: "s",
-        call_id: "c",
-        preview: None,
-    };
     let request = |rel: &str, certificates_only: bool| {
         PermissionRequest::path("edit", w.root.join(rel).display().to_string(), Risk::Write)
             .with_save_pattern(None)
             .with_certificates_only(certificates_only)
     };
-    let judged = gate
-        .evaluate_staged(
-            &call,
-            vec![
-                request("vendor/certifi/cacert.pem", true),
-                request("certs/server.pem", false),
-                request("deploy/.ssh/known.pem", true),
-            ],
-        )
-        .unwrap();
+    let judged = judge_staged(
+        &w,
+        vec![
+            request("vendor/certifi/cacert.pem", true),
+            request("certs/server.pem", false),
+            request("deploy/.ssh/known.pem", true),
+        ],
+    );
     let effects: Vec<(Effect, DecisionSource)> = judged
         .iter()
         .map(|j| (j.decision.effect, j.decision.source))
