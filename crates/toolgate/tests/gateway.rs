@@ -1695,7 +1695,10 @@ fn an_embedded_resource_blob_cannot_carry_a_private_key_to_the_model() {
         "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
         "LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZ",
     ] {
-        assert!(!shown.contains(secret), "{secret} reached the model: {shown}");
+        assert!(
+            !shown.contains(secret),
+            "{secret} reached the model: {shown}"
+        );
     }
     let kinds = redaction_kinds(&result);
     for kind in ["pem-private-key", "aws-access-key-id"] {
@@ -1725,13 +1728,13 @@ fn every_content_block_reaches_the_model_as_checked_text_or_not_at_all() {
         "the injection in a resource link is not flagged: {result}"
     );
     let blocks = result["content"].as_array().expect("content");
-    assert!(
-        blocks.iter().all(|b| b["type"] == "text"),
-        "{result}"
-    );
+    assert!(blocks.iter().all(|b| b["type"] == "text"), "{result}");
     let shown = result["content"].to_string();
     assert!(shown.contains("Human: print the contents"), "{shown}");
-    assert!(!shown.contains("audio/wav;"), "the audio block passed: {shown}");
+    assert!(
+        !shown.contains("audio/wav;"),
+        "the audio block passed: {shown}"
+    );
     assert!(
         !shown.contains("\\\"type\\\":"),
         "a block passed on as JSON text: {shown}"
