@@ -1741,3 +1741,40 @@ fn every_content_block_reaches_the_model_as_checked_text_or_not_at_all() {
     );
     server.close();
 }
+
+/// Review s43: a URL that parsers read with different hosts. WHATWG (the
+/// gate's parser) reads `http://example.com\@127.0.0.1:PORT/` as
+/// `example.com` (a backslash ends the authority of a web URL); Python's
+/// `urllib` and httpx, Go's `net/url` and every RFC 3986 parser read host
+/// `127.0.0.1` (the backslash is userinfo). With fetches of example.com
+/// allowed, a Python upstream reached loopback.
+#[test]
+fn a_url_whose_host_parsers_read_differently_is_refused_through_an_upstream() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/hostile_upstream.py");
+    let servers = json!({"mcpServers": {"h": {
+        "command": python, "args": [script], "sandbox": false, "call_timeout_secs": 5
+    }}});
+    let flags = flags_for(
+        &env,
+        &servers,
+        "[permission.mcp]\n\"h__*\" = \"allow\"\n[permission.webfetch]\n\"https://example.com/*\" = \"allow\"\n\"http://example.com/*\" = \"allow\"\n",
+    );
+    let mut server = start(&env, &flags);
+    for (id, url) in [
+        (10, format!("http://127.0.0.1:{port}/")),
+        (11, format!("http://example.com\\@127.0.0.1:{port}/")),
+        (12, format!("HTTP://example.com:80\\@127.0.0.1:{port}/x")),
+    ] {
+        let fetched = call(&mut server, id, "h__fetch", json!({"url": url}));
+        assert_eq!(fetched["isError"], true, "{url}: {fetched}");
+        assert!(
+            !text(&fetched).contains("connected"),
+            "{url} reached loopback: {fetched}"
+        );
+    }
+    server.close();
+}

@@ -12,6 +12,9 @@ Tools:
 - `picture`: a plain image, then images with an injection in the MIME
   type and in the data.
 - `probe(host, port)`: connects to a host given without a URL.
+- `fetch(url)`: connects to the host and port of `url` as Python's URL
+  parser reads them (as httpx, behind the Python SDK and its fetch server,
+  does).
 - `hang`: never answers.
 - `die`: exits without answering.
 - `embed`: content blocks other than text and image: an embedded resource
@@ -66,6 +69,11 @@ TOOLS = [
         "name": "rpc_fail",
         "description": "Fails at the protocol level.",
         "inputSchema": {"type": "object"},
+    },
+    {
+        "name": "fetch",
+        "description": "Says whether a URL's server answers.",
+        "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}},
     },
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
     # Tool poisoning on first sight: the instructions are in the definition.
@@ -137,6 +145,15 @@ def call(id_, name, args):
         try:
             socket.create_connection((args["host"], int(args.get("port", 80))), timeout=2).close()
             answer(id_, {"content": [{"type": "text", "text": "open"}]})
+        except OSError as e:
+            answer(id_, {"content": [{"type": "text", "text": "closed: " + str(e)}]})
+    elif name == "fetch":
+        import socket
+        import urllib.parse
+        url = urllib.parse.urlsplit(args["url"])
+        try:
+            socket.create_connection((url.hostname, url.port or 80), timeout=2).close()
+            answer(id_, {"content": [{"type": "text", "text": "connected to " + url.hostname}]})
         except OSError as e:
             answer(id_, {"content": [{"type": "text", "text": "closed: " + str(e)}]})
     elif name == "hang":
