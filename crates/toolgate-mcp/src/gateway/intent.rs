@@ -13,6 +13,8 @@
 //! A `file:` URL is the path it names. An object's keys are judged by their
 //! shape as its values are.
 
+mod authority;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -181,21 +183,17 @@ fn judge_string(
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
     } else if let Some(path) = file_url_path(s)? {
         judge_path(&path, location, read_only, out)?;
-    } else if let Some(url) =
-        network_url(s).or(host_key.then(|| bare_host(s)).transpose()?.flatten())
-    {
-        // The built-in web tools run with the default network settings;
-        // an upstream is held to the same, and the URL judged as the
-        // built-in `webfetch` judges it: as parsed.
-        let config = toolgate_tools::web_tools::WebToolsConfig::default();
-        if let Some(refusal) = host_refusal(&config, &url) {
+    } else if let Some(url) = network_url(s) {
+        judge_url(&url, out)?;
+        // A URL is judged by its host: one that the upstream's parser may
+        // read with another host cannot be.
+        if let Some(refusal) = authority::another_host(s, &url) {
             return Err(ToolError::Failed(refusal));
         }
-        out.push(PermissionRequest::url(
-            "webfetch",
-            url.as_str(),
-            Risk::Network,
-        ));
+    } else if let Some(refusal) = authority::unreadable(s) {
+        return Err(ToolError::Failed(refusal));
+    } else if let Some(url) = host_key.then(|| bare_host(s)).transpose()?.flatten() {
+        judge_url(&url, out)?;
     } else if looks_like_path(&key, s) {
         // A form that holds a line break is not judged as a path (text
         // under a key such as `file_content`); one trimmed to a path's
@@ -212,6 +210,23 @@ fn judge_string(
             judge_path(form, location, read_only, out)?;
         }
     }
+    Ok(())
+}
+
+/// Judges a URL (or a host given without one, as its URL) as the built-in
+/// `webfetch` judges it, as parsed: a `webfetch` request, or a refusal of
+/// its host before anyone is asked. The built-in web tools run with the
+/// default network settings; an upstream is held to the same.
+fn judge_url(url: &reqwest::Url, out: &mut Vec<PermissionRequest>) -> Result<(), ToolError> {
+    let config = toolgate_tools::web_tools::WebToolsConfig::default();
+    if let Some(refusal) = host_refusal(&config, url) {
+        return Err(ToolError::Failed(refusal));
+    }
+    out.push(PermissionRequest::url(
+        "webfetch",
+        url.as_str(),
+        Risk::Network,
+    ));
     Ok(())
 }
 
