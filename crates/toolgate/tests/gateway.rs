@@ -1778,3 +1778,33 @@ fn a_url_whose_host_parsers_read_differently_is_refused_through_an_upstream() {
     }
     server.close();
 }
+
+/// Review s43: an address given without a scheme was judged only under a
+/// key naming a host (`host`, `ip`): under `url`, `endpoint`, `server` or
+/// `address`, or as `IP:port` under any key, loopback and the metadata
+/// service were reached with nothing asked but the tool's rule (fetch
+/// servers put `http://` in front of such a URL).
+#[test]
+fn an_address_given_without_a_scheme_is_judged_under_any_url_key() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut server = hostile_world(&env, &python);
+    for (id, key, address) in [
+        (10, "url", format!("127.0.0.1:{port}/admin")),
+        (11, "url", format!("localhost:{port}")),
+        (12, "endpoint", format!("127.0.0.1:{port}")),
+        (13, "server", format!("127.0.0.1:{port}")),
+        (14, "address", "127.0.0.1".to_string()),
+        (15, "target", format!("127.0.0.1:{port}")),
+        (16, "to", format!("[::ffff:127.0.0.1]:{port}")),
+    ] {
+        let fetched = call(&mut server, id, "h__fetch", json!({key: address}));
+        assert!(
+            text(&fetched).contains("refusing"),
+            "{key}={address} was not refused: {fetched}"
+        );
+    }
+    server.close();
+}

@@ -12,9 +12,10 @@ Tools:
 - `picture`: a plain image, then images with an injection in the MIME
   type and in the data.
 - `probe(host, port)`: connects to a host given without a URL.
-- `fetch(url)`: connects to the host and port of `url` as Python's URL
-  parser reads them (as httpx, behind the Python SDK and its fetch server,
-  does).
+- `fetch(url)`: connects to the host and port of its one string argument
+  (under any key; `http://` put in front when it has no scheme) as
+  Python's URL parser reads them (as httpx, behind the Python SDK and its
+  fetch server, does).
 - `hang`: never answers.
 - `die`: exits without answering.
 - `embed`: content blocks other than text and image: an embedded resource
@@ -150,7 +151,10 @@ def call(id_, name, args):
     elif name == "fetch":
         import socket
         import urllib.parse
-        url = urllib.parse.urlsplit(args["url"])
+        # Its one string argument, whatever its key; `http://` put in front
+        # of a URL given without a scheme, as fetch servers do.
+        given = next(v for v in args.values() if isinstance(v, str))
+        url = urllib.parse.urlsplit(given if "://" in given else "http://" + given)
         try:
             socket.create_connection((url.hostname, url.port or 80), timeout=2).close()
             answer(id_, {"content": [{"type": "text", "text": "connected to " + url.hostname}]})
