@@ -177,6 +177,7 @@ fn judge_string(
     out: &mut Vec<PermissionRequest>,
 ) -> Result<(), ToolError> {
     let host_key = names_host(key);
+    let url_key = names_url(key);
     let command_key = names_command(key);
     let key = key.to_ascii_lowercase();
     if command_key && !s.trim().is_empty() {
@@ -192,7 +193,11 @@ fn judge_string(
         }
     } else if let Some(refusal) = authority::unreadable(s) {
         return Err(ToolError::Failed(refusal));
-    } else if let Some(url) = host_key.then(|| bare_host(s)).transpose()?.flatten() {
+    } else if let Some(url) = (host_key || (url_key && address_shaped(s)) || endpoint_shaped(s))
+        .then(|| bare_host(s))
+        .transpose()?
+        .flatten()
+    {
         judge_url(&url, out)?;
     } else if looks_like_path(&key, s) {
         // A form that holds a line break is not judged as a path (text
@@ -380,6 +385,66 @@ fn names_host(key: &str) -> bool {
     key_words(key)
         .iter()
         .any(|w| matches!(w.as_str(), "host" | "hostname" | "ip"))
+}
+
+/// Whether a member name names a URL or an address (`url`, `baseUrl`,
+/// `endpoint`, `server`, `address`, `redis_addr`, `domain`): a fetch
+/// server puts `http://` in front of a URL given without a scheme, so an
+/// address there ([`address_shaped`]) is judged as a host is.
+fn names_url(key: &str) -> bool {
+    key_words(key).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "url" | "uri" | "endpoint" | "server" | "address" | "addr" | "domain"
+        )
+    })
+}
+
+/// The host part of a one-word text given without a scheme (before its
+/// first `/`, `?` or `#`), when it has that shape: no white space, no
+/// `@` (an e-mail address), no `://`.
+fn schemeless_host(s: &str) -> Option<&str> {
+    let t = s.trim();
+    if t.is_empty() || t.chars().any(char::is_whitespace) || t.contains('@') || t.contains("://") {
+        return None;
+    }
+    let host = t.split(['/', '?', '#']).next().unwrap_or_default();
+    (!host.is_empty()).then_some(host)
+}
+
+/// Whether a text given without a scheme has an address's shape: a host
+/// with a port, a dotted name or address, a bracketed IPv6 address or
+/// `localhost` (not a bare word such as `github`, nor a path).
+fn address_shaped(s: &str) -> bool {
+    schemeless_host(s).is_some_and(|host| {
+        !host.starts_with(['.', '~'])
+            && (host.starts_with('[')
+                || host.contains(['.', ':'])
+                || host.eq_ignore_ascii_case("localhost"))
+    })
+}
+
+/// Whether a text is a network endpoint by its shape alone, under any key:
+/// an IP address (dotted IPv4, bracketed IPv6) or `localhost` with a port
+/// (`127.0.0.1:6379`, `[::1]:8080/x`). Review s43: under a key no list
+/// names (`target`, `to`, `peer`) one reached loopback.
+fn endpoint_shaped(s: &str) -> bool {
+    let Some(host) = schemeless_host(s) else {
+        return false;
+    };
+    let Some(name) = host
+        .rsplit_once(':')
+        .filter(|(_, port)| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(name, _)| name)
+    else {
+        return false;
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<std::net::Ipv4Addr>().is_ok()
+        || name
+            .strip_prefix('[')
+            .and_then(|n| n.strip_suffix(']'))
+            .is_some_and(|n| n.parse::<std::net::Ipv6Addr>().is_ok())
 }
 
 /// Whether a member name names a command: `script` or `shell`, or one of
@@ -761,6 +826,39 @@ mod tests {
                 "{key}={host}: {err}"
             );
         }
+        // Review s43: under a key naming a URL or an address, or as an
+        // endpoint (an address with a port) under any key.
+        for (key, address) in [
+            ("url", "127.0.0.1:6379/admin"),
+            ("baseUrl", "localhost:8080"),
+            ("endpoint", "169.254.169.254"),
+            ("redis_addr", "10.0.0.7:6379"),
+            ("server", "[::1]"),
+            ("domain", "metadata.google.internal"),
+            ("target", "127.0.0.1:2375"),
+            ("peer", "[::ffff:10.0.0.1]:22"),
+            ("to", "localhost:5432/db"),
+        ] {
+            let args = json!({key: address});
+            let err = requests("h__fetch", args.as_object().unwrap(), &location, false)
+                .expect_err(address);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{key}={address}: {err}"
+            );
+        }
+        // Not addresses: a bare word under a URL key, an e-mail address,
+        // a path, a time; a dotted public name is judged (asked).
+        let args = json!({"server": "github", "email_address": "me@example.com",
+                          "url": "./docs/index.html", "time": "12:30", "note": "10.0.0.1",
+                          "uri": "example.com/page"});
+        let r = requests("h__fetch", args.as_object().unwrap(), &location, false).unwrap();
+        let fetched: Vec<&str> = r
+            .iter()
+            .filter(|r| r.action == "webfetch")
+            .map(|r| r.resource.as_str())
+            .collect();
+        assert_eq!(fetched, ["http://example.com/page"], "{r:?}");
         let args = json!({"host": "example.com", "ghost": "127.0.0.1", "note": "10.0.0.1"});
         let r = requests("h__probe", args.as_object().unwrap(), &location, false).unwrap();
         let fetched: Vec<&str> = r
