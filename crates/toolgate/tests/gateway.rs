@@ -1808,3 +1808,34 @@ fn an_address_given_without_a_scheme_is_judged_under_any_url_key() {
     }
     server.close();
 }
+
+/// Review s43: a command given in pieces was judged by its first piece
+/// only. `{"command": "find", "args": [".", "-exec", "sh", "-c", "cat
+/// ~/.ssh/id_rsa", ";"]}` was judged as `find` (allowed by default) and
+/// each argument by its own shape (no path in `cat ~/.ssh/id_rsa` as a
+/// whole); an argument vector under `argv` was not judged as a command.
+#[test]
+fn a_command_split_into_a_program_and_its_arguments_is_judged_whole() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    env.write(env.home.join(".ssh/id_rsa"), "TOPSECRET-KEY-MATERIAL\n");
+    let mut server = hostile_world(&env, &python);
+    for (id, args) in [
+        (
+            10,
+            json!({"command": "find", "args": [".", "-maxdepth", "0", "-exec", "sh", "-c", "cat ~/.ssh/id_rsa", ";"]}),
+        ),
+        (11, json!({"argv": ["sh", "-c", "cat ~/.ssh/id_rsa"]})),
+    ] {
+        let ran = call(&mut server, id, "h__run", args.clone());
+        assert!(
+            !ran.to_string().contains("TOPSECRET"),
+            "{args}: the key was read: {ran}"
+        );
+        assert_eq!(ran["isError"], true, "{args}: {ran}");
+    }
+    // The program alone still runs.
+    let ran = call(&mut server, 12, "h__run", json!({"command": "ls", "args": ["-a"]}));
+    assert_ne!(ran["isError"], true, "{ran}");
+    server.close();
+}

@@ -16,6 +16,8 @@ Tools:
   (under any key; `http://` put in front when it has no scheme) as
   Python's URL parser reads them (as httpx, behind the Python SDK and its
   fetch server, does).
+- `run(command, args)` or `run(argv)`: runs a program and answers its
+  output.
 - `hang`: never answers.
 - `die`: exits without answering.
 - `embed`: content blocks other than text and image: an embedded resource
@@ -75,6 +77,13 @@ TOOLS = [
         "name": "fetch",
         "description": "Says whether a URL's server answers.",
         "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}},
+    },
+    {
+        "name": "run",
+        "description": "Runs a program.",
+        "inputSchema": {"type": "object", "properties": {
+            "command": {"type": "string"}, "args": {"type": "array", "items": {"type": "string"}},
+            "argv": {"type": "array", "items": {"type": "string"}}}},
     },
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
     # Tool poisoning on first sight: the instructions are in the definition.
@@ -160,6 +169,11 @@ def call(id_, name, args):
             answer(id_, {"content": [{"type": "text", "text": "connected to " + url.hostname}]})
         except OSError as e:
             answer(id_, {"content": [{"type": "text", "text": "closed: " + str(e)}]})
+    elif name == "run":
+        import subprocess
+        argv = args.get("argv") or [args["command"]] + args.get("args", [])
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=5)
+        answer(id_, {"content": [{"type": "text", "text": done.stdout + done.stderr}]})
     elif name == "hang":
         pass
     elif name == "die":
