@@ -1835,7 +1835,12 @@ fn a_command_split_into_a_program_and_its_arguments_is_judged_whole() {
         assert_eq!(ran["isError"], true, "{args}: {ran}");
     }
     // The program alone still runs.
-    let ran = call(&mut server, 12, "h__run", json!({"command": "ls", "args": ["-a"]}));
+    let ran = call(
+        &mut server,
+        12,
+        "h__run",
+        json!({"command": "ls", "args": ["-a"]}),
+    );
     assert_ne!(ran["isError"], true, "{ran}");
     server.close();
 }

@@ -65,6 +65,9 @@ fn walk_object(
     out: &mut Vec<PermissionRequest>,
     in_text: bool,
 ) -> Result<(), ToolError> {
+    for line in split_command(map) {
+        out.push(PermissionRequest::command("bash", &line, Risk::Execute));
+    }
     for (key, value) in map {
         // Only a key that may be a path or a URL counts against the budget:
         // an ordinary member name costs nothing to judge.
@@ -447,16 +450,63 @@ fn endpoint_shaped(s: &str) -> bool {
             .is_some_and(|n| n.parse::<std::net::Ipv6Addr>().is_ok())
 }
 
-/// Whether a member name names a command: `script` or `shell`, or one of
-/// its words is `command`, `cmd`, `cmdline` or `commandline` (`command`,
-/// `cmd`, `commandLine`, `shell_command`, `run_cmd`). Review s42: only the
+/// Whether a member name names a command: `script`, `shell`, `argv` or
+/// `exec`, or one of its words is `command`, `cmd`, `cmdline` or
+/// `commandline` (`command`, `cmd`, `commandLine`, `shell_command`,
+/// `run_cmd`). Review s42: only the
 /// four exact names were, so `{"commandLine": "cat ~/.ssh/id_rsa"}` went
 /// to a shell upstream with no command judged.
 fn names_command(key: &str) -> bool {
-    matches!(key.to_ascii_lowercase().as_str(), "script" | "shell")
-        || key_words(key)
-            .iter()
-            .any(|w| matches!(w.as_str(), "command" | "cmd" | "cmdline" | "commandline"))
+    matches!(
+        key.to_ascii_lowercase().as_str(),
+        "script" | "shell" | "argv" | "exec"
+    ) || key_words(key)
+        .iter()
+        .any(|w| matches!(w.as_str(), "command" | "cmd" | "cmdline" | "commandline"))
+}
+
+/// Whether a member name names a program's arguments: `args`,
+/// `arguments` or `argv`.
+fn names_arguments(key: &str) -> bool {
+    matches!(
+        key.to_ascii_lowercase().as_str(),
+        "args" | "arguments" | "argv"
+    )
+}
+
+/// The command lines of a program and its arguments given under sibling
+/// members (`{"command": "find", "args": [".", "-exec", "sh", "-c", "cat
+/// ~/.ssh/id_rsa", ";"]}`): the program (a string, or an argument vector,
+/// under a key naming a command) followed by the arguments (an array of
+/// strings under a key naming them). Review s43: each piece was judged
+/// alone, `find` was allowed and the key was read.
+fn split_command(map: &Map<String, Value>) -> Vec<String> {
+    let strings = |v: &Value| -> Option<Vec<String>> {
+        match v {
+            Value::String(s) if !s.trim().is_empty() => Some(vec![s.clone()]),
+            Value::Array(items) if !items.is_empty() => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect(),
+            _ => None,
+        }
+    };
+    let program = map
+        .iter()
+        .filter(|(k, _)| names_command(k) && !names_arguments(k))
+        .find_map(|(_, v)| strings(v));
+    let arguments = map
+        .iter()
+        .filter(|(k, v)| names_arguments(k) && v.is_array())
+        .find_map(|(_, v)| strings(v));
+    match (program, arguments) {
+        (Some(mut words), Some(arguments)) => {
+            words.extend(arguments);
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            argv_lines(&words)
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// An argument vector (`["sh", "-c", "cat ~/.ssh/id_rsa"]`) as the
@@ -904,6 +954,25 @@ mod tests {
         );
         assert_eq!(commands(json!({"argv_command": ["ls", "-la"]})), ["ls -la"]);
         assert!(commands(json!({"commander": "x", "description": "run it"})).is_empty());
+        // Review s43: a program and its arguments under sibling members,
+        // and an argument vector under `argv`, are one command line.
+        let split = commands(
+            json!({"command": "find", "args": [".", "-exec", "sh", "-c", "cat ~/.ssh/id_rsa", ";"]}),
+        );
+        assert!(
+            split.contains(&"find . -exec sh -c 'cat ~/.ssh/id_rsa' ';'".to_string()),
+            "{split:?}"
+        );
+        assert_eq!(
+            commands(json!({"argv": ["sh", "-c", "cat ~/.ssh/id_rsa"]})),
+            ["sh -c 'cat ~/.ssh/id_rsa'", "sh -c cat ~/.ssh/id_rsa"]
+        );
+        assert!(
+            commands(json!({"exec": "cat ~/.aws/credentials"}))
+                .contains(&"cat ~/.aws/credentials".to_string())
+        );
+        // Arguments alone, or an object of them, are not a command.
+        assert!(commands(json!({"args": ["-c", "x"], "arguments": {"a": 1}})).is_empty());
         // Each word is judged by its shape too.
         let r = requests(
             "sh__run",
