@@ -1844,3 +1844,35 @@ fn a_command_split_into_a_program_and_its_arguments_is_judged_whole() {
     assert_ne!(ran["isError"], true, "{ran}");
     server.close();
 }
+
+/// Review s43: a definition's size was not bounded: a 1.2 MB definition
+/// (plain words, 50,000 enum values; no injection cue) was shown on first
+/// sight, flooding the model's context with every listing. One past the
+/// bound is withheld until a person has read and approved it.
+#[test]
+fn an_oversized_definition_is_withheld_on_first_sight_until_approved() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let list = request(&mut server, 10, "tools/list", json!({}));
+    let size = list.to_string().len();
+    let names = tool_names(&mut server, 11);
+    assert!(names.contains(&"h__report".to_string()), "{names:?}");
+    assert!(
+        !names.contains(&"h__lookup".to_string()),
+        "an oversized definition was shown ({size} bytes listed)"
+    );
+    server.close();
+    let out = env
+        .command(&["mcp", "pins", "approve", "h"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut server = hostile_world(&env, &python);
+    let names = tool_names(&mut server, 10);
+    assert!(
+        names.contains(&"h__lookup".to_string()),
+        "approved but withheld: {names:?}"
+    );
+    server.close();
+}

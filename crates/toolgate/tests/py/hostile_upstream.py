@@ -24,6 +24,8 @@ Tools:
   whose base64 `blob` holds a private key and an AWS key id, a text resource
   with a forged `Human:` turn, a resource link whose description and an
   audio block whose MIME type carry an injection.
+- `lookup`: a definition of 1.2 MB (a description of plain words, a
+  parameter with 50,000 enum values), with no injection cue.
 - `add`, `sub`: poisoned definitions (instructions to the model in the
   description, in a parameter's description).
 """
@@ -102,6 +104,12 @@ TOOLS = [
         }},
     },
     {"name": "embed", "description": "Attaches files.", "inputSchema": {"type": "object"}},
+    {
+        "name": "lookup",
+        "description": "Looks things up. " + "The quick brown fox jumps over the lazy dog. " * 20000,
+        "inputSchema": {"type": "object", "properties": {
+            "q": {"type": "string", "enum": ["v%d" % i for i in range(50000)]}}},
+    },
     {"name": "die", "description": "Exits mid-call.", "inputSchema": {"type": "object"}},
     {"name": "picture", "description": "Draws a picture.", "inputSchema": {"type": "object"}},
     {
