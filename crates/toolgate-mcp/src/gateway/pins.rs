@@ -5,8 +5,9 @@
 //! (JCS) canonical JSON. The set hash is SHA-256 over the sorted
 //! `name:hash` lines. The server's instructions (from its `initialize`
 //! answer) are pinned the same way. On first sight a listing is pinned,
-//! but for the definitions that carry prompt-injection cues
-//! ([`injection_cues`]), which are withheld until approved; after that a tool whose definition is new or changed is withheld, and
+//! but for the definitions a person must read first ([`unread_concern`]:
+//! prompt-injection cues, or a size past [`DEFINITION_MAX`]), which are
+//! withheld until approved; after that a tool whose definition is new or changed is withheld, and
 //! every tool of a server whose instructions changed, with the listing kept
 //! as pending, until a person approves it (`toolgate mcp pins approve NAME`).
 
@@ -88,12 +89,33 @@ pub fn injection_cues(definition: &Value) -> Vec<String> {
     kinds
 }
 
-/// Why a definition carrying injection cues is withheld.
-fn poisoned(cues: &[String]) -> String {
-    format!(
-        "its definition carries prompt-injection cues ({}); read it with `toolgate mcp pins list` and approve with `toolgate mcp pins approve`",
-        cues.join(", ")
-    )
+/// The largest definition (as JSON text) the model is shown unread, on
+/// first sight: the largest of `server-filesystem`'s and
+/// `server-everything`'s are about 1.3 KB. Review s43: a 1.7 MB definition
+/// was shown on first sight, each listing flooding the model's context.
+pub const DEFINITION_MAX: usize = 32 * 1024;
+
+/// Why `definition` must be read by a person before the model is shown
+/// it, even on first sight: it carries prompt-injection cues
+/// ([`injection_cues`]), or it is larger than [`DEFINITION_MAX`]. `None`
+/// for one that may be shown.
+pub fn unread_concern(definition: &Value) -> Option<String> {
+    let read_it =
+        "read it with `toolgate mcp pins list` and approve with `toolgate mcp pins approve`";
+    let cues = injection_cues(definition);
+    if !cues.is_empty() {
+        return Some(format!(
+            "its definition carries prompt-injection cues ({}); {read_it}",
+            cues.join(", ")
+        ));
+    }
+    let size = serde_json::to_string(definition).map_or(usize::MAX, |t| t.len());
+    (size > DEFINITION_MAX).then(|| {
+        format!(
+            "its definition is {size} bytes, more than the {} KiB the model is shown unread; {read_it}",
+            DEFINITION_MAX / 1024
+        )
+    })
 }
 
 /// One upstream's pinned listing.
@@ -229,15 +251,15 @@ impl PinStore {
         seen.retain(|tool, _| !twice.contains(tool));
         // Tool poisoning on first sight: a definition that carries
         // instructions to the model is never pinned or shown unread.
-        let cues: BTreeMap<String, Vec<String>> = seen
+        let concerns: BTreeMap<String, String> = seen
             .iter()
-            .map(|(n, (d, _))| (n.clone(), injection_cues(d)))
-            .filter(|(_, c)| !c.is_empty())
+            .filter_map(|(n, (d, _))| Some((n.clone(), unread_concern(d)?)))
             .collect();
         let mut file = self.load()?;
         let Some(record) = file.pins.get_mut(key) else {
-            let (clean, flagged): (BTreeMap<_, _>, BTreeMap<_, _>) =
-                seen.into_iter().partition(|(n, _)| !cues.contains_key(n));
+            let (clean, flagged): (BTreeMap<_, _>, BTreeMap<_, _>) = seen
+                .into_iter()
+                .partition(|(n, _)| !concerns.contains_key(n));
             let tools: BTreeMap<String, String> = clean
                 .iter()
                 .map(|(n, (_, h))| (n.clone(), h.clone()))
@@ -254,7 +276,7 @@ impl PinStore {
             for tool in flagged.keys() {
                 out.withheld.push((
                     tool.clone(),
-                    poisoned(cues.get(tool).map_or(&[][..], Vec::as_slice)),
+                    concerns.get(tool).cloned().unwrap_or_default(),
                 ));
             }
             file.pins.insert(
@@ -300,8 +322,8 @@ impl PinStore {
                 Some(pinned) if *pinned == hash => {
                     out.visible.insert(tool, (def, hash));
                 }
-                _ if cues.contains_key(&tool) => {
-                    let why = poisoned(cues.get(&tool).map_or(&[][..], Vec::as_slice));
+                _ if concerns.contains_key(&tool) => {
+                    let why = concerns.get(&tool).cloned().unwrap_or_default();
                     out.withheld.push((tool, why));
                 }
                 Some(_) => out.withheld.push((
