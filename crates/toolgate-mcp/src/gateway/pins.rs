@@ -9,7 +9,8 @@
 //! prompt-injection cues, or a size past [`DEFINITION_MAX`]), which are
 //! withheld until approved; after that a tool whose definition is new or changed is withheld, and
 //! every tool of a server whose instructions changed, with the listing kept
-//! as pending, until a person approves it (`toolgate mcp pins approve NAME`).
+//! as pending, until a person approves it (`toolgate mcp pins approve NAME
+//! DIGEST`, naming what they read: [`pending_digest`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -357,12 +358,39 @@ impl PinStore {
         Ok(out)
     }
 
-    /// Approves the pending listing of the upstream named `name`: it becomes
-    /// the pin. Returns whether there was one.
-    pub fn approve(&self, name: &str) -> Result<bool, GatewayError> {
+    /// Approves the pending listing of the upstream named `name` whose
+    /// [`pending_digest`] is `digest` (the one `toolgate mcp pins list`
+    /// showed the person): it becomes the pin. Returns whether anything
+    /// awaited approval; refuses when what awaits it now is not what
+    /// `digest` names (review s43: an approval given to one change pinned
+    /// the next one the server made after it was read).
+    pub fn approve(&self, name: &str, digest: &str) -> Result<bool, GatewayError> {
         let mut file = self.load()?;
+        let mut awaiting = false;
+        let mut keys = Vec::new();
+        for (key, record) in file.pins.iter().filter(|(_, r)| r.name == name) {
+            if let Some(pending) = pending_digest(record)? {
+                awaiting = true;
+                if pending.eq_ignore_ascii_case(digest.trim()) {
+                    keys.push(key.clone());
+                }
+            }
+        }
+        if !awaiting {
+            return Ok(false);
+        }
+        if keys.is_empty() {
+            return Err(GatewayError::Pins(format!(
+                "what awaits approval for {name} is not what {digest:?} names: it changed since it was listed; read it again with `toolgate mcp pins list`"
+            )));
+        }
         let mut found = false;
-        for record in file.pins.values_mut().filter(|r| r.name == name) {
+        for record in file
+            .pins
+            .iter_mut()
+            .filter(|(k, _)| keys.contains(k))
+            .map(|(_, r)| r)
+        {
             if let Some(pending) = record.pending.take() {
                 let mut tools = BTreeMap::new();
                 for (tool, def) in &pending {
@@ -397,6 +425,21 @@ impl PinStore {
         }
         Ok(changed)
     }
+}
+
+/// The digest of what awaits approval in `record` (its pending definitions
+/// and instructions): SHA-256 (hex) of their RFC 8785 canonical JSON;
+/// `None` when nothing does. An approval names it, so that it approves
+/// what the person read and nothing the server sent after.
+pub fn pending_digest(record: &PinRecord) -> Result<Option<String>, GatewayError> {
+    if record.pending.is_none() && record.pending_instructions.is_none() {
+        return Ok(None);
+    }
+    let pending = serde_json::json!({
+        "definitions": record.pending,
+        "instructions": record.pending_instructions,
+    });
+    definition_hash(&pending).map(Some)
 }
 
 /// `text` with every character that is not shown
