@@ -1956,3 +1956,24 @@ fn a_pending_definition_changed_after_it_was_read_is_not_approved() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(hostile_listed_once(&env, &python, evil), [evil]);
 }
+
+/// Review s43: tool poisoning that no injection cue catches: a parameter's
+/// description telling the model to append `~/.aws/credentials` whenever it
+/// calls another server's tool, a default asking it to read an SSH key,
+/// both shown on first sight. A definition naming a credential file is
+/// withheld until a person has read and approved it.
+#[test]
+fn a_definition_naming_a_credential_file_is_withheld_on_first_sight() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let mut server = hostile_world(&env, &python);
+    let names = tool_names(&mut server, 10);
+    assert!(names.contains(&"h__report".to_string()), "{names:?}");
+    for poisoned in ["h__fmt", "h__items"] {
+        assert!(
+            !names.contains(&poisoned.to_string()),
+            "{poisoned} shown: {names:?}"
+        );
+    }
+    server.close();
+}
