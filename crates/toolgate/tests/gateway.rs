@@ -495,12 +495,24 @@ fn a_definition_changed_between_sessions_is_hidden_until_approved() {
     assert!(!names.contains(&"fx__read_text".to_string()), "{names:?}");
     assert!(names.contains(&"fx__mutate".to_string()), "{names:?}");
     server.close();
-    // Reset forgets the pins: the next session pins afresh.
+    // Reset forgets the pins: the next session pins afresh, but for a
+    // definition a person must read first (the changed one names a key).
     let out = env
         .command(&["mcp", "pins", "reset", "fx"])
         .output()
         .unwrap();
     assert!(out.status.success());
+    let mut server = start(&env, &flags);
+    let names = tool_names(&mut server, 10);
+    assert!(!names.contains(&"fx__read_text".to_string()), "{names:?}");
+    assert!(names.contains(&"fx__mutate".to_string()), "{names:?}");
+    server.close();
+    let out = env
+        .command(&["mcp", "pins", "reset", "fx"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let flags = world(&env, &python, ALLOW_FX);
     let mut server = start(&env, &flags);
     assert!(tool_names(&mut server, 10).contains(&"fx__read_text".to_string()));
     server.close();

@@ -6,7 +6,8 @@
 //! `name:hash` lines. The server's instructions (from its `initialize`
 //! answer) are pinned the same way. On first sight a listing is pinned,
 //! but for the definitions a person must read first ([`unread_concern`]:
-//! prompt-injection cues, or a size past [`DEFINITION_MAX`]), which are
+//! prompt-injection cues, a credential file named, or a size past
+//! [`DEFINITION_MAX`]), which are
 //! withheld until approved; after that a tool whose definition is new or changed is withheld, and
 //! every tool of a server whose instructions changed, with the listing kept
 //! as pending, until a person approves it (`toolgate mcp pins approve NAME
@@ -55,12 +56,10 @@ pub fn outside_ref(definition: &Value) -> Option<String> {
     }
 }
 
-/// The kinds of prompt-injection cues in the text of `definition` (every
-/// string and member name in it: description, title, parameter
-/// descriptions, enum values, defaults, annotations, `_meta`), sorted and
-/// without repeats; empty for a clean one. A definition that cannot be
-/// scanned (the scanner could not be built) counts as carrying a cue.
-pub fn injection_cues(definition: &Value) -> Vec<String> {
+/// Every string and member name in `definition` (description, title,
+/// parameter descriptions, enum values, defaults, annotations, `_meta`),
+/// one a line: the text a model may read in it.
+fn definition_text(definition: &Value) -> String {
     fn collect(value: &Value, out: &mut String) {
         match value {
             Value::String(s) => {
@@ -80,6 +79,15 @@ pub fn injection_cues(definition: &Value) -> Vec<String> {
     }
     let mut text = String::new();
     collect(definition, &mut text);
+    text
+}
+
+/// The kinds of prompt-injection cues in the text of `definition`
+/// ([`definition_text`]), sorted and without repeats; empty for a clean
+/// one. A definition that cannot be scanned (the scanner could not be
+/// built) counts as carrying a cue.
+pub fn injection_cues(definition: &Value) -> Vec<String> {
+    let text = definition_text(definition);
     let scanner = match toolgate_core::output_check::scanner() {
         Ok(s) => s,
         Err(e) => return vec![format!("unscanned ({e})")],
@@ -90,6 +98,32 @@ pub fn injection_cues(definition: &Value) -> Vec<String> {
     kinds
 }
 
+/// The first credential file or directory a word of `text` names
+/// (`~/.ssh/id_rsa`, `~/.aws/credentials`, `.env`), as the file tools
+/// judge one. A tool has no business telling the model about one: the
+/// tool poisoning attacks do (review s43: instructions to append
+/// `~/.aws/credentials` when another server's tool is called, in words no
+/// injection cue catches, were shown on first sight).
+fn named_credential(text: &str) -> Option<String> {
+    use toolgate_core::credential::{home_dir, is_credential, names_credential_file};
+    let home = home_dir();
+    text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '`' | '"' | '\'' | '(' | ')' | '[' | ']' | '<' | '>' | ',' | ';'
+            )
+    })
+    .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+    .filter(|w| w.len() > 1 && w.len() <= 4096)
+    .find(|w| {
+        names_credential_file(w)
+            || (w.starts_with(['~', '/', '.'])
+                && is_credential(&toolgate_core::location::expand_home(w), &home).is_some())
+    })
+    .map(str::to_string)
+}
+
 /// The largest definition (as JSON text) the model is shown unread, on
 /// first sight: the largest of `server-filesystem`'s and
 /// `server-everything`'s are about 1.3 KB. Review s43: a 1.7 MB definition
@@ -98,8 +132,8 @@ pub const DEFINITION_MAX: usize = 32 * 1024;
 
 /// Why `definition` must be read by a person before the model is shown
 /// it, even on first sight: it carries prompt-injection cues
-/// ([`injection_cues`]), or it is larger than [`DEFINITION_MAX`]. `None`
-/// for one that may be shown.
+/// ([`injection_cues`]), names a credential file ([`named_credential`]),
+/// or is larger than [`DEFINITION_MAX`]. `None` for one that may be shown.
 pub fn unread_concern(definition: &Value) -> Option<String> {
     let read_it =
         "read it with `toolgate mcp pins list` and approve with `toolgate mcp pins approve`";
@@ -108,6 +142,12 @@ pub fn unread_concern(definition: &Value) -> Option<String> {
         return Some(format!(
             "its definition carries prompt-injection cues ({}); {read_it}",
             cues.join(", ")
+        ));
+    }
+    if let Some(credential) = named_credential(&definition_text(definition)) {
+        return Some(format!(
+            "its definition names a credential file ({}); {read_it}",
+            toolgate_core::visible::escape_hidden(&credential, &[])
         ));
     }
     let size = serde_json::to_string(definition).map_or(usize::MAX, |t| t.len());
