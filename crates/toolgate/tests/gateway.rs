@@ -1989,3 +1989,40 @@ fn a_definition_naming_a_credential_file_is_withheld_on_first_sight() {
     }
     server.close();
 }
+
+/// Review s43: a name that spells a non-public address in its labels
+/// (`127.0.0.1.nip.io`, `10-0-0-1.sslip.io`: wildcard DNS services answer
+/// it with that address) was judged a public name; with fetches allowed,
+/// an upstream that resolves it reached loopback. Such a name is refused
+/// as the address it spells is.
+#[test]
+fn a_name_spelling_a_private_address_is_refused_through_an_upstream() {
+    let Some(python) = python() else { return };
+    let env = CliEnv::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/hostile_upstream.py");
+    let servers = json!({"mcpServers": {"h": {
+        "command": python, "args": [script], "sandbox": false, "call_timeout_secs": 5
+    }}});
+    let flags = flags_for(
+        &env,
+        &servers,
+        "[permission.mcp]\n\"h__*\" = \"allow\"\n[permission]\nwebfetch = \"allow\"\n",
+    );
+    let mut server = start(&env, &flags);
+    for (id, url) in [
+        (10, "http://127.0.0.1.nip.io:9/"),
+        (11, "http://app.10.0.0.1.nip.io/"),
+        (12, "https://10-0-0-1.sslip.io/"),
+        (13, "http://customer-169-254-169-254.nip.io/latest/meta-data/"),
+    ] {
+        let fetched = call(&mut server, id, "h__fetch", json!({"url": url}));
+        assert!(
+            text(&fetched).contains("refusing"),
+            "{url} was not refused: {fetched}"
+        );
+    }
+    // A public address spelled so is a name like any other.
+    let fetched = call(&mut server, 14, "h__fetch", json!({"url": "http://93.184.215.14.nip.io:9/"}));
+    assert!(!text(&fetched).contains("refusing"), "{fetched}");
+    server.close();
+}
