@@ -2013,7 +2013,10 @@ fn a_name_spelling_a_private_address_is_refused_through_an_upstream() {
         (10, "http://127.0.0.1.nip.io:9/"),
         (11, "http://app.10.0.0.1.nip.io/"),
         (12, "https://10-0-0-1.sslip.io/"),
-        (13, "http://customer-169-254-169-254.nip.io/latest/meta-data/"),
+        (
+            13,
+            "http://customer-169-254-169-254.nip.io/latest/meta-data/",
+        ),
     ] {
         let fetched = call(&mut server, id, "h__fetch", json!({"url": url}));
         assert!(
@@ -2022,7 +2025,12 @@ fn a_name_spelling_a_private_address_is_refused_through_an_upstream() {
         );
     }
     // A public address spelled so is a name like any other.
-    let fetched = call(&mut server, 14, "h__fetch", json!({"url": "http://93.184.215.14.nip.io:9/"}));
+    let fetched = call(
+        &mut server,
+        14,
+        "h__fetch",
+        json!({"url": "http://93.184.215.14.nip.io:9/"}),
+    );
     assert!(!text(&fetched).contains("refusing"), "{fetched}");
     server.close();
 }
