@@ -1818,6 +1818,9 @@ fn an_address_given_without_a_scheme_is_judged_under_any_url_key() {
         (14, "address", "127.0.0.1".to_string()),
         (15, "target", format!("127.0.0.1:{port}")),
         (16, "to", format!("[::ffff:127.0.0.1]:{port}")),
+        // IPv4 as inet_aton spells it (what getaddrinfo reads).
+        (17, "peer", format!("127.1:{port}")),
+        (18, "node", format!("0x7f.0.0.1:{port}")),
     ] {
         let fetched = call(&mut server, id, "h__fetch", json!({key: address}));
         assert!(
