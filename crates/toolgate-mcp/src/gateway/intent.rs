@@ -428,7 +428,8 @@ fn address_shaped(s: &str) -> bool {
 }
 
 /// Whether a text is a network endpoint by its shape alone, under any key:
-/// an IP address (dotted IPv4, bracketed IPv6) or `localhost` with a port
+/// an IP address (IPv4 in any dotted or hexadecimal spelling, bracketed
+/// IPv6) or `localhost` with a port
 /// (`127.0.0.1:6379`, `[::1]:8080/x`). Review s43: under a key no list
 /// names (`target`, `to`, `peer`) one reached loopback.
 fn endpoint_shaped(s: &str) -> bool {
@@ -442,8 +443,16 @@ fn endpoint_shaped(s: &str) -> bool {
     else {
         return false;
     };
+    // An IPv4 address as `inet_aton` (and so `getaddrinfo`) reads it too
+    // (`127.1`, `0x7f.0.0.1`): dotted or hexadecimal, never a bare number
+    // (`12:30` is a time).
+    let ipv4 = (name.contains('.') || name.get(..2).is_some_and(|p| p.eq_ignore_ascii_case("0x")))
+        && reqwest::Url::parse(&format!("http://{name}/"))
+            .ok()
+            .and_then(|u| u.host_str()?.parse::<std::net::Ipv4Addr>().ok())
+            .is_some();
     name.eq_ignore_ascii_case("localhost")
-        || name.parse::<std::net::Ipv4Addr>().is_ok()
+        || ipv4
         || name
             .strip_prefix('[')
             .and_then(|n| n.strip_suffix(']'))
@@ -887,6 +896,8 @@ mod tests {
             ("domain", "metadata.google.internal"),
             ("target", "127.0.0.1:2375"),
             ("peer", "[::ffff:10.0.0.1]:22"),
+            ("peer", "127.1:22"),
+            ("node", "0x7f.0.0.1:6379"),
             ("to", "localhost:5432/db"),
         ] {
             let args = json!({key: address});
