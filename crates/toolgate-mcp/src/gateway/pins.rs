@@ -82,9 +82,10 @@ fn definition_text(definition: &Value) -> String {
     text
 }
 
-/// The kinds of prompt-injection cues in the text of `definition`
-/// ([`definition_text`]), sorted and without repeats; empty for a clean
-/// one. A definition that cannot be scanned (the scanner could not be
+/// The kinds of prompt-injection cues in the text of `definition` (every
+/// string and member name in it: description, title, parameter
+/// descriptions, enum values, defaults, annotations, `_meta`), sorted and
+/// without repeats; empty for a clean one. A definition that cannot be scanned (the scanner could not be
 /// built) counts as carrying a cue.
 pub fn injection_cues(definition: &Value) -> Vec<String> {
     let text = definition_text(definition);
@@ -132,7 +133,7 @@ pub const DEFINITION_MAX: usize = 32 * 1024;
 
 /// Why `definition` must be read by a person before the model is shown
 /// it, even on first sight: it carries prompt-injection cues
-/// ([`injection_cues`]), names a credential file ([`named_credential`]),
+/// ([`injection_cues`]), names a credential file or directory,
 /// or is larger than [`DEFINITION_MAX`]. `None` for one that may be shown.
 pub fn unread_concern(definition: &Value) -> Option<String> {
     let read_it =
