@@ -13,7 +13,10 @@
 //! more labels of letters, digits, `-` and `_` outside the special-use and
 //! private suffixes below. A name is judged by its spelling only: what it
 //! resolves to is not known until it is used (a public name may point at
-//! `127.0.0.1`); the sandbox's proxy resolves before it connects.
+//! `127.0.0.1`); the sandbox's proxy resolves before it connects. A URL's
+//! host name that spells a non-public address in its labels
+//! (`127.0.0.1.nip.io`, `10-0-0-1.sslip.io`) is not proved public: wildcard
+//! DNS services answer it with that address.
 //!
 //! ```
 //! use toolgate_core::local_host::local_host_of_word;
@@ -129,7 +132,9 @@ fn local_host_of_address(word: &str) -> Option<String> {
     if !authority_ok || host.is_empty() || !is_dns_name(&host) || !host.contains('.') {
         return Some(if host.is_empty() { shown } else { host });
     }
-    is_local_name(&host).then_some(host)
+    // A URL's host name that spells a private address is read as one; a
+    // word without a scheme is not (`10.0.0.1.log` is a file).
+    (is_local_name(&host) || spells_local_address(&host)).then_some(host)
 }
 
 /// `host[:port]` or `[v6]:port`, with whether a port was given.
@@ -176,6 +181,43 @@ fn is_local_name(host: &str) -> bool {
         .any(|s| host == *s || host.strip_suffix(s).is_some_and(|head| head.ends_with('.')))
 }
 
+/// Whether a DNS name spells a non-public IPv4 address in its labels: four
+/// decimal labels in a row (`127.0.0.1.nip.io`, `app.10.0.0.1.nip.io`) or
+/// four decimal parts in a row of a label split at `-`
+/// (`10-0-0-1.sslip.io`, `app-169-254-169-254.nip.io`). Wildcard DNS
+/// services (nip.io, sslip.io and their like) answer such a name with the
+/// address it spells, so it reaches that address as the literal does
+/// (review s43: an upstream resolving `127.0.0.1.nip.io` reached loopback
+/// with only a public name judged). Nothing else names hosts so.
+fn spells_local_address(host: &str) -> bool {
+    let octet = |part: &str| {
+        !part.is_empty()
+            && part.len() <= 3
+            && part.bytes().all(|b| b.is_ascii_digit())
+            && part.parse::<u8>().is_ok()
+    };
+    let local_in = |parts: &[&str]| {
+        parts.windows(4).any(|quad| {
+            quad.iter().all(|p| octet(p))
+                && quad
+                    .join(".")
+                    .parse::<std::net::Ipv4Addr>()
+                    .is_ok_and(|ip| !is_public(IpAddr::V4(ip)))
+        })
+    };
+    let labels: Vec<&str> = host.split('.').collect();
+    // Under a domain: the last label is a name, not a number.
+    let named = labels
+        .last()
+        .is_some_and(|tld| tld.bytes().any(|b| b.is_ascii_alphabetic()));
+    named && labels.len() > 4 && local_in(&labels)
+        || named
+            && labels.iter().any(|label| {
+                let parts: Vec<&str> = label.split('-').collect();
+                parts.len() >= 4 && local_in(&parts)
+            })
+}
+
 #[cfg(test)]
 mod tests {
     use super::local_host_of_word;
@@ -216,6 +258,10 @@ mod tests {
             "http://ⓛocalhost/",
             "10.0.0.5",
             "2130706433:2375/x",
+            "http://127.0.0.1.nip.io:6379/",
+            "http://app.10.0.0.1.nip.io/",
+            "https://10-0-0-1.sslip.io/",
+            "http://customer-169-254-169-254.nip.io/x",
             "2130706433/x",
             "2130706433",
             "0",
@@ -241,6 +287,10 @@ mod tests {
             "443",
             "HEAD:src/main.rs",
             "react@18.2.0",
+            "10.0.0.1.log",
+            "192-168-1-1.log",
+            "http://93.184.216.34.nip.io/",
+            "https://build-10-2-3-4567.example.com/",
         ] {
             assert!(local_host_of_word(w).is_none(), "{w}");
         }

@@ -32,6 +32,7 @@
 //! toolgate presents to an upstream declares no sampling, roots or
 //! elicitation capability and refuses such requests.
 
+mod blocks;
 pub mod config;
 mod http_tap;
 pub mod intent;
@@ -46,7 +47,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::list_changed::ToolListSignal;
 use futures::FutureExt;
-use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
@@ -419,28 +420,11 @@ async fn forward(
     let mut content = Vec::new();
     let mut texts = Vec::new();
     for block in &result.content {
-        match block {
-            ContentBlock::Text(t) => {
-                texts.push(Value::String(t.text.clone()));
-                content.push(Content::Text {
-                    text: t.text.clone(),
-                });
-            }
-            ContentBlock::Image(i) if plain_image(&i.mime_type, &i.data) => {
-                content.push(Content::Image {
-                    data: i.data.clone(),
-                    mime_type: i.mime_type.clone(),
-                })
-            }
-            ContentBlock::Image(_) => content.push(Content::Text {
-                text: "(toolgate: an image block whose MIME type is not image/… or whose data is not base64 was left out)".into(),
-            }),
-            other => {
-                let text = serde_json::to_string(other).unwrap_or_default();
-                texts.push(Value::String(text.clone()));
-                content.push(Content::Text { text });
-            }
+        let shown = blocks::shown(block);
+        if let Some(text) = shown.text {
+            texts.push(Value::String(text));
         }
+        content.push(shown.content);
     }
     if result.is_error == Some(true) {
         let message: Vec<&str> = texts.iter().filter_map(Value::as_str).collect();
@@ -460,25 +444,6 @@ async fn forward(
         content,
         exit_status: None,
     })
-}
-
-/// Whether an image block is what it says: a MIME type `image/SUBTYPE`
-/// (a short token, no parameters) and base64 data. An image block is passed
-/// on as it is, unscanned: text in its MIME type or data (an instruction
-/// in `mimeType`, review s42) reached the client unchecked.
-fn plain_image(mime_type: &str, data: &str) -> bool {
-    let subtype_ok = mime_type
-        .get(..6)
-        .is_some_and(|p| p.eq_ignore_ascii_case("image/"))
-        && mime_type.len() <= 64
-        && mime_type[6..]
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-'))
-        && mime_type.len() > 6;
-    subtype_ok
-        && data
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'))
 }
 
 /// Most bytes of an upstream's failure text passed on (its head and tail).

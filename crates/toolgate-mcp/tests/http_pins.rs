@@ -121,7 +121,7 @@ async fn an_x_member_added_over_streamable_http_is_detected() {
             ["h__echo"],
             "added (sse {sse})"
         );
-        assert!(pins.approve("h").unwrap());
+        assert!(approve_read(&pins, "h"));
         assert!(
             withheld(&url, &pins, dir.path()).await.is_empty(),
             "approved (sse {sse})"
@@ -133,4 +133,16 @@ async fn an_x_member_added_over_streamable_http_is_detected() {
             "changed (sse {sse})"
         );
     }
+}
+
+/// Approves what awaits approval for `name`, as `pins list` showed it.
+fn approve_read(store: &toolgate_mcp::gateway::pins::PinStore, name: &str) -> bool {
+    let file = store.load().unwrap();
+    let digest = file
+        .pins
+        .values()
+        .filter(|r| r.name == name)
+        .find_map(|r| toolgate_mcp::gateway::pins::pending_digest(r).unwrap())
+        .expect("something awaits approval");
+    store.approve(name, &digest).unwrap()
 }

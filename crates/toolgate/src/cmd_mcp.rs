@@ -94,10 +94,14 @@ pub enum PinsCommand {
     /// Each upstream's pins, and the changes awaiting approval (shown with
     /// control, bidi and invisible characters escaped).
     List,
-    /// Approve the pending definitions of the upstream NAME: they become its pins.
+    /// Approve the pending definitions of the upstream NAME that `pins list`
+    /// showed with DIGEST: they become its pins.
     Approve {
         /// The upstream's configured name.
         name: String,
+        /// The digest `pins list` shows for what awaits approval: only
+        /// what was read is approved.
+        digest: Option<String>,
     },
     /// Forget the pins of the upstream NAME; its next listing is pinned afresh.
     Reset {
@@ -128,9 +132,9 @@ pub fn run_pins(command: PinsCommand, data: &DataDir) -> Result<i32> {
                     let tool = toolgate_core::visible::escape_hidden(tool, &[]);
                     println!("    {tool}  {}", &hash[..16.min(hash.len())]);
                 }
-                if record.pending.is_some() {
+                if let Some(digest) = toolgate_mcp::gateway::pins::pending_digest(record)? {
                     println!(
-                        "  pending approval (`toolgate mcp pins approve {}`):",
+                        "  pending approval (`toolgate mcp pins approve {} {digest}`):",
                         record.name
                     );
                     for line in toolgate_mcp::gateway::pins::describe_pending(record) {
@@ -140,8 +144,17 @@ pub fn run_pins(command: PinsCommand, data: &DataDir) -> Result<i32> {
             }
             Ok(0)
         }
-        PinsCommand::Approve { name } => {
-            if store.approve(&name)? {
+        PinsCommand::Approve { name, digest: None } => {
+            eprintln!(
+                "toolgate: name what you approve: read it with `toolgate mcp pins list` and run the `toolgate mcp pins approve {name} DIGEST` it shows (an approval is of the definitions read, not of whatever awaits approval when it runs)"
+            );
+            Ok(2)
+        }
+        PinsCommand::Approve {
+            name,
+            digest: Some(digest),
+        } => {
+            if store.approve(&name, &digest)? {
                 println!("approved the pending tool definitions of {name}");
                 Ok(0)
             } else {

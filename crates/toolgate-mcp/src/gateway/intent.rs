@@ -13,6 +13,8 @@
 //! A `file:` URL is the path it names. An object's keys are judged by their
 //! shape as its values are.
 
+mod authority;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -63,6 +65,9 @@ fn walk_object(
     out: &mut Vec<PermissionRequest>,
     in_text: bool,
 ) -> Result<(), ToolError> {
+    for line in split_command(map) {
+        out.push(PermissionRequest::command("bash", &line, Risk::Execute));
+    }
     for (key, value) in map {
         // Only a key that may be a path or a URL counts against the budget:
         // an ordinary member name costs nothing to judge.
@@ -175,27 +180,28 @@ fn judge_string(
     out: &mut Vec<PermissionRequest>,
 ) -> Result<(), ToolError> {
     let host_key = names_host(key);
+    let url_key = names_url(key);
     let command_key = names_command(key);
     let key = key.to_ascii_lowercase();
     if command_key && !s.trim().is_empty() {
         out.push(PermissionRequest::command("bash", s, Risk::Execute));
     } else if let Some(path) = file_url_path(s)? {
         judge_path(&path, location, read_only, out)?;
-    } else if let Some(url) =
-        network_url(s).or(host_key.then(|| bare_host(s)).transpose()?.flatten())
-    {
-        // The built-in web tools run with the default network settings;
-        // an upstream is held to the same, and the URL judged as the
-        // built-in `webfetch` judges it: as parsed.
-        let config = toolgate_tools::web_tools::WebToolsConfig::default();
-        if let Some(refusal) = host_refusal(&config, &url) {
+    } else if let Some(url) = network_url(s) {
+        judge_url(&url, out)?;
+        // A URL is judged by its host: one that the upstream's parser may
+        // read with another host cannot be.
+        if let Some(refusal) = authority::another_host(s, &url) {
             return Err(ToolError::Failed(refusal));
         }
-        out.push(PermissionRequest::url(
-            "webfetch",
-            url.as_str(),
-            Risk::Network,
-        ));
+    } else if let Some(refusal) = authority::unreadable(s) {
+        return Err(ToolError::Failed(refusal));
+    } else if let Some(url) = (host_key || (url_key && address_shaped(s)) || endpoint_shaped(s))
+        .then(|| bare_host(s))
+        .transpose()?
+        .flatten()
+    {
+        judge_url(&url, out)?;
     } else if looks_like_path(&key, s) {
         // A form that holds a line break is not judged as a path (text
         // under a key such as `file_content`); one trimmed to a path's
@@ -212,6 +218,23 @@ fn judge_string(
             judge_path(form, location, read_only, out)?;
         }
     }
+    Ok(())
+}
+
+/// Judges a URL (or a host given without one, as its URL) as the built-in
+/// `webfetch` judges it, as parsed: a `webfetch` request, or a refusal of
+/// its host before anyone is asked. The built-in web tools run with the
+/// default network settings; an upstream is held to the same.
+fn judge_url(url: &reqwest::Url, out: &mut Vec<PermissionRequest>) -> Result<(), ToolError> {
+    let config = toolgate_tools::web_tools::WebToolsConfig::default();
+    if let Some(refusal) = host_refusal(&config, url) {
+        return Err(ToolError::Failed(refusal));
+    }
+    out.push(PermissionRequest::url(
+        "webfetch",
+        url.as_str(),
+        Risk::Network,
+    ));
     Ok(())
 }
 
@@ -367,16 +390,132 @@ fn names_host(key: &str) -> bool {
         .any(|w| matches!(w.as_str(), "host" | "hostname" | "ip"))
 }
 
-/// Whether a member name names a command: `script` or `shell`, or one of
-/// its words is `command`, `cmd`, `cmdline` or `commandline` (`command`,
-/// `cmd`, `commandLine`, `shell_command`, `run_cmd`). Review s42: only the
+/// Whether a member name names a URL or an address (`url`, `baseUrl`,
+/// `endpoint`, `server`, `address`, `redis_addr`, `domain`): a fetch
+/// server puts `http://` in front of a URL given without a scheme, so an
+/// address there ([`address_shaped`]) is judged as a host is.
+fn names_url(key: &str) -> bool {
+    key_words(key).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "url" | "uri" | "endpoint" | "server" | "address" | "addr" | "domain"
+        )
+    })
+}
+
+/// The host part of a one-word text given without a scheme (before its
+/// first `/`, `?` or `#`), when it has that shape: no white space, no
+/// `@` (an e-mail address), no `://`.
+fn schemeless_host(s: &str) -> Option<&str> {
+    let t = s.trim();
+    if t.is_empty() || t.chars().any(char::is_whitespace) || t.contains('@') || t.contains("://") {
+        return None;
+    }
+    let host = t.split(['/', '?', '#']).next().unwrap_or_default();
+    (!host.is_empty()).then_some(host)
+}
+
+/// Whether a text given without a scheme has an address's shape: a host
+/// with a port, a dotted name or address, a bracketed IPv6 address or
+/// `localhost` (not a bare word such as `github`, nor a path).
+fn address_shaped(s: &str) -> bool {
+    schemeless_host(s).is_some_and(|host| {
+        !host.starts_with(['.', '~'])
+            && (host.starts_with('[')
+                || host.contains(['.', ':'])
+                || host.eq_ignore_ascii_case("localhost"))
+    })
+}
+
+/// Whether a text is a network endpoint by its shape alone, under any key:
+/// an IP address (IPv4 in any dotted or hexadecimal spelling, bracketed
+/// IPv6) or `localhost` with a port
+/// (`127.0.0.1:6379`, `[::1]:8080/x`). Review s43: under a key no list
+/// names (`target`, `to`, `peer`) one reached loopback.
+fn endpoint_shaped(s: &str) -> bool {
+    let Some(host) = schemeless_host(s) else {
+        return false;
+    };
+    let Some(name) = host
+        .rsplit_once(':')
+        .filter(|(_, port)| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(name, _)| name)
+    else {
+        return false;
+    };
+    // An IPv4 address as `inet_aton` (and so `getaddrinfo`) reads it too
+    // (`127.1`, `0x7f.0.0.1`): dotted or hexadecimal, never a bare number
+    // (`12:30` is a time).
+    let ipv4 = (name.contains('.') || name.get(..2).is_some_and(|p| p.eq_ignore_ascii_case("0x")))
+        && reqwest::Url::parse(&format!("http://{name}/"))
+            .ok()
+            .and_then(|u| u.host_str()?.parse::<std::net::Ipv4Addr>().ok())
+            .is_some();
+    name.eq_ignore_ascii_case("localhost")
+        || ipv4
+        || name
+            .strip_prefix('[')
+            .and_then(|n| n.strip_suffix(']'))
+            .is_some_and(|n| n.parse::<std::net::Ipv6Addr>().is_ok())
+}
+
+/// Whether a member name names a command: `script`, `shell`, `argv` or
+/// `exec`, or one of its words is `command`, `cmd`, `cmdline` or
+/// `commandline` (`command`, `cmd`, `commandLine`, `shell_command`,
+/// `run_cmd`). Review s42: only the
 /// four exact names were, so `{"commandLine": "cat ~/.ssh/id_rsa"}` went
 /// to a shell upstream with no command judged.
 fn names_command(key: &str) -> bool {
-    matches!(key.to_ascii_lowercase().as_str(), "script" | "shell")
-        || key_words(key)
-            .iter()
-            .any(|w| matches!(w.as_str(), "command" | "cmd" | "cmdline" | "commandline"))
+    matches!(
+        key.to_ascii_lowercase().as_str(),
+        "script" | "shell" | "argv" | "exec"
+    ) || key_words(key)
+        .iter()
+        .any(|w| matches!(w.as_str(), "command" | "cmd" | "cmdline" | "commandline"))
+}
+
+/// Whether a member name names a program's arguments: `args`,
+/// `arguments` or `argv`.
+fn names_arguments(key: &str) -> bool {
+    matches!(
+        key.to_ascii_lowercase().as_str(),
+        "args" | "arguments" | "argv"
+    )
+}
+
+/// The command lines of a program and its arguments given under sibling
+/// members (`{"command": "find", "args": [".", "-exec", "sh", "-c", "cat
+/// ~/.ssh/id_rsa", ";"]}`): the program (a string, or an argument vector,
+/// under a key naming a command) followed by the arguments (an array of
+/// strings under a key naming them). Review s43: each piece was judged
+/// alone, `find` was allowed and the key was read.
+fn split_command(map: &Map<String, Value>) -> Vec<String> {
+    let strings = |v: &Value| -> Option<Vec<String>> {
+        match v {
+            Value::String(s) if !s.trim().is_empty() => Some(vec![s.clone()]),
+            Value::Array(items) if !items.is_empty() => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect(),
+            _ => None,
+        }
+    };
+    let program = map
+        .iter()
+        .filter(|(k, _)| names_command(k) && !names_arguments(k))
+        .find_map(|(_, v)| strings(v));
+    let arguments = map
+        .iter()
+        .filter(|(k, v)| names_arguments(k) && v.is_array())
+        .find_map(|(_, v)| strings(v));
+    match (program, arguments) {
+        (Some(mut words), Some(arguments)) => {
+            words.extend(arguments);
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            argv_lines(&words)
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// An argument vector (`["sh", "-c", "cat ~/.ssh/id_rsa"]`) as the
@@ -746,6 +885,41 @@ mod tests {
                 "{key}={host}: {err}"
             );
         }
+        // Review s43: under a key naming a URL or an address, or as an
+        // endpoint (an address with a port) under any key.
+        for (key, address) in [
+            ("url", "127.0.0.1:6379/admin"),
+            ("baseUrl", "localhost:8080"),
+            ("endpoint", "169.254.169.254"),
+            ("redis_addr", "10.0.0.7:6379"),
+            ("server", "[::1]"),
+            ("domain", "metadata.google.internal"),
+            ("target", "127.0.0.1:2375"),
+            ("peer", "[::ffff:10.0.0.1]:22"),
+            ("peer", "127.1:22"),
+            ("node", "0x7f.0.0.1:6379"),
+            ("to", "localhost:5432/db"),
+        ] {
+            let args = json!({key: address});
+            let err = requests("h__fetch", args.as_object().unwrap(), &location, false)
+                .expect_err(address);
+            assert!(
+                err.to_string().contains("refusing to fetch"),
+                "{key}={address}: {err}"
+            );
+        }
+        // Not addresses: a bare word under a URL key, an e-mail address,
+        // a path, a time; a dotted public name is judged (asked).
+        let args = json!({"server": "github", "email_address": "me@example.com",
+                          "url": "./docs/index.html", "time": "12:30", "note": "10.0.0.1",
+                          "uri": "example.com/page"});
+        let r = requests("h__fetch", args.as_object().unwrap(), &location, false).unwrap();
+        let fetched: Vec<&str> = r
+            .iter()
+            .filter(|r| r.action == "webfetch")
+            .map(|r| r.resource.as_str())
+            .collect();
+        assert_eq!(fetched, ["http://example.com/page"], "{r:?}");
         let args = json!({"host": "example.com", "ghost": "127.0.0.1", "note": "10.0.0.1"});
         let r = requests("h__probe", args.as_object().unwrap(), &location, false).unwrap();
         let fetched: Vec<&str> = r
@@ -791,6 +965,25 @@ mod tests {
         );
         assert_eq!(commands(json!({"argv_command": ["ls", "-la"]})), ["ls -la"]);
         assert!(commands(json!({"commander": "x", "description": "run it"})).is_empty());
+        // Review s43: a program and its arguments under sibling members,
+        // and an argument vector under `argv`, are one command line.
+        let split = commands(
+            json!({"command": "find", "args": [".", "-exec", "sh", "-c", "cat ~/.ssh/id_rsa", ";"]}),
+        );
+        assert!(
+            split.contains(&"find . -exec sh -c 'cat ~/.ssh/id_rsa' ';'".to_string()),
+            "{split:?}"
+        );
+        assert_eq!(
+            commands(json!({"argv": ["sh", "-c", "cat ~/.ssh/id_rsa"]})),
+            ["sh -c 'cat ~/.ssh/id_rsa'", "sh -c cat ~/.ssh/id_rsa"]
+        );
+        assert!(
+            commands(json!({"exec": "cat ~/.aws/credentials"}))
+                .contains(&"cat ~/.aws/credentials".to_string())
+        );
+        // Arguments alone, or an object of them, are not a command.
+        assert!(commands(json!({"args": ["-c", "x"], "arguments": {"a": 1}})).is_empty());
         // Each word is judged by its shape too.
         let r = requests(
             "sh__run",

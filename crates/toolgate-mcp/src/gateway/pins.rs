@@ -5,10 +5,13 @@
 //! (JCS) canonical JSON. The set hash is SHA-256 over the sorted
 //! `name:hash` lines. The server's instructions (from its `initialize`
 //! answer) are pinned the same way. On first sight a listing is pinned,
-//! but for the definitions that carry prompt-injection cues
-//! ([`injection_cues`]), which are withheld until approved; after that a tool whose definition is new or changed is withheld, and
+//! but for the definitions a person must read first ([`unread_concern`]:
+//! prompt-injection cues, a credential file named, or a size past
+//! [`DEFINITION_MAX`]), which are
+//! withheld until approved; after that a tool whose definition is new or changed is withheld, and
 //! every tool of a server whose instructions changed, with the listing kept
-//! as pending, until a person approves it (`toolgate mcp pins approve NAME`).
+//! as pending, until a person approves it (`toolgate mcp pins approve NAME
+//! DIGEST`, naming what they read: [`pending_digest`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,12 +56,10 @@ pub fn outside_ref(definition: &Value) -> Option<String> {
     }
 }
 
-/// The kinds of prompt-injection cues in the text of `definition` (every
-/// string and member name in it: description, title, parameter
-/// descriptions, enum values, defaults, annotations, `_meta`), sorted and
-/// without repeats; empty for a clean one. A definition that cannot be
-/// scanned (the scanner could not be built) counts as carrying a cue.
-pub fn injection_cues(definition: &Value) -> Vec<String> {
+/// Every string and member name in `definition` (description, title,
+/// parameter descriptions, enum values, defaults, annotations, `_meta`),
+/// one a line: the text a model may read in it.
+fn definition_text(definition: &Value) -> String {
     fn collect(value: &Value, out: &mut String) {
         match value {
             Value::String(s) => {
@@ -78,6 +79,16 @@ pub fn injection_cues(definition: &Value) -> Vec<String> {
     }
     let mut text = String::new();
     collect(definition, &mut text);
+    text
+}
+
+/// The kinds of prompt-injection cues in the text of `definition` (every
+/// string and member name in it: description, title, parameter
+/// descriptions, enum values, defaults, annotations, `_meta`), sorted and
+/// without repeats; empty for a clean one. A definition that cannot be scanned (the scanner could not be
+/// built) counts as carrying a cue.
+pub fn injection_cues(definition: &Value) -> Vec<String> {
+    let text = definition_text(definition);
     let scanner = match toolgate_core::output_check::scanner() {
         Ok(s) => s,
         Err(e) => return vec![format!("unscanned ({e})")],
@@ -88,12 +99,65 @@ pub fn injection_cues(definition: &Value) -> Vec<String> {
     kinds
 }
 
-/// Why a definition carrying injection cues is withheld.
-fn poisoned(cues: &[String]) -> String {
-    format!(
-        "its definition carries prompt-injection cues ({}); read it with `toolgate mcp pins list` and approve with `toolgate mcp pins approve`",
-        cues.join(", ")
-    )
+/// The first credential file or directory a word of `text` names
+/// (`~/.ssh/id_rsa`, `~/.aws/credentials`, `.env`), as the file tools
+/// judge one. A tool has no business telling the model about one: the
+/// tool poisoning attacks do (review s43: instructions to append
+/// `~/.aws/credentials` when another server's tool is called, in words no
+/// injection cue catches, were shown on first sight).
+fn named_credential(text: &str) -> Option<String> {
+    use toolgate_core::credential::{home_dir, is_credential, names_credential_file};
+    let home = home_dir();
+    text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '`' | '"' | '\'' | '(' | ')' | '[' | ']' | '<' | '>' | ',' | ';'
+            )
+    })
+    .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+    .filter(|w| w.len() > 1 && w.len() <= 4096)
+    .find(|w| {
+        names_credential_file(w)
+            || (w.starts_with(['~', '/', '.'])
+                && is_credential(&toolgate_core::location::expand_home(w), &home).is_some())
+    })
+    .map(str::to_string)
+}
+
+/// The largest definition (as JSON text) the model is shown unread, on
+/// first sight: the largest of `server-filesystem`'s and
+/// `server-everything`'s are about 1.3 KB. Review s43: a 1.7 MB definition
+/// was shown on first sight, each listing flooding the model's context.
+pub const DEFINITION_MAX: usize = 32 * 1024;
+
+/// Why `definition` must be read by a person before the model is shown
+/// it, even on first sight: it carries prompt-injection cues
+/// ([`injection_cues`]), names a credential file or directory,
+/// or is larger than [`DEFINITION_MAX`]. `None` for one that may be shown.
+pub fn unread_concern(definition: &Value) -> Option<String> {
+    let read_it =
+        "read it with `toolgate mcp pins list` and approve with `toolgate mcp pins approve`";
+    let cues = injection_cues(definition);
+    if !cues.is_empty() {
+        return Some(format!(
+            "its definition carries prompt-injection cues ({}); {read_it}",
+            cues.join(", ")
+        ));
+    }
+    if let Some(credential) = named_credential(&definition_text(definition)) {
+        return Some(format!(
+            "its definition names a credential file ({}); {read_it}",
+            toolgate_core::visible::escape_hidden(&credential, &[])
+        ));
+    }
+    let size = serde_json::to_string(definition).map_or(usize::MAX, |t| t.len());
+    (size > DEFINITION_MAX).then(|| {
+        format!(
+            "its definition is {size} bytes, more than the {} KiB the model is shown unread; {read_it}",
+            DEFINITION_MAX / 1024
+        )
+    })
 }
 
 /// One upstream's pinned listing.
@@ -229,15 +293,15 @@ impl PinStore {
         seen.retain(|tool, _| !twice.contains(tool));
         // Tool poisoning on first sight: a definition that carries
         // instructions to the model is never pinned or shown unread.
-        let cues: BTreeMap<String, Vec<String>> = seen
+        let concerns: BTreeMap<String, String> = seen
             .iter()
-            .map(|(n, (d, _))| (n.clone(), injection_cues(d)))
-            .filter(|(_, c)| !c.is_empty())
+            .filter_map(|(n, (d, _))| Some((n.clone(), unread_concern(d)?)))
             .collect();
         let mut file = self.load()?;
         let Some(record) = file.pins.get_mut(key) else {
-            let (clean, flagged): (BTreeMap<_, _>, BTreeMap<_, _>) =
-                seen.into_iter().partition(|(n, _)| !cues.contains_key(n));
+            let (clean, flagged): (BTreeMap<_, _>, BTreeMap<_, _>) = seen
+                .into_iter()
+                .partition(|(n, _)| !concerns.contains_key(n));
             let tools: BTreeMap<String, String> = clean
                 .iter()
                 .map(|(n, (_, h))| (n.clone(), h.clone()))
@@ -254,7 +318,7 @@ impl PinStore {
             for tool in flagged.keys() {
                 out.withheld.push((
                     tool.clone(),
-                    poisoned(cues.get(tool).map_or(&[][..], Vec::as_slice)),
+                    concerns.get(tool).cloned().unwrap_or_default(),
                 ));
             }
             file.pins.insert(
@@ -300,8 +364,8 @@ impl PinStore {
                 Some(pinned) if *pinned == hash => {
                     out.visible.insert(tool, (def, hash));
                 }
-                _ if cues.contains_key(&tool) => {
-                    let why = poisoned(cues.get(&tool).map_or(&[][..], Vec::as_slice));
+                _ if concerns.contains_key(&tool) => {
+                    let why = concerns.get(&tool).cloned().unwrap_or_default();
                     out.withheld.push((tool, why));
                 }
                 Some(_) => out.withheld.push((
@@ -335,12 +399,39 @@ impl PinStore {
         Ok(out)
     }
 
-    /// Approves the pending listing of the upstream named `name`: it becomes
-    /// the pin. Returns whether there was one.
-    pub fn approve(&self, name: &str) -> Result<bool, GatewayError> {
+    /// Approves the pending listing of the upstream named `name` whose
+    /// [`pending_digest`] is `digest` (the one `toolgate mcp pins list`
+    /// showed the person): it becomes the pin. Returns whether anything
+    /// awaited approval; refuses when what awaits it now is not what
+    /// `digest` names (review s43: an approval given to one change pinned
+    /// the next one the server made after it was read).
+    pub fn approve(&self, name: &str, digest: &str) -> Result<bool, GatewayError> {
         let mut file = self.load()?;
+        let mut awaiting = false;
+        let mut keys = Vec::new();
+        for (key, record) in file.pins.iter().filter(|(_, r)| r.name == name) {
+            if let Some(pending) = pending_digest(record)? {
+                awaiting = true;
+                if pending.eq_ignore_ascii_case(digest.trim()) {
+                    keys.push(key.clone());
+                }
+            }
+        }
+        if !awaiting {
+            return Ok(false);
+        }
+        if keys.is_empty() {
+            return Err(GatewayError::Pins(format!(
+                "what awaits approval for {name} is not what {digest:?} names: it changed since it was listed; read it again with `toolgate mcp pins list`"
+            )));
+        }
         let mut found = false;
-        for record in file.pins.values_mut().filter(|r| r.name == name) {
+        for record in file
+            .pins
+            .iter_mut()
+            .filter(|(k, _)| keys.contains(k))
+            .map(|(_, r)| r)
+        {
             if let Some(pending) = record.pending.take() {
                 let mut tools = BTreeMap::new();
                 for (tool, def) in &pending {
@@ -375,6 +466,21 @@ impl PinStore {
         }
         Ok(changed)
     }
+}
+
+/// The digest of what awaits approval in `record` (its pending definitions
+/// and instructions): SHA-256 (hex) of their RFC 8785 canonical JSON;
+/// `None` when nothing does. An approval names it, so that it approves
+/// what the person read and nothing the server sent after.
+pub fn pending_digest(record: &PinRecord) -> Result<Option<String>, GatewayError> {
+    if record.pending.is_none() && record.pending_instructions.is_none() {
+        return Ok(None);
+    }
+    let pending = serde_json::json!({
+        "definitions": record.pending,
+        "instructions": record.pending_instructions,
+    });
+    definition_hash(&pending).map(Some)
 }
 
 /// `text` with every character that is not shown
