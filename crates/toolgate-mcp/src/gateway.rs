@@ -30,7 +30,8 @@
 //!
 //! Resources, prompts and sampling of upstreams are not forwarded: the client
 //! toolgate presents to an upstream declares no sampling, roots or
-//! elicitation capability and refuses such requests.
+//! elicitation capability, refuses sampling and roots requests and declines
+//! elicitation requests.
 
 mod blocks;
 pub mod config;
@@ -224,7 +225,8 @@ pub fn exposed_name(server: &str, tool: &str) -> String {
 }
 
 /// The client toolgate presents to an upstream: it hears `list_changed` and
-/// refuses whatever the upstream asks of it (sampling, roots, elicitation).
+/// refuses sampling and roots requests; an elicitation request is declined
+/// (rmcp's default answer), so nothing an upstream asks reaches a person.
 #[derive(Clone, Debug, Default)]
 struct UpstreamClient {
     changed: Arc<Notify>,
@@ -236,7 +238,7 @@ impl ClientHandler for UpstreamClient {
     }
 
     // Roots are deprecated upstream (SEP-2577) but a server may still ask:
-    // refuse, as for sampling and elicitation.
+    // refuse, as for sampling.
     #[allow(deprecated)]
     async fn list_roots(
         &self,
