@@ -427,6 +427,49 @@ fn map_mcp(call: &HookCall, name: &McpName, out: &mut Vec<Probe>) {
             }
         }
     }
+    gateway_requests(call, name, writes, out);
+}
+
+/// The requests the gateway finds in the same arguments
+/// ([`toolgate_mcp::gateway::intent::requests`]), judged beside this
+/// scan's: what the gateway's reviews taught its walker (JSON text inside a
+/// string, argv arrays and a program beside its arguments, addresses
+/// without a scheme, a URL two parsers read differently, `~user` and folded
+/// paths, local and metadata hosts) holds for an agent's own MCP servers
+/// too, and the strictest decision wins. The gateway's own `mcp` request is
+/// left out: the hook's rules name the tool as `SERVER__TOOL` (above). A
+/// walk the gateway refuses is asked, with its reason.
+fn gateway_requests(call: &HookCall, name: &McpName, writes: bool, out: &mut Vec<Probe>) {
+    let Value::Object(args) = &call.input else {
+        return;
+    };
+    // Relative paths as the agent's own file tools read them: from its
+    // working directory.
+    let base = call
+        .cwd
+        .clone()
+        .or_else(|| call.project_dir.clone())
+        .or_else(|| std::env::current_dir().ok());
+    let Some(location) = base.and_then(|b| toolgate_core::Location::new(&b).ok()) else {
+        out.push(Probe::Ask(format!(
+            "the arguments of `{}` cannot be judged: no working directory to resolve their paths from",
+            name.action()
+        )));
+        return;
+    };
+    use toolgate_mcp::gateway::intent::{MCP_ACTION, requests};
+    match requests(&name.action(), args, &location, !writes) {
+        Ok(found) => out.extend(
+            found
+                .into_iter()
+                .filter(|r| r.action != MCP_ACTION)
+                .map(Probe::Request),
+        ),
+        Err(e) => out.push(Probe::Ask(format!(
+            "the arguments of `{}`: {e}",
+            name.action()
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -420,6 +420,39 @@ fn mcp_tools_are_judged_by_their_arguments() {
     assert_eq!(verdict("claude-code", &o), "allow", "{o:?}");
 }
 
+/// An agent's own MCP servers, seen through its hook, are judged by the
+/// gateway's argument walker too: the hook's older scan read a program
+/// apart from its arguments, no address without a scheme and no JSON text
+/// inside a string, so with the servers allowed by rule these were allowed.
+#[test]
+fn mcp_arguments_are_judged_as_the_gateway_judges_them() {
+    let e = env();
+    e.write(
+        e.base.join("mcp.toml"),
+        "[permission]\n\"shell__*\" = \"allow\"\n\"fetch__*\" = \"allow\"\n",
+    );
+    let cfg = e.base.join("mcp.toml").display().to_string();
+    for (tool, input) in [
+        (
+            "mcp__shell__run",
+            json!({"command": "find", "args": [".", "-exec", "sh", "-c", "cat ~/.ssh/id_rsa", ";"]}),
+        ),
+        ("mcp__fetch__fetch", json!({"endpoint": "127.0.0.1:9"})),
+        (
+            "mcp__fetch__fetch",
+            json!({"options": "{\"url\": \"http://127.0.0.1:9/admin\"}"}),
+        ),
+    ] {
+        let call = payload(&e, "claude-code", tool, input.clone());
+        let o = hook(&e, "claude-code", &call, &["--config", &cfg], &[]);
+        assert_ne!(verdict("claude-code", &o), "allow", "{tool} {input}: {o:?}");
+    }
+    // What the rule allows and names nothing stays allowed.
+    let plain = payload(&e, "claude-code", "mcp__fetch__fetch", json!({"limit": 5}));
+    let o = hook(&e, "claude-code", &plain, &["--config", &cfg], &[]);
+    assert_eq!(verdict("claude-code", &o), "allow", "{o:?}");
+}
+
 #[test]
 fn decisions_and_reported_outcomes_are_in_the_audit_log() {
     let e = env();

@@ -557,8 +557,8 @@ fn mcp_tools_are_judged_by_their_arguments() {
         Some("filesystem__read_text_file")
     );
     assert_eq!(
-        m.probes,
-        vec![
+        m.probes[..2],
+        [
             Probe::Request(PermissionRequest::new(
                 "filesystem__read_text_file",
                 "filesystem__read_text_file",
@@ -566,6 +566,13 @@ fn mcp_tools_are_judged_by_their_arguments() {
             )),
             t("read", json!({"path": "/root/.ssh/id_rsa"})),
         ]
+    );
+    // This world's working directory (`/ws`) does not exist, so the
+    // gateway's walk, which resolves paths from it, cannot run: asked.
+    assert!(
+        matches!(&m.probes[2..], [Probe::Ask(why)] if why.contains("no working directory")),
+        "{:?}",
+        m.probes
     );
     let dl = mapped(
         Agent::Codex,
@@ -782,4 +789,49 @@ fn an_agents_own_search_of_a_directory_reads_the_secrets_below_it() {
             m.probes
         );
     }
+}
+
+/// The gateway's argument walker judges an agent's MCP call too: a
+/// program beside its arguments is judged as the whole line, JSON text
+/// inside a string is read, and a path is read where it resolves.
+#[test]
+fn mcp_arguments_are_walked_as_the_gateway_walks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let mut payload = payload(
+        Agent::ClaudeCode,
+        "mcp__shell__run",
+        json!({
+            "command": "find",
+            "args": [".", "-exec", "sh", "-c", "cat ~/.ssh/id_rsa", ";"],
+            "options": "{\"file\": \"notes/a.txt\"}"
+        }),
+    );
+    payload["cwd"] = json!(cwd);
+    let bytes = payload.to_string();
+    let m = probes(&parse(Agent::ClaudeCode, bytes.as_bytes()).unwrap());
+    let requests: Vec<&PermissionRequest> = m
+        .probes
+        .iter()
+        .filter_map(|p| match p {
+            Probe::Request(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.action == "bash" && r.resource.contains("cat ~/.ssh/id_rsa")),
+        "{requests:?}"
+    );
+    let note = cwd.join("notes/a.txt").display().to_string();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.action == "read" && r.resource == note),
+        "{requests:?}"
+    );
+    // The gateway's own `mcp` request is not among them: the hook's rules
+    // name the tool as `SERVER__TOOL`.
+    assert!(requests.iter().all(|r| r.action != "mcp"), "{requests:?}");
 }
