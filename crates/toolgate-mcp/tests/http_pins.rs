@@ -16,6 +16,8 @@ use toolgate_core::Registry;
 use toolgate_mcp::gateway::config::parse_toml_upstreams;
 use toolgate_mcp::gateway::{Gateway, PinStore};
 
+use crate::pins::approve_read;
+
 /// A minimal streamable HTTP MCP server whose one tool carries `x-note`.
 struct Mock {
     /// The `x-note` member's value; `None` leaves the member out.
@@ -133,16 +135,4 @@ async fn an_x_member_added_over_streamable_http_is_detected() {
             "changed (sse {sse})"
         );
     }
-}
-
-/// Approves what awaits approval for `name`, as `pins list` showed it.
-fn approve_read(store: &toolgate_mcp::gateway::pins::PinStore, name: &str) -> bool {
-    let file = store.load().unwrap();
-    let digest = file
-        .pins
-        .values()
-        .filter(|r| r.name == name)
-        .find_map(|r| toolgate_mcp::gateway::pins::pending_digest(r).unwrap())
-        .expect("something awaits approval");
-    store.approve(name, &digest).unwrap()
 }

@@ -344,8 +344,9 @@ fn a_name_listed_twice_is_neither_shown_nor_pinned() {
     assert!(!store.load().unwrap().pins["k"].tools.contains_key("t"));
 }
 
-/// Approves what awaits approval for `name`, as `pins list` showed it.
-fn approve_read(store: &toolgate_mcp::gateway::pins::PinStore, name: &str) -> bool {
+/// Approves what awaits approval for `name`, as `pins list` showed it
+/// (`http_pins` uses it too).
+pub(crate) fn approve_read(store: &toolgate_mcp::gateway::pins::PinStore, name: &str) -> bool {
     let file = store.load().unwrap();
     let digest = file
         .pins
