@@ -44,6 +44,7 @@ pub mod registry;
 pub mod risk;
 pub mod sandbox_env;
 pub mod secret_env;
+pub mod shell_text;
 pub mod staged;
 mod staged_judge;
 #[cfg(feature = "test-util")]

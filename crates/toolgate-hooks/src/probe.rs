@@ -9,7 +9,7 @@ use toolgate_core::{PermissionRequest, Risk};
 
 use crate::HookCall;
 use crate::mcp::{self, Found, McpName};
-use crate::rewrite::{ShellField, shell_quote};
+use crate::rewrite::ShellField;
 use crate::table::{Fields, Map, lookup};
 
 /// One thing the gate judges for a hook call.
@@ -151,11 +151,9 @@ fn map_row(call: &HookCall, map: Map, mapped: &mut Mapped) {
                     Value::Array(argv) => {
                         let words: Option<Vec<&str>> = argv.iter().map(Value::as_str).collect();
                         match words {
-                            Some(words) if !words.is_empty() => words
-                                .iter()
-                                .map(|w| shell_quote(w))
-                                .collect::<Vec<_>>()
-                                .join(" "),
+                            Some(words) if !words.is_empty() => {
+                                toolgate_core::shell_text::argv_line(&words)
+                            }
                             _ => {
                                 out.push(missing(call, "command"));
                                 return;

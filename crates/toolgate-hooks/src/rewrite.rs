@@ -28,19 +28,7 @@ pub struct Rewrite {
     pub confined: String,
 }
 
-/// `word` quoted for a POSIX shell: as it is when it holds only characters no
-/// shell treats specially, else in single quotes.
-pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
+pub use toolgate_core::shell_text::quote as shell_quote;
 
 /// `input` with its shell command (`shell.field`) replaced by
 /// `TOOLGATE sandbox exec --root ROOT -- bash -c 'COMMAND'`; `None` when
@@ -75,16 +63,6 @@ pub fn sandbox_rewrite(
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("ls"), "ls");
-        assert_eq!(shell_quote("/usr/bin/x-y_z.1"), "/usr/bin/x-y_z.1");
-        assert_eq!(shell_quote(""), "''");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote("$(id)"), "'$(id)'");
-    }
 
     #[test]
     fn rewrite_keeps_the_other_fields_and_wraps_the_command() {

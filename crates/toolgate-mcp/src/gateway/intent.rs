@@ -523,20 +523,7 @@ fn split_command(map: &Map<String, Value>) -> Vec<String> {
 /// passes it, and the words joined by spaces, as a server that hands the
 /// line to a shell runs it (the same text when no word needs quoting).
 fn argv_lines(words: &[&str]) -> Vec<String> {
-    let quoted: Vec<String> = words
-        .iter()
-        .map(|w| {
-            let plain = !w.is_empty()
-                && w.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b));
-            if plain {
-                (*w).to_string()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect();
-    let quoted = quoted.join(" ");
+    let quoted = toolgate_core::shell_text::argv_line(words);
     let joined = words.join(" ");
     if quoted == joined {
         vec![quoted]
