@@ -442,6 +442,16 @@ fn mcp_arguments_are_judged_as_the_gateway_judges_them() {
             "mcp__fetch__fetch",
             json!({"options": "{\"url\": \"http://127.0.0.1:9/admin\"}"}),
         ),
+        // The program under a member no list names as a command.
+        (
+            "mcp__shell__run",
+            json!({"program": "sh", "arguments": ["-c", "cat ~/.ssh/id_rsa"]}),
+        ),
+        // A secret file named inside code the tool runs.
+        (
+            "mcp__shell__run",
+            json!({"interpreter": "python3", "code": format!("print(open(\"{}/.ssh/id_rsa\").read())", e.home.display())}),
+        ),
     ] {
         let call = payload(&e, "claude-code", tool, input.clone());
         let o = hook(&e, "claude-code", &call, &["--config", &cfg], &[]);

@@ -217,6 +217,39 @@ fn judge_string(
         for form in forms {
             judge_path(form, location, read_only, out)?;
         }
+    } else {
+        secrets_named_in_text(s, location, read_only, out)?;
+    }
+    Ok(())
+}
+
+/// Judges, as a read of it, each secret file that text (code a tool runs,
+/// a query, a message) names by an absolute or home path:
+/// `print(open("/home/u/.ssh/id_rsa").read())` under `code` reached an
+/// upstream that runs code with only the tool's rule asked (review s43's
+/// follow-up). Only words that the credential table names count, so a
+/// path in prose asks nothing; a secret named in prose is refused as any
+/// read of it is.
+fn secrets_named_in_text(
+    s: &str,
+    location: &Location,
+    read_only: bool,
+    out: &mut Vec<PermissionRequest>,
+) -> Result<(), ToolError> {
+    let separators = |c: char| c.is_whitespace() || "\"'`()[]{}<>,;=|&".contains(c);
+    if !s.contains(separators) {
+        return Ok(());
+    }
+    let home = toolgate_core::location::expand_home("~");
+    for word in s.split(separators) {
+        let word = word.trim_end_matches(['.', ':']);
+        if !(word.starts_with('/') || word.starts_with("~/")) || word.len() > KERNEL_PATH_MAX {
+            continue;
+        }
+        let path = toolgate_core::location::expand_home(word);
+        if toolgate_core::credential::is_credential(&path, &home).is_some() {
+            judge_path(word, location, read_only, out)?;
+        }
     }
     Ok(())
 }
@@ -500,23 +533,44 @@ fn split_command(map: &Map<String, Value>) -> Vec<String> {
             _ => None,
         }
     };
-    let program = map
-        .iter()
-        .filter(|(k, _)| names_command(k) && !names_arguments(k))
-        .find_map(|(_, v)| strings(v));
-    let arguments = map
+    let Some(arguments) = map
         .iter()
         .filter(|(k, v)| names_arguments(k) && v.is_array())
-        .find_map(|(_, v)| strings(v));
-    match (program, arguments) {
-        (Some(mut words), Some(arguments)) => {
-            words.extend(arguments);
+        .find_map(|(_, v)| strings(v))
+    else {
+        return Vec::new();
+    };
+    // The program: under a member naming a command; without one, any string
+    // beside the arguments may be it (`{"program": "sh", "args": [...]}`,
+    // `"exe"`, `"binary"`: review s43's follow-up found one no list named).
+    let named: Vec<Vec<String>> = map
+        .iter()
+        .filter(|(k, _)| names_command(k) && !names_arguments(k))
+        .filter_map(|(_, v)| strings(v))
+        .take(1)
+        .collect();
+    let programs = if named.is_empty() {
+        map.iter()
+            .filter(|(k, v)| !names_arguments(k) && v.is_string())
+            .filter_map(|(_, v)| strings(v))
+            .take(MAX_PROGRAM_CANDIDATES)
+            .collect()
+    } else {
+        named
+    };
+    programs
+        .into_iter()
+        .flat_map(|mut words| {
+            words.extend(arguments.iter().cloned());
             let words: Vec<&str> = words.iter().map(String::as_str).collect();
             argv_lines(&words)
-        }
-        _ => Vec::new(),
-    }
+        })
+        .collect()
 }
+
+/// How many strings beside an arguments array are judged as its program
+/// when no member names one.
+const MAX_PROGRAM_CANDIDATES: usize = 8;
 
 /// An argument vector (`["sh", "-c", "cat ~/.ssh/id_rsa"]`) as the
 /// command lines an upstream may run it as: each word quoted, as `execve`
@@ -1006,6 +1060,36 @@ mod tests {
                 "{url}: {err}"
             );
         }
+    }
+
+    /// Review s43's follow-up, through a hook: a program under a member no
+    /// list names (`program`, `exe`) beside its arguments, and a secret file
+    /// named inside code, were not judged.
+    #[test]
+    fn a_program_under_any_member_and_a_secret_named_in_code_are_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = Location::new(dir.path()).unwrap();
+        let judged =
+            |args: Value| requests("sh__run", args.as_object().unwrap(), &location, false).unwrap();
+        let r = judged(json!({"program": "sh", "arguments": ["-c", "cat ~/.ssh/id_rsa"]}));
+        assert!(
+            r.iter()
+                .any(|r| r.action == "bash" && r.resource == "sh -c 'cat ~/.ssh/id_rsa'"),
+            "{r:?}"
+        );
+        // A member naming the command is the program; its siblings are not.
+        let r = judged(json!({"command": "ls", "title": "x", "args": ["-la"]}));
+        let lines: Vec<&str> = r
+            .iter()
+            .filter(|r| r.action == "bash")
+            .map(|r| r.resource.as_str())
+            .collect();
+        assert_eq!(lines, ["ls -la", "ls"], "{r:?}");
+        let r = judged(json!({"code": "print(open('/root/.ssh/id_rsa').read())"}));
+        assert!(reads(&r).iter().any(|p| p == "/root/.ssh/id_rsa"), "{r:?}");
+        // A path in prose that names no secret asks nothing.
+        let r = judged(json!({"body": "see /usr/share/doc/x and ~/notes.txt for details"}));
+        assert!(reads(&r).is_empty(), "{r:?}");
     }
 
     fn reads(r: &[PermissionRequest]) -> Vec<String> {
