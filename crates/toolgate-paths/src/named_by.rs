@@ -17,7 +17,8 @@
 //! as the project directory, and a word counts when it names, relative to
 //! the file's directory or the project directory and inside the location
 //! root, an existing regular file, or a file that does not exist yet (the
-//! word holds a `/` and does not end with one). A directory counts, with
+//! word holds a `/` and does not end with one, or is a file name with an
+//! extension). A directory counts, with
 //! everything below it, only on a line that sets a search path (`PATH`,
 //! `PATH_add`, mise's `_.path`), whether it exists yet or not: a program
 //! put there shadows the commands the person types. Words with wildcards, variables, URLs or options do
@@ -291,6 +292,7 @@ fn names_in(text: &str, bases: &[&Path], root: &Path) -> Vec<PathBuf> {
                     Err(_) => {
                         (search_path && !command_or_name)
                             || (word.contains('/') && !word.ends_with('/'))
+                            || names_a_file(word)
                     }
                 };
                 if counts {
@@ -300,6 +302,23 @@ fn names_in(text: &str, bases: &[&Path], root: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Whether a word without a `/` is shaped as a file's name: a stem and an
+/// extension of one to eight letters and digits starting with a letter
+/// (`CONVENTIONS.md`, `server.js`), not a version (`1.2`) or a dotfile.
+/// Such a word names a file that does not exist yet as surely as `dir/x`
+/// does: aider's `read: CONVENTIONS.md` made every later session load the
+/// file a command then created (review s43's follow-up).
+fn names_a_file(word: &str) -> bool {
+    let Some((stem, ext)) = word.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty()
+        && !word.starts_with('.')
+        && (1..=8).contains(&ext.len())
+        && ext.starts_with(|c: char| c.is_ascii_alphabetic())
+        && ext.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 #[cfg(test)]
@@ -399,5 +418,35 @@ mod tests {
         assert!(!named.contains(&ws.join("export")), "{named:?}");
         assert!(!named.contains(&ws.join("src")), "{named:?}");
         assert!(named.iter().all(|p| p.starts_with(&ws)), "{named:?}");
+    }
+
+    /// A file an agent's config names by its bare name, before it exists:
+    /// aider's `read: CONVENTIONS.md` (every session loads it) counted only
+    /// once the file was there, so a command could create it unasked.
+    #[test]
+    fn a_bare_file_name_counts_before_the_file_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(
+            ws.join(".aider.conf.yml"),
+            "read: CONVENTIONS.md
+model: gpt-4.1
+auto-commits: true
+",
+        )
+        .unwrap();
+        let named = named_paths(&ws.join(".aider.conf.yml"), &ws, &ws);
+        assert_eq!(named, vec![ws.join("CONVENTIONS.md")], "{named:?}");
+        assert!(names_a_file("server.js") && names_a_file("notes.TXT"));
+        for word in [
+            "1.2",
+            "gpt-4.1",
+            ".env",
+            "x.",
+            "a.toolongextension",
+            "v2.0rc",
+        ] {
+            assert!(!names_a_file(word), "{word}");
+        }
     }
 }
